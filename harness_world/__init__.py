@@ -9,6 +9,7 @@ Example:
     >>> obs = session.call("get_ticket", {"ticket_id": "T-1000"})
     >>> obs.ok
     True
+
 """
 
 from harness_world._calls import CallRecord, FinalRow, Observation, ToolError, WriteImage

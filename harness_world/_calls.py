@@ -19,6 +19,7 @@ class ToolError(msgspec.Struct, frozen=True):
             ``internal`` (a defect in the world's tool, never the agent's fault), or a
             world-specific kind.
         message: Human-readable text naming the argument or row concerned.
+
     """
 
     kind: str
@@ -33,6 +34,7 @@ class WriteImage(msgspec.Struct, frozen=True, kw_only=True):
         key: The row's key.
         before: The whole row before the write, or null when the row did not exist.
         after: The whole row after the write, or null when the write deleted it.
+
     """
 
     entity: str
@@ -55,6 +57,7 @@ class CallRecord(msgspec.Struct, frozen=True, kw_only=True):
             (a failed call's writes are rolled back).
         clock_before: The logical clock when the call started.
         clock_after: The logical clock when it ended (one tick per write).
+
     """
 
     seq: int
@@ -77,6 +80,7 @@ class Observation(msgspec.Struct, frozen=True, kw_only=True):
         ok: True for a result, False for a typed error.
         result: The tool's result (null when not ``ok``).
         error: The typed error (null when ``ok``).
+
     """
 
     seq: int
@@ -100,6 +104,7 @@ class FinalRow(msgspec.Struct, frozen=True, kw_only=True):
         entity: The entity.
         key: The row's key.
         row: The whole final row, or null when the row does not exist at the end.
+
     """
 
     entity: str

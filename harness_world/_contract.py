@@ -49,6 +49,7 @@ class Field(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
         items: For ``list`` and ``map`` fields, the declaration of each element (map keys are
             always strings).
         description: Free text shown in documentation.
+
     """
 
     type: FieldType
@@ -71,6 +72,7 @@ class Entity(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
             Absent and null are distinct index values.
         id_prefix: Prefix of keys minted by `ToolContext.new_key` for new rows.
         description: Free text shown in documentation.
+
     """
 
     name: str
@@ -92,6 +94,7 @@ class Problem(msgspec.Struct, frozen=True, order=True):
         field: A path into the row such as ``owner_id`` or ``address.zip`` or ``tags[2]``.
         expected: What the contract requires there.
         found: What the seed holds there (``absent`` when missing).
+
     """
 
     entity: str
@@ -116,7 +119,7 @@ class Params(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     """
 
 
-class ToolFailure(Exception):  # noqa: N818 - it is a typed outcome, not a crash
+class ToolFailure(Exception):
     """Raised inside a tool to report an agent-facing typed error.
 
     The session catches it, rolls back the call's writes and returns an observation whose
@@ -148,6 +151,7 @@ class Tool:
         params: The `Params` subclass its arguments are validated against.
         kind: ``"read"`` or ``"write"``; informational for drivers and criteria.
         run: The implementation.
+
     """
 
     name: str
@@ -191,6 +195,7 @@ class Contract:
         tools: The tools, in the order they are shown to agents.
         epoch: The logical clock's zero as an ISO-8601 UTC timestamp; tools derive every
             timestamp they write from it (epoch plus one second per write tick).
+
     """
 
     name: str
@@ -266,7 +271,7 @@ def _type_name(value: object) -> str:
 
 
 def _describe(spec: Field) -> str:
-    text = spec.type
+    text: str = spec.type
     if spec.enum is not None:
         text = "one of " + "|".join(spec.enum)
     if spec.nullable:
@@ -340,7 +345,9 @@ def validate_row(entity: Entity, row: object, key_text: str = "") -> list[Proble
     if entity.key in row and not (
         isinstance(key_value, str | int) and not isinstance(key_value, bool)
     ):
-        out.append(Problem(entity.name, key_text, entity.key, "str or int key", _type_name(key_value)))
+        out.append(
+            Problem(entity.name, key_text, entity.key, "str or int key", _type_name(key_value))
+        )
     return out
 
 

@@ -11,7 +11,7 @@ __all__ = ["SchemaFormat", "tool_schemas"]
 SchemaFormat = Literal["openai", "anthropic", "json-schema"]
 
 
-def tool_schemas(world: World, format: SchemaFormat = "json-schema") -> list[dict[str, Any]]:  # noqa: A002
+def tool_schemas(world: World, format: SchemaFormat = "json-schema") -> list[dict[str, Any]]:
     """The world's tools as a list a model API accepts.
 
     Args:
@@ -22,6 +22,7 @@ def tool_schemas(world: World, format: SchemaFormat = "json-schema") -> list[dic
 
     Raises:
         ValueError: for an unknown format.
+
     """
     out: list[dict[str, Any]] = []
     for tool in world.contract.tools:
@@ -49,5 +50,7 @@ def tool_schemas(world: World, format: SchemaFormat = "json-schema") -> list[dic
                 }
             )
         else:
-            raise ValueError(f"unknown tool schema format {format!r}: use openai, anthropic or json-schema")
+            raise ValueError(
+                f"unknown tool schema format {format!r}: use openai, anthropic or json-schema"
+            )
     return out

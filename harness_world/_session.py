@@ -46,6 +46,7 @@ class Session:
     Attributes:
         world: The immutable world underneath.
         seed: The sample seed, recorded and available to tools; it never changes ids or time.
+
     """
 
     world: World
@@ -88,6 +89,7 @@ class Session:
         Args:
             tool: The tool's name.
             args: A JSON object of arguments (``None`` means no arguments).
+
         """
         seq = len(self._log) + 1
         name = tool if isinstance(tool, str) else repr(tool)
@@ -154,7 +156,9 @@ class Session:
             layer = self._layer[entity]
             for key in sorted(layer, key=lambda k: self._position(entity, k)):
                 final = layer[key]
-                out.append(FinalRow(entity=entity, key=key, row=None if final is None else unpack(final)))
+                out.append(
+                    FinalRow(entity=entity, key=key, row=None if final is None else unpack(final))
+                )
         return out
 
     # -- the one place a tool executes (fault injection will hook here) -----------------------
@@ -175,7 +179,9 @@ class Session:
             return ToolError(failure.kind, failure.message), b"null"
         except Exception as exc:  # a defect in the world's tool: typed, rolled back, never raised
             ctx.rollback()
-            return ToolError("internal", f"{spec.name} failed: {type(exc).__name__}: {exc}"), b"null"
+            return ToolError(
+                "internal", f"{spec.name} failed: {type(exc).__name__}: {exc}"
+            ), b"null"
         return None, blob
 
     # -- internals shared with ToolContext ----------------------------------------------------
@@ -203,7 +209,7 @@ def _normalise_args(args: object) -> tuple[Any, object]:
     object; the recorded form is chosen so that replaying it yields the same message.
     """
     if isinstance(args, str) and args.startswith(_UNENCODABLE_PREFIX):
-        return args, f"arguments are not valid JSON ({args[len(_UNENCODABLE_PREFIX):]})"
+        return args, f"arguments are not valid JSON ({args[len(_UNENCODABLE_PREFIX) :]})"
     try:
         recorded = from_json(to_json(args))
     except (TypeError, ValueError, OverflowError, msgspec.EncodeError, msgspec.DecodeError) as exc:
@@ -304,6 +310,23 @@ class ToolContext:
             out.sort(key=lambda k: session._position(entity, k))
         return out
 
+    def select_page(
+        self, entity: str, where: Mapping[str, object] | None, offset: int, limit: int
+    ) -> tuple[list[Key], int]:
+        """One page of `select` and the total count: ``(keys[offset:offset+limit], total)``.
+
+        When the session has not written ``entity`` and one indexed filter is given, the page is
+        sliced straight from the world's index: the cost follows the page size alone.
+        """
+        where = dict(where or {})
+        if len(where) == 1 and entity not in self._session._layer:
+            ((field, value),) = where.items()
+            hits = self._session.world.lookup(entity, field, value)
+            if hits is not None:
+                return list(hits[offset : offset + limit]), len(hits)
+        keys = self.select(entity, where)
+        return keys[offset : offset + limit], len(keys)
+
     def new_key(self, entity: str) -> str:
         """Mint a key for a new row: the entity's id prefix, ``N``, and a per-session counter."""
         session = self._session
@@ -317,6 +340,7 @@ class ToolContext:
 
         Raises:
             ToolFailure: kind ``internal`` if the row violates the contract (a tool defect).
+
         """
         spec = self._session.world.contract.entity(entity)
         problems = validate_row(spec, row)

@@ -44,6 +44,7 @@ class WorldError(Exception):
 
     Attributes:
         problems: Every validation problem found, sorted (empty for file-level errors).
+
     """
 
     def __init__(self, message: str, problems: list[Problem] | None = None) -> None:
@@ -55,6 +56,20 @@ class WorldError(Exception):
                 shown += f"\n  ... and {more} more"
             message = f"{message}: {len(self.problems)} problem(s)\n{shown}"
         super().__init__(message)
+
+
+def _session_class() -> type[Session]:
+    # Imported late (sessions import worlds) and cached: an import statement per open would
+    # cost more than the open itself.
+    cls = _SESSION_CLASS[0]
+    if cls is None:
+        from harness_world._session import Session
+
+        cls = _SESSION_CLASS[0] = Session
+    return cls
+
+
+_SESSION_CLASS: list[type[Session] | None] = [None]
 
 
 def index_token(value: object) -> Hashable:
@@ -109,6 +124,7 @@ class World:
         contract: The contract the rows were validated against.
         hash: SHA-256 over the contract hash and every row's canonical encoding, in order.
         source: Where the rows came from (context only; not part of the hash).
+
     """
 
     name: str
@@ -120,9 +136,7 @@ class World:
 
     def open_session(self, seed: int = 0) -> Session:
         """Open a private copy-on-write session; copies nothing, whatever the world's size."""
-        from harness_world._session import Session
-
-        return Session(self, seed)
+        return _session_class()(self, seed)
 
     def entities(self) -> tuple[str, ...]:
         """The entity names, in contract order."""
@@ -147,7 +161,7 @@ class World:
             yield unpack(data)
 
     def lookup(self, entity: str, field: str, value: object) -> tuple[Key, ...] | None:
-        """Keys whose indexed ``field`` has ``value`` (``ABSENT`` for missing); None if unindexed."""
+        """Keys whose indexed ``field`` has ``value`` (``ABSENT``: missing); None if unindexed."""
         index = self._table(entity).indexes.get(field)
         if index is None:
             return None
@@ -175,10 +189,13 @@ class World:
 
         Raises:
             WorldError: listing every problem found, sorted.
+
         """
         problems: list[Problem] = []
         if not isinstance(data, dict):
-            raise WorldError(f"{source}: expected an object of entities, found {type(data).__name__}")
+            raise WorldError(
+                f"{source}: expected an object of entities, found {type(data).__name__}"
+            )
         for name in data:
             if not contract.has_entity(name):
                 problems.append(Problem(str(name), "", "", "a declared entity", "unknown entity"))
@@ -190,7 +207,9 @@ class World:
             if not entity_problems:
                 tables[entity.name] = _build_table(entity, rows)
         if problems:
-            raise WorldError(f"{source}: world {contract.name!r} is invalid", sorted_problems(problems))
+            raise WorldError(
+                f"{source}: world {contract.name!r} is invalid", sorted_problems(problems)
+            )
         digest = hashlib.sha256()
         digest.update(contract.hash.encode())
         for name in sorted(tables):
@@ -223,7 +242,9 @@ def _collect_rows(entity: Entity, raw: object) -> tuple[list[dict[str, Any]], li
                 )
             if isinstance(key, str | int) and not isinstance(key, bool):
                 if key in seen:
-                    row_problems.append(Problem(entity.name, label, entity.key, "a unique key", "duplicate"))
+                    row_problems.append(
+                        Problem(entity.name, label, entity.key, "a unique key", "duplicate")
+                    )
                 seen.add(key)
         problems.extend(
             Problem(p.entity, p.key or label, p.field, p.expected, p.found) for p in row_problems
@@ -288,7 +309,9 @@ def resolve_world_folder(name_or_path: str | Path) -> Path:
     builtin = builtin_dir("worlds") / str(name_or_path)
     if isinstance(name_or_path, str) and "/" not in name_or_path and builtin.is_dir():
         return builtin
-    available = sorted(p.name for p in builtin_dir("worlds").iterdir() if (p / "world.py").is_file())
+    available = sorted(
+        p.name for p in builtin_dir("worlds").iterdir() if (p / "world.py").is_file()
+    )
     raise WorldError(
         f"unknown world {str(name_or_path)!r}: not a folder, and not a built-in world "
         f"(built-in: {', '.join(available)})"
@@ -316,6 +339,7 @@ def load_world(
 
     Raises:
         WorldError: unknown world, unreadable or malformed seed, or contract violations.
+
     """
     folder = resolve_world_folder(name_or_path).resolve()
     key = (str(folder), size, str(Path(seed_file).resolve()) if seed_file else "")
@@ -341,7 +365,9 @@ def _load_sized(folder: Path, module: ModuleType, contract: Contract, size: str)
     generate = getattr(module, "generate", None)
     sizes: tuple[str, ...] = tuple(getattr(module, "GENERATED_SIZES", ()))
     if generate is None or size not in sizes:
-        committed = sorted(p.stem for p in (folder / "seeds").glob("*") if p.suffix in (".json", ".msgpack"))
+        committed = sorted(
+            p.stem for p in (folder / "seeds").glob("*") if p.suffix in (".json", ".msgpack")
+        )
         raise WorldError(
             f"world {contract.name!r} has no seed {size!r} "
             f"(available: {', '.join(sorted(set(committed) | set(sizes))) or 'none'})"

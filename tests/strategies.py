@@ -1,0 +1,115 @@
+"""The one shared module of hypothesis strategies; every feature extends it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+STATUSES = ["new", "open", "pending", "on_hold", "solved", "closed"]
+HELPDESK_TOOLS = [
+    "list_tickets",
+    "get_ticket",
+    "update_ticket",
+    "assign_ticket",
+    "add_comment",
+    "create_ticket",
+    "find_users",
+    "get_user",
+    "list_comments",
+    "list_groups",
+]
+
+ticket_ids = st.one_of(
+    st.integers(1000, 1660).map(lambda i: f"T-{i}"),
+    st.sampled_from(["T-N1", "T-N2", "T-0", ""]),
+)
+user_ids = st.one_of(st.integers(1, 130).map(lambda i: f"U-{i:04d}"), st.just("U-9999"))
+odd_text = st.text(
+    alphabet=st.characters(codec="utf-8", categories=("L", "M", "N", "P", "S", "Z", "C")),
+    max_size=40,
+)
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    odd_text,
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(odd_text, inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@st.composite
+def plausible_call(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+    """A well-formed-looking helpdesk call; many still fail (unknown ids, closed tickets)."""
+    tool = draw(st.sampled_from(HELPDESK_TOOLS))
+    args: dict[str, Any] = {}
+    if tool == "list_tickets":
+        if draw(st.booleans()):
+            args["status"] = draw(st.sampled_from(STATUSES))
+        if draw(st.booleans()):
+            args["owner_id"] = draw(st.one_of(st.none(), user_ids))
+        if draw(st.booleans()):
+            args["tag"] = draw(st.sampled_from(["billing", "outage", "vip", "nope"]))
+        args["limit"] = draw(st.integers(1, 100))
+        args["offset"] = draw(st.integers(0, 700))
+    elif tool in ("get_ticket", "list_comments"):
+        args["ticket_id"] = draw(ticket_ids)
+    elif tool == "update_ticket":
+        args["ticket_id"] = draw(ticket_ids)
+        if draw(st.booleans()):
+            args["status"] = draw(st.sampled_from(STATUSES))
+        if draw(st.booleans()):
+            args["priority"] = draw(st.sampled_from(["low", "normal", "high", "urgent"]))
+        if draw(st.booleans()):
+            args["tags"] = draw(st.lists(st.sampled_from(["a", "billing", "vip"]), max_size=3))
+    elif tool == "assign_ticket":
+        args["ticket_id"] = draw(ticket_ids)
+        args["owner_id"] = draw(st.one_of(st.none(), user_ids))
+    elif tool == "add_comment":
+        args["ticket_id"] = draw(ticket_ids)
+        args["body"] = draw(st.text(min_size=1, max_size=20))
+        args["public"] = draw(st.booleans())
+    elif tool == "create_ticket":
+        args["subject"] = draw(st.text(min_size=1, max_size=20))
+        args["requester_id"] = draw(user_ids)
+    elif tool == "find_users":
+        args["query"] = draw(st.sampled_from(["smith", "Ana", "example", "zz"]))
+    elif tool == "get_user":
+        args["user_id"] = draw(user_ids)
+    return tool, args
+
+
+@st.composite
+def hostile_call(draw: st.DrawFn) -> tuple[Any, Any]:
+    """Anything an agent might send: wrong types, unknown tools, missing/extra args, junk."""
+    name = draw(st.one_of(st.sampled_from(HELPDESK_TOOLS), odd_text, json_scalars))
+    base = draw(plausible_call())[1] if draw(st.booleans()) else {}
+    mode = draw(st.integers(0, 5))
+    if mode == 0:
+        args: Any = draw(json_values)
+    elif mode == 1:
+        args = {**base, draw(odd_text): draw(json_values)}
+    elif mode == 2 and base:
+        victim = draw(st.sampled_from(sorted(base)))
+        args = {**base, victim: draw(json_values)}
+    elif mode == 3 and base:
+        args = {k: v for k, v in base.items() if k != draw(st.sampled_from(sorted(base)))}
+    elif mode == 4:
+        args = {
+            **base,
+            "limit": draw(st.integers(-(2**65), 2**65)),
+            "offset": draw(st.integers(-5, 2**40)),
+        }
+    else:
+        args = base
+    return name, args
+
+
+call_sequences = st.lists(plausible_call(), min_size=1, max_size=25)

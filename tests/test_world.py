@@ -1,0 +1,163 @@
+"""World loading: validation, indexes, hashing, immutability, seeds, and data we did not write."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import msgspec
+import pytest
+
+import harness_world as hw
+from tests.conftest import REPO, TAU2_DATA
+
+HASH_SCRIPT = "import harness_world as hw; print(hw.load_world('helpdesk').hash)"
+
+
+def test_small_seed_has_the_shape_of_real_data(small: hw.World) -> None:
+    tickets = list(small.rows("tickets"))
+    assert len(tickets) == 641
+    assert sum("owner_id" not in t for t in tickets) == 19
+    assert sum("owner_id" in t and t["owner_id"] is None for t in tickets) == 22
+    assert {t["status"] for t in tickets} == {
+        "new",
+        "open",
+        "pending",
+        "on_hold",
+        "solved",
+        "closed",
+    }
+    names = [u["name"] for u in small.rows("users")]
+    assert "Jon Smith" in names and "John Smith" in names
+    assert any(t["tags"] for t in tickets)
+
+
+def test_committed_small_seed_is_what_the_generator_makes() -> None:
+    module = __import__("harness_world._world", fromlist=["world_module"]).world_module("helpdesk")
+    committed = msgspec.json.decode((REPO / "worlds/helpdesk/seeds/small.json").read_bytes())
+    assert committed == module.generate("small")
+
+
+def test_large_seed_has_30000_tickets(large: hw.World) -> None:
+    assert large.count("tickets") == 30_000
+    assert large.lookup("tickets", "owner_id", hw.ABSENT)
+    assert large.lookup("tickets", "owner_id", None)
+
+
+def test_index_keeps_absent_and_null_apart(small: hw.World) -> None:
+    absent = small.lookup("tickets", "owner_id", hw.ABSENT)
+    null = small.lookup("tickets", "owner_id", None)
+    assert absent is not None and null is not None
+    assert len(absent) == 19 and len(null) == 22 and not set(absent) & set(null)
+    assert small.lookup("tickets", "subject", "x") is None  # not indexed
+
+
+def test_hash_is_stable_across_processes_and_hash_seeds(small: hw.World) -> None:
+    hashes = set()
+    for seed in ("0", "1", "4242"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run(
+            [sys.executable, "-c", HASH_SCRIPT],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=REPO,
+        )
+        hashes.add(out.stdout.strip())
+    assert hashes == {small.hash}
+
+
+def test_hash_changes_with_any_row(tmp_path: Path) -> None:
+    data = msgspec.json.decode((REPO / "worlds/helpdesk/seeds/small.json").read_bytes())
+    base = hw.World.from_data(hw.load_world("helpdesk").contract, data).hash
+    data["tickets"][300]["priority"] = (
+        "urgent" if data["tickets"][300]["priority"] != "urgent" else "low"
+    )
+    assert hw.World.from_data(hw.load_world("helpdesk").contract, data).hash != base
+
+
+def _broken_seed() -> dict[str, object]:
+    data = msgspec.json.decode((REPO / "worlds/helpdesk/seeds/small.json").read_bytes())
+    tickets = data["tickets"]
+    tickets[5]["status"] = "lost"
+    del tickets[9]["subject"]
+    tickets[12]["tags"] = ["ok", 7]
+    tickets[20]["owner_id"] = 17
+    tickets[30]["surprise"] = True
+    tickets[40]["id"] = tickets[41]["id"]
+    data["users"][3]["role"] = None
+    data["robots"] = []
+    return data
+
+
+def test_every_problem_is_reported_sorted_and_stable() -> None:
+    contract = hw.load_world("helpdesk").contract
+    messages = []
+    for _ in range(2):
+        with pytest.raises(hw.WorldError) as caught:
+            hw.World.from_data(contract, _broken_seed(), source="broken.json")
+        messages.append(str(caught.value))
+        problems = caught.value.problems
+        assert problems == sorted(problems)
+        fields = {(p.entity, p.field) for p in problems}
+        assert {
+            ("tickets", "status"),
+            ("tickets", "subject"),
+            ("tickets", "tags[1]"),
+            ("tickets", "owner_id"),
+            ("tickets", "surprise"),
+            ("tickets", "id"),
+            ("users", "role"),
+            ("robots", ""),
+        } <= fields
+    assert messages[0] == messages[1]
+    assert "expected one of new|open|pending|on_hold|solved|closed, found 'lost'" in messages[0]
+
+
+def test_malformed_json_names_file_line_and_column(tmp_path: Path) -> None:
+    folder = tmp_path / "mini"
+    (folder / "seeds").mkdir(parents=True)
+    (folder / "world.py").write_text((REPO / "worlds/tau2_retail/world.py").read_text())
+    bad = folder / "seeds" / "small.json"
+    bad.write_text('{\n  "users": {\n    "a": {"user_id": "a",,}\n  }\n}\n')
+    with pytest.raises(hw.WorldError) as caught:
+        hw.load_world(folder)
+    text = str(caught.value)
+    assert str(bad) in text and "line 3, column" in text
+
+
+def test_unknown_world_and_size_are_clear_errors() -> None:
+    with pytest.raises(hw.WorldError, match="unknown world 'nowhere'"):
+        hw.load_world("nowhere")
+    with pytest.raises(hw.WorldError, match=r"has no seed 'medium'.*large, small"):
+        hw.load_world("helpdesk", size="medium")
+
+
+def test_world_rows_are_copies(small: hw.World) -> None:
+    row = small.get("tickets", "T-1000")
+    assert row is not None
+    row["status"] = "hacked"
+    row["tags"].append("x")
+    assert small.get("tickets", "T-1000") != row
+
+
+@pytest.mark.skipif(
+    not (TAU2_DATA / "db.json").is_file(),
+    reason="τ² retail data not beside the checkout (../shared/external/tau2-retail)",
+)
+def test_contract_describes_tau2_retail_data() -> None:
+    world = hw.load_world("tau2_retail", seed_file=TAU2_DATA / "db.json")
+    assert (world.count("users"), world.count("orders"), world.count("products")) == (500, 1000, 50)
+    raw = json.loads((TAU2_DATA / "db.json").read_text())
+    order_id = next(iter(raw["orders"]))
+    assert world.get("orders", order_id) == raw["orders"][order_id]
+    pending = world.lookup("orders", "status", "pending")
+    assert pending is not None and len(pending) == sum(
+        o["status"] == "pending" for o in raw["orders"].values()
+    )
+    again = hw.World.from_data(world.contract, raw)
+    assert again.hash == world.hash

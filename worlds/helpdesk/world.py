@@ -1,0 +1,594 @@
+"""The helpdesk world: tickets, users (agents and customers), comments and groups.
+
+The generator is seeded and pure: the same size always yields the same rows. The small seed is
+committed (``seeds/small.json``); the large one is generated on demand and cached. In the small
+seed the ticket owner is absent on 19 tickets and null on 22, because real exports mix the two
+and agents that treat them alike miss rows.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+import harness_world as hw
+from harness_world import ABSENT, Entity, Field, Params, ToolContext, ToolFailure
+
+Status = Literal["new", "open", "pending", "on_hold", "solved", "closed"]
+Priority = Literal["low", "normal", "high", "urgent"]
+STATUSES: tuple[str, ...] = ("new", "open", "pending", "on_hold", "solved", "closed")
+PRIORITIES: tuple[str, ...] = ("low", "normal", "high", "urgent")
+ACTING_AGENT = "U-0001"
+"""The account the harness acts as: comments are authored by it."""
+
+Limit = Annotated[int, msgspec.Meta(ge=1, le=100)]
+Offset = Annotated[int, msgspec.Meta(ge=0)]
+TicketId = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+UserId = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+
+_S = Field(type="str")
+TICKET = Entity(
+    name="tickets",
+    key="id",
+    id_prefix="T-",
+    description="Support tickets.",
+    fields={
+        "id": _S,
+        "subject": _S,
+        "requester_id": _S,
+        "owner_id": Field(
+            type="str",
+            nullable=True,
+            optional=True,
+            description="Assigned agent; null when unassigned, absent on legacy imports.",
+        ),
+        "group_id": Field(type="str", nullable=True),
+        "status": Field(type="str", enum=STATUSES),
+        "priority": Field(type="str", enum=PRIORITIES),
+        "tags": Field(type="list", items=_S),
+        "created_at": _S,
+        "updated_at": _S,
+    },
+    indexes=("status", "owner_id", "tags", "requester_id", "group_id", "priority"),
+)
+USER = Entity(
+    name="users",
+    key="id",
+    id_prefix="U-",
+    description="Agents, admins and customers.",
+    fields={
+        "id": _S,
+        "name": _S,
+        "email": _S,
+        "role": Field(type="str", enum=("customer", "agent", "admin")),
+        "organization": Field(type="str", nullable=True, optional=True),
+    },
+    indexes=("role", "email"),
+)
+COMMENT = Entity(
+    name="comments",
+    key="id",
+    id_prefix="C-",
+    description="Public replies and internal notes on tickets.",
+    fields={
+        "id": _S,
+        "ticket_id": _S,
+        "author_id": _S,
+        "body": _S,
+        "public": Field(type="bool"),
+        "created_at": _S,
+    },
+    indexes=("ticket_id", "author_id"),
+)
+GROUP = Entity(
+    name="groups",
+    key="id",
+    id_prefix="G-",
+    description="Agent groups.",
+    fields={"id": _S, "name": _S, "member_ids": Field(type="list", items=_S)},
+)
+
+
+# -- tool parameters ------------------------------------------------------------------------
+
+
+class ListTickets(Params):
+    status: Status | UnsetType = UNSET
+    owner_id: str | UnsetType | None = UNSET
+    owner_missing: bool | UnsetType = UNSET
+    tag: str | UnsetType = UNSET
+    requester_id: str | UnsetType = UNSET
+    group_id: str | UnsetType | None = UNSET
+    priority: Priority | UnsetType = UNSET
+    limit: Limit = 20
+    offset: Offset = 0
+
+
+class GetTicket(Params):
+    ticket_id: TicketId
+
+
+class UpdateTicket(Params):
+    ticket_id: TicketId
+    status: Status | UnsetType = UNSET
+    priority: Priority | UnsetType = UNSET
+    tags: list[Annotated[str, msgspec.Meta(min_length=1, max_length=64)]] | UnsetType = UNSET
+
+
+class AssignTicket(Params):
+    ticket_id: TicketId
+    owner_id: UserId | None
+
+
+class AddComment(Params):
+    ticket_id: TicketId
+    body: Annotated[str, msgspec.Meta(min_length=1, max_length=5000)]
+    public: bool
+
+
+class CreateTicket(Params):
+    subject: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+    requester_id: UserId
+    priority: Priority = "normal"
+
+
+class FindUsers(Params):
+    query: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+    role: Literal["customer", "agent", "admin"] | UnsetType = UNSET
+    limit: Limit = 20
+    offset: Offset = 0
+
+
+class GetUser(Params):
+    user_id: UserId
+
+
+class ListComments(Params):
+    ticket_id: TicketId
+    limit: Limit = 20
+    offset: Offset = 0
+
+
+class ListGroups(Params):
+    pass
+
+
+# -- tools ----------------------------------------------------------------------------------
+
+
+def _page(
+    ctx: ToolContext, entity: str, page: tuple[list[hw.Key], int], offset: int, name: str
+) -> dict[str, Any]:
+    chosen, total = page
+    end = offset + len(chosen)
+    return {
+        name: [ctx.get(entity, k) for k in chosen],
+        "total": total,
+        "offset": offset,
+        "next_offset": end if end < total else None,
+    }
+
+
+def _window(keys: list[hw.Key], offset: int, limit: int) -> tuple[list[hw.Key], int]:
+    return keys[offset : offset + limit], len(keys)
+
+
+def _ticket(ctx: ToolContext, ticket_id: str) -> dict[str, Any]:
+    row = ctx.get("tickets", ticket_id)
+    if row is None:
+        raise ToolFailure("not_found", f"ticket_id: no ticket {ticket_id!r}")
+    return row
+
+
+def _open_ticket(ctx: ToolContext, ticket_id: str) -> dict[str, Any]:
+    row = _ticket(ctx, ticket_id)
+    if row["status"] == "closed":
+        raise ToolFailure(
+            "conflict", f"ticket_id: ticket {ticket_id!r} is closed and cannot be changed"
+        )
+    return row
+
+
+@hw.tool(
+    "list_tickets",
+    "List tickets, oldest first, filtered by at most one value per field: `status` takes ONE "
+    "status; `owner_id` matches an agent id, or null for tickets whose owner is explicitly null; "
+    "`owner_missing: true` matches tickets that have no owner field at all. Paginated: returns "
+    "`total` and `next_offset` (null on the last page); `limit` is at most 100.",
+    ListTickets,
+    "read",
+)
+def list_tickets(ctx: ToolContext, p: ListTickets) -> dict[str, Any]:
+    where: dict[str, object] = {}
+    for field in ("status", "owner_id", "requester_id", "group_id", "priority"):
+        value = getattr(p, field)
+        if value is not UNSET:
+            where[field] = value
+    if p.tag is not UNSET:
+        where["tags"] = p.tag
+    if p.owner_missing is True:
+        if "owner_id" in where:
+            raise ToolFailure(
+                "invalid_arguments", "owner_missing: cannot be combined with owner_id"
+            )
+        where["owner_id"] = ABSENT
+    if p.owner_missing is False:
+        keys = [
+            k for k in ctx.select("tickets", where) if "owner_id" in (ctx.get("tickets", k) or {})
+        ]
+        return _page(ctx, "tickets", _window(keys, p.offset, p.limit), p.offset, "tickets")
+    page = ctx.select_page("tickets", where, p.offset, p.limit)
+    return _page(ctx, "tickets", page, p.offset, "tickets")
+
+
+@hw.tool("get_ticket", "Get one ticket by id.", GetTicket, "read")
+def get_ticket(ctx: ToolContext, p: GetTicket) -> dict[str, Any]:
+    return _ticket(ctx, p.ticket_id)
+
+
+@hw.tool(
+    "update_ticket",
+    "Change a ticket's status, priority and/or tags (tags replace the whole list). At least one "
+    "of them is required. Closed tickets cannot be changed.",
+    UpdateTicket,
+    "write",
+)
+def update_ticket(ctx: ToolContext, p: UpdateTicket) -> dict[str, Any]:
+    if p.status is UNSET and p.priority is UNSET and p.tags is UNSET:
+        raise ToolFailure(
+            "invalid_arguments", "update_ticket: give at least one of status, priority, tags"
+        )
+    row = _open_ticket(ctx, p.ticket_id)
+    if p.status is not UNSET:
+        row["status"] = p.status
+    if p.priority is not UNSET:
+        row["priority"] = p.priority
+    if p.tags is not UNSET:
+        row["tags"] = list(dict.fromkeys(p.tags))
+    row["updated_at"] = ctx.now()
+    ctx.put("tickets", row)
+    return row
+
+
+@hw.tool(
+    "assign_ticket",
+    "Set a ticket's owner to an agent or admin id, or to null to unassign. Customers cannot own "
+    "tickets. Closed tickets cannot be changed.",
+    AssignTicket,
+    "write",
+)
+def assign_ticket(ctx: ToolContext, p: AssignTicket) -> dict[str, Any]:
+    row = _open_ticket(ctx, p.ticket_id)
+    if p.owner_id is not None:
+        user = ctx.get("users", p.owner_id)
+        if user is None:
+            raise ToolFailure("not_found", f"owner_id: no user {p.owner_id!r}")
+        if user["role"] == "customer":
+            raise ToolFailure(
+                "refused", f"owner_id: user {p.owner_id!r} is a customer and cannot own tickets"
+            )
+    row["owner_id"] = p.owner_id
+    row["updated_at"] = ctx.now()
+    ctx.put("tickets", row)
+    return row
+
+
+@hw.tool(
+    "add_comment",
+    "Add a comment to a ticket: `public: true` is a reply the customer sees, `public: false` an "
+    "internal note. Closed tickets cannot be commented on.",
+    AddComment,
+    "write",
+)
+def add_comment(ctx: ToolContext, p: AddComment) -> dict[str, Any]:
+    ticket = _open_ticket(ctx, p.ticket_id)
+    now = ctx.now()
+    comment = {
+        "id": ctx.new_key("comments"),
+        "ticket_id": p.ticket_id,
+        "author_id": ACTING_AGENT,
+        "body": p.body,
+        "public": p.public,
+        "created_at": now,
+    }
+    ctx.put("comments", comment)
+    ticket["updated_at"] = now
+    ctx.put("tickets", ticket)
+    return comment
+
+
+@hw.tool(
+    "create_ticket",
+    "Open a new ticket for a requester with a subject and a priority. The ticket starts with "
+    "status new, no owner (null), no group and no tags.",
+    CreateTicket,
+    "write",
+)
+def create_ticket(ctx: ToolContext, p: CreateTicket) -> dict[str, Any]:
+    if not ctx.exists("users", p.requester_id):
+        raise ToolFailure("not_found", f"requester_id: no user {p.requester_id!r}")
+    now = ctx.now()
+    row = {
+        "id": ctx.new_key("tickets"),
+        "subject": p.subject,
+        "requester_id": p.requester_id,
+        "owner_id": None,
+        "group_id": None,
+        "status": "new",
+        "priority": p.priority,
+        "tags": [],
+        "created_at": now,
+        "updated_at": now,
+    }
+    ctx.put("tickets", row)
+    return row
+
+
+@hw.tool(
+    "find_users",
+    "Find users whose name or email contains `query` (case-insensitive), optionally of one role. "
+    "Paginated like list_tickets.",
+    FindUsers,
+    "read",
+)
+def find_users(ctx: ToolContext, p: FindUsers) -> dict[str, Any]:
+    needle = p.query.casefold()
+    where: dict[str, object] = {} if p.role is UNSET else {"role": p.role}
+    keys = []
+    for key in ctx.select("users", where):
+        row = ctx.get("users", key)
+        if row is not None and (
+            needle in row["name"].casefold() or needle in row["email"].casefold()
+        ):
+            keys.append(key)
+    return _page(ctx, "users", _window(keys, p.offset, p.limit), p.offset, "users")
+
+
+@hw.tool("get_user", "Get one user by id.", GetUser, "read")
+def get_user(ctx: ToolContext, p: GetUser) -> dict[str, Any]:
+    row = ctx.get("users", p.user_id)
+    if row is None:
+        raise ToolFailure("not_found", f"user_id: no user {p.user_id!r}")
+    return row
+
+
+@hw.tool(
+    "list_comments", "List a ticket's comments, oldest first. Paginated.", ListComments, "read"
+)
+def list_comments(ctx: ToolContext, p: ListComments) -> dict[str, Any]:
+    _ticket(ctx, p.ticket_id)
+    page = ctx.select_page("comments", {"ticket_id": p.ticket_id}, p.offset, p.limit)
+    return _page(ctx, "comments", page, p.offset, "comments")
+
+
+@hw.tool("list_groups", "List every agent group with its members.", ListGroups, "read")
+def list_groups(ctx: ToolContext, p: ListGroups) -> dict[str, Any]:
+    return {"groups": [ctx.get("groups", k) for k in ctx.select("groups")]}
+
+
+CONTRACT = hw.Contract(
+    name="helpdesk",
+    version="1",
+    entities=(TICKET, USER, COMMENT, GROUP),
+    tools=(
+        list_tickets,
+        get_ticket,
+        update_ticket,
+        assign_ticket,
+        add_comment,
+        create_ticket,
+        find_users,
+        get_user,
+        list_comments,
+        list_groups,
+    ),
+)
+
+# -- the seeded generator -------------------------------------------------------------------
+
+GENERATED_SIZES = ("small", "large")
+SIZES = {"small": 641, "large": 30_000}
+
+_FIRST = [
+    "Aiden",
+    "Beatriz",
+    "Chen",
+    "Dmitri",
+    "Elena",
+    "Farah",
+    "Gustavo",
+    "Hana",
+    "Ivan",
+    "Jamal",
+    "Keiko",
+    "Lars",
+    "Maya",
+    "Nikhil",
+    "Olga",
+    "Pedro",
+    "Quinn",
+    "Rosa",
+    "Samir",
+    "Tessa",
+    "Uma",
+    "Victor",
+    "Wen",
+    "Ximena",
+    "Yusuf",
+    "Zara",
+]
+_LAST = [
+    "Abbott",
+    "Baptiste",
+    "Castillo",
+    "Dubois",
+    "Eriksen",
+    "Fischer",
+    "Garcia",
+    "Haddad",
+    "Ibrahim",
+    "Jensen",
+    "Kowalski",
+    "Larsen",
+    "Moreau",
+    "Nakamura",
+    "Okafor",
+    "Petrov",
+    "Quintero",
+    "Rossi",
+    "Schmidt",
+    "Tanaka",
+    "Underwood",
+    "Varga",
+    "Weber",
+    "Yamada",
+]
+# Near-duplicates that a careless name search conflates.
+_NEAR_DUPLICATES = [
+    ("Jon Smith", "John Smith"),
+    ("Ana Lopez", "Anna Lopez"),
+    ("Mohamed Ali", "Mohammed Ali"),
+    ("Katherine Lee", "Catherine Lee"),
+    ("Sara Kim", "Sarah Kim"),
+    ("Steven Park", "Stephen Park"),
+]
+_ORGS = ["Acme Corp", "Globex", "Initech", "Umbrella", "Hooli", "Vandelay Industries"]
+_TAGS = [
+    "billing",
+    "refund",
+    "login",
+    "bug",
+    "feature_request",
+    "outage",
+    "vip",
+    "shipping",
+    "duplicate",
+    "mobile",
+    "api",
+    "security",
+]
+_SUBJECTS = [
+    "Cannot log in",
+    "Refund not received",
+    "App crashes on start",
+    "Invoice is wrong",
+    "Feature request: dark mode",
+    "Service outage in EU",
+    "Password reset email missing",
+    "Charged twice",
+    "Shipping delayed",
+    "API returns 500",
+    "Account locked",
+    "Change billing address",
+    "Export to CSV fails",
+    "Two-factor code rejected",
+]
+_REPLIES = [
+    "Thanks for reaching out, we are looking into it.",
+    "Could you send a screenshot?",
+    "This has been escalated to engineering.",
+    "Internal: likely related to the outage.",
+    "Internal: customer is on the enterprise plan.",
+    "We have issued a refund.",
+]
+
+
+def _timestamp(rng: random.Random, start_day: int = 0) -> str:
+    day = rng.randint(start_day, 364)
+    second = rng.randint(0, 86_399)
+    month_days = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+    month = 0
+    while day >= month_days[month]:
+        day -= month_days[month]
+        month += 1
+    clock = f"{second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}"
+    return f"2025-{month + 1:02d}-{day + 1:02d}T{clock}Z"
+
+
+def generate(size: str) -> dict[str, list[dict[str, Any]]]:
+    """Rows for a named size; deterministic (``random.Random`` seeded by the ticket count)."""
+    n_tickets = SIZES[size]
+    rng = random.Random(20_260_101 + n_tickets)
+    n_agents = max(12, n_tickets // 700)
+    n_customers = max(110, n_tickets // 8)
+    users: list[dict[str, Any]] = []
+    for i in range(n_agents):
+        name = f"{_FIRST[i % len(_FIRST)]} {_LAST[(i * 7) % len(_LAST)]}"
+        users.append(
+            {
+                "id": f"U-{i + 1:04d}",
+                "name": name,
+                "email": f"{name.lower().replace(' ', '.')}@support.example",
+                "role": "admin" if i == n_agents - 1 else "agent",
+            }
+        )
+    pairs = [name for pair in _NEAR_DUPLICATES for name in pair]
+    for j in range(n_customers):
+        uid = f"U-{n_agents + j + 1:04d}"
+        name = pairs[j] if j < len(pairs) else f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"
+        email = (
+            f"{name.lower().replace(' ', '.')}{j}@{rng.choice(['mail', 'post', 'inbox'])}.example"
+        )
+        user: dict[str, Any] = {"id": uid, "name": name, "email": email, "role": "customer"}
+        roll = rng.random()
+        if roll < 0.6:
+            user["organization"] = rng.choice(_ORGS)
+        elif roll < 0.8:
+            user["organization"] = None
+        users.append(user)
+    agents = [u["id"] for u in users if u["role"] != "customer"]
+    customers = [u["id"] for u in users if u["role"] == "customer"]
+    groups = []
+    for g, name in enumerate(["Billing", "Technical", "Accounts", "Escalations"]):
+        members = sorted(rng.sample(agents, k=max(2, len(agents) // 3)))
+        groups.append({"id": f"G-{g + 1}", "name": name, "member_ids": members})
+    n_absent = round(n_tickets * 19 / 641)
+    n_null = round(n_tickets * 22 / 641)
+    special = rng.sample(range(n_tickets), k=n_absent + n_null)
+    absent = set(special[:n_absent])
+    null = set(special[n_absent:])
+    tickets: list[dict[str, Any]] = []
+    comments: list[dict[str, Any]] = []
+    status_weights = [12, 30, 15, 8, 20, 15]
+    for t in range(n_tickets):
+        created = _timestamp(rng)
+        ticket: dict[str, Any] = {
+            "id": f"T-{1000 + t}",
+            "subject": rng.choice(_SUBJECTS),
+            "requester_id": rng.choice(customers),
+            "group_id": rng.choice([None, "G-1", "G-2", "G-3", "G-4"]),
+            "status": STATUSES[t % 6] if t < 6 else rng.choices(STATUSES, status_weights)[0],
+            "priority": rng.choices(PRIORITIES, [20, 50, 22, 8])[0],
+            "tags": sorted(rng.sample(_TAGS, k=rng.choice([0, 1, 1, 2, 2, 3]))),
+            "created_at": created,
+            "updated_at": max(created, _timestamp(rng)),
+        }
+        if t in null:
+            ticket["owner_id"] = None
+        elif t not in absent:
+            ticket["owner_id"] = rng.choice(agents)
+        tickets.append(ticket)
+        for _ in range(rng.choice([0, 1, 1, 2, 3])):
+            body = rng.choice(_REPLIES)
+            comments.append(
+                {
+                    "id": f"C-{len(comments) + 1:06d}",
+                    "ticket_id": ticket["id"],
+                    "author_id": rng.choice(agents),
+                    "body": body,
+                    "public": not body.startswith("Internal"),
+                    "created_at": ticket["updated_at"],
+                }
+            )
+    return {"tickets": tickets, "users": users, "comments": comments, "groups": groups}
+
+
+if __name__ == "__main__":  # regenerate the committed small seed
+    import pathlib
+
+    out = pathlib.Path(__file__).with_name("seeds") / "small.json"
+    out.write_bytes(msgspec.json.format(msgspec.json.encode(generate("small")), indent=1) + b"\n")
+    print(f"wrote {out}")
