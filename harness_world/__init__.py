@@ -23,6 +23,19 @@ from harness_world._contract import (
     ToolFailure,
     tool,
 )
+from harness_world._grade import Grade, Verdict
+from harness_world._record import (
+    Outcome,
+    Record,
+    RecordContext,
+    RecordError,
+    Usage,
+    WorldRef,
+    load_record,
+    make_record,
+    save_record,
+)
+from harness_world._replay import Mismatch, Verification, replay, verify, verify_file
 from harness_world._schemas import tool_schemas
 from harness_world._session import Session, ToolContext
 from harness_world._world import ABSENT, Absent, Key, World, WorldError, load_world
@@ -35,19 +48,35 @@ __all__ = [
     "Entity",
     "Field",
     "FinalRow",
+    "Grade",
     "Key",
+    "Mismatch",
     "Observation",
+    "Outcome",
     "Params",
     "Problem",
+    "Record",
+    "RecordContext",
+    "RecordError",
     "Session",
     "Tool",
     "ToolContext",
     "ToolError",
     "ToolFailure",
+    "Usage",
+    "Verdict",
+    "Verification",
     "World",
     "WorldError",
+    "WorldRef",
     "WriteImage",
+    "load_record",
     "load_world",
+    "make_record",
+    "replay",
+    "save_record",
     "tool",
     "tool_schemas",
+    "verify",
+    "verify_file",
 ]

@@ -41,3 +41,29 @@ def small() -> hw.World:
 @pytest.fixture(scope="session")
 def large() -> hw.World:
     return hw.load_world("helpdesk", size="large")
+
+
+def scenario_record(world: hw.World, *, seed: int = 0, context: hw.RecordContext | None = None) -> hw.Record:
+    """A record touching every kind of evidence: reads, pages, writes, creates, typed errors."""
+    session = world.open_session(seed=seed)
+    null_owner = world.lookup("tickets", "owner_id", None)
+    assert null_owner
+    session.call("list_tickets", {"owner_id": None, "limit": 5})
+    session.call("list_tickets", {"owner_id": None, "limit": 5, "offset": 5})
+    session.call("get_ticket", {"ticket_id": null_owner[0]})
+    session.call("assign_ticket", {"ticket_id": null_owner[0], "owner_id": "U-0002"})
+    session.call("add_comment", {"ticket_id": null_owner[0], "body": "On it.", "public": True})
+    session.call("get_ticket", {"ticket_id": "T-99999"})
+    session.call("update_ticket", {"ticket_id": null_owner[1], "status": "lost"})
+    session.call("update_ticket", {"ticket_id": null_owner[1], "priority": "high"})
+    session.call("create_ticket", {"subject": "Follow-up", "requester_id": "U-0050"})
+    session.call("find_users", {"query": "smith"})
+    session.call("get_ticket", {"ticket_id": null_owner[1]})
+    return hw.make_record(
+        session,
+        outcome=hw.Outcome(status="completed"),
+        task_id="scenario",
+        final_message="Done.",
+        usage=hw.Usage(turns=4, requests=4, input_tokens=1200, output_tokens=300, cost=0.0123),
+        context=context,
+    )

@@ -1,0 +1,228 @@
+"""Replay verification: re-execute a record in a fresh session and compare everything."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from harness_world._calls import CallRecord
+from harness_world._canonical import to_json
+from harness_world._grade import Grade
+from harness_world._record import Record, RecordError, load_record, record_digest
+from harness_world._session import Session
+from harness_world._world import World, WorldError, load_world
+
+__all__ = ["Evidence", "Mismatch", "Verification", "replay", "verify", "verify_file"]
+
+Evidence = Literal["verified", "ungraded", "lost"]
+_SNIPPET = 160
+_MAX_MISMATCHES = 200
+
+
+class Mismatch(msgspec.Struct, frozen=True, kw_only=True):
+    """One difference between a record and its replay.
+
+    Attributes:
+        seq: The call's sequence number (null for record-level differences).
+        path: Where, e.g. ``calls[3].result.tickets[0].status`` or ``final[tickets:T-1].row``.
+        recorded: The recorded value as JSON text (``<absent>`` if missing), shortened.
+        replayed: The recomputed value, likewise.
+    """
+
+    seq: int | None
+    path: str
+    recorded: str
+    replayed: str
+
+    def __str__(self) -> str:
+        where = f"call {self.seq} " if self.seq is not None else ""
+        return f"{where}{self.path}: recorded {self.recorded}, replayed {self.replayed}"
+
+
+class Verification(msgspec.Struct, frozen=True, kw_only=True):
+    """The result of checking a record.
+
+    Attributes:
+        evidence: ``verified`` (replayed with no difference), ``ungraded`` (anything differs,
+            or the world's hash does not match), or ``lost`` (record or world unreadable).
+        mismatches: Every difference found (capped at 200), first one first.
+        grade: The checker's grade; present only for verified evidence graded against a task.
+        reason: Why the evidence is not verified, in words.
+    """
+
+    evidence: Evidence
+    mismatches: list[Mismatch] = []
+    grade: Grade | None = None
+    reason: str = ""
+
+
+def _snippet(value: Any) -> str:
+    if value is _ABSENT_MARK:
+        return "<absent>"
+    try:
+        text = to_json(value).decode()
+    except (TypeError, ValueError, msgspec.EncodeError):
+        text = repr(value)
+    return text if len(text) <= _SNIPPET else text[: _SNIPPET - 1] + "…"
+
+
+_ABSENT_MARK = object()
+
+
+def _differences(
+    recorded: Any, replayed: Any, path: str, seq: int | None, out: list[Mismatch]
+) -> None:
+    if len(out) >= _MAX_MISMATCHES:
+        return
+    if isinstance(recorded, dict) and isinstance(replayed, dict):
+        for key in sorted(set(recorded) | set(replayed), key=str):
+            _differences(
+                recorded.get(key, _ABSENT_MARK),
+                replayed.get(key, _ABSENT_MARK),
+                f"{path}.{key}",
+                seq,
+                out,
+            )
+        return
+    if isinstance(recorded, list) and isinstance(replayed, list):
+        for i in range(max(len(recorded), len(replayed))):
+            _differences(
+                recorded[i] if i < len(recorded) else _ABSENT_MARK,
+                replayed[i] if i < len(replayed) else _ABSENT_MARK,
+                f"{path}[{i}]",
+                seq,
+                out,
+            )
+        return
+    same_type = type(recorded) is type(replayed)
+    if not same_type or recorded != replayed:
+        out.append(
+            Mismatch(seq=seq, path=path, recorded=_snippet(recorded), replayed=_snippet(replayed))
+        )
+
+
+def _builtins(value: Any) -> Any:
+    return msgspec.to_builtins(value)
+
+
+def replay(
+    record: Record, world: World, *, on_call: Callable[[int], None] | None = None
+) -> tuple[Session, list[Mismatch]]:
+    """Re-execute every recorded call in a fresh session and compare the whole of each.
+
+    Compares, per call, the sequence number, tool, arguments, result, typed error kind and
+    message, every write image and the clock before and after; then the set of touched keys and
+    each final row; then the record's digest. Nothing the record says that replay can recompute
+    is trusted. Returns the replayed session (usable to continue from the prefix) and every
+    difference.
+    """
+    mismatches: list[Mismatch] = []
+    if world.hash != record.world.hash:
+        mismatches.append(
+            Mismatch(seq=None, path="world.hash", recorded=record.world.hash, replayed=world.hash)
+        )
+        return world.open_session(record.seed), mismatches
+    if world.contract.hash != record.world.contract_hash:
+        mismatches.append(
+            Mismatch(
+                seq=None,
+                path="world.contract_hash",
+                recorded=record.world.contract_hash,
+                replayed=world.contract.hash,
+            )
+        )
+    session = world.open_session(record.seed)
+    for index, recorded in enumerate(record.calls):
+        session.call(recorded.tool, recorded.args)
+        fresh: CallRecord = session._log[-1]
+        if to_json(recorded) != to_json(fresh):
+            _differences(
+                _builtins(recorded), _builtins(fresh), f"calls[{index}]", recorded.seq, mismatches
+            )
+        if on_call is not None:
+            on_call(index)
+    final = session.touched()
+    if to_json(record.final) != to_json(final):
+        recorded_rows = {f"{r.entity}:{r.key}": r.row for r in record.final}
+        replayed_rows = {f"{r.entity}:{r.key}": r.row for r in final}
+        if list(recorded_rows) != list(replayed_rows):
+            mismatches.append(
+                Mismatch(
+                    seq=None,
+                    path="final (touched keys)",
+                    recorded=_snippet(list(recorded_rows)),
+                    replayed=_snippet(list(replayed_rows)),
+                )
+            )
+        for key in recorded_rows.keys() & replayed_rows.keys():
+            _differences(
+                _builtins(recorded_rows[key]),
+                _builtins(replayed_rows[key]),
+                f"final[{key}].row",
+                None,
+                mismatches,
+            )
+        if len(record.final) != len(recorded_rows):
+            mismatches.append(
+                Mismatch(seq=None, path="final", recorded="duplicate keys", replayed="unique keys")
+            )
+    expected = record_digest(record)
+    if record.digest != expected:
+        mismatches.append(
+            Mismatch(seq=None, path="digest", recorded=record.digest, replayed=expected)
+        )
+    return session, mismatches
+
+
+def resolve_world(record: Record) -> World:
+    """Load the world a record names (built-in name and size).
+
+    Raises:
+        WorldError: when the world cannot be found or loaded.
+    """
+    return load_world(record.world.name, size=record.world.size)
+
+
+def verify(record: Record, world: World | None = None, task: Any = None) -> Verification:
+    """Replay a record and, if it verifies and a task is given, grade it.
+
+    Args:
+        record: The record to check.
+        world: The world to replay against; by default the built-in world the record names.
+        task: A task to grade against (see `harness_world.load_task`); grading happens only
+            for verified evidence, so an ungraded record never has a grade.
+    """
+    if world is None:
+        try:
+            world = resolve_world(record)
+        except (WorldError, OSError) as exc:
+            return Verification(evidence="lost", reason=f"world cannot be loaded: {exc}")
+    _, mismatches = replay(record, world)
+    if mismatches:
+        first = mismatches[0]
+        reason = (
+            "world hash differs"
+            if first.path == "world.hash"
+            else f"{len(mismatches)} difference(s); first: {first}"
+        )
+        return Verification(evidence="ungraded", mismatches=mismatches, reason=reason)
+    grade = None
+    if task is not None:
+        from harness_world._checker import grade as grade_record
+
+        grade = grade_record(record, task, world)
+    return Verification(evidence="verified", grade=grade)
+
+
+def verify_file(
+    path: str | Path, world: World | None = None, task: Any = None
+) -> tuple[Record | None, Verification]:
+    """Load and verify one record file; an unreadable file is ``lost`` evidence, never a crash."""
+    try:
+        record = load_record(path)
+    except RecordError as exc:
+        return None, Verification(evidence="lost", reason=str(exc))
+    return record, verify(record, world, task)
