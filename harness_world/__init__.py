@@ -13,6 +13,7 @@ Example:
 """
 
 from harness_world._calls import CallRecord, FinalRow, Observation, ToolError, WriteImage
+from harness_world._checker import grade
 from harness_world._contract import (
     Contract,
     Entity,
@@ -24,6 +25,7 @@ from harness_world._contract import (
     tool,
 )
 from harness_world._grade import Grade, Verdict
+from harness_world._plugins import load_mutants, load_oracles
 from harness_world._record import (
     Outcome,
     Record,
@@ -37,7 +39,16 @@ from harness_world._record import (
 )
 from harness_world._replay import Mismatch, Verification, replay, verify, verify_file
 from harness_world._schemas import tool_schemas
+from harness_world._scripted import (
+    Mutant,
+    Script,
+    ScriptContext,
+    ScriptedAgent,
+    run_calls,
+    run_script,
+)
 from harness_world._session import Session, ToolContext
+from harness_world._task import Task, TaskError, load_task, load_tasks, select_targets
 from harness_world._world import ABSENT, Absent, Key, World, WorldError, load_world
 
 __all__ = [
@@ -51,6 +62,7 @@ __all__ = [
     "Grade",
     "Key",
     "Mismatch",
+    "Mutant",
     "Observation",
     "Outcome",
     "Params",
@@ -58,7 +70,12 @@ __all__ = [
     "Record",
     "RecordContext",
     "RecordError",
+    "Script",
+    "ScriptContext",
+    "ScriptedAgent",
     "Session",
+    "Task",
+    "TaskError",
     "Tool",
     "ToolContext",
     "ToolError",
@@ -70,11 +87,19 @@ __all__ = [
     "WorldError",
     "WorldRef",
     "WriteImage",
+    "grade",
+    "load_mutants",
+    "load_oracles",
     "load_record",
+    "load_task",
+    "load_tasks",
     "load_world",
     "make_record",
     "replay",
+    "run_calls",
+    "run_script",
     "save_record",
+    "select_targets",
     "tool",
     "tool_schemas",
     "verify",

@@ -15,6 +15,7 @@ import attrs
 from msgspec import UNSET
 
 from harness_world._calls import CallRecord
+from harness_world._canonical import to_json
 from harness_world._contract import Entity
 from harness_world._grade import Grade, Verdict
 from harness_world._record import Record
@@ -109,6 +110,7 @@ class _Context:
     world: World
     changes: list[Change]
     targets: dict[str, tuple[Key, ...]]
+    _first_read: dict[tuple[str, Key], int] | None = None
 
     def target_keys(self, name: str) -> tuple[Key, ...]:
         return self.targets[self.task.target(name).name]
@@ -127,57 +129,47 @@ def _required(ctx: _Context) -> tuple[Verdict, set[tuple[str, Key, str]]]:
     allowed: set[tuple[str, Key, str]] = set()
     by_key = {(c.entity, c.key): c for c in ctx.changes}
     for req in ctx.task.require:
-        if req.kind in ("set", "delete", "comment"):
-            target = ctx.task.target(req.target)
-            keys = ctx.target_keys(req.target)
         if req.kind == "set":
-            for key in keys:
+            target = ctx.task.target(req.target)
+            for key in ctx.target_keys(req.target):
                 allowed.add((target.entity, key, req.field))
                 start = ctx.world.get(target.entity, key) or {}
                 change = by_key.get((target.entity, key))
                 final = change.after if change is not None else start
                 found = _MISSING if final is None else final.get(req.field, _MISSING)
                 expected = _expected(req, start)
-                ok = (expected is _MISSING and found is _MISSING) or (
-                    found is not _MISSING
-                    and expected is not _MISSING
-                    and type(found) is type(expected)
-                    and found == expected
-                )
-                if (
-                    isinstance(expected, float)
-                    and isinstance(found, int | float)
-                    and not isinstance(found, bool)
+                if not _equal(
+                    found, expected, as_set=req.add is not UNSET or req.remove is not UNSET
                 ):
-                    ok = abs(found - expected) < 1e-9
-                if not ok:
                     where = f"{target.entity}:{key}.{req.field}"
                     missing.append(f"{where} expected {_fmt(expected)}, found {_fmt(found)}")
         elif req.kind == "delete":
-            for key in keys:
+            target = ctx.task.target(req.target)
+            for key in ctx.target_keys(req.target):
                 allowed.add((target.entity, key, "<deleted>"))
                 change = by_key.get((target.entity, key))
                 if change is None or change.after is not None:
                     missing.append(f"{target.entity}:{key} not deleted")
-        elif req.kind == "comment":
-            new_rows = ctx.created(req.entity)
-            for key in keys:
-                linked = [
-                    c for c in new_rows if c.after is not None and c.after.get(req.link) == key
-                ]
-                good = [c for c in linked if _row_matches(c.after, req.match)]
-                for c in good[: req.count]:
-                    allowed.add((req.entity, c.key, "<created>"))
-                if len(good) < req.count:
-                    what = ", ".join(f"{k}={v!r}" for k, v in sorted(req.match.items()))
-                    missing.append(f"{target.entity}:{key} lacks a new {req.entity} row ({what})")
         else:  # create
             good = [c for c in ctx.created(req.entity) if _row_matches(c.after, req.match)]
-            for c in good[: req.count]:
-                allowed.add((req.entity, c.key, "<created>"))
-            if len(good) < req.count:
-                what = ", ".join(f"{k}={v!r}" for k, v in sorted(req.match.items()))
-                missing.append(f"{req.count - len(good)} new {req.entity} row(s) missing ({what})")
+            what = ", ".join(f"{k}={v!r}" for k, v in sorted(req.match.items()))
+            if req.link:
+                target = ctx.task.target(req.target)
+                for key in ctx.target_keys(req.target):
+                    linked = [
+                        c for c in good if c.after is not None and c.after.get(req.link) == key
+                    ]
+                    allowed.update((req.entity, c.key, "<created>") for c in linked[: req.count])
+                    if len(linked) < req.count:
+                        missing.append(
+                            f"{target.entity}:{key} lacks a new {req.entity} row ({what})"
+                        )
+            else:
+                allowed.update((req.entity, c.key, "<created>") for c in good[: req.count])
+                if len(good) < req.count:
+                    missing.append(
+                        f"{req.count - len(good)} new {req.entity} row(s) missing ({what})"
+                    )
     verdict = Verdict(
         id="state.required",
         kind="state",
@@ -196,7 +188,27 @@ def _expected(req: Requirement, start: dict[str, Any]) -> Any:
         return None
     if req.delta is not UNSET:
         return start.get(req.field, 0) + req.delta
+    if req.add is not UNSET or req.remove is not UNSET:
+        items = list(start.get(req.field) or [])
+        if req.add is not UNSET and req.add not in items:
+            items.append(req.add)
+        return [i for i in items if req.remove is UNSET or i != req.remove]
     return req.value
+
+
+def _equal(found: Any, expected: Any, *, as_set: bool) -> bool:
+    if found is _MISSING or expected is _MISSING:
+        return found is expected
+    if as_set and isinstance(found, list) and isinstance(expected, list):
+        return sorted(map(repr, found)) == sorted(map(repr, expected))
+    if (
+        isinstance(expected, float)
+        and isinstance(found, int | float)
+        and not isinstance(found, bool)
+    ):
+        return abs(found - expected) < 1e-9
+    same: bool = _typed(found) == _typed(expected)
+    return same
 
 
 def _row_matches(row: dict[str, Any] | None, match: dict[str, Any]) -> bool:
@@ -271,13 +283,20 @@ def _all_targets(ctx: _Context) -> dict[tuple[str, Key], str]:
 
 
 def _first_returned(ctx: _Context) -> dict[tuple[str, Key], int]:
+    """For each target row, the first call whose result contained it (computed once)."""
+    if ctx._first_read is not None:
+        return ctx._first_read
     seen: dict[tuple[str, Key], int] = {}
-    entities = {ctx.task.target(n).entity for n in ctx.targets}
+    entities = [ctx.world.contract.entity(e) for e in sorted({t.entity for t in ctx.task.targets})]
     for call in ctx.record.calls:
-        for entity_name in entities:
-            entity = ctx.world.contract.entity(entity_name)
-            for key in returned_rows(call, entity):
-                seen.setdefault((entity_name, key), call.seq)
+        if not call.ok:
+            continue
+        dicts = list(_walk_dicts(call.result))
+        for entity in entities:
+            for d in dicts:
+                if _is_row(d, entity):
+                    seen.setdefault((entity.name, d[entity.key]), call.seq)
+    ctx._first_read = seen
     return seen
 
 
@@ -306,7 +325,8 @@ def _read_before_write(ctx: _Context) -> Verdict:
 
 def _pages_followed(ctx: _Context) -> Verdict:
     targets = _all_targets(ctx)
-    unread = [f"{e}:{k}" for (e, k) in targets if (e, k) not in _first_returned(ctx)]
+    first_read = _first_returned(ctx)
+    unread = [f"{e}:{k}" for (e, k) in targets if (e, k) not in first_read]
     unfollowed: list[str] = []
     calls = ctx.record.calls
     for i, call in enumerate(calls):
@@ -347,6 +367,28 @@ def _no_refused(ctx: _Context) -> Verdict:
         kind="trace",
         status="failed" if refused else "passed",
         detail=f"refused: {_show(refused)}" if refused else "no call was refused",
+    )
+
+
+def _no_repeated(ctx: _Context) -> Verdict:
+    """An identical successful write (same tool, same arguments) issued twice: a blind retry."""
+    tools = {t.name: t for t in ctx.world.contract.tools}
+    seen: dict[bytes, int] = {}
+    repeated: list[str] = []
+    for call in ctx.record.calls:
+        spec = tools.get(call.tool)
+        if not (call.ok and spec is not None and spec.kind == "write"):
+            continue
+        fingerprint = to_json([call.tool, call.args])
+        if fingerprint in seen:
+            repeated.append(f"call {call.seq} repeats call {seen[fingerprint]} ({call.tool})")
+        else:
+            seen[fingerprint] = call.seq
+    return Verdict(
+        id="trace.no_repeated_writes",
+        kind="trace",
+        status="failed" if repeated else "passed",
+        detail=f"{_show(repeated)}" if repeated else "no write was issued twice",
     )
 
 
@@ -433,14 +475,16 @@ def grade(record: Record, task: Task, world: World) -> Grade:
     targets = {t.name: select_targets(world, task, t.name) for t in task.targets}
     ctx = _Context(record, task, world, net_changes(record, world), targets)
     verdicts: list[Verdict] = []
-    if task.require or task.allow or task.targets:
-        required, atoms = _required(ctx)
-        verdicts += [required, _allowed(ctx, atoms)]
+    required, atoms = _required(ctx)
+    if task.require:
+        verdicts.append(required)
+    verdicts.append(_allowed(ctx, atoms))
     checks = {
         "read_before_write": _read_before_write,
         "pages_followed": _pages_followed,
         "no_refused_calls": _no_refused,
         "no_reverted_writes": _no_reverted,
+        "no_repeated_writes": _no_repeated,
     }
     verdicts += [checks[name](ctx) for name in task.trace]
     if task.answer is not None:

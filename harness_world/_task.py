@@ -36,7 +36,11 @@ __all__ = [
 ]
 
 TraceCriterionName = Literal[
-    "read_before_write", "pages_followed", "no_refused_calls", "no_reverted_writes"
+    "read_before_write",
+    "pages_followed",
+    "no_refused_calls",
+    "no_reverted_writes",
+    "no_repeated_writes",
 ]
 
 
@@ -155,30 +159,35 @@ class Requirement(
     """A required effect.
 
     Attributes:
-        kind: ``set`` (each target's ``field`` ends equal to ``value``, or null with ``null =
-            true``, or absent with ``absent = true``, or start + ``delta``); ``comment`` (for each
-            target, ``count`` new ``entity`` rows whose ``link`` field is the target key and
-            whose fields match ``match``); ``create`` (``count`` new ``entity`` rows matching
-            ``match``); ``delete`` (each target row is gone).
+        kind: ``set``: each target's ``field`` ends equal to ``value`` (or null with ``null =
+            true``, absent with ``absent = true``, the start value plus ``delta``, or the start
+            list with ``add`` added / ``remove`` removed, compared as sets). ``create``:
+            ``count`` new ``entity`` rows whose fields match ``match``; with ``link``, that many
+            for EACH target, linked to it through the ``link`` field. ``delete``: each target
+            row is gone.
         target: Which target set (default: the first).
         field: For ``set``.
         value: For ``set``: the final value.
         null: For ``set``: the final value is null (TOML has no null).
         absent: For ``set``: the field ends absent.
         delta: For ``set``: the final value is the start value plus this number.
-        entity: For ``comment`` and ``create``: the entity of the new rows.
-        link: For ``comment``: the field of the new row that holds the target's key.
-        match: For ``comment`` and ``create``: fields (and values) the new rows must have.
-        count: For ``comment`` (per target) and ``create``: how many new rows.
+        add: For ``set`` on a list field: this item is in the final list, the rest unchanged.
+        remove: For ``set`` on a list field: this item is gone, the rest unchanged.
+        entity: For ``create``: the entity of the new rows.
+        link: For ``create``: the new row's field holding a target's key (per-target creates).
+        match: For ``create``: fields (and values) the new rows must have.
+        count: For ``create``: how many new rows (per target with ``link``).
     """
 
-    kind: Literal["set", "comment", "create", "delete"]
+    kind: Literal["set", "create", "delete"]
     target: str = ""
     field: str = ""
     value: Any = UNSET
     null: bool = False
     absent: bool = False
     delta: int | float | UnsetType = UNSET
+    add: Any = UNSET
+    remove: Any = UNSET
     entity: str = ""
     link: str = ""
     match: dict[str, Any] = {}
@@ -327,12 +336,9 @@ def load_task(path: str | Path) -> Task:
     for name in referenced:
         if name and name not in names:
             raise TaskError(f"{source}: unknown target set {name!r} (declared: {names})")
-    if (
-        (task.require or task.allow or task.answer)
-        and not task.targets
-        and any(r.kind != "create" for r in task.require)
-    ):
-        raise TaskError(f"{source}: requirements other than create need a target set")
+    needs_targets = [r for r in task.require if r.kind != "create" or r.link]
+    if (needs_targets or task.answer) and not task.targets:
+        raise TaskError(f"{source}: set, delete, linked create and answer need a target set")
     return task
 
 

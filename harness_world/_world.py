@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import re
-import sys
 from collections.abc import Hashable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
@@ -16,6 +14,7 @@ import msgspec
 
 from harness_world._canonical import pack, unpack
 from harness_world._contract import Contract, Entity, Problem, sorted_problems, validate_row
+from harness_world._loader import PluginError, import_path
 from harness_world._paths import builtin_dir, cache_dir
 
 if TYPE_CHECKING:
@@ -281,21 +280,10 @@ def _import_world_module(folder: Path) -> ModuleType:
     module_file = folder / "world.py"
     if not module_file.is_file():
         raise WorldError(f"{folder}: not a world folder (no world.py)")
-    digest = hashlib.sha256(str(module_file.resolve()).encode()).hexdigest()[:12]
-    module_name = f"harness_world_worlds.{folder.name}_{digest}"
-    loaded = sys.modules.get(module_name)
-    if loaded is not None:
-        return loaded
-    spec = importlib.util.spec_from_file_location(module_name, module_file)
-    if spec is None or spec.loader is None:
-        raise WorldError(f"{module_file}: cannot import")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
     try:
-        spec.loader.exec_module(module)
-    except Exception:
-        del sys.modules[module_name]
-        raise
+        module = import_path(module_file, "worlds")
+    except PluginError as exc:
+        raise WorldError(str(exc)) from None
     if not isinstance(getattr(module, "CONTRACT", None), Contract):
         raise WorldError(f"{module_file}: defines no CONTRACT of type harness_world.Contract")
     return module

@@ -43,7 +43,9 @@ def large() -> hw.World:
     return hw.load_world("helpdesk", size="large")
 
 
-def scenario_record(world: hw.World, *, seed: int = 0, context: hw.RecordContext | None = None) -> hw.Record:
+def scenario_record(
+    world: hw.World, *, seed: int = 0, context: hw.RecordContext | None = None
+) -> hw.Record:
     """A record touching every kind of evidence: reads, pages, writes, creates, typed errors."""
     session = world.open_session(seed=seed)
     null_owner = world.lookup("tickets", "owner_id", None)

@@ -122,8 +122,13 @@ def _apply(data: Any, path: tuple[Any, ...], action: str, new: Any) -> Any:
 
 
 edit_values = st.one_of(
-    st.none(), st.booleans(), st.integers(-3, 3), st.floats(-2, 2), st.text(max_size=4),
-    st.just([]), st.just({}),
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.floats(-2, 2),
+    st.text(max_size=4),
+    st.just([]),
+    st.just({}),
 )
 
 
@@ -154,11 +159,14 @@ def test_random_single_edits_are_never_verified(small: hw.World, data: st.DataOb
 
 @settings(max_examples=examples(300, 3_000))
 @given(st.data())
-def test_resealed_edits_to_recomputable_evidence_are_never_verified(small: hw.World, data: st.DataObject) -> None:
+def test_resealed_edits_to_recomputable_evidence_are_never_verified(
+    small: hw.World, data: st.DataObject
+) -> None:
     original = scenario_record(small)
     tree = msgspec.to_builtins(original)
     paths = [
-        p for p in _paths(tree)
+        p
+        for p in _paths(tree)
         if len(p) >= 3 and ((p[0] == "calls" and p[2] != "args") or p[0] == "final")
     ]
     path = data.draw(st.sampled_from(paths))
@@ -174,7 +182,9 @@ def test_resealed_edits_to_recomputable_evidence_are_never_verified(small: hw.Wo
 
 
 @pytest.mark.parametrize("suffix", [".json", ".msgpack"])
-def test_save_load_round_trip_replays_identically(record: hw.Record, tmp_path: Path, suffix: str) -> None:
+def test_save_load_round_trip_replays_identically(
+    record: hw.Record, tmp_path: Path, suffix: str
+) -> None:
     path = hw.save_record(record, tmp_path / f"r{suffix}")
     loaded = hw.load_record(path)
     assert msgspec.json.encode(loaded) == msgspec.json.encode(record)
@@ -195,12 +205,16 @@ def test_records_are_byte_identical_across_processes(tmp_path: Path) -> None:
     for i, seed in enumerate(("0", "77", "4096")):
         out = tmp_path / f"{i}.json"
         env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(REPO)}
-        subprocess.run([sys.executable, "-c", RECORD_SCRIPT, str(out)], env=env, check=True, cwd=REPO)
+        subprocess.run(
+            [sys.executable, "-c", RECORD_SCRIPT, str(out)], env=env, check=True, cwd=REPO
+        )
         blobs.add(out.read_bytes())
     assert len(blobs) == 1
 
 
-def test_truncated_and_invalid_files_are_lost_not_tracebacks(record: hw.Record, tmp_path: Path) -> None:
+def test_truncated_and_invalid_files_are_lost_not_tracebacks(
+    record: hw.Record, tmp_path: Path
+) -> None:
     good = hw.save_record(record, tmp_path / "good.json").read_bytes()
     cases = {
         "truncated.json": good[: len(good) // 2],
@@ -238,8 +252,12 @@ def test_kill_9_during_save_never_leaves_a_partial_record(tmp_path: Path) -> Non
     for round_ in range(examples(6, 30)):
         folder = tmp_path / f"round{round_}"
         folder.mkdir()
-        proc = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, str(folder)], env=env,
-                                stdout=subprocess.PIPE, cwd=REPO)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", KILL_SCRIPT, str(folder)],
+            env=env,
+            stdout=subprocess.PIPE,
+            cwd=REPO,
+        )
         assert proc.stdout is not None and proc.stdout.readline().strip() == b"ready"
         time.sleep(0.05 + 0.037 * round_)
         os.kill(proc.pid, signal.SIGKILL)

@@ -390,6 +390,7 @@ CONTRACT = hw.Contract(
 # -- the seeded generator -------------------------------------------------------------------
 
 GENERATED_SIZES = ("small", "large")
+"""Sizes ``generate`` produces; ``small`` is also committed as ``seeds/small.json``."""
 SIZES = {"small": 641, "large": 30_000}
 
 _FIRST = [
@@ -508,59 +509,46 @@ def _timestamp(rng: random.Random, start_day: int = 0) -> str:
     return f"2025-{month + 1:02d}-{day + 1:02d}T{clock}Z"
 
 
-def generate(size: str) -> dict[str, list[dict[str, Any]]]:
-    """Rows for a named size; deterministic (``random.Random`` seeded by the ticket count)."""
-    n_tickets = SIZES[size]
-    rng = random.Random(20_260_101 + n_tickets)
-    n_agents = max(12, n_tickets // 700)
-    n_customers = max(110, n_tickets // 8)
-    users: list[dict[str, Any]] = []
-    for i in range(n_agents):
-        name = f"{_FIRST[i % len(_FIRST)]} {_LAST[(i * 7) % len(_LAST)]}"
-        users.append(
-            {
-                "id": f"U-{i + 1:04d}",
-                "name": name,
-                "email": f"{name.lower().replace(' ', '.')}@support.example",
-                "role": "admin" if i == n_agents - 1 else "agent",
-            }
-        )
-    pairs = [name for pair in _NEAR_DUPLICATES for name in pair]
-    for j in range(n_customers):
-        uid = f"U-{n_agents + j + 1:04d}"
-        name = pairs[j] if j < len(pairs) else f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"
-        email = (
-            f"{name.lower().replace(' ', '.')}{j}@{rng.choice(['mail', 'post', 'inbox'])}.example"
-        )
-        user: dict[str, Any] = {"id": uid, "name": name, "email": email, "role": "customer"}
-        roll = rng.random()
-        if roll < 0.6:
-            user["organization"] = rng.choice(_ORGS)
-        elif roll < 0.8:
-            user["organization"] = None
-        users.append(user)
-    agents = [u["id"] for u in users if u["role"] != "customer"]
-    customers = [u["id"] for u in users if u["role"] == "customer"]
-    groups = []
-    for g, name in enumerate(["Billing", "Technical", "Accounts", "Escalations"]):
-        members = sorted(rng.sample(agents, k=max(2, len(agents) // 3)))
-        groups.append({"id": f"G-{g + 1}", "name": name, "member_ids": members})
-    n_absent = round(n_tickets * 19 / 641)
-    n_null = round(n_tickets * 22 / 641)
-    special = rng.sample(range(n_tickets), k=n_absent + n_null)
+def _customer(rng: random.Random, index: int, uid: str, name: str) -> dict[str, Any]:
+    email = (
+        f"{name.lower().replace(' ', '.')}{index}@{rng.choice(['mail', 'post', 'inbox'])}.example"
+    )
+    user: dict[str, Any] = {"id": uid, "name": name, "email": email, "role": "customer"}
+    roll = rng.random()
+    if roll < 0.6:
+        user["organization"] = rng.choice(_ORGS)
+    elif roll < 0.8:
+        user["organization"] = None
+    return user
+
+
+def _add_tickets(
+    rng: random.Random,
+    data: dict[str, list[dict[str, Any]]],
+    count: int,
+    customers: list[str],
+    agents: list[str],
+) -> None:
+    """Append ``count`` tickets (and their comments); owners absent or null at the small rate."""
+    tickets, comments = data["tickets"], data["comments"]
+    first = len(tickets)
+    n_absent = round(count * 19 / 641)
+    n_null = round(count * 22 / 641)
+    special = rng.sample(range(count), k=n_absent + n_null)
     absent = set(special[:n_absent])
     null = set(special[n_absent:])
-    tickets: list[dict[str, Any]] = []
-    comments: list[dict[str, Any]] = []
     status_weights = [12, 30, 15, 8, 20, 15]
-    for t in range(n_tickets):
+    for t in range(count):
+        number = first + t
         created = _timestamp(rng)
         ticket: dict[str, Any] = {
-            "id": f"T-{1000 + t}",
+            "id": f"T-{1000 + number}",
             "subject": rng.choice(_SUBJECTS),
             "requester_id": rng.choice(customers),
             "group_id": rng.choice([None, "G-1", "G-2", "G-3", "G-4"]),
-            "status": STATUSES[t % 6] if t < 6 else rng.choices(STATUSES, status_weights)[0],
+            "status": STATUSES[number % 6]
+            if number < 6
+            else rng.choices(STATUSES, status_weights)[0],
             "priority": rng.choices(PRIORITIES, [20, 50, 22, 8])[0],
             "tags": sorted(rng.sample(_TAGS, k=rng.choice([0, 1, 1, 2, 2, 3]))),
             "created_at": created,
@@ -583,7 +571,54 @@ def generate(size: str) -> dict[str, list[dict[str, Any]]]:
                     "created_at": ticket["updated_at"],
                 }
             )
-    return {"tickets": tickets, "users": users, "comments": comments, "groups": groups}
+
+
+def generate(size: str) -> dict[str, list[dict[str, Any]]]:
+    """Rows for a named size; deterministic (seeded ``random.Random`` streams).
+
+    The large seed extends the small one: its first 641 tickets, first 122 users and their
+    comments are exactly the small seed's, so a task's example tickets exist in both while
+    derived target sets grow with the data.
+    """
+    rng = random.Random(20_260_101 + SIZES["small"])
+    n_agents, n_customers = 12, 110
+    users: list[dict[str, Any]] = []
+    for i in range(n_agents):
+        name = f"{_FIRST[i % len(_FIRST)]} {_LAST[(i * 7) % len(_LAST)]}"
+        users.append(
+            {
+                "id": f"U-{i + 1:04d}",
+                "name": name,
+                "email": f"{name.lower().replace(' ', '.')}@support.example",
+                "role": "admin" if i == n_agents - 1 else "agent",
+            }
+        )
+    pairs = [name for pair in _NEAR_DUPLICATES for name in pair]
+    for j in range(n_customers):
+        name = pairs[j] if j < len(pairs) else f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"
+        users.append(_customer(rng, j, f"U-{n_agents + j + 1:04d}", name))
+    agents = [u["id"] for u in users if u["role"] != "customer"]
+    customers = [u["id"] for u in users if u["role"] == "customer"]
+    groups = []
+    for g, name in enumerate(["Billing", "Technical", "Accounts", "Escalations"]):
+        members = sorted(rng.sample(agents, k=max(2, len(agents) // 3)))
+        groups.append({"id": f"G-{g + 1}", "name": name, "member_ids": members})
+    data: dict[str, list[dict[str, Any]]] = {
+        "tickets": [],
+        "users": users,
+        "comments": [],
+        "groups": groups,
+    }
+    _add_tickets(rng, data, SIZES["small"], customers, agents)
+    extra = SIZES[size] - SIZES["small"]
+    if extra > 0:
+        more = random.Random(20_260_101 + SIZES[size])
+        for j in range(n_customers, n_customers + extra // 8):
+            name = f"{more.choice(_FIRST)} {more.choice(_LAST)}"
+            users.append(_customer(more, j, f"U-{n_agents + j + 1:04d}", name))
+        everyone = [u["id"] for u in users if u["role"] == "customer"]
+        _add_tickets(more, data, extra, everyone, agents)
+    return data
 
 
 if __name__ == "__main__":  # regenerate the committed small seed

@@ -1,0 +1,36 @@
+"""Importing plug-in Python files (worlds, oracles, mutants) by path, once per process."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+__all__ = ["PluginError", "import_path"]
+
+
+class PluginError(Exception):
+    """A plug-in module is missing or does not define what it must."""
+
+
+def import_path(module_file: Path, namespace: str) -> ModuleType:
+    """Import a Python file once per process under a stable, path-derived module name."""
+    resolved = module_file.resolve()
+    digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:12]
+    name = f"harness_world_{namespace}.{resolved.parent.name}_{digest}"
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        return loaded
+    spec = importlib.util.spec_from_file_location(name, resolved)
+    if spec is None or spec.loader is None:
+        raise PluginError(f"{module_file}: cannot import")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception:
+        del sys.modules[name]
+        raise
+    return module

@@ -1,0 +1,595 @@
+"""Hand-written mutants for the helpdesk tasks: one deliberate mistake each, with a prediction.
+
+Most mistakes are made on top of the task's oracle (imported through the public loader), so a
+mutant differs from a correct attempt in exactly one way. The prediction is the exact set of
+criteria the mistake must fail; the coverage gate fails when a prediction is wrong, and the
+mistake is then investigated (it was the checker, once, in the seed's build).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import harness_world as hw
+from harness_world import Mutant, ScriptContext
+
+ORACLES = hw.load_oracles("helpdesk")
+TASKS = {t.id: t for t in hw.load_tasks("helpdesk")}
+SMALL = hw.load_world("helpdesk")
+Script = Callable[[ScriptContext], str]
+
+REQ, ALLOW = "state.required", "state.allowed"
+RBW, PAGES = "trace.read_before_write", "trace.pages_followed"
+REFUSED, REVERTED, REPEATED = (
+    "trace.no_refused_calls",
+    "trace.no_reverted_writes",
+    "trace.no_repeated_writes",
+)
+ANSWER, CALLS, TURNS = "trace.answer", "budget.tool_calls", "budget.turns"
+
+
+def oracle(task: str) -> Script:
+    return ORACLES[f"helpdesk.{task}"]
+
+
+class Counting:
+    """A context that counts calls (for budget mutants) and can hide later pages."""
+
+    def __init__(self, ctx: ScriptContext, *, first_page_only: bool = False) -> None:
+        self.ctx = ctx
+        self.instruction = ctx.instruction
+        self.calls = 0
+        self.first_page_only = first_page_only
+
+    def call(self, tool: str, args: dict[str, Any] | None = None) -> hw.Observation:
+        self.calls += 1
+        args = dict(args or {})
+        if self.first_page_only and tool in ("list_tickets", "find_users"):
+            args["limit"] = 20  # the tool's default page, never followed
+            obs = self.ctx.call(tool, args)
+            if obs.ok and isinstance(obs.result, dict):
+                return hw.Observation(
+                    seq=obs.seq, tool=obs.tool, ok=True, result={**obs.result, "next_offset": None}
+                )
+            return obs
+        return self.ctx.call(tool, args)
+
+    def declare_usage(self, **fields: Any) -> None:
+        self.ctx.declare_usage(**fields)
+
+
+def small_calls(task: str) -> list[tuple[str, Any]]:
+    """The oracle's calls on the small seed: what an agent that memorised ids would replay."""
+    record = hw.run_script(SMALL, TASKS[f"helpdesk.{task}"], oracle(task))
+    return [(c.tool, c.args) for c in record.calls]
+
+
+def small_writes(task: str) -> list[tuple[str, Any]]:
+    kinds = {t.name: t.kind for t in SMALL.contract.tools}
+    return [(tool, args) for tool, args in small_calls(task) if kinds[tool] == "write"]
+
+
+# -- generic mistakes -------------------------------------------------------------------------
+
+
+def did_nothing(task: str) -> Script:
+    return lambda ctx: "Done."
+
+
+def blind(task: str) -> Script:
+    writes = small_writes(task)
+
+    def script(ctx: ScriptContext) -> str:
+        for tool, args in writes:
+            ctx.call(tool, args)
+        return "Done."
+
+    return script
+
+
+def first_page(task: str) -> Script:
+    return lambda ctx: oracle(task)(Counting(ctx, first_page_only=True))  # type: ignore[arg-type]
+
+
+def then(task: str, extra: Callable[[ScriptContext], None], before: bool = False) -> Script:
+    def script(ctx: ScriptContext) -> str:
+        if before:
+            extra(ctx)
+        message = oracle(task)(ctx)
+        if not before:
+            extra(ctx)
+        return message
+
+    return script
+
+
+def extra_note(ticket: str) -> Callable[[ScriptContext], None]:
+    def extra(ctx: ScriptContext) -> None:
+        ctx.call("get_ticket", {"ticket_id": ticket})
+        ctx.call(
+            "add_comment", {"ticket_id": ticket, "body": "FYI: looked at this.", "public": False}
+        )
+
+    return extra
+
+
+def toggle(
+    ticket: str, field: str, temporary: str, original: str
+) -> Callable[[ScriptContext], None]:
+    def extra(ctx: ScriptContext) -> None:
+        ctx.call("get_ticket", {"ticket_id": ticket})
+        ctx.call("update_ticket", {"ticket_id": ticket, field: temporary})
+        ctx.call("update_ticket", {"ticket_id": ticket, field: original})
+
+    return extra
+
+
+def retry_last_write(task: str) -> Script:
+    kinds = {t.name: t.kind for t in SMALL.contract.tools}
+
+    def script(ctx: ScriptContext) -> str:
+        counting = Counting(ctx)
+        message = oracle(task)(counting)  # type: ignore[arg-type]
+        last = next(c for c in reversed(ctx._session.log) if c.ok and kinds[c.tool] == "write")
+        ctx.call(last.tool, last.args)
+        return message
+
+    return script
+
+
+def wasteful(task: str) -> Script:
+    budget = TASKS[f"helpdesk.{task}"].budgets.tool_calls or 0
+
+    def script(ctx: ScriptContext) -> str:
+        counting = Counting(ctx)
+        message = oracle(task)(counting)  # type: ignore[arg-type]
+        while counting.calls <= budget:
+            counting.call("list_groups", {})
+        return message
+
+    return script
+
+
+def slow(task: str) -> Script:
+    turns = TASKS[f"helpdesk.{task}"].budgets.turns or 0
+
+    def script(ctx: ScriptContext) -> str:
+        message = oracle(task)(ctx)
+        ctx.declare_usage(turns=turns + 1, requests=turns + 1)
+        return message
+
+    return script
+
+
+def refused_first(task: str, ticket: str) -> Script:
+    def extra(ctx: ScriptContext) -> None:
+        ctx.call("get_ticket", {"ticket_id": ticket})
+        ctx.call("assign_ticket", {"ticket_id": ticket, "owner_id": "U-0050"})  # a customer
+
+    return then(task, extra, before=True)
+
+
+MUTANTS: list[Mutant] = []
+
+
+def add(
+    task: str,
+    name: str,
+    predicted: set[str],
+    script: Script,
+    note: str,
+    sizes: tuple[str, ...] = ("small",),
+) -> None:
+    MUTANTS.append(
+        Mutant(
+            id=f"{task}.{name}",
+            task_id=f"helpdesk.{task}",
+            predicted=frozenset(predicted),
+            script=script,
+            note=note,
+            sizes=sizes,
+        )
+    )
+
+
+def _first_target(task: str) -> dict[str, Any]:
+    key = hw.select_targets(SMALL, TASKS[f"helpdesk.{task}"])[0]
+    row = SMALL.get("tickets", key)
+    assert row is not None
+    return row
+
+
+WRITE_TASKS = {
+    # task: (criteria its oracle is graded on beyond required/allowed/budgets)
+    "escalate_outage": {RBW, PAGES, REVERTED, REPEATED},
+    "vip_two_statuses": {RBW, PAGES, REVERTED, REPEATED},
+    "billing_review_tag": {RBW, PAGES, REVERTED, REPEATED},
+    "assign_on_hold_unowned": {RBW, PAGES, REFUSED, REVERTED, REPEATED},
+    "reassign_departed": {RBW, PAGES, REFUSED, REVERTED, REPEATED},
+    "reply_and_solve": {RBW, REVERTED, REPEATED},
+    "note_urgent_new": {RBW, PAGES, REVERTED, REPEATED},
+    "close_solved_duplicates": {RBW, PAGES, REVERTED},
+    "untag_pending_mobile": {RBW, PAGES, REVERTED, REPEATED},
+    "anna_lopez_replies": {RBW, PAGES, REVERTED, REPEATED},
+}
+COMMENT_TASKS = {"note_urgent_new", "anna_lopez_replies", "reply_and_solve"}
+
+for task, criteria in WRITE_TASKS.items():
+    target = _first_target(task)
+    tid = target["id"]
+    add(task, "did_nothing", {REQ}, did_nothing(task), "stopped without doing anything")
+    add(
+        task,
+        "extra_note",
+        {ALLOW},
+        then(task, extra_note(tid), before=True),
+        "added an unrequested internal note to a target, then did the task",
+    )
+    add(
+        task,
+        "blind",
+        {RBW},
+        blind(task),
+        "wrote the right rows without reading any of them (ids from memory)",
+    )
+    add(task, "slow", {TURNS}, slow(task), "took more model turns than the budget")
+    add(task, "wasteful", {CALLS}, wasteful(task), "kept calling tools past the tool-call budget")
+    field = (
+        "status"
+        if task in ("escalate_outage", "vip_two_statuses", "note_urgent_new")
+        else "priority"
+    )
+    temporary = {"status": "on_hold", "priority": "low" if target["priority"] != "low" else "high"}[
+        field
+    ]
+    add(
+        task,
+        "reverted",
+        {REVERTED},
+        then(task, toggle(tid, field, temporary, target[field]), before=True),
+        f"changed {field} on {tid}, then changed it back",
+    )
+    if REPEATED in criteria:
+        # the retried write is a comment (an extra row) except where the last write is an update
+        extra_row = task in COMMENT_TASKS and task != "reply_and_solve"
+        add(
+            task,
+            "retried_write",
+            {REPEATED, ALLOW} if extra_row else {REPEATED},
+            retry_last_write(task),
+            "repeated its last write verbatim (a blind retry)",
+        )
+    if REFUSED in criteria:
+        add(
+            task,
+            "refused_first",
+            {REFUSED},
+            refused_first(task, tid),
+            "first tried to give a ticket to a customer and was refused",
+        )
+    if PAGES in criteria:
+        # On the large seed the memorised listings end early (pages unfollowed) except for
+        # anna_lopez_replies, whose single listing fits one page on both seeds.
+        predicted = {REQ} if task == "anna_lopez_replies" else {REQ, PAGES}
+        add(
+            task,
+            "hardcoded_ids",
+            predicted,
+            lambda ctx, t=task: _replay(ctx, small_calls(t)),
+            "replayed the calls that were right on the small seed",
+            sizes=("large",),
+        )
+
+
+def _replay(ctx: ScriptContext, calls: list[tuple[str, Any]]) -> str:
+    for tool, args in calls:
+        ctx.call(tool, args)
+    return "Done."
+
+
+def all_tickets(ctx: ScriptContext, **filters: Any) -> list[dict[str, Any]]:
+    """Every ticket matching the filters, all pages."""
+    rows: list[dict[str, Any]] = []
+    offset: int | None = 0
+    while offset is not None:
+        page = ctx.call("list_tickets", {**filters, "limit": 100, "offset": offset}).result
+        rows += page["tickets"]
+        offset = page["next_offset"]
+    return rows
+
+
+def _reply_to_first_lopez(ctx: ScriptContext) -> str:
+    first = ctx.call("find_users", {"query": "lopez"}).result["users"][0]
+    for t in all_tickets(ctx, requester_id=first["id"]):
+        if t["status"] in ("new", "open", "pending"):
+            ctx.call(
+                "add_comment",
+                {
+                    "ticket_id": t["id"],
+                    "body": "Sorry for the wait - we are on it.",
+                    "public": True,
+                },
+            )
+    return "Replied."
+
+
+def _reply_to_first_page(ctx: ScriptContext) -> str:
+    users = ctx.call("find_users", {"query": "lopez"}).result["users"]
+    anna = next(u for u in users if u["name"] == "Anna Lopez")
+    page = ctx.call(
+        "list_tickets", {"requester_id": anna["id"], "status": "open", "limit": 1}
+    ).result
+    for t in page["tickets"]:
+        ctx.call(
+            "add_comment",
+            {"ticket_id": t["id"], "body": "Sorry for the wait - we are on it.", "public": True},
+        )
+    return "Replied."
+
+
+def _create_for_first_smith(ctx: ScriptContext) -> str:
+    first = ctx.call("find_users", {"query": "smith"}).result["users"][0]
+    ctx.call(
+        "create_ticket",
+        {"subject": "Export to CSV fails", "requester_id": first["id"], "priority": "high"},
+    )
+    return "Opened."
+
+
+# -- the mistakes the seed saw in live runs, task by task --------------------------------------
+
+
+def _only(task: str, keep: Callable[[str, dict[str, Any]], bool]) -> Script:
+    """The oracle with some of its calls suppressed (a narrower search than the task needs)."""
+
+    class Narrow(Counting):
+        def call(self, tool: str, args: dict[str, Any] | None = None) -> hw.Observation:
+            if not keep(tool, dict(args or {})):
+                return hw.Observation(
+                    seq=0,
+                    tool=tool,
+                    ok=True,
+                    result={
+                        "tickets": [],
+                        "users": [],
+                        "total": 0,
+                        "offset": 0,
+                        "next_offset": None,
+                    },
+                )
+            return super().call(tool, args)
+
+    return lambda ctx: oracle(task)(Narrow(ctx))  # type: ignore[arg-type]
+
+
+add(
+    "escalate_outage",
+    "first_page",
+    {REQ, PAGES},
+    first_page("escalate_outage"),
+    "stopped after the first page of results",
+)
+add(
+    "escalate_outage",
+    "examples_only",
+    {REQ},
+    lambda ctx: (
+        [
+            ctx.call("get_ticket", {"ticket_id": t})
+            and ctx.call("update_ticket", {"ticket_id": t, "priority": "urgent"})
+            for t in ("T-1001", "T-1008")
+        ]
+        and "Done."
+    ),
+    "escalated only the two example tickets named in the instruction",
+)
+add(
+    "vip_two_statuses",
+    "one_status",
+    {REQ},
+    _only("vip_two_statuses", lambda tool, a: a.get("status") != "pending"),
+    "the filter takes one status: listed new tickets and never pending ones",
+)
+add(
+    "billing_review_tag",
+    "replaced_tags",
+    {REQ},
+    lambda ctx: (
+        [
+            ctx.call("update_ticket", {"ticket_id": t["id"], "tags": ["billing-review"]})
+            for t in all_tickets(ctx, status="open", group_id="G-1")
+        ]
+        and "Done."
+    ),
+    "right tickets, wrong value: replaced the tags instead of adding one",
+)
+add(
+    "assign_on_hold_unowned",
+    "null_only",
+    {REQ},
+    _only("assign_on_hold_unowned", lambda tool, a: not a.get("owner_missing")),
+    "handled tickets whose owner is null, but not those with no owner field",
+)
+add(
+    "assign_on_hold_unowned",
+    "absent_only",
+    {REQ},
+    _only("assign_on_hold_unowned", lambda tool, a: "owner_id" not in a or tool != "list_tickets"),
+    "handled tickets with no owner field, but not those whose owner is null",
+)
+add(
+    "reassign_departed",
+    "wrong_agent",
+    {REQ},
+    lambda ctx: (
+        [
+            ctx.call("assign_ticket", {"ticket_id": t["id"], "owner_id": "U-0006"})
+            for t in all_tickets(ctx, status="open", owner_id="U-0004")
+        ]
+        and "Done."
+    ),
+    "right tickets, wrong agent",
+)
+add(
+    "reply_and_solve",
+    "no_reply",
+    {REQ},
+    lambda ctx: (
+        ctx.call("get_ticket", {"ticket_id": "T-1001"})
+        and ctx.call("update_ticket", {"ticket_id": "T-1001", "status": "solved"})
+        and "Solved."
+    ),
+    "skipped the requested reply",
+)
+add(
+    "reply_and_solve",
+    "internal_reply",
+    {REQ, ALLOW},
+    lambda ctx: (
+        ctx.call("get_ticket", {"ticket_id": "T-1001"})
+        and ctx.call(
+            "add_comment", {"ticket_id": "T-1001", "body": "The outage is fixed.", "public": False}
+        )
+        and ctx.call("update_ticket", {"ticket_id": "T-1001", "status": "solved"})
+        and "Done."
+    ),
+    "wrote the reply as an internal note the customer cannot see",
+)
+add(
+    "note_urgent_new",
+    "public_note",
+    {REQ, ALLOW},
+    lambda ctx: (
+        [
+            ctx.call(
+                "add_comment", {"ticket_id": t["id"], "body": "Triaged: urgent", "public": True}
+            )
+            for t in all_tickets(ctx, status="new", priority="urgent")
+        ]
+        and "Done."
+    ),
+    "posted the internal note publicly",
+)
+add(
+    "close_solved_duplicates",
+    "closed_every_solved",
+    {ALLOW},
+    lambda ctx: (
+        [
+            ctx.call("update_ticket", {"ticket_id": t["id"], "status": "closed"})
+            for t in all_tickets(ctx, status="solved")
+        ]
+        and "Done."
+    ),
+    "closed every solved ticket, duplicates or not",
+)
+add(
+    "untag_pending_mobile",
+    "dropped_all_tags",
+    {REQ},
+    lambda ctx: (
+        [
+            ctx.call("update_ticket", {"ticket_id": t["id"], "tags": []})
+            for t in all_tickets(ctx, status="pending", tag="mobile")
+        ]
+        and "Done."
+    ),
+    "removed every tag, not just mobile",
+)
+add(
+    "anna_lopez_replies",
+    "first_search_result",
+    {REQ, ALLOW},
+    _reply_to_first_lopez,
+    "took the first search result for the customer (Ana Lopez, not Anna)",
+)
+add(
+    "anna_lopez_replies",
+    "limit_one",
+    {REQ, PAGES},
+    _reply_to_first_page,
+    "listed her tickets one per page and answered only the first",
+)
+add(
+    "create_for_john",
+    "did_nothing",
+    {REQ},
+    did_nothing("create_for_john"),
+    "stopped without doing anything",
+)
+add(
+    "create_for_john",
+    "first_search_result",
+    {REQ, ALLOW},
+    _create_for_first_smith,
+    "took the first search result for the customer (Jon Smith, not John)",
+)
+add(
+    "create_for_john",
+    "described_in_comment",
+    {ALLOW},
+    then(
+        "create_for_john",
+        lambda ctx: ctx.call(
+            "add_comment",
+            {"ticket_id": "T-N1", "body": "Exporting to CSV fails with an error.", "public": True},
+        ),
+    ),
+    "the create tool has no body field: put a description in a comment nobody asked for",
+)
+add(
+    "create_for_john",
+    "slow",
+    {TURNS},
+    slow("create_for_john"),
+    "took more model turns than the budget",
+)
+add(
+    "create_for_john",
+    "wasteful",
+    {CALLS},
+    wasteful("create_for_john"),
+    "kept calling tools past the budget",
+)
+add(
+    "security_count",
+    "did_nothing",
+    {ANSWER},
+    lambda ctx: "I could not tell.",
+    "answered without counting",
+)
+add(
+    "security_count",
+    "first_page_count",
+    {ANSWER, PAGES},
+    lambda ctx: str(
+        len(
+            ctx.call("list_tickets", {"status": "open", "tag": "security", "limit": 5}).result[
+                "tickets"
+            ]
+        )
+    ),
+    "counted the rows of the first page of five",
+)
+add(
+    "security_count",
+    "tagged_while_counting",
+    {ALLOW},
+    then("security_count", extra_note(_first_target("security_count")["id"])),
+    "answered correctly but added a note to a ticket on a read-only question",
+)
+add(
+    "security_count",
+    "slow",
+    {TURNS},
+    slow("security_count"),
+    "took more model turns than the budget",
+)
+add(
+    "security_count",
+    "wasteful",
+    {CALLS},
+    wasteful("security_count"),
+    "kept calling tools past the budget",
+)
