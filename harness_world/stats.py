@@ -894,8 +894,10 @@ def noise_band(differences: Sequence[float], *, z: float | None = None) -> Noise
     Verdict: ``above`` when ``mean > band``, ``below`` when ``mean < -band``, otherwise
     ``inside``; a mean exactly on an edge counts as inside (the conservative reading).
 
-    Edge cases: when every difference is equal, sd and the band are 0 and any non-zero mean is
-    outside it; sums are exact-rounded (`math.fsum`), so the result ignores input order.
+    Edge cases: when every difference is equal, sd and the band are exactly 0 and any non-zero
+    mean is outside it. Mean and variance are computed exactly (as fractions of the float inputs)
+    and rounded once, so the result ignores input order and equal inputs never leave a
+    rounding residue in sd.
 
     Args:
         differences: One difference per paired task, finite.
@@ -914,8 +916,11 @@ def noise_band(differences: Sequence[float], *, z: float | None = None) -> Noise
     if not all(math.isfinite(d) for d in differences):
         raise StatsInputError("differences must be finite")
     multiplier = band_multiplier(n, z)
-    mean = math.fsum(differences) / n
-    sd = math.sqrt(math.fsum((d - mean) ** 2 for d in differences) / (n - 1))
+    exact = [Fraction(d) for d in differences]
+    exact_mean = sum(exact, Fraction(0)) / n
+    variance = sum(((d - exact_mean) ** 2 for d in exact), Fraction(0)) / (n - 1)
+    mean = float(exact_mean)
+    sd = math.sqrt(float(variance))
     half = multiplier.value * sd / math.sqrt(n)
     verdict: Verdict = "above" if mean > half else "below" if mean < -half else "inside"
     return NoiseBand(n=n, mean=mean, sd=sd, multiplier=multiplier, half_width=half, verdict=verdict)

@@ -393,6 +393,15 @@ def test_tasks_needed_refuses_bad_input():
 # ---------------------------------------------------------------- classes, flips, McNemar
 
 
+def test_pair_tallies_sorts_by_task_id_whatever_the_input_order():
+    base = [TaskTally(task_id=t, runs=5, passes=2) for t in ("c", "a", "b")]
+    cand = [TaskTally(task_id=t, runs=5, passes=3) for t in ("b", "d", "c", "a")]
+    paired, excluded = stats.pair_tallies(base, cand, min_runs=5)
+    assert [p.task_id for p in paired] == ["a", "b", "c"]
+    assert [(e.task_id, e.reason) for e in excluded] == [("d", "only in 'candidate'")]
+    assert paired[0].difference == pytest.approx(0.2)
+
+
 def test_classes_flips_and_regressions():
     def pair(task, bp, cp, runs=5):
         return stats.PairedTask(
