@@ -69,10 +69,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "inputs",
         nargs="+",
-        metavar="RESULTS_CSV | BASELINE_DIR CANDIDATE_DIR",
+        metavar="PATH",
         help=(
             "a results CSV with columns task_id,run_index,config,passed; or two run "
-            "directories (not available yet)"
+            "directories BASELINE CANDIDATE (not available yet)"
         ),
     )
     parser.add_argument("--baseline", metavar="CONFIG", help="baseline config name in the CSV")
