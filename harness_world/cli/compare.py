@@ -1,0 +1,266 @@
+"""``compare``: test whether a score change is bigger than the eval's own noise.
+
+Reads a results CSV (``task_id,run_index,config,passed``), pairs the tasks both configurations
+ran at least ``--min-runs`` times, and prints the paired noise band, its verdict, the tasks that
+flipped between solid and broken, and the regressions by name. ``--gate`` turns the verdict into
+the exit code: ``improved`` needs the change above the band, ``no-regression`` needs it not
+below the band, ``none`` (the default) always passes.
+
+Exit codes: 0 gate passed or no gate; 1 gate failed; 2 bad input (unreadable or malformed CSV,
+unknown config, fewer than 2 paired tasks, bad option) with one ``error: ...`` line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from harness_world._results_csv import ResultsCsvError, read_results
+from harness_world.stats import (
+    Comparison,
+    Multiplier,
+    StatsInputError,
+    TaskTally,
+    compare_results,
+)
+
+__all__ = ["CompareReport", "gate_passed", "register", "render_text"]
+
+Gate = Literal["improved", "no-regression", "none"]
+
+_RUNS_FEATURE = "comparing run directories needs the runs feature"
+
+
+class CompareReport(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``compare --json`` prints: the comparison plus the gate outcome.
+
+    Attributes:
+        gate: The gate applied (``none`` when there was no gate).
+        gate_passed: Whether the gate passed (always true for ``none``).
+        warnings: Human-readable warnings, e.g. fewer than 30 paired tasks.
+        comparison: The full comparison.
+
+    """
+
+    gate: Gate
+    gate_passed: bool
+    warnings: list[str]
+    comparison: Comparison
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add the ``compare`` command to the top-level parser."""
+    parser = subparsers.add_parser(
+        "compare",
+        help="compare two configurations against the paired noise band",
+        description=(
+            "Compare a candidate configuration with a baseline over the same tasks: mean "
+            "per-task pass rates, the paired noise band m*sd/sqrt(n) of the per-task "
+            "differences, a verdict (above / below / inside the band), solid / flaky / broken "
+            "counts, flipped tasks and regressions by name. Tasks on one side only or under "
+            "--min-runs are excluded and listed."
+        ),
+    )
+    parser.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="PATH",
+        help=(
+            "a results CSV with columns task_id,run_index,config,passed; or two run "
+            "directories BASELINE CANDIDATE (not available yet)"
+        ),
+    )
+    parser.add_argument("--baseline", metavar="CONFIG", help="baseline config name in the CSV")
+    parser.add_argument("--candidate", metavar="CONFIG", help="candidate config name in the CSV")
+    parser.add_argument(
+        "--gate",
+        choices=("improved", "no-regression", "none"),
+        default="none",
+        help=(
+            "improved: exit 1 unless the change is above the band; no-regression: exit 1 if it "
+            "is below the band; none (default): always exit 0 on valid input"
+        ),
+    )
+    parser.add_argument(
+        "--min-runs",
+        type=int,
+        default=5,
+        metavar="N",
+        help="runs a task needs under each config to be compared (default 5)",
+    )
+    parser.add_argument(
+        "--z",
+        type=float,
+        default=None,
+        metavar="Z",
+        help=(
+            "normal multiplier for the band (default 1.96). Used as given with 30 or more "
+            "paired tasks; below 30 it sets the confidence level and the band uses the Student "
+            "t quantile with n-1 degrees of freedom at that level"
+        ),
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(handler=run)
+
+
+def gate_passed(verdict: str, gate: Gate) -> bool:
+    """Whether a verdict (``above``/``below``/``inside``) satisfies a gate."""
+    if gate == "improved":
+        return verdict == "above"
+    if gate == "no-regression":
+        return verdict != "below"
+    return True
+
+
+class _InputError(Exception):
+    pass
+
+
+def _fail(message: str) -> int:
+    print(f"error: {' '.join(message.split())}", file=sys.stderr)
+    return 2
+
+
+def _check_options(args: argparse.Namespace) -> Path:
+    paths = [Path(p) for p in args.inputs]
+    if any(p.is_dir() for p in paths):
+        raise _InputError(_RUNS_FEATURE)
+    if len(paths) != 1:
+        raise _InputError(
+            f"expected one results CSV (or two run directories), got {len(paths)} paths"
+        )
+    if not args.baseline or not args.candidate:
+        raise _InputError("--baseline and --candidate are required with a results CSV")
+    if args.min_runs < 1:
+        raise _InputError(f"--min-runs must be at least 1, got {args.min_runs}")
+    if args.z is not None and not (math.isfinite(args.z) and args.z > 0):
+        raise _InputError(f"--z must be a positive number, got {args.z}")
+    return paths[0]
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handle ``compare``; returns the exit code."""
+    try:
+        path = _check_options(args)
+        rows = read_results(path)
+        comparison = compare_results(
+            rows, args.baseline, args.candidate, min_runs=args.min_runs, z=args.z
+        )
+    except _InputError as exc:
+        return _fail(str(exc))
+    except ResultsCsvError as exc:
+        return _fail(f"{args.inputs[0]}: {exc}")
+    except StatsInputError as exc:
+        return _fail(str(exc))
+    except OSError as exc:
+        return _fail(f"cannot read {args.inputs[0]}: {exc.strerror or exc}")
+
+    gate: Gate = args.gate
+    passed = gate_passed(comparison.band.verdict, gate)
+    if args.json:
+        report = CompareReport(
+            gate=gate, gate_passed=passed, warnings=_warnings(comparison), comparison=comparison
+        )
+        sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
+    else:
+        sys.stdout.write(render_text(comparison, gate, passed))
+    return 0 if passed else 1
+
+
+def _warnings(comparison: Comparison) -> list[str]:
+    if not comparison.small_sample:
+        return []
+    n = len(comparison.paired)
+    return [
+        f"only {n} paired tasks (fewer than 30): the band uses a Student t multiplier and "
+        "stays wide; few changes will clear it"
+    ]
+
+
+def _pct(fraction: float) -> str:
+    return f"{fraction * 100:.1f}%"
+
+
+def _points(fraction: float) -> str:
+    return f"{abs(fraction) * 100:.1f}"
+
+
+def _signed_points(fraction: float) -> str:
+    text = f"{fraction * 100:+.1f}"
+    return "0.0" if text in ("+0.0", "-0.0") else text
+
+
+def _runs(tally: TaskTally) -> str:
+    return f"{tally.passes}/{tally.runs}"
+
+
+def _multiplier(m: Multiplier) -> str:
+    if m.kind == "z":
+        return f"z = {m.value:g}"
+    return f"t = {m.value:.3f}, {m.df} df, at the level of z = {m.z:g}"
+
+
+_VERDICTS = {
+    "above": "ABOVE the band: the improvement is larger than this eval's noise",
+    "below": "BELOW the band: the drop is larger than this eval's noise",
+    "inside": "INSIDE the band: no detectable change (this eval cannot tell it from noise)",
+}
+
+
+def render_text(comparison: Comparison, gate: Gate, passed: bool) -> str:
+    """Render the human-readable report ``compare`` prints (ASCII only, ends with a newline)."""
+    c = comparison
+    band = c.band
+    names = max(len(c.baseline), len(c.candidate))
+    lines = [
+        f"Paired tasks: {len(c.paired)} (at least {c.min_runs} run(s) each side)",
+        (
+            f"Baseline  {c.baseline:<{names}}  mean pass rate {_pct(c.baseline_mean):>6}  "
+            f"(solid {c.baseline_classes.solid}, flaky {c.baseline_classes.flaky}, "
+            f"broken {c.baseline_classes.broken})"
+        ),
+        (
+            f"Candidate {c.candidate:<{names}}  mean pass rate {_pct(c.candidate_mean):>6}  "
+            f"(solid {c.candidate_classes.solid}, flaky {c.candidate_classes.flaky}, "
+            f"broken {c.candidate_classes.broken})"
+        ),
+        f"Change: {_signed_points(band.mean)} points",
+        (
+            f"Noise band: +/-{_points(band.half_width)} points (sd of per-task differences "
+            f"{_points(band.sd)} points, multiplier {_multiplier(band.multiplier)})"
+        ),
+        f"Verdict: {_VERDICTS[band.verdict]}",
+    ]
+    if c.mcnemar is not None:
+        lines.append(
+            f"McNemar mid-p (one run per task): {c.mcnemar.p_value:.4f} "
+            f"(baseline-only passes {c.mcnemar.baseline_only}, "
+            f"candidate-only passes {c.mcnemar.candidate_only})"
+        )
+    lines.append(f"Flipped tasks (solid <-> broken): {len(c.flips)}")
+    lines.extend(
+        f"  {f.task_id}: {f.baseline_class} -> {f.candidate_class} "
+        f"({_runs(f.baseline)} -> {_runs(f.candidate)})"
+        for f in c.flips
+    )
+    by_id = {p.task_id: p for p in c.paired}
+    lines.append(f"Regressions (solid in baseline, not solid in candidate): {len(c.regressions)}")
+    lines.extend(
+        f"  {t}: {_runs(by_id[t].baseline)} -> {_runs(by_id[t].candidate)}" for t in c.regressions
+    )
+    lines.append(f"Excluded tasks: {len(c.excluded)}")
+    lines.extend(f"  {e.task_id}: {e.reason}" for e in c.excluded)
+    lines.extend(f"Warning: {w}" for w in _warnings(c))
+    if gate != "none":
+        if passed:
+            lines.append(f"Gate {gate}: PASSED")
+        elif gate == "improved":
+            lines.append(f"Gate {gate}: FAILED (the change does not clear the band upward)")
+        else:
+            lines.append(f"Gate {gate}: FAILED (the change is below the band)")
+    return "\n".join(lines) + "\n"
