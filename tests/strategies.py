@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
@@ -113,3 +115,105 @@ def hostile_call(draw: st.DrawFn) -> tuple[Any, Any]:
 
 
 call_sequences = st.lists(plausible_call(), min_size=1, max_size=25)
+
+
+# -- inventory world ------------------------------------------------------------------------
+
+INVENTORY_TOOLS = [
+    "list_items",
+    "get_item",
+    "list_warehouses",
+    "get_stock",
+    "list_stock",
+    "adjust_stock",
+    "create_transfer",
+    "create_purchase_order",
+    "list_purchase_orders",
+    "cancel_purchase_order",
+]
+INVENTORY_CATEGORIES = [
+    "cables",
+    "adapters",
+    "peripherals",
+    "networking",
+    "storage",
+    "power",
+    "office",
+    "audio",
+]
+PO_STATUSES = ["draft", "submitted", "received", "cancelled"]
+ACTIVE_W = ["W-01", "W-02", "W-03", "W-05"]
+"""The active warehouses of the small inventory seed (W-04 is inactive)."""
+
+item_ids = st.one_of(
+    st.integers(1, 310).map(lambda i: f"I-{i:04d}"), st.sampled_from(["I-9999", "I-1"])
+)
+warehouse_ids = st.one_of(st.integers(1, 6).map(lambda i: f"W-{i:02d}"), st.just("W-99"))
+
+
+def _inventory_stock_pairs() -> list[tuple[str, str]]:
+    seed = Path(__file__).resolve().parent.parent / "worlds/inventory/seeds/small.json"
+    return [(r["item_id"], r["warehouse_id"]) for r in json.loads(seed.read_text())["stock"]]
+
+
+# (item, warehouse) pairs that have a stock row in the small seed, read once on first use, so
+# that stock writes succeed often enough for the properties to exercise them.
+stocked_pairs = st.deferred(lambda: st.sampled_from(_inventory_stock_pairs()))
+item_warehouse = st.one_of(stocked_pairs, stocked_pairs, st.tuples(item_ids, warehouse_ids))
+po_ids = st.one_of(
+    st.integers(1, 65).map(lambda i: f"PO-{i:04d}"), st.sampled_from(["PO-N1", "PO-N2", "PO-0"])
+)
+
+
+@st.composite
+def inventory_call(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+    """A well-formed-looking inventory call; many still fail (unknown ids, no stock, inactive)."""
+    tool = draw(st.sampled_from(INVENTORY_TOOLS))
+    args: dict[str, Any] = {}
+    if tool == "list_items":
+        if draw(st.booleans()):
+            args["category"] = draw(st.sampled_from(INVENTORY_CATEGORIES))
+        if draw(st.booleans()):
+            args["discontinued"] = draw(st.booleans())
+        if draw(st.booleans()):
+            args["query"] = draw(st.sampled_from(["usb", "USB-C", "cable", "SKU-OFF", "zz"]))
+        args["limit"] = draw(st.integers(1, 100))
+        args["offset"] = draw(st.integers(0, 320))
+    elif tool == "get_item":
+        args["item_id"] = draw(item_ids)
+    elif tool == "get_stock":
+        args["item_id"], args["warehouse_id"] = draw(item_warehouse)
+    elif tool == "list_stock":
+        if draw(st.booleans()):
+            args["item_id"] = draw(item_ids)
+        if draw(st.booleans()):
+            args["warehouse_id"] = draw(warehouse_ids)
+        if draw(st.booleans()):
+            args["below_reorder"] = draw(st.booleans())
+        args["limit"] = draw(st.integers(1, 100))
+        args["offset"] = draw(st.integers(0, 200))
+    elif tool == "adjust_stock":
+        args["item_id"], args["warehouse_id"] = draw(item_warehouse)
+        args["delta"] = draw(st.integers(-60, 60))
+        args["reason"] = draw(st.sampled_from(["cycle count", "damaged", "found"]))
+    elif tool == "create_transfer":
+        args["item_id"], args["from_warehouse_id"] = draw(item_warehouse)
+        args["to_warehouse_id"] = draw(st.one_of(st.sampled_from(ACTIVE_W), warehouse_ids))
+        args["quantity"] = draw(st.integers(1, 30))
+    elif tool == "create_purchase_order":
+        args["item_id"] = draw(item_ids)
+        args["warehouse_id"] = draw(warehouse_ids)
+        args["quantity"] = draw(st.integers(1, 500))
+    elif tool == "list_purchase_orders":
+        if draw(st.booleans()):
+            args["status"] = draw(st.sampled_from(PO_STATUSES))
+        if draw(st.booleans()):
+            args["item_id"] = draw(item_ids)
+        args["limit"] = draw(st.integers(1, 100))
+        args["offset"] = draw(st.integers(0, 70))
+    elif tool == "cancel_purchase_order":
+        args["po_id"] = draw(po_ids)
+    return tool, args
+
+
+inventory_call_sequences = st.lists(inventory_call(), min_size=1, max_size=25)

@@ -1,0 +1,726 @@
+"""The inventory world: items (SKUs), warehouses, stock levels, transfers and purchase orders.
+
+The generator is seeded and pure: the same size always yields the same rows. The small seed is
+committed (``seeds/small.json``); the large one is generated on demand and cached by the engine.
+
+Small seed (``generate("small")``): 300 items, 5 warehouses (W-04 inactive), 748 stock rows,
+37 transfers, 60 purchase orders. An item's ``supplier_id`` is absent on 13 items (legacy
+imports that never had the field) and null on 17 (supplier explicitly unknown), because real
+exports mix the two and agents that treat them alike miss rows. 65 stock rows are below their
+item's reorder point on the small seed (51 of them in active warehouses) and 2,065 on the large
+one (10,000 items, 12 warehouses, W-04 and W-10 inactive; absent 433, null 567). Near-duplicate
+names ("USB-C Cable 1m" / "USB C Cable 1 m", ...) are distinct items; 16 small-seed items are
+stocked nowhere yet; every transfer and purchase-order status occurs.
+
+Rules every tool follows:
+
+- A stock row's key is a pure function of its natural key: ``"<item_id>@<warehouse_id>"``
+  (e.g. ``"I-0001@W-01"``); new transfers and purchase orders get ``ctx.new_key`` ids
+  (``TR-N1``, ``PO-N1``, ...). Timestamps come only from ``ctx.now()``.
+- "Available" stock is ``on_hand - reserved``. A row is *below reorder* when its available
+  stock is strictly less than the item's ``reorder_point``.
+- Stock in an inactive warehouse can be read but not changed: adjusting it, transferring into
+  or out of it, or ordering into it is a ``conflict``.
+- Error messages start with the name of the argument they concern.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+import harness_world as hw
+from harness_world import Entity, Field, Params, ToolContext, ToolFailure
+
+CATEGORIES: tuple[str, ...] = (
+    "cables",
+    "adapters",
+    "peripherals",
+    "networking",
+    "storage",
+    "power",
+    "office",
+    "audio",
+)
+Category = Literal[
+    "cables", "adapters", "peripherals", "networking", "storage", "power", "office", "audio"
+]
+TRANSFER_STATUSES: tuple[str, ...] = ("requested", "shipped", "received", "cancelled")
+PO_STATUSES: tuple[str, ...] = ("draft", "submitted", "received", "cancelled")
+PoStatus = Literal["draft", "submitted", "received", "cancelled"]
+CANCELLABLE: tuple[str, ...] = ("draft", "submitted")
+
+Limit = Annotated[int, msgspec.Meta(ge=1, le=100)]
+Offset = Annotated[int, msgspec.Meta(ge=0)]
+ItemId = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+WarehouseId = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+PoId = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+Quantity = Annotated[int, msgspec.Meta(ge=1, le=1_000_000)]
+Delta = Annotated[int, msgspec.Meta(ge=-1_000_000, le=1_000_000)]
+
+_S = Field(type="str")
+_I = Field(type="int")
+ITEM = Entity(
+    name="items",
+    key="id",
+    id_prefix="I-",
+    description="Stock-keeping units (SKUs) in the catalogue.",
+    fields={
+        "id": _S,
+        "sku": _S,
+        "name": _S,
+        "category": Field(type="str", enum=CATEGORIES),
+        "unit_cost": Field(type="float"),
+        "reorder_point": _I,
+        "discontinued": Field(type="bool"),
+        "supplier_id": Field(
+            type="str",
+            nullable=True,
+            optional=True,
+            description="Default supplier; null when unknown, absent on legacy imports.",
+        ),
+    },
+    indexes=("category", "discontinued", "supplier_id", "sku"),
+)
+WAREHOUSE = Entity(
+    name="warehouses",
+    key="id",
+    id_prefix="W-",
+    description="Warehouses; stock in an inactive one cannot be changed.",
+    fields={"id": _S, "name": _S, "city": _S, "active": Field(type="bool")},
+)
+STOCK = Entity(
+    name="stock",
+    key="id",
+    description="One row per item and warehouse that stocks it; key '<item_id>@<warehouse_id>'.",
+    fields={
+        "id": _S,
+        "item_id": _S,
+        "warehouse_id": _S,
+        "on_hand": _I,
+        "reserved": _I,
+        "last_adjusted_at": Field(
+            type="str", optional=True, description="Set by adjust_stock; absent until then."
+        ),
+        "last_adjustment_reason": Field(
+            type="str", optional=True, description="Set by adjust_stock; absent until then."
+        ),
+    },
+    indexes=("item_id", "warehouse_id"),
+)
+TRANSFER = Entity(
+    name="transfers",
+    key="id",
+    id_prefix="TR-",
+    description="Stock moves between warehouses.",
+    fields={
+        "id": _S,
+        "item_id": _S,
+        "from_warehouse_id": _S,
+        "to_warehouse_id": _S,
+        "quantity": _I,
+        "status": Field(type="str", enum=TRANSFER_STATUSES),
+        "created_at": _S,
+    },
+    indexes=("item_id", "status", "from_warehouse_id", "to_warehouse_id"),
+)
+PURCHASE_ORDER = Entity(
+    name="purchase_orders",
+    key="id",
+    id_prefix="PO-",
+    description="Orders to suppliers for delivery into a warehouse.",
+    fields={
+        "id": _S,
+        "item_id": _S,
+        "warehouse_id": _S,
+        "quantity": _I,
+        "status": Field(type="str", enum=PO_STATUSES),
+        "supplier_id": Field(type="str", nullable=True),
+        "created_at": _S,
+    },
+    indexes=("item_id", "status", "warehouse_id"),
+)
+
+
+def stock_key(item_id: str, warehouse_id: str) -> str:
+    """The key of the stock row of an item in a warehouse (a pure function of the two ids)."""
+    return f"{item_id}@{warehouse_id}"
+
+
+# -- tool parameters ------------------------------------------------------------------------
+
+
+class ListItems(Params):
+    category: Category | UnsetType = UNSET
+    discontinued: bool | UnsetType = UNSET
+    query: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] | UnsetType = UNSET
+    limit: Limit = 20
+    offset: Offset = 0
+
+
+class GetItem(Params):
+    item_id: ItemId
+
+
+class ListWarehouses(Params):
+    pass
+
+
+class GetStock(Params):
+    item_id: ItemId
+    warehouse_id: WarehouseId
+
+
+class ListStock(Params):
+    item_id: ItemId | UnsetType = UNSET
+    warehouse_id: WarehouseId | UnsetType = UNSET
+    below_reorder: bool | UnsetType = UNSET
+    limit: Limit = 20
+    offset: Offset = 0
+
+
+class AdjustStock(Params):
+    item_id: ItemId
+    warehouse_id: WarehouseId
+    delta: Delta
+    reason: Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
+
+
+class CreateTransfer(Params):
+    item_id: ItemId
+    from_warehouse_id: WarehouseId
+    to_warehouse_id: WarehouseId
+    quantity: Quantity
+
+
+class CreatePurchaseOrder(Params):
+    item_id: ItemId
+    warehouse_id: WarehouseId
+    quantity: Quantity
+
+
+class ListPurchaseOrders(Params):
+    status: PoStatus | UnsetType = UNSET
+    item_id: ItemId | UnsetType = UNSET
+    limit: Limit = 20
+    offset: Offset = 0
+
+
+class CancelPurchaseOrder(Params):
+    po_id: PoId
+
+
+# -- helpers --------------------------------------------------------------------------------
+
+
+def _page(
+    ctx: ToolContext, entity: str, page: tuple[list[hw.Key], int], offset: int, name: str
+) -> dict[str, Any]:
+    chosen, total = page
+    end = offset + len(chosen)
+    return {
+        name: [ctx.get(entity, k) for k in chosen],
+        "total": total,
+        "offset": offset,
+        "next_offset": end if end < total else None,
+    }
+
+
+def _window(keys: list[hw.Key], offset: int, limit: int) -> tuple[list[hw.Key], int]:
+    return keys[offset : offset + limit], len(keys)
+
+
+def _item(ctx: ToolContext, item_id: str) -> dict[str, Any]:
+    row = ctx.get("items", item_id)
+    if row is None:
+        raise ToolFailure("not_found", f"item_id: no item {item_id!r}")
+    return row
+
+
+def _warehouse(ctx: ToolContext, warehouse_id: str, arg: str = "warehouse_id") -> dict[str, Any]:
+    row = ctx.get("warehouses", warehouse_id)
+    if row is None:
+        raise ToolFailure("not_found", f"{arg}: no warehouse {warehouse_id!r}")
+    return row
+
+
+def _require_active(warehouse: dict[str, Any], arg: str = "warehouse_id") -> None:
+    if not warehouse["active"]:
+        raise ToolFailure(
+            "conflict", f"{arg}: warehouse {warehouse['id']!r} is inactive; its stock is frozen"
+        )
+
+
+def _stock(
+    ctx: ToolContext, item_id: str, warehouse_id: str, arg: str = "warehouse_id"
+) -> dict[str, Any]:
+    row = ctx.get("stock", stock_key(item_id, warehouse_id))
+    if row is None:
+        raise ToolFailure(
+            "not_found", f"{arg}: item {item_id!r} is not stocked in warehouse {warehouse_id!r}"
+        )
+    return row
+
+
+def _available(row: dict[str, Any]) -> int:
+    return int(row["on_hand"]) - int(row["reserved"])
+
+
+# -- tools ----------------------------------------------------------------------------------
+
+
+@hw.tool(
+    "list_items",
+    "List catalogue items in id order, filtered by at most one value per field: `category` "
+    "takes ONE category; `discontinued` true or false; `query` keeps items whose name or sku "
+    "contains it as a case-insensitive substring (no other normalisation: 'USB-C' does not "
+    "match 'USB C'). Paginated: returns `total` and `next_offset` (null on the last page); "
+    "`limit` is at most 100.",
+    ListItems,
+    "read",
+)
+def list_items(ctx: ToolContext, p: ListItems) -> dict[str, Any]:
+    where: dict[str, object] = {}
+    if p.category is not UNSET:
+        where["category"] = p.category
+    if p.discontinued is not UNSET:
+        where["discontinued"] = p.discontinued
+    if p.query is UNSET:
+        page = ctx.select_page("items", where, p.offset, p.limit)
+        return _page(ctx, "items", page, p.offset, "items")
+    needle = p.query.casefold()
+    keys = []
+    for key in ctx.select("items", where):
+        row = ctx.get("items", key)
+        if row is not None and (
+            needle in row["name"].casefold() or needle in row["sku"].casefold()
+        ):
+            keys.append(key)
+    return _page(ctx, "items", _window(keys, p.offset, p.limit), p.offset, "items")
+
+
+@hw.tool(
+    "get_item",
+    "Get one item by id. `supplier_id` is null when the supplier is unknown and missing "
+    "altogether on legacy items.",
+    GetItem,
+    "read",
+)
+def get_item(ctx: ToolContext, p: GetItem) -> dict[str, Any]:
+    return _item(ctx, p.item_id)
+
+
+@hw.tool(
+    "list_warehouses",
+    "List every warehouse, active or not. Stock in an inactive warehouse cannot be changed.",
+    ListWarehouses,
+    "read",
+)
+def list_warehouses(ctx: ToolContext, p: ListWarehouses) -> dict[str, Any]:
+    return {"warehouses": [ctx.get("warehouses", k) for k in ctx.select("warehouses")]}
+
+
+@hw.tool(
+    "get_stock",
+    "Get the stock row of an item in a warehouse: `on_hand` units, of which `reserved` are "
+    "promised (available = on_hand - reserved). not_found if the warehouse does not stock it.",
+    GetStock,
+    "read",
+)
+def get_stock(ctx: ToolContext, p: GetStock) -> dict[str, Any]:
+    _item(ctx, p.item_id)
+    _warehouse(ctx, p.warehouse_id)
+    return _stock(ctx, p.item_id, p.warehouse_id)
+
+
+@hw.tool(
+    "list_stock",
+    "List stock rows of one item (`item_id`), of one warehouse (`warehouse_id`), or the one row "
+    "of both; at least one of them is required. `below_reorder: true` keeps rows whose "
+    "available stock (on_hand - reserved) is strictly below the item's reorder_point, `false` "
+    "keeps the others. Paginated like list_items.",
+    ListStock,
+    "read",
+)
+def list_stock(ctx: ToolContext, p: ListStock) -> dict[str, Any]:
+    if p.item_id is UNSET and p.warehouse_id is UNSET:
+        raise ToolFailure("invalid_arguments", "item_id: give item_id or warehouse_id (or both)")
+    where: dict[str, object] = {}
+    if p.item_id is not UNSET:
+        _item(ctx, p.item_id)
+        where["item_id"] = p.item_id
+    if p.warehouse_id is not UNSET:
+        _warehouse(ctx, p.warehouse_id)
+        where["warehouse_id"] = p.warehouse_id
+    if p.below_reorder is UNSET:
+        page = ctx.select_page("stock", where, p.offset, p.limit)
+        return _page(ctx, "stock", page, p.offset, "stock")
+    reorder: dict[str, int] = {}
+    keys = []
+    for key in ctx.select("stock", where):
+        row = ctx.get("stock", key)
+        if row is None:
+            continue
+        item_id = row["item_id"]
+        if item_id not in reorder:
+            item = ctx.get("items", item_id)
+            reorder[item_id] = 0 if item is None else int(item["reorder_point"])
+        if (_available(row) < reorder[item_id]) == p.below_reorder:
+            keys.append(key)
+    return _page(ctx, "stock", _window(keys, p.offset, p.limit), p.offset, "stock")
+
+
+@hw.tool(
+    "adjust_stock",
+    "Add `delta` units to (or, when negative, remove them from) the on_hand count of an item "
+    "in a warehouse that stocks it, recording `reason` and the time on the stock row. `delta` "
+    "must not be 0; refused if on_hand would go below 0 (reserved units are not checked); "
+    "conflict if the warehouse is inactive.",
+    AdjustStock,
+    "write",
+)
+def adjust_stock(ctx: ToolContext, p: AdjustStock) -> dict[str, Any]:
+    if p.delta == 0:
+        raise ToolFailure("invalid_arguments", "delta: must not be 0")
+    _item(ctx, p.item_id)
+    warehouse = _warehouse(ctx, p.warehouse_id)
+    row = _stock(ctx, p.item_id, p.warehouse_id)
+    _require_active(warehouse)
+    after = int(row["on_hand"]) + p.delta
+    if after < 0:
+        raise ToolFailure(
+            "refused",
+            f"delta: {p.delta} would leave on_hand at {after}; only {row['on_hand']} on hand",
+        )
+    row["on_hand"] = after
+    row["last_adjusted_at"] = ctx.now()
+    row["last_adjustment_reason"] = p.reason
+    ctx.put("stock", row)
+    return row
+
+
+@hw.tool(
+    "create_transfer",
+    "Move `quantity` units of an item from one warehouse to another, completed at once: the "
+    "source's on_hand drops, the destination's on_hand rises (its stock row is created with "
+    "reserved 0 if it has none), and a transfer with status received is recorded and returned. "
+    "Only available stock (on_hand - reserved) can move: refused if the source has less. "
+    "not_found if the source does not stock the item; conflict if the two warehouses are the "
+    "same or either is inactive.",
+    CreateTransfer,
+    "write",
+)
+def create_transfer(ctx: ToolContext, p: CreateTransfer) -> dict[str, Any]:
+    if p.from_warehouse_id == p.to_warehouse_id:
+        raise ToolFailure("conflict", "to_warehouse_id: must differ from from_warehouse_id")
+    _item(ctx, p.item_id)
+    source_wh = _warehouse(ctx, p.from_warehouse_id, "from_warehouse_id")
+    target_wh = _warehouse(ctx, p.to_warehouse_id, "to_warehouse_id")
+    _require_active(source_wh, "from_warehouse_id")
+    _require_active(target_wh, "to_warehouse_id")
+    source = _stock(ctx, p.item_id, p.from_warehouse_id, "from_warehouse_id")
+    if _available(source) < p.quantity:
+        raise ToolFailure(
+            "refused",
+            f"quantity: {p.quantity} requested but only {_available(source)} available in "
+            f"{p.from_warehouse_id!r} (on_hand {source['on_hand']}, reserved {source['reserved']})",
+        )
+    source["on_hand"] = int(source["on_hand"]) - p.quantity
+    ctx.put("stock", source)
+    target_key = stock_key(p.item_id, p.to_warehouse_id)
+    target = ctx.get("stock", target_key) or {
+        "id": target_key,
+        "item_id": p.item_id,
+        "warehouse_id": p.to_warehouse_id,
+        "on_hand": 0,
+        "reserved": 0,
+    }
+    target["on_hand"] = int(target["on_hand"]) + p.quantity
+    ctx.put("stock", target)
+    transfer = {
+        "id": ctx.new_key("transfers"),
+        "item_id": p.item_id,
+        "from_warehouse_id": p.from_warehouse_id,
+        "to_warehouse_id": p.to_warehouse_id,
+        "quantity": p.quantity,
+        "status": "received",
+        "created_at": ctx.now(),
+    }
+    ctx.put("transfers", transfer)
+    return transfer
+
+
+@hw.tool(
+    "create_purchase_order",
+    "Order `quantity` units of an item from its supplier for delivery into a warehouse. The "
+    "order starts as submitted with the item's supplier_id (null if the item has none); stock "
+    "does not change until delivery. Refused for a discontinued item; conflict if the "
+    "warehouse is inactive.",
+    CreatePurchaseOrder,
+    "write",
+)
+def create_purchase_order(ctx: ToolContext, p: CreatePurchaseOrder) -> dict[str, Any]:
+    item = _item(ctx, p.item_id)
+    warehouse = _warehouse(ctx, p.warehouse_id)
+    if item["discontinued"]:
+        raise ToolFailure("refused", f"item_id: item {p.item_id!r} is discontinued")
+    _require_active(warehouse)
+    order = {
+        "id": ctx.new_key("purchase_orders"),
+        "item_id": p.item_id,
+        "warehouse_id": p.warehouse_id,
+        "quantity": p.quantity,
+        "status": "submitted",
+        "supplier_id": item.get("supplier_id"),
+        "created_at": ctx.now(),
+    }
+    ctx.put("purchase_orders", order)
+    return order
+
+
+@hw.tool(
+    "list_purchase_orders",
+    "List purchase orders, oldest first, optionally of ONE status and/or ONE item. Paginated "
+    "like list_items.",
+    ListPurchaseOrders,
+    "read",
+)
+def list_purchase_orders(ctx: ToolContext, p: ListPurchaseOrders) -> dict[str, Any]:
+    where: dict[str, object] = {}
+    if p.status is not UNSET:
+        where["status"] = p.status
+    if p.item_id is not UNSET:
+        _item(ctx, p.item_id)
+        where["item_id"] = p.item_id
+    page = ctx.select_page("purchase_orders", where, p.offset, p.limit)
+    return _page(ctx, "purchase_orders", page, p.offset, "purchase_orders")
+
+
+@hw.tool(
+    "cancel_purchase_order",
+    "Cancel a purchase order that is still draft or submitted; conflict for one already "
+    "received or cancelled.",
+    CancelPurchaseOrder,
+    "write",
+)
+def cancel_purchase_order(ctx: ToolContext, p: CancelPurchaseOrder) -> dict[str, Any]:
+    order = ctx.get("purchase_orders", p.po_id)
+    if order is None:
+        raise ToolFailure("not_found", f"po_id: no purchase order {p.po_id!r}")
+    if order["status"] not in CANCELLABLE:
+        raise ToolFailure(
+            "conflict", f"po_id: purchase order {p.po_id!r} is {order['status']}, not cancellable"
+        )
+    order["status"] = "cancelled"
+    ctx.put("purchase_orders", order)
+    return order
+
+
+CONTRACT = hw.Contract(
+    name="inventory",
+    version="1",
+    entities=(ITEM, WAREHOUSE, STOCK, TRANSFER, PURCHASE_ORDER),
+    tools=(
+        list_items,
+        get_item,
+        list_warehouses,
+        get_stock,
+        list_stock,
+        adjust_stock,
+        create_transfer,
+        create_purchase_order,
+        list_purchase_orders,
+        cancel_purchase_order,
+    ),
+)
+
+# -- the seeded generator -------------------------------------------------------------------
+
+GENERATED_SIZES = ("small", "large")
+SIZES = {"small": (300, 5), "large": (10_000, 12)}
+"""Items and warehouses per size."""
+
+_INACTIVE = {"small": (3,), "large": (3, 9)}
+"""Zero-based positions of the inactive warehouses."""
+
+_SITES = [
+    ("Rotterdam Central", "Rotterdam"),
+    ("Leeds North", "Leeds"),
+    ("Lyon Est", "Lyon"),
+    ("Poznan Old Depot", "Poznan"),
+    ("Porto Harbour", "Porto"),
+    ("Hamburg Sud", "Hamburg"),
+    ("Milan Linate", "Milan"),
+    ("Dublin West", "Dublin"),
+    ("Gdansk Port", "Gdansk"),
+    ("Antwerp Overflow", "Antwerp"),
+    ("Valencia", "Valencia"),
+    ("Vienna Ost", "Vienna"),
+]
+_PRODUCTS: dict[str, list[str]] = {
+    "cables": ["USB-A Cable", "Lightning Cable", "DisplayPort Cable", "Power Cord", "Audio Cable"],
+    "adapters": ["USB-C Hub", "HDMI Adapter", "Travel Adapter", "Ethernet Adapter", "VGA Dongle"],
+    "peripherals": ["Keyboard", "Webcam", "Trackball", "Monitor Arm", "Presenter Remote"],
+    "networking": ["Switch 8-Port", "Access Point", "Router", "SFP Module", "Patch Panel"],
+    "storage": ["SSD 1TB", "USB Stick 64GB", "SD Card 128GB", "External HDD 2TB", "NAS Drive"],
+    "power": ["Power Bank", "Surge Protector", "UPS 600VA", "Charger 65W", "Battery Pack AA"],
+    "office": ["Stapler", "Desk Lamp", "Whiteboard Marker", "Binder Clips", "Shredder"],
+    "audio": ["Headset", "Speakerphone", "Earbuds", "Microphone", "Soundbar"],
+}
+_FINISH = ["Black", "White", "Grey", "Blue", "Pro", "Lite", "Plus", "Mini", "XL", "Eco"]
+# Near-duplicates that a careless name search conflates: (category, first name, second name).
+_NEAR_DUPLICATES = [
+    ("cables", "USB-C Cable 1m", "USB C Cable 1 m"),
+    ("cables", "HDMI 2.1 Cable 2m", "HDMI 2.1 Cable 2 m"),
+    ("peripherals", "Wireless Mouse M310", "Wireless Mouse M-310"),
+    ("networking", "Cat6 Patch Cord 3m", "CAT 6 Patch Cord 3m"),
+    ("office", "A4 Copy Paper 500 Sheets", "A4 Copy Paper (500 sheets)"),
+    ("office", "Label Tape 12mm Black", "Label Tape 12 mm, Black"),
+]
+_SUPPLIERS = [f"SUP-{i:02d}" for i in range(1, 13)]
+_REORDER_POINTS = [0, 5, 10, 20, 25, 40, 50, 100]
+
+
+def _timestamp(rng: random.Random) -> str:
+    day = rng.randint(0, 364)
+    second = rng.randint(0, 86_399)
+    month_days = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+    month = 0
+    while day >= month_days[month]:
+        day -= month_days[month]
+        month += 1
+    clock = f"{second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}"
+    return f"2025-{month + 1:02d}-{day + 1:02d}T{clock}Z"
+
+
+def _item_names(n_items: int, rng: random.Random) -> list[tuple[str, str]]:
+    """(category, name) for every item, with the near-duplicate pairs at fixed positions."""
+    out: list[tuple[str, str]] = []
+    for _ in range(n_items):
+        category = rng.choice(CATEGORIES)
+        product = rng.choice(_PRODUCTS[category])
+        out.append((category, f"{product} {rng.choice(_FINISH)} {rng.randint(100, 999)}"))
+    for i, (category, first, second) in enumerate(_NEAR_DUPLICATES):
+        out[i * 7] = (category, first)
+        out[n_items // 2 + i * 11] = (category, second)
+    return out
+
+
+def _numbered(rows: list[dict[str, Any]], prefix: str, width: int) -> list[dict[str, Any]]:
+    ordered = sorted(rows, key=lambda r: r["created_at"])
+    return [{"id": f"{prefix}{n + 1:0{width}d}", **row} for n, row in enumerate(ordered)]
+
+
+def generate(size: str) -> dict[str, list[dict[str, Any]]]:
+    """Rows for a named size; deterministic (``random.Random`` seeded by the item count)."""
+    n_items, n_warehouses = SIZES[size]
+    rng = random.Random(20_260_404 + n_items)
+    inactive = set(_INACTIVE[size])
+    warehouses: list[dict[str, Any]] = [
+        {
+            "id": f"W-{w + 1:02d}",
+            "name": _SITES[w][0],
+            "city": _SITES[w][1],
+            "active": w not in inactive,
+        }
+        for w in range(n_warehouses)
+    ]
+    warehouse_ids: list[str] = [w["id"] for w in warehouses]
+    width = max(4, len(str(n_items)))
+    n_absent = round(n_items * 13 / 300)
+    n_null = round(n_items * 17 / 300)
+    special = rng.sample(range(n_items), k=n_absent + n_null)
+    absent = set(special[:n_absent])
+    null = set(special[n_absent:])
+    items: list[dict[str, Any]] = []
+    stock: list[dict[str, Any]] = []
+    names = _item_names(n_items, rng)
+    for i, (category, name) in enumerate(names):
+        item_id = f"I-{i + 1:0{width}d}"
+        discontinued = rng.random() < 0.08
+        item: dict[str, Any] = {
+            "id": item_id,
+            "sku": f"SKU-{category[:3].upper()}-{i + 1:0{width}d}",
+            "name": name,
+            "category": category,
+            "unit_cost": round(rng.uniform(0.5, 400.0), 2),
+            "reorder_point": 0 if discontinued else rng.choice(_REORDER_POINTS),
+            "discontinued": discontinued,
+        }
+        if i in null:
+            item["supplier_id"] = None
+        elif i not in absent:
+            item["supplier_id"] = rng.choice(_SUPPLIERS)
+        items.append(item)
+        # Most items are stocked in a few warehouses; a few (new listings) nowhere yet.
+        k = rng.choices([0, 1, 2, 3, 4, 5], [3, 20, 25, 25, 17, 10])[0]
+        for warehouse_id in sorted(rng.sample(warehouse_ids, k=min(k, n_warehouses))):
+            point = item["reorder_point"]
+            if rng.random() < 0.1:  # running low: available at or under the reorder point
+                on_hand = rng.randint(0, point)
+                reserved = rng.choice([0, 0, rng.randint(0, on_hand)])
+            else:  # comfortably stocked: reservations never take it below the point
+                on_hand = point + rng.choice([0, rng.randint(1, 40), rng.randint(1, 400)])
+                reserved = rng.choice([0, 0, rng.randint(0, (on_hand - point) // 2)])
+            stock.append(
+                {
+                    "id": stock_key(item_id, warehouse_id),
+                    "item_id": item_id,
+                    "warehouse_id": warehouse_id,
+                    "on_hand": on_hand,
+                    "reserved": reserved,
+                }
+            )
+    item_ids = [item["id"] for item in items]
+    transfers: list[dict[str, Any]] = []
+    for t in range(n_items // 8):
+        source, target = rng.sample(warehouse_ids, k=2)
+        transfers.append(
+            {
+                "item_id": rng.choice(item_ids),
+                "from_warehouse_id": source,
+                "to_warehouse_id": target,
+                "quantity": rng.randint(1, 60),
+                "status": TRANSFER_STATUSES[t]
+                if t < len(TRANSFER_STATUSES)
+                else rng.choices(TRANSFER_STATUSES, [15, 20, 55, 10])[0],
+                "created_at": _timestamp(rng),
+            }
+        )
+    orders: list[dict[str, Any]] = []
+    for o in range(n_items // 5):
+        item = items[rng.randrange(n_items)]
+        orders.append(
+            {
+                "item_id": item["id"],
+                "warehouse_id": rng.choice(warehouse_ids),
+                "quantity": rng.choice([10, 20, 25, 50, 100, 200, 500]),
+                "status": PO_STATUSES[o]
+                if o < len(PO_STATUSES)
+                else rng.choices(PO_STATUSES, [15, 30, 45, 10])[0],
+                "supplier_id": item.get("supplier_id"),
+                "created_at": _timestamp(rng),
+            }
+        )
+    # Ids follow creation time, so seed order (what the list tools return) is oldest first.
+    transfers = _numbered(transfers, "TR-", width)
+    orders = _numbered(orders, "PO-", width)
+    return {
+        "items": items,
+        "warehouses": warehouses,
+        "stock": stock,
+        "transfers": transfers,
+        "purchase_orders": orders,
+    }
+
+
+if __name__ == "__main__":  # regenerate the committed small seed
+    import pathlib
+
+    out = pathlib.Path(__file__).with_name("seeds") / "small.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_bytes(msgspec.json.format(msgspec.json.encode(generate("small")), indent=1) + b"\n")
+    print(f"wrote {out}")
