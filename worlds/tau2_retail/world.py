@@ -1,15 +1,69 @@
-"""τ²-bench's retail domain described by a harness_world contract.
+"""τ²-bench's retail domain described by a harness_world contract, with its sixteen tools.
 
 The data is NOT part of this repository: load it from a τ² retail data folder, e.g.
 ``hw.load_world("tau2_retail", seed_file=".../db.json")``. The data is © Sierra Research,
-MIT licence (see the LICENSE file beside the data). The tools arrive in a later change; this
-contract already describes every field of the data, including fields that only some orders
-carry (written by the original's tools) and payment methods whose shape depends on ``source``.
+MIT licence (see the LICENSE file beside the data); the tools below re-implement, from a
+written description of their behaviour (checked against the public source where it was
+silent), the tools of τ²-bench (sierra-research/tau2-bench, commit a2c0247, MIT licence,
+© 2025 Sierra Research), so that the same calls give the same end state as the original,
+quirks included. The contract describes every field of the
+data, including fields that only some orders carry (written by the tools) and payment methods
+whose shape depends on ``source``.
+
+Tool names, argument names and argument types are the original's. Reads return what the
+original returns (a user id string, a whole record, a JSON text, a number as text). Every
+failure is a `ToolFailure` whose message is the original's error text, exactly, and whose kind
+follows this table:
+
+=================  ===========================================================================
+kind               messages
+=================  ===========================================================================
+not_found          ``User not found``, ``Order not found``, ``Product not found``,
+                   ``Item not found``, ``Variant not found``, ``Payment method not found``,
+                   ``<id> not found`` (modify items), ``Number of <id> not found.``
+                   (exchange), ``Some item not found`` (return), ``Item <id> not found``
+                   (modify items and exchange; kept from the original, unreachable after
+                   their count checks)
+conflict           ``Non-pending order cannot be cancelled``,
+                   ``Non-pending order cannot be modified``,
+                   ``Non-delivered order cannot be exchanged``,
+                   ``Non-delivered order cannot be returned``,
+                   ``There should be exactly one payment for a pending order``,
+                   ``The new payment method should be different from the current one``,
+                   ``New item <id> not found or available`` (the variant exists but is not
+                   available: a state of the catalogue, not a missing id)
+refused            ``Insufficient gift card balance to pay for the order``,
+                   ``Insufficient gift card balance to pay for the new item``,
+                   ``Insufficient gift card balance to pay for the price difference``,
+                   ``Payment method should be the original payment method``
+invalid_arguments  ``Invalid reason``, ``Invalid characters in expression``,
+                   ``The number of items to be exchanged should match`` (with a final ``.``
+                   in exchange), ``The new item id should be different from the old item id``,
+                   any error of evaluating a ``calculate`` expression (its Python message,
+                   e.g. ``division by zero``), ``Exponent too large`` (see below)
+=================  ===========================================================================
+
+Where this differs from the original, on purpose:
+
+* A failing call changes nothing here (the session rolls it back). The original mutates its
+  in-memory database as it goes, so a failure after a first mutation could leave part of it
+  behind; the only such paths (a payment method in an order's history that its user no longer
+  has) cannot be reached from the published data with these tools.
+* Optional order fields the original keeps as ``null`` are absent here until a tool sets them.
+* ``calculate`` evaluates the expression with Python as the original does, but refuses an
+  integer power whose result would exceed a million bits (``Exponent too large``) instead of
+  hanging the harness (``9**9**9**9`` is accepted by the original's character check).
 """
 
 from __future__ import annotations
 
-from harness_world import Contract, Entity, Field
+import ast
+import json
+import warnings
+from typing import Any
+
+import harness_world as hw
+from harness_world import Contract, Entity, Field, Params, ToolContext, ToolFailure
 
 _S = Field(type="str")
 _ADDRESS = Field(
@@ -111,4 +165,614 @@ PRODUCTS = Entity(
     },
 )
 
-CONTRACT = Contract(name="tau2_retail", version="1", entities=(PRODUCTS, USERS, ORDERS), tools=())
+CANCEL_REASONS = ("no longer needed", "ordered by mistake")
+CALC_CHARACTERS = frozenset("0123456789+-*/(). ")
+MAX_POWER_BITS = 1_000_000
+"""Largest integer power ``calculate`` computes, in bits of the result (see module notes)."""
+
+
+# -- tool parameters (names and types exactly the original's) -------------------------------
+
+
+class FindUserIdByEmail(Params):
+    email: str
+
+
+class FindUserIdByNameZip(Params):
+    first_name: str
+    last_name: str
+    zip: str
+
+
+class GetUserDetails(Params):
+    user_id: str
+
+
+class GetOrderDetails(Params):
+    order_id: str
+
+
+class GetProductDetails(Params):
+    product_id: str
+
+
+class GetItemDetails(Params):
+    item_id: str
+
+
+class ListAllProductTypes(Params):
+    pass
+
+
+class Calculate(Params):
+    expression: str
+
+
+class TransferToHumanAgents(Params):
+    summary: str
+
+
+class CancelPendingOrder(Params):
+    order_id: str
+    reason: str
+
+
+class ModifyPendingOrderAddress(Params):
+    order_id: str
+    address1: str
+    address2: str
+    city: str
+    state: str
+    country: str
+    zip: str
+
+
+class ModifyUserAddress(Params):
+    user_id: str
+    address1: str
+    address2: str
+    city: str
+    state: str
+    country: str
+    zip: str
+
+
+class ModifyPendingOrderPayment(Params):
+    order_id: str
+    payment_method_id: str
+
+
+class ModifyPendingOrderItems(Params):
+    order_id: str
+    item_ids: list[str]
+    new_item_ids: list[str]
+    payment_method_id: str
+
+
+class ExchangeDeliveredOrderItems(Params):
+    order_id: str
+    item_ids: list[str]
+    new_item_ids: list[str]
+    payment_method_id: str
+
+
+class ReturnDeliveredOrderItems(Params):
+    order_id: str
+    item_ids: list[str]
+    payment_method_id: str
+
+
+# -- lookups shared by the tools (each raises the original's message) ----------------------
+
+
+def _user(ctx: ToolContext, user_id: str) -> dict[str, Any]:
+    row = ctx.get("users", user_id)
+    if row is None:
+        raise ToolFailure("not_found", "User not found")
+    return row
+
+
+def _order(ctx: ToolContext, order_id: str) -> dict[str, Any]:
+    row = ctx.get("orders", order_id)
+    if row is None:
+        raise ToolFailure("not_found", "Order not found")
+    return row
+
+
+def _product(ctx: ToolContext, product_id: str) -> dict[str, Any]:
+    row = ctx.get("products", product_id)
+    if row is None:
+        raise ToolFailure("not_found", "Product not found")
+    return row
+
+
+def _variant(ctx: ToolContext, product_id: str, item_id: str) -> dict[str, Any]:
+    variants = _product(ctx, product_id)["variants"]
+    if item_id not in variants:
+        raise ToolFailure("not_found", "Variant not found")
+    variant: dict[str, Any] = variants[item_id]
+    return variant
+
+
+def _payment_method(user: dict[str, Any], payment_method_id: str) -> dict[str, Any]:
+    methods = user["payment_methods"]
+    if payment_method_id not in methods:
+        raise ToolFailure("not_found", "Payment method not found")
+    method: dict[str, Any] = methods[payment_method_id]
+    return method
+
+
+def _is_gift_card(method: dict[str, Any]) -> bool:
+    return method["source"] == "gift_card"
+
+
+def _first_item(order: dict[str, Any], item_id: str) -> dict[str, Any] | None:
+    return next((item for item in order["items"] if item["item_id"] == item_id), None)
+
+
+def _count_exceeds(order: dict[str, Any], item_ids: list[str]) -> str | None:
+    """The first id asked for more often than the order holds it, or None."""
+    held = [item["item_id"] for item in order["items"]]
+    for item_id in item_ids:
+        if item_ids.count(item_id) > held.count(item_id):
+            return item_id
+    return None
+
+
+def _address(p: ModifyPendingOrderAddress | ModifyUserAddress) -> dict[str, str]:
+    return {
+        "address1": p.address1,
+        "address2": p.address2,
+        "city": p.city,
+        "country": p.country,
+        "state": p.state,
+        "zip": p.zip,
+    }
+
+
+# -- read tools -----------------------------------------------------------------------------
+
+
+@hw.tool(
+    "find_user_id_by_email",
+    "Find a user id by email (case-insensitive; the first match in the data's order). Returns "
+    "the user id, or the error 'User not found'.",
+    FindUserIdByEmail,
+    "read",
+)
+def find_user_id_by_email(ctx: ToolContext, p: FindUserIdByEmail) -> str:
+    wanted = p.email.lower()
+    for key in ctx.select("users"):
+        row = ctx.get("users", key)
+        if row is not None and row["email"].lower() == wanted:
+            return str(key)
+    raise ToolFailure("not_found", "User not found")
+
+
+@hw.tool(
+    "find_user_id_by_name_zip",
+    "Find a user id by first name, last name (both case-insensitive) and zip code (exact); the "
+    "first match in the data's order. Use it only when the user cannot give their email. "
+    "Returns the user id, or the error 'User not found'.",
+    FindUserIdByNameZip,
+    "read",
+)
+def find_user_id_by_name_zip(ctx: ToolContext, p: FindUserIdByNameZip) -> str:
+    first, last = p.first_name.lower(), p.last_name.lower()
+    for key in ctx.select("users"):
+        row = ctx.get("users", key)
+        if (
+            row is not None
+            and row["name"]["first_name"].lower() == first
+            and row["name"]["last_name"].lower() == last
+            and row["address"]["zip"] == p.zip
+        ):
+            return str(key)
+    raise ToolFailure("not_found", "User not found")
+
+
+@hw.tool(
+    "get_user_details",
+    "Get a user's details, including payment methods and order ids, by user id such as "
+    "'sara_doe_496'.",
+    GetUserDetails,
+    "read",
+)
+def get_user_details(ctx: ToolContext, p: GetUserDetails) -> dict[str, Any]:
+    return _user(ctx, p.user_id)
+
+
+@hw.tool(
+    "get_order_details",
+    "Get an order's status and details by order id such as '#W0000000' (note the '#').",
+    GetOrderDetails,
+    "read",
+)
+def get_order_details(ctx: ToolContext, p: GetOrderDetails) -> dict[str, Any]:
+    return _order(ctx, p.order_id)
+
+
+@hw.tool(
+    "get_product_details",
+    "Get a product's inventory details (every variant with options, availability and price) by "
+    "product id, such as '6086499569'. A product id is not an item id.",
+    GetProductDetails,
+    "read",
+)
+def get_product_details(ctx: ToolContext, p: GetProductDetails) -> dict[str, Any]:
+    return _product(ctx, p.product_id)
+
+
+@hw.tool(
+    "get_item_details",
+    "Get one item's (variant's) details by item id, such as '1008292230'. An item id is not a "
+    "product id.",
+    GetItemDetails,
+    "read",
+)
+def get_item_details(ctx: ToolContext, p: GetItemDetails) -> dict[str, Any]:
+    for key in ctx.select("products"):
+        product = ctx.get("products", key)
+        if product is not None and p.item_id in product["variants"]:
+            variant: dict[str, Any] = product["variants"][p.item_id]
+            return variant
+    raise ToolFailure("not_found", "Item not found")
+
+
+@hw.tool(
+    "list_all_product_types",
+    "List the name and product id of every product type (there are 50), as a JSON text mapping "
+    "product name to product id, sorted by name.",
+    ListAllProductTypes,
+    "read",
+)
+def list_all_product_types(ctx: ToolContext, p: ListAllProductTypes) -> str:
+    names: dict[str, str] = {}
+    for key in ctx.select("products"):
+        product = ctx.get("products", key)
+        if product is not None:
+            names[product["name"]] = product["product_id"]
+    return json.dumps(names, sort_keys=True)
+
+
+class _GuardPowers(ast.NodeTransformer):
+    """Route every ``a ** b`` through a guard that refuses astronomically large integers."""
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Pow):
+            call = ast.Call(
+                func=ast.Name(id="_hw_pow", ctx=ast.Load()),
+                args=[node.left, node.right],
+                keywords=[],
+            )
+            return ast.copy_location(call, node)
+        return node
+
+
+def _guarded_pow(base: Any, exponent: Any) -> Any:
+    if (
+        isinstance(base, int)
+        and isinstance(exponent, int)
+        and exponent > 0
+        and abs(base) > 1
+        and exponent * (abs(base).bit_length() - 1) > MAX_POWER_BITS
+    ):
+        raise ToolFailure("invalid_arguments", "Exponent too large")
+    return base**exponent
+
+
+@hw.tool(
+    "calculate",
+    "Calculate a mathematical expression such as '2 + 2'. Only digits, + - * / ( ) . and "
+    "spaces are accepted. Returns the value rounded to 2 decimals, as text (e.g. '4.0').",
+    Calculate,
+    "read",
+)
+def calculate(ctx: ToolContext, p: Calculate) -> str:
+    if not all(char in CALC_CHARACTERS for char in p.expression):
+        raise ToolFailure("invalid_arguments", "Invalid characters in expression")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            # eval() of a string drops leading spaces; parse the same text eval would.
+            tree = ast.parse(p.expression.lstrip(" \t"), filename="<string>", mode="eval")
+            tree = ast.fix_missing_locations(_GuardPowers().visit(tree))
+            code = compile(tree, "<string>", "eval")
+        value = eval(code, {"__builtins__": None, "_hw_pow": _guarded_pow}, {})
+        return str(round(float(value), 2))
+    except ToolFailure:
+        raise
+    except Exception as exc:  # the original reports whatever Python raised, by its message
+        raise ToolFailure("invalid_arguments", str(exc)) from None
+
+
+@hw.tool(
+    "transfer_to_human_agents",
+    "Transfer the user to a human agent with a summary of their issue. Only when the user asks "
+    "for one explicitly, or the issue cannot be solved with the policy and the tools.",
+    TransferToHumanAgents,
+    "read",
+)
+def transfer_to_human_agents(ctx: ToolContext, p: TransferToHumanAgents) -> str:
+    return "Transfer successful"
+
+
+# -- write tools ----------------------------------------------------------------------------
+
+
+@hw.tool(
+    "cancel_pending_order",
+    "Cancel an order whose status is exactly 'pending'. reason must be 'no longer needed' or "
+    "'ordered by mistake'. Every entry of the payment history is refunded (refunds appended "
+    "after the existing entries); gift cards are credited at once, other methods take 5-7 "
+    "business days. Returns the order. Ask the user for explicit confirmation first.",
+    CancelPendingOrder,
+    "write",
+)
+def cancel_pending_order(ctx: ToolContext, p: CancelPendingOrder) -> dict[str, Any]:
+    order = _order(ctx, p.order_id)
+    if order["status"] != "pending":
+        raise ToolFailure("conflict", "Non-pending order cannot be cancelled")
+    if p.reason not in CANCEL_REASONS:
+        raise ToolFailure("invalid_arguments", "Invalid reason")
+    refunds = []
+    user: dict[str, Any] | None = None
+    credited = False
+    for payment in order["payment_history"]:
+        refunds.append(
+            {
+                "transaction_type": "refund",
+                "amount": payment["amount"],
+                "payment_method_id": payment["payment_method_id"],
+            }
+        )
+        if user is None:
+            user = _user(ctx, order["user_id"])
+        method = _payment_method(user, payment["payment_method_id"])
+        if _is_gift_card(method):
+            method["balance"] = round(method["balance"] + payment["amount"], 2)
+            credited = True
+    order["status"] = "cancelled"
+    order["cancel_reason"] = p.reason
+    order["payment_history"].extend(refunds)
+    if credited and user is not None:
+        ctx.put("users", user)
+    ctx.put("orders", order)
+    return order
+
+
+@hw.tool(
+    "modify_pending_order_address",
+    "Replace the shipping address of a pending order (any status containing 'pending', so "
+    "'pending (item modified)' too). Returns the order. Ask for explicit confirmation first.",
+    ModifyPendingOrderAddress,
+    "write",
+)
+def modify_pending_order_address(ctx: ToolContext, p: ModifyPendingOrderAddress) -> dict[str, Any]:
+    order = _order(ctx, p.order_id)
+    if "pending" not in order["status"]:
+        raise ToolFailure("conflict", "Non-pending order cannot be modified")
+    order["address"] = _address(p)
+    ctx.put("orders", order)
+    return order
+
+
+@hw.tool(
+    "modify_user_address",
+    "Replace a user's default address. Returns the user. Ask for explicit confirmation first.",
+    ModifyUserAddress,
+    "write",
+)
+def modify_user_address(ctx: ToolContext, p: ModifyUserAddress) -> dict[str, Any]:
+    user = _user(ctx, p.user_id)
+    user["address"] = _address(p)
+    ctx.put("users", user)
+    return user
+
+
+@hw.tool(
+    "modify_pending_order_payment",
+    "Change the payment method of a pending order (status containing 'pending') that has exactly "
+    "one payment. The new method must differ from the current one; a gift card must cover the "
+    "amount. Adds a payment with the new method and a refund to the old one. Returns the order. "
+    "Ask for explicit confirmation first.",
+    ModifyPendingOrderPayment,
+    "write",
+)
+def modify_pending_order_payment(ctx: ToolContext, p: ModifyPendingOrderPayment) -> dict[str, Any]:
+    order = _order(ctx, p.order_id)
+    if "pending" not in order["status"]:
+        raise ToolFailure("conflict", "Non-pending order cannot be modified")
+    user = _user(ctx, order["user_id"])
+    method = _payment_method(user, p.payment_method_id)
+    history = order["payment_history"]
+    if len(history) != 1 or history[0]["transaction_type"] != "payment":
+        raise ToolFailure("conflict", "There should be exactly one payment for a pending order")
+    old_id = history[0]["payment_method_id"]
+    if old_id == p.payment_method_id:
+        raise ToolFailure(
+            "conflict", "The new payment method should be different from the current one"
+        )
+    amount = history[0]["amount"]
+    if _is_gift_card(method) and method["balance"] < amount:
+        raise ToolFailure("refused", "Insufficient gift card balance to pay for the order")
+    history.append(
+        {"transaction_type": "payment", "amount": amount, "payment_method_id": p.payment_method_id}
+    )
+    history.append({"transaction_type": "refund", "amount": amount, "payment_method_id": old_id})
+    changed = False
+    if _is_gift_card(method):
+        method["balance"] = round(method["balance"] - amount, 2)
+        changed = True
+    old_method = _payment_method(user, old_id)
+    if _is_gift_card(old_method):
+        old_method["balance"] = round(old_method["balance"] + amount, 2)
+        changed = True
+    if changed:
+        ctx.put("users", user)
+    ctx.put("orders", order)
+    return order
+
+
+@hw.tool(
+    "modify_pending_order_items",
+    "Swap items of an order whose status is exactly 'pending' for other variants of the same "
+    "product; callable once per order (the status becomes 'pending (item modified)'). item_ids "
+    "and new_item_ids pair up by position and may repeat. The price difference is charged to "
+    "(or refunded to) payment_method_id; a gift card must cover it. Quirk kept from the "
+    "original: every modified item takes the price and options of the LAST new item in the "
+    "list. Returns the order. Ask for explicit confirmation first.",
+    ModifyPendingOrderItems,
+    "write",
+)
+def modify_pending_order_items(ctx: ToolContext, p: ModifyPendingOrderItems) -> dict[str, Any]:
+    order = _order(ctx, p.order_id)
+    if order["status"] != "pending":
+        raise ToolFailure("conflict", "Non-pending order cannot be modified")
+    missing = _count_exceeds(order, p.item_ids)
+    if missing is not None:
+        raise ToolFailure("not_found", f"{missing} not found")
+    if len(p.item_ids) != len(p.new_item_ids):
+        raise ToolFailure("invalid_arguments", "The number of items to be exchanged should match")
+    diff_price: float = 0
+    variant: dict[str, Any] | None = None
+    for item_id, new_item_id in zip(p.item_ids, p.new_item_ids, strict=True):
+        if item_id == new_item_id:
+            raise ToolFailure(
+                "invalid_arguments", "The new item id should be different from the old item id"
+            )
+        item = _first_item(order, item_id)
+        if item is None:
+            raise ToolFailure("not_found", f"Item {item_id} not found")
+        variant = _variant(ctx, item["product_id"], new_item_id)
+        if not variant["available"]:
+            raise ToolFailure("conflict", f"New item {new_item_id} not found or available")
+        diff_price += variant["price"] - item["price"]
+    user = _user(ctx, order["user_id"])
+    method = _payment_method(user, p.payment_method_id)
+    if _is_gift_card(method) and method["balance"] < diff_price:
+        raise ToolFailure("refused", "Insufficient gift card balance to pay for the new item")
+    order["payment_history"].append(
+        {
+            "transaction_type": "payment" if diff_price > 0 else "refund",
+            # The original builds a float-typed record: an int 0 (no pairs) becomes 0.0.
+            "amount": float(abs(diff_price)),
+            "payment_method_id": p.payment_method_id,
+        }
+    )
+    if _is_gift_card(method):
+        method["balance"] = round(method["balance"] - diff_price, 2)
+        ctx.put("users", user)
+    for item_id, new_item_id in zip(p.item_ids, p.new_item_ids, strict=True):
+        item = _first_item(order, item_id)
+        if item is None:
+            raise ToolFailure("not_found", f"Item {item_id} not found")
+        assert variant is not None  # at least one pair ran the checks above
+        item["item_id"] = new_item_id
+        item["price"] = variant["price"]  # the last pair's variant: the original's quirk
+        item["options"] = dict(variant["options"])
+    order["status"] = "pending (item modified)"
+    ctx.put("orders", order)
+    return order
+
+
+@hw.tool(
+    "exchange_delivered_order_items",
+    "Request an exchange of items of a delivered order for other variants of the same product; "
+    "a delivered order can be exchanged or returned only once. item_ids and new_item_ids pair "
+    "up by position and may repeat. Nothing is charged now: the status becomes 'exchange "
+    "requested' and the price difference (rounded to cents) is recorded against "
+    "payment_method_id; a gift card must cover it. Returns the order. Ask for explicit "
+    "confirmation first.",
+    ExchangeDeliveredOrderItems,
+    "write",
+)
+def exchange_delivered_order_items(
+    ctx: ToolContext, p: ExchangeDeliveredOrderItems
+) -> dict[str, Any]:
+    order = _order(ctx, p.order_id)
+    if order["status"] != "delivered":
+        raise ToolFailure("conflict", "Non-delivered order cannot be exchanged")
+    missing = _count_exceeds(order, p.item_ids)
+    if missing is not None:
+        raise ToolFailure("not_found", f"Number of {missing} not found.")
+    if len(p.item_ids) != len(p.new_item_ids):
+        raise ToolFailure("invalid_arguments", "The number of items to be exchanged should match.")
+    diff_price: float = 0
+    for item_id, new_item_id in zip(p.item_ids, p.new_item_ids, strict=True):
+        item = _first_item(order, item_id)
+        if item is None:
+            raise ToolFailure("not_found", f"Item {item_id} not found")
+        variant = _variant(ctx, item["product_id"], new_item_id)
+        if not variant["available"]:
+            raise ToolFailure("conflict", f"New item {new_item_id} not found or available")
+        diff_price += variant["price"] - item["price"]
+    diff_price = round(diff_price, 2)
+    user = _user(ctx, order["user_id"])
+    method = _payment_method(user, p.payment_method_id)
+    if _is_gift_card(method) and method["balance"] < diff_price:
+        raise ToolFailure(
+            "refused", "Insufficient gift card balance to pay for the price difference"
+        )
+    order["status"] = "exchange requested"
+    order["exchange_items"] = sorted(p.item_ids)
+    order["exchange_new_items"] = sorted(p.new_item_ids)
+    order["exchange_payment_method_id"] = p.payment_method_id
+    order["exchange_price_difference"] = diff_price
+    ctx.put("orders", order)
+    return order
+
+
+@hw.tool(
+    "return_delivered_order_items",
+    "Request a return of items of a delivered order (ids may repeat); a delivered order can be "
+    "exchanged or returned only once. The refund goes to the original payment method or to a "
+    "gift card of the user. The status becomes 'return requested'. Returns the order. Ask for "
+    "explicit confirmation first.",
+    ReturnDeliveredOrderItems,
+    "write",
+)
+def return_delivered_order_items(ctx: ToolContext, p: ReturnDeliveredOrderItems) -> dict[str, Any]:
+    order = _order(ctx, p.order_id)
+    if order["status"] != "delivered":
+        raise ToolFailure("conflict", "Non-delivered order cannot be returned")
+    user = _user(ctx, order["user_id"])
+    method = _payment_method(user, p.payment_method_id)
+    if (
+        not _is_gift_card(method)
+        and p.payment_method_id != order["payment_history"][0]["payment_method_id"]
+    ):
+        raise ToolFailure("refused", "Payment method should be the original payment method")
+    if _count_exceeds(order, p.item_ids) is not None:
+        raise ToolFailure("not_found", "Some item not found")
+    order["status"] = "return requested"
+    order["return_items"] = sorted(p.item_ids)
+    order["return_payment_method_id"] = p.payment_method_id
+    ctx.put("orders", order)
+    return order
+
+
+CONTRACT = Contract(
+    name="tau2_retail",
+    version="2",
+    entities=(PRODUCTS, USERS, ORDERS),
+    tools=(
+        find_user_id_by_email,
+        find_user_id_by_name_zip,
+        get_user_details,
+        get_order_details,
+        get_product_details,
+        get_item_details,
+        list_all_product_types,
+        calculate,
+        transfer_to_human_agents,
+        cancel_pending_order,
+        modify_pending_order_address,
+        modify_user_address,
+        modify_pending_order_payment,
+        modify_pending_order_items,
+        exchange_delivered_order_items,
+        return_delivered_order_items,
+    ),
+)
