@@ -12,6 +12,8 @@ Example:
 
 """
 
+from harness_world._agents import Agent, OracleAgent, ScriptedAgent, drive
+from harness_world._attempt import Attempt, AttemptEnded, AttemptLimits, Reservation
 from harness_world._calls import CallRecord, FinalRow, Observation, ToolError, WriteImage
 from harness_world._checker import grade
 from harness_world._contract import (
@@ -43,7 +45,6 @@ from harness_world._scripted import (
     Mutant,
     Script,
     ScriptContext,
-    ScriptedAgent,
     run_calls,
     run_script,
 )
@@ -54,6 +55,10 @@ from harness_world._world import ABSENT, Absent, Key, World, WorldError, load_wo
 __all__ = [
     "ABSENT",
     "Absent",
+    "Agent",
+    "Attempt",
+    "AttemptEnded",
+    "AttemptLimits",
     "CallRecord",
     "Contract",
     "Entity",
@@ -64,12 +69,14 @@ __all__ = [
     "Mismatch",
     "Mutant",
     "Observation",
+    "OracleAgent",
     "Outcome",
     "Params",
     "Problem",
     "Record",
     "RecordContext",
     "RecordError",
+    "Reservation",
     "Script",
     "ScriptContext",
     "ScriptedAgent",
@@ -87,6 +94,7 @@ __all__ = [
     "WorldError",
     "WorldRef",
     "WriteImage",
+    "drive",
     "grade",
     "load_mutants",
     "load_oracles",

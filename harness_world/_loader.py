@@ -19,7 +19,8 @@ def import_path(module_file: Path, namespace: str) -> ModuleType:
     """Import a Python file once per process under a stable, path-derived module name."""
     resolved = module_file.resolve()
     digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:12]
-    name = f"harness_world_{namespace}.{resolved.parent.name}_{digest}"
+    # A flat name (no dots): pickle finds it in sys.modules without importing a parent package.
+    name = f"harness_world_{namespace}__{resolved.parent.name}_{digest}"
     loaded = sys.modules.get(name)
     if loaded is not None:
         return loaded

@@ -13,7 +13,7 @@ from harness_world._session import Session
 from harness_world._task import Task
 from harness_world._world import World
 
-__all__ = ["Mutant", "Script", "ScriptContext", "ScriptedAgent", "run_calls", "run_script"]
+__all__ = ["Mutant", "Script", "ScriptContext", "run_calls", "run_script"]
 
 
 @attrs.define(slots=True)
@@ -67,25 +67,6 @@ class Mutant:
     script: Script
     note: str = ""
     sizes: tuple[str, ...] = ("small",)
-
-
-@attrs.frozen(slots=True)
-class ScriptedAgent:
-    """An agent that runs a fixed script; used by oracles and mutants.
-
-    Attributes:
-        name: A label for reports.
-        script: The script.
-    """
-
-    name: str
-    script: Script
-
-    def attempt(
-        self, world: World, task: Task, *, seed: int = 0, sample: int = 0, revision: str = ""
-    ) -> Record:
-        """Run the script once in a fresh session and return the sealed record."""
-        return run_script(world, task, self.script, seed=seed, sample=sample, revision=revision)
 
 
 def run_script(

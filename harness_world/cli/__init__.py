@@ -14,7 +14,15 @@ from collections.abc import Sequence
 __all__ = ["main"]
 
 # Module names under harness_world.cli, in the order shown by --help.
-COMMANDS: tuple[str, ...] = ("verify", "compare")
+COMMANDS: tuple[str, ...] = (
+    "demo",
+    "run",
+    "verify",
+    "compare",
+    "precheck",
+    "play",
+    "mutants",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

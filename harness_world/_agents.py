@@ -1,0 +1,88 @@
+"""Agents: the Protocol an agent loop implements, and the built-in scripted and oracle agents."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+import attrs
+
+from harness_world._attempt import Attempt, AttemptEnded
+from harness_world._record import Record, RecordContext
+from harness_world._scripted import Script
+
+__all__ = ["Agent", "OracleAgent", "ScriptedAgent", "drive"]
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """What a driver must provide to be run by harness_world.
+
+    ``run`` receives the attempt: ``attempt.instruction``, ``attempt.tool_schemas(format)`` and
+    ``attempt.call(name, args)``; a model-backed loop also reports each request with
+    ``attempt.begin_turn()``, ``attempt.reserve(estimate)`` before dispatch and
+    ``attempt.settle(...)`` or ``attempt.lost(...)`` after. It returns the final message. Retries
+    of model requests belong to the agent's driver alone and are reported with ``reserve(...,
+    retry=True)`` so the record counts them.
+    """
+
+    @property
+    def name(self) -> str:
+        """A label for reports and the run manifest."""
+        ...
+
+    def settings(self) -> dict[str, Any]:
+        """Everything about the agent that changes results (model, temperature, prompt hash...)."""
+        ...
+
+    def run(self, attempt: Attempt) -> str:
+        """Work on the attempt until done; return the final message."""
+        ...
+
+
+@attrs.frozen(slots=True)
+class ScriptedAgent:
+    """An agent that runs one fixed script per task (task id to script).
+
+    Attributes:
+        name: A label for reports and the revision.
+        scripts: Scripts by task id; a task without one ends as ``error``.
+    """
+
+    name: str
+    scripts: dict[str, Script]
+
+    def settings(self) -> dict[str, Any]:
+        """Scripted agents have no settings beyond their name and which tasks they script."""
+        return {"kind": "scripted", "name": self.name, "tasks": sorted(self.scripts)}
+
+    def run(self, attempt: Attempt) -> str:
+        """Run the task's script against the attempt."""
+        script = self.scripts.get(attempt.task.id)
+        if script is None:
+            attempt.fail(f"agent {self.name!r} has no script for task {attempt.task.id!r}")
+            return ""
+        return script(attempt)  # type: ignore[arg-type]
+
+
+def OracleAgent(world: str) -> ScriptedAgent:
+    """The built-in oracles of a world as an agent (reference solutions, e.g. for precheck)."""
+    from harness_world._plugins import load_oracles
+
+    return ScriptedAgent(name=f"oracle:{world}", scripts=load_oracles(world))
+
+
+def drive(agent: Agent, attempt: Attempt, context: RecordContext | None = None) -> Record:
+    """Run an agent on an attempt and seal the record, whatever happens.
+
+    A budget that ends the attempt is an outcome (``turn_limit``/``budget_limit``); an exception
+    from the agent's own code is ``error`` with its text; ``KeyboardInterrupt`` is
+    ``interrupted`` and is re-raised after the record is sealed by the caller's handler.
+    """
+    message = ""
+    try:
+        message = agent.run(attempt)
+    except AttemptEnded:
+        pass
+    except Exception as exc:  # the agent's defect or the provider's failure: an outcome
+        attempt.fail(f"{type(exc).__name__}: {exc}")
+    return attempt.finish(message if isinstance(message, str) else str(message), context)

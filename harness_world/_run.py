@@ -1,0 +1,468 @@
+"""Runs: every selected task × k samples, each a fresh session with its own seed, saved as it ends.
+
+A run directory holds ``manifest.json`` (the revision and its components, plus context),
+``records/<task>/<sample>.json`` (one record per attempt, written atomically the moment it
+ends) and ``inventory.json`` (scheduled, executed, valid, invalid and retried attempts).
+Re-running into the same directory resumes: records already saved are kept, the rest executed;
+a changed component refuses to resume and names what changed.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import multiprocessing
+import os
+import platform
+import socket
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import msgspec
+
+from harness_world._agents import Agent, drive
+from harness_world._attempt import Attempt, AttemptLimits
+from harness_world._record import Record, RecordContext, RecordError, load_record, save_record
+from harness_world._replay import verify
+from harness_world._revision import (
+    Revision,
+    RevisionMismatch,
+    describe_mismatch,
+    diff_revisions,
+    make_revision,
+)
+from harness_world._task import Task
+from harness_world._world import World, load_world
+
+__all__ = [
+    "Inventory",
+    "RunContext",
+    "RunManifest",
+    "RunProgress",
+    "RunResult",
+    "compute_inventory",
+    "load_manifest",
+    "run",
+    "sample_seed",
+]
+
+MANIFEST = "manifest.json"
+INVENTORY = "inventory.json"
+COUNTED = ("completed", "turn_limit", "budget_limit")
+
+
+class RunContext(msgspec.Struct, frozen=True, kw_only=True):
+    """Where and how a run executed: recorded, never part of the revision.
+
+    Attributes:
+        out: The run directory as given.
+        started_at: Wall-clock start (UTC).
+        host: Host name.
+        pid: Process id of the driver.
+        workers: Parallelism (changes error rates and latency, so it is written down).
+        python: The interpreter version.
+    """
+
+    out: str
+    started_at: str
+    host: str
+    pid: int
+    workers: int
+    python: str
+
+
+class RunManifest(msgspec.Struct, frozen=True, kw_only=True):
+    """``manifest.json``.
+
+    Attributes:
+        format: Manifest format version.
+        revision: The pinned revision.
+        agent: The agent's name.
+        tasks: Task ids, sorted.
+        samples: Samples per task.
+        seed: The base seed (each sample's seed derives from it).
+        sizes: The seed size used per world.
+        limits: Budget overrides applied on top of each task's budgets.
+        contexts: One context per execution of the run (the first, then each resume).
+    """
+
+    format: int = 1
+    revision: Revision
+    agent: str
+    tasks: list[str]
+    samples: int
+    seed: int
+    sizes: dict[str, str]
+    limits: dict[str, Any] = {}
+    contexts: list[RunContext] = []
+
+
+class Inventory(msgspec.Struct, frozen=True, kw_only=True):
+    """What happened to every scheduled attempt: explicit denominators.
+
+    Attributes:
+        scheduled: Tasks × samples.
+        executed: Attempts with a final record on disk.
+        valid: Verified records whose outcome counts as an attempt (completed, turn_limit,
+            budget_limit): the denominator of quality figures.
+        invalid: Records that are not verified, or ended as error or interrupted.
+        retried: Attempts executed again after an ``error`` outcome (the failed tries are kept
+            as ``<sample>.failed-<n>.json``).
+        missing: Scheduled attempts without a record (an interrupted run).
+        by_outcome: Final records per outcome.
+        by_evidence: Final records per evidence state.
+        passed: Valid records whose grade passed.
+        failed: Valid records whose grade failed.
+    """
+
+    scheduled: int
+    executed: int
+    valid: int
+    invalid: int
+    retried: int
+    missing: int
+    by_outcome: dict[str, int]
+    by_evidence: dict[str, int]
+    passed: int
+    failed: int
+
+
+@attrs.frozen(slots=True)
+class RunProgress:
+    """A progress report: done out of total, with pass, fail and ungraded counts so far."""
+
+    done: int
+    total: int
+    passed: int
+    failed: int
+    ungraded: int
+
+
+@attrs.frozen(slots=True)
+class RunResult:
+    """What `run` returns.
+
+    Attributes:
+        out: The run directory.
+        revision: The pinned revision.
+        inventory: The inventory after the run.
+        resumed: How many records were already on disk and kept.
+    """
+
+    out: Path
+    revision: Revision
+    inventory: Inventory
+    resumed: int
+
+
+def sample_seed(seed: int, task_id: str, sample: int) -> int:
+    """A sample's own seed: a pure function of the base seed, the task and the sample index."""
+    digest = hashlib.sha256(f"{seed}/{task_id}/{sample}".encode()).digest()
+    return int.from_bytes(digest[:6], "big")
+
+
+def record_path(out: Path, task_id: str, sample: int) -> Path:
+    """Where the final record of one attempt lives."""
+    return out / "records" / task_id / f"{sample}.json"
+
+
+def load_manifest(out: str | Path) -> RunManifest:
+    """Read a run directory's manifest.
+
+    Raises:
+        FileNotFoundError: when there is no manifest.
+        ValueError: when it is not a valid manifest.
+    """
+    path = Path(out) / MANIFEST
+    try:
+        return msgspec.json.decode(path.read_bytes(), type=RunManifest)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{out}: not a run directory (no {MANIFEST})") from None
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise ValueError(f"{path}: invalid manifest: {exc}") from None
+
+
+def _write_json(path: Path, value: Any) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(
+        msgspec.json.format(msgspec.json.encode(value, order="sorted"), indent=1) + b"\n"
+    )
+    with open(tmp, "rb") as handle:
+        os.fsync(handle.fileno())
+    tmp.replace(path)
+
+
+def _execute(
+    agent: Agent,
+    world: World,
+    task: Task,
+    sample: int,
+    seed: int,
+    revision: str,
+    limits: AttemptLimits,
+    workers: int,
+) -> Record:
+    attempt = Attempt(
+        world,
+        task,
+        seed=sample_seed(seed, task.id, sample),
+        sample=sample,
+        revision=revision,
+        limits=limits,
+    )
+    context = RecordContext(host=socket.gethostname(), pid=os.getpid(), workers=workers)
+    return drive(agent, attempt, context)
+
+
+def _execute_in_worker(args: tuple[Any, ...]) -> bytes:
+    agent, world_name, size, task, sample, seed, revision, limits, workers = args
+    world = load_world(world_name, size=size)
+    record = _execute(agent, world, task, sample, seed, revision, limits, workers)
+    return msgspec.msgpack.encode(record)
+
+
+def run(
+    tasks: Sequence[Task],
+    agent: Agent,
+    *,
+    samples: int = 1,
+    seed: int = 0,
+    workers: int = 1,
+    out: str | Path,
+    size: str = "small",
+    limits: dict[str, int | float | None] | None = None,
+    retries: int = 1,
+    progress: Callable[[RunProgress], None] | None = None,
+) -> RunResult:
+    """Run every task ``samples`` times and save each record the moment it ends.
+
+    Args:
+        tasks: The tasks (from any built-in world).
+        agent: The agent; with ``workers > 1`` it must be picklable.
+        samples: Samples per task (k).
+        seed: The base seed; sample seeds derive from it, the task and the sample index.
+        workers: Processes running attempts in parallel (context, not revision).
+        out: The run directory; an existing one is resumed if its revision matches.
+        size: The seed size of each world.
+        limits: Budget overrides (turns, tool_calls, context_tokens, requests, cost).
+        retries: Extra executions of an attempt whose outcome is ``error``.
+        progress: Called after each attempt.
+
+    Raises:
+        RevisionMismatch: when ``out`` holds a run of another revision.
+    """
+    if samples < 1:
+        raise ValueError("samples must be at least 1")
+    if not tasks:
+        raise ValueError("no tasks selected")
+    overrides = {k: v for k, v in (limits or {}).items() if v is not None}
+    worlds = {name: load_world(name, size=size) for name in sorted({t.world for t in tasks})}
+    revision = make_revision(
+        worlds=worlds,
+        tasks=tasks,
+        agent_settings=agent.settings(),
+        budgets=overrides,
+        samples=samples,
+        seed=seed,
+    )
+    root = Path(out)
+    context = RunContext(
+        out=str(out),
+        started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        host=socket.gethostname(),
+        pid=os.getpid(),
+        workers=workers,
+        python=platform.python_version(),
+    )
+    manifest_path = root / MANIFEST
+    if manifest_path.is_file():
+        check_resumable(root, revision)
+        previous = load_manifest(root)
+        manifest = msgspec.structs.replace(previous, contexts=[*previous.contexts, context])
+    else:
+        root.mkdir(parents=True, exist_ok=True)
+        manifest = RunManifest(
+            revision=revision,
+            agent=agent.name,
+            tasks=sorted(t.id for t in tasks),
+            samples=samples,
+            seed=seed,
+            sizes={n: size for n in worlds},
+            limits=overrides,
+            contexts=[context],
+        )
+    _write_json(manifest_path, manifest)
+
+    by_id = {t.id: t for t in tasks}
+    pending: list[tuple[str, int]] = []
+    resumed = 0
+    for task in sorted(tasks, key=lambda t: t.id):
+        for sample in range(samples):
+            path = record_path(root, task.id, sample)
+            if path.is_file():
+                try:
+                    load_record(path)
+                    resumed += 1
+                    continue
+                except RecordError:
+                    pass
+            pending.append((task.id, sample))
+
+    counts = {"passed": 0, "failed": 0, "ungraded": 0}
+    total = len(pending)
+    done = 0
+    tries: dict[tuple[str, int], int] = {}
+
+    def limits_for(task: Task) -> AttemptLimits:
+        return AttemptLimits.from_task(task.budgets, **overrides)
+
+    def finished(key: tuple[str, int], record: Record) -> bool:
+        """Save one record; True if the attempt must be executed again."""
+        nonlocal done
+        task = by_id[key[0]]
+        path = record_path(root, *key)
+        if record.outcome.status == "error" and tries.get(key, 0) < retries:
+            tries[key] = tries.get(key, 0) + 1
+            save_record(record, path.with_name(f"{key[1]}.failed-{tries[key]}.json"))
+            return True
+        save_record(record, path)
+        result = verify(record, world=worlds[task.world], task=task)
+        if result.evidence != "verified" or result.grade is None:
+            counts["ungraded"] += 1
+        elif result.grade.passed:
+            counts["passed"] += 1
+        else:
+            counts["failed"] += 1
+        done += 1
+        if progress is not None:
+            progress(RunProgress(done=done, total=total, **counts))
+        return False
+
+    if workers <= 1:
+        queue = list(pending)
+        while queue:
+            key = queue.pop(0)
+            task = by_id[key[0]]
+            record = _execute(
+                agent,
+                worlds[task.world],
+                task,
+                key[1],
+                seed,
+                revision.id,
+                limits_for(task),
+                workers,
+            )
+            if finished(key, record):
+                queue.insert(0, key)
+    else:
+        context_mp = multiprocessing.get_context("fork")
+        with concurrent.futures.ProcessPoolExecutor(
+            max_workers=workers, mp_context=context_mp
+        ) as pool:
+
+            def submit(key: tuple[str, int]) -> concurrent.futures.Future[bytes]:
+                task = by_id[key[0]]
+                args = (
+                    agent,
+                    task.world,
+                    size,
+                    task,
+                    key[1],
+                    seed,
+                    revision.id,
+                    limits_for(task),
+                    workers,
+                )
+                return pool.submit(_execute_in_worker, args)
+
+            futures = {submit(key): key for key in pending}
+            while futures:
+                ready, _ = concurrent.futures.wait(
+                    futures, return_when=concurrent.futures.FIRST_COMPLETED
+                )
+                for future in ready:
+                    key = futures.pop(future)
+                    record = msgspec.msgpack.decode(future.result(), type=Record)
+                    if finished(key, record):
+                        futures[submit(key)] = key
+    inventory = compute_inventory(root)
+    return RunResult(out=root, revision=revision, inventory=inventory, resumed=resumed)
+
+
+def compute_inventory(out: str | Path, tasks: Sequence[Task] | None = None) -> Inventory:
+    """Recount a run directory from what is on disk (and write ``inventory.json``)."""
+    root = Path(out)
+    manifest = load_manifest(root)
+    if tasks is None:
+        from harness_world._task import load_tasks
+
+        known = {t.id: t for t in load_tasks()}
+        tasks = [known[i] for i in manifest.tasks if i in known]
+    by_id = {t.id: t for t in tasks}
+    worlds: dict[str, World] = {}
+    by_outcome: dict[str, int] = {}
+    by_evidence: dict[str, int] = {}
+    executed = valid = invalid = passed = failed = 0
+    for task_id in manifest.tasks:
+        for sample in range(manifest.samples):
+            path = record_path(root, task_id, sample)
+            if not path.is_file():
+                continue
+            executed += 1
+            try:
+                record = load_record(path)
+            except RecordError:
+                by_evidence["lost"] = by_evidence.get("lost", 0) + 1
+                invalid += 1
+                continue
+            by_outcome[record.outcome.status] = by_outcome.get(record.outcome.status, 0) + 1
+            task = by_id.get(task_id)
+            world_name = record.world.name
+            if world_name not in worlds:
+                worlds[world_name] = load_world(
+                    world_name, size=manifest.sizes.get(world_name, "small")
+                )
+            result = verify(record, world=worlds[world_name], task=task)
+            by_evidence[result.evidence] = by_evidence.get(result.evidence, 0) + 1
+            if result.evidence == "verified" and record.outcome.status in COUNTED:
+                valid += 1
+                if result.grade is not None and result.grade.passed:
+                    passed += 1
+                else:
+                    failed += 1
+            else:
+                invalid += 1
+    retried = (
+        len(list((root / "records").rglob("*.failed-*.json"))) if (root / "records").is_dir() else 0
+    )
+    scheduled = len(manifest.tasks) * manifest.samples
+    inventory = Inventory(
+        scheduled=scheduled,
+        executed=executed,
+        valid=valid,
+        invalid=invalid,
+        retried=retried,
+        missing=scheduled - executed,
+        by_outcome=by_outcome,
+        by_evidence=by_evidence,
+        passed=passed,
+        failed=failed,
+    )
+    _write_json(root / INVENTORY, inventory)
+    return inventory
+
+
+def check_resumable(out: str | Path, revision: Revision) -> None:
+    """Raise `RevisionMismatch` if ``out`` holds a run of another revision."""
+    root = Path(out)
+    if (root / MANIFEST).is_file():
+        previous = load_manifest(root)
+        changed = diff_revisions(previous.revision, revision)
+        if changed:
+            raise RevisionMismatch(
+                changed, f"{root}: {describe_mismatch(previous.revision, revision)}"
+            )

@@ -1,0 +1,143 @@
+"""``demo``: the argument for the whole design, in one table.
+
+Runs reference solutions and a handful of scripted attempts that each make one mistake agents
+really make, saves their records, replays and grades them, and prints outcome, evidence and
+grade side by side: several attempts complete cleanly and still fail.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from harness_world._plugins import load_mutants, load_oracles
+from harness_world._record import record_digest, save_record
+from harness_world._replay import verify
+from harness_world._scripted import run_script
+from harness_world._task import load_tasks
+from harness_world._world import load_world
+from harness_world.cli._output import render_table
+
+__all__ = ["DEMO_MUTANTS", "register"]
+
+DEMO_MUTANTS = (
+    "reply_and_solve.no_reply",
+    "escalate_outage.first_page",
+    "vip_two_statuses.one_status",
+    "assign_on_hold_unowned.null_only",
+    "create_for_john.first_search_result",
+    "create_for_john.described_in_comment",
+    "anna_lopez_replies.first_search_result",
+    "security_count.first_page_count",
+    "escalate_outage.blind",
+    "reassign_departed.reverted",
+)
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``demo`` command."""
+    parser = sub.add_parser(
+        "demo",
+        help="run reference solutions and typical agent mistakes; show outcome, evidence, grade",
+        description=(
+            "On the built-in helpdesk world: run the oracles and ten scripted attempts that make "
+            "mistakes live agents made, write their records to --out, replay and grade them, and "
+            "print outcome, evidence and grade as separate columns. Re-check with "
+            "`python -m harness_world verify runs/demo`."
+        ),
+    )
+    parser.add_argument(
+        "--out", type=Path, default=Path("runs/demo"), help="where to write records"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(handler=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the demo and print the table."""
+    world = load_world("helpdesk")
+    tasks = {t.id: t for t in load_tasks(world="helpdesk")}
+    oracles = load_oracles("helpdesk")
+    mutants = {m.id: m for m in load_mutants("helpdesk")}
+    chosen = [mutants[name] for name in DEMO_MUTANTS]
+    task_ids = sorted({m.task_id for m in chosen})
+    records = args.out / "records"
+    if records.exists():
+        shutil.rmtree(records)
+    rows: list[dict[str, Any]] = []
+    attempts = [(tid, "oracle", oracles[tid], "reference solution") for tid in task_ids]
+    attempts += [(m.task_id, m.id.split(".", 1)[1], m.script, m.note) for m in chosen]
+    expected_ok = True
+    for task_id, name, script, note in attempts:
+        task = tasks[task_id]
+        record = run_script(world, task, script)
+        path = save_record(record, records / task_id / f"{name}.json")
+        result = verify(record, world=world, task=task)
+        grade = result.grade
+        passed = grade is not None and grade.passed
+        expected_ok &= passed == (name == "oracle")
+        rows.append(
+            {
+                "task": task_id.split(".", 1)[1],
+                "attempt": name,
+                "outcome": record.outcome.status,
+                "evidence": result.evidence,
+                "grade": "passed" if passed else "failed",
+                "failed": grade.failed if grade is not None else [],
+                "note": note,
+                "record": str(path),
+            }
+        )
+    tampered = _tampered_example(world, tasks)
+    if args.json:
+        print(json.dumps({"attempts": rows, "tampered": tampered, "out": str(args.out)}, indent=1))
+        return 0 if expected_ok else 1
+    table = [
+        [
+            r["task"],
+            r["attempt"],
+            r["outcome"],
+            r["evidence"],
+            r["grade"],
+            ", ".join(r["failed"]) or "-",
+        ]
+        for r in rows
+    ]
+    headers = ["task", "attempt", "outcome", "evidence", "grade", "failed criteria"]
+    print(render_table(headers, table, 70))
+    print("\nThe mistakes:")
+    for r in rows:
+        if r["attempt"] != "oracle":
+            print(f"  {r['task']}.{r['attempt']}: {r['note']}")
+    completed_failed = sum(r["outcome"] == "completed" and r["grade"] == "failed" for r in rows)
+    print(f"\n{completed_failed} attempts completed cleanly and still failed: ", end="")
+    print("completed is not passed.")
+    print(
+        f"Tampering: {tampered['what']} -> evidence {tampered['evidence']} "
+        f"({tampered['first_mismatch']}); ungraded is never a pass."
+    )
+    print(f"\nRecords: {records}/  Re-check them: python -m harness_world verify {args.out}")
+    return 0 if expected_ok else 1
+
+
+def _tampered_example(world: Any, tasks: dict[str, Any]) -> dict[str, str]:
+    """Substitute one recorded read result in a failing attempt, re-seal it, and verify it."""
+    task = tasks["helpdesk.reply_and_solve"]
+    mutant = {m.id: m for m in load_mutants("helpdesk")}["reply_and_solve.no_reply"]
+    record = run_script(world, task, mutant.script)
+    data = msgspec.to_builtins(record)
+    data["calls"][0]["result"]["status"] = "solved"
+    forged = msgspec.convert(data, type(record))
+    forged = msgspec.structs.replace(forged, digest=record_digest(forged))
+    result = verify(forged, world=world, task=task)
+    first = str(result.mismatches[0]) if result.mismatches else "none"
+    return {
+        "what": "one substituted read result in a re-sealed record",
+        "evidence": result.evidence,
+        "first_mismatch": first,
+    }

@@ -1,0 +1,110 @@
+"""``mutants``: the coverage gate over oracles, hand mutants and automatic trace mutants."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import msgspec
+
+from harness_world._coverage import CoverageReport, check_world
+from harness_world._loader import PluginError
+from harness_world._paths import builtin_dir
+from harness_world._task import TaskError
+from harness_world._world import WorldError
+
+__all__ = ["register"]
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``mutants`` command."""
+    parser = sub.add_parser(
+        "mutants",
+        help="prove every task solvable and every criterion able to fail",
+        description=(
+            "Run every oracle (on each seed) and every hand and automatic mutant through record, "
+            "replay and grade. Exit 1 if an oracle fails, a hand mutant passes or fails other "
+            "criteria than it predicts, an automated criterion is failed by no hand mutant, or "
+            "the automatic mutation score is below the threshold in pyproject.toml."
+        ),
+    )
+    parser.add_argument("--world", help="one built-in world (default: every world with tasks)")
+    parser.add_argument(
+        "--sizes", default="small,large", help="seeds to run oracles on (default small,large)"
+    )
+    parser.add_argument(
+        "--no-automatic", action="store_true", help="skip the automatic trace mutants"
+    )
+    parser.add_argument(
+        "--min-score", type=float, help="override the automatic mutation score threshold"
+    )
+    parser.add_argument(
+        "--verbose", action="store_true", help="list every attempt, not only problems"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(handler=run)
+
+
+def _worlds(chosen: str | None) -> list[str]:
+    if chosen:
+        return [chosen]
+    root = builtin_dir("tasks")
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and any(p.glob("*.toml")))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the gate for each world and report what kills what."""
+    sizes = tuple(s.strip() for s in args.sizes.split(",") if s.strip())
+    reports: list[CoverageReport] = []
+    try:
+        for world in _worlds(args.world):
+            if not args.json:
+                print(f"checking {world} ...", file=sys.stderr)
+            reports.append(
+                check_world(
+                    world, sizes=sizes, threshold=args.min_score, automatic=not args.no_automatic
+                )
+            )
+    except (WorldError, TaskError, PluginError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    ok = all(r.ok for r in reports)
+    if args.json:
+        print(json.dumps({"ok": ok, "worlds": msgspec.to_builtins(reports)}, indent=1))
+        return 0 if ok else 1
+    for report in reports:
+        _print_report(report, verbose=args.verbose)
+    print("GATE PASSED" if ok else "GATE FAILED")
+    return 0 if ok else 1
+
+
+def _print_report(report: CoverageReport, *, verbose: bool) -> None:
+    oracles = [r for r in report.results if r.kind == "oracle"]
+    hand = [r for r in report.results if r.kind == "hand"]
+    print(f"\n== {report.world}")
+    print(
+        f"oracles: {sum(r.ok for r in oracles)}/{len(oracles)} pass "
+        f"(seeds: {', '.join(sorted({r.size for r in oracles}))})"
+    )
+    print(f"hand mutants: {sum(r.ok for r in hand)}/{len(hand)} fail exactly as predicted")
+    print(
+        f"automatic mutants: {report.auto_killed} killed, {report.auto_survived} survived, "
+        f"{report.auto_equivalent} equivalent; "
+        f"score {report.score:.3f} (threshold {report.threshold:.2f})"
+    )
+    print("criteria and the hand mutants that kill them:")
+    by_task: dict[str, list[str]] = {}
+    for key, killers in sorted(report.killed_by.items()):
+        task, criterion = key.split(": ", 1)
+        by_task.setdefault(task, []).append(
+            f"{criterion} <- {len(killers)}" if killers else f"{criterion} <- NONE"
+        )
+    for task, lines in by_task.items():
+        print(f"  {task}: " + "; ".join(lines))
+    if verbose:
+        for r in report.results:
+            status = "ok " if r.ok else "BAD"
+            print(f"  {status} {r.kind:6} {r.size:5} {r.id}: failed {r.failed or '-'} {r.note}")
+    for problem in report.problems:
+        print(f"  PROBLEM: {problem}")

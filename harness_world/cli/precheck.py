@@ -1,0 +1,77 @@
+"""``precheck``: refuse a run whose limits no agent could meet, before any model request."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import msgspec
+
+from harness_world._precheck import precheck
+from harness_world._task import TaskError
+from harness_world._world import WorldError
+from harness_world.cli._output import render_table
+from harness_world.cli._selection import (
+    add_limit_options,
+    add_task_options,
+    limit_overrides,
+    select_tasks,
+)
+
+__all__ = ["register"]
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``precheck`` command."""
+    parser = sub.add_parser(
+        "precheck",
+        help="check that each task's limits fit its oracle",
+        description=(
+            "Run each selected task's oracle and count its calls and writes. A limit below the "
+            "number of writes is refused (exit 1): no agent could succeed. A limit that fits only "
+            "a path as short as the oracle's is a warning."
+        ),
+    )
+    add_task_options(parser)
+    add_limit_options(parser)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the feasibility of every selected task."""
+    try:
+        tasks = select_tasks(args)
+        results = precheck(tasks, size=args.size, limits=limit_overrides(args))
+    except (ValueError, TaskError, WorldError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    refused = [r for r in results if r.verdict == "refuse"]
+    if args.json:
+        print(
+            json.dumps({"tasks": msgspec.to_builtins(results), "refused": len(refused)}, indent=1)
+        )
+    else:
+        rows = [
+            [
+                r.task_id,
+                r.verdict,
+                str(r.oracle_calls),
+                str(r.oracle_writes),
+                str(r.tool_calls),
+                str(r.turns),
+                r.message,
+            ]
+            for r in results
+        ]
+        print(
+            render_table(
+                ["task", "verdict", "calls", "writes", "call limit", "turn limit", "why"], rows, 90
+            )
+        )
+        print(
+            f"\n{len(results)} task(s): {len(refused)} refused, "
+            f"{sum(r.verdict == 'warn' for r in results)} warned"
+        )
+    return 1 if refused else 0

@@ -1,0 +1,161 @@
+"""An agent for OpenAI-compatible chat-completions endpoints (extra: `harness_world[openai]`).
+
+The driver owns retries: the SDK client is built with ``max_retries=0`` and every retry goes
+through ``attempt.reserve(..., retry=True)``, so the record counts it. A request whose response is
+lost (connection error, timeout) keeps its reservation as uncertain exposure, never zero.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import attrs
+
+from harness_world._attempt import Attempt
+
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "OpenAIAgent"]
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a support operations agent. Use the tools to do exactly what the instruction asks, "
+    "nothing more. Read a record before changing it, follow every page of a listing, and when "
+    "you are done, reply with a short final message."
+)
+
+
+@attrs.frozen(slots=True)
+class OpenAIAgent:
+    """A tool-calling loop over the chat-completions API.
+
+    Attributes:
+        model: The model name sent to the endpoint.
+        base_url: The endpoint, e.g. ``https://api.openai.com/v1`` or a local server.
+        api_key: The key (any string for local servers).
+        temperature: Sampling temperature.
+        system_prompt: The system message; its hash is part of the run revision.
+        max_retries: Retries per model request after a failure (owned here, counted in records).
+        timeout_s: Per-request timeout in seconds.
+        max_tokens: Completion token cap per request (also bounds the money reserved).
+        price_in_per_mtok: US dollars per million prompt tokens (for reservations and cost).
+        price_out_per_mtok: US dollars per million completion tokens.
+        name: A label for reports.
+    """
+
+    model: str
+    base_url: str
+    api_key: str = "not-needed"
+    temperature: float = 0.0
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+    max_retries: int = 2
+    timeout_s: float = 60.0
+    max_tokens: int = 1024
+    price_in_per_mtok: float = 0.0
+    price_out_per_mtok: float = 0.0
+    name: str = "openai"
+
+    def settings(self) -> dict[str, Any]:
+        """What changes results: model, temperature, limits, prices and the prompt's hash."""
+        return {
+            "kind": "openai",
+            "model": self.model,
+            "base_url": self.base_url,
+            "temperature": self.temperature,
+            "system_prompt_sha256": hashlib.sha256(self.system_prompt.encode()).hexdigest(),
+            "max_retries": self.max_retries,
+            "max_tokens": self.max_tokens,
+        }
+
+    def _client(self) -> Any:
+        try:
+            import openai
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise RuntimeError(
+                "the OpenAI agent needs `pip install harness_world[openai]`"
+            ) from exc
+        return openai.OpenAI(
+            base_url=self.base_url, api_key=self.api_key, max_retries=0, timeout=self.timeout_s
+        )
+
+    def _estimate(self, messages: list[dict[str, Any]]) -> float:
+        # A deliberate over-estimate (4 characters per token is typical; 3 errs high).
+        prompt_tokens = len(json.dumps(messages)) // 3 + 1
+        return (
+            prompt_tokens * self.price_in_per_mtok + self.max_tokens * self.price_out_per_mtok
+        ) / 1e6
+
+    def run(self, attempt: Attempt) -> str:
+        """Loop: ask the model, execute its tool calls in order, until it answers in text."""
+        import openai
+
+        client = self._client()
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": self.system_prompt},
+            {"role": "user", "content": attempt.instruction},
+        ]
+        tools = attempt.tool_schemas("openai")
+        while True:
+            attempt.begin_turn()
+            response = None
+            failure = ""
+            for try_number in range(self.max_retries + 1):
+                reservation = attempt.reserve(self._estimate(messages), retry=try_number > 0)
+                try:
+                    response = client.chat.completions.create(
+                        model=self.model,
+                        messages=messages,
+                        tools=tools,
+                        temperature=self.temperature,
+                        max_tokens=self.max_tokens,
+                    )
+                except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+                    attempt.lost(reservation)
+                    failure = f"{type(exc).__name__}: {exc}"
+                    continue
+                except openai.APIStatusError as exc:
+                    attempt.settle(reservation, cost=0.0, input_tokens=0, output_tokens=0)
+                    failure = f"HTTP {exc.status_code}: {exc.message}"
+                    if exc.status_code in (408, 409, 429) or exc.status_code >= 500:
+                        continue
+                    break
+                usage = response.usage
+                prompt = usage.prompt_tokens if usage is not None else 0
+                completion = usage.completion_tokens if usage is not None else 0
+                cost = (
+                    prompt * self.price_in_per_mtok + completion * self.price_out_per_mtok
+                ) / 1e6
+                attempt.settle(
+                    reservation, cost=cost, input_tokens=prompt, output_tokens=completion
+                )
+                break
+            if response is None:
+                attempt.fail(f"model request failed after {self.max_retries + 1} tries: {failure}")
+                return ""
+            message = response.choices[0].message
+            calls = message.tool_calls or []
+            entry: dict[str, Any] = {"role": "assistant", "content": message.content or ""}
+            if calls:
+                entry["tool_calls"] = [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.function.name, "arguments": c.function.arguments},
+                    }
+                    for c in calls
+                ]
+            messages.append(entry)
+            if not calls:
+                return message.content or ""
+            for tool_call in calls:
+                try:
+                    args: Any = json.loads(tool_call.function.arguments or "{}")
+                except json.JSONDecodeError:
+                    args = tool_call.function.arguments
+                observation = attempt.call(tool_call.function.name, args)
+                messages.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": tool_call.id,
+                        "content": json.dumps(observation.to_message(), sort_keys=True),
+                    }
+                )
