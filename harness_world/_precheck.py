@@ -9,7 +9,7 @@ import msgspec
 
 from harness_world._attempt import AttemptLimits
 from harness_world._plugins import load_oracles
-from harness_world._scripted import run_script
+from harness_world._scripted import Script, run_script
 from harness_world._task import Task
 from harness_world._world import load_world
 
@@ -48,16 +48,27 @@ def precheck(
     *,
     size: str = "small",
     limits: Mapping[str, int | float | None] | None = None,
+    oracles: Mapping[str, Script] | None = None,
 ) -> list[Feasibility]:
-    """Judge every task's limits against its oracle's calls and writes."""
+    """Judge every task's limits against its oracle's calls and writes.
+
+    Args:
+        tasks: The tasks to check.
+        size: The seed to run oracles on.
+        limits: Overrides of the tasks' budgets.
+        oracles: Oracle scripts by task id (default: each world's built-in oracles).
+    """
     overrides = {k: v for k, v in (limits or {}).items() if v is not None}
     out: list[Feasibility] = []
-    oracles: dict[str, dict[str, object]] = {}
+    loaded: dict[str, dict[str, Script]] = {}
     for task in sorted(tasks, key=lambda t: t.id):
         limit = AttemptLimits.from_task(task.budgets, **overrides)
-        if task.world not in oracles:
-            oracles[task.world] = dict(load_oracles(task.world))
-        script = oracles[task.world].get(task.id)
+        if oracles is not None:
+            script = oracles.get(task.id)
+        else:
+            if task.world not in loaded:
+                loaded[task.world] = load_oracles(task.world)
+            script = loaded[task.world].get(task.id)
         if script is None:
             out.append(
                 Feasibility(
@@ -72,7 +83,7 @@ def precheck(
             )
             continue
         world = load_world(task.world, size=size)
-        record = run_script(world, task, script)  # type: ignore[arg-type]
+        record = run_script(world, task, script)
         kinds = {t.name: t.kind for t in world.contract.tools}
         calls = len(record.calls)
         writes = sum(1 for c in record.calls if c.ok and kinds.get(c.tool) == "write")

@@ -1,0 +1,179 @@
+"""Attempts and agents: budgets end attempts as outcomes; the OpenAI agent against a fake server."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+import harness_world as hw
+from tests.fake_openai import fake_openai, scripted_brain
+
+pytest.importorskip("openai", reason="the OpenAI agent needs the [openai] extra")
+from harness_world.openai_agent import OpenAIAgent
+
+
+def task(task_id: str) -> hw.Task:
+    return {t.id: t for t in hw.load_tasks()}[task_id]
+
+
+def test_turn_limit_ends_the_attempt_and_still_counts(small: hw.World) -> None:
+    attempt = hw.Attempt(small, task("helpdesk.reply_and_solve"), limits=hw.AttemptLimits(turns=2))
+    attempt.begin_turn()
+    attempt.call("get_ticket", {"ticket_id": "T-1001"})
+    attempt.begin_turn()
+    with pytest.raises(hw.AttemptEnded):
+        attempt.begin_turn()
+    record = attempt.finish("")
+    assert record.outcome.status == "turn_limit" and "turn budget of 2" in record.outcome.reason
+    assert record.usage.turns == 2 and len(record.calls) == 1
+    result = hw.verify(record, world=small, task=task("helpdesk.reply_and_solve"))
+    assert result.evidence == "verified" and result.grade is not None and not result.grade.passed
+
+
+def test_tool_call_budget_stops_before_executing(small: hw.World) -> None:
+    attempt = hw.Attempt(
+        small, task("helpdesk.reply_and_solve"), limits=hw.AttemptLimits(tool_calls=1)
+    )
+    attempt.call("get_ticket", {"ticket_id": "T-1001"})
+    with pytest.raises(hw.AttemptEnded):
+        attempt.call("update_ticket", {"ticket_id": "T-1001", "status": "solved"})
+    record = attempt.finish()
+    assert record.outcome.status == "budget_limit" and len(record.calls) == 1 and record.final == []
+
+
+def test_money_is_reserved_before_dispatch_and_lost_responses_stay_exposed(small: hw.World) -> None:
+    attempt = hw.Attempt(
+        small, task("helpdesk.reply_and_solve"), limits=hw.AttemptLimits(cost=0.10)
+    )
+    first = attempt.reserve(0.04)
+    attempt.settle(first, cost=0.03, input_tokens=100, output_tokens=10)
+    lost = attempt.reserve(0.04)
+    attempt.lost(lost)
+    with pytest.raises(hw.AttemptEnded):
+        attempt.reserve(0.04)  # 0.03 spent + 0.04 uncertain + 0.04 > 0.10: never dispatched
+    record = attempt.finish()
+    assert record.outcome.status == "budget_limit"
+    assert record.usage.requests == 2 and record.usage.cost == pytest.approx(0.03)
+    assert record.usage.uncertain_cost == pytest.approx(0.04)
+
+
+def test_reservation_open_at_finish_counts_as_uncertain(small: hw.World) -> None:
+    attempt = hw.Attempt(small, task("helpdesk.reply_and_solve"))
+    attempt.reserve(0.5)
+    record = attempt.finish()
+    assert record.usage.uncertain_cost == pytest.approx(0.5)
+
+
+def reply_and_solve_brain() -> object:
+    return scripted_brain(
+        [
+            [("get_ticket", {"ticket_id": "T-1001"})],
+            [
+                (
+                    "add_comment",
+                    {"ticket_id": "T-1001", "body": "The outage is fixed.", "public": True},
+                )
+            ],
+            [("update_ticket", {"ticket_id": "T-1001", "status": "solved"})],
+            "Replied and solved.",
+        ]
+    )
+
+
+def test_openai_agent_passes_one_task_and_fails_another(small: hw.World) -> None:
+    with fake_openai(reply_and_solve_brain(), fail_first=1) as server:  # type: ignore[arg-type]
+        agent = OpenAIAgent(
+            model="fake-1",
+            base_url=server["base_url"],
+            price_in_per_mtok=1.0,
+            price_out_per_mtok=2.0,
+        )
+        good = hw.drive(agent, hw.Attempt(small, task("helpdesk.reply_and_solve")))
+        assert len(server["requests"]) == 5  # one 500, retried by the driver, then four turns
+        assert server["requests"][0]["tools"][0]["type"] == "function"
+    assert (
+        good.outcome.status == "completed" and good.usage.retries == 1 and good.usage.requests == 5
+    )
+    assert good.usage.turns == 4 and good.usage.cost > 0
+    verdict = hw.verify(good, world=small, task=task("helpdesk.reply_and_solve"))
+    assert verdict.evidence == "verified" and verdict.grade is not None and verdict.grade.passed
+
+    wrong = scripted_brain(["There are 7 open security tickets."])
+    with fake_openai(wrong) as server:
+        agent = OpenAIAgent(model="fake-1", base_url=server["base_url"])
+        bad = hw.drive(agent, hw.Attempt(small, task("helpdesk.security_count")))
+    verdict = hw.verify(bad, world=small, task=task("helpdesk.security_count"))
+    assert bad.outcome.status == "completed" and verdict.evidence == "verified"
+    assert verdict.grade is not None and verdict.grade.failed == ["trace.answer"]
+
+
+def test_openai_agent_gives_up_after_its_retries(small: hw.World) -> None:
+    with fake_openai(reply_and_solve_brain(), fail_first=10) as server:  # type: ignore[arg-type]
+        agent = OpenAIAgent(model="fake-1", base_url=server["base_url"], max_retries=2)
+        record = hw.drive(agent, hw.Attempt(small, task("helpdesk.reply_and_solve")))
+        assert len(server["requests"]) == 3
+    assert record.outcome.status == "error" and "HTTP 500" in record.outcome.reason
+    assert record.usage.requests == 3 and record.usage.retries == 2
+
+
+def test_malformed_tool_arguments_become_typed_errors(small: hw.World) -> None:
+    def brain(messages: list[dict[str, object]]) -> dict[str, object]:
+        if any(m["role"] == "tool" for m in messages):
+            return {"role": "assistant", "content": "giving up"}
+        call = {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "get_ticket", "arguments": "{not json"},
+        }
+        return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+    with fake_openai(brain) as server:
+        record = hw.drive(
+            OpenAIAgent(model="m", base_url=server["base_url"]),
+            hw.Attempt(small, task("helpdesk.reply_and_solve")),
+        )
+    assert record.calls[0].error is not None and record.calls[0].error.kind == "invalid_arguments"
+    assert hw.verify(record, world=small).evidence == "verified"
+
+
+def test_stdio_bridge_plays_one_attempt(small: hw.World, tmp_path: Path) -> None:
+    from harness_world.cli.play import serve
+
+    lines = [
+        {"tool": "get_ticket", "args": {"ticket_id": "T-1001"}},
+        "not json",
+        {"tool": "add_comment", "args": {"ticket_id": "T-1001", "body": "Fixed.", "public": True}},
+        {"tool": "update_ticket", "args": {"ticket_id": "T-1001", "status": "solved"}},
+        {"finish": "done"},
+    ]
+    inp = io.StringIO("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n")
+    out = io.StringIO()
+    attempt = hw.Attempt(small, task("helpdesk.reply_and_solve"))
+    assert serve(attempt, inp, out, tmp_path / "r.json") == 0
+    replies = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert "instruction" in replies[0] and replies[1]["ok"] and replies[1]["seq"] == 1
+    assert (
+        replies[2]["error"]["kind"] == "bad_request" and "line 2" in replies[2]["error"]["message"]
+    )
+    assert replies[-1]["outcome"] == "completed" and replies[-1]["evidence"] == "verified"
+    assert replies[-1]["grade"] == "passed"
+    assert hw.verify(hw.load_record(tmp_path / "r.json")).evidence == "verified"
+
+
+def test_stdio_bridge_records_an_unfinished_attempt_as_interrupted(
+    small: hw.World, tmp_path: Path
+) -> None:
+    from harness_world.cli.play import serve
+
+    out = io.StringIO()
+    attempt = hw.Attempt(small, task("helpdesk.reply_and_solve"))
+    serve(
+        attempt,
+        io.StringIO('{"tool": "get_ticket", "args": {"ticket_id": "T-1001"}}\n'),
+        out,
+        tmp_path / "r.json",
+    )
+    assert json.loads(out.getvalue().splitlines()[-1])["outcome"] == "interrupted"
