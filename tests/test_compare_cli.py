@@ -150,13 +150,13 @@ def test_missing_file_and_missing_options_exit_2(tmp_path, write, capsys):
     assert "--min-runs must be at least 1" in err
 
 
-def test_run_directories_need_the_runs_feature(tmp_path, capsys):
+def test_folders_that_are_not_run_directories_are_bad_input(tmp_path, capsys):
     (tmp_path / "base").mkdir()
     (tmp_path / "cand").mkdir()
     code, out, err = run_cli(["compare", str(tmp_path / "base"), str(tmp_path / "cand")], capsys)
     assert code == 2
     assert out == ""
-    assert err == "error: comparing run directories needs the runs feature\n"
+    assert err.startswith("error: ") and "not a run directory (no manifest.json)" in err
 
 
 # ---------------------------------------------------------------- gates and exit codes

@@ -18,6 +18,7 @@ COMMANDS: tuple[str, ...] = (
     "demo",
     "run",
     "verify",
+    "report",
     "compare",
     "precheck",
     "play",

@@ -24,6 +24,7 @@ from harness_world._results_csv import ResultsCsvError, read_results
 from harness_world.stats import (
     Comparison,
     Multiplier,
+    RunRow,
     StatsInputError,
     TaskTally,
     compare_results,
@@ -33,7 +34,7 @@ __all__ = ["CompareReport", "gate_passed", "register", "render_text"]
 
 Gate = Literal["improved", "no-regression", "none"]
 
-_RUNS_FEATURE = "comparing run directories needs the runs feature"
+_MIXED = "give either one results CSV or two run directories, not a mix"
 
 
 class CompareReport(msgspec.Struct, frozen=True, kw_only=True):
@@ -72,7 +73,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         metavar="PATH",
         help=(
             "a results CSV with columns task_id,run_index,config,passed; or two run "
-            "directories BASELINE CANDIDATE (not available yet)"
+            "directories BASELINE CANDIDATE (valid records only; names default to the folders)"
         ),
     )
     parser.add_argument("--baseline", metavar="CONFIG", help="baseline config name in the CSV")
@@ -126,10 +127,41 @@ def _fail(message: str) -> int:
     return 2
 
 
+def _run_directories(args: argparse.Namespace) -> tuple[list[RunRow], str, str, list[str]]:
+    """Rows of two run directories, named by folder, and notes on their revisions."""
+    from harness_world._report import run_rows
+    from harness_world._revision import diff_revisions
+
+    paths = [Path(p) for p in args.inputs]
+    if len(paths) != 2 or not all(p.is_dir() for p in paths):
+        raise _InputError("give two run directories BASELINE CANDIDATE, or one results CSV")
+    names = [args.baseline or paths[0].resolve().name, args.candidate or paths[1].resolve().name]
+    if names[0] == names[1]:
+        names = ["baseline", "candidate"]
+    try:
+        base_rows, base = run_rows(paths[0], names[0])
+        cand_rows, cand = run_rows(paths[1], names[1])
+    except (FileNotFoundError, ValueError) as exc:
+        raise _InputError(str(exc)) from None
+    changed = diff_revisions(base.revision, cand.revision)
+    notes = [
+        f"baseline revision {base.revision.id[:16]} ({paths[0]})",
+        f"candidate revision {cand.revision.id[:16]} ({paths[1]})",
+        f"components that differ: {', '.join(changed) or 'none'}",
+    ]
+    factors = [c for c in changed if not c.startswith("task:") and c not in ("samples", "seed")]
+    if len(factors) > 1:
+        notes.append(
+            f"WARNING: {len(factors)} factors changed at once ({', '.join(factors)}): the "
+            "difference cannot be attributed to any one of them"
+        )
+    return base_rows + cand_rows, names[0], names[1], notes
+
+
 def _check_options(args: argparse.Namespace) -> Path:
     paths = [Path(p) for p in args.inputs]
     if any(p.is_dir() for p in paths):
-        raise _InputError(_RUNS_FEATURE)
+        raise _InputError(_MIXED)
     if len(paths) != 1:
         raise _InputError(
             f"expected one results CSV (or two run directories), got {len(paths)} paths"
@@ -145,12 +177,15 @@ def _check_options(args: argparse.Namespace) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Handle ``compare``; returns the exit code."""
+    notes: list[str] = []
     try:
-        path = _check_options(args)
-        rows = read_results(path)
-        comparison = compare_results(
-            rows, args.baseline, args.candidate, min_runs=args.min_runs, z=args.z
-        )
+        if any(Path(p).is_dir() for p in args.inputs):
+            rows, baseline, candidate, notes = _run_directories(args)
+        else:
+            path = _check_options(args)
+            rows = read_results(path)
+            baseline, candidate = args.baseline, args.candidate
+        comparison = compare_results(rows, baseline, candidate, min_runs=args.min_runs, z=args.z)
     except _InputError as exc:
         return _fail(str(exc))
     except ResultsCsvError as exc:
@@ -164,10 +199,15 @@ def run(args: argparse.Namespace) -> int:
     passed = gate_passed(comparison.band.verdict, gate)
     if args.json:
         report = CompareReport(
-            gate=gate, gate_passed=passed, warnings=_warnings(comparison), comparison=comparison
+            gate=gate,
+            gate_passed=passed,
+            warnings=[*notes, *_warnings(comparison)],
+            comparison=comparison,
         )
         sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
     else:
+        for note in notes:
+            sys.stdout.write(note + "\n")
         sys.stdout.write(render_text(comparison, gate, passed))
     return 0 if passed else 1
 

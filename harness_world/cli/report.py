@@ -1,0 +1,135 @@
+"""``report``: a run's result vector with explicit denominators."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import msgspec
+
+from harness_world._report import RunReport, build_report
+from harness_world._results_csv import write_results
+from harness_world.cli._output import render_table
+from harness_world.stats import RunRow
+
+__all__ = ["register"]
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``report`` command."""
+    parser = sub.add_parser(
+        "report",
+        help="a run's results with explicit denominators",
+        description=(
+            "Replay every record of a run directory and report: scheduled, executed, valid, "
+            "invalid and retried attempts; completed-but-failed; first-try vs eventual completion; "
+            "pass^k and pass@k for k = 1..samples; consumption per attempt and per passed attempt "
+            "(undefined, not zero, when nothing passed); latency p50/p95; figures per task family."
+        ),
+    )
+    parser.add_argument("run", type=Path, help="a run directory")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--csv",
+        type=Path,
+        metavar="FILE",
+        help="also write task_id,run_index,config,passed rows (config = --config)",
+    )
+    parser.add_argument(
+        "--config", help="config name for --csv rows (default: the run folder's name)"
+    )
+    parser.set_defaults(handler=main)
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "undefined" if value is None else f"{value:.{digits}f}"
+
+
+def main(args: argparse.Namespace) -> int:
+    """Build and print the report."""
+    try:
+        report = build_report(args.run)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.csv:
+        config = args.config or args.run.resolve().name
+        rows = [
+            RunRow(task_id=a.task_id, run_index=a.sample, config=config, passed=a.passed)
+            for a in report.attempts
+            if a.passed is not None
+        ]
+        try:
+            write_results(args.csv, rows)
+        except (OSError, ValueError) as exc:
+            print(f"error: --csv {args.csv}: {exc}", file=sys.stderr)
+            return 2
+    if args.json:
+        print(msgspec.json.format(msgspec.json.encode(report), indent=1).decode())
+        return 0
+    _print(report)
+    return 0
+
+
+def _print(report: RunReport) -> None:
+    inv = report.inventory
+    print(f"run {report.out}  revision {report.revision[:16]}  agent {report.agent}")
+    keys = ["scheduled", "executed", "valid", "invalid", "retried", "missing"]
+    print(render_table(keys, [[str(getattr(inv, k)) for k in keys]]))
+    print(
+        f"\npassed {inv.passed} of {inv.valid} valid attempts; "
+        f"completed but failed: {report.completed_but_failed}; "
+        f"completed first try: {report.first_try_completed}, "
+        f"eventually: {report.eventually_completed}"
+    )
+    if report.pass_k:
+        rows = [
+            [
+                str(p.k),
+                str(p.tasks),
+                f"{p.pass_hat_k:.3f}",
+                f"{p.pass_at_k:.3f}",
+                str(len(p.excluded)),
+            ]
+            for p in report.pass_k
+        ]
+        print()
+        print(render_table(["k", "tasks", "pass^k", "pass@k", "excluded (n < k)"], rows))
+    per = report.per_attempt
+    print()
+    print(
+        render_table(
+            ["per", "tool calls", "requests", "tokens", "cost $"],
+            [
+                [
+                    "valid attempt",
+                    _fmt(per.tool_calls, 1),
+                    _fmt(per.requests, 1),
+                    _fmt(per.tokens, 0),
+                    _fmt(per.cost, 4),
+                ],
+                [
+                    "passed attempt",
+                    _fmt(per.tool_calls_per_pass, 1),
+                    _fmt(per.requests_per_pass, 1),
+                    _fmt(per.tokens_per_pass, 0),
+                    _fmt(per.cost_per_pass, 4),
+                ],
+            ],
+        )
+    )
+    print(
+        f"\nlatency (context): p50 {_fmt(report.latency_p50_s)} s, "
+        f"p95 {_fmt(report.latency_p95_s)} s"
+    )
+    print()
+    print(
+        render_table(
+            ["family", "tasks", "valid", "passed", "pass rate"],
+            [
+                [f.family, str(f.tasks), str(f.valid), str(f.passed), _fmt(f.pass_rate)]
+                for f in report.families
+            ],
+        )
+    )

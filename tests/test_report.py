@@ -1,0 +1,132 @@
+"""Reports and run-directory comparisons: denominators, pass^k, regressions by name, the gate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import harness_world as hw
+from harness_world._results_csv import read_results
+from harness_world._run import run
+from harness_world.cli import main
+
+BROKEN = [
+    "helpdesk.escalate_outage",
+    "helpdesk.vip_two_statuses",
+    "helpdesk.reply_and_solve",
+    "helpdesk.assign_on_hold_unowned",
+    "helpdesk.create_for_john",
+]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("runs")
+    tasks = hw.load_tasks("helpdesk")
+    oracles = hw.load_oracles("helpdesk")
+    mutants = {m.id: m for m in hw.load_mutants("helpdesk")}
+    regressed = dict(oracles)
+    regressed.update(
+        {
+            "helpdesk.escalate_outage": mutants["escalate_outage.first_page"].script,
+            "helpdesk.vip_two_statuses": mutants["vip_two_statuses.one_status"].script,
+            "helpdesk.reply_and_solve": mutants["reply_and_solve.no_reply"].script,
+            "helpdesk.assign_on_hold_unowned": mutants["assign_on_hold_unowned.null_only"].script,
+            "helpdesk.create_for_john": mutants["create_for_john.first_search_result"].script,
+        }
+    )
+    run(tasks, hw.ScriptedAgent(name="main", scripts=oracles), samples=5, out=root / "main")
+    run(tasks, hw.ScriptedAgent(name="pr", scripts=regressed), samples=5, out=root / "pr")
+    return {"main": root / "main", "pr": root / "pr", "root": root}
+
+
+def test_report_has_explicit_denominators(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", str(runs["pr"]), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    inv = report["inventory"]
+    assert (inv["scheduled"], inv["executed"], inv["valid"], inv["invalid"], inv["retried"]) == (
+        60,
+        60,
+        60,
+        0,
+        0,
+    )
+    assert inv["passed"] == 35 and report["completed_but_failed"] == 25
+    assert [p["k"] for p in report["pass_k"]] == [1, 2, 3, 4, 5]
+    assert report["pass_k"][0]["pass_hat_k"] == pytest.approx(7 / 12)
+    per = report["per_attempt"]
+    assert per["cost_per_pass"] == 0.0 and per["tool_calls_per_pass"] > per["tool_calls"]
+    families = {f["family"]: f for f in report["families"]}
+    assert families["question"]["pass_rate"] == 1.0
+
+
+def test_nothing_passed_means_undefined_not_zero(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tasks = [t for t in hw.load_tasks("helpdesk") if t.id == "helpdesk.reply_and_solve"]
+    run(
+        tasks,
+        hw.ScriptedAgent(name="idle", scripts={tasks[0].id: lambda ctx: "no"}),
+        samples=2,
+        out=tmp_path / "r",
+    )
+    assert main(["report", str(tmp_path / "r"), "--json"]) == 0
+    per = json.loads(capsys.readouterr().out)["per_attempt"]
+    assert (
+        per["cost_per_pass"] is None
+        and per["tool_calls_per_pass"] is None
+        and per["tool_calls"] == 0.0
+    )
+    assert main(["report", str(tmp_path / "r")]) == 0
+    assert "undefined" in capsys.readouterr().out
+
+
+def test_report_writes_the_four_column_csv(runs: dict[str, Path], tmp_path: Path) -> None:
+    assert (
+        main(["report", str(runs["main"]), "--csv", str(tmp_path / "r.csv"), "--config", "main"])
+        == 0
+    )
+    rows = read_results(tmp_path / "r.csv")
+    assert len(rows) == 60 and all(r.passed and r.config == "main" for r in rows)
+
+
+def test_compare_run_directories_names_regressions_and_fails_the_gate(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["compare", str(runs["main"]), str(runs["pr"]), "--gate", "no-regression"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert (
+        "baseline revision" in out
+        and "candidate revision" in out
+        and "components that differ: agent" in out
+    )
+    for task in BROKEN:
+        assert task in out
+    assert main(["compare", str(runs["main"]), str(runs["pr"]), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert sorted(data["comparison"]["regressions"]) == sorted(BROKEN)
+    assert data["comparison"]["band"]["verdict"] == "below"
+
+
+def test_compare_warns_when_several_factors_changed(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    tasks = hw.load_tasks("helpdesk")
+    other = runs["root"] / "other"
+    run(
+        tasks,
+        hw.ScriptedAgent(name="main", scripts=hw.load_oracles("helpdesk")),
+        samples=5,
+        out=other,
+        limits={"turns": 50},
+    )
+    hw_other = hw.ScriptedAgent(name="x", scripts=hw.load_oracles("helpdesk"))
+    run(tasks, hw_other, samples=5, out=runs["root"] / "other2", limits={"turns": 55})
+    assert main(["compare", str(other), str(runs["root"] / "other2")]) == 0
+    out = capsys.readouterr().out
+    assert "2 factors changed at once (agent, budgets)" in out
