@@ -217,11 +217,58 @@ def _execute(
     return drive(agent, attempt, context)
 
 
-def _execute_in_worker(args: tuple[Any, ...]) -> bytes:
-    agent, world_name, size, task, sample, seed, revision, limits, workers = args
-    world = load_world(world_name, size=size)
-    record = _execute(agent, world, task, sample, seed, revision, limits, workers)
-    return msgspec.msgpack.encode(record)
+Verdict = tuple[str, str, bool | None]
+"""(outcome, evidence, passed) of one record, as the inventory counts it."""
+
+
+def _judge(record: Record, world: World, task: Task) -> Verdict:
+    result = verify(record, world=world, task=task)
+    passed = None if result.grade is None else result.grade.passed
+    return record.outcome.status, result.evidence, passed
+
+
+@attrs.frozen(slots=True)
+class _Unit:
+    """One execution of one attempt, self-contained so a worker process can run it."""
+
+    agent: Agent
+    world: str
+    size: str
+    task: Task
+    sample: int
+    seed: int
+    revision: str
+    limits: AttemptLimits
+    workers: int
+    out: Path
+    try_number: int
+    retries: int
+
+
+def _perform(unit: _Unit) -> tuple[Path, Verdict | None]:
+    """Execute, save atomically, replay and grade one attempt; all in the calling process.
+
+    Returns the saved path and its verdict, or a None verdict when the attempt ended in error
+    and must be executed again (its record is kept as ``<sample>.failed-<n>.json``).
+    """
+    world = load_world(unit.world, size=unit.size)
+    record = _execute(
+        unit.agent,
+        world,
+        unit.task,
+        unit.sample,
+        unit.seed,
+        unit.revision,
+        unit.limits,
+        unit.workers,
+    )
+    path = record_path(unit.out, unit.task.id, unit.sample)
+    if record.outcome.status == "error" and unit.try_number < unit.retries:
+        failed = path.with_name(f"{unit.sample}.failed-{unit.try_number + 1}.json")
+        save_record(record, failed)
+        return failed, None
+    save_record(record, path)
+    return path, _judge(record, world, unit.task)
 
 
 def run(
@@ -314,94 +361,90 @@ def run(
     counts = {"passed": 0, "failed": 0, "ungraded": 0}
     total = len(pending)
     done = 0
-    tries: dict[tuple[str, int], int] = {}
+    verdicts: dict[Path, Verdict] = {}
 
-    def limits_for(task: Task) -> AttemptLimits:
-        return AttemptLimits.from_task(task.budgets, **overrides)
-
-    def finished(key: tuple[str, int], record: Record) -> bool:
-        """Save one record; True if the attempt must be executed again."""
-        nonlocal done
+    def unit(key: tuple[str, int], try_number: int) -> _Unit:
         task = by_id[key[0]]
-        path = record_path(root, *key)
-        if record.outcome.status == "error" and tries.get(key, 0) < retries:
-            tries[key] = tries.get(key, 0) + 1
-            save_record(record, path.with_name(f"{key[1]}.failed-{tries[key]}.json"))
-            return True
-        save_record(record, path)
-        result = verify(record, world=worlds[task.world], task=task)
-        if result.evidence != "verified" or result.grade is None:
+        return _Unit(
+            agent=agent,
+            world=task.world,
+            size=size,
+            task=task,
+            sample=key[1],
+            seed=seed,
+            revision=revision.id,
+            limits=AttemptLimits.from_task(task.budgets, **overrides),
+            workers=workers,
+            out=root,
+            try_number=try_number,
+            retries=retries,
+        )
+
+    def count(path: Path, verdict: Verdict) -> None:
+        nonlocal done
+        verdicts[path] = verdict
+        _, evidence, passed = verdict
+        if evidence != "verified" or passed is None:
             counts["ungraded"] += 1
-        elif result.grade.passed:
+        elif passed:
             counts["passed"] += 1
         else:
             counts["failed"] += 1
         done += 1
         if progress is not None:
             progress(RunProgress(done=done, total=total, **counts))
-        return False
 
     if workers <= 1:
-        queue = list(pending)
+        queue = [unit(key, 0) for key in pending]
         while queue:
-            key = queue.pop(0)
-            task = by_id[key[0]]
-            record = _execute(
-                agent,
-                worlds[task.world],
-                task,
-                key[1],
-                seed,
-                revision.id,
-                limits_for(task),
-                workers,
-            )
-            if finished(key, record):
-                queue.insert(0, key)
+            current = queue.pop(0)
+            path, verdict = _perform(current)
+            if verdict is None:
+                queue.insert(0, attrs.evolve(current, try_number=current.try_number + 1))
+            else:
+                count(path, verdict)
     else:
+        # Workers execute, save, replay and grade; the parent only counts. Fork keeps plug-in
+        # modules (oracles, scripts) importable by name in the children.
         context_mp = multiprocessing.get_context("fork")
         with concurrent.futures.ProcessPoolExecutor(
             max_workers=workers, mp_context=context_mp
         ) as pool:
-
-            def submit(key: tuple[str, int]) -> concurrent.futures.Future[bytes]:
-                task = by_id[key[0]]
-                args = (
-                    agent,
-                    task.world,
-                    size,
-                    task,
-                    key[1],
-                    seed,
-                    revision.id,
-                    limits_for(task),
-                    workers,
-                )
-                return pool.submit(_execute_in_worker, args)
-
-            futures = {submit(key): key for key in pending}
+            futures = {pool.submit(_perform, u): u for u in (unit(key, 0) for key in pending)}
             while futures:
                 ready, _ = concurrent.futures.wait(
                     futures, return_when=concurrent.futures.FIRST_COMPLETED
                 )
                 for future in ready:
-                    key = futures.pop(future)
-                    record = msgspec.msgpack.decode(future.result(), type=Record)
-                    if finished(key, record):
-                        futures[submit(key)] = key
-    inventory = compute_inventory(root)
+                    current = futures.pop(future)
+                    path, verdict = future.result()
+                    if verdict is None:
+                        again = attrs.evolve(current, try_number=current.try_number + 1)
+                        futures[pool.submit(_perform, again)] = again
+                    else:
+                        count(path, verdict)
+    inventory = compute_inventory(root, tasks, known=verdicts)
     return RunResult(out=root, revision=revision, inventory=inventory, resumed=resumed)
 
 
-def compute_inventory(out: str | Path, tasks: Sequence[Task] | None = None) -> Inventory:
-    """Recount a run directory from what is on disk (and write ``inventory.json``)."""
+def compute_inventory(
+    out: str | Path,
+    tasks: Sequence[Task] | None = None,
+    *,
+    known: dict[Path, Verdict] | None = None,
+) -> Inventory:
+    """Recount a run directory from what is on disk (and write ``inventory.json``).
+
+    Every record is loaded and replayed, except those in ``known`` (verdicts this process just
+    computed for records it saved itself).
+    """
     root = Path(out)
     manifest = load_manifest(root)
     if tasks is None:
         from harness_world._task import load_tasks
 
-        known = {t.id: t for t in load_tasks()}
-        tasks = [known[i] for i in manifest.tasks if i in known]
+        every = {t.id: t for t in load_tasks()}
+        tasks = [every[i] for i in manifest.tasks if i in every]
     by_id = {t.id: t for t in tasks}
     worlds: dict[str, World] = {}
     by_outcome: dict[str, int] = {}
@@ -413,24 +456,30 @@ def compute_inventory(out: str | Path, tasks: Sequence[Task] | None = None) -> I
             if not path.is_file():
                 continue
             executed += 1
-            try:
-                record = load_record(path)
-            except RecordError:
-                by_evidence["lost"] = by_evidence.get("lost", 0) + 1
-                invalid += 1
-                continue
-            by_outcome[record.outcome.status] = by_outcome.get(record.outcome.status, 0) + 1
-            task = by_id.get(task_id)
-            world_name = record.world.name
-            if world_name not in worlds:
-                worlds[world_name] = load_world(
-                    world_name, size=manifest.sizes.get(world_name, "small")
-                )
-            result = verify(record, world=worlds[world_name], task=task)
-            by_evidence[result.evidence] = by_evidence.get(result.evidence, 0) + 1
-            if result.evidence == "verified" and record.outcome.status in COUNTED:
+            verdict = (known or {}).get(path)
+            if verdict is None:
+                try:
+                    record = load_record(path)
+                except RecordError:
+                    by_evidence["lost"] = by_evidence.get("lost", 0) + 1
+                    invalid += 1
+                    continue
+                world_name = record.world.name
+                if world_name not in worlds:
+                    size = manifest.sizes.get(world_name, "small")
+                    worlds[world_name] = load_world(world_name, size=size)
+                task = by_id.get(task_id)
+                if task is None:
+                    unknown = verify(record, world=worlds[world_name])
+                    verdict = (record.outcome.status, unknown.evidence, None)
+                else:
+                    verdict = _judge(record, worlds[world_name], task)
+            outcome, evidence, grade_passed = verdict
+            by_outcome[outcome] = by_outcome.get(outcome, 0) + 1
+            by_evidence[evidence] = by_evidence.get(evidence, 0) + 1
+            if evidence == "verified" and outcome in COUNTED:
                 valid += 1
-                if result.grade is not None and result.grade.passed:
+                if grade_passed:
                     passed += 1
                 else:
                     failed += 1
