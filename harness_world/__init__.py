@@ -28,6 +28,7 @@ from harness_world._contract import (
 )
 from harness_world._grade import Grade, Verdict
 from harness_world._plugins import load_mutants, load_oracles
+from harness_world._precheck import Feasibility, precheck
 from harness_world._record import (
     Outcome,
     Record,
@@ -40,6 +41,7 @@ from harness_world._record import (
     save_record,
 )
 from harness_world._replay import Mismatch, Verification, replay, verify, verify_file
+from harness_world._run import Inventory, RunResult, run
 from harness_world._schemas import tool_schemas
 from harness_world._scripted import (
     Mutant,
@@ -62,9 +64,11 @@ __all__ = [
     "CallRecord",
     "Contract",
     "Entity",
+    "Feasibility",
     "Field",
     "FinalRow",
     "Grade",
+    "Inventory",
     "Key",
     "Mismatch",
     "Mutant",
@@ -77,6 +81,7 @@ __all__ = [
     "RecordContext",
     "RecordError",
     "Reservation",
+    "RunResult",
     "Script",
     "ScriptContext",
     "ScriptedAgent",
@@ -103,7 +108,9 @@ __all__ = [
     "load_tasks",
     "load_world",
     "make_record",
+    "precheck",
     "replay",
+    "run",
     "run_calls",
     "run_script",
     "save_record",
