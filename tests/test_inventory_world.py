@@ -22,7 +22,7 @@ SMALL_COUNTS = {
     "purchase_orders": 60,
 }
 SMALL_BELOW_REORDER = 65
-LARGE_BELOW_REORDER = 2065
+LARGE_BELOW_REORDER = 2068
 
 
 @pytest.fixture(scope="module")
@@ -92,6 +92,26 @@ def test_small_seed_counts_and_shape(inv: hw.World) -> None:
 def test_committed_small_seed_is_what_the_generator_makes() -> None:
     committed = msgspec.json.decode((REPO / "worlds/inventory/seeds/small.json").read_bytes())
     assert committed == world_module("inventory").generate("small")
+
+
+def test_large_seed_extends_the_small_one(inv: hw.World, inv_large: hw.World) -> None:
+    # Items, warehouses and stock rows of the small seed are the large seed's first rows, so
+    # an id a task names exists on both seeds.
+    for entity in ("items", "warehouses", "stock"):
+        small_rows = list(inv.rows(entity))
+        assert list(inv_large.rows(entity))[: len(small_rows)] == small_rows
+    assert inv_large.get("items", "I-10000") is not None
+    assert inv_large.get("items", "I-00001") is None
+
+    def orders(world: hw.World) -> list[tuple[Any, ...]]:
+        return sorted(
+            tuple(v for k, v in p.items() if k != "id") for p in world.rows("purchase_orders")
+        )
+
+    assert set(orders(inv)) <= set(orders(inv_large))
+    for entity in ("transfers", "purchase_orders"):
+        stamps = [row["created_at"] for row in inv_large.rows(entity)]
+        assert stamps == sorted(stamps)  # numbered by creation time over the whole seed
 
 
 def test_large_seed_and_below_reorder_counts_differ(inv: hw.World, inv_large: hw.World) -> None:

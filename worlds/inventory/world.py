@@ -7,10 +7,14 @@ Small seed (``generate("small")``): 300 items, 5 warehouses (W-04 inactive), 748
 37 transfers, 60 purchase orders. An item's ``supplier_id`` is absent on 13 items (legacy
 imports that never had the field) and null on 17 (supplier explicitly unknown), because real
 exports mix the two and agents that treat them alike miss rows. 65 stock rows are below their
-item's reorder point on the small seed (51 of them in active warehouses) and 2,065 on the large
+item's reorder point on the small seed (51 of them in active warehouses) and 2,068 on the large
 one (10,000 items, 12 warehouses, W-04 and W-10 inactive; absent 433, null 567). Near-duplicate
 names ("USB-C Cable 1m" / "USB C Cable 1 m", ...) are distinct items; 16 small-seed items are
 stocked nowhere yet; every transfer and purchase-order status occurs.
+
+The large seed extends the small one: its first 300 items (I-0001 .. I-0300), warehouses W-01 ..
+W-05 and their stock rows are the small seed's rows unchanged, so an item or stock row a task
+names exists on both seeds. Ids keep four digits until they need a fifth (I-10000).
 
 Rules every tool follows:
 
@@ -582,6 +586,8 @@ _NEAR_DUPLICATES = [
 ]
 _SUPPLIERS = [f"SUP-{i:02d}" for i in range(1, 13)]
 _REORDER_POINTS = [0, 5, 10, 20, 25, 40, 50, 100]
+_WIDTH = 4
+"""Digits of the numbered ids (I-0001, TR-0001, PO-0001); the large seed runs past it (I-10000)."""
 
 
 def _timestamp(rng: random.Random) -> str:
@@ -596,16 +602,19 @@ def _timestamp(rng: random.Random) -> str:
     return f"2025-{month + 1:02d}-{day + 1:02d}T{clock}Z"
 
 
-def _item_names(n_items: int, rng: random.Random) -> list[tuple[str, str]]:
+def _item_names(
+    n_items: int, rng: random.Random, *, near_duplicates: bool
+) -> list[tuple[str, str]]:
     """(category, name) for every item, with the near-duplicate pairs at fixed positions."""
     out: list[tuple[str, str]] = []
     for _ in range(n_items):
         category = rng.choice(CATEGORIES)
         product = rng.choice(_PRODUCTS[category])
         out.append((category, f"{product} {rng.choice(_FINISH)} {rng.randint(100, 999)}"))
-    for i, (category, first, second) in enumerate(_NEAR_DUPLICATES):
-        out[i * 7] = (category, first)
-        out[n_items // 2 + i * 11] = (category, second)
+    if near_duplicates:
+        for i, (category, first, second) in enumerate(_NEAR_DUPLICATES):
+            out[i * 7] = (category, first)
+            out[n_items // 2 + i * 11] = (category, second)
     return out
 
 
@@ -614,36 +623,24 @@ def _numbered(rows: list[dict[str, Any]], prefix: str, width: int) -> list[dict[
     return [{"id": f"{prefix}{n + 1:0{width}d}", **row} for n, row in enumerate(ordered)]
 
 
-def generate(size: str) -> dict[str, list[dict[str, Any]]]:
-    """Rows for a named size; deterministic (``random.Random`` seeded by the item count)."""
-    n_items, n_warehouses = SIZES[size]
-    rng = random.Random(20_260_404 + n_items)
-    inactive = set(_INACTIVE[size])
-    warehouses: list[dict[str, Any]] = [
-        {
-            "id": f"W-{w + 1:02d}",
-            "name": _SITES[w][0],
-            "city": _SITES[w][1],
-            "active": w not in inactive,
-        }
-        for w in range(n_warehouses)
-    ]
-    warehouse_ids: list[str] = [w["id"] for w in warehouses]
-    width = max(4, len(str(n_items)))
-    n_absent = round(n_items * 13 / 300)
-    n_null = round(n_items * 17 / 300)
-    special = rng.sample(range(n_items), k=n_absent + n_null)
+def _catalogue(
+    rng: random.Random, first: int, count: int, warehouse_ids: list[str], *, near_duplicates: bool
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Items ``first + 1 .. first + count`` and their stock rows, drawn from one stream."""
+    n_absent = round(count * 13 / 300)
+    n_null = round(count * 17 / 300)
+    special = [first + i for i in rng.sample(range(count), k=n_absent + n_null)]
     absent = set(special[:n_absent])
     null = set(special[n_absent:])
     items: list[dict[str, Any]] = []
     stock: list[dict[str, Any]] = []
-    names = _item_names(n_items, rng)
-    for i, (category, name) in enumerate(names):
-        item_id = f"I-{i + 1:0{width}d}"
+    names = _item_names(count, rng, near_duplicates=near_duplicates)
+    for i, (category, name) in enumerate(names, start=first):
+        item_id = f"I-{i + 1:0{_WIDTH}d}"
         discontinued = rng.random() < 0.08
         item: dict[str, Any] = {
             "id": item_id,
-            "sku": f"SKU-{category[:3].upper()}-{i + 1:0{width}d}",
+            "sku": f"SKU-{category[:3].upper()}-{i + 1:0{_WIDTH}d}",
             "name": name,
             "category": category,
             "unit_cost": round(rng.uniform(0.5, 400.0), 2),
@@ -657,7 +654,7 @@ def generate(size: str) -> dict[str, list[dict[str, Any]]]:
         items.append(item)
         # Most items are stocked in a few warehouses; a few (new listings) nowhere yet.
         k = rng.choices([0, 1, 2, 3, 4, 5], [3, 20, 25, 25, 17, 10])[0]
-        for warehouse_id in sorted(rng.sample(warehouse_ids, k=min(k, n_warehouses))):
+        for warehouse_id in sorted(rng.sample(warehouse_ids, k=min(k, len(warehouse_ids)))):
             point = item["reorder_point"]
             if rng.random() < 0.1:  # running low: available at or under the reorder point
                 on_hand = rng.randint(0, point)
@@ -674,9 +671,20 @@ def generate(size: str) -> dict[str, list[dict[str, Any]]]:
                     "reserved": reserved,
                 }
             )
+    return items, stock
+
+
+def _history(
+    rng: random.Random,
+    items: list[dict[str, Any]],
+    warehouse_ids: list[str],
+    n_transfers: int,
+    n_orders: int,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Unnumbered transfers and purchase orders over ``items``; every status occurs."""
     item_ids = [item["id"] for item in items]
     transfers: list[dict[str, Any]] = []
-    for t in range(n_items // 8):
+    for t in range(n_transfers):
         source, target = rng.sample(warehouse_ids, k=2)
         transfers.append(
             {
@@ -691,8 +699,8 @@ def generate(size: str) -> dict[str, list[dict[str, Any]]]:
             }
         )
     orders: list[dict[str, Any]] = []
-    for o in range(n_items // 5):
-        item = items[rng.randrange(n_items)]
+    for o in range(n_orders):
+        item = items[rng.randrange(len(items))]
         orders.append(
             {
                 "item_id": item["id"],
@@ -705,15 +713,53 @@ def generate(size: str) -> dict[str, list[dict[str, Any]]]:
                 "created_at": _timestamp(rng),
             }
         )
+    return transfers, orders
+
+
+def generate(size: str) -> dict[str, list[dict[str, Any]]]:
+    """Rows for a named size; deterministic (seeded ``random.Random`` streams).
+
+    The large seed extends the small one: its first 300 items, first 5 warehouses and their
+    stock rows are exactly the small seed's, so items and stock rows a task names exist in both
+    while derived target sets grow with the data. Transfers and purchase orders are numbered by
+    creation time over the whole seed, so the small seed's ones recur in the large seed under
+    other ids.
+    """
+    n_small, w_small = SIZES["small"]
+    n_items, n_warehouses = SIZES[size]
+    rng = random.Random(20_260_404 + n_small)
+    inactive = set(_INACTIVE[size])
+    warehouses: list[dict[str, Any]] = [
+        {
+            "id": f"W-{w + 1:02d}",
+            "name": _SITES[w][0],
+            "city": _SITES[w][1],
+            "active": w not in inactive,
+        }
+        for w in range(n_warehouses)
+    ]
+    warehouse_ids: list[str] = [w["id"] for w in warehouses]
+    items, stock = _catalogue(rng, 0, n_small, warehouse_ids[:w_small], near_duplicates=True)
+    transfers, orders = _history(rng, items, warehouse_ids[:w_small], n_small // 8, n_small // 5)
+    if n_items > n_small:
+        more = random.Random(20_260_404 + n_items)
+        extra_items, extra_stock = _catalogue(
+            more, n_small, n_items - n_small, warehouse_ids, near_duplicates=False
+        )
+        items += extra_items
+        stock += extra_stock
+        extra_transfers, extra_orders = _history(
+            more, items, warehouse_ids, n_items // 8 - n_small // 8, n_items // 5 - n_small // 5
+        )
+        transfers += extra_transfers
+        orders += extra_orders
     # Ids follow creation time, so seed order (what the list tools return) is oldest first.
-    transfers = _numbered(transfers, "TR-", width)
-    orders = _numbered(orders, "PO-", width)
     return {
         "items": items,
         "warehouses": warehouses,
         "stock": stock,
-        "transfers": transfers,
-        "purchase_orders": orders,
+        "transfers": _numbered(transfers, "TR-", _WIDTH),
+        "purchase_orders": _numbered(orders, "PO-", _WIDTH),
     }
 
 

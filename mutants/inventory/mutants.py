@@ -1,0 +1,1100 @@
+"""Hand-written mutants for the inventory tasks: one deliberate mistake each, with a prediction.
+
+Most mistakes are made on top of the task's oracle (loaded through the public loader) by a
+context that rewrites, drops or adds calls, or that shortens listings, so a mutant differs from
+a correct attempt in one way. The prediction is the exact set of criteria the mistake must fail;
+the coverage gate fails when a prediction is wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import harness_world as hw
+from harness_world import Mutant, ScriptContext
+
+ORACLES = hw.load_oracles("inventory")
+TASKS = {t.id: t for t in hw.load_tasks("inventory")}
+SMALL = hw.load_world("inventory")
+KINDS = {t.name: t.kind for t in SMALL.contract.tools}
+LISTINGS = ("list_items", "list_stock", "list_purchase_orders")
+Script = Callable[[ScriptContext], str]
+Call = tuple[str, dict[str, Any]]
+Rewrite = Callable[[str, dict[str, Any]], list[Call]]
+
+REQ, ALLOW = "state.required", "state.allowed"
+RBW, PAGES = "trace.read_before_write", "trace.pages_followed"
+REFUSED, REVERTED, REPEATED = (
+    "trace.no_refused_calls",
+    "trace.no_reverted_writes",
+    "trace.no_repeated_writes",
+)
+ANSWER, CALLS, TURNS = "trace.answer", "budget.tool_calls", "budget.turns"
+
+
+def oracle(task: str) -> Script:
+    return ORACLES[f"inventory.{task}"]
+
+
+class Skewed:
+    """A context handed to an oracle: counts calls, rewrites them, and can shorten listings.
+
+    ``rewrite(tool, args)`` returns the calls to make instead (the same call, a changed one,
+    extra ones, or none); the oracle sees the observation of the last. With ``page``, every
+    listing asks for that many rows and its ``next_offset`` is hidden, so the oracle stops
+    after the first page.
+    """
+
+    def __init__(
+        self, ctx: ScriptContext, *, rewrite: Rewrite | None = None, page: int | None = None
+    ) -> None:
+        self.ctx = ctx
+        self.instruction = ctx.instruction
+        self.calls = 0
+        self.rewrite = rewrite
+        self.page = page
+
+    def call(self, tool: str, args: dict[str, Any] | None = None) -> hw.Observation:
+        args = dict(args or {})
+        planned = self.rewrite(tool, args) if self.rewrite is not None else [(tool, args)]
+        obs = hw.Observation(seq=0, tool=tool, ok=True, result={"id": "(skipped)"})
+        for name, given in planned:
+            self.calls += 1
+            if self.page is not None and name in LISTINGS:
+                obs = self.ctx.call(name, {**given, "limit": self.page})
+                if obs.ok and isinstance(obs.result, dict):
+                    obs = hw.Observation(
+                        seq=obs.seq, tool=name, ok=True, result={**obs.result, "next_offset": None}
+                    )
+            else:
+                obs = self.ctx.call(name, given)
+        return obs
+
+    def declare_usage(self, **fields: Any) -> None:
+        self.ctx.declare_usage(**fields)
+
+
+def skewed(task: str, rewrite: Rewrite | None = None, page: int | None = None) -> Script:
+    return lambda ctx: oracle(task)(Skewed(ctx, rewrite=rewrite, page=page))  # type: ignore[arg-type]
+
+
+def on_writes(change: Callable[[str, dict[str, Any]], list[Call]]) -> Rewrite:
+    """A rewrite that applies ``change`` to write calls and passes reads through."""
+    return lambda tool, args: change(tool, args) if KINDS.get(tool) == "write" else [(tool, args)]
+
+
+def with_args(tool_name: str, **changes: Any) -> Rewrite:
+    """Every call of ``tool_name`` made with some arguments replaced."""
+    return lambda tool, args: [(tool, {**args, **changes} if tool == tool_name else args)]
+
+
+def small_calls(task: str) -> list[Call]:
+    """The oracle's calls on the small seed: what an agent that memorised ids would replay."""
+    record = hw.run_script(SMALL, TASKS[f"inventory.{task}"], oracle(task))
+    return [(c.tool, c.args) for c in record.calls]
+
+
+def small_writes(task: str) -> list[Call]:
+    return [(tool, args) for tool, args in small_calls(task) if KINDS[tool] == "write"]
+
+
+def replay(calls: list[Call], message: str = "Done.") -> Script:
+    def script(ctx: ScriptContext) -> str:
+        for tool, args in calls:
+            ctx.call(tool, args)
+        return message
+
+    return script
+
+
+def small_message(task: str) -> str:
+    return hw.run_script(SMALL, TASKS[f"inventory.{task}"], oracle(task)).final_message
+
+
+def then(task: str, extra: Callable[[ScriptContext], Any], before: bool = False) -> Script:
+    def script(ctx: ScriptContext) -> str:
+        if before:
+            extra(ctx)
+        message = oracle(task)(ctx)
+        if not before:
+            extra(ctx)
+        return message
+
+    return script
+
+
+def calls(*planned: Call) -> Callable[[ScriptContext], None]:
+    def extra(ctx: ScriptContext) -> None:
+        for tool, args in planned:
+            ctx.call(tool, args)
+
+    return extra
+
+
+def retry_last_write(task: str) -> Script:
+    def script(ctx: ScriptContext) -> str:
+        last: list[Call] = []
+
+        def remember(tool: str, args: dict[str, Any]) -> list[Call]:
+            if KINDS.get(tool) == "write":
+                last[:] = [(tool, args)]
+            return [(tool, args)]
+
+        message = oracle(task)(Skewed(ctx, rewrite=remember))  # type: ignore[arg-type]
+        ctx.call(*last[0])
+        return message
+
+    return script
+
+
+def wasteful(task: str) -> Script:
+    budget = TASKS[f"inventory.{task}"].budgets.tool_calls or 0
+
+    def script(ctx: ScriptContext) -> str:
+        counting = Skewed(ctx)
+        message = oracle(task)(counting)  # type: ignore[arg-type]
+        while counting.calls <= budget:
+            counting.call("list_warehouses", {})
+        return message
+
+    return script
+
+
+def slow(task: str) -> Script:
+    turns = TASKS[f"inventory.{task}"].budgets.turns or 0
+
+    def script(ctx: ScriptContext) -> str:
+        message = oracle(task)(ctx)
+        ctx.declare_usage(turns=turns + 1, requests=turns + 1)
+        return message
+
+    return script
+
+
+def rows(ctx: ScriptContext, tool: str, args: dict[str, Any], field: str) -> list[dict[str, Any]]:
+    """Every row of a listing, all pages (for mutants written from scratch)."""
+    out: list[dict[str, Any]] = []
+    offset: int | None = 0
+    while offset is not None:
+        page = ctx.call(tool, {**args, "limit": 100, "offset": offset}).result
+        out += page[field]
+        offset = page["next_offset"]
+    return out
+
+
+MUTANTS: list[Mutant] = []
+
+
+def add(
+    task: str,
+    name: str,
+    predicted: set[str],
+    script: Script,
+    note: str,
+    sizes: tuple[str, ...] = ("small",),
+) -> None:
+    MUTANTS.append(
+        Mutant(
+            id=f"{task}.{name}",
+            task_id=f"inventory.{task}",
+            predicted=frozenset(predicted),
+            script=script,
+            note=note,
+            sizes=sizes,
+        )
+    )
+
+
+# -- mistakes every task can make ------------------------------------------------------------
+
+for task in (
+    "recount_patch_cord",
+    "transfer_copy_paper",
+    "porto_restock",
+    "cancel_poznan_orders",
+    "order_unsupplied_office",
+    "order_hdmi_cable",
+    "recall_ups",
+    "move_available_adapters",
+    "label_tape_everywhere",
+    "cycle_count_lyon",
+):
+    add(task, "did_nothing", {REQ}, lambda ctx: "Done.", "stopped without doing anything")
+for task in ("count_legacy_peripherals", "draft_orders_leeds"):
+    add(task, "did_nothing", {ANSWER}, lambda ctx: "I could not find out.", "gave no answer")
+for task in TASKS:
+    short = task.removeprefix("inventory.")
+    add(short, "slow", {TURNS}, slow(short), "took more model turns than the budget")
+    add(short, "wasteful", {CALLS}, wasteful(short), "kept calling tools past the budget")
+
+# Wrote the right rows from memory, without a tool ever returning them first.
+for task in (
+    "recount_patch_cord",
+    "transfer_copy_paper",
+    "porto_restock",
+    "cancel_poznan_orders",
+    "recall_ups",
+    "move_available_adapters",
+    "cycle_count_lyon",
+):
+    add(task, "blind", {RBW}, replay(small_writes(task)), "wrote without reading (ids from memory)")
+
+# A blind retry of the last write (no write in this world is idempotent, so it also shows).
+for task, predicted, why in (
+    ("recount_patch_cord", {REPEATED, REQ}, "4 units added twice"),
+    ("transfer_copy_paper", {REPEATED, REQ, ALLOW}, "60 units moved, a second transfer row"),
+    ("porto_restock", {REPEATED, REQ}, "the last row got 20 units"),
+    ("order_unsupplied_office", {REPEATED, ALLOW}, "a second order for the last item"),
+    ("order_hdmi_cable", {REPEATED, ALLOW}, "a second order"),
+    ("label_tape_everywhere", {REPEATED, ALLOW}, "a second order for the last warehouse"),
+    ("cycle_count_lyon", {REPEATED, REQ}, "I-0157 corrected twice, ends at 374"),
+):
+    add(task, "retried_write", predicted, retry_last_write(task), f"repeated its last write: {why}")
+
+# Replayed the calls that were right on the small seed; on the large seed they fall short.
+for task, predicted in (
+    ("porto_restock", {REQ, PAGES}),
+    ("order_unsupplied_office", {REQ, PAGES}),
+    ("label_tape_everywhere", {REQ}),
+    # small-seed order ids name other orders on the large seed: four of them get cancelled
+    ("cancel_poznan_orders", {REQ, ALLOW, PAGES}),
+):
+    add(
+        task,
+        "hardcoded_ids",
+        predicted,
+        replay(small_calls(task)),
+        "replayed the calls that were right on the small seed",
+        sizes=("large",),
+    )
+for task in ("count_legacy_peripherals", "draft_orders_leeds"):
+    add(
+        task,
+        "hardcoded_ids",
+        {ANSWER, PAGES},
+        replay(small_calls(task), small_message(task)),
+        "repeated the small seed's listing and answer",
+        sizes=("large",),
+    )
+
+
+# -- recount_patch_cord -----------------------------------------------------------------------
+
+
+def _adjust(item: str, warehouse: str, delta: int, reason: str = "cycle count") -> Call:
+    return (
+        "adjust_stock",
+        {"item_id": item, "warehouse_id": warehouse, "delta": delta, "reason": reason},
+    )
+
+
+def _first_cord(ctx: ScriptContext) -> str:
+    first = ctx.call("list_items", {"query": "patch cord"}).result["items"][0]
+    ctx.call("get_stock", {"item_id": first["id"], "warehouse_id": "W-03"})
+    ctx.call(*_adjust(first["id"], "W-03", 4))
+    return "Added."
+
+
+add(
+    "recount_patch_cord",
+    "first_search_result",
+    {REQ, ALLOW},
+    _first_cord,
+    "took the first search result (Cat6 Patch Cord 3m, I-0022) for CAT 6 Patch Cord 3m",
+)
+add(
+    "recount_patch_cord",
+    "wrong_warehouse",
+    {REQ, ALLOW},
+    skewed(
+        "recount_patch_cord",
+        lambda tool, args: [
+            (tool, {**args, "warehouse_id": "W-05"} if "warehouse_id" in args else args)
+        ],
+    ),
+    "right item, wrong warehouse: counted into Porto (W-05) instead of Lyon",
+)
+add(
+    "recount_patch_cord",
+    "wrong_value",
+    {REQ},
+    skewed("recount_patch_cord", with_args("adjust_stock", delta=40)),
+    "right row, wrong value: added 40 units instead of 4",
+)
+add(
+    "recount_patch_cord",
+    "wrong_reason",
+    {REQ},
+    skewed("recount_patch_cord", with_args("adjust_stock", reason="recount")),
+    "recorded the reason 'recount' instead of 'cycle count'",
+)
+add(
+    "recount_patch_cord",
+    "read_the_item_only",
+    {RBW},
+    lambda ctx: (
+        ctx.call("list_items", {"query": "CAT 6"})
+        and ctx.call(*_adjust("I-0184", "W-03", 4))
+        and "Added."
+    ),
+    "read the item but never the stock row it changed (an item is not a stock read)",
+)
+add(
+    "recount_patch_cord",
+    "both_cords",
+    {ALLOW},
+    then(
+        "recount_patch_cord",
+        calls(
+            ("get_stock", {"item_id": "I-0022", "warehouse_id": "W-03"}),
+            _adjust("I-0022", "W-03", 4),
+        ),
+    ),
+    "unsure which cord was meant, added 4 units to the near-duplicate as well",
+)
+add(
+    "recount_patch_cord",
+    "reverted",
+    {REVERTED, ALLOW},
+    then(
+        "recount_patch_cord",
+        calls(
+            ("get_stock", {"item_id": "I-0022", "warehouse_id": "W-03"}),
+            _adjust("I-0022", "W-03", 4),
+            _adjust("I-0022", "W-03", -4, "undo"),
+        ),
+        before=True,
+    ),
+    "added the units to the near-duplicate, took them back, then did it right",
+)
+add(
+    "recount_patch_cord",
+    "two_halves",
+    {REPEATED},
+    skewed(
+        "recount_patch_cord",
+        on_writes(lambda tool, args: [(tool, {**args, "delta": 2})] * 2),
+    ),
+    "added the 4 units as two identical adjustments of 2 (indistinguishable from a retry)",
+)
+
+# -- transfer_copy_paper ----------------------------------------------------------------------
+
+
+def _move(item: str, source: str, destination: str, quantity: int) -> Call:
+    return (
+        "create_transfer",
+        {
+            "item_id": item,
+            "from_warehouse_id": source,
+            "to_warehouse_id": destination,
+            "quantity": quantity,
+        },
+    )
+
+
+add(
+    "transfer_copy_paper",
+    "wrong_destination",
+    {REQ, ALLOW},
+    skewed("transfer_copy_paper", with_args("create_transfer", to_warehouse_id="W-01")),
+    "right item, wrong warehouse: moved the paper to Rotterdam (W-01) instead of Lyon",
+)
+add(
+    "transfer_copy_paper",
+    "wrong_source",
+    {REQ, ALLOW},
+    skewed("transfer_copy_paper", with_args("create_transfer", from_warehouse_id="W-01")),
+    "right item, wrong warehouse: took the paper from Rotterdam (W-01) instead of Leeds",
+)
+add(
+    "transfer_copy_paper",
+    "wrong_quantity",
+    {REQ, ALLOW},
+    skewed("transfer_copy_paper", with_args("create_transfer", quantity=3)),
+    "right rows, wrong value: moved 3 units (a 3-unit transfer row is not the one asked for)",
+)
+add(
+    "transfer_copy_paper",
+    "near_duplicate_too",
+    {ALLOW},
+    then(
+        "transfer_copy_paper",
+        calls(("list_stock", {"item_id": "I-0195"}), _move("I-0195", "W-01", "W-03", 30)),
+    ),
+    "also moved 30 units of the near-duplicate A4 Copy Paper (500 sheets) to Lyon",
+)
+add(
+    "transfer_copy_paper",
+    "refused_first",
+    {REFUSED},
+    skewed(
+        "transfer_copy_paper",
+        on_writes(lambda tool, args: [(tool, {**args, "quantity": 100}), (tool, args)]),
+    ),
+    "first asked for 100 units (more than Leeds has available), was refused, then moved 30",
+)
+add(
+    "transfer_copy_paper",
+    "reverted",
+    {REVERTED, ALLOW},
+    skewed(
+        "transfer_copy_paper",
+        on_writes(
+            lambda tool, args: [
+                _move("I-0029", "W-02", "W-01", 30),
+                _move("I-0029", "W-01", "W-02", 30),
+                (tool, args),
+            ]
+        ),
+    ),
+    "moved the paper to Rotterdam, moved it back, then to Lyon (two extra transfer rows)",
+)
+
+# -- porto_restock ----------------------------------------------------------------------------
+
+add(
+    "porto_restock",
+    "first_page",
+    {REQ, PAGES},
+    skewed("porto_restock", page=100),
+    "stopped after the first page of Porto's stock",
+)
+add(
+    "porto_restock",
+    "examples_only",
+    {REQ},
+    replay(
+        [
+            ("get_stock", {"item_id": "I-0012", "warehouse_id": "W-05"}),
+            ("get_stock", {"item_id": "I-0067", "warehouse_id": "W-05"}),
+            _adjust("I-0012", "W-05", 10, "delivery"),
+            _adjust("I-0067", "W-05", 10, "delivery"),
+        ]
+    ),
+    "restocked only the two example rows named in the instruction",
+)
+
+
+def _below_reorder(ctx: ScriptContext) -> str:
+    low = rows(ctx, "list_stock", {"warehouse_id": "W-05", "below_reorder": True}, "stock")
+    for row in low:
+        ctx.call(*_adjust(row["item_id"], "W-05", 10, "delivery"))
+    return "Done."
+
+
+add(
+    "porto_restock",
+    "below_reorder_instead",
+    {REQ, ALLOW},
+    _below_reorder,
+    "took 'run out' to mean below the reorder point (none of those rows is at 0)",
+)
+add(
+    "porto_restock",
+    "wrong_value",
+    {REQ},
+    skewed("porto_restock", with_args("adjust_stock", delta=1)),
+    "right rows, wrong value: added 1 unit each",
+)
+add(
+    "porto_restock",
+    "other_warehouse_too",
+    {ALLOW},
+    then(
+        "porto_restock",
+        calls(
+            ("get_stock", {"item_id": "I-0184", "warehouse_id": "W-03"}),
+            _adjust("I-0184", "W-03", 10, "delivery"),
+        ),
+    ),
+    "also restocked an empty row in Lyon (W-03)",
+)
+add(
+    "porto_restock",
+    "reverted",
+    {REVERTED, ALLOW},
+    then(
+        "porto_restock",
+        calls(
+            ("get_stock", {"item_id": "I-0001", "warehouse_id": "W-05"}),
+            _adjust("I-0001", "W-05", 10, "delivery"),
+            _adjust("I-0001", "W-05", -10, "undo"),
+        ),
+        before=True,
+    ),
+    "added 10 units to a stocked Porto row, then took them back",
+)
+
+# -- cancel_poznan_orders ---------------------------------------------------------------------
+
+
+def _cancel_where(statuses: tuple[str, ...], warehouse: str | None) -> Script:
+    def script(ctx: ScriptContext) -> str:
+        chosen = [
+            o
+            for status in statuses
+            for o in rows(ctx, "list_purchase_orders", {"status": status}, "purchase_orders")
+            if warehouse is None or o["warehouse_id"] == warehouse
+        ]
+        for order in chosen:
+            ctx.call("cancel_purchase_order", {"po_id": order["id"]})
+        return "Cancelled."
+
+    return script
+
+
+def _cancel_while_paging(ctx: ScriptContext) -> str:
+    for status in ("draft", "submitted"):
+        offset: int | None = 0
+        while offset is not None:
+            page = ctx.call(
+                "list_purchase_orders", {"status": status, "limit": 100, "offset": offset}
+            ).result
+            for order in page["purchase_orders"]:
+                if order["warehouse_id"] == "W-04":
+                    ctx.call("cancel_purchase_order", {"po_id": order["id"]})
+            offset = page["next_offset"]
+    return "Cancelled."
+
+
+add(
+    "cancel_poznan_orders",
+    "drafts_only",
+    {REQ},
+    _cancel_where(("draft",), "W-04"),
+    "the filter takes one status: listed drafts and never submitted orders",
+)
+add(
+    "cancel_poznan_orders",
+    "submitted_only",
+    {REQ},
+    _cancel_where(("submitted",), "W-04"),
+    "the filter takes one status: listed submitted orders and never drafts",
+)
+add(
+    "cancel_poznan_orders",
+    "every_warehouse",
+    {ALLOW},
+    _cancel_where(("draft", "submitted"), None),
+    "cancelled every open order, whatever its warehouse",
+)
+add(
+    "cancel_poznan_orders",
+    "first_page",
+    {REQ, PAGES},
+    skewed("cancel_poznan_orders", page=5),
+    "listed five orders per status and stopped there",
+)
+add(
+    "cancel_poznan_orders",
+    "cancel_while_paging",
+    {REQ},
+    _cancel_while_paging,
+    "cancelled while paging through the listing it was shrinking: rows slid past the offsets",
+    sizes=("large",),
+)
+add(
+    "cancel_poznan_orders",
+    "extra_rotterdam_draft",
+    {ALLOW},
+    then(
+        "cancel_poznan_orders",
+        calls(
+            ("list_purchase_orders", {"status": "draft", "limit": 1}),
+            ("cancel_purchase_order", {"po_id": "PO-0001"}),
+        ),
+    ),
+    "also cancelled the oldest draft, an order into Rotterdam",
+)
+
+# -- order_unsupplied_office -------------------------------------------------------------------
+
+
+def _order_office(keep: Callable[[dict[str, Any]], bool], quantity: int = 20) -> Script:
+    def script(ctx: ScriptContext) -> str:
+        for item in rows(ctx, "list_items", {"category": "office"}, "items"):
+            if keep(item):
+                ctx.call(
+                    "create_purchase_order",
+                    {"item_id": item["id"], "warehouse_id": "W-01", "quantity": quantity},
+                )
+        return "Ordered."
+
+    return script
+
+
+add(
+    "order_unsupplied_office",
+    "null_only",
+    {REQ},
+    _order_office(
+        lambda i: not i["discontinued"] and "supplier_id" in i and i["supplier_id"] is None
+    ),
+    "handled a null supplier but not a missing supplier field",
+)
+add(
+    "order_unsupplied_office",
+    "absent_only",
+    {REQ},
+    _order_office(lambda i: not i["discontinued"] and "supplier_id" not in i),
+    "handled a missing supplier field but not a null supplier",
+)
+add(
+    "order_unsupplied_office",
+    "with_discontinued",
+    {REFUSED},
+    _order_office(lambda i: i.get("supplier_id") is None),
+    "did not skip discontinued items: their orders were refused",
+)
+add(
+    "order_unsupplied_office",
+    "first_page",
+    {REQ, PAGES},
+    skewed("order_unsupplied_office", page=20),
+    "read the first page of twenty office items and stopped",
+)
+add(
+    "order_unsupplied_office",
+    "wrong_quantity",
+    {REQ, ALLOW},
+    skewed("order_unsupplied_office", with_args("create_purchase_order", quantity=10)),
+    "right items, wrong value: ordered 10 units each",
+)
+add(
+    "order_unsupplied_office",
+    "supplied_too",
+    {ALLOW},
+    then(
+        "order_unsupplied_office",
+        calls(
+            ("create_purchase_order", {"item_id": "I-0012", "warehouse_id": "W-01", "quantity": 20})
+        ),
+    ),
+    "also ordered an office item that has a supplier",
+)
+
+# -- count_legacy_peripherals -----------------------------------------------------------------
+
+
+def _count_peripherals(counts: Callable[[dict[str, Any]], bool], limit: int = 100) -> Script:
+    def script(ctx: ScriptContext) -> str:
+        if limit < 100:
+            items = ctx.call("list_items", {"category": "peripherals", "limit": limit}).result[
+                "items"
+            ]
+        else:
+            items = rows(ctx, "list_items", {"category": "peripherals"}, "items")
+        return str(sum(counts(i) for i in items))
+
+    return script
+
+
+add(
+    "count_legacy_peripherals",
+    "counted_null_too",
+    {ANSWER},
+    _count_peripherals(lambda i: i.get("supplier_id") is None),
+    "counted items with a null supplier as legacy imports too",
+)
+add(
+    "count_legacy_peripherals",
+    "counted_null_only",
+    {ANSWER},
+    _count_peripherals(lambda i: "supplier_id" in i and i["supplier_id"] is None),
+    "counted the null suppliers instead of the missing ones",
+)
+add(
+    "count_legacy_peripherals",
+    "first_page",
+    {ANSWER, PAGES},
+    _count_peripherals(lambda i: "supplier_id" not in i, limit=20),
+    "counted the first page of twenty items only",
+)
+add(
+    "count_legacy_peripherals",
+    "ordered_while_counting",
+    {ALLOW},
+    then(
+        "count_legacy_peripherals",
+        calls(
+            ("create_purchase_order", {"item_id": "I-0081", "warehouse_id": "W-01", "quantity": 10})
+        ),
+    ),
+    "answered correctly but placed an order on a read-only question",
+)
+
+# -- order_hdmi_cable -------------------------------------------------------------------------
+
+
+def _order(item: str, warehouse: str, quantity: int) -> Call:
+    return (
+        "create_purchase_order",
+        {"item_id": item, "warehouse_id": warehouse, "quantity": quantity},
+    )
+
+
+add(
+    "order_hdmi_cable",
+    "first_search_result",
+    {REQ, ALLOW},
+    lambda ctx: (
+        ctx.call(
+            *_order(
+                ctx.call("list_items", {"query": "HDMI 2.1"}).result["items"][0]["id"], "W-05", 50
+            )
+        )
+        and "Ordered."
+    ),
+    "took the first search result (HDMI 2.1 Cable 2m, I-0008)",
+)
+add(
+    "order_hdmi_cable",
+    "wrong_warehouse",
+    {REQ, ALLOW},
+    skewed("order_hdmi_cable", with_args("create_purchase_order", warehouse_id="W-02")),
+    "right item, wrong warehouse: ordered into Leeds (W-02)",
+)
+add(
+    "order_hdmi_cable",
+    "wrong_quantity",
+    {REQ, ALLOW},
+    skewed("order_hdmi_cable", with_args("create_purchase_order", quantity=5)),
+    "right item, wrong value: ordered 5 units",
+)
+add(
+    "order_hdmi_cable",
+    "both_cables",
+    {ALLOW},
+    then("order_hdmi_cable", calls(_order("I-0008", "W-05", 50))),
+    "unsure which cable was meant, ordered the near-duplicate too",
+)
+
+# -- recall_ups -------------------------------------------------------------------------------
+
+
+def _write_off_available(ctx: ScriptContext) -> str:
+    for row in ctx.call("list_stock", {"item_id": "I-0163"}).result["stock"]:
+        available = row["on_hand"] - row["reserved"]
+        ctx.call(*_adjust("I-0163", row["warehouse_id"], -available, "recall"))
+    return "Written off."
+
+
+add(
+    "recall_ups",
+    "available_only",
+    {REQ},
+    _write_off_available,
+    "right rows, wrong value: wrote off only the available units, left the reserved ones",
+)
+add(
+    "recall_ups",
+    "first_row_only",
+    {REQ},
+    replay([("list_stock", {"item_id": "I-0163"}), _adjust("I-0163", "W-02", -113, "recall")]),
+    "wrote off the first warehouse's stock and stopped",
+)
+add(
+    "recall_ups",
+    "wrong_reason",
+    {REQ},
+    skewed("recall_ups", with_args("adjust_stock", reason="write-off")),
+    "recorded the reason 'write-off' instead of 'recall'",
+)
+add(
+    "recall_ups",
+    "refused_first",
+    {REFUSED},
+    then(
+        "recall_ups",
+        calls(
+            ("list_stock", {"item_id": "I-0163"}),
+            _adjust("I-0163", "W-02", -(113 + 6), "recall"),
+        ),
+        before=True,
+    ),
+    "first tried to remove on-hand plus reserved units (reserved are part of on-hand): refused",
+)
+add(
+    "recall_ups",
+    "retried_write",
+    {REFUSED},
+    retry_last_write("recall_ups"),
+    "retried its last write-off blindly: nothing was left, so it was refused",
+)
+add(
+    "recall_ups",
+    "other_ups_too",
+    {ALLOW},
+    then(
+        "recall_ups",
+        calls(("list_stock", {"item_id": "I-0264"}), _adjust("I-0264", "W-01", -70, "recall")),
+    ),
+    "also wrote off another UPS (I-0264) in Rotterdam",
+)
+add(
+    "recall_ups",
+    "reverted",
+    {REVERTED, ALLOW},
+    then(
+        "recall_ups",
+        calls(
+            ("list_stock", {"item_id": "I-0264"}),
+            _adjust("I-0264", "W-01", -70, "recall"),
+            _adjust("I-0264", "W-01", 70, "undo"),
+        ),
+        before=True,
+    ),
+    "wrote off the wrong UPS, restored it, then did the recall",
+)
+
+# -- move_available_adapters ------------------------------------------------------------------
+
+add(
+    "move_available_adapters",
+    "moved_on_hand",
+    {REQ, REFUSED},
+    skewed("move_available_adapters", with_args("create_transfer", quantity=331)),
+    "asked to move all 331 on hand, reserved units included: refused, and stopped",
+)
+add(
+    "move_available_adapters",
+    "refused_first",
+    {REFUSED},
+    skewed(
+        "move_available_adapters",
+        on_writes(lambda tool, args: [(tool, {**args, "quantity": 331}), (tool, args)]),
+    ),
+    "first asked for all 331 on hand, was refused, then moved the 257 available",
+)
+add(
+    "move_available_adapters",
+    "wrong_destination",
+    {REQ, ALLOW},
+    skewed("move_available_adapters", with_args("create_transfer", to_warehouse_id="W-03")),
+    "right item, wrong warehouse: moved the units to Lyon (W-03) instead of Porto",
+)
+add(
+    "move_available_adapters",
+    "partial",
+    {REQ, ALLOW},
+    skewed("move_available_adapters", with_args("create_transfer", quantity=200)),
+    "right rows, wrong value: moved a round 200 (a 200-unit transfer row is not the one asked for)",
+)
+add(
+    "move_available_adapters",
+    "leeds_too",
+    {ALLOW},
+    then(
+        "move_available_adapters",
+        calls(_move("I-0172", "W-02", "W-03", 66)),
+    ),
+    "also moved Leeds' available units of the item to Lyon",
+)
+add(
+    "move_available_adapters",
+    "reverted",
+    {REVERTED, ALLOW},
+    skewed(
+        "move_available_adapters",
+        on_writes(
+            lambda tool, args: [
+                _move("I-0172", "W-01", "W-03", 257),
+                _move("I-0172", "W-03", "W-01", 257),
+                (tool, args),
+            ]
+        ),
+    ),
+    "moved the units to Lyon, moved them back, then to Porto (two extra transfer rows)",
+)
+
+# -- label_tape_everywhere --------------------------------------------------------------------
+
+
+def _first_tape(ctx: ScriptContext) -> str:
+    first = ctx.call("list_items", {"query": "label tape"}).result["items"][0]
+    for w in ctx.call("list_warehouses", {}).result["warehouses"]:
+        if w["active"]:
+            ctx.call(*_order(first["id"], w["id"], 20))
+    return "Ordered."
+
+
+add(
+    "label_tape_everywhere",
+    "first_search_result",
+    {REQ, ALLOW},
+    _first_tape,
+    "took the first search result (Label Tape 12mm Black, I-0036)",
+)
+add(
+    "label_tape_everywhere",
+    "wrong_quantity",
+    {REQ, ALLOW},
+    skewed("label_tape_everywhere", with_args("create_purchase_order", quantity=200)),
+    "right item and warehouses, wrong value: ordered 200 units each",
+)
+
+
+def _three_warehouses(ctx: ScriptContext) -> str:
+    ordered: list[str] = []
+
+    def rewrite(tool: str, args: dict[str, Any]) -> list[Call]:
+        if tool != "create_purchase_order":
+            return [(tool, args)]
+        ordered.append(args["warehouse_id"])
+        return [(tool, args)] if len(ordered) <= 3 else []
+
+    return oracle("label_tape_everywhere")(Skewed(ctx, rewrite=rewrite))  # type: ignore[arg-type]
+
+
+add(
+    "label_tape_everywhere",
+    "skipped_one",
+    {REQ},
+    _three_warehouses,
+    "ordered for three of the four active warehouses",
+)
+add(
+    "label_tape_everywhere",
+    "near_duplicate_too",
+    {ALLOW},
+    then("label_tape_everywhere", calls(_order("I-0036", "W-01", 20))),
+    "also ordered the near-duplicate tape for Rotterdam",
+)
+
+# -- draft_orders_leeds -----------------------------------------------------------------------
+
+
+def _list_orders(status: str, limit: int = 100) -> Script:
+    def script(ctx: ScriptContext) -> str:
+        if limit < 100:
+            orders = ctx.call("list_purchase_orders", {"status": status, "limit": limit}).result[
+                "purchase_orders"
+            ]
+        else:
+            orders = rows(ctx, "list_purchase_orders", {"status": status}, "purchase_orders")
+        return ", ".join(o["id"] for o in orders if o["warehouse_id"] == "W-02")
+
+    return script
+
+
+add(
+    "draft_orders_leeds",
+    "first_page",
+    {ANSWER, PAGES},
+    _list_orders("draft", limit=5),
+    "listed five drafts and answered from them",
+)
+add(
+    "draft_orders_leeds",
+    "submitted_instead",
+    {ANSWER},
+    _list_orders("submitted"),
+    "listed the submitted orders instead of the drafts",
+)
+
+
+def _answer_then_cancel(ctx: ScriptContext) -> str:
+    message = oracle("draft_orders_leeds")(ctx)
+    for key in message.split(", "):
+        ctx.call("cancel_purchase_order", {"po_id": key})
+    return message
+
+
+add(
+    "draft_orders_leeds",
+    "cancelled_them",
+    {ALLOW},
+    _answer_then_cancel,
+    "answered correctly, then cancelled the drafts on a read-only question",
+)
+
+# -- cycle_count_lyon -------------------------------------------------------------------------
+
+COUNTED = {"I-0169": 8, "I-0086": 330, "I-0157": 380}
+
+
+def _cycle(delta: Callable[[int, int], int], warehouse: str = "W-03", skip: str = "") -> Script:
+    def script(ctx: ScriptContext) -> str:
+        for item, counted in COUNTED.items():
+            if item == skip:
+                continue
+            where = warehouse if item == "I-0169" else "W-03"
+            row = ctx.call("get_stock", {"item_id": item, "warehouse_id": where}).result
+            ctx.call(*_adjust(item, where, delta(counted, row["on_hand"])))
+        return "Corrected."
+
+    return script
+
+
+add(
+    "cycle_count_lyon",
+    "counts_as_deltas",
+    {REQ},
+    _cycle(lambda counted, on_hand: counted),
+    "added the counted quantities instead of correcting to them",
+)
+add(
+    "cycle_count_lyon",
+    "skipped_one",
+    {REQ},
+    _cycle(lambda counted, on_hand: counted - on_hand, skip="I-0086"),
+    "corrected two of the three rows",
+)
+add(
+    "cycle_count_lyon",
+    "wrong_warehouse",
+    {REQ, ALLOW},
+    _cycle(lambda counted, on_hand: counted - on_hand, warehouse="W-01"),
+    "right item, wrong warehouse: corrected I-0169 in Rotterdam (W-01) instead of Lyon",
+)
+add(
+    "cycle_count_lyon",
+    "sign_error",
+    {REQ, REFUSED},
+    _cycle(lambda counted, on_hand: on_hand - counted),
+    "subtracted the wrong way round: I-0169's -5 was refused, the others went the wrong way",
+)
+add(
+    "cycle_count_lyon",
+    "refused_first",
+    {REFUSED},
+    then(
+        "cycle_count_lyon",
+        calls(
+            ("get_stock", {"item_id": "I-0169", "warehouse_id": "W-03"}),
+            _adjust("I-0169", "W-03", -5),
+        ),
+        before=True,
+    ),
+    "got the sign of I-0169's correction wrong, was refused, then did it right",
+)
+add(
+    "cycle_count_lyon",
+    "reverted",
+    {REVERTED, ALLOW},
+    then(
+        "cycle_count_lyon",
+        calls(
+            ("get_stock", {"item_id": "I-0169", "warehouse_id": "W-01"}),
+            _adjust("I-0169", "W-01", 5),
+            _adjust("I-0169", "W-01", -5, "undo"),
+        ),
+        before=True,
+    ),
+    "corrected I-0169 in Rotterdam by mistake, undid it, then did Lyon right",
+)
+add(
+    "cycle_count_lyon",
+    "fourth_row",
+    {ALLOW},
+    then(
+        "cycle_count_lyon",
+        calls(
+            ("get_stock", {"item_id": "I-0043", "warehouse_id": "W-03"}),
+            _adjust("I-0043", "W-03", 1),
+        ),
+    ),
+    "also 'corrected' a Lyon row the count did not mention",
+)
