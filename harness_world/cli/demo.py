@@ -26,16 +26,18 @@ from harness_world.cli._output import render_table
 __all__ = ["DEMO_MUTANTS", "register"]
 
 DEMO_MUTANTS = (
-    "reply_and_solve.no_reply",
-    "escalate_outage.first_page",
-    "vip_two_statuses.one_status",
-    "assign_on_hold_unowned.null_only",
-    "create_for_john.first_search_result",
-    "create_for_john.described_in_comment",
-    "anna_lopez_replies.first_search_result",
-    "security_count.first_page_count",
-    "escalate_outage.blind",
-    "reassign_departed.reverted",
+    ("helpdesk", "reply_and_solve.no_reply"),
+    ("helpdesk", "escalate_outage.first_page"),
+    ("helpdesk", "vip_two_statuses.one_status"),
+    ("helpdesk", "assign_on_hold_unowned.null_only"),
+    ("helpdesk", "create_for_john.first_search_result"),
+    ("helpdesk", "create_for_john.described_in_comment"),
+    ("helpdesk", "security_count.first_page_count"),
+    ("helpdesk", "escalate_outage.blind"),
+    ("helpdesk", "reassign_departed.reverted"),
+    ("inventory", "transfer_copy_paper.wrong_destination"),
+    ("inventory", "order_unsupplied_office.null_only"),
+    ("inventory", "cancel_poznan_orders.every_warehouse"),
 )
 
 
@@ -45,7 +47,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "demo",
         help="run reference solutions and typical agent mistakes; show outcome, evidence, grade",
         description=(
-            "On the built-in helpdesk world: run the oracles and ten scripted attempts that make "
+            "On the built-in worlds: run the oracles and twelve scripted attempts that make "
             "mistakes live agents made, write their records to --out, replay and grade them, and "
             "print outcome, evidence and grade as separate columns. Re-check with "
             "`python -m harness_world verify runs/demo`."
@@ -60,39 +62,44 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Run the demo and print the table."""
-    world = load_world("helpdesk")
-    tasks = {t.id: t for t in load_tasks(world="helpdesk")}
-    oracles = load_oracles("helpdesk")
-    mutants = {m.id: m for m in load_mutants("helpdesk")}
-    chosen = [mutants[name] for name in DEMO_MUTANTS]
-    task_ids = sorted({m.task_id for m in chosen})
     records = args.out / "records"
     if records.exists():
         shutil.rmtree(records)
     rows: list[dict[str, Any]] = []
-    attempts = [(tid, "oracle", oracles[tid], "reference solution") for tid in task_ids]
-    attempts += [(m.task_id, m.id.split(".", 1)[1], m.script, m.note) for m in chosen]
     expected_ok = True
-    for task_id, name, script, note in attempts:
-        task = tasks[task_id]
-        record = run_script(world, task, script)
-        path = save_record(record, records / task_id / f"{name}.json")
-        result = verify(record, world=world, task=task)
-        grade = result.grade
-        passed = grade is not None and grade.passed
-        expected_ok &= passed == (name == "oracle")
-        rows.append(
-            {
-                "task": task_id.split(".", 1)[1],
-                "attempt": name,
-                "outcome": record.outcome.status,
-                "evidence": result.evidence,
-                "grade": "passed" if passed else "failed",
-                "failed": grade.failed if grade is not None else [],
-                "note": note,
-                "record": str(path),
-            }
-        )
+    for world_name in sorted({w for w, _ in DEMO_MUTANTS}):
+        world = load_world(world_name)
+        tasks = {t.id: t for t in load_tasks(world=world_name)}
+        oracles = load_oracles(world_name)
+        mutants = {m.id: m for m in load_mutants(world_name)}
+        chosen = [mutants[name] for w, name in DEMO_MUTANTS if w == world_name]
+        attempts = [
+            (tid, "oracle", oracles[tid], "reference solution")
+            for tid in sorted({m.task_id for m in chosen})
+        ]
+        attempts += [(m.task_id, m.id.split(".", 1)[1], m.script, m.note) for m in chosen]
+        for task_id, name, script, note in attempts:
+            task = tasks[task_id]
+            record = run_script(world, task, script)
+            path = save_record(record, records / task_id / f"{name}.json")
+            result = verify(record, world=world, task=task)
+            grade = result.grade
+            passed = grade is not None and grade.passed
+            expected_ok &= passed == (name == "oracle")
+            rows.append(
+                {
+                    "task": task_id,
+                    "attempt": name,
+                    "outcome": record.outcome.status,
+                    "evidence": result.evidence,
+                    "grade": "passed" if passed else "failed",
+                    "failed": grade.failed if grade is not None else [],
+                    "note": note,
+                    "record": str(path),
+                }
+            )
+    world = load_world("helpdesk")
+    tasks = {t.id: t for t in load_tasks(world="helpdesk")}
     tampered = _tampered_example(world, tasks)
     if args.json:
         print(json.dumps({"attempts": rows, "tampered": tampered, "out": str(args.out)}, indent=1))
