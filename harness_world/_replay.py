@@ -8,7 +8,6 @@ from typing import Any, Literal
 
 import msgspec
 
-from harness_world._calls import CallRecord
 from harness_world._canonical import to_json
 from harness_world._grade import Grade
 from harness_world._record import Record, RecordError, load_record, record_digest
@@ -136,8 +135,7 @@ def replay(
         )
     session = world.open_session(record.seed)
     for index, recorded in enumerate(record.calls):
-        session.call(recorded.tool, recorded.args)
-        fresh: CallRecord = session._log[-1]
+        fresh, _ = session._run(recorded.tool, recorded.args)
         if to_json(recorded) != to_json(fresh):
             _differences(
                 _builtins(recorded), _builtins(fresh), f"calls[{index}]", recorded.seq, mismatches

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
@@ -91,6 +92,20 @@ class Session:
             args: A JSON object of arguments (``None`` means no arguments).
 
         """
+        record, result_blob = self._run(tool, args)
+        return Observation(
+            seq=record.seq,
+            tool=record.tool,
+            ok=record.ok,
+            result=from_json(result_blob) if record.ok else None,
+            error=record.error,
+        )
+
+    def _run(self, tool: object, args: object) -> tuple[CallRecord, bytes]:
+        """Run one tool call and log it; returns the log entry and the result's JSON bytes.
+
+        Replay uses this directly: it compares the log entry and has no use for an observation.
+        """
         seq = len(self._log) + 1
         name = tool if isinstance(tool, str) else repr(tool)
         clock_before = self._clock
@@ -118,13 +133,7 @@ class Session:
             clock_after=self._clock,
         )
         self._log.append(record)
-        return Observation(
-            seq=seq,
-            tool=name,
-            ok=ok,
-            result=from_json(result_blob) if ok else None,
-            error=error,
-        )
+        return record, result_blob
 
     def diff(self) -> list[WriteImage]:
         """Net changes: one entry per touched key whose final row differs from the start.
@@ -222,6 +231,53 @@ def _normalise_args(args: object) -> tuple[Any, object]:
     return recorded, given
 
 
+def _page_over_layer(
+    session: Session,
+    entity: str,
+    hits: tuple[Key, ...],
+    where: Mapping[str, object],
+    offset: int,
+    limit: int,
+) -> tuple[list[Key], int]:
+    """`ToolContext.select_page` for one indexed filter when the session has written ``entity``.
+
+    The answer is the world's index hits (in seed order) minus the keys the session wrote, plus
+    the written rows that match, in position order: exactly what `ToolContext.select` returns.
+    Only the written keys are sorted; the runs of untouched hits between them are located by
+    binary search and sliced, so the cost follows the layer and the page, not the hit count.
+    """
+    world = session.world
+    layer = session._layer[entity]
+    out: list[Key] = []
+    total = len(hits)
+    end = offset + limit
+    passed = 0  # rows of the merged sequence walked past so far
+    lo = 0
+
+    def take(hi: int) -> None:
+        nonlocal passed, lo
+        start, stop = max(offset - passed, 0), min(end - passed, hi - lo)
+        if start < stop:
+            out.extend(hits[lo + start : lo + stop])
+        passed += hi - lo
+        lo = hi
+
+    seed_position = world._table(entity).position.__getitem__  # hits are all world keys
+    for key in sorted(layer, key=lambda k: session._position(entity, k)):
+        take(bisect_left(hits, session._position(entity, key), lo, key=seed_position))
+        if lo < len(hits) and hits[lo] == key:  # the session's row replaces the world's
+            lo += 1
+            total -= 1
+        data = layer[key]
+        if data is not None and _matches(unpack(data), where):
+            total += 1
+            if offset <= passed < end:
+                out.append(key)
+            passed += 1
+    take(len(hits))
+    return out, total
+
+
 def _unknown_tool_message(name: str, world: World) -> str:
     names = ", ".join(t.name for t in world.contract.tools)
     return f"no tool named {name!r} in world {world.name!r}; tools: {names}"
@@ -315,15 +371,18 @@ class ToolContext:
     ) -> tuple[list[Key], int]:
         """One page of `select` and the total count: ``(keys[offset:offset+limit], total)``.
 
-        When the session has not written ``entity`` and one indexed filter is given, the page is
-        sliced straight from the world's index: the cost follows the page size alone.
+        With one indexed filter the page is sliced straight from the world's index (merged with
+        the session's written rows when it has written ``entity``): the cost follows the page
+        size and the session's writes, not the number of matching rows in the world.
         """
         where = dict(where or {})
-        if len(where) == 1 and entity not in self._session._layer:
+        if len(where) == 1:
             ((field, value),) = where.items()
             hits = self._session.world.lookup(entity, field, value)
             if hits is not None:
-                return list(hits[offset : offset + limit]), len(hits)
+                if entity not in self._session._layer:
+                    return list(hits[offset : offset + limit]), len(hits)
+                return _page_over_layer(self._session, entity, hits, where, offset, limit)
         keys = self.select(entity, where)
         return keys[offset : offset + limit], len(keys)
 
