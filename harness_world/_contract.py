@@ -332,8 +332,73 @@ def _check_object(
             out.append(Problem(entity, key, prefix + str(name), "no such field", "present"))
 
 
+_SCALARS: dict[str, Any] = {"str": str, "int": int, "float": float, "bool": bool, "any": Any}
+_COMPILED: dict[int, tuple[Entity, Any]] = {}
+
+
+def _compiled_type(spec: Field, name: str) -> Any:
+    kind = spec.type
+    compiled: Any
+    if kind == "str" and spec.enum is not None:
+        compiled = Literal[spec.enum]
+    elif kind in _SCALARS:
+        compiled = _SCALARS[kind]
+    elif kind == "object":
+        compiled = dict[str, Any] if spec.fields is None else _compiled_struct(spec.fields, name)
+    else:
+        inner = Any if spec.items is None else _compiled_type(spec.items, name + "_item")
+        compiled = list[inner] if kind == "list" else dict[str, inner]  # type: ignore[valid-type]
+    if spec.nullable:
+        compiled = compiled | None
+    return compiled
+
+
+def _compiled_struct(fields: dict[str, Field], name: str) -> type[msgspec.Struct]:
+    members: list[tuple[str, Any, Any]] = []
+    for i, (field_name, spec) in enumerate(fields.items()):
+        annotation = _compiled_type(spec, f"{name}_{i}")
+        if spec.optional:
+            members.append(
+                (
+                    f"f{i}",
+                    annotation | msgspec.UnsetType,
+                    msgspec.field(name=field_name, default=msgspec.UNSET),
+                )
+            )
+        else:
+            members.append((f"f{i}", annotation, msgspec.field(name=field_name)))
+    return msgspec.defstruct(name, members, kw_only=True, forbid_unknown_fields=True)
+
+
+def _compiled(entity: Entity) -> Any:
+    """A msgspec type equivalent to the entity's declaration (built once per entity)."""
+    cached = _COMPILED.get(id(entity))
+    if cached is None or cached[0] is not entity:
+        cached = (entity, _compiled_struct(entity.fields, f"Row_{entity.name}"))
+        _COMPILED[id(entity)] = cached
+    return cached[1]
+
+
 def validate_row(entity: Entity, row: object, key_text: str = "") -> list[Problem]:
-    """Check one row against its entity; return every problem found (empty when valid)."""
+    """Check one row against its entity; return every problem found (empty when valid).
+
+    A compiled msgspec type answers the common case (a valid row) in C; only a row it rejects
+    goes through the Python walk that collects every problem with its path.
+    """
+    if isinstance(row, dict):
+        key_value = row.get(entity.key, 0)
+        if isinstance(key_value, str | int) and not isinstance(key_value, bool):
+            try:
+                msgspec.convert(row, _compiled(entity), strict=True)
+            except msgspec.ValidationError:
+                pass
+            else:
+                return []
+    return row_problems(entity, row, key_text)
+
+
+def row_problems(entity: Entity, row: object, key_text: str = "") -> list[Problem]:
+    """The Python walk behind `validate_row`: every problem with its path, sorted by caller."""
     out: list[Problem] = []
     if not isinstance(row, dict):
         out.append(Problem(entity.name, key_text, "", "object", _type_name(row)))

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from harness_world._canonical import to_json
+from harness_world._canonical import from_json, to_json
 from harness_world._grade import Grade
 from harness_world._record import Record, RecordError, load_record, record_digest
 from harness_world._session import Session
@@ -135,10 +135,16 @@ def replay(
         )
     session = world.open_session(record.seed)
     for index, recorded in enumerate(record.calls):
-        fresh, _ = session._run(recorded.tool, recorded.args)
-        if to_json(recorded) != to_json(fresh):
+        # The fresh result stays as raw JSON bytes: encoding the entry splices them in, so the
+        # comparison costs one encode per side and no decode.
+        fresh, blob = session._run(recorded.tool, recorded.args, raw=True)
+        if to_json(recorded) == to_json(fresh):
+            session._replace_last(recorded)  # byte-identical: keep the decoded twin in the log
+        else:
+            decoded = msgspec.structs.replace(fresh, result=from_json(blob) if fresh.ok else None)
+            session._replace_last(decoded)
             _differences(
-                _builtins(recorded), _builtins(fresh), f"calls[{index}]", recorded.seq, mismatches
+                _builtins(recorded), _builtins(decoded), f"calls[{index}]", recorded.seq, mismatches
             )
         if on_call is not None:
             on_call(index)

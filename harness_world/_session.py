@@ -101,10 +101,12 @@ class Session:
             error=record.error,
         )
 
-    def _run(self, tool: object, args: object) -> tuple[CallRecord, bytes]:
+    def _run(self, tool: object, args: object, *, raw: bool = False) -> tuple[CallRecord, bytes]:
         """Run one tool call and log it; returns the log entry and the result's JSON bytes.
 
         Replay uses this directly: it compares the log entry and has no use for an observation.
+        With ``raw``, the logged result is left as `msgspec.Raw` JSON (no decode); the caller
+        must replace the log entry (see `Session._replace_last`).
         """
         seq = len(self._log) + 1
         name = tool if isinstance(tool, str) else repr(tool)
@@ -126,7 +128,7 @@ class Session:
             tool=name,
             args=recorded_args,
             ok=ok,
-            result=from_json(result_blob) if ok else None,
+            result=(msgspec.Raw(result_blob) if raw else from_json(result_blob)) if ok else None,
             error=error,
             writes=writes,
             clock_before=clock_before,
@@ -134,6 +136,10 @@ class Session:
         )
         self._log.append(record)
         return record, result_blob
+
+    def _replace_last(self, record: CallRecord) -> None:
+        """Replace the newest log entry (replay puts back an entry byte-identical to its own)."""
+        self._log[-1] = record
 
     def diff(self) -> list[WriteImage]:
         """Net changes: one entry per touched key whose final row differs from the start.

@@ -161,3 +161,72 @@ def test_contract_describes_tau2_retail_data() -> None:
     )
     again = hw.World.from_data(world.contract, raw)
     assert again.hash == world.hash
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from harness_world._contract import row_problems, validate_row  # noqa: E402
+from tests import strategies as hs  # noqa: E402
+from tests.conftest import examples  # noqa: E402
+
+
+def _sample_rows() -> list[tuple[hw.Entity, dict[str, object]]]:
+    out = []
+    worlds = [hw.load_world("helpdesk"), hw.load_world("inventory")]
+    if (TAU2_DATA / "db.json").is_file():
+        worlds.append(hw.load_world("tau2_retail", seed_file=TAU2_DATA / "db.json"))
+    for world in worlds:
+        for name in world.entities():
+            entity = world.contract.entity(name)
+            for key in world.keys(name)[:25]:
+                row = world.get(name, key)
+                assert row is not None
+                out.append((entity, row))
+    return out
+
+
+SAMPLES = _sample_rows()
+
+
+def _mutate(value: object, path: list[object], new: object, action: str) -> object:
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict) and head in value:
+        copy = dict(value)
+        if not rest and action == "delete":
+            del copy[head]
+        elif not rest and action == "add":
+            copy[f"{head}_extra"] = new
+        else:
+            copy[head] = _mutate(value[head], rest, new, action)
+        return copy
+    if isinstance(value, list) and isinstance(head, int) and head < len(value):
+        copy_list = list(value)
+        copy_list[head] = _mutate(value[head], rest, new, action)
+        return copy_list
+    return value
+
+
+def _paths(value: object, prefix: list[object]) -> list[list[object]]:
+    out = [prefix] if prefix else []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, [*prefix, k])
+    elif isinstance(value, list):
+        for i, v in enumerate(value[:3]):
+            out += _paths(v, [*prefix, i])
+    return out
+
+
+@settings(max_examples=examples(1_000, 10_000))
+@given(st.data())
+def test_compiled_validation_agrees_with_the_python_walk(data: st.DataObject) -> None:
+    """A compiled type more lenient than the declaration would let invalid rows in; one more
+    strict only costs speed (the Python walk then decides), so acceptance must agree."""
+    entity, row = data.draw(st.sampled_from(SAMPLES))
+    path = data.draw(st.sampled_from(_paths(row, [])))
+    action = data.draw(st.sampled_from(["replace", "delete", "add"]))
+    mutated = _mutate(row, path, data.draw(hs.json_values), action)
+    assert (validate_row(entity, mutated) == []) == (row_problems(entity, mutated) == [])
