@@ -14,7 +14,7 @@ from collections.abc import Sequence
 __all__ = ["main"]
 
 # Module names under harness_world.cli, in the order shown by --help.
-COMMANDS: tuple[str, ...] = ("verify", "compare")
+COMMANDS: tuple[str, ...] = ("verify", "compare", "tau2")
 
 
 def build_parser() -> argparse.ArgumentParser:
