@@ -265,6 +265,23 @@ def test_an_unmarked_survivor_or_unexplained_disagreement_fails_the_check(
     assert any("duplicate_write@1" in p and "not marked" in p for p in report.problems)
     marks = {("*", "duplicate_write@*"): "x", ("*", "insert_unrequested_write@*"): "x"}
     assert hw.check_gold(world, task, hasher, marks=marks, operators=("duplicate_write",)).ok
+    # A mark is accepted only for a mutant that leaves the gold's database.
+    from harness_world._task import Allowance
+
+    loose = msgspec.structs.replace(
+        task,
+        task=msgspec.structs.replace(
+            task.task,
+            require=[],
+            allow=[Allowance(entity=e, fields=["*"], anywhere=True) for e in ("users", "orders")],
+        ),
+    )
+    report = hw.check_gold(
+        world, loose, hasher, marks={("*", "drop_write@*"): "x"}, operators=("drop_write",)
+    )
+    assert report.equivalent == 0 and report.survived == len(report.mutants) > 0
+    assert any("marked equivalent, but its database differs" in p for p in report.problems)
+    assert any("state criteria disagree with the whole-database hash" in p for p in report.problems)
     # A criterion the gold fails: our grade disagrees with τ²'s verdict on the oracle.
     refused = next(t for t in imported if t.task.id == "tau2_retail.105")
     strict = msgspec.structs.replace(
