@@ -442,14 +442,14 @@ def _errors(record: Record) -> list[tuple[str, str]]:
     return [(c.tool, c.error.message) for c in record.calls if c.error is not None and not c.ok]
 
 
-def _what_happened(mutant: Record, oracle: Record, hasher: DatabaseHasher, gold_hash: str) -> str:
+def _what_happened(mutant: Record, oracle: Record, same_database: bool) -> str:
     extra = list(_errors(mutant))
     for error in _errors(oracle):
         if error in extra:
             extra.remove(error)
     if extra:
         return "; ".join(f"{tool} rejected: {message}" for tool, message in extra)
-    if hasher.hash(mutant.final) == gold_hash:
+    if same_database:
         return "every call ran; the database ends as the gold's"
     return "every call ran; the database differs from the gold's"
 
@@ -558,7 +558,7 @@ def check_gold(
             seq = int(trace.id.split("@", 1)[1].split(".", 1)[0])
             gold_id = imported.gold[seq - 1].id if 0 < seq <= len(imported.gold) else ""
             reason = equivalence_reason(marks, task.id, trace.id)
-            note = _what_happened(mutated, oracle, hasher, gold_hash)
+            note = _what_happened(mutated, oracle, match)
             status: MutantStatus
             if checked.grade is None:
                 status = "ungraded"
