@@ -143,6 +143,8 @@ def _required(ctx: _Context) -> tuple[Verdict, set[tuple[str, Key, str]]]:
                 ):
                     where = f"{target.entity}:{key}.{req.field}"
                     missing.append(f"{where} expected {_fmt(expected)}, found {_fmt(found)}")
+        elif req.kind == "row":
+            missing += _row_required(ctx, req, by_key, allowed)
         elif req.kind == "delete":
             target = ctx.task.target(req.target)
             for key in ctx.target_keys(req.target):
@@ -179,6 +181,34 @@ def _required(ctx: _Context) -> tuple[Verdict, set[tuple[str, Key, str]]]:
         else "every required change is present",
     )
     return verdict, allowed
+
+
+def _row_required(
+    ctx: _Context,
+    req: Requirement,
+    by_key: dict[tuple[str, Key], Change],
+    allowed: set[tuple[str, Key, str]],
+) -> list[str]:
+    """Each target row ends exactly as ``req.row``; every field of the row is a required atom."""
+    assert isinstance(req.row, dict)
+    expected: dict[str, Any] = req.row
+    target = ctx.task.target(req.target)
+    missing: list[str] = []
+    for key in ctx.target_keys(req.target):
+        start = ctx.world.get(target.entity, key) or {}
+        allowed.update((target.entity, key, name) for name in set(start) | set(expected))
+        change = by_key.get((target.entity, key))
+        final = change.after if change is not None else start
+        where = f"{target.entity}:{key}"
+        if final is None:
+            missing.append(f"{where} deleted, expected a row")
+            continue
+        for name in sorted(set(final) | set(expected)):
+            want = expected.get(name, _MISSING)
+            found = final.get(name, _MISSING)
+            if _typed(want) != _typed(found):  # _MISSING only ever equals itself
+                missing.append(f"{where}.{name} expected {_fmt(want)}, found {_fmt(found)}")
+    return missing
 
 
 def _expected(req: Requirement, start: dict[str, Any]) -> Any:
@@ -356,6 +386,20 @@ def _pages_followed(ctx: _Context) -> Verdict:
     )
 
 
+def _targets_read(ctx: _Context) -> Verdict:
+    """Every target row was returned whole by at least one successful call."""
+    first_read = _first_returned(ctx)
+    unread = [f"{e}:{k}" for (e, k) in _all_targets(ctx) if (e, k) not in first_read]
+    return Verdict(
+        id="trace.targets_read",
+        kind="trace",
+        status="failed" if unread else "passed",
+        detail=f"never returned by a tool: {_show(unread)}"
+        if unread
+        else "every target row was read",
+    )
+
+
 def _no_refused(ctx: _Context) -> Verdict:
     refused = [
         f"call {c.seq} ({c.tool})"
@@ -471,6 +515,12 @@ def grade(record: Record, task: Task, world: World) -> Grade:
     """Grade a record (whose evidence is verified) against a task on the start world.
 
     Pure: the same inputs always give the same grade; nothing is written, no tool is called.
+
+    Trace criteria a task may name: ``read_before_write`` (no target row written before a
+    successful call returned it), ``pages_followed`` (no page left unfollowed while targets were
+    never read), ``no_refused_calls``, ``no_reverted_writes`` (no field changed and restored),
+    ``no_repeated_writes`` (no identical successful write twice) and ``targets_read`` (every
+    target row was returned whole by some successful call).
     """
     targets = {t.name: select_targets(world, task, t.name) for t in task.targets}
     ctx = _Context(record, task, world, net_changes(record, world), targets)
@@ -485,6 +535,7 @@ def grade(record: Record, task: Task, world: World) -> Grade:
         "no_refused_calls": _no_refused,
         "no_reverted_writes": _no_reverted,
         "no_repeated_writes": _no_repeated,
+        "targets_read": _targets_read,
     }
     verdicts += [checks[name](ctx) for name in task.trace]
     if task.answer is not None:

@@ -26,7 +26,13 @@ from harness_world._scripted import run_calls, run_script
 from harness_world._task import Task, load_tasks
 from harness_world._world import World, load_world
 
-__all__ = ["AttemptResult", "CoverageReport", "check_world", "default_threshold"]
+__all__ = [
+    "AttemptResult",
+    "CoverageReport",
+    "check_world",
+    "default_threshold",
+    "read_equivalents",
+]
 
 
 class AttemptResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -108,10 +114,27 @@ def _equivalents(world: str, folder: str | Path | None) -> dict[tuple[str, str],
     path = root / "equivalent.toml"
     if not path.is_file():
         return {}
-    entries = tomllib.loads(path.read_text()).get("equivalent", [])
+    return read_equivalents(path)
+
+
+def read_equivalents(path: Path) -> dict[tuple[str, str], str]:
+    """Reasons by (task, mutant id) or (task, ``<operator>@*``) from an equivalence file.
+
+    Each ``[[equivalent]]`` entry names a ``task`` and either one ``mutant`` id or a whole
+    ``operator``, with a ``reason``.
+
+    Raises:
+        PluginError: for an unreadable file or an entry without a reason or a target.
+    """
+    try:
+        entries = tomllib.loads(path.read_text(encoding="utf-8")).get("equivalent", [])
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise PluginError(f"{path}: cannot read: {exc}") from None
     out: dict[tuple[str, str], str] = {}
     for entry in entries:
         reason = str(entry.get("reason", "")).strip()
+        if "task" not in entry:
+            raise PluginError(f"{path}: an equivalent entry needs a `task` (`*`: every task)")
         if not reason:
             raise PluginError(f"{path}: equivalent mutant {entry.get('mutant')!r} needs a reason")
         if "mutant" in entry:

@@ -8,6 +8,7 @@ nothing a task constrains), which a person must state with a reason.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -16,7 +17,7 @@ from harness_world._record import Record
 from harness_world._task import Task, select_targets
 from harness_world._world import Key, World
 
-__all__ = ["OPERATORS", "TraceMutant", "trace_mutants"]
+__all__ = ["ALL_OPERATORS", "OPERATORS", "TraceMutant", "trace_mutants"]
 
 OPERATORS = (
     "drop_write",
@@ -26,6 +27,11 @@ OPERATORS = (
     "truncate_after_page",
     "insert_unrequested_write",
 )
+"""The operators applied by default (the coverage gate's set)."""
+
+ALL_OPERATORS = (*OPERATORS, "drop_read")
+"""Every operator. ``drop_read`` (remove one successful read call) is opt-in: most dropped reads
+change nothing a task constrains, so it is useful where reads are criteria of their own."""
 
 
 class TraceMutant(msgspec.Struct, frozen=True, kw_only=True):
@@ -78,8 +84,24 @@ def _changed(value: Any, schema: dict[str, Any]) -> Any:
     return msgspec.UNSET
 
 
-def trace_mutants(oracle: Record, task: Task, world: World) -> list[TraceMutant]:
-    """Every single-operator mutant of an oracle's trace (read-only traces get fewer)."""
+def trace_mutants(
+    oracle: Record, task: Task, world: World, operators: Sequence[str] = OPERATORS
+) -> list[TraceMutant]:
+    """Every single-operator mutant of an oracle's trace (read-only traces get fewer).
+
+    Args:
+        oracle: The correct record to mutate.
+        task: Its task (target sets decide which rows are decoys).
+        world: The start world.
+        operators: Which operators to apply (default `OPERATORS`; see `ALL_OPERATORS`).
+
+    Raises:
+        ValueError: for an unknown operator name.
+    """
+    unknown = sorted(set(operators) - set(ALL_OPERATORS))
+    if unknown:
+        raise ValueError(f"unknown mutation operator(s): {', '.join(unknown)}")
+    wanted = set(operators)
     calls: list[tuple[str, Any]] = [(c.tool, c.args) for c in oracle.calls]
     tools = {t.name: t for t in world.contract.tools}
     targets = _targets(world, task)
@@ -92,6 +114,8 @@ def trace_mutants(oracle: Record, task: Task, world: World) -> list[TraceMutant]
     out: list[TraceMutant] = []
 
     def add(op: str, suffix: str, mutated: list[tuple[str, Any]], what: str) -> None:
+        if op not in wanted:
+            return
         out.append(
             TraceMutant(
                 id=f"{op}@{suffix}", task_id=task.id, operator=op, calls=mutated, description=what
@@ -135,6 +159,14 @@ def trace_mutants(oracle: Record, task: Task, world: World) -> list[TraceMutant]
                 f"{seq}.{name}",
                 calls[:i] + [(tool, changed)] + calls[i + 1 :],
                 f"call {seq} ({tool}) with {name}={new!r} instead of {value!r}",
+            )
+    for i, call in enumerate(oracle.calls):
+        if call.ok and call.tool in tools and tools[call.tool].kind == "read":
+            add(
+                "drop_read",
+                str(call.seq),
+                calls[:i] + calls[i + 1 :],
+                f"call {call.seq} ({call.tool}) removed",
             )
     for i, call in enumerate(oracle.calls):
         if (

@@ -41,6 +41,7 @@ TraceCriterionName = Literal[
     "no_refused_calls",
     "no_reverted_writes",
     "no_repeated_writes",
+    "targets_read",
 ]
 
 
@@ -164,7 +165,12 @@ class Requirement(
             list with ``add`` added / ``remove`` removed, compared as sets). ``create``:
             ``count`` new ``entity`` rows whose fields match ``match``; with ``link``, that many
             for EACH target, linked to it through the ``link`` field. ``delete``: each target
-            row is gone.
+            row is gone. ``row``: each target row ends exactly equal to ``row``: every field,
+            compared type-aware (1, 1.0 and true differ; no float tolerance), a field absent
+            from ``row`` must be absent. Every field of the start and the final row counts as
+            required, so nothing else on that row is needed in ``allow``. Meant for target sets
+            of one key (e.g. tasks derived from a reference solution's end state); TOML cannot
+            write null, so rows holding nulls are built in code.
         target: Which target set (default: the first).
         field: For ``set``.
         value: For ``set``: the final value.
@@ -177,9 +183,10 @@ class Requirement(
         link: For ``create``: the new row's field holding a target's key (per-target creates).
         match: For ``create``: fields (and values) the new rows must have.
         count: For ``create``: how many new rows (per target with ``link``).
+        row: For ``row``: the whole final row.
     """
 
-    kind: Literal["set", "create", "delete"]
+    kind: Literal["set", "create", "delete", "row"]
     target: str = ""
     field: str = ""
     value: Any = UNSET
@@ -192,6 +199,11 @@ class Requirement(
     link: str = ""
     match: dict[str, Any] = {}
     count: int = 1
+    row: dict[str, Any] | UnsetType = UNSET
+
+    def __post_init__(self) -> None:
+        if (self.kind == "row") != (self.row is not UNSET):
+            raise ValueError("`row` is given exactly when kind is 'row'")
 
 
 class Allowance(
@@ -375,10 +387,19 @@ def select_targets(world: World, task: Task, name: str = "") -> tuple[Key, ...]:
     if cached is not None:
         return cached
     candidates: Iterable[Key] | None = None
+    key_field = world.contract.entity(target.entity).key
     for condition in target.where:
         probes = condition.index_probes()
         if probes is None:
             continue
+        if condition.field == key_field and (condition.eq is not UNSET or condition.in_):
+            # A condition on the key names its rows: look them up, never scan the entity.
+            named: set[Key] = {
+                p for p in probes if isinstance(p, str | int) and not isinstance(p, bool)
+            }
+            present = [k for k in named if world.position(target.entity, k) is not None]
+            candidates = sorted(present, key=lambda k: world.position(target.entity, k) or 0)
+            break
         hits: list[Key] = []
         indexed = True
         for probe in probes:

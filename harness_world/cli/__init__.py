@@ -23,6 +23,7 @@ COMMANDS: tuple[str, ...] = (
     "precheck",
     "play",
     "mutants",
+    "tau2",
 )
 
 

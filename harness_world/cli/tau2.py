@@ -1,0 +1,390 @@
+"""``tau2``: import τ²-bench retail tasks and check them, or regrade τ²-bench results files.
+
+``tau2 check`` runs every gold action list as an oracle (record, replay, grade), every automatic
+trace mutant of it, and τ²'s own database verdict on the same trajectories beside ours.
+``tau2 regrade`` replays the tool calls of each run of a τ²-bench results file and grades it.
+
+The τ²-specific reading of files lives with the world (``worlds/tau2_retail/importer.py``),
+loaded here by path; the data is © 2025 Sierra Research, MIT licence, and is not shipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tomllib
+from collections import Counter
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import msgspec
+
+from harness_world._coverage import read_equivalents
+from harness_world._gold import (
+    DatabaseHasher,
+    GoldReport,
+    ImportedTask,
+    RegradeResult,
+    check_gold,
+    regrade,
+)
+from harness_world._loader import PluginError, import_path
+from harness_world._paths import builtin_dir
+from harness_world._world import World, WorldError, resolve_world_folder
+from harness_world.cli._output import render_table
+
+__all__ = ["load_explanations", "register"]
+
+WORLD = "tau2_retail"
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``tau2`` command with its ``check`` and ``regrade`` subcommands."""
+    parser = sub.add_parser(
+        "tau2",
+        help="check imported τ²-bench retail tasks, or regrade τ²-bench results",
+        description="τ²-bench retail tasks as harness_world tasks (data not shipped).",
+    )
+    actions = parser.add_subparsers(dest="tau2_command", metavar="SUBCOMMAND")
+    check = actions.add_parser(
+        "check",
+        help="run every gold action list as an oracle, its mutants, and τ²'s verdict beside ours",
+        description=(
+            "Import the τ² tasks, run each gold action list as an oracle (record, replay, "
+            "grade), run the automatic trace mutants of each, and compute τ²'s own database "
+            "verdict (whole-database hash against the gold's) beside ours. Exit 0 when every "
+            "oracle passes, every disagreement with τ² is explained and every surviving "
+            "mutant is validly marked equivalent; 1 otherwise; 2 on bad input."
+        ),
+    )
+    _data_arguments(check)
+    check.add_argument(
+        "--equivalents",
+        type=Path,
+        help="equivalent-mutant marks (default: mutants/tau2_retail/equivalent.toml)",
+    )
+    check.add_argument(
+        "--explanations",
+        type=Path,
+        help="explained disagreements (default: worlds/tau2_retail/explained.toml)",
+    )
+    check.set_defaults(handler=run_check)
+    again = actions.add_parser(
+        "regrade",
+        help="replay and grade the runs of a τ²-bench results file",
+        description=(
+            "Replay each run's tool calls in a fresh session, verify and grade the record, and "
+            "report our outcome, evidence and grade beside τ²'s recorded reward (and τ²'s "
+            "database verdict recomputed here). Exit 0 when every run replays and is graded; "
+            "1 when any run is unknown or does not verify; 2 on bad input."
+        ),
+    )
+    _data_arguments(again)
+    again.add_argument("results", type=Path, help="a τ²-bench results JSON file")
+    again.set_defaults(handler=run_regrade)
+    parser.set_defaults(handler=lambda _args: _usage(parser))
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def _data_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--data", type=Path, required=True, help="τ² retail data folder (db.json, tasks file)"
+    )
+    parser.add_argument("--tasks", type=Path, help="τ² tasks file (default: DATA/tasks_train.json)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _importer() -> ModuleType:
+    return import_path(resolve_world_folder(WORLD) / "importer.py", "worlds")
+
+
+class _InputError(Exception):
+    """Bad input: reported on one line, exit 2."""
+
+
+def _load(args: argparse.Namespace) -> tuple[ModuleType, World, list[ImportedTask]]:
+    importer = _importer()
+    try:
+        world: World = importer.load_world(args.data)
+        tasks_file = args.tasks if args.tasks is not None else args.data / importer.TASKS_FILE
+        tasks: list[ImportedTask] = importer.import_tasks(world, tasks_file)
+    except (importer.FormatError, WorldError) as exc:
+        raise _InputError(str(exc).splitlines()[0]) from None
+    return importer, world, tasks
+
+
+def load_explanations(path: Path) -> dict[str, str]:
+    """Reasons by task id from an ``[[explained]]`` TOML file (missing file: none).
+
+    Raises:
+        PluginError: for an unreadable file or an entry without a task or a reason.
+    """
+    if not path.is_file():
+        return {}
+    try:
+        entries = tomllib.loads(path.read_text(encoding="utf-8")).get("explained", [])
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise PluginError(f"{path}: cannot read: {exc}") from None
+    out: dict[str, str] = {}
+    for entry in entries:
+        task, reason = str(entry.get("task", "")), str(entry.get("reason", "")).strip()
+        if not task or not reason:
+            raise PluginError(f"{path}: every explanation needs a task and a reason")
+        out[task] = reason
+    return out
+
+
+def _marks_path(args: argparse.Namespace) -> Path:
+    if args.equivalents is not None:
+        return Path(args.equivalents)
+    return builtin_dir("mutants") / WORLD / "equivalent.toml"
+
+
+def _explanations_path(args: argparse.Namespace) -> Path:
+    if args.explanations is not None:
+        return Path(args.explanations)
+    return resolve_world_folder(WORLD) / "explained.toml"
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """Check every imported task; see the command's description for the exit codes."""
+    try:
+        importer, world, tasks = _load(args)
+        for given in (args.equivalents, args.explanations):
+            if given is not None and not Path(given).is_file():
+                raise _InputError(f"{given}: no such file")
+        marks = read_equivalents(_marks_path(args)) if _marks_path(args).is_file() else {}
+        explanations = load_explanations(_explanations_path(args))
+    except (_InputError, PluginError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    hasher = DatabaseHasher(world)
+    reports = [
+        check_gold(world, t, hasher, marks=marks, explanation=explanations.get(t.task.id, ""))
+        for t in tasks
+    ]
+    problems = [f"{r.task_id}: {p}" for r in reports for p in r.problems]
+    problems += _stale_marks(marks, reports)
+    summary = _summary(reports)
+    if args.json:
+        out = {
+            "data_notice": importer.DATA_NOTICE,
+            "tasks": [{**msgspec.to_builtins(r), "ok": r.ok} for r in reports],
+            "summary": summary,
+            "problems": problems,
+        }
+        print(json.dumps(out, indent=1, ensure_ascii=False))
+    else:
+        print(_render_check(reports, summary, problems, importer.DATA_NOTICE))
+    return 1 if problems else 0
+
+
+def _stale_marks(marks: dict[tuple[str, str], str], reports: list[GoldReport]) -> list[str]:
+    """Marks naming one mutant of a checked task that is not an accepted equivalent."""
+    accepted = {(r.task_id, m.id) for r in reports for m in r.mutants if m.status == "equivalent"}
+    checked = {r.task_id for r in reports}
+    return [
+        f"{task}: equivalence mark for {mutant} matches no surviving mutant (stale mark)"
+        for task, mutant in sorted(marks)
+        if task in checked and not mutant.endswith("@*") and (task, mutant) not in accepted
+    ]
+
+
+def _summary(reports: list[GoldReport]) -> dict[str, Any]:
+    killed = sum(r.killed for r in reports)
+    survived = sum(r.survived for r in reports)
+    equivalent = sum(r.equivalent for r in reports)
+    total = sum(len(r.mutants) for r in reports)
+    operators: dict[str, dict[str, int]] = {}
+    for r in reports:
+        for m in r.mutants:
+            counts = operators.setdefault(m.operator, Counter())
+            counts[m.status] += 1
+    return {
+        "imported": len(reports),
+        "oracle_passed": sum(r.oracle_passed for r in reports),
+        "oracle_failed": sum(not r.oracle_passed for r in reports),
+        "tasks_with_gold_errors": sum(bool(r.gold_errors) for r in reports),
+        "gold_errors": sum(len(r.gold_errors) for r in reports),
+        "verdicts_agree": sum(r.agrees for r in reports),
+        "verdicts_disagree_explained": sum(not r.agrees and bool(r.explanation) for r in reports),
+        "verdicts_disagree_unexplained": sum(not r.agrees and not r.explanation for r in reports),
+        "read_only_tasks": sum(r.rows_changed == 0 for r in reports),
+        "do_nothing_passes": sum(r.do_nothing.passed for r in reports),
+        "mutants": total,
+        "killed": killed,
+        "survived": survived,
+        "equivalent": equivalent,
+        "ungraded": total - killed - survived - equivalent,
+        "mutation_score": killed / (killed + survived) if killed + survived else 1.0,
+        "kill_rate_all": killed / total if total else 1.0,
+        "by_operator": {op: dict(sorted(c.items())) for op, c in sorted(operators.items())},
+    }
+
+
+def _oracle_cell(report: GoldReport) -> str:
+    if report.oracle_passed:
+        return "passed"
+    return "FAILED " + "; ".join(report.oracle_failed)
+
+
+def _render_check(
+    reports: list[GoldReport], summary: dict[str, Any], problems: list[str], notice: str
+) -> str:
+    lines = [f"data: {notice}", ""]
+    rows = [
+        [
+            r.task_id,
+            str(r.rows_changed),
+            _oracle_cell(r),
+            ",".join(e.id for e in r.gold_errors) or "-",
+            "passed" if r.oracle_passed else "failed",
+            "match" if r.reference_match else "differs",
+            "yes" if r.agrees else ("explained" if r.explanation else "NO"),
+            f"{r.killed}/{r.equivalent}/{r.survived}",
+            ",".join(c.split(".", 1)[1] for c in r.criteria if c.startswith("trace.")) or "-",
+        ]
+        for r in reports
+    ]
+    headers = [
+        "task",
+        "rows",
+        "oracle",
+        "gold errors",
+        "ours",
+        "τ² DB",
+        "agree",
+        "mutants k/e/s",
+        "trace criteria",
+    ]
+    lines.append(render_table(headers, rows))
+    erroring = [(r.task_id, e) for r in reports for e in r.gold_errors]
+    if erroring:
+        lines += ["", "gold calls that return an error (τ² skips them; the oracle keeps them):"]
+        lines += [
+            f"  {task}  {e.id}  {e.tool}: {e.message} ({e.kind})"
+            + ("  [a write: the gold end state is without it, in τ² as here]" if e.write else "")
+            for task, e in erroring
+        ]
+    read_only = [r for r in reports if r.rows_changed == 0]
+    if read_only:
+        lines += ["", "tasks whose gold actions write nothing (a do-nothing attempt):"]
+        for r in read_only:
+            d = r.do_nothing
+            db = "τ² DB: match" if d.reference_match else "τ² DB: differs"
+            prose = "; ".join(d.prose) or "none"
+            head = f"  {r.task_id}: "
+            if not d.state_passed:
+                lines.append(f"{head}FAILS the state criteria ({db}); prose: {prose}")
+            elif d.passed and d.prose:
+                lines.append(
+                    f"{head}passes the state criteria ({db}) and every automated criterion; "
+                    f"only prose stands between it and a pass (not reviewed): {prose}"
+                )
+            elif d.passed:
+                lines.append(
+                    f"{head}passes the state criteria ({db}) and every automated criterion; "
+                    "nothing stands between it and a pass: the task has no prose criterion"
+                )
+            else:
+                lines.append(
+                    f"{head}passes the state criteria ({db}); standing between it and a pass: "
+                    f"{', '.join(d.standing)}; prose (not reviewed): {prose}"
+                )
+    lines += ["", "automatic mutants by operator (killed / equivalent / survived):"]
+    for op, counts in summary["by_operator"].items():
+        lines.append(
+            f"  {op:<26} {counts.get('killed', 0):>4} / {counts.get('equivalent', 0):>4}"
+            f" / {counts.get('survived', 0):>4}"
+        )
+    s = summary
+    lines += [
+        "",
+        f"{s['imported']} task(s) imported; oracle passed {s['oracle_passed']}, failed "
+        f"{s['oracle_failed']}; {s['gold_errors']} gold call(s) error in "
+        f"{s['tasks_with_gold_errors']} task(s); verdicts agree with τ² on "
+        f"{s['verdicts_agree']}/{s['imported']} oracle trajectories "
+        f"({s['verdicts_disagree_explained']} explained, "
+        f"{s['verdicts_disagree_unexplained']} unexplained disagreements); "
+        f"{s['read_only_tasks']} read-only task(s), a do-nothing attempt passes "
+        f"{s['do_nothing_passes']} of them",
+        f"mutation score: {s['mutation_score']:.3f} ({s['killed']} killed of "
+        f"{s['killed'] + s['survived']} non-equivalent mutants; {s['equivalent']} equivalent, "
+        f"each leaving the gold's database; {s['kill_rate_all']:.3f} of all {s['mutants']} "
+        "killed)",
+    ]
+    if problems:
+        lines += ["", f"{len(problems)} problem(s):"] + [f"  {p}" for p in problems]
+    return "\n".join(lines)
+
+
+def run_regrade(args: argparse.Namespace) -> int:
+    """Regrade every run of a results file; see the command's description for the exit codes."""
+    try:
+        importer, world, tasks = _load(args)
+        try:
+            runs = importer.read_results(args.results)
+        except importer.FormatError as exc:
+            raise _InputError(str(exc)) from None
+    except _InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    by_id = {t.task.id: t for t in tasks}
+    hasher = DatabaseHasher(world)
+    results = [regrade(world, by_id.get(f"{WORLD}.{run.task_id}"), run, hasher) for run in runs]
+    if args.json:
+        out = {
+            "data_notice": importer.DATA_NOTICE,
+            "runs": [msgspec.to_builtins(r) for r in results],
+        }
+        print(json.dumps(out, indent=1, ensure_ascii=False))
+    else:
+        print(_render_regrade(results, importer.DATA_NOTICE))
+    bad = [r for r in results if r.evidence != "verified" or r.passed is None]
+    return 1 if bad else 0
+
+
+def _render_regrade(results: list[RegradeResult], notice: str) -> str:
+    def reward(r: RegradeResult) -> str:
+        return "-" if r.recorded_reward is None else f"{r.recorded_reward:g}"
+
+    rows = [
+        [
+            r.source_task,
+            str(r.trial),
+            str(r.calls),
+            r.outcome,
+            r.evidence,
+            "-" if r.passed is None else ("passed" if r.passed else "failed"),
+            "-" if r.reference_match is None else ("match" if r.reference_match else "differs"),
+            reward(r),
+            r.problem or "; ".join(r.failed) or "-",
+        ]
+        for r in results
+    ]
+    headers = [
+        "τ² task",
+        "trial",
+        "calls",
+        "outcome",
+        "evidence",
+        "ours",
+        "τ² DB (recomputed)",
+        "τ² reward",
+        "why",
+    ]
+    graded = [r for r in results if r.passed is not None]
+    lines = [f"data: {notice}", "", render_table(headers, rows), ""]
+    lines.append(
+        f"{len(results)} run(s): {sum(r.evidence == 'verified' for r in results)} verified; "
+        f"ours passed {sum(bool(r.passed) for r in graded)}, failed "
+        f"{sum(r.passed is False for r in graded)}; τ² recorded reward 1 on "
+        f"{sum(r.recorded_reward == 1 for r in results)}; prose criteria are not reviewed"
+    )
+    return "\n".join(lines)
