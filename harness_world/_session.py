@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import time
 from bisect import bisect_left
-from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any, Final
 
 import attrs
@@ -207,6 +209,14 @@ class Session:
             return layer[key]
         return self.world.raw(entity, key)
 
+    def _reader(self, entity: str) -> Callable[[Key], bytes | None]:
+        """A fast row lookup for one entity (the layer first, then the world's table)."""
+        layer = self._layer.get(entity)
+        rows = self.world._table(entity).rows
+        if not layer:
+            return rows.get
+        return lambda key: layer[key] if key in layer else rows.get(key)
+
     def _position(self, entity: str, key: Key) -> int:
         pos = self.world.position(entity, key)
         if pos is not None:
@@ -215,6 +225,16 @@ class Session:
 
     def _ordered_layer_entities(self) -> list[str]:
         return [e for e in self.world.entities() if e in self._layer]
+
+
+@functools.lru_cache(maxsize=64)
+def _epoch_seconds(epoch: str) -> int:
+    return int(datetime.fromisoformat(epoch.replace("Z", "+00:00")).timestamp())
+
+
+def _timestamp(epoch: str, ticks: int) -> str:
+    """ISO-8601 UTC of the epoch plus ``ticks`` seconds (no wall clock involved)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(_epoch_seconds(epoch) + ticks))
 
 
 def _normalise_args(args: object) -> tuple[Any, object]:
@@ -323,14 +343,17 @@ class ToolContext:
         Fixed for the whole call (the clock value when the call started, plus one), never
         wall time.
         """
-        epoch = datetime.fromisoformat(self._session.world.contract.epoch.replace("Z", "+00:00"))
-        moment = epoch + timedelta(seconds=self._start_clock + 1)
-        return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return _timestamp(self._session.world.contract.epoch, self._start_clock + 1)
 
     def get(self, entity: str, key: Key) -> dict[str, Any] | None:
         """An independent copy of a row, or None if it does not exist."""
         data = self._session._raw(entity, key)
         return None if data is None else unpack(data)
+
+    def get_many(self, entity: str, keys: Sequence[Key]) -> list[dict[str, Any] | None]:
+        """Independent copies of several rows (None for a missing one), in the order given."""
+        read = self._session._reader(entity)
+        return [None if (data := read(key)) is None else unpack(data) for key in keys]
 
     def exists(self, entity: str, key: Key) -> bool:
         """Whether the row exists in this session."""

@@ -165,7 +165,7 @@ def _page(
     chosen, total = page
     end = offset + len(chosen)
     return {
-        name: [ctx.get(entity, k) for k in chosen],
+        name: ctx.get_many(entity, chosen),
         "total": total,
         "offset": offset,
         "next_offset": end if end < total else None,
