@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -13,7 +13,17 @@ from harness_world._session import Session
 from harness_world._task import Task
 from harness_world._world import World
 
-__all__ = ["Mutant", "Script", "ScriptContext", "run_calls", "run_script"]
+__all__ = [
+    "CallCounter",
+    "Mutant",
+    "Script",
+    "ScriptContext",
+    "exceed_tool_calls",
+    "exceed_turns",
+    "follow_pages",
+    "run_calls",
+    "run_script",
+]
 
 
 @attrs.define(slots=True)
@@ -114,3 +124,66 @@ def run_calls(
         final_message=final_message,
         usage=usage,
     )
+
+
+def follow_pages(
+    ctx: ScriptContext, tool: str, args: dict[str, Any], field: str, page_size: int = 100
+) -> Iterator[dict[str, Any]]:
+    """Every row of a paginated listing, following ``next_offset`` to the end.
+
+    Raises:
+        RuntimeError: when a page call fails (a script's defect: its attempt ends as error).
+    """
+    offset: int | None = 0
+    while offset is not None:
+        obs = ctx.call(tool, {**args, "limit": page_size, "offset": offset})
+        if not obs.ok:
+            raise RuntimeError(f"{tool} failed: {obs.error}")
+        yield from obs.result[field]
+        offset = obs.result["next_offset"]
+
+
+@attrs.define(slots=True)
+class CallCounter:
+    """A context wrapper that counts the calls a script makes (for budget mistakes)."""
+
+    ctx: ScriptContext
+    calls: int = 0
+
+    @property
+    def instruction(self) -> str:
+        """The wrapped context's instruction."""
+        return self.ctx.instruction
+
+    def call(self, tool: str, args: dict[str, Any] | None = None) -> Observation:
+        """Count, then forward."""
+        self.calls += 1
+        return self.ctx.call(tool, args)
+
+    def declare_usage(self, **fields: Any) -> None:
+        """Forward."""
+        self.ctx.declare_usage(**fields)
+
+
+def exceed_turns(script: Script, turns: int) -> Script:
+    """A mistake: the script's work, reported as one model turn more than ``turns``."""
+
+    def mistaken(ctx: ScriptContext) -> str:
+        message = script(ctx)
+        ctx.declare_usage(turns=turns + 1, requests=turns + 1)
+        return message
+
+    return mistaken
+
+
+def exceed_tool_calls(script: Script, budget: int, filler: tuple[str, dict[str, Any]]) -> Script:
+    """A mistake: the script's work, then harmless ``filler`` calls until past ``budget``."""
+
+    def mistaken(ctx: ScriptContext) -> str:
+        counter = CallCounter(ctx)
+        message = script(counter)  # type: ignore[arg-type]
+        while counter.calls <= budget:
+            counter.call(*filler)
+        return message
+
+    return mistaken

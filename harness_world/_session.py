@@ -415,6 +415,33 @@ class ToolContext:
         keys = self.select(entity, where)
         return keys[offset : offset + limit], len(keys)
 
+    def page(
+        self,
+        entity: str,
+        field: str,
+        offset: int,
+        limit: int,
+        *,
+        where: Mapping[str, object] | None = None,
+        keys: Sequence[Key] | None = None,
+    ) -> dict[str, Any]:
+        """One page of a listing, in the shape every list tool returns.
+
+        ``{field: rows, "total": n, "offset": offset, "next_offset": next or None}``; the rows
+        are those matching ``where`` (see `select`), or the given ``keys`` in their order.
+        """
+        if keys is None:
+            chosen, total = self.select_page(entity, where, offset, limit)
+        else:
+            chosen, total = list(keys[offset : offset + limit]), len(keys)
+        end = offset + len(chosen)
+        return {
+            field: self.get_many(entity, chosen),
+            "total": total,
+            "offset": offset,
+            "next_offset": end if end < total else None,
+        }
+
     def new_key(self, entity: str) -> str:
         """Mint a key for a new row: the entity's id prefix, ``N``, and a per-session counter."""
         session = self._session

@@ -140,26 +140,11 @@ def retry_last_write(task: str) -> Script:
 
 def wasteful(task: str) -> Script:
     budget = TASKS[f"helpdesk.{task}"].budgets.tool_calls or 0
-
-    def script(ctx: ScriptContext) -> str:
-        counting = Counting(ctx)
-        message = oracle(task)(counting)  # type: ignore[arg-type]
-        while counting.calls <= budget:
-            counting.call("list_groups", {})
-        return message
-
-    return script
+    return hw.exceed_tool_calls(oracle(task), budget, ("list_groups", {}))
 
 
 def slow(task: str) -> Script:
-    turns = TASKS[f"helpdesk.{task}"].budgets.turns or 0
-
-    def script(ctx: ScriptContext) -> str:
-        message = oracle(task)(ctx)
-        ctx.declare_usage(turns=turns + 1, requests=turns + 1)
-        return message
-
-    return script
+    return hw.exceed_turns(oracle(task), TASKS[f"helpdesk.{task}"].budgets.turns or 0)
 
 
 def refused_first(task: str, ticket: str) -> Script:

@@ -150,26 +150,11 @@ def retry_last_write(task: str) -> Script:
 
 def wasteful(task: str) -> Script:
     budget = TASKS[f"inventory.{task}"].budgets.tool_calls or 0
-
-    def script(ctx: ScriptContext) -> str:
-        counting = Skewed(ctx)
-        message = oracle(task)(counting)  # type: ignore[arg-type]
-        while counting.calls <= budget:
-            counting.call("list_warehouses", {})
-        return message
-
-    return script
+    return hw.exceed_tool_calls(oracle(task), budget, ("list_warehouses", {}))
 
 
 def slow(task: str) -> Script:
-    turns = TASKS[f"inventory.{task}"].budgets.turns or 0
-
-    def script(ctx: ScriptContext) -> str:
-        message = oracle(task)(ctx)
-        ctx.declare_usage(turns=turns + 1, requests=turns + 1)
-        return message
-
-    return script
+    return hw.exceed_turns(oracle(task), TASKS[f"inventory.{task}"].budgets.turns or 0)
 
 
 def rows(ctx: ScriptContext, tool: str, args: dict[str, Any], field: str) -> list[dict[str, Any]]:

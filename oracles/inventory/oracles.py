@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from harness_world import ScriptContext
+from harness_world import ScriptContext, follow_pages
 
 PAGE = 100
 
@@ -19,14 +19,8 @@ PAGE = 100
 def rows(
     ctx: ScriptContext, tool: str, args: dict[str, Any], field: str
 ) -> Iterator[dict[str, Any]]:
-    """Every row of a paginated listing, following ``next_offset`` to the end."""
-    offset: int | None = 0
-    while offset is not None:
-        obs = ctx.call(tool, {**args, "limit": PAGE, "offset": offset})
-        if not obs.ok:
-            raise RuntimeError(f"{tool} failed: {obs.error}")
-        yield from obs.result[field]
-        offset = obs.result["next_offset"]
+    """Every row of a paginated listing, following ``next_offset`` to the end (pages of 100)."""
+    return follow_pages(ctx, tool, args, field, PAGE)
 
 
 def must(ctx: ScriptContext, tool: str, args: dict[str, Any]) -> Any:

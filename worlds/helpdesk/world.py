@@ -159,23 +159,6 @@ class ListGroups(Params):
 # -- tools ----------------------------------------------------------------------------------
 
 
-def _page(
-    ctx: ToolContext, entity: str, page: tuple[list[hw.Key], int], offset: int, name: str
-) -> dict[str, Any]:
-    chosen, total = page
-    end = offset + len(chosen)
-    return {
-        name: ctx.get_many(entity, chosen),
-        "total": total,
-        "offset": offset,
-        "next_offset": end if end < total else None,
-    }
-
-
-def _window(keys: list[hw.Key], offset: int, limit: int) -> tuple[list[hw.Key], int]:
-    return keys[offset : offset + limit], len(keys)
-
-
 def _ticket(ctx: ToolContext, ticket_id: str) -> dict[str, Any]:
     row = ctx.get("tickets", ticket_id)
     if row is None:
@@ -219,9 +202,8 @@ def list_tickets(ctx: ToolContext, p: ListTickets) -> dict[str, Any]:
         keys = [
             k for k in ctx.select("tickets", where) if "owner_id" in (ctx.get("tickets", k) or {})
         ]
-        return _page(ctx, "tickets", _window(keys, p.offset, p.limit), p.offset, "tickets")
-    page = ctx.select_page("tickets", where, p.offset, p.limit)
-    return _page(ctx, "tickets", page, p.offset, "tickets")
+        return ctx.page("tickets", "tickets", p.offset, p.limit, keys=keys)
+    return ctx.page("tickets", "tickets", p.offset, p.limit, where=where)
 
 
 @hw.tool("get_ticket", "Get one ticket by id.", GetTicket, "read")
@@ -344,7 +326,7 @@ def find_users(ctx: ToolContext, p: FindUsers) -> dict[str, Any]:
             needle in row["name"].casefold() or needle in row["email"].casefold()
         ):
             keys.append(key)
-    return _page(ctx, "users", _window(keys, p.offset, p.limit), p.offset, "users")
+    return ctx.page("users", "users", p.offset, p.limit, keys=keys)
 
 
 @hw.tool("get_user", "Get one user by id.", GetUser, "read")
@@ -360,8 +342,7 @@ def get_user(ctx: ToolContext, p: GetUser) -> dict[str, Any]:
 )
 def list_comments(ctx: ToolContext, p: ListComments) -> dict[str, Any]:
     _ticket(ctx, p.ticket_id)
-    page = ctx.select_page("comments", {"ticket_id": p.ticket_id}, p.offset, p.limit)
-    return _page(ctx, "comments", page, p.offset, "comments")
+    return ctx.page("comments", "comments", p.offset, p.limit, where={"ticket_id": p.ticket_id})
 
 
 @hw.tool("list_groups", "List every agent group with its members.", ListGroups, "read")

@@ -220,23 +220,6 @@ class CancelPurchaseOrder(Params):
 # -- helpers --------------------------------------------------------------------------------
 
 
-def _page(
-    ctx: ToolContext, entity: str, page: tuple[list[hw.Key], int], offset: int, name: str
-) -> dict[str, Any]:
-    chosen, total = page
-    end = offset + len(chosen)
-    return {
-        name: ctx.get_many(entity, chosen),
-        "total": total,
-        "offset": offset,
-        "next_offset": end if end < total else None,
-    }
-
-
-def _window(keys: list[hw.Key], offset: int, limit: int) -> tuple[list[hw.Key], int]:
-    return keys[offset : offset + limit], len(keys)
-
-
 def _item(ctx: ToolContext, item_id: str) -> dict[str, Any]:
     row = ctx.get("items", item_id)
     if row is None:
@@ -293,8 +276,7 @@ def list_items(ctx: ToolContext, p: ListItems) -> dict[str, Any]:
     if p.discontinued is not UNSET:
         where["discontinued"] = p.discontinued
     if p.query is UNSET:
-        page = ctx.select_page("items", where, p.offset, p.limit)
-        return _page(ctx, "items", page, p.offset, "items")
+        return ctx.page("items", "items", p.offset, p.limit, where=where)
     needle = p.query.casefold()
     keys = []
     for key in ctx.select("items", where):
@@ -303,7 +285,7 @@ def list_items(ctx: ToolContext, p: ListItems) -> dict[str, Any]:
             needle in row["name"].casefold() or needle in row["sku"].casefold()
         ):
             keys.append(key)
-    return _page(ctx, "items", _window(keys, p.offset, p.limit), p.offset, "items")
+    return ctx.page("items", "items", p.offset, p.limit, keys=keys)
 
 
 @hw.tool(
@@ -360,8 +342,7 @@ def list_stock(ctx: ToolContext, p: ListStock) -> dict[str, Any]:
         _warehouse(ctx, p.warehouse_id)
         where["warehouse_id"] = p.warehouse_id
     if p.below_reorder is UNSET:
-        page = ctx.select_page("stock", where, p.offset, p.limit)
-        return _page(ctx, "stock", page, p.offset, "stock")
+        return ctx.page("stock", "stock", p.offset, p.limit, where=where)
     reorder: dict[str, int] = {}
     keys = []
     for key in ctx.select("stock", where):
@@ -374,7 +355,7 @@ def list_stock(ctx: ToolContext, p: ListStock) -> dict[str, Any]:
             reorder[item_id] = 0 if item is None else int(item["reorder_point"])
         if (_available(row) < reorder[item_id]) == p.below_reorder:
             keys.append(key)
-    return _page(ctx, "stock", _window(keys, p.offset, p.limit), p.offset, "stock")
+    return ctx.page("stock", "stock", p.offset, p.limit, keys=keys)
 
 
 @hw.tool(
@@ -499,8 +480,7 @@ def list_purchase_orders(ctx: ToolContext, p: ListPurchaseOrders) -> dict[str, A
     if p.item_id is not UNSET:
         _item(ctx, p.item_id)
         where["item_id"] = p.item_id
-    page = ctx.select_page("purchase_orders", where, p.offset, p.limit)
-    return _page(ctx, "purchase_orders", page, p.offset, "purchase_orders")
+    return ctx.page("purchase_orders", "purchase_orders", p.offset, p.limit, where=where)
 
 
 @hw.tool(
