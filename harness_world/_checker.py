@@ -478,9 +478,19 @@ def _answer(ctx: _Context) -> Verdict:
         ok = len(keys) in numbers
         detail = f"expected the count {len(keys)} in the final message"
     else:
-        missing = [str(k) for k in keys if str(k) not in message]
-        ok = not missing
-        detail = f"final message lacks {_show(missing)}" if missing else "every target named"
+        # Whole tokens, not substrings: "T-100" must not be found inside "T-1001".
+        tokens = set(re.findall(r"[\w#@.\-]*\w", message))
+        entity = ctx.task.target(ctx.task.answer.target).entity
+        named = {str(k) for k in keys}
+        missing = sorted(named - tokens)
+        extra = sorted(t for t in tokens - named if ctx.world.raw(entity, t) is not None)
+        ok = not missing and not extra
+        problems = []
+        if missing:
+            problems.append(f"lacks {_show(missing)}")
+        if extra:
+            problems.append(f"also names rows that are not targets: {_show(extra)}")
+        detail = "final message " + "; ".join(problems) if problems else "exactly the targets named"
     return Verdict(
         id="trace.answer", kind="trace", status="passed" if ok else "failed", detail=detail
     )

@@ -245,3 +245,21 @@ def test_hand_mutants_fail_exactly_as_predicted(small: hw.World, mutant_id: str)
     result = hw.verify(hw.run_script(small, task, mutant.script), world=small, task=task)
     assert result.evidence == "verified" and result.grade is not None
     assert set(result.grade.failed) == set(mutant.predicted)
+
+
+def test_answer_naming_keys_is_whole_tokens_and_nothing_extra(small: hw.World) -> None:
+    base = TASKS["helpdesk.security_count"]
+    task = msgspec.structs.replace(base, answer=hw._task.Answer(mention="keys"), trace=[])
+    targets = [str(k) for k in hw.select_targets(small, task)]
+    other = next(k for k in small.keys("tickets") if k not in targets)
+
+    def verdict(message: str) -> hw.Verdict:
+        record = hw.run_script(small, task, lambda ctx: message)
+        return next(v for v in grade(record, task, small).verdicts if v.id == "trace.answer")
+
+    assert verdict(", ".join(targets)).status == "passed"
+    assert verdict(", ".join(targets) + ".").status == "passed"
+    assert verdict(", ".join([*targets, other])).status == "failed"
+    assert "not targets" in verdict(", ".join([*targets, other])).detail
+    assert verdict(", ".join(t + "0" for t in targets)).status == "failed"  # T-1001 is not T-10010
+    assert verdict(", ".join(targets[1:])).status == "failed"

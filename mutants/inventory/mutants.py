@@ -980,6 +980,20 @@ add(
 )
 
 
+def _every_open_order(ctx: ScriptContext) -> str:
+    drafts = rows(ctx, "list_purchase_orders", {"status": "draft"}, "purchase_orders")
+    return ", ".join(o["id"] for o in drafts)
+
+
+add(
+    "draft_orders_leeds",
+    "every_warehouse",
+    {ANSWER},
+    _every_open_order,
+    "listed the drafts of every warehouse: all the right ids, and others",
+)
+
+
 def _answer_then_cancel(ctx: ScriptContext) -> str:
     message = oracle("draft_orders_leeds")(ctx)
     for key in message.split(", "):
