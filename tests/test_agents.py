@@ -177,3 +177,37 @@ def test_stdio_bridge_records_an_unfinished_attempt_as_interrupted(
         tmp_path / "r.json",
     )
     assert json.loads(out.getvalue().splitlines()[-1])["outcome"] == "interrupted"
+
+
+def test_run_command_drives_the_openai_agent_end_to_end(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness_world.cli import main
+
+    with fake_openai(reply_and_solve_brain()) as server:  # type: ignore[arg-type]
+        code = main(
+            [
+                "run",
+                "--world",
+                "helpdesk",
+                "--tasks",
+                "helpdesk.reply_and_solve",
+                "--agent",
+                "openai",
+                "--model",
+                "fake-1",
+                "--base-url",
+                server["base_url"],
+                "--samples",
+                "2",
+                "--out",
+                str(tmp_path / "run"),
+                "--json",
+            ]
+        )
+        assert code == 0 and len(server["requests"]) == 8
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["inventory"]["valid"] == 2 and summary["inventory"]["passed"] == 2
+    manifest = hw._run.load_manifest(tmp_path / "run")
+    assert manifest.revision.values["agent"]["model"] == "fake-1"
+    assert main(["verify", str(tmp_path / "run"), "--require-pass"]) == 0
