@@ -13,7 +13,7 @@ import attrs
 import msgspec
 
 from harness_world._calls import CallRecord, FinalRow, Observation, ToolError, WriteImage
-from harness_world._canonical import from_json, pack, to_json, unpack
+from harness_world._canonical import from_json, to_json
 from harness_world._contract import Tool, ToolFailure, validate_row
 from harness_world._world import ABSENT, Key, World, index_token
 
@@ -84,7 +84,7 @@ class Session:
     def get(self, entity: str, key: Key) -> dict[str, Any] | None:
         """An independent copy of a row as this session sees it (not logged; for harness code)."""
         data = self._raw(entity, key)
-        return None if data is None else unpack(data)
+        return None if data is None else from_json(data)
 
     def call(self, tool: object, args: object = None) -> Observation:
         """Run one tool call and return its observation; agent mistakes never raise.
@@ -160,8 +160,8 @@ class Session:
                         WriteImage(
                             entity=entity,
                             key=key,
-                            before=None if start is None else unpack(start),
-                            after=None if final is None else unpack(final),
+                            before=None if start is None else from_json(start),
+                            after=None if final is None else from_json(final),
                         )
                     )
         return out
@@ -174,7 +174,9 @@ class Session:
             for key in sorted(layer, key=lambda k: self._position(entity, k)):
                 final = layer[key]
                 out.append(
-                    FinalRow(entity=entity, key=key, row=None if final is None else unpack(final))
+                    FinalRow(
+                        entity=entity, key=key, row=None if final is None else from_json(final)
+                    )
                 )
         return out
 
@@ -295,7 +297,7 @@ def _page_over_layer(
             lo += 1
             total -= 1
         data = layer[key]
-        if data is not None and _matches(unpack(data), where):
+        if data is not None and _matches(from_json(data), where):
             total += 1
             if offset <= passed < end:
                 out.append(key)
@@ -348,12 +350,12 @@ class ToolContext:
     def get(self, entity: str, key: Key) -> dict[str, Any] | None:
         """An independent copy of a row, or None if it does not exist."""
         data = self._session._raw(entity, key)
-        return None if data is None else unpack(data)
+        return None if data is None else from_json(data)
 
     def get_many(self, entity: str, keys: Sequence[Key]) -> list[dict[str, Any] | None]:
         """Independent copies of several rows (None for a missing one), in the order given."""
         read = self._session._reader(entity)
-        return [None if (data := read(key)) is None else unpack(data) for key in keys]
+        return [None if (data := read(key)) is None else from_json(data) for key in keys]
 
     def exists(self, entity: str, key: Key) -> bool:
         """Whether the row exists in this session."""
@@ -386,11 +388,11 @@ class ToolContext:
                 out.append(key)
                 continue
             data = world.raw(entity, key)
-            if data is not None and _matches(unpack(data), where):
+            if data is not None and _matches(from_json(data), where):
                 out.append(key)
         if layer:
             for key, data in layer.items():
-                if data is not None and _matches(unpack(data), where):
+                if data is not None and _matches(from_json(data), where):
                     out.append(key)
             out.sort(key=lambda k: session._position(entity, k))
         return out
@@ -435,8 +437,11 @@ class ToolContext:
         else:
             chosen, total = list(keys[offset : offset + limit]), len(keys)
         end = offset + len(chosen)
+        read = self._session._reader(entity)
+        # Rows are stored as canonical JSON: the page splices them in without decoding.
+        rows = [msgspec.Raw(data) for key in chosen if (data := read(key)) is not None]
         return {
-            field: self.get_many(entity, chosen),
+            field: rows,
             "total": total,
             "offset": offset,
             "next_offset": end if end < total else None,
@@ -462,7 +467,7 @@ class ToolContext:
         if problems:
             raise ToolFailure("internal", f"tool wrote an invalid row: {problems[0]}")
         key: Key = row[spec.key]
-        self._write(entity, key, pack(row))
+        self._write(entity, key, to_json(row))
         return key
 
     def delete(self, entity: str, key: Key) -> None:
@@ -485,8 +490,8 @@ class ToolContext:
             WriteImage(
                 entity=entity,
                 key=key,
-                before=None if before is None else unpack(before),
-                after=None if data is None else unpack(data),
+                before=None if before is None else from_json(before),
+                after=None if data is None else from_json(data),
             )
         )
 

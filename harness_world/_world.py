@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 import msgspec
 
-from harness_world._canonical import pack, unpack
+from harness_world._canonical import from_json, to_json
 from harness_world._contract import Contract, Entity, Problem, sorted_problems, validate_row
 from harness_world._loader import PluginError, import_path
 from harness_world._paths import builtin_dir, cache_dir
@@ -104,7 +104,7 @@ def _build_table(entity: Entity, rows: list[dict[str, Any]]) -> _Table:
     buckets: dict[str, dict[Hashable, list[Key]]] = {f: {} for f in entity.indexes}
     for i, row in enumerate(rows):
         key: Key = row[entity.key]
-        encoded[key] = pack(row)
+        encoded[key] = to_json(row)
         position[key] = i
         for field, bucket in buckets.items():
             for value in _index_values(row, field):
@@ -152,12 +152,12 @@ class World:
     def get(self, entity: str, key: Key) -> dict[str, Any] | None:
         """An independent copy of one row, or None when there is no such row."""
         data = self._table(entity).rows.get(key)
-        return None if data is None else unpack(data)
+        return None if data is None else from_json(data)
 
     def rows(self, entity: str) -> Iterator[dict[str, Any]]:
         """Independent copies of every row of ``entity`` in seed order."""
         for data in self._table(entity).rows.values():
-            yield unpack(data)
+            yield from_json(data)
 
     def lookup(self, entity: str, field: str, value: object) -> tuple[Key, ...] | None:
         """Keys whose indexed ``field`` has ``value`` (``ABSENT``: missing); None if unindexed."""
