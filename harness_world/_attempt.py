@@ -96,7 +96,6 @@ class Attempt:
     _session: Session = attrs.field(init=False)
     _usage: dict[str, Any] = attrs.field(init=False)
     _outcome: Outcome | None = attrs.field(init=False, default=None)
-    _final_message: str = attrs.field(init=False, default="")
     _open_reservations: dict[int, float] = attrs.field(init=False, factory=dict)
     _started: float = attrs.field(init=False, factory=time.time)
 
@@ -227,7 +226,6 @@ class Attempt:
         """Seal the attempt into a record; the outcome is ``completed`` unless already ended."""
         if self._outcome is None:
             self._outcome = Outcome(status="completed")
-        self._final_message = final_message
         for number, amount in sorted(self._open_reservations.items()):
             self._usage["uncertain_cost"] += amount
             del self._open_reservations[number]

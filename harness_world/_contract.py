@@ -8,7 +8,7 @@ parameter structs, so there is one declaration for each fact.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import attrs
 import msgspec
@@ -206,8 +206,6 @@ class Contract:
     _entity_by_name: dict[str, Entity] = attrs.field(init=False, repr=False, eq=False)
     _tool_by_name: dict[str, Tool] = attrs.field(init=False, repr=False, eq=False)
     hash: str = attrs.field(init=False, eq=False)
-
-    KINDS: ClassVar[tuple[str, ...]] = ("read", "write")
 
     def __attrs_post_init__(self) -> None:
         entities = {e.name: e for e in self.entities}

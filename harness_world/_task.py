@@ -45,12 +45,6 @@ TraceCriterionName = Literal[
 ]
 
 
-class _Strict(
-    msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True
-):
-    pass
-
-
 class Condition(
     msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True
 ):
