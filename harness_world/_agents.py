@@ -72,11 +72,13 @@ def OracleAgent(world: str) -> ScriptedAgent:
 
 
 def drive(agent: Agent, attempt: Attempt, context: RecordContext | None = None) -> Record:
-    """Run an agent on an attempt and seal the record, whatever happens.
+    """Run an agent on an attempt and seal the record.
 
     A budget that ends the attempt is an outcome (``turn_limit``/``budget_limit``); an exception
-    from the agent's own code is ``error`` with its text; ``KeyboardInterrupt`` is
-    ``interrupted`` and is re-raised after the record is sealed by the caller's handler.
+    from the agent's own code is ``error`` with its text. ``KeyboardInterrupt`` (and any other
+    ``BaseException``) propagates and nothing is sealed: an interrupted run leaves no record for
+    the attempt in flight, so resuming executes it again (the stdio bridge, which owns its
+    input, records ``interrupted`` itself when input ends without ``finish``).
     """
     message = ""
     try:

@@ -38,14 +38,13 @@ class Change:
     after: dict[str, Any] | None
 
     def fields(self) -> list[str]:
-        """Fields whose value differs (absent and null are different values)."""
+        """Fields whose value differs, type-aware at every depth (absent is not null)."""
         before, after = self.before or {}, self.after or {}
         names = sorted(set(before) | set(after))
         return [
             n
             for n in names
-            if before.get(n, _MISSING) != after.get(n, _MISSING)
-            or type(before.get(n)) is not type(after.get(n))
+            if n not in before or n not in after or _typed(before[n]) != _typed(after[n])
         ]
 
 
@@ -474,7 +473,7 @@ def _answer(ctx: _Context) -> Verdict:
     keys = ctx.target_keys(ctx.task.answer.target)
     message = ctx.record.final_message
     if ctx.task.answer.mention == "count":
-        numbers = {int(n) for n in re.findall(r"(?<![\w.-])\d+(?![\w.])", message)}
+        numbers = {int(n) for n in re.findall(r"(?<![\w.-])\d+(?!\w|\.\d)", message)}
         ok = len(keys) in numbers
         detail = f"expected the count {len(keys)} in the final message"
     else:

@@ -277,8 +277,17 @@ def check_world(
                     usage=oracle.usage,
                 )
                 evidence, passed, failed = _judge(record, task, small)
-                reason = equivalents.get((task.id, trace.id)) or equivalents.get(
-                    (task.id, f"{trace.operator}@*"), ""
+                reason = next(
+                    (
+                        equivalents[k]
+                        for k in (
+                            (task.id, trace.id),
+                            (task.id, f"{trace.operator}@*"),
+                            ("*", f"{trace.operator}@*"),
+                        )
+                        if k in equivalents
+                    ),
+                    "",
                 )
                 if passed:
                     if reason:

@@ -150,8 +150,10 @@ def replay(
             on_call(index)
     final = session.touched()
     if to_json(record.final) != to_json(final):
-        recorded_rows = {f"{r.entity}:{r.key}": r.row for r in record.final}
-        replayed_rows = {f"{r.entity}:{r.key}": r.row for r in final}
+        # Keys are typed: the integer 1 and the string "1" are different rows.
+        recorded_rows = {f"{r.entity}:{to_json(r.key).decode()}": r.row for r in record.final}
+        replayed_rows = {f"{r.entity}:{to_json(r.key).decode()}": r.row for r in final}
+        before = len(mismatches)
         if list(recorded_rows) != list(replayed_rows):
             mismatches.append(
                 Mismatch(
@@ -172,6 +174,15 @@ def replay(
         if len(record.final) != len(recorded_rows):
             mismatches.append(
                 Mismatch(seq=None, path="final", recorded="duplicate keys", replayed="unique keys")
+            )
+        if len(mismatches) == before:  # the bytes differ: never let that pass unreported
+            mismatches.append(
+                Mismatch(
+                    seq=None,
+                    path="final",
+                    recorded=_snippet(_builtins(record.final)),
+                    replayed=_snippet(_builtins(final)),
+                )
             )
     expected = record_digest(record)
     if record.digest != expected:

@@ -169,7 +169,12 @@ def _attempts(out: Path, manifest: RunManifest, tasks: dict[str, Task]) -> list[
             name = record.world.name
             if name not in worlds:
                 worlds[name] = load_world(name, size=manifest.sizes.get(name, "small"))
-            result = verify(record, world=worlds[name], task=task)
+            current = task
+            if current is not None and (
+                current.hash != record.task_hash or current.world != record.world.name
+            ):
+                current = None  # the task changed since: a different task, so no grade
+            result = verify(record, world=worlds[name], task=current)
             counted = result.evidence == "verified" and record.outcome.status in COUNTED
             passed = None if not counted or result.grade is None else result.grade.passed
             usage = record.usage

@@ -11,7 +11,7 @@ import msgspec
 
 from harness_world._canonical import sha256_hex, to_json
 from harness_world._task import Task
-from harness_world._world import World, resolve_world_folder
+from harness_world._world import World
 
 __all__ = ["Revision", "RevisionMismatch", "build_identity", "diff_revisions", "make_revision"]
 
@@ -54,15 +54,6 @@ def build_identity() -> str:
     return digest.hexdigest()
 
 
-def _world_code_hash(world: World) -> str:
-    try:
-        folder = resolve_world_folder(world.name)
-    except Exception:  # a world given by path that is not a built-in: content hash only
-        return ""
-    module = folder / "world.py"
-    return hashlib.sha256(module.read_bytes()).hexdigest() if module.is_file() else ""
-
-
 def make_revision(
     *,
     worlds: Mapping[str, World],
@@ -89,7 +80,7 @@ def make_revision(
             "hash": world.hash,
             "contract": world.contract.hash,
             "size": world.size,
-            "code": _world_code_hash(world),
+            "code": world.code_hash,
         }
     for task in tasks:
         values[f"task:{task.id}"] = task.hash

@@ -116,6 +116,8 @@ class Inventory(msgspec.Struct, frozen=True, kw_only=True):
         by_evidence: Final records per evidence state.
         passed: Valid records whose grade passed.
         failed: Valid records whose grade failed.
+        not_graded: Valid records without a grade: their task is unknown or has changed since
+            (a changed task is a different task).
     """
 
     scheduled: int
@@ -128,6 +130,7 @@ class Inventory(msgspec.Struct, frozen=True, kw_only=True):
     by_evidence: dict[str, int]
     passed: int
     failed: int
+    not_graded: int = 0
 
 
 @attrs.frozen(slots=True)
@@ -449,7 +452,7 @@ def compute_inventory(
     worlds: dict[str, World] = {}
     by_outcome: dict[str, int] = {}
     by_evidence: dict[str, int] = {}
-    executed = valid = invalid = passed = failed = 0
+    executed = valid = invalid = passed = failed = not_graded = 0
     for task_id in manifest.tasks:
         for sample in range(manifest.samples):
             path = record_path(root, task_id, sample)
@@ -469,6 +472,10 @@ def compute_inventory(
                     size = manifest.sizes.get(world_name, "small")
                     worlds[world_name] = load_world(world_name, size=size)
                 task = by_id.get(task_id)
+                if task is not None and (
+                    task.hash != record.task_hash or task.world != record.world.name
+                ):
+                    task = None  # edited since the record was made: a different task
                 if task is None:
                     unknown = verify(record, world=worlds[world_name])
                     verdict = (record.outcome.status, unknown.evidence, None)
@@ -479,7 +486,9 @@ def compute_inventory(
             by_evidence[evidence] = by_evidence.get(evidence, 0) + 1
             if evidence == "verified" and outcome in COUNTED:
                 valid += 1
-                if grade_passed:
+                if grade_passed is None:
+                    not_graded += 1
+                elif grade_passed:
                     passed += 1
                 else:
                     failed += 1
@@ -499,6 +508,7 @@ def compute_inventory(
         by_outcome=by_outcome,
         by_evidence=by_evidence,
         passed=passed,
+        not_graded=not_graded,
         failed=failed,
     )
     _write_json(root / INVENTORY, inventory)

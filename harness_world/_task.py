@@ -94,13 +94,19 @@ class Condition(
         return isinstance(value, list) and any(_same(v, self.contains) for v in value)
 
     def index_probes(self) -> list[object] | None:
-        """Values to look up in an index on this field, or None if the index cannot answer."""
+        """Values to look up in an index on this field, or None if the index cannot answer.
+
+        Indexes hold scalars only: a list or object value is answered by scanning.
+        """
+        probes: list[object] | None = None
         if self.eq is not UNSET:
-            return [self.eq]
-        if isinstance(self.in_, list):
-            return list(self.in_)
-        if self.contains is not UNSET:
-            return [self.contains]
+            probes = [self.eq]
+        elif isinstance(self.in_, list):
+            probes = list(self.in_)
+        elif self.contains is not UNSET:
+            probes = [self.contains]
+        if probes is not None:
+            return None if any(isinstance(p, list | dict) for p in probes) else probes
         if self.is_ == "absent":
             return [ABSENT]
         if self.is_ == "null":
@@ -355,6 +361,8 @@ def load_tasks(world: str | None = None, folder: str | Path | None = None) -> li
         TaskError: for the first invalid file, or duplicate task ids.
     """
     root = Path(folder) if folder is not None else builtin_dir("tasks")
+    if folder is not None and not root.is_dir():
+        raise TaskError(f"{root}: no such task folder")
     files = sorted(root.rglob("*.toml")) if root.is_dir() else []
     tasks = [load_task(p) for p in files]
     seen: dict[str, int] = {}

@@ -123,6 +123,8 @@ class World:
         contract: The contract the rows were validated against.
         hash: SHA-256 over the contract hash and every row's canonical encoding, in order.
         source: Where the rows came from (context only; not part of the hash).
+        code_hash: SHA-256 of the world's ``world.py`` when loaded from a folder (its tools'
+            code; part of a run's revision), empty for worlds built from data in memory.
 
     """
 
@@ -132,6 +134,7 @@ class World:
     hash: str
     source: str
     _tables: dict[str, _Table] = attrs.field(repr=False)
+    code_hash: str = ""
 
     def open_session(self, seed: int = 0) -> Session:
         """Open a private copy-on-write session; copies nothing, whatever the world's size."""
@@ -290,13 +293,18 @@ def _import_world_module(folder: Path) -> ModuleType:
 
 
 def resolve_world_folder(name_or_path: str | Path) -> Path:
-    """Find a world folder from a built-in name or a path."""
+    """Find a world folder: a bare name means a built-in world, anything else a path.
+
+    A bare name never resolves to a folder of the same name in the working directory, so
+    ``load_world("helpdesk")`` means the same world wherever it runs.
+    """
+    if isinstance(name_or_path, str) and "/" not in name_or_path and "\\" not in name_or_path:
+        builtin = builtin_dir("worlds") / name_or_path
+        if (builtin / "world.py").is_file():
+            return builtin
     candidate = Path(name_or_path)
     if candidate.is_dir():
         return candidate
-    builtin = builtin_dir("worlds") / str(name_or_path)
-    if isinstance(name_or_path, str) and "/" not in name_or_path and builtin.is_dir():
-        return builtin
     available = sorted(
         p.name for p in builtin_dir("worlds").iterdir() if (p / "world.py").is_file()
     )
@@ -336,11 +344,13 @@ def load_world(
         return cached
     module = _import_world_module(folder)
     contract: Contract = module.CONTRACT
+    code_hash = hashlib.sha256((folder / "world.py").read_bytes()).hexdigest()
     if seed_file is not None:
         path = Path(seed_file)
         world = World.from_data(contract, _decode_seed(path), size=path.stem, source=str(path))
     else:
         world = _load_sized(folder, module, contract, size)
+    world = attrs.evolve(world, code_hash=code_hash)
     _CACHE[key] = world
     return world
 

@@ -18,7 +18,7 @@ from harness_world._precheck import precheck
 from harness_world._revision import RevisionMismatch
 from harness_world._run import RunProgress, run
 from harness_world._task import TaskError
-from harness_world._world import WorldError
+from harness_world._world import WorldError, load_world
 from harness_world.cli._output import render_table
 from harness_world.cli._selection import (
     add_limit_options,
@@ -123,6 +123,11 @@ def main(args: argparse.Namespace) -> int:
         print("error: --samples and --workers must be at least 1", file=sys.stderr)
         return 2
     limits = limit_overrides(args)
+    try:
+        worlds = {w: load_world(w, size=args.size) for w in {t.world for t in tasks}}
+    except WorldError as exc:
+        print(f"error: --size {args.size}: {exc}", file=sys.stderr)
+        return 2
     if not args.no_precheck:
         refused = [
             f for f in precheck(tasks, size=args.size, limits=limits) if f.verdict == "refuse"
@@ -135,9 +140,7 @@ def main(args: argparse.Namespace) -> int:
     out = args.out
     if out is None:
         from harness_world._revision import make_revision
-        from harness_world._world import load_world
 
-        worlds = {w: load_world(w, size=args.size) for w in {t.world for t in tasks}}
         pinned = make_revision(
             worlds=worlds,
             tasks=tasks,

@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         tasks = _task_lookup(args)
     except (OSError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: --tasks: {exc}", file=sys.stderr)
         return 2
     progress = Progress(
         len(files), "verifying", enabled=not args.json and len(files) >= 20 and sys.stderr.isatty()

@@ -1,0 +1,64 @@
+"""A tiny world with integer keys, an `any` field and an indexed list field, for edge cases."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import harness_world as hw
+
+
+class SetField(hw.Params):
+    id: int
+    field: str
+    value: Any
+
+
+class GetThing(hw.Params):
+    id: int
+
+
+def _set(ctx: hw.ToolContext, p: SetField) -> Any:
+    row = ctx.get("things", p.id)
+    if row is None:
+        raise hw.ToolFailure("not_found", f"id: no thing {p.id}")
+    row[p.field] = p.value
+    ctx.put("things", row)
+    return row
+
+
+def _get(ctx: hw.ToolContext, p: GetThing) -> Any:
+    return ctx.get("things", p.id)
+
+
+THINGS = hw.Entity(
+    name="things",
+    key="id",
+    fields={
+        "id": hw.Field(type="int"),
+        "data": hw.Field(type="any"),
+        "note": hw.Field(type="str"),
+        "tags": hw.Field(type="list", items=hw.Field(type="str")),
+    },
+    indexes=("tags",),
+)
+CONTRACT = hw.Contract(
+    name="toy",
+    version="1",
+    entities=(THINGS,),
+    tools=(
+        hw.Tool(name="set", description="Set one field.", params=SetField, kind="write", run=_set),
+        hw.Tool(name="get", description="Get one thing.", params=GetThing, kind="read", run=_get),
+    ),
+)
+
+
+def toy_world() -> hw.World:
+    return hw.World.from_data(
+        CONTRACT,
+        {
+            "things": [
+                {"id": 1, "data": [1.0], "note": "a", "tags": ["x", "y"]},
+                {"id": 2, "data": 0, "note": "b", "tags": ["x"]},
+            ]
+        },
+    )
