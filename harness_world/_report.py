@@ -20,7 +20,7 @@ from harness_world._run import (
 )
 from harness_world._task import Task, load_tasks
 from harness_world._world import World, load_world
-from harness_world.stats import PassKSummary, RunRow, pass_k_summary, tally_runs
+from harness_world.stats import PassKSummary, RunRow, StatsInputError, pass_k_summary, tally_runs
 
 __all__ = ["Attempted", "FamilyFigures", "PerAttempt", "RunReport", "build_report", "run_rows"]
 
@@ -40,7 +40,7 @@ class Attempted(msgspec.Struct, frozen=True, kw_only=True):
         requests: Provider requests (retries included).
         input_tokens: Prompt tokens.
         output_tokens: Completion tokens.
-        cost: US dollars, uncertain exposure included.
+        cost: US dollars, uncertain exposure and earlier failed tries included.
         latency_s: Wall-clock duration (context).
     """
 
@@ -144,7 +144,15 @@ def _attempts(out: Path, manifest: RunManifest, tasks: dict[str, Task]) -> list[
             path = record_path(out, task_id, sample)
             if not path.is_file():
                 continue
-            retried = any(path.parent.glob(f"{sample}.failed-*.json"))
+            failed_tries = sorted(path.parent.glob(f"{sample}.failed-*.json"))
+            retried = bool(failed_tries)
+            retry_cost = 0.0  # tries that ended in error cost money too
+            for failed_try in failed_tries:
+                try:
+                    spent = load_record(failed_try).usage
+                except RecordError:
+                    continue
+                retry_cost += spent.cost + spent.uncertain_cost
             try:
                 record: Record = load_record(path)
             except RecordError:
@@ -191,7 +199,7 @@ def _attempts(out: Path, manifest: RunManifest, tasks: dict[str, Task]) -> list[
                     requests=usage.requests,
                     input_tokens=usage.input_tokens,
                     output_tokens=usage.output_tokens,
-                    cost=usage.cost + usage.uncertain_cost,
+                    cost=usage.cost + usage.uncertain_cost + retry_cost,
                     latency_s=record.context.latency_s,
                 )
             )
@@ -233,7 +241,12 @@ def build_report(out: str | Path, tasks: Sequence[Task] | None = None) -> RunRep
         for a in valid
     ]
     tallies = tally_runs(rows, "run") if rows else []
-    pass_k = [pass_k_summary(tallies, k) for k in range(1, manifest.samples + 1)] if tallies else []
+    pass_k: list[PassKSummary] = []
+    for k in range(1, manifest.samples + 1):
+        try:
+            pass_k.append(pass_k_summary(tallies, k))
+        except StatsInputError:
+            break  # no task has k valid runs (an interrupted or damaged run): report up to k-1
     tokens = [a.input_tokens + a.output_tokens for a in valid]
     per_attempt = PerAttempt(
         tool_calls=_mean(sum(a.tool_calls for a in valid), len(valid)),

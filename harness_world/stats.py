@@ -973,6 +973,9 @@ def tasks_needed(sd: float, half_width: float, *, z: float | None = None) -> Tas
         raise StatsInputError(f"half_width must be finite and > 0, got {half_width}")
     zv = band_multiplier(SMALL_SAMPLE_TASKS, z).value
     n = max(2, math.ceil((zv * sd / half_width) ** 2))
+    # The ceiling can land one above the answer through float error in the square.
+    while n > max(2, SMALL_SAMPLE_TASKS) and zv * sd / math.sqrt(n - 1) <= half_width:
+        n -= 1
     while n < SMALL_SAMPLE_TASKS:
         m = band_multiplier(n, z).value
         if m * sd / math.sqrt(n) <= half_width:

@@ -137,3 +137,31 @@ def test_verify_with_a_missing_task_folder_is_a_usage_error(
     )
     assert main(["verify", str(tmp_path / "r.json"), "--tasks", str(tmp_path / "nope")]) == 2
     assert "error: --tasks" in capsys.readouterr().err
+
+
+def test_report_survives_a_missing_sample_and_a_file_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tasks = [
+        t
+        for t in hw.load_tasks("helpdesk")
+        if t.id in ("helpdesk.security_count", "helpdesk.reply_and_solve")
+    ]
+    hw.run(
+        tasks,
+        hw.ScriptedAgent(name="o", scripts=hw.load_oracles("helpdesk")),
+        samples=3,
+        out=tmp_path / "r",
+    )
+    for task in tasks:
+        (tmp_path / "r" / "records" / task.id / "2.json").unlink()
+    report = build_report(tmp_path / "r")
+    assert [p.k for p in report.pass_k] == [1, 2] and report.inventory.missing == 2
+    assert main(["report", str(tmp_path / "r" / "manifest.json")]) == 2
+    assert capsys.readouterr().err.startswith("error: ")
+
+
+def test_tasks_needed_does_not_overshoot() -> None:
+    from harness_world import stats
+
+    assert stats.tasks_needed(0.45, 0.009).tasks == 9604

@@ -431,14 +431,22 @@ def test_regrade_reports_ours_beside_the_recorded_reward(
     assert runs[0]["outcome"] == "completed" and runs[0]["calls"] == len(gold)
 
     code, out, _ = cli("tau2", "regrade", "--data", str(TAU2_DATA), str(results))
-    assert code == 0 and "4 run(s): 4 verified; ours passed 2, failed 2" in out
+    assert code == 0 and "4 run(s): 4 verified, 4 graded attempts; ours passed 2, failed 2" in out
+
+    errored = dict(sims[0], termination_reason="too_many_errors")
+    results.write_text(json.dumps({"simulations": [errored]}))
+    code, out, _ = cli("tau2", "regrade", "--data", str(TAU2_DATA), str(results))
+    assert (
+        code == 0 and "0 graded attempts; ours passed 0, failed 0" in out
+    )  # an error is no attempt
 
     unknown = tmp_path / "unknown.json"
     unknown.write_text(json.dumps({"simulations": [simulation("999", 0, [], 0.0)]}))
     code, out, _ = cli("tau2", "regrade", "--data", str(TAU2_DATA), str(unknown))
     assert code == 1 and "unknown task '999'" in out
 
-    for content in ("[]", '{"simulations": [{"trial": 0}]}'):
+    bad_trial = json.dumps({"simulations": [dict(sims[0], trial="first")]})
+    for content in ("[]", '{"simulations": [{"trial": 0}]}', bad_trial):
         unknown.write_text(content)
         code, out, err = cli("tau2", "regrade", "--data", str(TAU2_DATA), str(unknown))
         assert code == 2 and out == "" and str(unknown) in err

@@ -50,7 +50,7 @@ def main(args: argparse.Namespace) -> int:
     """Build and print the report."""
     try:
         report = build_report(args.run)
-    except (FileNotFoundError, ValueError) as exc:
+    except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.csv:

@@ -379,10 +379,16 @@ def _render_regrade(results: list[RegradeResult], notice: str) -> str:
         "τ² reward",
         "why",
     ]
-    graded = [r for r in results if r.passed is not None]
+    # Only outcomes that count as attempts enter the pass figures (as in `report`).
+    graded = [
+        r
+        for r in results
+        if r.passed is not None and r.outcome in ("completed", "turn_limit", "budget_limit")
+    ]
     lines = [f"data: {notice}", "", render_table(headers, rows), ""]
     lines.append(
-        f"{len(results)} run(s): {sum(r.evidence == 'verified' for r in results)} verified; "
+        f"{len(results)} run(s): {sum(r.evidence == 'verified' for r in results)} verified, "
+        f"{len(graded)} graded attempts; "
         f"ours passed {sum(bool(r.passed) for r in graded)}, failed "
         f"{sum(r.passed is False for r in graded)}; τ² recorded reward 1 on "
         f"{sum(r.recorded_reward == 1 for r in results)}; prose criteria are not reviewed"

@@ -177,7 +177,7 @@ def _open_ticket(ctx: ToolContext, ticket_id: str) -> dict[str, Any]:
 
 @hw.tool(
     "list_tickets",
-    "List tickets, oldest first, filtered by at most one value per field: `status` takes ONE "
+    "List tickets in ticket-id order, filtered by at most one value per field: `status` takes ONE "
     "status; `owner_id` matches an agent id, or null for tickets whose owner is explicitly null; "
     "`owner_missing: true` matches tickets that have no owner field at all. Paginated: returns "
     "`total` and `next_offset` (null on the last page); `limit` is at most 100.",
@@ -338,7 +338,10 @@ def get_user(ctx: ToolContext, p: GetUser) -> dict[str, Any]:
 
 
 @hw.tool(
-    "list_comments", "List a ticket's comments, oldest first. Paginated.", ListComments, "read"
+    "list_comments",
+    "List a ticket's comments in the order they were added. Paginated.",
+    ListComments,
+    "read",
 )
 def list_comments(ctx: ToolContext, p: ListComments) -> dict[str, Any]:
     _ticket(ctx, p.ticket_id)

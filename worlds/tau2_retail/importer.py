@@ -171,7 +171,8 @@ def import_task(world: hw.World, raw: dict[str, Any], source: str = TASKS_FILE) 
         f"Imported from τ²-bench retail task {tau2_id} ({source}); {DATA_NOTICE}.",
         f"τ² reward basis: {', '.join(criteria.get('reward_basis') or [])}.",
     ]
-    purpose = (raw.get("description") or {}).get("purpose")
+    description = raw.get("description") or {}
+    purpose = description.get("purpose") if isinstance(description, dict) else description
     if purpose:
         notes.append(f"τ² purpose: {purpose}")
     notes += [f"τ² open issue: {issue.get('title', '')}" for issue in raw.get("issues") or []]
@@ -295,10 +296,13 @@ def read_results(path: str | Path) -> list[ExternalRun]:
         reward = reward_info.get("reward") if isinstance(reward_info, dict) else None
         termination = str(sim.get("termination_reason") or "")
         status = _TERMINATION.get(termination, "completed")
+        trial = sim.get("trial") or 0
+        if not isinstance(trial, int) or isinstance(trial, bool):
+            raise FormatError(f"{where}: trial must be an integer, got {trial!r}")
         runs.append(
             ExternalRun(
                 task_id=str(sim["task_id"]),
-                trial=int(sim.get("trial") or 0),
+                trial=trial,
                 calls=calls,
                 final_message=final,
                 outcome=hw.Outcome(status=status, reason=termination),
