@@ -17,7 +17,7 @@ from msgspec import UNSET
 from harness_world._calls import CallRecord
 from harness_world._canonical import to_json
 from harness_world._contract import Entity
-from harness_world._grade import Grade, Verdict
+from harness_world._grade import CriterionKind, Grade, Verdict
 from harness_world._record import Record
 from harness_world._task import Requirement, Task, select_targets
 from harness_world._world import Key, World
@@ -91,6 +91,22 @@ def returned_rows(call: CallRecord, entity: Entity) -> set[Key]:
     if not call.ok:
         return set()
     return {d[entity.key] for d in _walk_dicts(call.result) if _is_row(d, entity)}
+
+
+def _findings(id_: str, kind: CriterionKind, found: list[str], prefix: str, clean: str) -> Verdict:
+    """A verdict that fails when anything was found, naming what (or saying ``clean``)."""
+    return Verdict(
+        id=id_,
+        kind=kind,
+        status="failed" if found else "passed",
+        detail=f"{prefix}{_show(found)}" if found else clean,
+    )
+
+
+def _unread_targets(ctx: _Context) -> list[str]:
+    """Target rows no successful call ever returned whole."""
+    first_read = _first_returned(ctx)
+    return [f"{e}:{k}" for (e, k) in _all_targets(ctx) if (e, k) not in first_read]
 
 
 def _show(items: list[str]) -> str:
@@ -276,15 +292,12 @@ def _allowed(ctx: _Context, required_atoms: set[tuple[str, Key, str]]) -> Verdic
                 ):
                     continue
                 unauthorized.append(f"{change.entity}:{change.key}.{field} changed")
-    return Verdict(
-        id="state.allowed",
-        kind="state",
-        status="failed" if unauthorized else "passed",
-        detail=(
-            f"unauthorized {len(unauthorized)}: {_show(unauthorized)}"
-            if unauthorized
-            else "every change is required or allowed"
-        ),
+    return _findings(
+        "state.allowed",
+        "state",
+        unauthorized,
+        f"unauthorized {len(unauthorized)}: ",
+        "every change is required or allowed",
     )
 
 
@@ -342,20 +355,17 @@ def _read_before_write(ctx: _Context) -> Verdict:
                 if read_at is None or read_at >= call.seq:
                     blind.append(f"{image.entity}:{image.key} (call {call.seq})")
                     flagged.add(atom)
-    return Verdict(
-        id="trace.read_before_write",
-        kind="trace",
-        status="failed" if blind else "passed",
-        detail=f"written before any tool returned it: {_show(blind)}"
-        if blind
-        else "every written target was read first",
+    return _findings(
+        "trace.read_before_write",
+        "trace",
+        blind,
+        "written before any tool returned it: ",
+        "every written target was read first",
     )
 
 
 def _pages_followed(ctx: _Context) -> Verdict:
-    targets = _all_targets(ctx)
-    first_read = _first_returned(ctx)
-    unread = [f"{e}:{k}" for (e, k) in targets if (e, k) not in first_read]
+    unread = _unread_targets(ctx)
     unfollowed: list[str] = []
     calls = ctx.record.calls
     for i, call in enumerate(calls):
@@ -387,15 +397,12 @@ def _pages_followed(ctx: _Context) -> Verdict:
 
 def _targets_read(ctx: _Context) -> Verdict:
     """Every target row was returned whole by at least one successful call."""
-    first_read = _first_returned(ctx)
-    unread = [f"{e}:{k}" for (e, k) in _all_targets(ctx) if (e, k) not in first_read]
-    return Verdict(
-        id="trace.targets_read",
-        kind="trace",
-        status="failed" if unread else "passed",
-        detail=f"never returned by a tool: {_show(unread)}"
-        if unread
-        else "every target row was read",
+    return _findings(
+        "trace.targets_read",
+        "trace",
+        _unread_targets(ctx),
+        "never returned by a tool: ",
+        "every target row was read",
     )
 
 
@@ -405,12 +412,7 @@ def _no_refused(ctx: _Context) -> Verdict:
         for c in ctx.record.calls
         if c.error is not None and c.error.kind == "refused"
     ]
-    return Verdict(
-        id="trace.no_refused_calls",
-        kind="trace",
-        status="failed" if refused else "passed",
-        detail=f"refused: {_show(refused)}" if refused else "no call was refused",
-    )
+    return _findings("trace.no_refused_calls", "trace", refused, "refused: ", "no call was refused")
 
 
 def _no_repeated(ctx: _Context) -> Verdict:
@@ -427,12 +429,7 @@ def _no_repeated(ctx: _Context) -> Verdict:
             repeated.append(f"call {call.seq} repeats call {seen[fingerprint]} ({call.tool})")
         else:
             seen[fingerprint] = call.seq
-    return Verdict(
-        id="trace.no_repeated_writes",
-        kind="trace",
-        status="failed" if repeated else "passed",
-        detail=f"{_show(repeated)}" if repeated else "no write was issued twice",
-    )
+    return _findings("trace.no_repeated_writes", "trace", repeated, "", "no write was issued twice")
 
 
 def _no_reverted(ctx: _Context) -> Verdict:
@@ -458,13 +455,12 @@ def _no_reverted(ctx: _Context) -> Verdict:
         for field in sorted(fields):
             if _typed(start.get(field, _MISSING)) == _typed(end.get(field, _MISSING)):
                 reverted.append(f"{atom[0]}:{atom[1]}.{field}")
-    return Verdict(
-        id="trace.no_reverted_writes",
-        kind="trace",
-        status="failed" if reverted else "passed",
-        detail=f"changed, then restored to the start value: {_show(reverted)}"
-        if reverted
-        else "no write was undone",
+    return _findings(
+        "trace.no_reverted_writes",
+        "trace",
+        reverted,
+        "changed, then restored to the start value: ",
+        "no write was undone",
     )
 
 
