@@ -34,7 +34,10 @@ from collections.abc import Callable
 from typing import Any
 
 import harness_world as hw
-from harness_world import _task
+from harness_world.coverage import load_oracles, record_calls, run_script
+from harness_world.engine import CallRecord
+from harness_world.grading import grade, select_targets
+from harness_world.grading import task as _task
 
 QUICK = "--quick" in sys.argv
 BATCHES = 7 if QUICK else 31
@@ -55,7 +58,7 @@ SAME_CALLS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-def work(call: hw.CallRecord) -> object:
+def work(call: CallRecord) -> object:
     """A call with its listing total left out: what must be equal on both seeds."""
     result = call.result
     if isinstance(result, dict) and "total" in result:
@@ -79,7 +82,7 @@ def cold_targets(world: hw.World, task: hw.Task) -> Callable[[], object]:
 
     def run() -> object:
         _task._TARGET_CACHE.clear()
-        return [hw.select_targets(world, task, t.name) for t in task.targets]
+        return [select_targets(world, task, t.name) for t in task.targets]
 
     return run
 
@@ -87,23 +90,23 @@ def cold_targets(world: hw.World, task: hw.Task) -> Callable[[], object]:
 def main() -> None:
     worlds = {"small": hw.load_world("helpdesk"), "large": hw.load_world("helpdesk", size="large")}
     tasks = {t.id: t for t in hw.load_tasks("helpdesk")}
-    oracles = hw.load_oracles("helpdesk")
+    oracles = load_oracles("helpdesk")
     same, derived = tasks[SAME_TASK], tasks[DERIVED_TASK]
 
     records: dict[tuple[str, str], hw.Record] = {}
     grades: dict[tuple[str, str], hw.Grade] = {}
     for size, world in worlds.items():
-        records[SAME_TASK, size] = hw.run_calls(
+        records[SAME_TASK, size] = record_calls(
             world, same, SAME_CALLS, final_message="Replied and solved."
         )
-        records[DERIVED_TASK, size] = hw.run_script(world, derived, oracles[DERIVED_TASK])
+        records[DERIVED_TASK, size] = run_script(world, derived, oracles[DERIVED_TASK])
         for task in (same, derived):
             record = records[task.id, size]
             assert hw.verify(record, world=world).evidence == "verified"
-            grades[task.id, size] = hw.grade(record, task, world)
+            grades[task.id, size] = grade(record, task, world)
             assert grades[task.id, size].passed, (task.id, size, grades[task.id, size].failed)
     targets = {
-        (task.id, size): hw.select_targets(world, task)
+        (task.id, size): select_targets(world, task)
         for task in (same, derived)
         for size, world in worlds.items()
     }
@@ -121,7 +124,7 @@ def main() -> None:
                 record = records[label, size]
                 start = time.perf_counter()
                 for _ in range(n):
-                    kept = hw.grade(record, task, world)
+                    kept = grade(record, task, world)
                 per_size[size].append((time.perf_counter() - start) / n)
                 assert kept == grades[label, size]  # the work is kept and checked
         for size in worlds:
@@ -131,7 +134,7 @@ def main() -> None:
             results[f"cold:{task.id}:{size}"] = median_seconds(cold_targets(world, task), 1)
     for task in (same, derived):  # leave the cache warm and correct
         for world in worlds.values():
-            hw.select_targets(world, task)
+            select_targets(world, task)
 
     def us(key: str) -> float:
         return round(results[key] * 1e6, 2)

@@ -33,6 +33,8 @@ from collections.abc import Callable
 from typing import Any
 
 import harness_world as hw
+from harness_world.evidence import make_record as seal
+from harness_world.evidence import replay
 
 QUICK = "--quick" in sys.argv
 BATCHES = 5 if QUICK else 31
@@ -86,7 +88,7 @@ def make_record(world: hw.World, calls: list[Call]) -> hw.Record:
     session = world.open_session()
     for tool, args in calls:
         session.call(tool, args)
-    return hw.make_record(session, outcome=hw.Outcome(status="completed"), final_message="Done.")
+    return seal(session, outcome=hw.Outcome(status="completed"), final_message="Done.")
 
 
 def only(tool: str, args: Callable[[int], dict[str, Any]], n: int = 48) -> list[Call]:
@@ -125,7 +127,7 @@ def replay_all(records: list[hw.Record], world: hw.World) -> Callable[[], int]:
     def run() -> int:
         differences = 0
         for record in records:
-            _, mismatches = hw.replay(record, world)
+            _, mismatches = replay(record, world)
             differences += len(mismatches)
         return differences
 

@@ -24,7 +24,9 @@ import time
 from pathlib import Path
 
 import harness_world as hw
-from harness_world._run import run
+from harness_world.coverage import Script, ScriptContext, load_oracles, run_script
+from harness_world.running import oracle_agent
+from harness_world.running.run import run
 
 QUICK = "--quick" in sys.argv
 SAMPLES = 2 if QUICK else 10
@@ -34,10 +36,10 @@ REPEATS = 1 if QUICK else 3
 class _WithLatency:
     """A picklable script wrapper: sleeps (standing in for model round trips), then solves."""
 
-    def __init__(self, script: hw.Script) -> None:
+    def __init__(self, script: Script) -> None:
         self.script = script
 
-    def __call__(self, ctx: hw.ScriptContext) -> str:
+    def __call__(self, ctx: ScriptContext) -> str:
         time.sleep(LATENCY_S)
         return self.script(ctx)
 
@@ -47,9 +49,9 @@ LATENCY_S = 0.02
 
 def attempts_per_second(workers: int, root: Path, tag: str, latency: bool = False) -> float:
     tasks = hw.load_tasks("helpdesk")
-    agent = hw.OracleAgent("helpdesk")
+    agent = oracle_agent("helpdesk")
     if latency:
-        scripts: dict[str, hw.Script] = {k: _WithLatency(v) for k, v in agent.scripts.items()}
+        scripts: dict[str, Script] = {k: _WithLatency(v) for k, v in agent.scripts.items()}
         agent = hw.ScriptedAgent(name="oracle+latency", scripts=scripts)
     rates = []
     for i in range(REPEATS):
@@ -63,9 +65,9 @@ def attempts_per_second(workers: int, root: Path, tag: str, latency: bool = Fals
 def overhead_per_call() -> tuple[float, float, int]:
     world = hw.load_world("helpdesk")
     tasks = hw.load_tasks("helpdesk")
-    oracles = hw.load_oracles("helpdesk")
+    oracles = load_oracles("helpdesk")
     plans = [
-        (t, [(c.tool, c.args) for c in hw.run_script(world, t, oracles[t.id]).calls]) for t in tasks
+        (t, [(c.tool, c.args) for c in run_script(world, t, oracles[t.id]).calls]) for t in tasks
     ]
     calls = sum(len(p) for _, p in plans)
     bare, full = [], []

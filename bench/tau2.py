@@ -34,8 +34,10 @@ from pathlib import Path
 from typing import Any
 
 import harness_world as hw
-from harness_world._loader import import_path
-from harness_world._world import resolve_world_folder
+from harness_world.coverage import record_calls
+from harness_world.engine import FinalRow
+from harness_world.engine.plugins import import_path
+from harness_world.engine.world import resolve_world_folder
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "external" / "tau2-retail"
 DATA = Path(sys.argv[sys.argv.index("--data") + 1]) if "--data" in sys.argv else DEFAULT_DATA
@@ -48,7 +50,7 @@ def tau2_hash(db: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(db, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def overlay(db: dict[str, Any], final: list[hw.FinalRow]) -> None:
+def overlay(db: dict[str, Any], final: list[FinalRow]) -> None:
     for item in final:
         if item.row is None:
             db[item.entity].pop(str(item.key), None)
@@ -67,7 +69,7 @@ def main() -> None:
     tasks = importer.import_tasks(world, DATA / "tasks_train.json")
     plain: dict[str, Any] = json.loads((DATA / "db.json").read_text())
     records = {
-        t.task.id: hw.run_calls(world, t.task, [(g.tool, g.args) for g in t.gold]) for t in tasks
+        t.task.id: record_calls(world, t.task, [(g.tool, g.args) for g in t.gold]) for t in tasks
     }
     gold_final = {t.task.id: records[t.task.id].final for t in tasks}
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from harness_world._attempt import Attempt
+from harness_world.running.attempt import Attempt
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "OpenAIAgent"]
 

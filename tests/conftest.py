@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import harness_world as hw
+from harness_world.evidence import RecordContext, make_record
 
 FULL = os.environ.get("HW_FULL") == "1"
 REPO = Path(__file__).resolve().parent.parent
@@ -44,7 +45,7 @@ def large() -> hw.World:
 
 
 def scenario_record(
-    world: hw.World, *, seed: int = 0, context: hw.RecordContext | None = None
+    world: hw.World, *, seed: int = 0, context: RecordContext | None = None
 ) -> hw.Record:
     """A record touching every kind of evidence: reads, pages, writes, creates, typed errors."""
     session = world.open_session(seed=seed)
@@ -61,7 +62,7 @@ def scenario_record(
     session.call("create_ticket", {"subject": "Follow-up", "requester_id": "U-0050"})
     session.call("find_users", {"query": "smith"})
     session.call("get_ticket", {"ticket_id": null_owner[1]})
-    return hw.make_record(
+    return make_record(
         session,
         outcome=hw.Outcome(status="completed"),
         task_id="scenario",

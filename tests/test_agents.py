@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 
 import harness_world as hw
+from harness_world.running.rundir import load_manifest
 from tests.fake_openai import fake_openai, scripted_brain
 
 pytest.importorskip("openai", reason="the OpenAI agent needs the [openai] extra")
 from harness_world.openai_agent import OpenAIAgent
+from harness_world.running import drive
 
 
 def task(task_id: str) -> hw.Task:
@@ -91,7 +93,7 @@ def test_openai_agent_passes_one_task_and_fails_another(small: hw.World) -> None
             price_in_per_mtok=1.0,
             price_out_per_mtok=2.0,
         )
-        good = hw.drive(agent, hw.Attempt(small, task("helpdesk.reply_and_solve")))
+        good = drive(agent, hw.Attempt(small, task("helpdesk.reply_and_solve")))
         assert len(server["requests"]) == 5  # one 500, retried by the driver, then four turns
         assert server["requests"][0]["tools"][0]["type"] == "function"
     assert (
@@ -104,7 +106,7 @@ def test_openai_agent_passes_one_task_and_fails_another(small: hw.World) -> None
     wrong = scripted_brain(["There are 7 open security tickets."])
     with fake_openai(wrong) as server:
         agent = OpenAIAgent(model="fake-1", base_url=server["base_url"])
-        bad = hw.drive(agent, hw.Attempt(small, task("helpdesk.security_count")))
+        bad = drive(agent, hw.Attempt(small, task("helpdesk.security_count")))
     verdict = hw.verify(bad, world=small, task=task("helpdesk.security_count"))
     assert bad.outcome.status == "completed" and verdict.evidence == "verified"
     assert verdict.grade is not None and verdict.grade.failed == ["trace.answer"]
@@ -113,7 +115,7 @@ def test_openai_agent_passes_one_task_and_fails_another(small: hw.World) -> None
 def test_openai_agent_gives_up_after_its_retries(small: hw.World) -> None:
     with fake_openai(reply_and_solve_brain(), fail_first=10) as server:  # type: ignore[arg-type]
         agent = OpenAIAgent(model="fake-1", base_url=server["base_url"], max_retries=2)
-        record = hw.drive(agent, hw.Attempt(small, task("helpdesk.reply_and_solve")))
+        record = drive(agent, hw.Attempt(small, task("helpdesk.reply_and_solve")))
         assert len(server["requests"]) == 3
     assert record.outcome.status == "error" and "HTTP 500" in record.outcome.reason
     assert record.usage.requests == 3 and record.usage.retries == 2
@@ -131,7 +133,7 @@ def test_malformed_tool_arguments_become_typed_errors(small: hw.World) -> None:
         return {"role": "assistant", "content": None, "tool_calls": [call]}
 
     with fake_openai(brain) as server:
-        record = hw.drive(
+        record = drive(
             OpenAIAgent(model="m", base_url=server["base_url"]),
             hw.Attempt(small, task("helpdesk.reply_and_solve")),
         )
@@ -207,7 +209,7 @@ def test_run_command_drives_the_openai_agent_end_to_end(
         )
         assert code == 0 and len(server["requests"]) == 8
     summary = json.loads(capsys.readouterr().out)
-    assert summary["inventory"]["valid"] == 2 and summary["inventory"]["passed"] == 2
-    manifest = hw._run.load_manifest(tmp_path / "run")
+    assert summary["counts"]["valid"] == 2 and summary["counts"]["passed"] == 2
+    manifest = load_manifest(tmp_path / "run")
     assert manifest.revision.values["agent"]["model"] == "fake-1"
     assert main(["verify", str(tmp_path / "run"), "--require-pass"]) == 0

@@ -13,25 +13,34 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import harness_world as hw
-from harness_world import _session
-from harness_world._checker import grade
+from harness_world import grading
+from harness_world.coverage import (
+    ScriptContext,
+    load_mutants,
+    load_oracles,
+    record_calls,
+    run_script,
+)
+from harness_world.engine import session as _session
+from harness_world.grading import CriterionVerdict, TaskError, select_targets
+from harness_world.grading.checker import grade
 from tests import strategies as hs
 from tests.conftest import REPO
 
 TASKS = {t.id: t for t in hw.load_tasks()}
-ORACLES = hw.load_oracles("helpdesk")
-MUTANTS = {m.id: m for m in hw.load_mutants("helpdesk")}
+ORACLES = load_oracles("helpdesk")
+MUTANTS = {m.id: m for m in load_mutants("helpdesk")}
 
 
 def test_grade_twice_and_in_two_processes_is_identical(small: hw.World, tmp_path: Path) -> None:
     task = TASKS["helpdesk.assign_on_hold_unowned"]
-    record = hw.run_script(small, task, MUTANTS["assign_on_hold_unowned.null_only"].script)
+    record = run_script(small, task, MUTANTS["assign_on_hold_unowned.null_only"].script)
     first, second = grade(record, task, small), grade(record, task, small)
     assert first == second and not first.passed
     path = hw.save_record(record, tmp_path / "r.json")
     script = (
         "import sys, msgspec, harness_world as hw\n"
-        "from harness_world._checker import grade\n"
+        "from harness_world.grading.checker import grade\n"
         "r = hw.load_record(sys.argv[1]); t = {t.id: t for t in hw.load_tasks()}[r.task_id]\n"
         "print(msgspec.json.encode(grade(r, t, hw.load_world('helpdesk'))).decode())\n"
     )
@@ -55,7 +64,7 @@ def test_the_checker_never_opens_a_session_or_calls_a_tool(
     small: hw.World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     records = [
-        (task, hw.run_script(small, task, ORACLES[task.id]))
+        (task, run_script(small, task, ORACLES[task.id]))
         for task in TASKS.values()
         if task.world == "helpdesk"
     ]
@@ -75,7 +84,7 @@ def test_grading_is_pure_for_any_attempt(
     small: hw.World, calls: list[tuple[str, dict[str, object]]]
 ) -> None:
     task = TASKS["helpdesk.escalate_outage"]
-    record = hw.run_calls(small, task, calls)
+    record = record_calls(small, task, calls)
     assert hw.verify(record, world=small).evidence == "verified"
     before = msgspec.json.encode(record)
     assert grade(record, task, small) == grade(record, task, small)
@@ -85,16 +94,16 @@ def test_grading_is_pure_for_any_attempt(
 def test_state_criteria_report_missing_and_unauthorized_separately(small: hw.World) -> None:
     """The seed's table: right item wrong target = both; did nothing = missing only; extra = unauthorized only."""
     task = TASKS["helpdesk.reply_and_solve"]
-    nothing = grade(hw.run_script(small, task, lambda ctx: "done"), task, small)
+    nothing = grade(run_script(small, task, lambda ctx: "done"), task, small)
     assert nothing.failed == ["state.required"]
 
-    def wrong_ticket(ctx: hw.ScriptContext) -> str:
+    def wrong_ticket(ctx: ScriptContext) -> str:
         ctx.call("get_ticket", {"ticket_id": "T-1008"})
         ctx.call("add_comment", {"ticket_id": "T-1008", "body": "Fixed.", "public": True})
         ctx.call("update_ticket", {"ticket_id": "T-1008", "status": "solved"})
         return "done"
 
-    wrong = grade(hw.run_script(small, task, wrong_ticket), task, small)
+    wrong = grade(run_script(small, task, wrong_ticket), task, small)
     assert wrong.failed == ["state.required", "state.allowed"]
     allowed = next(v for v in wrong.verdicts if v.id == "state.allowed")
     assert "tickets:T-1008.status" in allowed.detail and "comments:C-N1 created" in allowed.detail
@@ -104,7 +113,7 @@ def test_state_criteria_report_missing_and_unauthorized_separately(small: hw.Wor
 
 def test_ungraded_evidence_is_never_graded(small: hw.World) -> None:
     task = TASKS["helpdesk.reply_and_solve"]
-    record = hw.run_script(small, task, ORACLES[task.id])
+    record = run_script(small, task, ORACLES[task.id])
     forged = msgspec.structs.replace(record, final_message="tampered")
     result = hw.verify(forged, world=small, task=task)
     assert result.evidence == "ungraded" and result.grade is None
@@ -124,7 +133,7 @@ def test_derived_targets_differ_between_seeds(
     task = TASKS[task_id]
     touched = {}
     for name, world in (("small", small), ("large", large)):
-        record = hw.run_script(world, task, ORACLES[task_id])
+        record = run_script(world, task, ORACLES[task_id])
         assert grade(record, task, world).passed
         touched[name] = len({(f.entity, f.key) for f in record.final})
     assert touched["small"] < touched["large"]
@@ -137,7 +146,7 @@ def test_every_derived_task_changes_more_keys_on_the_large_seed(
     for task in (t for t in TASKS.values() if t.world == "helpdesk"):
         if not task.targets:
             continue
-        counts = [len(hw.select_targets(w, task)) for w in (small, large)]
+        counts = [len(select_targets(w, task)) for w in (small, large)]
         differing += counts[0] != counts[1]
     assert differing >= 8
 
@@ -145,8 +154,8 @@ def test_every_derived_task_changes_more_keys_on_the_large_seed(
 def test_hard_coded_ids_pass_on_small_and_fail_on_large(small: hw.World, large: hw.World) -> None:
     mutant = MUTANTS["escalate_outage.hardcoded_ids"]
     task = TASKS[mutant.task_id]
-    assert grade(hw.run_script(small, task, mutant.script), task, small).passed
-    on_large = grade(hw.run_script(large, task, mutant.script), task, large)
+    assert grade(run_script(small, task, mutant.script), task, small).passed
+    on_large = grade(run_script(large, task, mutant.script), task, large)
     assert (
         set(on_large.failed) == set(mutant.predicted) == {"state.required", "trace.pages_followed"}
     )
@@ -157,16 +166,16 @@ def test_absent_and_null_are_different_selector_values(small: hw.World) -> None:
     base = msgspec.structs.replace(task, targets=[])
     only = {}
     for state in ("absent", "null"):
-        target = hw._task.Target(
+        target = grading.Target(
             entity="tickets",
             where=[
-                hw._task.Condition(field="status", eq="on_hold"),
-                hw._task.Condition(field="owner_id", is_=state),
+                grading.Condition(field="status", eq="on_hold"),
+                grading.Condition(field="owner_id", is_=state),
             ],
         )
-        only[state] = set(hw.select_targets(small, msgspec.structs.replace(base, targets=[target])))
+        only[state] = set(select_targets(small, msgspec.structs.replace(base, targets=[target])))
     assert only["absent"] and only["null"] and not only["absent"] & only["null"]
-    assert only["absent"] | only["null"] == set(hw.select_targets(small, task))
+    assert only["absent"] | only["null"] == set(select_targets(small, task))
 
 
 FIELDS = [
@@ -194,7 +203,7 @@ def test_editing_any_part_of_a_task_changes_its_hash(field: str) -> None:
         "trace": task.trace[:1],
         "budgets": msgspec.structs.replace(task.budgets, turns=61),
         "prose": ["A person checks the tone."],
-        "answer": hw._task.Answer(mention="keys"),
+        "answer": grading.Answer(mention="keys"),
     }
     assert msgspec.structs.replace(task, **{field: edits[field]}).hash != task.hash
 
@@ -231,7 +240,7 @@ def test_bad_task_files_name_the_file_and_the_field(tmp_path: Path, case: str) -
     text, needle = BAD_TASKS[case]
     path = tmp_path / "bad.toml"
     path.write_text(text)
-    with pytest.raises(hw.TaskError) as caught:
+    with pytest.raises(TaskError) as caught:
         hw.load_task(path)
     assert str(path) in str(caught.value) and needle in str(caught.value)
 
@@ -242,19 +251,19 @@ def test_hand_mutants_fail_exactly_as_predicted(small: hw.World, mutant_id: str)
     if "small" not in mutant.sizes:
         return
     task = TASKS[mutant.task_id]
-    result = hw.verify(hw.run_script(small, task, mutant.script), world=small, task=task)
+    result = hw.verify(run_script(small, task, mutant.script), world=small, task=task)
     assert result.evidence == "verified" and result.grade is not None
     assert set(result.grade.failed) == set(mutant.predicted)
 
 
 def test_answer_naming_keys_is_whole_tokens_and_nothing_extra(small: hw.World) -> None:
     base = TASKS["helpdesk.security_count"]
-    task = msgspec.structs.replace(base, answer=hw._task.Answer(mention="keys"), trace=[])
-    targets = [str(k) for k in hw.select_targets(small, task)]
+    task = msgspec.structs.replace(base, answer=grading.Answer(mention="keys"), trace=[])
+    targets = [str(k) for k in select_targets(small, task)]
     other = next(k for k in small.keys("tickets") if k not in targets)
 
-    def verdict(message: str) -> hw.Verdict:
-        record = hw.run_script(small, task, lambda ctx: message)
+    def verdict(message: str) -> CriterionVerdict:
+        record = run_script(small, task, lambda ctx: message)
         return next(v for v in grade(record, task, small).verdicts if v.id == "trace.answer")
 
     assert verdict(", ".join(targets)).status == "passed"

@@ -15,9 +15,13 @@ import msgspec
 import pytest
 
 import harness_world as hw
-from harness_world._canonical import to_json
-from harness_world._mutation import OPERATORS, trace_mutants
-from harness_world._task import Condition, Requirement, Target
+from harness_world.coverage import record_calls
+from harness_world.coverage.mutation import OPERATORS, trace_mutants
+from harness_world.engine import Contract, Entity, Field, FinalRow
+from harness_world.engine.canonical import to_json
+from harness_world.grading import TaskError, select_targets
+from harness_world.grading.task import Condition, Requirement, Target
+from harness_world.tau2 import DatabaseHasher, exact_effects
 
 Calls = list[tuple[str, dict[str, Any]]]
 
@@ -49,7 +53,7 @@ def row_task(tmp_path: Path, row: str, trace: str = "[]") -> hw.Task:
 
 
 def graded(world: hw.World, task: hw.Task, calls: Calls) -> hw.Grade:
-    record = hw.run_calls(world, task, calls)
+    record = record_calls(world, task, calls)
     result = hw.verify(record, world=world, task=task)
     assert result.grade is not None, result.reason
     return result.grade
@@ -109,14 +113,14 @@ def test_a_row_requirement_is_type_aware_and_absent_is_not_null(
         base, require=[Requirement(kind="row", target="t", row={**start, "group_id": None})]
     )
     assert not graded(small, nulled, []).passed
-    contract = hw.Contract(
+    contract = Contract(
         name="numbers",
         version="1",
         entities=(
-            hw.Entity(
+            Entity(
                 name="things",
                 key="id",
-                fields={"id": hw.Field(type="str"), "n": hw.Field(type="float")},
+                fields={"id": Field(type="str"), "n": Field(type="float")},
             ),
         ),
         tools=(),
@@ -148,7 +152,7 @@ def test_row_and_kind_go_together(tmp_path: Path) -> None:
         'id = "x"\nworld = "helpdesk"\nfamily = "f"\ninstruction = "i"\n'
         '[[targets]]\nentity = "tickets"\n[[require]]\nkind = "row"\n'
     )
-    with pytest.raises(hw.TaskError, match=r"bad\.toml"):
+    with pytest.raises(TaskError, match=r"bad\.toml"):
         hw.load_task(path)
 
 
@@ -178,7 +182,7 @@ def test_key_conditions_select_by_lookup_and_match_a_scan(small: hw.World) -> No
         instruction="i",
         targets=[Target(entity="tickets", where=[Condition(field="id", in_=keys)])],
     )
-    selected = hw.select_targets(small, by_key)
+    selected = select_targets(small, by_key)
     assert selected == ("T-1001", "T-1003")  # seed order, unknown keys dropped
     scanned = [r["id"] for r in small.rows("tickets") if r["id"] in keys]
     assert list(selected) == scanned
@@ -193,7 +197,7 @@ def test_key_conditions_select_by_lookup_and_match_a_scan(small: hw.World) -> No
         ],
     )
     expected = tuple(k for k in selected if (small.get("tickets", k) or {}).get("status") == "open")
-    assert hw.select_targets(small, narrowed) == expected
+    assert select_targets(small, narrowed) == expected
 
 
 def test_drop_read_is_opt_in(small: hw.World) -> None:
@@ -203,7 +207,7 @@ def test_drop_read_is_opt_in(small: hw.World) -> None:
         ("get_ticket", {"ticket_id": "T-99999"}),
         ("update_ticket", {"ticket_id": "T-1001", "status": "solved"}),
     ]
-    oracle = hw.run_calls(small, task, calls)
+    oracle = record_calls(small, task, calls)
     default = trace_mutants(oracle, task, small)
     assert all(m.operator in OPERATORS for m in default)
     assert "drop_read" not in {m.operator for m in default}
@@ -222,7 +226,7 @@ def test_exact_effects_require_the_gold_end_state_and_nothing_else(small: hw.Wor
     session = small.open_session()
     for tool, args in gold:
         assert session.call(tool, args).ok
-    targets, require = hw.exact_effects(small, session.diff())
+    targets, require = exact_effects(small, session.diff())
     assert [t.name for t in targets] == ["tickets:T-1001"]
     assert [r.kind for r in require] == ["row", "create"]
     assert "id" not in require[1].match and require[1].match["body"] == "Fixed."
@@ -239,7 +243,7 @@ def test_exact_effects_require_the_gold_end_state_and_nothing_else(small: hw.Wor
 
 
 def test_database_hash_is_the_hash_of_the_materialised_database(small: hw.World) -> None:
-    hasher = hw.DatabaseHasher(small)
+    hasher = DatabaseHasher(small)
     start = hasher.database()
     assert sorted(start) == sorted(small.entities())
     assert len(start["tickets"]) == small.count("tickets")
@@ -262,9 +266,9 @@ def test_database_hash_is_the_hash_of_the_materialised_database(small: hw.World)
     assert changed != start["tickets"]["T-1001"]  # updated_at moved on
     assert hasher.hash(restored) == plain(hasher.database(restored))
     first = {"id": "C-0000", "ticket_id": "T-1001", "body": "x"}  # a new key sorting first
-    early = [hw.FinalRow(entity="comments", key="C-0000", row=first)]
+    early = [FinalRow(entity="comments", key="C-0000", row=first)]
     assert next(iter(hasher.database(early)["comments"])) == "C-0000"
     assert hasher.hash(early) == plain(hasher.database(early))
-    gone = [hw.FinalRow(entity="tickets", key="T-1001", row=None)]
+    gone = [FinalRow(entity="tickets", key="T-1001", row=None)]
     assert "T-1001" not in hasher.database(gone)["tickets"]
     assert hasher.hash(gone) == plain(hasher.database(gone))

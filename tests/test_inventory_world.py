@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 
 import harness_world as hw
-from harness_world._world import world_module
+from harness_world.engine import ABSENT
+from harness_world.engine.world import world_module
 from tests import strategies as hs
 from tests.conftest import REPO
 
@@ -65,7 +66,7 @@ def test_small_seed_counts_and_shape(inv: hw.World) -> None:
     items = list(inv.rows("items"))
     assert sum("supplier_id" not in i for i in items) == 13
     assert sum("supplier_id" in i and i["supplier_id"] is None for i in items) == 17
-    absent = inv.lookup("items", "supplier_id", hw.ABSENT)
+    absent = inv.lookup("items", "supplier_id", ABSENT)
     null = inv.lookup("items", "supplier_id", None)
     assert absent is not None and null is not None
     assert (len(absent), len(null)) == (13, 17) and not set(absent) & set(null)
@@ -117,7 +118,7 @@ def test_large_seed_extends_the_small_one(inv: hw.World, inv_large: hw.World) ->
 def test_large_seed_and_below_reorder_counts_differ(inv: hw.World, inv_large: hw.World) -> None:
     assert (inv_large.count("items"), inv_large.count("warehouses")) == (10_000, 12)
     assert [w["id"] for w in inv_large.rows("warehouses") if not w["active"]] == ["W-04", "W-10"]
-    assert inv_large.lookup("items", "supplier_id", hw.ABSENT)
+    assert inv_large.lookup("items", "supplier_id", ABSENT)
     assert inv_large.lookup("items", "supplier_id", None)
     counts = []
     for world in (inv, inv_large):
@@ -155,7 +156,7 @@ def test_list_items_filters_and_plain_substring_query(inv: hw.World) -> None:
 
 def test_get_item_keeps_absent_and_null_apart(inv: hw.World) -> None:
     s = inv.open_session()
-    absent_key = inv.lookup("items", "supplier_id", hw.ABSENT)[0]
+    absent_key = inv.lookup("items", "supplier_id", ABSENT)[0]
     null_key = inv.lookup("items", "supplier_id", None)[0]
     assert "supplier_id" not in ok(s, "get_item", {"item_id": absent_key})
     assert ok(s, "get_item", {"item_id": null_key})["supplier_id"] is None
@@ -278,7 +279,7 @@ def test_purchase_orders_create_list_cancel(inv: hw.World) -> None:
     s = inv.open_session()
     absent_item = next(
         k
-        for k in inv.lookup("items", "supplier_id", hw.ABSENT) or ()
+        for k in inv.lookup("items", "supplier_id", ABSENT) or ()
         if not (inv.get("items", k) or {})["discontinued"]
     )
     order = ok(

@@ -16,7 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import harness_world as hw
-from harness_world._record import record_digest
+from harness_world.evidence import RecordContext
+from harness_world.evidence.record import record_digest
+from harness_world.grading import verify_file
 from tests.conftest import REPO, examples, scenario_record
 
 
@@ -133,7 +135,7 @@ edit_values = st.one_of(
 
 
 def _meaning(record: hw.Record) -> bytes:
-    return msgspec.json.encode(msgspec.structs.replace(record, context=hw.RecordContext()))
+    return msgspec.json.encode(msgspec.structs.replace(record, context=RecordContext()))
 
 
 @settings(max_examples=examples(1_000, 10_000))
@@ -195,7 +197,8 @@ def test_save_load_round_trip_replays_identically(
 RECORD_SCRIPT = """
 import sys, harness_world as hw
 from tests.conftest import scenario_record
-ctx = hw.RecordContext(host="fixed", pid=1)
+from harness_world.evidence import RecordContext
+ctx = RecordContext(host="fixed", pid=1)
 hw.save_record(scenario_record(hw.load_world('helpdesk'), context=ctx), sys.argv[1])
 """
 
@@ -226,10 +229,10 @@ def test_truncated_and_invalid_files_are_lost_not_tracebacks(
     }
     for name, blob in cases.items():
         (tmp_path / name).write_bytes(blob)
-        loaded, result = hw.verify_file(tmp_path / name)
+        loaded, result = verify_file(tmp_path / name)
         assert loaded is None and result.evidence == "lost", name
         assert name in result.reason, name
-    _, missing = hw.verify_file(tmp_path / "nope.json")
+    _, missing = verify_file(tmp_path / "nope.json")
     assert missing.evidence == "lost" and "cannot read" in missing.reason
 
 
@@ -264,5 +267,5 @@ def test_kill_9_during_save_never_leaves_a_partial_record(tmp_path: Path) -> Non
         proc.wait()
         records = [p for p in folder.iterdir() if not p.name.startswith(".")]
         for path in records:
-            loaded, result = hw.verify_file(path)
+            loaded, result = verify_file(path)
             assert loaded is not None and result.evidence == "verified", (path, result.reason)

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 import harness_world as hw
-from harness_world._results_csv import read_results
-from harness_world._run import run
+from harness_world.analysis.results_csv import read_results
 from harness_world.cli import main
+from harness_world.coverage import load_mutants, load_oracles
+from harness_world.running.run import run
 
 BROKEN = [
     "helpdesk.escalate_outage",
@@ -25,8 +26,8 @@ BROKEN = [
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("runs")
     tasks = hw.load_tasks("helpdesk")
-    oracles = hw.load_oracles("helpdesk")
-    mutants = {m.id: m for m in hw.load_mutants("helpdesk")}
+    oracles = load_oracles("helpdesk")
+    mutants = {m.id: m for m in load_mutants("helpdesk")}
     regressed = dict(oracles)
     regressed.update(
         {
@@ -47,7 +48,7 @@ def test_report_has_explicit_denominators(
 ) -> None:
     assert main(["report", str(runs["pr"]), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    inv = report["inventory"]
+    inv = report["counts"]
     assert (inv["scheduled"], inv["executed"], inv["valid"], inv["invalid"], inv["retried"]) == (
         60,
         60,
@@ -120,12 +121,12 @@ def test_compare_warns_when_several_factors_changed(
     other = runs["root"] / "other"
     run(
         tasks,
-        hw.ScriptedAgent(name="main", scripts=hw.load_oracles("helpdesk")),
+        hw.ScriptedAgent(name="main", scripts=load_oracles("helpdesk")),
         samples=5,
         out=other,
         limits={"turns": 50},
     )
-    hw_other = hw.ScriptedAgent(name="x", scripts=hw.load_oracles("helpdesk"))
+    hw_other = hw.ScriptedAgent(name="x", scripts=load_oracles("helpdesk"))
     run(tasks, hw_other, samples=5, out=runs["root"] / "other2", limits={"turns": 55})
     assert main(["compare", str(other), str(runs["root"] / "other2")]) == 0
     out = capsys.readouterr().out

@@ -15,11 +15,14 @@ import msgspec
 import pytest
 
 import harness_world as hw
-from harness_world import _revision
-from harness_world._precheck import precheck
-from harness_world._revision import RevisionMismatch
-from harness_world._run import compute_inventory, run
 from harness_world.cli import main
+from harness_world.coverage import ScriptContext
+from harness_world.grading import verify_file
+from harness_world.running import revision as _revision
+from harness_world.running.precheck import precheck
+from harness_world.running.revision import RevisionMismatch
+from harness_world.running.run import run
+from harness_world.running.rundir import load_manifest, scan_run
 from tests.conftest import REPO
 
 
@@ -46,7 +49,7 @@ def test_oracle_run_of_every_task_verifies_and_passes(
         )
         assert code == 0
         summary = json.loads(capsys.readouterr().out)
-        inventory = summary["inventory"]
+        inventory = summary["counts"]
         scheduled = len(hw.load_tasks(world=world)) * 5
         assert inventory["scheduled"] == inventory["executed"] == inventory["valid"] == scheduled
         assert (
@@ -56,7 +59,7 @@ def test_oracle_run_of_every_task_verifies_and_passes(
         report = json.loads(capsys.readouterr().out)
         assert report["evidence"] == {"verified": scheduled, "ungraded": 0, "lost": 0}
         assert report["grades"]["passed"] == scheduled
-    manifest = hw._run.load_manifest(out / "helpdesk")
+    manifest = load_manifest(out / "helpdesk")
     seeds = {hw.load_record(p).seed for p in (out / "helpdesk" / "records").rglob("*.json")}
     assert len(seeds) == manifest.samples * len(manifest.tasks)  # every sample its own seed
 
@@ -132,7 +135,8 @@ def test_context_is_not_part_of_the_revision(tmp_path: Path) -> None:
 SLOW_SCRIPTS = """
 import time
 import harness_world as hw
-ORACLES = hw.load_oracles("helpdesk")
+from harness_world.coverage import load_oracles
+ORACLES = load_oracles("helpdesk")
 
 def slowly(script):
     def run(ctx):
@@ -177,27 +181,27 @@ def test_kill_9_midway_then_resume_loses_and_duplicates_nothing(tmp_path: Path) 
     saved = {p: p.read_bytes() for p in (out / "records").rglob("*.json")}
     assert 10 <= len(saved) < 48, len(saved)
     for path in saved:
-        assert hw.verify_file(path)[1].evidence == "verified"
+        assert verify_file(path)[1].evidence == "verified"
     done = subprocess.run(
         command, env=env, cwd=tmp_path, capture_output=True, text=True, check=True
     )
     summary = json.loads(done.stdout)
     assert summary["resumed"] == len(saved)
-    inventory = summary["inventory"]
+    inventory = summary["counts"]
     assert inventory["scheduled"] == inventory["executed"] == inventory["valid"] == 48
     assert inventory["missing"] == 0 and inventory["retried"] == 0
     files = sorted((out / "records").rglob("*.json"))
     assert len(files) == 48 and not list(out.rglob(".*.tmp"))
     for path, blob in saved.items():
         assert path.read_bytes() == blob  # kept, not re-run
-    assert len(hw._run.load_manifest(out).contexts) == 2
+    assert len(load_manifest(out).contexts) == 2
 
 
 def test_precheck_refuses_a_40_call_limit_for_42_writes(small: hw.World) -> None:
     base = next(t for t in hw.load_tasks("helpdesk") if t.id == "helpdesk.escalate_outage")
     task = msgspec.structs.replace(base, id="test.forty_two_writes")
 
-    def forty_two(ctx: hw.ScriptContext) -> str:
+    def forty_two(ctx: ScriptContext) -> str:
         keys = [
             t["id"]
             for t in ctx.call("list_tickets", {"status": "open", "limit": 42}).result["tickets"]
@@ -251,7 +255,7 @@ def test_inventory_counts_error_outcomes_and_retries(tmp_path: Path) -> None:
             raise ConnectionError("provider down")
 
     result = run(tasks, Flaky(**BASE), samples=2, out=tmp_path / "r", retries=1)
-    inventory = result.inventory
+    inventory = result.counts
     assert inventory.scheduled == inventory.executed == 2 and inventory.retried == 2
     assert inventory.valid == 0 and inventory.invalid == 2 and inventory.by_outcome == {"error": 2}
-    assert compute_inventory(tmp_path / "r") == inventory
+    assert scan_run(tmp_path / "r").counts == inventory

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import harness_world as hw
-from harness_world import ABSENT, ToolContext
+from harness_world.engine import ABSENT, ToolContext
 from tests import strategies as hs
 from tests.conftest import examples
 

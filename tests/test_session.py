@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import harness_world as hw
+from harness_world.engine import ABSENT, WriteImage
 from tests import strategies as hs
 from tests.conftest import REPO, examples
 
@@ -113,7 +114,7 @@ def test_editing_returned_values_changes_nothing(
 
 
 def test_absent_and_null_survive_read_write_diff_and_serialization(small: hw.World) -> None:
-    absent_key = small.lookup("tickets", "owner_id", hw.ABSENT)[0]
+    absent_key = small.lookup("tickets", "owner_id", ABSENT)[0]
     null_key = small.lookup("tickets", "owner_id", None)[0]
     session = small.open_session()
     absent_row = session.call("get_ticket", {"ticket_id": absent_key}).result
@@ -126,7 +127,7 @@ def test_absent_and_null_survive_read_write_diff_and_serialization(small: hw.Wor
         "owner_id" not in changes[absent_key].after and "owner_id" not in changes[absent_key].before
     )
     assert changes[null_key].after["owner_id"] is None
-    decoded = msgspec.json.decode(msgspec.json.encode(session.diff()), type=list[hw.WriteImage])
+    decoded = msgspec.json.decode(msgspec.json.encode(session.diff()), type=list[WriteImage])
     assert decoded == session.diff()
     assert (
         len(session.call("list_tickets", {"owner_missing": True, "limit": 100}).result["tickets"])

@@ -20,9 +20,10 @@ import msgspec
 import pytest
 
 import harness_world as hw
-from harness_world._loader import import_path
-from harness_world._world import resolve_world_folder
 from harness_world.cli import main
+from harness_world.coverage import record_calls
+from harness_world.tau2 import DatabaseHasher, ImportedTask, check_gold
+from harness_world.tau2 import importer as tau2_importer
 from tests.conftest import TAU2_DATA
 from tests.test_tau2_tools import CROSS_CHECK_TASKS, GOLD_FAILURES, reference_db
 
@@ -51,7 +52,7 @@ def cli(*argv: str) -> tuple[int, str, str]:
 
 @pytest.fixture(scope="module")
 def importer() -> ModuleType:
-    return import_path(resolve_world_folder("tau2_retail") / "importer.py", "worlds")
+    return tau2_importer
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +62,8 @@ def world(importer: ModuleType) -> hw.World:
 
 
 @pytest.fixture(scope="module")
-def imported(importer: ModuleType, world: hw.World) -> list[hw.ImportedTask]:
-    tasks: list[hw.ImportedTask] = importer.import_tasks(world, TAU2_DATA / "tasks_train.json")
+def imported(importer: ModuleType, world: hw.World) -> list[ImportedTask]:
+    tasks: list[ImportedTask] = importer.import_tasks(world, TAU2_DATA / "tasks_train.json")
     return tasks
 
 
@@ -87,7 +88,7 @@ def reports(check: tuple[int, dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def test_all_74_tasks_import(
-    imported: list[hw.ImportedTask], raw_tasks: dict[str, dict[str, Any]]
+    imported: list[ImportedTask], raw_tasks: dict[str, dict[str, Any]]
 ) -> None:
     assert len(imported) == 74
     assert len({t.task.id for t in imported}) == 74
@@ -112,14 +113,14 @@ def test_all_74_tasks_import(
 
 
 def test_a_required_row_names_the_field_that_differs(
-    world: hw.World, imported: list[hw.ImportedTask]
+    world: hw.World, imported: list[ImportedTask]
 ) -> None:
     item = next(t for t in imported if t.task.id == "tau2_retail.0")
     calls = [(g.tool, dict(g.args)) for g in item.gold]
     tool, args = calls[-1]
     assert tool == "exchange_delivered_order_items"
     wrong = [*calls[:-1], (tool, {**args, "new_item_ids": args["new_item_ids"][::-1]})]
-    record = hw.run_calls(world, item.task, wrong)
+    record = record_calls(world, item.task, wrong)
     grade = hw.verify(record, world=world, task=item.task).grade
     assert grade is not None and grade.failed == ["state.required"]
     detail = next(v.detail for v in grade.verdicts if v.id == "state.required")
@@ -183,17 +184,17 @@ def test_our_verdict_agrees_with_the_tau2_hash_on_every_oracle_trajectory(
 
 def test_the_tau2_verdict_matches_a_plain_dict_reimplementation(
     world: hw.World,
-    imported: list[hw.ImportedTask],
+    imported: list[ImportedTask],
     raw_tasks: dict[str, dict[str, Any]],
 ) -> None:
     """τ²'s way on plain data: a deep copy, the gold applied by independent code, json.dumps."""
     raw_text = (TAU2_DATA / "db.json").read_text()
-    hasher = hw.DatabaseHasher(world)
+    hasher = DatabaseHasher(world)
     by_id = {t.task.id: t for t in imported}
     for task_id in CROSS_CHECK_TASKS:
         expected = reference_db(raw_text, raw_tasks[task_id])
         text = json.dumps(expected, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        gold = hw.run_calls(
+        gold = record_calls(
             world,
             by_id[f"tau2_retail.{task_id}"].task,
             [(g.tool, g.args) for g in by_id[f"tau2_retail.{task_id}"].gold],
@@ -256,17 +257,17 @@ def test_every_mutant_is_killed_or_validly_equivalent(
 
 
 def test_an_unmarked_survivor_or_unexplained_disagreement_fails_the_check(
-    world: hw.World, imported: list[hw.ImportedTask]
+    world: hw.World, imported: list[ImportedTask]
 ) -> None:
-    hasher = hw.DatabaseHasher(world)
+    hasher = DatabaseHasher(world)
     task = next(t for t in imported if t.task.id == "tau2_retail.87")
-    report = hw.check_gold(world, task, hasher)  # no equivalence marks
+    report = check_gold(world, task, hasher)  # no equivalence marks
     assert report.survived > 0 and not report.ok
     assert any("duplicate_write@1" in p and "not marked" in p for p in report.problems)
     marks = {("*", "duplicate_write@*"): "x", ("*", "insert_unrequested_write@*"): "x"}
-    assert hw.check_gold(world, task, hasher, marks=marks, operators=("duplicate_write",)).ok
+    assert check_gold(world, task, hasher, marks=marks, operators=("duplicate_write",)).ok
     # A mark is accepted only for a mutant that leaves the gold's database.
-    from harness_world._task import Allowance
+    from harness_world.grading.task import Allowance
 
     loose = msgspec.structs.replace(
         task,
@@ -276,7 +277,7 @@ def test_an_unmarked_survivor_or_unexplained_disagreement_fails_the_check(
             allow=[Allowance(entity=e, fields=["*"], anywhere=True) for e in ("users", "orders")],
         ),
     )
-    report = hw.check_gold(
+    report = check_gold(
         world, loose, hasher, marks={("*", "drop_write@*"): "x"}, operators=("drop_write",)
     )
     assert report.equivalent == 0 and report.survived == len(report.mutants) > 0
@@ -287,10 +288,10 @@ def test_an_unmarked_survivor_or_unexplained_disagreement_fails_the_check(
     strict = msgspec.structs.replace(
         refused, task=msgspec.structs.replace(refused.task, trace=["no_refused_calls"])
     )
-    report = hw.check_gold(world, strict, hasher)
+    report = check_gold(world, strict, hasher)
     assert not report.oracle_passed and report.reference_match and not report.agrees
     assert any("no explanation is recorded" in p for p in report.problems)
-    explained = hw.check_gold(world, strict, hasher, explanation="the gold's exchange is refused")
+    explained = check_gold(world, strict, hasher, explanation="the gold's exchange is refused")
     assert explained.explanation and not any("explanation" in p for p in explained.problems)
     assert explained.problems == ["oracle fails trace.no_refused_calls"]  # still not ok
 

@@ -16,8 +16,9 @@ import msgspec
 import pytest
 
 import harness_world as hw
-from harness_world._record import record_digest
 from harness_world.cli import main
+from harness_world.coverage import ScriptContext, load_oracles, run_script
+from harness_world.evidence.record import record_digest
 from tests.conftest import scenario_record
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -41,7 +42,7 @@ def task() -> hw.Task:
 
 @pytest.fixture(scope="module")
 def passing(small: hw.World, task: hw.Task) -> hw.Record:
-    record = hw.run_script(small, task, hw.load_oracles("helpdesk")[TASK])
+    record = run_script(small, task, load_oracles("helpdesk")[TASK])
     assert hw.verify(record, world=small, task=task).grade.passed  # type: ignore[union-attr]
     return record
 
@@ -56,7 +57,7 @@ def substituted(small: hw.World) -> hw.Record:
     return reseal(msgspec.convert(data, hw.Record))
 
 
-def solve_without_reply(ctx: hw.ScriptContext) -> str:
+def solve_without_reply(ctx: ScriptContext) -> str:
     """Marks the ticket solved but never replies: the task's required reply is missing."""
     ctx.call("get_ticket", {"ticket_id": "T-1001"})
     ctx.call("update_ticket", {"ticket_id": "T-1001", "status": "solved"})
@@ -193,7 +194,7 @@ def test_a_run_directory_is_searched_in_its_records_folder(
 def test_require_pass_fails_on_a_verified_record_graded_failed(
     tmp_path: Path, small: hw.World, task: hw.Task, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    record = hw.run_script(small, task, solve_without_reply)
+    record = run_script(small, task, solve_without_reply)
     path = hw.save_record(record, tmp_path / "failing.json")
 
     code, out, _ = run_cli(["verify", "--json", str(path)], capsys)
@@ -206,7 +207,7 @@ def test_require_pass_fails_on_a_verified_record_graded_failed(
     assert code == 1
 
     passing_path = hw.save_record(
-        hw.run_script(small, task, hw.load_oracles("helpdesk")[TASK]), tmp_path / "ok.json"
+        run_script(small, task, load_oracles("helpdesk")[TASK]), tmp_path / "ok.json"
     )
     code, _, _ = run_cli(["verify", "--require-pass", str(passing_path)], capsys)
     assert code == 0

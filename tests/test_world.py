@@ -36,19 +36,19 @@ def test_small_seed_has_the_shape_of_real_data(small: hw.World) -> None:
 
 
 def test_committed_small_seed_is_what_the_generator_makes() -> None:
-    module = __import__("harness_world._world", fromlist=["world_module"]).world_module("helpdesk")
+    module = __import__("harness_world.engine.world", fromlist=["world_module"]).world_module("helpdesk")
     committed = msgspec.json.decode((REPO / "worlds/helpdesk/seeds/small.json").read_bytes())
     assert committed == module.generate("small")
 
 
 def test_large_seed_has_30000_tickets(large: hw.World) -> None:
     assert large.count("tickets") == 30_000
-    assert large.lookup("tickets", "owner_id", hw.ABSENT)
+    assert large.lookup("tickets", "owner_id", ABSENT)
     assert large.lookup("tickets", "owner_id", None)
 
 
 def test_index_keeps_absent_and_null_apart(small: hw.World) -> None:
-    absent = small.lookup("tickets", "owner_id", hw.ABSENT)
+    absent = small.lookup("tickets", "owner_id", ABSENT)
     null = small.lookup("tickets", "owner_id", None)
     assert absent is not None and null is not None
     assert len(absent) == 19 and len(null) == 22 and not set(absent) & set(null)
@@ -98,7 +98,7 @@ def test_every_problem_is_reported_sorted_and_stable() -> None:
     contract = hw.load_world("helpdesk").contract
     messages = []
     for _ in range(2):
-        with pytest.raises(hw.WorldError) as caught:
+        with pytest.raises(WorldError) as caught:
             hw.World.from_data(contract, _broken_seed(), source="broken.json")
         messages.append(str(caught.value))
         problems = caught.value.problems
@@ -124,16 +124,16 @@ def test_malformed_json_names_file_line_and_column(tmp_path: Path) -> None:
     (folder / "world.py").write_text((REPO / "worlds/tau2_retail/world.py").read_text())
     bad = folder / "seeds" / "small.json"
     bad.write_text('{\n  "users": {\n    "a": {"user_id": "a",,}\n  }\n}\n')
-    with pytest.raises(hw.WorldError) as caught:
+    with pytest.raises(WorldError) as caught:
         hw.load_world(folder)
     text = str(caught.value)
     assert str(bad) in text and "line 3, column" in text
 
 
 def test_unknown_world_and_size_are_clear_errors() -> None:
-    with pytest.raises(hw.WorldError, match="unknown world 'nowhere'"):
+    with pytest.raises(WorldError, match="unknown world 'nowhere'"):
         hw.load_world("nowhere")
-    with pytest.raises(hw.WorldError, match=r"has no seed 'medium'.*large, small"):
+    with pytest.raises(WorldError, match=r"has no seed 'medium'.*large, small"):
         hw.load_world("helpdesk", size="medium")
 
 
@@ -166,12 +166,13 @@ def test_contract_describes_tau2_retail_data() -> None:
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from harness_world._contract import row_problems, validate_row  # noqa: E402
+from harness_world.engine import ABSENT, Entity, WorldError  # noqa: E402
+from harness_world.engine.contract import row_problems, validate_row  # noqa: E402
 from tests import strategies as hs  # noqa: E402
 from tests.conftest import examples  # noqa: E402
 
 
-def _sample_rows() -> list[tuple[hw.Entity, dict[str, object]]]:
+def _sample_rows() -> list[tuple[Entity, dict[str, object]]]:
     out = []
     worlds = [hw.load_world("helpdesk"), hw.load_world("inventory")]
     if (TAU2_DATA / "db.json").is_file():

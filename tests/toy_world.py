@@ -5,49 +5,50 @@ from __future__ import annotations
 from typing import Any
 
 import harness_world as hw
+from harness_world.engine import Contract, Entity, Field, Params, Tool, ToolContext, ToolFailure
 
 
-class SetField(hw.Params):
+class SetField(Params):
     id: int
     field: str
     value: Any
 
 
-class GetThing(hw.Params):
+class GetThing(Params):
     id: int
 
 
-def _set(ctx: hw.ToolContext, p: SetField) -> Any:
+def _set(ctx: ToolContext, p: SetField) -> Any:
     row = ctx.get("things", p.id)
     if row is None:
-        raise hw.ToolFailure("not_found", f"id: no thing {p.id}")
+        raise ToolFailure("not_found", f"id: no thing {p.id}")
     row[p.field] = p.value
     ctx.put("things", row)
     return row
 
 
-def _get(ctx: hw.ToolContext, p: GetThing) -> Any:
+def _get(ctx: ToolContext, p: GetThing) -> Any:
     return ctx.get("things", p.id)
 
 
-THINGS = hw.Entity(
+THINGS = Entity(
     name="things",
     key="id",
     fields={
-        "id": hw.Field(type="int"),
-        "data": hw.Field(type="any"),
-        "note": hw.Field(type="str"),
-        "tags": hw.Field(type="list", items=hw.Field(type="str")),
+        "id": Field(type="int"),
+        "data": Field(type="any"),
+        "note": Field(type="str"),
+        "tags": Field(type="list", items=Field(type="str")),
     },
     indexes=("tags",),
 )
-CONTRACT = hw.Contract(
+CONTRACT = Contract(
     name="toy",
     version="1",
     entities=(THINGS,),
     tools=(
-        hw.Tool(name="set", description="Set one field.", params=SetField, kind="write", run=_set),
-        hw.Tool(name="get", description="Get one thing.", params=GetThing, kind="read", run=_get),
+        Tool(name="set", description="Set one field.", params=SetField, kind="write", run=_set),
+        Tool(name="get", description="Get one thing.", params=GetThing, kind="read", run=_get),
     ),
 )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 
-from harness_world._task import Task, load_tasks
+from harness_world.grading.task import Task, load_tasks
 
 __all__ = ["add_limit_options", "add_task_options", "limit_overrides", "select_tasks"]
 

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from harness_world._results_csv import ResultsCsvError, read_results
+from harness_world.analysis.results_csv import ResultsCsvError, read_results
 from harness_world.stats import (
     Comparison,
     Multiplier,
@@ -129,8 +129,8 @@ def _fail(message: str) -> int:
 
 def _run_directories(args: argparse.Namespace) -> tuple[list[RunRow], str, str, list[str]]:
     """Rows of two run directories, named by folder, and notes on their revisions."""
-    from harness_world._report import run_rows
-    from harness_world._revision import diff_revisions
+    from harness_world.analysis.report import run_rows
+    from harness_world.running.revision import diff_revisions
 
     paths = [Path(p) for p in args.inputs]
     if len(paths) != 2 or not all(p.is_dir() for p in paths):

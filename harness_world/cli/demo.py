@@ -15,30 +15,19 @@ from typing import Any
 
 import msgspec
 
-from harness_world._plugins import load_mutants, load_oracles
-from harness_world._record import record_digest, save_record
-from harness_world._replay import verify
-from harness_world._scripted import run_script
-from harness_world._task import load_tasks
-from harness_world._world import load_world
 from harness_world.cli._output import render_table
+from harness_world.engine.world import load_world
+from harness_world.evidence.record import record_digest, save_record
+from harness_world.grading.task import load_tasks
+from harness_world.grading.verify import verify
+from harness_world.coverage.mutants import load_mutants
+from harness_world.running.oracles import load_oracles
+from harness_world.running.scripted import run_script
 
-__all__ = ["DEMO_MUTANTS", "register"]
+__all__ = ["DEMO_WORLDS", "register"]
 
-DEMO_MUTANTS = (
-    ("helpdesk", "reply_and_solve.no_reply"),
-    ("helpdesk", "escalate_outage.first_page"),
-    ("helpdesk", "vip_two_statuses.one_status"),
-    ("helpdesk", "assign_on_hold_unowned.null_only"),
-    ("helpdesk", "create_for_john.first_search_result"),
-    ("helpdesk", "create_for_john.described_in_comment"),
-    ("helpdesk", "security_count.first_page_count"),
-    ("helpdesk", "escalate_outage.blind"),
-    ("helpdesk", "reassign_departed.reverted"),
-    ("inventory", "transfer_copy_paper.wrong_destination"),
-    ("inventory", "order_unsupplied_office.null_only"),
-    ("inventory", "cancel_poznan_orders.every_warehouse"),
-)
+DEMO_WORLDS = ("helpdesk", "inventory")
+"""The built-in worlds whose mutant files mark mistakes for the demo (``Mutant.demo``)."""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -67,12 +56,11 @@ def main(args: argparse.Namespace) -> int:
         shutil.rmtree(records)
     rows: list[dict[str, Any]] = []
     expected_ok = True
-    for world_name in sorted({w for w, _ in DEMO_MUTANTS}):
+    for world_name in DEMO_WORLDS:
         world = load_world(world_name)
         tasks = {t.id: t for t in load_tasks(world=world_name)}
         oracles = load_oracles(world_name)
-        mutants = {m.id: m for m in load_mutants(world_name)}
-        chosen = [mutants[name] for w, name in DEMO_MUTANTS if w == world_name]
+        chosen = [m for m in load_mutants(world_name) if m.demo]
         attempts = [
             (tid, "oracle", oracles[tid], "reference solution")
             for tid in sorted({m.task_id for m in chosen})

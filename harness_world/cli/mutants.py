@@ -8,11 +8,11 @@ import sys
 
 import msgspec
 
-from harness_world._coverage import CoverageReport, check_world
-from harness_world._loader import PluginError
-from harness_world._paths import builtin_dir
-from harness_world._task import TaskError
-from harness_world._world import WorldError
+from harness_world.coverage.gate import CoverageReport, check_world
+from harness_world.engine.paths import builtin_dir
+from harness_world.engine.plugins import PluginError
+from harness_world.engine.world import WorldError
+from harness_world.grading.task import TaskError
 
 __all__ = ["register"]
 

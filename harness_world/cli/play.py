@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from harness_world._attempt import Attempt, AttemptEnded
-from harness_world._record import save_record
-from harness_world._replay import verify
-from harness_world._task import TaskError, load_tasks
-from harness_world._world import WorldError, load_world
+from harness_world.engine.world import WorldError, load_world
+from harness_world.evidence.record import save_record
+from harness_world.grading.task import TaskError, load_tasks
+from harness_world.grading.verify import verify
+from harness_world.running.attempt import Attempt, AttemptEnded
 
 __all__ = ["register", "serve"]
 

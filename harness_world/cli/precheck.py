@@ -8,9 +8,6 @@ import sys
 
 import msgspec
 
-from harness_world._precheck import precheck
-from harness_world._task import TaskError
-from harness_world._world import WorldError
 from harness_world.cli._output import render_table
 from harness_world.cli._selection import (
     add_limit_options,
@@ -18,6 +15,9 @@ from harness_world.cli._selection import (
     limit_overrides,
     select_tasks,
 )
+from harness_world.engine.world import WorldError
+from harness_world.grading.task import TaskError
+from harness_world.running.precheck import precheck
 
 __all__ = ["register"]
 

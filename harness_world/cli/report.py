@@ -8,8 +8,8 @@ from pathlib import Path
 
 import msgspec
 
-from harness_world._report import RunReport, build_report
-from harness_world._results_csv import write_results
+from harness_world.analysis.report import RunReport, build_report
+from harness_world.analysis.results_csv import write_results
 from harness_world.cli._output import render_table
 from harness_world.stats import RunRow
 
@@ -58,7 +58,7 @@ def main(args: argparse.Namespace) -> int:
         rows = [
             RunRow(task_id=a.task_id, run_index=a.sample, config=config, passed=a.passed)
             for a in report.attempts
-            if a.passed is not None
+            if a.counted and a.passed is not None
         ]
         try:
             write_results(args.csv, rows)
@@ -73,7 +73,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _print(report: RunReport) -> None:
-    inv = report.inventory
+    inv = report.counts
     print(f"run {report.out}  revision {report.revision[:16]}  agent {report.agent}")
     keys = ["scheduled", "executed", "valid", "invalid", "retried", "missing"]
     print(render_table(keys, [[str(getattr(inv, k)) for k in keys]]))

@@ -12,13 +12,6 @@ from typing import Any
 
 import msgspec
 
-from harness_world._agents import Agent, OracleAgent, ScriptedAgent
-from harness_world._loader import PluginError, import_path
-from harness_world._precheck import precheck
-from harness_world._revision import RevisionMismatch
-from harness_world._run import RunProgress, run
-from harness_world._task import TaskError
-from harness_world._world import WorldError, load_world
 from harness_world.cli._output import render_table
 from harness_world.cli._selection import (
     add_limit_options,
@@ -26,6 +19,13 @@ from harness_world.cli._selection import (
     limit_overrides,
     select_tasks,
 )
+from harness_world.engine.plugins import PluginError, import_path
+from harness_world.engine.world import WorldError, load_world
+from harness_world.grading.task import TaskError
+from harness_world.running.agents import Agent, ScriptedAgent, oracle_agent
+from harness_world.running.precheck import precheck
+from harness_world.running.revision import RevisionMismatch
+from harness_world.running.run import RunProgress, run
 
 __all__ = ["register"]
 
@@ -82,7 +82,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _agent(args: argparse.Namespace) -> Agent:
     if args.agent == "oracle":
-        return OracleAgent(args.world)
+        return oracle_agent(args.world)
     if args.agent == "scripted":
         if args.script is None or not args.script.is_file():
             raise ValueError("--agent scripted needs --script FILE (a .py defining SCRIPTS)")
@@ -139,7 +139,7 @@ def main(args: argparse.Namespace) -> int:
             return 1
     out = args.out
     if out is None:
-        from harness_world._revision import make_revision
+        from harness_world.running.revision import make_revision
 
         pinned = make_revision(
             worlds=worlds,
@@ -178,13 +178,13 @@ def main(args: argparse.Namespace) -> int:
     except RevisionMismatch as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    inventory = msgspec.to_builtins(result.inventory)
+    counts = msgspec.to_builtins(result.counts)
     if args.json:
         payload: dict[str, Any] = {
             "out": str(result.out),
             "revision": result.revision.id,
             "resumed": result.resumed,
-            "inventory": inventory,
+            "counts": counts,
         }
         print(json.dumps(payload, indent=1))
         return 0
@@ -193,6 +193,6 @@ def main(args: argparse.Namespace) -> int:
     if result.resumed:
         print(f"resumed: {result.resumed} record(s) were already saved and kept")
     keys = ["scheduled", "executed", "valid", "invalid", "retried", "missing", "passed", "failed"]
-    print(render_table(keys, [[str(inventory[k]) for k in keys]]))
+    print(render_table(keys, [[str(counts[k]) for k in keys]]))
     print(f"\nre-check it: python -m harness_world verify {result.out}")
     return 0

@@ -4,8 +4,8 @@
 trace mutant of it, and τ²'s own database verdict on the same trajectories beside ours.
 ``tau2 regrade`` replays the tool calls of each run of a τ²-bench results file and grades it.
 
-The τ²-specific reading of files lives with the world (``worlds/tau2_retail/importer.py``),
-loaded here by path; the data is © 2025 Sierra Research, MIT licence, and is not shipped.
+The τ²-specific reading of files lives in `harness_world.tau2.importer`; the data is
+© 2025 Sierra Research, MIT licence, and is not shipped.
 """
 
 from __future__ import annotations
@@ -16,13 +16,17 @@ import sys
 import tomllib
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import msgspec
 
-from harness_world._coverage import read_equivalents
-from harness_world._gold import (
+from harness_world.cli._output import render_table
+from harness_world.coverage.gate import read_equivalents
+from harness_world.engine.paths import builtin_dir
+from harness_world.engine.plugins import PluginError
+from harness_world.engine.world import World, WorldError, resolve_world_folder
+from harness_world.tau2 import importer
+from harness_world.tau2.gold import (
     DatabaseHasher,
     GoldReport,
     ImportedTask,
@@ -30,10 +34,6 @@ from harness_world._gold import (
     check_gold,
     regrade,
 )
-from harness_world._loader import PluginError, import_path
-from harness_world._paths import builtin_dir
-from harness_world._world import World, WorldError, resolve_world_folder
-from harness_world.cli._output import render_table
 
 __all__ = ["load_explanations", "register"]
 
@@ -100,23 +100,18 @@ def _data_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _importer() -> ModuleType:
-    return import_path(resolve_world_folder(WORLD) / "importer.py", "worlds")
-
-
 class _InputError(Exception):
     """Bad input: reported on one line, exit 2."""
 
 
-def _load(args: argparse.Namespace) -> tuple[ModuleType, World, list[ImportedTask]]:
-    importer = _importer()
+def _load(args: argparse.Namespace) -> tuple[World, list[ImportedTask]]:
     try:
         world: World = importer.load_world(args.data)
         tasks_file = args.tasks if args.tasks is not None else args.data / importer.TASKS_FILE
         tasks: list[ImportedTask] = importer.import_tasks(world, tasks_file)
     except (importer.FormatError, WorldError) as exc:
         raise _InputError(str(exc).splitlines()[0]) from None
-    return importer, world, tasks
+    return world, tasks
 
 
 def load_explanations(path: Path) -> dict[str, str]:
@@ -155,7 +150,7 @@ def _explanations_path(args: argparse.Namespace) -> Path:
 def run_check(args: argparse.Namespace) -> int:
     """Check every imported task; see the command's description for the exit codes."""
     try:
-        importer, world, tasks = _load(args)
+        world, tasks = _load(args)
         for given in (args.equivalents, args.explanations):
             if given is not None and not Path(given).is_file():
                 raise _InputError(f"{given}: no such file")
@@ -327,7 +322,7 @@ def _render_check(
 def run_regrade(args: argparse.Namespace) -> int:
     """Regrade every run of a results file; see the command's description for the exit codes."""
     try:
-        importer, world, tasks = _load(args)
+        world, tasks = _load(args)
         try:
             runs = importer.read_results(args.results)
         except importer.FormatError as exc:

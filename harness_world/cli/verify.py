@@ -8,10 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness_world._record import Record, RecordError, load_record
-from harness_world._replay import Verification, verify
-from harness_world._world import World, WorldError, load_world
 from harness_world.cli._output import Progress, render_table
+from harness_world.engine.world import World, WorldError, load_world
+from harness_world.evidence.record import Record, RecordError, load_record
+from harness_world.grading.task import Task, load_tasks
+from harness_world.grading.verify import Verification, verify
 
 __all__ = ["discover_records", "register"]
 
@@ -98,12 +99,10 @@ class _Worlds:
         return self.cache[key]
 
 
-def _task_lookup(args: argparse.Namespace) -> Any:
+def _task_lookup(args: argparse.Namespace) -> dict[str, Task] | None:
     if args.no_grade:
         return None
-    from harness_world._task import TaskIndex
-
-    return TaskIndex(args.tasks)
+    return {t.id: t for t in load_tasks(folder=args.tasks)}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -140,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
                 input_error = True
                 result = Verification(evidence="lost", reason=f"world cannot be loaded: {exc}")
             else:
-                task = tasks.get(record) if tasks is not None else None
+                task = tasks.get(record.task_id) if tasks is not None else None
                 result = verify(record, world=world, task=task)
         rows.append(_row(path, record, result))
         progress.advance(path.name)

@@ -12,9 +12,17 @@ from collections.abc import Callable
 from typing import Any
 
 import harness_world as hw
-from harness_world import Mutant, ScriptContext
+from harness_world.coverage import (
+    Mutant,
+    ScriptContext,
+    exceed_tool_calls,
+    exceed_turns,
+    load_oracles,
+    run_script,
+)
+from harness_world.grading import select_targets
 
-ORACLES = hw.load_oracles("helpdesk")
+ORACLES = load_oracles("helpdesk")
 TASKS = {t.id: t for t in hw.load_tasks("helpdesk")}
 SMALL = hw.load_world("helpdesk")
 Script = Callable[[ScriptContext], str]
@@ -41,10 +49,15 @@ class Counting:
         self.instruction = ctx.instruction
         self.calls = 0
         self.first_page_only = first_page_only
+        self.made: list[tuple[str, dict[str, Any], hw.Observation]] = []
 
     def call(self, tool: str, args: dict[str, Any] | None = None) -> hw.Observation:
+        obs = self._call(tool, dict(args or {}))
+        self.made.append((tool, dict(args or {}), obs))
+        return obs
+
+    def _call(self, tool: str, args: dict[str, Any]) -> hw.Observation:
         self.calls += 1
-        args = dict(args or {})
         if self.first_page_only and tool in ("list_tickets", "find_users"):
             args["limit"] = 20  # the tool's default page, never followed
             obs = self.ctx.call(tool, args)
@@ -61,7 +74,7 @@ class Counting:
 
 def small_calls(task: str) -> list[tuple[str, Any]]:
     """The oracle's calls on the small seed: what an agent that memorised ids would replay."""
-    record = hw.run_script(SMALL, TASKS[f"helpdesk.{task}"], oracle(task))
+    record = run_script(SMALL, TASKS[f"helpdesk.{task}"], oracle(task))
     return [(c.tool, c.args) for c in record.calls]
 
 
@@ -131,8 +144,10 @@ def retry_last_write(task: str) -> Script:
     def script(ctx: ScriptContext) -> str:
         counting = Counting(ctx)
         message = oracle(task)(counting)  # type: ignore[arg-type]
-        last = next(c for c in reversed(ctx._session.log) if c.ok and kinds[c.tool] == "write")
-        ctx.call(last.tool, last.args)
+        tool, args, _ = next(
+            (t, a, o) for t, a, o in reversed(counting.made) if o.ok and kinds[t] == "write"
+        )
+        ctx.call(tool, args)
         return message
 
     return script
@@ -140,11 +155,11 @@ def retry_last_write(task: str) -> Script:
 
 def wasteful(task: str) -> Script:
     budget = TASKS[f"helpdesk.{task}"].budgets.tool_calls or 0
-    return hw.exceed_tool_calls(oracle(task), budget, ("list_groups", {}))
+    return exceed_tool_calls(oracle(task), budget, ("list_groups", {}))
 
 
 def slow(task: str) -> Script:
-    return hw.exceed_turns(oracle(task), TASKS[f"helpdesk.{task}"].budgets.turns or 0)
+    return exceed_turns(oracle(task), TASKS[f"helpdesk.{task}"].budgets.turns or 0)
 
 
 def refused_first(task: str, ticket: str) -> Script:
@@ -156,6 +171,20 @@ def refused_first(task: str, ticket: str) -> Script:
 
 
 MUTANTS: list[Mutant] = []
+DEMO = frozenset(
+    {
+        "reply_and_solve.no_reply",
+        "escalate_outage.first_page",
+        "vip_two_statuses.one_status",
+        "assign_on_hold_unowned.null_only",
+        "create_for_john.first_search_result",
+        "create_for_john.described_in_comment",
+        "security_count.first_page_count",
+        "escalate_outage.blind",
+        "reassign_departed.reverted",
+    }
+)
+"""Mistakes live agents make, shown by ``python -m harness_world demo``."""
 
 
 def add(
@@ -174,12 +203,13 @@ def add(
             script=script,
             note=note,
             sizes=sizes,
+            demo=f"{task}.{name}" in DEMO,
         )
     )
 
 
 def _first_target(task: str) -> dict[str, Any]:
-    key = hw.select_targets(SMALL, TASKS[f"helpdesk.{task}"])[0]
+    key = select_targets(SMALL, TASKS[f"helpdesk.{task}"])[0]
     row = SMALL.get("tickets", key)
     assert row is not None
     return row

@@ -12,9 +12,16 @@ from collections.abc import Callable
 from typing import Any
 
 import harness_world as hw
-from harness_world import Mutant, ScriptContext
+from harness_world.coverage import (
+    Mutant,
+    ScriptContext,
+    exceed_tool_calls,
+    exceed_turns,
+    load_oracles,
+    run_script,
+)
 
-ORACLES = hw.load_oracles("inventory")
+ORACLES = load_oracles("inventory")
 TASKS = {t.id: t for t in hw.load_tasks("inventory")}
 SMALL = hw.load_world("inventory")
 KINDS = {t.name: t.kind for t in SMALL.contract.tools}
@@ -91,7 +98,7 @@ def with_args(tool_name: str, **changes: Any) -> Rewrite:
 
 def small_calls(task: str) -> list[Call]:
     """The oracle's calls on the small seed: what an agent that memorised ids would replay."""
-    record = hw.run_script(SMALL, TASKS[f"inventory.{task}"], oracle(task))
+    record = run_script(SMALL, TASKS[f"inventory.{task}"], oracle(task))
     return [(c.tool, c.args) for c in record.calls]
 
 
@@ -109,7 +116,7 @@ def replay(calls: list[Call], message: str = "Done.") -> Script:
 
 
 def small_message(task: str) -> str:
-    return hw.run_script(SMALL, TASKS[f"inventory.{task}"], oracle(task)).final_message
+    return run_script(SMALL, TASKS[f"inventory.{task}"], oracle(task)).final_message
 
 
 def then(task: str, extra: Callable[[ScriptContext], Any], before: bool = False) -> Script:
@@ -150,11 +157,11 @@ def retry_last_write(task: str) -> Script:
 
 def wasteful(task: str) -> Script:
     budget = TASKS[f"inventory.{task}"].budgets.tool_calls or 0
-    return hw.exceed_tool_calls(oracle(task), budget, ("list_warehouses", {}))
+    return exceed_tool_calls(oracle(task), budget, ("list_warehouses", {}))
 
 
 def slow(task: str) -> Script:
-    return hw.exceed_turns(oracle(task), TASKS[f"inventory.{task}"].budgets.turns or 0)
+    return exceed_turns(oracle(task), TASKS[f"inventory.{task}"].budgets.turns or 0)
 
 
 def rows(ctx: ScriptContext, tool: str, args: dict[str, Any], field: str) -> list[dict[str, Any]]:
@@ -169,6 +176,14 @@ def rows(ctx: ScriptContext, tool: str, args: dict[str, Any], field: str) -> lis
 
 
 MUTANTS: list[Mutant] = []
+DEMO = frozenset(
+    {
+        "transfer_copy_paper.wrong_destination",
+        "order_unsupplied_office.null_only",
+        "cancel_poznan_orders.every_warehouse",
+    }
+)
+"""Mistakes live agents make, shown by ``python -m harness_world demo``."""
 
 
 def add(
@@ -187,6 +202,7 @@ def add(
             script=script,
             note=note,
             sizes=sizes,
+            demo=f"{task}.{name}" in DEMO,
         )
     )
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from harness_world import ScriptContext, follow_pages
+from harness_world.coverage import ScriptContext, follow_pages
 
 PAGE = 100
 

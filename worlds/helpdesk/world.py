@@ -14,8 +14,16 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-import harness_world as hw
-from harness_world import ABSENT, Entity, Field, Params, ToolContext, ToolFailure
+from harness_world.engine import (
+    ABSENT,
+    Contract,
+    Entity,
+    Field,
+    Params,
+    ToolContext,
+    ToolFailure,
+    tool,
+)
 
 Status = Literal["new", "open", "pending", "on_hold", "solved", "closed"]
 Priority = Literal["low", "normal", "high", "urgent"]
@@ -175,7 +183,7 @@ def _open_ticket(ctx: ToolContext, ticket_id: str) -> dict[str, Any]:
     return row
 
 
-@hw.tool(
+@tool(
     "list_tickets",
     "List tickets in ticket-id order, filtered by at most one value per field: `status` takes ONE "
     "status; `owner_id` matches an agent id, or null for tickets whose owner is explicitly null; "
@@ -206,12 +214,12 @@ def list_tickets(ctx: ToolContext, p: ListTickets) -> dict[str, Any]:
     return ctx.page("tickets", "tickets", p.offset, p.limit, where=where)
 
 
-@hw.tool("get_ticket", "Get one ticket by id.", GetTicket, "read")
+@tool("get_ticket", "Get one ticket by id.", GetTicket, "read")
 def get_ticket(ctx: ToolContext, p: GetTicket) -> dict[str, Any]:
     return _ticket(ctx, p.ticket_id)
 
 
-@hw.tool(
+@tool(
     "update_ticket",
     "Change a ticket's status, priority and/or tags (tags replace the whole list). At least one "
     "of them is required. Closed tickets cannot be changed.",
@@ -235,7 +243,7 @@ def update_ticket(ctx: ToolContext, p: UpdateTicket) -> dict[str, Any]:
     return row
 
 
-@hw.tool(
+@tool(
     "assign_ticket",
     "Set a ticket's owner to an agent or admin id, or to null to unassign. Customers cannot own "
     "tickets. Closed tickets cannot be changed.",
@@ -258,7 +266,7 @@ def assign_ticket(ctx: ToolContext, p: AssignTicket) -> dict[str, Any]:
     return row
 
 
-@hw.tool(
+@tool(
     "add_comment",
     "Add a comment to a ticket: `public: true` is a reply the customer sees, `public: false` an "
     "internal note. Closed tickets cannot be commented on.",
@@ -282,7 +290,7 @@ def add_comment(ctx: ToolContext, p: AddComment) -> dict[str, Any]:
     return comment
 
 
-@hw.tool(
+@tool(
     "create_ticket",
     "Open a new ticket for a requester with a subject and a priority. The ticket starts with "
     "status new, no owner (null), no group and no tags.",
@@ -309,7 +317,7 @@ def create_ticket(ctx: ToolContext, p: CreateTicket) -> dict[str, Any]:
     return row
 
 
-@hw.tool(
+@tool(
     "find_users",
     "Find users whose name or email contains `query` (case-insensitive), optionally of one role. "
     "Paginated like list_tickets.",
@@ -329,7 +337,7 @@ def find_users(ctx: ToolContext, p: FindUsers) -> dict[str, Any]:
     return ctx.page("users", "users", p.offset, p.limit, keys=keys)
 
 
-@hw.tool("get_user", "Get one user by id.", GetUser, "read")
+@tool("get_user", "Get one user by id.", GetUser, "read")
 def get_user(ctx: ToolContext, p: GetUser) -> dict[str, Any]:
     row = ctx.get("users", p.user_id)
     if row is None:
@@ -337,7 +345,7 @@ def get_user(ctx: ToolContext, p: GetUser) -> dict[str, Any]:
     return row
 
 
-@hw.tool(
+@tool(
     "list_comments",
     "List a ticket's comments in the order they were added. Paginated.",
     ListComments,
@@ -348,12 +356,12 @@ def list_comments(ctx: ToolContext, p: ListComments) -> dict[str, Any]:
     return ctx.page("comments", "comments", p.offset, p.limit, where={"ticket_id": p.ticket_id})
 
 
-@hw.tool("list_groups", "List every agent group with its members.", ListGroups, "read")
+@tool("list_groups", "List every agent group with its members.", ListGroups, "read")
 def list_groups(ctx: ToolContext, p: ListGroups) -> dict[str, Any]:
     return {"groups": [ctx.get("groups", k) for k in ctx.select("groups")]}
 
 
-CONTRACT = hw.Contract(
+CONTRACT = Contract(
     name="helpdesk",
     version="1",
     entities=(TICKET, USER, COMMENT, GROUP),

@@ -36,8 +36,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-import harness_world as hw
-from harness_world import Entity, Field, Params, ToolContext, ToolFailure
+from harness_world.engine import Contract, Entity, Field, Params, ToolContext, ToolFailure, tool
 
 CATEGORIES: tuple[str, ...] = (
     "cables",
@@ -259,7 +258,7 @@ def _available(row: dict[str, Any]) -> int:
 # -- tools ----------------------------------------------------------------------------------
 
 
-@hw.tool(
+@tool(
     "list_items",
     "List catalogue items in id order, filtered by at most one value per field: `category` "
     "takes ONE category; `discontinued` true or false; `query` keeps items whose name or sku "
@@ -288,7 +287,7 @@ def list_items(ctx: ToolContext, p: ListItems) -> dict[str, Any]:
     return ctx.page("items", "items", p.offset, p.limit, keys=keys)
 
 
-@hw.tool(
+@tool(
     "get_item",
     "Get one item by id. `supplier_id` is null when the supplier is unknown and missing "
     "altogether on legacy items.",
@@ -299,7 +298,7 @@ def get_item(ctx: ToolContext, p: GetItem) -> dict[str, Any]:
     return _item(ctx, p.item_id)
 
 
-@hw.tool(
+@tool(
     "list_warehouses",
     "List every warehouse, active or not. Stock in an inactive warehouse cannot be changed.",
     ListWarehouses,
@@ -309,7 +308,7 @@ def list_warehouses(ctx: ToolContext, p: ListWarehouses) -> dict[str, Any]:
     return {"warehouses": [ctx.get("warehouses", k) for k in ctx.select("warehouses")]}
 
 
-@hw.tool(
+@tool(
     "get_stock",
     "Get the stock row of an item in a warehouse: `on_hand` units, of which `reserved` are "
     "promised (available = on_hand - reserved). not_found if the warehouse does not stock it.",
@@ -322,7 +321,7 @@ def get_stock(ctx: ToolContext, p: GetStock) -> dict[str, Any]:
     return _stock(ctx, p.item_id, p.warehouse_id)
 
 
-@hw.tool(
+@tool(
     "list_stock",
     "List stock rows of one item (`item_id`), of one warehouse (`warehouse_id`), or the one row "
     "of both; at least one of them is required. `below_reorder: true` keeps rows whose "
@@ -358,7 +357,7 @@ def list_stock(ctx: ToolContext, p: ListStock) -> dict[str, Any]:
     return ctx.page("stock", "stock", p.offset, p.limit, keys=keys)
 
 
-@hw.tool(
+@tool(
     "adjust_stock",
     "Add `delta` units to (or, when negative, remove them from) the on_hand count of an item "
     "in a warehouse that stocks it, recording `reason` and the time on the stock row. `delta` "
@@ -387,7 +386,7 @@ def adjust_stock(ctx: ToolContext, p: AdjustStock) -> dict[str, Any]:
     return row
 
 
-@hw.tool(
+@tool(
     "create_transfer",
     "Move `quantity` units of an item from one warehouse to another, completed at once: the "
     "source's on_hand drops, the destination's on_hand rises (its stock row is created with "
@@ -438,7 +437,7 @@ def create_transfer(ctx: ToolContext, p: CreateTransfer) -> dict[str, Any]:
     return transfer
 
 
-@hw.tool(
+@tool(
     "create_purchase_order",
     "Order `quantity` units of an item from its supplier for delivery into a warehouse. The "
     "order starts as submitted with the item's supplier_id (null if the item has none); stock "
@@ -466,7 +465,7 @@ def create_purchase_order(ctx: ToolContext, p: CreatePurchaseOrder) -> dict[str,
     return order
 
 
-@hw.tool(
+@tool(
     "list_purchase_orders",
     "List purchase orders, oldest first, optionally of ONE status and/or ONE item. Paginated "
     "like list_items.",
@@ -483,7 +482,7 @@ def list_purchase_orders(ctx: ToolContext, p: ListPurchaseOrders) -> dict[str, A
     return ctx.page("purchase_orders", "purchase_orders", p.offset, p.limit, where=where)
 
 
-@hw.tool(
+@tool(
     "cancel_purchase_order",
     "Cancel a purchase order that is still draft or submitted; conflict for one already "
     "received or cancelled.",
@@ -503,7 +502,7 @@ def cancel_purchase_order(ctx: ToolContext, p: CancelPurchaseOrder) -> dict[str,
     return order
 
 
-CONTRACT = hw.Contract(
+CONTRACT = Contract(
     name="inventory",
     version="1",
     entities=(ITEM, WAREHOUSE, STOCK, TRANSFER, PURCHASE_ORDER),

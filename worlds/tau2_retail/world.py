@@ -62,8 +62,7 @@ import json
 import warnings
 from typing import Any
 
-import harness_world as hw
-from harness_world import Contract, Entity, Field, Params, ToolContext, ToolFailure
+from harness_world.engine import Contract, Entity, Field, Params, ToolContext, ToolFailure, tool
 
 _S = Field(type="str")
 _ADDRESS = Field(
@@ -333,7 +332,7 @@ def _address(p: ModifyPendingOrderAddress | ModifyUserAddress) -> dict[str, str]
 # -- read tools -----------------------------------------------------------------------------
 
 
-@hw.tool(
+@tool(
     "find_user_id_by_email",
     "Find a user id by email (case-insensitive; the first match in the data's order). Returns "
     "the user id, or the error 'User not found'.",
@@ -349,7 +348,7 @@ def find_user_id_by_email(ctx: ToolContext, p: FindUserIdByEmail) -> str:
     raise ToolFailure("not_found", "User not found")
 
 
-@hw.tool(
+@tool(
     "find_user_id_by_name_zip",
     "Find a user id by first name, last name (both case-insensitive) and zip code (exact); the "
     "first match in the data's order. Use it only when the user cannot give their email. "
@@ -371,7 +370,7 @@ def find_user_id_by_name_zip(ctx: ToolContext, p: FindUserIdByNameZip) -> str:
     raise ToolFailure("not_found", "User not found")
 
 
-@hw.tool(
+@tool(
     "get_user_details",
     "Get a user's details, including payment methods and order ids, by user id such as "
     "'sara_doe_496'.",
@@ -382,7 +381,7 @@ def get_user_details(ctx: ToolContext, p: GetUserDetails) -> dict[str, Any]:
     return _user(ctx, p.user_id)
 
 
-@hw.tool(
+@tool(
     "get_order_details",
     "Get an order's status and details by order id such as '#W0000000' (note the '#').",
     GetOrderDetails,
@@ -392,7 +391,7 @@ def get_order_details(ctx: ToolContext, p: GetOrderDetails) -> dict[str, Any]:
     return _order(ctx, p.order_id)
 
 
-@hw.tool(
+@tool(
     "get_product_details",
     "Get a product's inventory details (every variant with options, availability and price) by "
     "product id, such as '6086499569'. A product id is not an item id.",
@@ -403,7 +402,7 @@ def get_product_details(ctx: ToolContext, p: GetProductDetails) -> dict[str, Any
     return _product(ctx, p.product_id)
 
 
-@hw.tool(
+@tool(
     "get_item_details",
     "Get one item's (variant's) details by item id, such as '1008292230'. An item id is not a "
     "product id.",
@@ -419,7 +418,7 @@ def get_item_details(ctx: ToolContext, p: GetItemDetails) -> dict[str, Any]:
     raise ToolFailure("not_found", "Item not found")
 
 
-@hw.tool(
+@tool(
     "list_all_product_types",
     "List the name and product id of every product type (there are 50), as a JSON text mapping "
     "product name to product id, sorted by name.",
@@ -462,7 +461,7 @@ def _guarded_pow(base: Any, exponent: Any) -> Any:
     return base**exponent
 
 
-@hw.tool(
+@tool(
     "calculate",
     "Calculate a mathematical expression such as '2 + 2'. Only digits, + - * / ( ) . and "
     "spaces are accepted. Returns the value rounded to 2 decimals, as text (e.g. '4.0').",
@@ -487,7 +486,7 @@ def calculate(ctx: ToolContext, p: Calculate) -> str:
         raise ToolFailure("invalid_arguments", str(exc)) from None
 
 
-@hw.tool(
+@tool(
     "transfer_to_human_agents",
     "Transfer the user to a human agent with a summary of their issue. Only when the user asks "
     "for one explicitly, or the issue cannot be solved with the policy and the tools.",
@@ -501,7 +500,7 @@ def transfer_to_human_agents(ctx: ToolContext, p: TransferToHumanAgents) -> str:
 # -- write tools ----------------------------------------------------------------------------
 
 
-@hw.tool(
+@tool(
     "cancel_pending_order",
     "Cancel an order whose status is exactly 'pending'. reason must be 'no longer needed' or "
     "'ordered by mistake'. Every entry of the payment history is refunded (refunds appended "
@@ -542,7 +541,7 @@ def cancel_pending_order(ctx: ToolContext, p: CancelPendingOrder) -> dict[str, A
     return order
 
 
-@hw.tool(
+@tool(
     "modify_pending_order_address",
     "Replace the shipping address of a pending order (any status containing 'pending', so "
     "'pending (item modified)' too). Returns the order. Ask for explicit confirmation first.",
@@ -558,7 +557,7 @@ def modify_pending_order_address(ctx: ToolContext, p: ModifyPendingOrderAddress)
     return order
 
 
-@hw.tool(
+@tool(
     "modify_user_address",
     "Replace a user's default address. Returns the user. Ask for explicit confirmation first.",
     ModifyUserAddress,
@@ -571,7 +570,7 @@ def modify_user_address(ctx: ToolContext, p: ModifyUserAddress) -> dict[str, Any
     return user
 
 
-@hw.tool(
+@tool(
     "modify_pending_order_payment",
     "Change the payment method of a pending order (status containing 'pending') that has exactly "
     "one payment. The new method must differ from the current one; a gift card must cover the "
@@ -615,7 +614,7 @@ def modify_pending_order_payment(ctx: ToolContext, p: ModifyPendingOrderPayment)
     return order
 
 
-@hw.tool(
+@tool(
     "modify_pending_order_items",
     "Swap items of an order whose status is exactly 'pending' for other variants of the same "
     "product; callable once per order (the status becomes 'pending (item modified)'). item_ids "
@@ -677,7 +676,7 @@ def modify_pending_order_items(ctx: ToolContext, p: ModifyPendingOrderItems) -> 
     return order
 
 
-@hw.tool(
+@tool(
     "exchange_delivered_order_items",
     "Request an exchange of items of a delivered order for other variants of the same product; "
     "a delivered order can be exchanged or returned only once. item_ids and new_item_ids pair "
@@ -724,7 +723,7 @@ def exchange_delivered_order_items(
     return order
 
 
-@hw.tool(
+@tool(
     "return_delivered_order_items",
     "Request a return of items of a delivered order (ids may repeat); a delivered order can be "
     "exchanged or returned only once. The refund goes to the original payment method or to a "

@@ -1,0 +1,199 @@
+"""Run reports: the result vector of a run directory, every figure with its denominator."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import msgspec
+import numpy as np
+
+from harness_world.grading.task import Task
+from harness_world.running.rundir import RunCounts, RunManifest, RunScan, SlotResult, scan_run
+from harness_world.stats import PassKSummary, RunRow, StatsInputError, pass_k_summary, tally_runs
+
+__all__ = [
+    "FamilyFigures",
+    "PerAttempt",
+    "RunReport",
+    "build_report",
+    "report_from_scan",
+    "rows_of",
+    "run_rows",
+]
+
+
+class PerAttempt(msgspec.Struct, frozen=True, kw_only=True):
+    """Means per valid attempt and per passed attempt; null (undefined) when nothing passed.
+
+    Attributes:
+        tool_calls: Mean tool calls per valid attempt.
+        requests: Mean provider requests per valid attempt.
+        tokens: Mean input + output tokens per valid attempt.
+        cost: Mean cost per valid attempt.
+        tool_calls_per_pass: Total tool calls over passed attempts (null if none passed).
+        requests_per_pass: Total requests over passed attempts.
+        tokens_per_pass: Total tokens over passed attempts.
+        cost_per_pass: Total cost, failures and retries included, over passed attempts.
+    """
+
+    tool_calls: float | None
+    requests: float | None
+    tokens: float | None
+    cost: float | None
+    tool_calls_per_pass: float | None
+    requests_per_pass: float | None
+    tokens_per_pass: float | None
+    cost_per_pass: float | None
+
+
+class FamilyFigures(msgspec.Struct, frozen=True, kw_only=True):
+    """Pass counts within one task family.
+
+    Attributes:
+        family: The family.
+        tasks: Tasks in it.
+        valid: Valid attempts.
+        passed: Passed attempts.
+        pass_rate: passed / valid (null when there is no valid attempt).
+    """
+
+    family: str
+    tasks: int
+    valid: int
+    passed: int
+    pass_rate: float | None
+
+
+class RunReport(msgspec.Struct, frozen=True, kw_only=True):
+    """The result vector of one run.
+
+    Attributes:
+        out: The run directory.
+        revision: The revision id.
+        agent: The agent's name.
+        counts: Scheduled, executed, valid, invalid, retried, missing.
+        completed_but_failed: Valid attempts that ended ``completed`` and failed their grade.
+        first_try_completed: Attempts completed on their first execution.
+        eventually_completed: Attempts completed at all (after retries of error outcomes).
+        pass_k: pass^k and pass@k for k = 1..samples over tasks with at least k valid runs.
+        per_attempt: Consumption per valid and per passed attempt.
+        latency_p50_s: Median wall-clock duration (context, not evidence).
+        latency_p95_s: 95th percentile.
+        families: Figures per task family.
+        attempts: Every scheduled slot, judged (missing ones included).
+    """
+
+    out: str
+    revision: str
+    agent: str
+    counts: RunCounts
+    completed_but_failed: int
+    first_try_completed: int
+    eventually_completed: int
+    pass_k: list[PassKSummary]
+    per_attempt: PerAttempt
+    latency_p50_s: float | None
+    latency_p95_s: float | None
+    families: list[FamilyFigures]
+    attempts: list[SlotResult]
+
+
+def run_rows(out: str | Path, config: str) -> tuple[list[RunRow], RunManifest]:
+    """Valid attempts of a run as four-column rows (task_id, run_index, config, passed).
+
+    Ungraded, lost, errored and interrupted attempts are not rows: they are not evidence of
+    quality and are reported beside it (in the counts).
+    """
+    scan = scan_run(out, write_counts=False)
+    return rows_of(scan, config), scan.manifest
+
+
+def rows_of(scan: RunScan, config: str) -> list[RunRow]:
+    """The graded, valid slots of a scan as results rows."""
+    return [
+        RunRow(task_id=s.task_id, run_index=s.sample, config=config, passed=s.passed)
+        for s in scan.slots
+        if s.counted and s.passed is not None
+    ]
+
+
+def _mean(total: float, count: int) -> float | None:
+    return None if count == 0 else total / count
+
+
+def _pass_k(rows: list[RunRow], samples: int) -> list[PassKSummary]:
+    tallies = tally_runs(rows, "run") if rows else []
+    out: list[PassKSummary] = []
+    for k in range(1, samples + 1):
+        try:
+            out.append(pass_k_summary(tallies, k))
+        except StatsInputError:
+            break  # no task has k valid runs (an interrupted or damaged run): report up to k-1
+    return out
+
+
+def _per_attempt(slots: list[SlotResult]) -> PerAttempt:
+    executed = [s for s in slots if s.evidence != "missing"]
+    valid = [s for s in executed if s.counted and s.passed is not None]
+    passes = sum(1 for s in valid if s.passed)
+    # Per passed attempt, every execution's consumption counts: failures and retries included.
+    spent = [s.cost + s.retry_cost for s in executed]
+    return PerAttempt(
+        tool_calls=_mean(sum(s.tool_calls for s in valid), len(valid)),
+        requests=_mean(sum(s.requests for s in valid), len(valid)),
+        tokens=_mean(sum(s.input_tokens + s.output_tokens for s in valid), len(valid)),
+        cost=_mean(sum(s.cost + s.retry_cost for s in valid), len(valid)),
+        tool_calls_per_pass=_mean(sum(s.tool_calls for s in executed), passes),
+        requests_per_pass=_mean(sum(s.requests for s in executed), passes),
+        tokens_per_pass=_mean(sum(s.input_tokens + s.output_tokens for s in executed), passes),
+        cost_per_pass=_mean(sum(spent), passes),
+    )
+
+
+def _families(scan: RunScan) -> list[FamilyFigures]:
+    members: dict[str, list[SlotResult]] = {}
+    for slot in scan.slots:
+        members.setdefault(scan.families.get(slot.task_id, ""), []).append(slot)
+    figures = []
+    for family, slots in sorted(members.items()):
+        valid = [s for s in slots if s.counted and s.passed is not None]
+        passed = sum(1 for s in valid if s.passed)
+        figures.append(
+            FamilyFigures(
+                family=family,
+                tasks=len({s.task_id for s in slots}),
+                valid=len(valid),
+                passed=passed,
+                pass_rate=_mean(passed, len(valid)),
+            )
+        )
+    return figures
+
+
+def report_from_scan(scan: RunScan) -> RunReport:
+    """The report of an already judged run directory."""
+    slots = scan.slots
+    valid = [s for s in slots if s.counted and s.passed is not None]
+    completed = [s for s in slots if s.outcome == "completed"]
+    latencies = [s.latency_s for s in slots if s.latency_s > 0]
+    return RunReport(
+        out=scan.out,
+        revision=scan.manifest.revision.id,
+        agent=scan.manifest.agent,
+        counts=scan.counts,
+        completed_but_failed=sum(1 for s in valid if s.outcome == "completed" and not s.passed),
+        first_try_completed=sum(1 for s in completed if not s.retried),
+        eventually_completed=len(completed),
+        pass_k=_pass_k(rows_of(scan, "run"), scan.manifest.samples),
+        per_attempt=_per_attempt(slots),
+        latency_p50_s=float(np.percentile(latencies, 50)) if latencies else None,
+        latency_p95_s=float(np.percentile(latencies, 95)) if latencies else None,
+        families=_families(scan),
+        attempts=slots,
+    )
+
+
+def build_report(out: str | Path, tasks: Sequence[Task] | None = None) -> RunReport:
+    """Everything `report` prints, from one pass over the records on disk (each replayed once)."""
+    return report_from_scan(scan_run(out, tasks))

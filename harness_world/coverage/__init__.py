@@ -1,0 +1,41 @@
+"""The coverage gate, for oracle and mutant authors.
+
+Oracles (``oracles/<world>/oracles.py``: ``ORACLES = {task_id: script}``) prove each task
+solvable; hand mutants (``mutants/<world>/mutants.py``: ``MUTANTS = [Mutant(...)]``) prove each
+criterion can fail; automatic trace mutants probe the rest. Scripts receive a `ScriptContext`.
+"""
+
+from harness_world.coverage.gate import CoverageReport, GateAttempt, check_world, read_equivalents
+from harness_world.coverage.mutants import Mutant, load_mutants
+from harness_world.coverage.mutation import ALL_OPERATORS, OPERATORS, TraceMutant, trace_mutants
+from harness_world.running.oracles import load_oracles
+from harness_world.running.scripted import (
+    Script,
+    ScriptContext,
+    exceed_tool_calls,
+    exceed_turns,
+    follow_pages,
+    record_calls,
+    run_script,
+)
+
+__all__ = [
+    "ALL_OPERATORS",
+    "OPERATORS",
+    "CoverageReport",
+    "GateAttempt",
+    "Mutant",
+    "Script",
+    "ScriptContext",
+    "TraceMutant",
+    "check_world",
+    "exceed_tool_calls",
+    "exceed_turns",
+    "follow_pages",
+    "load_mutants",
+    "load_oracles",
+    "read_equivalents",
+    "record_calls",
+    "run_script",
+    "trace_mutants",
+]

@@ -1,0 +1,377 @@
+"""The coverage gate: oracles pass, mutants fail as predicted, every criterion can fail.
+
+For one world: every task's oracle must verify and pass on every seed; every hand mutant must
+verify and fail exactly the criteria it predicts; every automated criterion of every task must be
+failed by at least one hand mutant of that task; and the automatic trace mutants must be killed
+at a rate of at least the threshold, each survivor either killed later or marked equivalent with
+a written reason.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+import attrs
+import msgspec
+
+from harness_world.coverage.mutants import Mutant, load_mutants
+from harness_world.coverage.mutation import TraceMutant, trace_mutants
+from harness_world.engine.paths import builtin_dir
+from harness_world.engine.plugins import PluginError
+from harness_world.engine.world import World, load_world
+from harness_world.evidence.record import Record
+from harness_world.grading.task import Task, load_tasks
+from harness_world.grading.verify import verify
+from harness_world.running.oracles import load_oracles
+from harness_world.running.scripted import Script, record_calls, run_script
+
+__all__ = [
+    "CoverageReport",
+    "GateAttempt",
+    "check_world",
+    "default_threshold",
+    "read_equivalents",
+]
+
+
+class GateAttempt(msgspec.Struct, frozen=True, kw_only=True):
+    """One scripted attempt of the gate.
+
+    Attributes:
+        kind: ``oracle``, ``hand`` (hand-written mutant) or ``auto`` (trace operator).
+        id: The oracle's task id, the mutant's id, or the operator id.
+        task_id: The task attempted.
+        size: The seed it ran on.
+        outcome: How execution ended.
+        evidence: Whether the record replayed.
+        passed: The grade (null when not graded).
+        failed: Ids of the automated criteria that failed.
+        predicted: For hand mutants, the criteria they must fail.
+        ok: Whether this attempt did what the gate expects of it.
+        note: The mistake or the operator's description.
+        equivalent: For surviving automatic mutants marked equivalent, the reason.
+    """
+
+    kind: Literal["oracle", "hand", "auto"]
+    id: str
+    task_id: str
+    size: str
+    outcome: str
+    evidence: str
+    passed: bool | None
+    failed: list[str]
+    predicted: list[str] | None = None
+    ok: bool
+    note: str = ""
+    equivalent: str = ""
+
+
+class CoverageReport(msgspec.Struct, frozen=True, kw_only=True):
+    """The gate's result for one world.
+
+    Attributes:
+        world: The world checked.
+        results: Every attempt.
+        uncovered: ``task: criterion`` pairs that no hand mutant fails.
+        killed_by: For each ``task: criterion``, the hand mutants that fail it.
+        auto_killed: Automatic mutants that failed.
+        auto_survived: Automatic mutants that passed and are not marked equivalent.
+        auto_equivalent: Automatic mutants that passed and are marked equivalent.
+        score: auto_killed / (auto_killed + auto_survived) (1.0 when there are none).
+        threshold: The minimum score.
+        problems: Everything that makes the gate fail, in words.
+        ok: True when there are no problems.
+    """
+
+    world: str
+    results: list[GateAttempt]
+    uncovered: list[str]
+    killed_by: dict[str, list[str]]
+    auto_killed: int
+    auto_survived: int
+    auto_equivalent: int
+    score: float
+    threshold: float
+    problems: list[str]
+    ok: bool
+
+
+def default_threshold() -> float:
+    """``[tool.harness_world] mutation_score_min`` from the project's pyproject.toml, else 0.95."""
+    pyproject = builtin_dir("worlds").parent / "pyproject.toml"
+    if pyproject.is_file():
+        config = tomllib.loads(pyproject.read_text()).get("tool", {}).get("harness_world", {})
+        value = config.get("mutation_score_min")
+        if isinstance(value, int | float):
+            return float(value)
+    return 0.95
+
+
+def _equivalents(world: str, folder: str | Path | None) -> dict[tuple[str, str], str]:
+    """Reasons by (task, mutant id) or (task, ``<operator>@*``) from ``equivalent.toml``."""
+    root = Path(folder) if folder is not None else builtin_dir("mutants") / world
+    path = root / "equivalent.toml"
+    if not path.is_file():
+        return {}
+    return read_equivalents(path)
+
+
+def read_equivalents(path: Path) -> dict[tuple[str, str], str]:
+    """Reasons by (task, mutant id) or (task, ``<operator>@*``) from an equivalence file.
+
+    Each ``[[equivalent]]`` entry names a ``task`` and either one ``mutant`` id or a whole
+    ``operator``, with a ``reason``.
+
+    Raises:
+        PluginError: for an unreadable file or an entry without a reason or a target.
+    """
+    try:
+        entries = tomllib.loads(path.read_text(encoding="utf-8")).get("equivalent", [])
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise PluginError(f"{path}: cannot read: {exc}") from None
+    out: dict[tuple[str, str], str] = {}
+    for entry in entries:
+        reason = str(entry.get("reason", "")).strip()
+        if "task" not in entry:
+            raise PluginError(f"{path}: an equivalent entry needs a `task` (`*`: every task)")
+        if not reason:
+            raise PluginError(f"{path}: equivalent mutant {entry.get('mutant')!r} needs a reason")
+        if "mutant" in entry:
+            out[(str(entry["task"]), str(entry["mutant"]))] = reason
+        elif "operator" in entry:
+            out[(str(entry["task"]), f"{entry['operator']}@*")] = reason
+        else:
+            raise PluginError(f"{path}: an equivalent entry needs `mutant` or `operator`")
+    return out
+
+
+def _judge(record: Record, task: Task, world: World) -> tuple[str, bool | None, list[str]]:
+    result = verify(record, world=world, task=task)
+    if result.grade is None:
+        return result.evidence, None, []
+    return result.evidence, result.grade.passed, result.grade.failed
+
+
+def _equivalence(equivalents: dict[tuple[str, str], str], task_id: str, trace: TraceMutant) -> str:
+    for key in (
+        (task_id, trace.id),
+        (task_id, f"{trace.operator}@*"),
+        ("*", f"{trace.operator}@*"),
+    ):
+        if key in equivalents:
+            return equivalents[key]
+    return ""
+
+
+@attrs.define(slots=True)
+class _Gate:
+    """The state of one world's gate while its phases run."""
+
+    tasks: list[Task]
+    worlds: dict[str, World]
+    progress: Callable[[str], None] | None
+    results: list[GateAttempt] = attrs.field(factory=list)
+    problems: list[str] = attrs.field(factory=list)
+    criteria: dict[str, list[str]] = attrs.field(factory=dict)
+    oracle_records: dict[str, Record] = attrs.field(factory=dict)
+    killed_by: dict[str, list[str]] = attrs.field(factory=dict)
+    survivors: list[str] = attrs.field(factory=list)
+    killed: int = 0
+    survived: int = 0
+    equivalent: int = 0
+
+    @property
+    def first_size(self) -> str:
+        return next(iter(self.worlds))
+
+    def note(self, what: str) -> None:
+        if self.progress is not None:
+            self.progress(what)
+
+    def check_oracles(self, oracles: dict[str, Script]) -> None:
+        """Every task's oracle verifies and passes on every seed."""
+        for task in self.tasks:
+            script = oracles.get(task.id)
+            if script is None:
+                self.problems.append(f"{task.id}: no oracle")
+                continue
+            for size, world in self.worlds.items():
+                self._check_oracle(task, script, size, world)
+            self.note(f"oracle {task.id}")
+        self.killed_by = {f"{t}: {c}": [] for t, cs in self.criteria.items() for c in cs}
+
+    def _check_oracle(self, task: Task, script: Script, size: str, world: World) -> None:
+        record = run_script(world, task, script)
+        evidence, passed, failed = _judge(record, task, world)
+        ok = evidence == "verified" and passed is True and record.outcome.status == "completed"
+        self.results.append(
+            GateAttempt(
+                kind="oracle",
+                id=task.id,
+                task_id=task.id,
+                size=size,
+                outcome=record.outcome.status,
+                evidence=evidence,
+                passed=passed,
+                failed=failed,
+                ok=ok,
+                note=record.outcome.reason,
+            )
+        )
+        if not ok:
+            why = f"{', '.join(failed) or evidence} {record.outcome.reason}".strip()
+            self.problems.append(f"{task.id}: oracle does not pass on {size} ({why})")
+        if size == self.first_size:
+            self.oracle_records[task.id] = record
+            verdicts = verify(record, world=world, task=task).grade
+            automated = [] if verdicts is None else verdicts.verdicts
+            self.criteria[task.id] = [v.id for v in automated if v.kind != "prose"]
+
+    def check_hand_mutants(self, mutants: list[Mutant]) -> None:
+        """Every hand mutant verifies and fails exactly the criteria it predicts."""
+        by_id = {t.id: t for t in self.tasks}
+        for mutant in mutants:
+            task = by_id.get(mutant.task_id)
+            if task is None:
+                self.problems.append(f"mutant {mutant.id}: unknown task {mutant.task_id!r}")
+                continue
+            for size in mutant.sizes:
+                if size in self.worlds:
+                    self._check_hand_mutant(mutant, task, size, self.worlds[size])
+            self.note(f"mutant {mutant.id}")
+        uncovered = sorted(k for k, v in self.killed_by.items() if not v)
+        self.problems += [f"criterion never failed by a hand mutant: {k}" for k in uncovered]
+
+    def _check_hand_mutant(self, mutant: Mutant, task: Task, size: str, world: World) -> None:
+        record = run_script(world, task, mutant.script)
+        evidence, passed, failed = _judge(record, task, world)
+        expected = sorted(mutant.predicted)
+        matches = evidence == "verified" and passed is False and set(failed) == set(expected)
+        self.results.append(
+            GateAttempt(
+                kind="hand",
+                id=mutant.id,
+                task_id=task.id,
+                size=size,
+                outcome=record.outcome.status,
+                evidence=evidence,
+                passed=passed,
+                failed=failed,
+                predicted=expected,
+                ok=matches,
+                note=mutant.note,
+            )
+        )
+        if not matches and passed:
+            self.problems.append(f"mutant {mutant.id} ({size}): passed; predicted {expected}")
+        elif not matches:
+            self.problems.append(
+                f"mutant {mutant.id} ({size}): failed {failed}, predicted {expected} ({evidence})"
+            )
+        if evidence == "verified":
+            for criterion in failed:
+                self.killed_by.setdefault(f"{task.id}: {criterion}", []).append(mutant.id)
+
+    def check_automatic(self, equivalents: dict[tuple[str, str], str]) -> None:
+        """The automatic trace mutants of every oracle are killed or marked equivalent."""
+        world = self.worlds[self.first_size]
+        for task in self.tasks:
+            oracle = self.oracle_records.get(task.id)
+            if oracle is None:
+                continue
+            for trace in trace_mutants(oracle, task, world):
+                self._check_trace(trace, task, world, oracle, equivalents)
+            self.note(f"automatic mutants of {task.id}")
+
+    def _check_trace(
+        self,
+        trace: TraceMutant,
+        task: Task,
+        world: World,
+        oracle: Record,
+        equivalents: dict[tuple[str, str], str],
+    ) -> None:
+        record = record_calls(
+            world, task, trace.calls, final_message=oracle.final_message, usage=oracle.usage
+        )
+        evidence, passed, failed = _judge(record, task, world)
+        reason = _equivalence(equivalents, task.id, trace)
+        if not passed:
+            self.killed += 1
+        elif reason:
+            self.equivalent += 1
+        else:
+            self.survived += 1
+            self.survivors.append(f"{task.id}: {trace.id}")
+        self.results.append(
+            GateAttempt(
+                kind="auto",
+                id=trace.id,
+                task_id=task.id,
+                size=self.first_size,
+                outcome=record.outcome.status,
+                evidence=evidence,
+                passed=passed,
+                failed=failed,
+                ok=not passed or bool(reason),
+                note=trace.description,
+                equivalent=reason,
+            )
+        )
+
+    def report(self, world_name: str, threshold: float) -> CoverageReport:
+        killed, survived = self.killed, self.survived
+        score = killed / (killed + survived) if killed + survived else 1.0
+        problems = list(self.problems)
+        if score < threshold:
+            problems.append(
+                f"automatic mutation score {score:.3f} is below the threshold {threshold:.3f}"
+            )
+        problems += [
+            f"surviving automatic mutant (kill it or mark it equivalent): {s}"
+            for s in self.survivors
+        ]
+        return CoverageReport(
+            world=world_name,
+            results=self.results,
+            uncovered=sorted(k for k, v in self.killed_by.items() if not v),
+            killed_by=self.killed_by,
+            auto_killed=killed,
+            auto_survived=survived,
+            auto_equivalent=self.equivalent,
+            score=score,
+            threshold=threshold,
+            problems=problems,
+            ok=not problems,
+        )
+
+
+def check_world(
+    world_name: str,
+    *,
+    sizes: tuple[str, ...] = ("small", "large"),
+    tasks_folder: str | Path | None = None,
+    oracles_folder: str | Path | None = None,
+    mutants_folder: str | Path | None = None,
+    threshold: float | None = None,
+    automatic: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> CoverageReport:
+    """Run every oracle and mutant of a world through record, replay and grade.
+
+    Phases: oracles on every seed; hand mutants against their predictions; automatic trace
+    mutants of each oracle (with ``automatic``) against the score threshold.
+    """
+    gate = _Gate(
+        tasks=load_tasks(world=world_name, folder=tasks_folder),
+        worlds={size: load_world(world_name, size=size) for size in sizes},
+        progress=progress,
+    )
+    gate.check_oracles(load_oracles(world_name, oracles_folder))
+    gate.check_hand_mutants(load_mutants(world_name, mutants_folder))
+    if automatic:
+        gate.check_automatic(_equivalents(world_name, mutants_folder))
+    return gate.report(world_name, default_threshold() if threshold is None else threshold)

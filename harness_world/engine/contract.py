@@ -1,0 +1,417 @@
+"""The contract a world declares: entities, their fields, indexes and tools.
+
+A contract is data (msgspec structs) plus tool functions. The engine validates seeds and every
+row a tool writes against it, builds indexes from it, and derives tool schemas from the
+parameter structs, so there is one declaration for each fact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, Literal
+
+import attrs
+import msgspec
+
+from harness_world.engine.canonical import sha256_hex, to_json
+from harness_world.errors import HarnessWorldError
+
+__all__ = [
+    "Contract",
+    "Entity",
+    "Field",
+    "FieldType",
+    "Params",
+    "Problem",
+    "Tool",
+    "ToolFailure",
+    "ToolRun",
+    "validate_row",
+]
+
+FieldType = Literal["str", "int", "float", "bool", "object", "list", "map", "any"]
+"""Field types. ``float`` also accepts integers (JSON has one number type); ``any`` accepts
+every JSON value; ``object`` has declared ``fields``; ``list`` and ``map`` have ``items``."""
+
+
+class Field(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The declaration of one field of an entity (or of a nested object).
+
+    Attributes:
+        type: The JSON type of the value, see `FieldType`.
+        nullable: Whether the value may be ``null``.
+        optional: Whether the field may be absent from the row. Absent and null are different
+            facts and are declared separately.
+        enum: For ``str`` fields, the only values allowed.
+        fields: For ``object`` fields, the declaration of each nested field.
+        items: For ``list`` and ``map`` fields, the declaration of each element (map keys are
+            always strings).
+        description: Free text shown in documentation.
+
+    """
+
+    type: FieldType
+    nullable: bool = False
+    optional: bool = False
+    enum: tuple[str, ...] | None = None
+    fields: dict[str, Field] | None = None
+    items: Field | None = None
+    description: str = ""
+
+
+class Entity(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One kind of row in a world.
+
+    Attributes:
+        name: The entity name, e.g. ``"tickets"``.
+        key: The name of the field holding each row's unique key (a string or an integer).
+        fields: Every field a row may carry, by name; a row with any other field is invalid.
+        indexes: Fields with a secondary index. A list field is indexed by each element.
+            Absent and null are distinct index values.
+        id_prefix: Prefix of keys minted by `ToolContext.new_key` for new rows.
+        description: Free text shown in documentation.
+
+    """
+
+    name: str
+    key: str
+    fields: dict[str, Field]
+    indexes: tuple[str, ...] = ()
+    id_prefix: str = ""
+    description: str = ""
+
+
+class Problem(msgspec.Struct, frozen=True, order=True):
+    """One validation problem in a seed or a written row.
+
+    Problems sort by entity, key, field, so a broken seed reports the same list every run.
+
+    Attributes:
+        entity: The entity (or ``"<file>"`` for a problem with the file as a whole).
+        key: The row's key as text (empty when the row has no usable key).
+        field: A path into the row such as ``owner_id`` or ``address.zip`` or ``tags[2]``.
+        expected: What the contract requires there.
+        found: What the seed holds there (``absent`` when missing).
+
+    """
+
+    entity: str
+    key: str
+    field: str
+    expected: str
+    found: str
+
+    def __str__(self) -> str:
+        where = f"{self.entity}[{self.key}]" if self.key else self.entity
+        if self.field:
+            where += f".{self.field}"
+        return f"{where}: expected {self.expected}, found {self.found}"
+
+
+class Params(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Base class for tool parameters: unknown arguments are rejected, all are keywords.
+
+    Declare optional arguments with ``msgspec.UNSET`` defaults so "not given" is distinct from
+    null, and bound numbers with ``Annotated[int, msgspec.Meta(ge=..., le=...)]``; the JSON Schema
+    given to models is derived from the same type.
+    """
+
+
+class ToolFailure(HarnessWorldError):
+    """Raised inside a tool to report an agent-facing typed error.
+
+    The session catches it, rolls back the call's writes and returns an observation whose
+    ``error`` has this ``kind`` and ``message``. Kinds in use: ``invalid_arguments``,
+    ``unknown_tool``, ``not_found``, ``conflict``, ``refused``, ``internal``; worlds may add more.
+    """
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+ToolRun = Callable[[Any, Any], Any]
+"""A tool's implementation, called as ``run(ctx, params)`` with a
+`harness_world.engine.ToolContext` and the validated `Params`; returns a JSON value."""
+
+
+@attrs.frozen(slots=True)
+class Tool:
+    """A tool a world offers to agents.
+
+    Attributes:
+        name: The name agents call it by.
+        description: What it does, shown to models; include every quirk an agent must know.
+        params: The `Params` subclass its arguments are validated against.
+        kind: ``"read"`` or ``"write"``. Not decoration: the checker's ``no_repeated_writes``
+            looks only at write tools, precheck counts an oracle's successful write calls as the
+            minimum work a task needs, and the automatic mutation operators drop, duplicate and
+            redirect write calls. Declare it truthfully.
+        run: The implementation.
+
+    """
+
+    name: str
+    description: str
+    params: type[Params]
+    kind: Literal["read", "write"]
+    run: ToolRun
+
+    def schema(self) -> dict[str, Any]:
+        """Return the JSON Schema of the parameters, inlined (no top-level ``$ref``)."""
+        (root,), components = msgspec.json.schema_components(
+            [self.params], ref_template="#/$defs/{name}"
+        )
+        name = root["$ref"].rsplit("/", 1)[-1]
+        schema: dict[str, Any] = dict(components.pop(name))
+        schema.pop("title", None)
+        if components:
+            schema["$defs"] = components
+        return schema
+
+
+def tool(
+    name: str, description: str, params: type[Params], kind: Literal["read", "write"]
+) -> Callable[[ToolRun], Tool]:
+    """Decorator form of `Tool`: ``@tool("get_ticket", "...", GetTicket, "read")``."""
+
+    def wrap(run: ToolRun) -> Tool:
+        return Tool(name=name, description=description, params=params, kind=kind, run=run)
+
+    return wrap
+
+
+@attrs.frozen(slots=True)
+class Contract:
+    """Everything a world declares about itself.
+
+    Attributes:
+        name: The world's name.
+        version: Bumped by the world's author whenever tool behaviour changes; part of the hash.
+        entities: The entity declarations.
+        tools: The tools, in the order they are shown to agents.
+        epoch: The logical clock's zero as an ISO-8601 UTC timestamp; tools derive every
+            timestamp they write from it (epoch plus one second per write tick).
+
+    """
+
+    name: str
+    version: str
+    entities: tuple[Entity, ...]
+    tools: tuple[Tool, ...]
+    epoch: str = "2026-01-01T00:00:00Z"
+    _entity_by_name: dict[str, Entity] = attrs.field(init=False, repr=False, eq=False)
+    _tool_by_name: dict[str, Tool] = attrs.field(init=False, repr=False, eq=False)
+    hash: str = attrs.field(init=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        entities = {e.name: e for e in self.entities}
+        tools = {t.name: t for t in self.tools}
+        if len(entities) != len(self.entities):
+            raise ValueError(f"contract {self.name!r}: duplicate entity names")
+        if len(tools) != len(self.tools):
+            raise ValueError(f"contract {self.name!r}: duplicate tool names")
+        for entity in self.entities:
+            if entity.key not in entity.fields:
+                raise ValueError(f"entity {entity.name!r}: key field {entity.key!r} not declared")
+            for index in entity.indexes:
+                if index not in entity.fields:
+                    raise ValueError(f"entity {entity.name!r}: index on undeclared {index!r}")
+        for t in self.tools:
+            if not (isinstance(t.params, type) and issubclass(t.params, Params)):
+                raise TypeError(f"tool {t.name!r}: params must subclass harness_world.Params")
+        object.__setattr__(self, "_entity_by_name", entities)
+        object.__setattr__(self, "_tool_by_name", tools)
+        described = {
+            "name": self.name,
+            "version": self.version,
+            "epoch": self.epoch,
+            "entities": list(self.entities),
+            "tools": [
+                {"name": t.name, "description": t.description, "kind": t.kind, "params": t.schema()}
+                for t in self.tools
+            ],
+        }
+        object.__setattr__(self, "hash", sha256_hex(to_json(described)))
+
+    def entity(self, name: str) -> Entity:
+        """Return the entity called ``name`` or raise `KeyError`."""
+        return self._entity_by_name[name]
+
+    def has_entity(self, name: str) -> bool:
+        """Whether the contract declares an entity called ``name``."""
+        return name in self._entity_by_name
+
+    def tool(self, name: str) -> Tool | None:
+        """Return the tool called ``name``, or None."""
+        return self._tool_by_name.get(name)
+
+
+def _type_name(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _describe(spec: Field) -> str:
+    text: str = spec.type
+    if spec.enum is not None:
+        text = "one of " + "|".join(spec.enum)
+    if spec.nullable:
+        text += " or null"
+    return text
+
+
+def _check_value(
+    spec: Field, value: object, path: str, entity: str, key: str, out: list[Problem]
+) -> None:
+    if value is None:
+        if not spec.nullable:
+            out.append(Problem(entity, key, path, _describe(spec), "null"))
+        return
+    kind = spec.type
+    found = _type_name(value)
+    if kind == "any":
+        return
+    if kind == "float":
+        ok = found in ("float", "int")
+    elif kind == "map":
+        ok = found == "object"
+    else:
+        ok = found == kind
+    if not ok:
+        out.append(Problem(entity, key, path, _describe(spec), found))
+        return
+    if kind == "str" and spec.enum is not None and value not in spec.enum:
+        out.append(Problem(entity, key, path, _describe(spec), repr(value)))
+    elif kind == "object" and spec.fields is not None:
+        assert isinstance(value, dict)
+        _check_object(spec.fields, value, path + ".", entity, key, out)
+    elif kind == "list" and spec.items is not None:
+        assert isinstance(value, list)
+        for i, item in enumerate(value):
+            _check_value(spec.items, item, f"{path}[{i}]", entity, key, out)
+    elif kind == "map" and spec.items is not None:
+        assert isinstance(value, dict)
+        for name, item in value.items():
+            _check_value(spec.items, item, f"{path}[{name!r}]", entity, key, out)
+
+
+def _check_object(
+    fields: dict[str, Field],
+    row: dict[str, Any],
+    prefix: str,
+    entity: str,
+    key: str,
+    out: list[Problem],
+) -> None:
+    for name, spec in fields.items():
+        if name in row:
+            _check_value(spec, row[name], prefix + name, entity, key, out)
+        elif not spec.optional:
+            out.append(Problem(entity, key, prefix + name, _describe(spec), "absent"))
+    for name in row:
+        if name not in fields:
+            out.append(Problem(entity, key, prefix + str(name), "no such field", "present"))
+
+
+_SCALARS: dict[str, Any] = {"str": str, "int": int, "float": float, "bool": bool, "any": Any}
+_COMPILED: dict[int, tuple[Entity, Any]] = {}
+
+
+def _compiled_type(spec: Field, name: str) -> Any:
+    kind = spec.type
+    compiled: Any
+    if kind == "str" and spec.enum is not None:
+        compiled = Literal[spec.enum]
+    elif kind in _SCALARS:
+        compiled = _SCALARS[kind]
+    elif kind == "object":
+        compiled = dict[str, Any] if spec.fields is None else _compiled_struct(spec.fields, name)
+    else:
+        inner = Any if spec.items is None else _compiled_type(spec.items, name + "_item")
+        compiled = list[inner] if kind == "list" else dict[str, inner]  # type: ignore[valid-type]
+    if spec.nullable:
+        compiled = compiled | None
+    return compiled
+
+
+def _compiled_struct(fields: dict[str, Field], name: str) -> type[msgspec.Struct]:
+    members: list[tuple[str, Any, Any]] = []
+    for i, (field_name, spec) in enumerate(fields.items()):
+        annotation = _compiled_type(spec, f"{name}_{i}")
+        if spec.optional:
+            members.append(
+                (
+                    f"f{i}",
+                    annotation | msgspec.UnsetType,
+                    msgspec.field(name=field_name, default=msgspec.UNSET),
+                )
+            )
+        else:
+            members.append((f"f{i}", annotation, msgspec.field(name=field_name)))
+    return msgspec.defstruct(name, members, kw_only=True, forbid_unknown_fields=True)
+
+
+def _compiled(entity: Entity) -> Any:
+    """A msgspec type equivalent to the entity's declaration (built once per entity)."""
+    cached = _COMPILED.get(id(entity))
+    if cached is None or cached[0] is not entity:
+        cached = (entity, _compiled_struct(entity.fields, f"Row_{entity.name}"))
+        _COMPILED[id(entity)] = cached
+    return cached[1]
+
+
+def validate_row(entity: Entity, row: object, key_text: str = "") -> list[Problem]:
+    """Check one row against its entity; return every problem found (empty when valid).
+
+    A compiled msgspec type answers the common case (a valid row) in C; only a row it rejects
+    goes through the Python walk that collects every problem with its path.
+    """
+    if isinstance(row, dict):
+        key_value = row.get(entity.key, 0)
+        if isinstance(key_value, str | int) and not isinstance(key_value, bool):
+            try:
+                msgspec.convert(row, _compiled(entity), strict=True)
+            except msgspec.ValidationError:
+                pass
+            else:
+                return []
+    return row_problems(entity, row, key_text)
+
+
+def row_problems(entity: Entity, row: object, key_text: str = "") -> list[Problem]:
+    """The Python walk behind `validate_row`: every problem with its path, sorted by caller."""
+    out: list[Problem] = []
+    if not isinstance(row, dict):
+        out.append(Problem(entity.name, key_text, "", "object", _type_name(row)))
+        return out
+    key_value = row.get(entity.key)
+    if not key_text and isinstance(key_value, str | int) and not isinstance(key_value, bool):
+        key_text = str(key_value)
+    _check_object(entity.fields, row, "", entity.name, key_text, out)
+    if entity.key in row and not (
+        isinstance(key_value, str | int) and not isinstance(key_value, bool)
+    ):
+        out.append(
+            Problem(entity.name, key_text, entity.key, "str or int key", _type_name(key_value))
+        )
+    return out
+
+
+def sorted_problems(problems: Iterable[Problem]) -> list[Problem]:
+    """Deduplicate and sort problems so every run reports the same list."""
+    return sorted(set(problems))

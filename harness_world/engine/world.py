@@ -1,0 +1,348 @@
+"""The immutable, validated, indexed world every session reads through."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Hashable, Iterator, Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import attrs
+import msgspec
+
+from harness_world.engine.canonical import from_json, to_json
+from harness_world.engine.contract import Contract, Entity, Problem, sorted_problems, validate_row
+from harness_world.engine.paths import builtin_dir, cache_dir
+from harness_world.engine.plugins import PluginError, import_path
+from harness_world.engine.session import Session
+from harness_world.engine.values import ABSENT, Absent, Key, index_token
+from harness_world.errors import HarnessWorldError
+
+__all__ = ["ABSENT", "Absent", "Key", "World", "WorldError", "index_token", "load_world"]
+
+
+class WorldError(HarnessWorldError):
+    """A world could not be loaded: a missing file, malformed input, or contract violations.
+
+    Attributes:
+        problems: Every validation problem found, sorted (empty for file-level errors).
+
+    """
+
+    def __init__(self, message: str, problems: list[Problem] | None = None) -> None:
+        self.problems = problems or []
+        if self.problems:
+            shown = "\n".join(f"  {p}" for p in self.problems[:200])
+            more = len(self.problems) - 200
+            if more > 0:
+                shown += f"\n  ... and {more} more"
+            message = f"{message}: {len(self.problems)} problem(s)\n{shown}"
+        super().__init__(message)
+
+
+@attrs.frozen(slots=True)
+class _Table:
+    entity: Entity
+    rows: dict[Key, bytes]
+    position: dict[Key, int]
+    order: tuple[Key, ...]
+    indexes: dict[str, dict[Hashable, tuple[Key, ...]]]
+
+
+def _index_values(row: Mapping[str, Any], field: str) -> list[object]:
+    if field not in row:
+        return [ABSENT]
+    value = row[field]
+    if isinstance(value, list):
+        return list(dict.fromkeys(v for v in value if isinstance(v, str | int | float | bool)))
+    return [value]
+
+
+def _build_table(entity: Entity, rows: list[dict[str, Any]]) -> _Table:
+    encoded: dict[Key, bytes] = {}
+    position: dict[Key, int] = {}
+    buckets: dict[str, dict[Hashable, list[Key]]] = {f: {} for f in entity.indexes}
+    for i, row in enumerate(rows):
+        key: Key = row[entity.key]
+        encoded[key] = to_json(row)
+        position[key] = i
+        for field, bucket in buckets.items():
+            for value in _index_values(row, field):
+                bucket.setdefault(index_token(value), []).append(key)
+    indexes = {f: {t: tuple(keys) for t, keys in b.items()} for f, b in buckets.items()}
+    return _Table(entity, encoded, position, tuple(encoded), indexes)
+
+
+@attrs.frozen(slots=True)
+class World:
+    """A loaded world: contract plus rows, validated, indexed and hashed; never mutated.
+
+    Attributes:
+        name: The world's name (from its contract).
+        size: Which seed was loaded (``small``, ``large``, or the seed file's name).
+        contract: The contract the rows were validated against.
+        hash: SHA-256 over the contract hash and every row's canonical encoding, in order.
+        source: Where the rows came from (context only; not part of the hash).
+        code_hash: SHA-256 of the world's ``world.py`` when loaded from a folder (its tools'
+            code; part of a run's revision), empty for worlds built from data in memory.
+
+    """
+
+    name: str
+    size: str
+    contract: Contract
+    hash: str
+    source: str
+    _tables: dict[str, _Table] = attrs.field(repr=False)
+    code_hash: str = ""
+
+    def open_session(self, seed: int = 0) -> Session:
+        """Open a private copy-on-write session; copies nothing, whatever the world's size."""
+        return Session(self, seed)
+
+    def entities(self) -> tuple[str, ...]:
+        """The entity names, in contract order."""
+        return tuple(self._tables)
+
+    def count(self, entity: str) -> int:
+        """Number of rows of ``entity``."""
+        return len(self._table(entity).rows)
+
+    def keys(self, entity: str) -> tuple[Key, ...]:
+        """Keys of ``entity`` in seed order."""
+        return self._table(entity).order
+
+    def get(self, entity: str, key: Key) -> dict[str, Any] | None:
+        """An independent copy of one row, or None when there is no such row."""
+        data = self._table(entity).rows.get(key)
+        return None if data is None else from_json(data)
+
+    def rows(self, entity: str) -> Iterator[dict[str, Any]]:
+        """Independent copies of every row of ``entity`` in seed order."""
+        for data in self._table(entity).rows.values():
+            yield from_json(data)
+
+    def lookup(self, entity: str, field: str, value: object) -> tuple[Key, ...] | None:
+        """Keys whose indexed ``field`` has ``value`` (``ABSENT``: missing); None if unindexed."""
+        index = self._table(entity).indexes.get(field)
+        if index is None:
+            return None
+        return index.get(index_token(value), ())
+
+    def raw(self, entity: str, key: Key) -> bytes | None:
+        """The stored canonical encoding of a row (for sessions and hashing)."""
+        return self._table(entity).rows.get(key)
+
+    def position(self, entity: str, key: Key) -> int | None:
+        """A row's position in seed order, or None if it is not in the world."""
+        return self._table(entity).position.get(key)
+
+    def _table(self, entity: str) -> _Table:
+        try:
+            return self._tables[entity]
+        except KeyError:
+            raise KeyError(f"world {self.name!r} has no entity {entity!r}") from None
+
+    @classmethod
+    def from_data(
+        cls, contract: Contract, data: object, *, size: str = "custom", source: str = "<memory>"
+    ) -> World:
+        """Validate ``data`` (entity name to a list of rows or a key-to-row map) and build a world.
+
+        Raises:
+            WorldError: listing every problem found, sorted.
+
+        """
+        problems: list[Problem] = []
+        if not isinstance(data, dict):
+            raise WorldError(
+                f"{source}: expected an object of entities, found {type(data).__name__}"
+            )
+        for name in data:
+            if not contract.has_entity(name):
+                problems.append(Problem(str(name), "", "", "a declared entity", "unknown entity"))
+        tables: dict[str, _Table] = {}
+        for entity in contract.entities:
+            raw = data.get(entity.name, [])
+            rows, entity_problems = _collect_rows(entity, raw)
+            problems.extend(entity_problems)
+            if not entity_problems:
+                tables[entity.name] = _build_table(entity, rows)
+        if problems:
+            raise WorldError(
+                f"{source}: world {contract.name!r} is invalid", sorted_problems(problems)
+            )
+        digest = hashlib.sha256()
+        digest.update(contract.hash.encode())
+        for name in sorted(tables):
+            digest.update(name.encode() + b"\x00")
+            for blob in tables[name].rows.values():
+                digest.update(len(blob).to_bytes(8, "big"))
+                digest.update(blob)
+        return cls(contract.name, size, contract, digest.hexdigest(), source, tables)
+
+
+def _collect_rows(entity: Entity, raw: object) -> tuple[list[dict[str, Any]], list[Problem]]:
+    problems: list[Problem] = []
+    rows: list[dict[str, Any]] = []
+    if isinstance(raw, dict):
+        items: list[tuple[str | None, object]] = list(raw.items())
+    elif isinstance(raw, list):
+        items = [(None, r) for r in raw]
+    else:
+        return [], [Problem(entity.name, "", "", "a list or map of rows", type(raw).__name__)]
+    seen: set[Key] = set()
+    for i, (map_key, row) in enumerate(items):
+        label = map_key if map_key is not None else f"#{i}"
+        row_problems = validate_row(entity, row, "")
+        if isinstance(row, dict) and entity.key in row:
+            key = row[entity.key]
+            label = str(key)
+            if map_key is not None and str(key) != map_key:
+                row_problems.append(
+                    Problem(entity.name, label, entity.key, f"the map key {map_key!r}", repr(key))
+                )
+            if isinstance(key, str | int) and not isinstance(key, bool):
+                if key in seen:
+                    row_problems.append(
+                        Problem(entity.name, label, entity.key, "a unique key", "duplicate")
+                    )
+                seen.add(key)
+        problems.extend(
+            Problem(p.entity, p.key or label, p.field, p.expected, p.found) for p in row_problems
+        )
+        if not row_problems and isinstance(row, dict):
+            rows.append(row)
+    return rows, problems
+
+
+_BYTE_POSITION = re.compile(r"\(byte (\d+)\)")
+
+
+def _decode_seed(path: Path) -> object:
+    try:
+        blob = path.read_bytes()
+    except OSError as exc:
+        raise WorldError(f"{path}: cannot read seed: {exc.strerror or exc}") from None
+    try:
+        if path.suffix == ".msgpack":
+            return msgspec.msgpack.decode(blob)
+        return msgspec.json.decode(blob)
+    except msgspec.DecodeError as exc:
+        message = str(exc)
+        match = _BYTE_POSITION.search(message)
+        if match:
+            offset = int(match.group(1))
+            line = blob.count(b"\n", 0, offset) + 1
+            column = offset - (blob.rfind(b"\n", 0, offset) + 1) + 1
+            message = f"{message} at line {line}, column {column}"
+        raise WorldError(f"{path}: malformed seed: {message}") from None
+
+
+def _import_world_module(folder: Path) -> ModuleType:
+    module_file = folder / "world.py"
+    if not module_file.is_file():
+        raise WorldError(f"{folder}: not a world folder (no world.py)")
+    try:
+        module = import_path(module_file, "worlds")
+    except PluginError as exc:
+        raise WorldError(str(exc)) from None
+    if not isinstance(getattr(module, "CONTRACT", None), Contract):
+        raise WorldError(f"{module_file}: defines no CONTRACT of type harness_world.Contract")
+    return module
+
+
+def resolve_world_folder(name_or_path: str | Path) -> Path:
+    """Find a world folder: a bare name means a built-in world, anything else a path.
+
+    A bare name never resolves to a folder of the same name in the working directory, so
+    ``load_world("helpdesk")`` means the same world wherever it runs.
+    """
+    if isinstance(name_or_path, str) and "/" not in name_or_path and "\\" not in name_or_path:
+        builtin = builtin_dir("worlds") / name_or_path
+        if (builtin / "world.py").is_file():
+            return builtin
+    candidate = Path(name_or_path)
+    if candidate.is_dir():
+        return candidate
+    available = sorted(
+        p.name for p in builtin_dir("worlds").iterdir() if (p / "world.py").is_file()
+    )
+    raise WorldError(
+        f"unknown world {str(name_or_path)!r}: not a folder, and not a built-in world "
+        f"(built-in: {', '.join(available)})"
+    )
+
+
+def world_module(name_or_path: str | Path) -> ModuleType:
+    """Import (once per process) the ``world.py`` of a world given by name or folder."""
+    return _import_world_module(resolve_world_folder(name_or_path))
+
+
+_CACHE: dict[tuple[str, str, str], World] = {}
+
+
+def load_world(
+    name_or_path: str | Path, size: str = "small", *, seed_file: str | Path | None = None
+) -> World:
+    """Load a world by built-in name or folder path; cached per process (worlds are immutable).
+
+    Args:
+        name_or_path: A built-in world name (``"helpdesk"``) or a world folder.
+        size: Which seed: a committed ``seeds/<size>.json``/``.msgpack`` file, or a size the
+            world's ``generate`` function produces (cached on disk under `cache_dir`).
+        seed_file: Load this seed file instead of a named size.
+
+    Raises:
+        WorldError: unknown world, unreadable or malformed seed, or contract violations.
+
+    """
+    folder = resolve_world_folder(name_or_path).resolve()
+    key = (str(folder), size, str(Path(seed_file).resolve()) if seed_file else "")
+    cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    module = _import_world_module(folder)
+    contract: Contract = module.CONTRACT
+    code_hash = hashlib.sha256((folder / "world.py").read_bytes()).hexdigest()
+    if seed_file is not None:
+        path = Path(seed_file)
+        world = World.from_data(contract, _decode_seed(path), size=path.stem, source=str(path))
+    else:
+        world = _load_sized(folder, module, contract, size)
+    world = attrs.evolve(world, code_hash=code_hash)
+    _CACHE[key] = world
+    return world
+
+
+def _load_sized(folder: Path, module: ModuleType, contract: Contract, size: str) -> World:
+    for suffix in (".json", ".msgpack"):
+        path = folder / "seeds" / f"{size}{suffix}"
+        if path.is_file():
+            return World.from_data(contract, _decode_seed(path), size=size, source=str(path))
+    generate = getattr(module, "generate", None)
+    sizes: tuple[str, ...] = tuple(getattr(module, "GENERATED_SIZES", ()))
+    if generate is None or size not in sizes:
+        committed = sorted(
+            p.stem for p in (folder / "seeds").glob("*") if p.suffix in (".json", ".msgpack")
+        )
+        raise WorldError(
+            f"world {contract.name!r} has no seed {size!r} "
+            f"(available: {', '.join(sorted(set(committed) | set(sizes))) or 'none'})"
+        )
+    source_hash = hashlib.sha256((folder / "world.py").read_bytes()).hexdigest()[:16]
+    cached = cache_dir() / contract.name / f"{size}-{source_hash}.msgpack"
+    if cached.is_file():
+        try:
+            return World.from_data(contract, _decode_seed(cached), size=size, source=str(cached))
+        except WorldError:
+            cached.unlink(missing_ok=True)
+    data = generate(size)
+    world = World.from_data(contract, data, size=size, source=f"generated:{size}")
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cached.with_suffix(f".tmp{id(world)}")
+    tmp.write_bytes(msgspec.msgpack.encode(data))
+    tmp.replace(cached)
+    return world

@@ -1,0 +1,14 @@
+"""The one exception base class of harness_world.
+
+Every error the library raises on purpose derives from `HarnessWorldError`, so a caller can
+catch them all in one place; each keeps the more specific built-in base it had (`ValueError`
+for malformed input) so existing ``except ValueError`` code keeps working.
+"""
+
+from __future__ import annotations
+
+__all__ = ["HarnessWorldError"]
+
+
+class HarnessWorldError(Exception):
+    """Base class of every exception harness_world raises deliberately."""

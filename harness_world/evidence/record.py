@@ -1,0 +1,257 @@
+"""Records: the evidence one attempt leaves, saved atomically, loaded defensively."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+
+from harness_world.engine.calls import CallRecord, FinalRow
+from harness_world.engine.canonical import sha256_hex, to_json
+from harness_world.engine.session import Session
+from harness_world.errors import HarnessWorldError
+
+__all__ = [
+    "FORMAT_VERSION",
+    "Outcome",
+    "OutcomeStatus",
+    "Record",
+    "RecordContext",
+    "RecordError",
+    "Usage",
+    "WorldRef",
+    "load_record",
+    "make_record",
+    "record_digest",
+    "save_record",
+]
+
+FORMAT_VERSION = 1
+OutcomeStatus = Literal["completed", "error", "turn_limit", "budget_limit", "interrupted"]
+
+
+class WorldRef(msgspec.Struct, frozen=True, kw_only=True):
+    """Which world a record ran against.
+
+    Attributes:
+        name: The world's name (a built-in world, or the folder name of a user world).
+        size: The seed loaded (``small``, ``large``, or a seed file's stem).
+        hash: The world's content hash; replay refuses a world with another hash.
+        contract_hash: The contract's hash (entities, tools and their schemas).
+    """
+
+    name: str
+    size: str
+    hash: str
+    contract_hash: str
+
+
+class Outcome(msgspec.Struct, frozen=True, kw_only=True):
+    """How execution ended (a fact apart from evidence and grade).
+
+    Attributes:
+        status: ``completed``, ``error``, ``turn_limit``, ``budget_limit`` or ``interrupted``.
+        reason: Why, in words (empty for a plain completion).
+    """
+
+    status: OutcomeStatus
+    reason: str = ""
+
+
+class Usage(msgspec.Struct, frozen=True, kw_only=True):
+    """What the attempt consumed.
+
+    Attributes:
+        turns: Model round trips (agent turns).
+        requests: HTTP requests to the model provider, retries included.
+        retries: Requests that were retries of an earlier one.
+        input_tokens: Prompt tokens over all requests.
+        output_tokens: Completion tokens over all requests.
+        cost: Money spent, in US dollars, as reported or priced.
+        uncertain_cost: Money reserved for requests whose response was lost: exposure of
+            unknown size, never counted as zero.
+    """
+
+    turns: int = 0
+    requests: int = 0
+    retries: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    uncertain_cost: float = 0.0
+
+
+class RecordContext(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Facts about where and when a record was made: kept out of replay and out of the digest.
+
+    Attributes:
+        started_at: Wall-clock start, ISO-8601 UTC.
+        finished_at: Wall-clock end, ISO-8601 UTC.
+        host: Host name.
+        pid: Process id.
+        workers: Parallelism of the run that made it.
+        latency_s: Wall-clock duration in seconds.
+        notes: Free-form extra context.
+    """
+
+    started_at: str = ""
+    finished_at: str = ""
+    host: str = ""
+    pid: int = 0
+    workers: int = 0
+    latency_s: float = 0.0
+    notes: dict[str, str] = {}
+
+
+class Record(msgspec.Struct, frozen=True, kw_only=True):
+    """The evidence of one attempt; see ``docs/record-format.md`` for the file format.
+
+    Attributes:
+        format: The record format version (`FORMAT_VERSION`).
+        world: The world it ran against.
+        task_id: The task attempted (empty for free-form sessions).
+        task_hash: The hash of the task's definition at the time (empty without a task).
+        revision: The run revision id (empty outside a pinned run).
+        sample: The sample index within the run.
+        seed: The session seed.
+        calls: The whole call log.
+        final: The final state of every key the session wrote.
+        outcome: How execution ended.
+        final_message: The agent's last message.
+        usage: Turns, requests, tokens and cost.
+        digest: SHA-256 over the canonical encoding of every field above (not ``context``):
+            a single edited byte is detected even where replay cannot recompute the field.
+        context: Wall-clock times, host, pid, parallelism: recorded, never compared.
+    """
+
+    format: int = FORMAT_VERSION
+    world: WorldRef
+    task_id: str = ""
+    task_hash: str = ""
+    revision: str = ""
+    sample: int = 0
+    seed: int = 0
+    calls: list[CallRecord]
+    final: list[FinalRow]
+    outcome: Outcome
+    final_message: str = ""
+    usage: Usage = Usage()
+    digest: str = ""
+    context: RecordContext = RecordContext()
+
+
+class RecordError(HarnessWorldError):
+    """A record file could not be read: missing, truncated, malformed, or of another format."""
+
+
+def record_digest(record: Record) -> str:
+    """The digest of a record's evidence: everything except ``digest`` and ``context``."""
+    body = msgspec.structs.replace(record, digest="", context=RecordContext())
+    return sha256_hex(to_json(body))
+
+
+def make_record(
+    session: Session,
+    *,
+    outcome: Outcome,
+    task_id: str = "",
+    task_hash: str = "",
+    revision: str = "",
+    sample: int = 0,
+    final_message: str = "",
+    usage: Usage | None = None,
+    context: RecordContext | None = None,
+) -> Record:
+    """Seal a session's evidence into a record (the digest is computed here)."""
+    world = session.world
+    record = Record(
+        world=WorldRef(
+            name=world.name, size=world.size, hash=world.hash, contract_hash=world.contract.hash
+        ),
+        task_id=task_id,
+        task_hash=task_hash,
+        revision=revision,
+        sample=sample,
+        seed=session.seed,
+        calls=list(session.log),
+        final=session.touched(),
+        outcome=outcome,
+        final_message=final_message,
+        usage=usage or Usage(),
+        context=context or RecordContext(),
+    )
+    return msgspec.structs.replace(record, digest=record_digest(record))
+
+
+def encode_record(record: Record, fmt: Literal["json", "msgpack"] = "json") -> bytes:
+    """Canonical bytes of a record: sorted keys; JSON indented for reading."""
+    if fmt == "msgpack":
+        return msgspec.msgpack.Encoder(order="sorted").encode(record)
+    return msgspec.json.format(to_json(record), indent=1) + b"\n"
+
+
+def save_record(record: Record, path: str | Path) -> Path:
+    """Write a record atomically: temp file, fsync, rename, fsync of the folder.
+
+    The format follows the suffix: ``.msgpack`` for msgpack, anything else canonical JSON. A
+    crash at any moment leaves either the previous file or the complete new one, never half.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    data = encode_record(record, "msgpack" if target.suffix == ".msgpack" else "json")
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, target)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(target.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+    return target
+
+
+def decode_record(data: bytes, fmt: Literal["json", "msgpack"] = "json") -> Record:
+    """Decode record bytes with strict types.
+
+    Raises:
+        RecordError: on malformed or truncated input, or an unknown format version.
+    """
+    try:
+        if fmt == "msgpack":
+            record = msgspec.msgpack.decode(data, type=Record)
+        else:
+            record = msgspec.json.decode(data, type=Record)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise RecordError(f"not a valid record: {exc}") from None
+    if record.format != FORMAT_VERSION:
+        raise RecordError(
+            f"record format {record.format} is not supported (this build reads {FORMAT_VERSION})"
+        )
+    return record
+
+
+def load_record(path: str | Path) -> Record:
+    """Read a record file (JSON or ``.msgpack``).
+
+    Raises:
+        RecordError: naming the file and what is wrong with it.
+    """
+    source = Path(path)
+    try:
+        data = source.read_bytes()
+    except OSError as exc:
+        raise RecordError(f"{source}: cannot read: {exc.strerror or exc}") from None
+    try:
+        return decode_record(data, "msgpack" if source.suffix == ".msgpack" else "json")
+    except RecordError as exc:
+        raise RecordError(f"{source}: {exc}") from None

@@ -1,0 +1,173 @@
+"""Replay verification: re-execute a record in a fresh session and compare everything."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+import msgspec
+
+from harness_world.engine.canonical import from_json, to_json
+from harness_world.engine.session import Session
+from harness_world.engine.world import World
+from harness_world.evidence.record import Record, record_digest
+
+__all__ = ["Evidence", "Mismatch", "replay"]
+
+Evidence = Literal["verified", "ungraded", "lost"]
+_SNIPPET = 160
+_MAX_MISMATCHES = 200
+
+
+class Mismatch(msgspec.Struct, frozen=True, kw_only=True):
+    """One difference between a record and its replay.
+
+    Attributes:
+        seq: The call's sequence number (null for record-level differences).
+        path: Where, e.g. ``calls[3].result.tickets[0].status`` or ``final[tickets:T-1].row``.
+        recorded: The recorded value as JSON text (``<absent>`` if missing), shortened.
+        replayed: The recomputed value, likewise.
+    """
+
+    seq: int | None
+    path: str
+    recorded: str
+    replayed: str
+
+    def __str__(self) -> str:
+        where = f"call {self.seq} " if self.seq is not None else ""
+        return f"{where}{self.path}: recorded {self.recorded}, replayed {self.replayed}"
+
+
+def _snippet(value: Any) -> str:
+    if value is _ABSENT_MARK:
+        return "<absent>"
+    try:
+        text = to_json(value).decode()
+    except (TypeError, ValueError, msgspec.EncodeError):
+        text = repr(value)
+    return text if len(text) <= _SNIPPET else text[: _SNIPPET - 1] + "…"
+
+
+_ABSENT_MARK = object()
+
+
+def _differences(
+    recorded: Any, replayed: Any, path: str, seq: int | None, out: list[Mismatch]
+) -> None:
+    if len(out) >= _MAX_MISMATCHES:
+        return
+    if isinstance(recorded, dict) and isinstance(replayed, dict):
+        for key in sorted(set(recorded) | set(replayed), key=str):
+            _differences(
+                recorded.get(key, _ABSENT_MARK),
+                replayed.get(key, _ABSENT_MARK),
+                f"{path}.{key}",
+                seq,
+                out,
+            )
+        return
+    if isinstance(recorded, list) and isinstance(replayed, list):
+        for i in range(max(len(recorded), len(replayed))):
+            _differences(
+                recorded[i] if i < len(recorded) else _ABSENT_MARK,
+                replayed[i] if i < len(replayed) else _ABSENT_MARK,
+                f"{path}[{i}]",
+                seq,
+                out,
+            )
+        return
+    same_type = type(recorded) is type(replayed)
+    if not same_type or recorded != replayed:
+        out.append(
+            Mismatch(seq=seq, path=path, recorded=_snippet(recorded), replayed=_snippet(replayed))
+        )
+
+
+def _builtins(value: Any) -> Any:
+    return msgspec.to_builtins(value)
+
+
+def replay(
+    record: Record, world: World, *, on_call: Callable[[int], None] | None = None
+) -> tuple[Session, list[Mismatch]]:
+    """Re-execute every recorded call in a fresh session and compare the whole of each.
+
+    Compares, per call, the sequence number, tool, arguments, result, typed error kind and
+    message, every write image and the clock before and after; then the set of touched keys and
+    each final row; then the record's digest. Nothing the record says that replay can recompute
+    is trusted. Returns the replayed session (usable to continue from the prefix) and every
+    difference.
+    """
+    mismatches: list[Mismatch] = []
+    if world.hash != record.world.hash:
+        mismatches.append(
+            Mismatch(seq=None, path="world.hash", recorded=record.world.hash, replayed=world.hash)
+        )
+        return world.open_session(record.seed), mismatches
+    if world.contract.hash != record.world.contract_hash:
+        mismatches.append(
+            Mismatch(
+                seq=None,
+                path="world.contract_hash",
+                recorded=record.world.contract_hash,
+                replayed=world.contract.hash,
+            )
+        )
+    session = world.open_session(record.seed)
+    for index, recorded in enumerate(record.calls):
+        # The fresh result stays as raw JSON bytes: encoding the entry splices them in, so the
+        # comparison costs one encode per side and no decode.
+        fresh, blob = session._run(recorded.tool, recorded.args, raw=True)
+        if to_json(recorded) == to_json(fresh):
+            session._replace_last(recorded)  # byte-identical: keep the decoded twin in the log
+        else:
+            decoded = msgspec.structs.replace(fresh, result=from_json(blob) if fresh.ok else None)
+            session._replace_last(decoded)
+            _differences(
+                _builtins(recorded), _builtins(decoded), f"calls[{index}]", recorded.seq, mismatches
+            )
+        if on_call is not None:
+            on_call(index)
+    final = session.touched()
+    if to_json(record.final) != to_json(final):
+        # Keys are typed: the integer 1 and the string "1" are different rows.
+        recorded_rows = {f"{r.entity}:{to_json(r.key).decode()}": r.row for r in record.final}
+        replayed_rows = {f"{r.entity}:{to_json(r.key).decode()}": r.row for r in final}
+        before = len(mismatches)
+        if list(recorded_rows) != list(replayed_rows):
+            mismatches.append(
+                Mismatch(
+                    seq=None,
+                    path="final (touched keys)",
+                    recorded=_snippet(list(recorded_rows)),
+                    replayed=_snippet(list(replayed_rows)),
+                )
+            )
+        for key in recorded_rows.keys() & replayed_rows.keys():
+            _differences(
+                _builtins(recorded_rows[key]),
+                _builtins(replayed_rows[key]),
+                f"final[{key}].row",
+                None,
+                mismatches,
+            )
+        if len(record.final) != len(recorded_rows):
+            mismatches.append(
+                Mismatch(seq=None, path="final", recorded="duplicate keys", replayed="unique keys")
+            )
+        if len(mismatches) == before:  # the bytes differ: never let that pass unreported
+            mismatches.append(
+                Mismatch(
+                    seq=None,
+                    path="final",
+                    recorded=_snippet(_builtins(record.final)),
+                    replayed=_snippet(_builtins(final)),
+                )
+            )
+    expected = record_digest(record)
+    if record.digest != expected:
+        mismatches.append(
+            Mismatch(seq=None, path="digest", recorded=record.digest, replayed=expected)
+        )
+    return session, mismatches

@@ -1,0 +1,43 @@
+"""Grading: tasks, the pure checker, grades, and verification (replay first, then grade)."""
+
+from harness_world.grading.checker import grade
+from harness_world.grading.grade import CriterionKind, CriterionVerdict, Grade, VerdictStatus
+from harness_world.grading.task import (
+    Allowance,
+    Answer,
+    Budgets,
+    Clause,
+    Condition,
+    Requirement,
+    Target,
+    Task,
+    TaskError,
+    load_task,
+    load_tasks,
+    select_targets,
+)
+from harness_world.grading.verify import Verification, task_mismatch, verify, verify_file
+
+__all__ = [
+    "Allowance",
+    "Answer",
+    "Budgets",
+    "Clause",
+    "Condition",
+    "CriterionKind",
+    "CriterionVerdict",
+    "Grade",
+    "Requirement",
+    "Target",
+    "Task",
+    "TaskError",
+    "VerdictStatus",
+    "Verification",
+    "grade",
+    "load_task",
+    "load_tasks",
+    "select_targets",
+    "task_mismatch",
+    "verify",
+    "verify_file",
+]

@@ -1,0 +1,557 @@
+"""The checker: a pure function of (verified record, task, start world) to a grade.
+
+It reads the record and the start state only: it never opens a session, calls a tool or asks a
+model. State criteria compare delta = diff(start, final) with the required set R and the allowed
+set A (R ⊆ delta and delta ⊆ A, reported separately); trace criteria read the call log.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+from msgspec import UNSET
+
+from harness_world.engine.calls import CallRecord
+from harness_world.engine.canonical import to_json
+from harness_world.engine.contract import Entity
+from harness_world.engine.world import Key, World
+from harness_world.evidence.record import Record
+from harness_world.grading.grade import CriterionKind, CriterionVerdict, Grade
+from harness_world.grading.task import Requirement, Task, select_targets
+
+__all__ = ["Change", "grade", "net_changes", "returned_rows"]
+
+_MISSING = object()
+_SHOWN = 6
+
+
+@attrs.frozen(slots=True)
+class Change:
+    """One row's net change: start row and final row (None when absent at that end)."""
+
+    entity: str
+    key: Key
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+
+    def fields(self) -> list[str]:
+        """Fields whose value differs, type-aware at every depth (absent is not null)."""
+        before, after = self.before or {}, self.after or {}
+        names = sorted(set(before) | set(after))
+        return [
+            n
+            for n in names
+            if n not in before or n not in after or _typed(before[n]) != _typed(after[n])
+        ]
+
+
+def net_changes(record: Record, world: World) -> list[Change]:
+    """delta: every touched key whose final row differs from the start row."""
+    out = []
+    for final in record.final:
+        start = world.get(final.entity, final.key)
+        if start != final.row or _typed(start) != _typed(final.row):
+            out.append(Change(final.entity, final.key, start, final.row))
+    return out
+
+
+def _typed(value: Any) -> Any:
+    # Equality that keeps 1, 1.0 and True apart.
+    if isinstance(value, dict):
+        return {k: _typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    return (type(value).__name__, value)
+
+
+def _is_row(value: dict[str, Any], entity: Entity) -> bool:
+    if entity.key not in value:
+        return False
+    for name, spec in entity.fields.items():
+        if name not in value and not spec.optional:
+            return False
+    return all(name in entity.fields for name in value)
+
+
+def _walk_dicts(value: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(value, dict):
+        yield value
+        for item in value.values():
+            yield from _walk_dicts(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _walk_dicts(item)
+
+
+def returned_rows(call: CallRecord, entity: Entity) -> set[Key]:
+    """Keys of whole rows of ``entity`` that a call's result actually contained."""
+    if not call.ok:
+        return set()
+    return {d[entity.key] for d in _walk_dicts(call.result) if _is_row(d, entity)}
+
+
+def _findings(
+    id_: str, kind: CriterionKind, found: list[str], prefix: str, clean: str
+) -> CriterionVerdict:
+    """A verdict that fails when anything was found, naming what (or saying ``clean``)."""
+    return CriterionVerdict(
+        id=id_,
+        kind=kind,
+        status="failed" if found else "passed",
+        detail=f"{prefix}{_show(found)}" if found else clean,
+    )
+
+
+def _unread_targets(ctx: _Context) -> list[str]:
+    """Target rows no successful call ever returned whole."""
+    first_read = _first_returned(ctx)
+    return [f"{e}:{k}" for (e, k) in _all_targets(ctx) if (e, k) not in first_read]
+
+
+def _show(items: list[str]) -> str:
+    head = ", ".join(items[:_SHOWN])
+    return head + (f" and {len(items) - _SHOWN} more" if len(items) > _SHOWN else "")
+
+
+def _fmt(value: Any) -> str:
+    return "absent" if value is _MISSING else repr(value)
+
+
+@attrs.define(slots=True)
+class _Context:
+    record: Record
+    task: Task
+    world: World
+    changes: list[Change]
+    targets: dict[str, tuple[Key, ...]]
+    _first_read: dict[tuple[str, Key], int] | None = None
+
+    def target_keys(self, name: str) -> tuple[Key, ...]:
+        return self.targets[self.task.target(name).name]
+
+    def created(self, entity: str) -> list[Change]:
+        return [
+            c
+            for c in self.changes
+            if c.entity == entity and c.before is None and c.after is not None
+        ]
+
+
+def _required(ctx: _Context) -> tuple[CriterionVerdict, set[tuple[str, Key, str]]]:
+    """R ⊆ delta; also returns the atoms R makes allowed."""
+    missing: list[str] = []
+    allowed: set[tuple[str, Key, str]] = set()
+    by_key = {(c.entity, c.key): c for c in ctx.changes}
+    for req in ctx.task.require:
+        if req.kind == "set":
+            target = ctx.task.target(req.target)
+            for key in ctx.target_keys(req.target):
+                allowed.add((target.entity, key, req.field))
+                start = ctx.world.get(target.entity, key) or {}
+                change = by_key.get((target.entity, key))
+                final = change.after if change is not None else start
+                found = _MISSING if final is None else final.get(req.field, _MISSING)
+                expected = _expected(req, start)
+                if not _equal(
+                    found, expected, as_set=req.add is not UNSET or req.remove is not UNSET
+                ):
+                    where = f"{target.entity}:{key}.{req.field}"
+                    missing.append(f"{where} expected {_fmt(expected)}, found {_fmt(found)}")
+        elif req.kind == "row":
+            missing += _row_required(ctx, req, by_key, allowed)
+        elif req.kind == "delete":
+            target = ctx.task.target(req.target)
+            for key in ctx.target_keys(req.target):
+                allowed.add((target.entity, key, "<deleted>"))
+                change = by_key.get((target.entity, key))
+                if change is None or change.after is not None:
+                    missing.append(f"{target.entity}:{key} not deleted")
+        else:  # create
+            good = [c for c in ctx.created(req.entity) if _row_matches(c.after, req.match)]
+            what = ", ".join(f"{k}={v!r}" for k, v in sorted(req.match.items()))
+            if req.link:
+                target = ctx.task.target(req.target)
+                for key in ctx.target_keys(req.target):
+                    linked = [
+                        c for c in good if c.after is not None and c.after.get(req.link) == key
+                    ]
+                    allowed.update((req.entity, c.key, "<created>") for c in linked[: req.count])
+                    if len(linked) < req.count:
+                        missing.append(
+                            f"{target.entity}:{key} lacks a new {req.entity} row ({what})"
+                        )
+            else:
+                allowed.update((req.entity, c.key, "<created>") for c in good[: req.count])
+                if len(good) < req.count:
+                    missing.append(
+                        f"{req.count - len(good)} new {req.entity} row(s) missing ({what})"
+                    )
+    verdict = CriterionVerdict(
+        id="state.required",
+        kind="state",
+        status="failed" if missing else "passed",
+        detail=f"missing {len(missing)}: {_show(missing)}"
+        if missing
+        else "every required change is present",
+    )
+    return verdict, allowed
+
+
+def _row_required(
+    ctx: _Context,
+    req: Requirement,
+    by_key: dict[tuple[str, Key], Change],
+    allowed: set[tuple[str, Key, str]],
+) -> list[str]:
+    """Each target row ends exactly as ``req.row``; every field of the row is a required atom."""
+    assert isinstance(req.row, dict)
+    expected: dict[str, Any] = req.row
+    target = ctx.task.target(req.target)
+    missing: list[str] = []
+    for key in ctx.target_keys(req.target):
+        start = ctx.world.get(target.entity, key) or {}
+        allowed.update((target.entity, key, name) for name in set(start) | set(expected))
+        change = by_key.get((target.entity, key))
+        final = change.after if change is not None else start
+        where = f"{target.entity}:{key}"
+        if final is None:
+            missing.append(f"{where} deleted, expected a row")
+            continue
+        for name in sorted(set(final) | set(expected)):
+            want = expected.get(name, _MISSING)
+            found = final.get(name, _MISSING)
+            if _typed(want) != _typed(found):  # _MISSING only ever equals itself
+                missing.append(f"{where}.{name} expected {_fmt(want)}, found {_fmt(found)}")
+    return missing
+
+
+def _expected(req: Requirement, start: dict[str, Any]) -> Any:
+    if req.absent:
+        return _MISSING
+    if req.null:
+        return None
+    if req.delta is not UNSET:
+        return start.get(req.field, 0) + req.delta
+    if req.add is not UNSET or req.remove is not UNSET:
+        items = list(start.get(req.field) or [])
+        if req.add is not UNSET and req.add not in items:
+            items.append(req.add)
+        return [i for i in items if req.remove is UNSET or i != req.remove]
+    return req.value
+
+
+def _equal(found: Any, expected: Any, *, as_set: bool) -> bool:
+    if found is _MISSING or expected is _MISSING:
+        return found is expected
+    if as_set and isinstance(found, list) and isinstance(expected, list):
+        return sorted(map(repr, found)) == sorted(map(repr, expected))
+    if (
+        isinstance(expected, float)
+        and isinstance(found, int | float)
+        and not isinstance(found, bool)
+    ):
+        return abs(found - expected) < 1e-9
+    same: bool = _typed(found) == _typed(expected)
+    return same
+
+
+def _row_matches(row: dict[str, Any] | None, match: dict[str, Any]) -> bool:
+    if row is None:
+        return False
+    return all(name in row and _typed(row[name]) == _typed(v) for name, v in match.items())
+
+
+def _allowed(ctx: _Context, required_atoms: set[tuple[str, Key, str]]) -> CriterionVerdict:
+    """Delta ⊆ A, with A = required atoms ∪ the task's allowances."""
+    unauthorized: list[str] = []
+    created_budget: dict[tuple[int, Key | None], int] = {}
+    for change in ctx.changes:
+        if change.before is None:
+            atom = (change.entity, change.key, "<created>")
+            if atom in required_atoms or _create_allowed(ctx, change, created_budget):
+                continue
+            unauthorized.append(f"{change.entity}:{change.key} created")
+        elif change.after is None:
+            atom = (change.entity, change.key, "<deleted>")
+            if atom in required_atoms or any(
+                a.delete and a.entity == change.entity and change.key in ctx.target_keys(a.target)
+                for a in ctx.task.allow
+            ):
+                continue
+            unauthorized.append(f"{change.entity}:{change.key} deleted")
+        else:
+            for field in change.fields():
+                if (change.entity, change.key, field) in required_atoms:
+                    continue
+                if any(
+                    a.entity == change.entity
+                    and (field in a.fields or "*" in a.fields)
+                    and (a.anywhere or change.key in ctx.target_keys(a.target))
+                    for a in ctx.task.allow
+                ):
+                    continue
+                unauthorized.append(f"{change.entity}:{change.key}.{field} changed")
+    return _findings(
+        "state.allowed",
+        "state",
+        unauthorized,
+        f"unauthorized {len(unauthorized)}: ",
+        "every change is required or allowed",
+    )
+
+
+def _create_allowed(
+    ctx: _Context, change: Change, budget: dict[tuple[int, Key | None], int]
+) -> bool:
+    for i, allowance in enumerate(ctx.task.allow):
+        if not allowance.create or allowance.entity != change.entity or change.after is None:
+            continue
+        bucket: Key | None = None
+        if allowance.link:
+            bucket = change.after.get(allowance.link)
+            if bucket not in ctx.target_keys(allowance.target):
+                continue
+        used = budget.get((i, bucket), 0)
+        if allowance.max_created and used >= allowance.max_created:
+            continue
+        budget[(i, bucket)] = used + 1
+        return True
+    return False
+
+
+def _all_targets(ctx: _Context) -> dict[tuple[str, Key], str]:
+    return {(ctx.task.target(n).entity, k): n for n, keys in ctx.targets.items() for k in keys}
+
+
+def _first_returned(ctx: _Context) -> dict[tuple[str, Key], int]:
+    """For each target row, the first call whose result contained it (computed once)."""
+    if ctx._first_read is not None:
+        return ctx._first_read
+    seen: dict[tuple[str, Key], int] = {}
+    entities = [ctx.world.contract.entity(e) for e in sorted({t.entity for t in ctx.task.targets})]
+    for call in ctx.record.calls:
+        if not call.ok:
+            continue
+        dicts = list(_walk_dicts(call.result))
+        for entity in entities:
+            for d in dicts:
+                if _is_row(d, entity):
+                    seen.setdefault((entity.name, d[entity.key]), call.seq)
+    ctx._first_read = seen
+    return seen
+
+
+def _read_before_write(ctx: _Context) -> CriterionVerdict:
+    targets = _all_targets(ctx)
+    first_read = _first_returned(ctx)
+    blind: list[str] = []
+    flagged: set[tuple[str, Key]] = set()
+    for call in ctx.record.calls:
+        for image in call.writes:
+            atom = (image.entity, image.key)
+            if atom in targets and atom not in flagged:
+                read_at = first_read.get(atom)
+                if read_at is None or read_at >= call.seq:
+                    blind.append(f"{image.entity}:{image.key} (call {call.seq})")
+                    flagged.add(atom)
+    return _findings(
+        "trace.read_before_write",
+        "trace",
+        blind,
+        "written before any tool returned it: ",
+        "every written target was read first",
+    )
+
+
+def _pages_followed(ctx: _Context) -> CriterionVerdict:
+    unread = _unread_targets(ctx)
+    unfollowed: list[str] = []
+    calls = ctx.record.calls
+    for i, call in enumerate(calls):
+        result = call.result
+        if not (call.ok and isinstance(result, dict) and result.get("next_offset") is not None):
+            continue
+        wanted = result["next_offset"]
+        base = {k: v for k, v in (call.args or {}).items() if k not in ("offset", "limit")}
+        followed = any(
+            later.tool == call.tool
+            and isinstance(later.args, dict)
+            and later.args.get("offset") == wanted
+            and {k: v for k, v in later.args.items() if k not in ("offset", "limit")} == base
+            for later in calls[i + 1 :]
+        )
+        if not followed:
+            unfollowed.append(f"call {call.seq} ({call.tool}, next_offset {wanted})")
+    failed = bool(unfollowed and unread)
+    detail = "no page left behind while targets were unread"
+    if failed:
+        detail = f"unfollowed: {_show(unfollowed)}; targets never read: {_show(unread)}"
+    return CriterionVerdict(
+        id="trace.pages_followed",
+        kind="trace",
+        status="failed" if failed else "passed",
+        detail=detail,
+    )
+
+
+def _targets_read(ctx: _Context) -> CriterionVerdict:
+    """Every target row was returned whole by at least one successful call."""
+    return _findings(
+        "trace.targets_read",
+        "trace",
+        _unread_targets(ctx),
+        "never returned by a tool: ",
+        "every target row was read",
+    )
+
+
+def _no_refused(ctx: _Context) -> CriterionVerdict:
+    refused = [
+        f"call {c.seq} ({c.tool})"
+        for c in ctx.record.calls
+        if c.error is not None and c.error.kind == "refused"
+    ]
+    return _findings("trace.no_refused_calls", "trace", refused, "refused: ", "no call was refused")
+
+
+def _no_repeated(ctx: _Context) -> CriterionVerdict:
+    """An identical successful write (same tool, same arguments) issued twice: a blind retry."""
+    tools = {t.name: t for t in ctx.world.contract.tools}
+    seen: dict[bytes, int] = {}
+    repeated: list[str] = []
+    for call in ctx.record.calls:
+        spec = tools.get(call.tool)
+        if not (call.ok and spec is not None and spec.kind == "write"):
+            continue
+        fingerprint = to_json([call.tool, call.args])
+        if fingerprint in seen:
+            repeated.append(f"call {call.seq} repeats call {seen[fingerprint]} ({call.tool})")
+        else:
+            seen[fingerprint] = call.seq
+    return _findings("trace.no_repeated_writes", "trace", repeated, "", "no write was issued twice")
+
+
+def _no_reverted(ctx: _Context) -> CriterionVerdict:
+    final = {(f.entity, f.key): f.row for f in ctx.record.final}
+    written: dict[tuple[str, Key], set[str]] = {}
+    created: set[tuple[str, Key]] = set()
+    for call in ctx.record.calls:
+        for image in call.writes:
+            atom = (image.entity, image.key)
+            if image.before is None and image.after is not None:
+                created.add(atom)
+            change = Change(image.entity, image.key, image.before, image.after)
+            written.setdefault(atom, set()).update(change.fields())
+    reverted: list[str] = []
+    for atom, fields in written.items():
+        start = ctx.world.get(*atom)
+        end = final.get(atom)
+        if start is None and end is None and atom in created:
+            reverted.append(f"{atom[0]}:{atom[1]} created then deleted")
+            continue
+        if start is None or end is None:
+            continue
+        for field in sorted(fields):
+            if _typed(start.get(field, _MISSING)) == _typed(end.get(field, _MISSING)):
+                reverted.append(f"{atom[0]}:{atom[1]}.{field}")
+    return _findings(
+        "trace.no_reverted_writes",
+        "trace",
+        reverted,
+        "changed, then restored to the start value: ",
+        "no write was undone",
+    )
+
+
+def _answer(ctx: _Context) -> CriterionVerdict:
+    assert ctx.task.answer is not None
+    keys = ctx.target_keys(ctx.task.answer.target)
+    message = ctx.record.final_message
+    if ctx.task.answer.mention == "count":
+        numbers = {int(n) for n in re.findall(r"(?<![\w.-])\d+(?!\w|\.\d)", message)}
+        ok = len(keys) in numbers
+        detail = f"expected the count {len(keys)} in the final message"
+    else:
+        # Whole tokens, not substrings: "T-100" must not be found inside "T-1001".
+        tokens = set(re.findall(r"[\w#@.\-]*\w", message))
+        entity = ctx.task.target(ctx.task.answer.target).entity
+        named = {str(k) for k in keys}
+        missing = sorted(named - tokens)
+        extra = sorted(t for t in tokens - named if ctx.world.raw(entity, t) is not None)
+        ok = not missing and not extra
+        problems = []
+        if missing:
+            problems.append(f"lacks {_show(missing)}")
+        if extra:
+            problems.append(f"also names rows that are not targets: {_show(extra)}")
+        detail = "final message " + "; ".join(problems) if problems else "exactly the targets named"
+    return CriterionVerdict(
+        id="trace.answer", kind="trace", status="passed" if ok else "failed", detail=detail
+    )
+
+
+def _budgets(ctx: _Context) -> list[CriterionVerdict]:
+    budgets = ctx.task.budgets
+    usage = ctx.record.usage
+    measured: dict[str, tuple[float | int | None, float | int]] = {
+        "turns": (budgets.turns, usage.turns),
+        "tool_calls": (budgets.tool_calls, len(ctx.record.calls)),
+        "context_tokens": (budgets.context_tokens, usage.input_tokens),
+        "cost": (budgets.cost, usage.cost + usage.uncertain_cost),
+    }
+    out = []
+    for name, (limit, used) in measured.items():
+        if limit is None:
+            continue
+        ok = used <= limit
+        out.append(
+            CriterionVerdict(
+                id=f"budget.{name}",
+                kind="budget",
+                status="passed" if ok else "failed",
+                detail=f"used {used} of {limit}",
+            )
+        )
+    return out
+
+
+def grade(record: Record, task: Task, world: World) -> Grade:
+    """Grade a record (whose evidence is verified) against a task on the start world.
+
+    Pure: the same inputs always give the same grade; nothing is written, no tool is called.
+
+    Trace criteria a task may name: ``read_before_write`` (no target row written before a
+    successful call returned it), ``pages_followed`` (no page left unfollowed while targets were
+    never read), ``no_refused_calls``, ``no_reverted_writes`` (no field changed and restored),
+    ``no_repeated_writes`` (no identical successful write twice) and ``targets_read`` (every
+    target row was returned whole by some successful call).
+    """
+    targets = {t.name: select_targets(world, task, t.name) for t in task.targets}
+    ctx = _Context(record, task, world, net_changes(record, world), targets)
+    verdicts: list[CriterionVerdict] = []
+    required, atoms = _required(ctx)
+    if task.require:
+        verdicts.append(required)
+    verdicts.append(_allowed(ctx, atoms))
+    checks = {
+        "read_before_write": _read_before_write,
+        "pages_followed": _pages_followed,
+        "no_refused_calls": _no_refused,
+        "no_reverted_writes": _no_reverted,
+        "no_repeated_writes": _no_repeated,
+        "targets_read": _targets_read,
+    }
+    verdicts += [checks[name](ctx) for name in task.trace]
+    if task.answer is not None:
+        verdicts.append(_answer(ctx))
+    verdicts += _budgets(ctx)
+    verdicts += [
+        CriterionVerdict(id=f"prose.{i + 1}", kind="prose", status="not_reviewed", detail=text)
+        for i, text in enumerate(task.prose)
+    ]
+    automated = [v for v in verdicts if v.kind != "prose"]
+    passed = bool(automated) and all(v.status == "passed" for v in automated)
+    return Grade(task_id=task.id, task_hash=task.hash, passed=passed, verdicts=verdicts)

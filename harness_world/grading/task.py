@@ -1,0 +1,423 @@
+"""Tasks: instruction, target selectors, required and allowed effects, criteria, budgets.
+
+Tasks are TOML files (``tasks/<world>/*.toml``, format in ``docs/task-format.md``) decoded into
+msgspec structs with strict validation, so a typo names the file and the field.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from harness_world.engine.canonical import sha256_hex, to_json
+from harness_world.engine.paths import builtin_dir
+from harness_world.engine.values import ABSENT, Key
+from harness_world.engine.world import World
+from harness_world.errors import HarnessWorldError
+
+__all__ = [
+    "Allowance",
+    "Answer",
+    "Budgets",
+    "Clause",
+    "Condition",
+    "Requirement",
+    "Target",
+    "Task",
+    "TaskError",
+    "load_task",
+    "load_tasks",
+    "select_targets",
+]
+
+TraceCriterionName = Literal[
+    "read_before_write",
+    "pages_followed",
+    "no_refused_calls",
+    "no_reverted_writes",
+    "no_repeated_writes",
+    "targets_read",
+]
+
+
+class Condition(
+    msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True
+):
+    """One field filter of a target selector; exactly one operator is given.
+
+    Attributes:
+        field: The field name.
+        eq: The field equals this value (type-aware: 1 and 1.0 and true differ).
+        in_: (TOML key ``in``) the field equals one of these values.
+        is_: (TOML key ``is``) ``absent`` (no such field), ``null`` (present and null),
+            ``present`` (any value, null included) or ``set`` (present and not null).
+        contains: A list field contains this value.
+    """
+
+    field: str
+    eq: Any = UNSET
+    in_: list[Any] | UnsetType = msgspec.field(name="in", default=UNSET)
+    is_: Literal["absent", "null", "present", "set"] | UnsetType = msgspec.field(
+        name="is", default=UNSET
+    )
+    contains: Any = UNSET
+
+    def __post_init__(self) -> None:
+        given = [op for op in ("eq", "in_", "is_", "contains") if getattr(self, op) is not UNSET]
+        if len(given) != 1:
+            raise ValueError(
+                f"condition on {self.field!r} needs exactly one of eq, in, is, contains"
+            )
+
+    def matches(self, row: dict[str, Any]) -> bool:
+        """Whether a row satisfies this condition (absent and null are different)."""
+        present = self.field in row
+        value = row.get(self.field)
+        if self.is_ is not UNSET:
+            return {
+                "absent": not present,
+                "null": present and value is None,
+                "present": present,
+                "set": present and value is not None,
+            }[self.is_]
+        if not present:
+            return False
+        if self.eq is not UNSET:
+            return _same(value, self.eq)
+        if isinstance(self.in_, list):
+            return any(_same(value, v) for v in self.in_)
+        return isinstance(value, list) and any(_same(v, self.contains) for v in value)
+
+    def index_probes(self) -> list[object] | None:
+        """Values to look up in an index on this field, or None if the index cannot answer.
+
+        Indexes hold scalars only: a list or object value is answered by scanning.
+        """
+        probes: list[object] | None = None
+        if self.eq is not UNSET:
+            probes = [self.eq]
+        elif isinstance(self.in_, list):
+            probes = list(self.in_)
+        elif self.contains is not UNSET:
+            probes = [self.contains]
+        if probes is not None:
+            return None if any(isinstance(p, list | dict) for p in probes) else probes
+        if self.is_ == "absent":
+            return [ABSENT]
+        if self.is_ == "null":
+            return [None]
+        return None
+
+
+def _same(a: object, b: object) -> bool:
+    return type(a) is type(b) and a == b
+
+
+class Clause(
+    msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True
+):
+    """A conjunction of conditions (one alternative of a selector's ``any``).
+
+    Attributes:
+        where: Conditions that must all hold.
+    """
+
+    where: list[Condition]
+
+
+class Target(
+    msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True
+):
+    """A named set of rows derived from the START state, never a list of hard-coded ids.
+
+    Attributes:
+        name: How requirements and allowances refer to it.
+        entity: The entity selected from.
+        where: Conditions every target satisfies.
+        any: Alternatives, at least one of which must hold (empty: no alternatives).
+    """
+
+    name: str = "targets"
+    entity: str
+    where: list[Condition] = []
+    any: list[Clause] = []
+
+    def matches(self, row: dict[str, Any]) -> bool:
+        """Whether a start-state row is in this target set."""
+        if not all(c.matches(row) for c in self.where):
+            return False
+        return not self.any or any(all(c.matches(row) for c in clause.where) for clause in self.any)
+
+
+class Requirement(
+    msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True
+):
+    """A required effect.
+
+    Attributes:
+        kind: ``set``: each target's ``field`` ends equal to ``value`` (or null with ``null =
+            true``, absent with ``absent = true``, the start value plus ``delta``, or the start
+            list with ``add`` added / ``remove`` removed, compared as sets). ``create``:
+            ``count`` new ``entity`` rows whose fields match ``match``; with ``link``, that many
+            for EACH target, linked to it through the ``link`` field. ``delete``: each target
+            row is gone. ``row``: each target row ends exactly equal to ``row``: every field,
+            compared type-aware (1, 1.0 and true differ; no float tolerance), a field absent
+            from ``row`` must be absent. Every field of the start and the final row counts as
+            required, so nothing else on that row is needed in ``allow``. Meant for target sets
+            of one key (e.g. tasks derived from a reference solution's end state); TOML cannot
+            write null, so rows holding nulls are built in code.
+        target: Which target set (default: the first).
+        field: For ``set``.
+        value: For ``set``: the final value.
+        null: For ``set``: the final value is null (TOML has no null).
+        absent: For ``set``: the field ends absent.
+        delta: For ``set``: the final value is the start value plus this number.
+        add: For ``set`` on a list field: this item is in the final list, the rest unchanged.
+        remove: For ``set`` on a list field: this item is gone, the rest unchanged.
+        entity: For ``create``: the entity of the new rows.
+        link: For ``create``: the new row's field holding a target's key (per-target creates).
+        match: For ``create``: fields (and values) the new rows must have.
+        count: For ``create``: how many new rows (per target with ``link``).
+        row: For ``row``: the whole final row.
+    """
+
+    kind: Literal["set", "create", "delete", "row"]
+    target: str = ""
+    field: str = ""
+    value: Any = UNSET
+    null: bool = False
+    absent: bool = False
+    delta: int | float | UnsetType = UNSET
+    add: Any = UNSET
+    remove: Any = UNSET
+    entity: str = ""
+    link: str = ""
+    match: dict[str, Any] = {}
+    count: int = 1
+    row: dict[str, Any] | UnsetType = UNSET
+
+    def __post_init__(self) -> None:
+        if (self.kind == "row") != (self.row is not UNSET):
+            raise ValueError("`row` is given exactly when kind is 'row'")
+
+
+class Allowance(
+    msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True
+):
+    """An allowed effect beyond the required ones (required effects are always allowed).
+
+    Attributes:
+        entity: The entity.
+        fields: Fields that may change on existing rows (``*`` for any).
+        target: Restrict changes to this target set's keys (default: the first set).
+        anywhere: Allow the field changes on any row of the entity, not only targets.
+        create: New rows of the entity may be created.
+        link: For ``create``: new rows must link to a target key through this field.
+        max_created: For ``create``: at most this many new rows (per target with ``link``);
+            0 means no limit.
+        delete: Target rows may be deleted.
+    """
+
+    entity: str
+    fields: list[str] = []
+    target: str = ""
+    anywhere: bool = False
+    create: bool = False
+    link: str = ""
+    max_created: int = 0
+    delete: bool = False
+
+
+class Answer(
+    msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True
+):
+    """A check on the agent's final message, derived from the start state.
+
+    Attributes:
+        target: Which target set.
+        mention: ``count`` (the number of targets appears as a number) or ``keys`` (every
+            target key appears).
+    """
+
+    target: str = ""
+    mention: Literal["count", "keys"] = "count"
+
+
+class Budgets(
+    msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True
+):
+    """Limits that are part of the task's conditions (a budget cut-off is still an attempt).
+
+    Attributes:
+        turns: Model round trips.
+        tool_calls: Tool calls (recomputed from the record's call log).
+        context_tokens: Prompt tokens over the attempt.
+        cost: Money in US dollars.
+    """
+
+    turns: int | None = None
+    tool_calls: int | None = None
+    context_tokens: int | None = None
+    cost: float | None = None
+
+
+class Task(
+    msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True
+):
+    """One task; see ``docs/task-format.md``.
+
+    Attributes:
+        id: Unique id, conventionally ``<world>.<name>``.
+        world: The world it runs in.
+        family: A cluster label for statistics (tasks in a family are not independent).
+        instruction: What the agent is told.
+        targets: Named target sets, derived from the start state.
+        require: Required effects (R).
+        allow: Allowed effects beyond R (A = R ∪ these).
+        trace: Trace criteria to apply.
+        answer: A derived check on the final message, if any.
+        prose: Criteria that need a person (always ``not_reviewed`` here).
+        budgets: Limits.
+        notes: Free text for maintainers (hashed: it explains the criteria).
+    """
+
+    id: str
+    world: str
+    family: str
+    instruction: str
+    targets: list[Target] = []
+    require: list[Requirement] = []
+    allow: list[Allowance] = []
+    trace: list[TraceCriterionName] = []
+    answer: Answer | None = None
+    prose: list[str] = []
+    budgets: Budgets = Budgets()
+    notes: str = ""
+
+    @property
+    def hash(self) -> str:
+        """SHA-256 of the canonical encoding of the whole definition."""
+        return sha256_hex(to_json(self))
+
+    def target(self, name: str = "") -> Target:
+        """The target set called ``name`` (the first when empty).
+
+        Raises:
+            KeyError: when there is no such target set.
+        """
+        if not name:
+            if not self.targets:
+                raise KeyError(f"task {self.id!r} declares no targets")
+            return self.targets[0]
+        for target in self.targets:
+            if target.name == name:
+                return target
+        raise KeyError(f"task {self.id!r} has no target set {name!r}")
+
+
+class TaskError(HarnessWorldError, ValueError):
+    """A task file is unreadable or invalid; the message names the file and the field."""
+
+
+def load_task(path: str | Path) -> Task:
+    """Read and validate one task file.
+
+    Raises:
+        TaskError: naming the file, and the line or field at fault.
+    """
+    source = Path(path)
+    try:
+        data = tomllib.loads(source.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise TaskError(f"{source}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise TaskError(f"{source}: invalid TOML: {exc}") from None
+    try:
+        task = msgspec.convert(data, Task)
+    except msgspec.ValidationError as exc:
+        raise TaskError(f"{source}: {exc}") from None
+    names = [t.name for t in task.targets]
+    if len(set(names)) != len(names):
+        raise TaskError(f"{source}: target set names must be unique, got {names}")
+    referenced = [r.target for r in task.require] + [a.target for a in task.allow]
+    for name in referenced:
+        if name and name not in names:
+            raise TaskError(f"{source}: unknown target set {name!r} (declared: {names})")
+    needs_targets = [r for r in task.require if r.kind != "create" or r.link]
+    if (needs_targets or task.answer) and not task.targets:
+        raise TaskError(f"{source}: set, delete, linked create and answer need a target set")
+    return task
+
+
+def load_tasks(world: str | None = None, folder: str | Path | None = None) -> list[Task]:
+    """Every task under ``folder`` (default: the built-in tasks), optionally of one world.
+
+    Raises:
+        TaskError: for the first invalid file, or duplicate task ids.
+    """
+    root = Path(folder) if folder is not None else builtin_dir("tasks")
+    if folder is not None and not root.is_dir():
+        raise TaskError(f"{root}: no such task folder")
+    files = sorted(root.rglob("*.toml")) if root.is_dir() else []
+    tasks = [load_task(p) for p in files]
+    seen: dict[str, int] = {}
+    for task in tasks:
+        seen[task.id] = seen.get(task.id, 0) + 1
+    duplicates = sorted(k for k, v in seen.items() if v > 1)
+    if duplicates:
+        raise TaskError(f"{root}: duplicate task ids: {', '.join(duplicates)}")
+    return sorted((t for t in tasks if world is None or t.world == world), key=lambda t: t.id)
+
+
+_TARGET_CACHE: dict[tuple[str, str, str], tuple[Key, ...]] = {}
+
+
+def select_targets(world: World, task: Task, name: str = "") -> tuple[Key, ...]:
+    """The keys of a target set on the world's start state, in seed order.
+
+    Indexed conditions narrow the candidates first; results are cached per (world, task, set),
+    so grading many records of one task pays for derivation once.
+    """
+    target = task.target(name)
+    cache_key = (world.hash, task.hash, target.name)
+    cached = _TARGET_CACHE.get(cache_key)
+    if cached is not None:
+        return cached
+    candidates: Iterable[Key] | None = None
+    key_field = world.contract.entity(target.entity).key
+    for condition in target.where:
+        probes = condition.index_probes()
+        if probes is None:
+            continue
+        if condition.field == key_field and (condition.eq is not UNSET or condition.in_):
+            # A condition on the key names its rows: look them up, never scan the entity.
+            named: set[Key] = {
+                p for p in probes if isinstance(p, str | int) and not isinstance(p, bool)
+            }
+            present = [k for k in named if world.position(target.entity, k) is not None]
+            candidates = sorted(present, key=lambda k: world.position(target.entity, k) or 0)
+            break
+        hits: list[Key] = []
+        indexed = True
+        for probe in probes:
+            found = world.lookup(target.entity, condition.field, probe)
+            if found is None:
+                indexed = False
+                break
+            hits.extend(found)
+        if indexed and (candidates is None or len(hits) < len(list(candidates))):
+            candidates = sorted(set(hits), key=lambda k: world.position(target.entity, k) or 0)
+    keys = world.keys(target.entity) if candidates is None else candidates
+    selected: list[Key] = []
+    for key in keys:
+        row = world.get(target.entity, key)
+        if row is not None and target.matches(row):
+            selected.append(key)
+    result = tuple(selected)
+    _TARGET_CACHE[cache_key] = result
+    return result

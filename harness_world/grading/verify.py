@@ -1,0 +1,104 @@
+"""Verification: replay a record first, then, only if it verifies, grade it against its task."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+
+from harness_world.engine.world import World, WorldError, load_world
+from harness_world.evidence.record import Record, RecordError, load_record
+from harness_world.evidence.replay import Evidence, Mismatch, replay
+from harness_world.grading.checker import grade
+from harness_world.grading.grade import Grade
+from harness_world.grading.task import Task
+
+__all__ = ["Verification", "resolve_world", "task_mismatch", "verify", "verify_file"]
+
+
+class Verification(msgspec.Struct, frozen=True, kw_only=True):
+    """The result of checking a record.
+
+    Attributes:
+        evidence: ``verified`` (replayed with no difference), ``ungraded`` (anything differs,
+            or the world's hash does not match), or ``lost`` (record or world unreadable).
+        mismatches: Every difference found (capped at 200), first one first.
+        grade: The checker's grade; present only for verified evidence graded against a task.
+        reason: Why the evidence is not verified, in words.
+        not_graded: Why a verified record carries no grade although a task was given (the
+            task is not the one the record was made for); empty otherwise.
+    """
+
+    evidence: Evidence
+    mismatches: list[Mismatch] = []
+    grade: Grade | None = None
+    reason: str = ""
+    not_graded: str = ""
+
+
+def task_mismatch(record: Record, task: Task) -> str:
+    """Why ``task`` is not the task ``record`` was made for (empty when it is).
+
+    A record is graded only against the task with its id, its hash and its world: a task edited
+    since the record was made is a different task, and grading old evidence against new
+    criteria would silently change results.
+    """
+    if task.id != record.task_id:
+        return f"the record is for task {record.task_id!r}, not {task.id!r}"
+    if task.world != record.world.name:
+        return f"task {task.id!r} is of world {task.world!r}, the record of {record.world.name!r}"
+    if task.hash != record.task_hash:
+        return f"task {task.id!r} has changed since the record was made (hash differs)"
+    return ""
+
+
+def resolve_world(record: Record) -> World:
+    """Load the world a record names (built-in name and size).
+
+    Raises:
+        WorldError: when the world cannot be found or loaded.
+    """
+    return load_world(record.world.name, size=record.world.size)
+
+
+def verify(record: Record, world: World | None = None, task: Task | None = None) -> Verification:
+    """Replay a record and, if it verifies and a task is given, grade it.
+
+    Args:
+        record: The record to check.
+        world: The world to replay against; by default the built-in world the record names.
+        task: The task to grade against. Grading happens only for verified evidence, so an
+            ungraded record never has a grade, and only when ``task`` is the task the record
+            was made for (same id, world and hash); otherwise ``not_graded`` says why.
+    """
+    if world is None:
+        try:
+            world = resolve_world(record)
+        except (WorldError, OSError) as exc:
+            return Verification(evidence="lost", reason=f"world cannot be loaded: {exc}")
+    _, mismatches = replay(record, world)
+    if mismatches:
+        first = mismatches[0]
+        reason = (
+            "world hash differs"
+            if first.path == "world.hash"
+            else f"{len(mismatches)} difference(s); first: {first}"
+        )
+        return Verification(evidence="ungraded", mismatches=mismatches, reason=reason)
+    if task is None:
+        return Verification(evidence="verified")
+    wrong_task = task_mismatch(record, task)
+    if wrong_task:
+        return Verification(evidence="verified", not_graded=wrong_task)
+    return Verification(evidence="verified", grade=grade(record, task, world))
+
+
+def verify_file(
+    path: str | Path, world: World | None = None, task: Task | None = None
+) -> tuple[Record | None, Verification]:
+    """Load and verify one record file; an unreadable file is ``lost`` evidence, never a crash."""
+    try:
+        record = load_record(path)
+    except RecordError as exc:
+        return None, Verification(evidence="lost", reason=str(exc))
+    return record, verify(record, world, task)

@@ -1,0 +1,63 @@
+"""Running attempts: budgets, agents, scripts, runs, revisions and the feasibility precheck.
+
+Every path that produces a record goes through an `Attempt`: agents via `drive`, scripts via
+`run_script`, plain call lists via `record_calls`.
+"""
+
+from harness_world.running.agents import Agent, ScriptedAgent, drive, oracle_agent
+from harness_world.running.attempt import Attempt, AttemptEnded, AttemptLimits, Reservation
+from harness_world.running.oracles import load_oracles
+from harness_world.running.precheck import Feasibility, precheck
+from harness_world.running.revision import Revision, RevisionMismatch, make_revision
+from harness_world.running.run import RunProgress, RunResult, run, sample_seed
+from harness_world.running.rundir import (
+    RunCounts,
+    RunManifest,
+    RunScan,
+    SlotResult,
+    load_manifest,
+    scan_run,
+)
+from harness_world.running.scripted import (
+    Script,
+    ScriptContext,
+    exceed_tool_calls,
+    exceed_turns,
+    follow_pages,
+    record_calls,
+    run_script,
+)
+
+__all__ = [
+    "Agent",
+    "Attempt",
+    "AttemptEnded",
+    "AttemptLimits",
+    "Feasibility",
+    "Reservation",
+    "Revision",
+    "RevisionMismatch",
+    "RunCounts",
+    "RunManifest",
+    "RunProgress",
+    "RunResult",
+    "RunScan",
+    "Script",
+    "ScriptContext",
+    "ScriptedAgent",
+    "SlotResult",
+    "drive",
+    "exceed_tool_calls",
+    "exceed_turns",
+    "follow_pages",
+    "load_manifest",
+    "load_oracles",
+    "make_revision",
+    "oracle_agent",
+    "precheck",
+    "record_calls",
+    "run",
+    "run_script",
+    "sample_seed",
+    "scan_run",
+]

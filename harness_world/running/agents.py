@@ -1,0 +1,89 @@
+"""Agents: the Protocol an agent loop implements, and the built-in scripted and oracle agents."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+import attrs
+
+from harness_world.evidence.record import Record, RecordContext
+from harness_world.running.attempt import Attempt, AttemptEnded
+from harness_world.running.oracles import load_oracles
+from harness_world.running.scripted import Script, ScriptContext
+
+__all__ = ["Agent", "ScriptedAgent", "drive", "oracle_agent"]
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """What a driver must provide to be run by harness_world.
+
+    ``run`` receives the attempt: ``attempt.instruction``, ``attempt.tool_schemas(format)`` and
+    ``attempt.call(name, args)``; a model-backed loop also reports each request with
+    ``attempt.begin_turn()``, ``attempt.reserve(estimate)`` before dispatch and
+    ``attempt.settle(...)`` or ``attempt.lost(...)`` after. It returns the final message. Retries
+    of model requests belong to the agent's driver alone and are reported with ``reserve(...,
+    retry=True)`` so the record counts them.
+    """
+
+    @property
+    def name(self) -> str:
+        """A label for reports and the run manifest."""
+        ...
+
+    def settings(self) -> dict[str, Any]:
+        """Everything about the agent that changes results (model, temperature, prompt hash...)."""
+        ...
+
+    def run(self, attempt: Attempt) -> str:
+        """Work on the attempt until done; return the final message."""
+        ...
+
+
+@attrs.frozen(slots=True)
+class ScriptedAgent:
+    """An agent that runs one fixed script per task (task id to script).
+
+    Attributes:
+        name: A label for reports and the revision.
+        scripts: Scripts by task id; a task without one ends as ``error``.
+    """
+
+    name: str
+    scripts: dict[str, Script]
+
+    def settings(self) -> dict[str, Any]:
+        """Scripted agents have no settings beyond their name and which tasks they script."""
+        return {"kind": "scripted", "name": self.name, "tasks": sorted(self.scripts)}
+
+    def run(self, attempt: Attempt) -> str:
+        """Run the task's script against the attempt."""
+        script = self.scripts.get(attempt.task.id)
+        if script is None:
+            attempt.fail(f"agent {self.name!r} has no script for task {attempt.task.id!r}")
+            return ""
+        return script(ScriptContext(attempt))
+
+
+def oracle_agent(world: str) -> ScriptedAgent:
+    """The built-in oracles of a world as an agent (reference solutions, e.g. for precheck)."""
+    return ScriptedAgent(name=f"oracle:{world}", scripts=load_oracles(world))
+
+
+def drive(agent: Agent, attempt: Attempt, context: RecordContext | None = None) -> Record:
+    """Run an agent on an attempt and seal the record.
+
+    A budget that ends the attempt is an outcome (``turn_limit``/``budget_limit``); an exception
+    from the agent's own code is ``error`` with its text. ``KeyboardInterrupt`` (and any other
+    ``BaseException``) propagates and nothing is sealed: an interrupted run leaves no record for
+    the attempt in flight, so resuming executes it again (the stdio bridge, which owns its
+    input, records ``interrupted`` itself when input ends without ``finish``).
+    """
+    message = ""
+    try:
+        message = agent.run(attempt)
+    except AttemptEnded:
+        pass
+    except Exception as exc:  # the agent's defect or the provider's failure: an outcome
+        attempt.fail(f"{type(exc).__name__}: {exc}")
+    return attempt.finish(message if isinstance(message, str) else str(message), context)

@@ -1,0 +1,298 @@
+"""One attempt at one task: a session, an instruction, tools, budgets, and a record at the end.
+
+Agent drivers talk to an `Attempt`: they ask for the instruction and the tool schemas, call
+tools, and report each model request's cost. The attempt enforces the budgets; hitting one ends
+the attempt as ``turn_limit`` or ``budget_limit``, which still counts as an attempt.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import attrs
+import msgspec
+
+from harness_world.engine.calls import Observation
+from harness_world.engine.schemas import SchemaFormat, tool_schemas
+from harness_world.engine.session import Session
+from harness_world.engine.world import World
+from harness_world.errors import HarnessWorldError
+from harness_world.evidence.record import (
+    Outcome,
+    OutcomeStatus,
+    Record,
+    RecordContext,
+    Usage,
+    make_record,
+)
+from harness_world.grading.task import Budgets, Task
+
+__all__ = ["Attempt", "AttemptEnded", "AttemptLimits", "Reservation"]
+
+
+class AttemptLimits(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Budgets an attempt enforces (None: unlimited).
+
+    Attributes:
+        turns: Model round trips.
+        tool_calls: Tool calls executed.
+        context_tokens: Prompt tokens summed over requests.
+        requests: HTTP requests to the provider, retries included.
+        cost: Money in US dollars, reservations for lost responses included.
+    """
+
+    turns: int | None = None
+    tool_calls: int | None = None
+    context_tokens: int | None = None
+    requests: int | None = None
+    cost: float | None = None
+
+    @classmethod
+    def from_task(cls, budgets: Budgets, **overrides: int | float | None) -> AttemptLimits:
+        """The task's budgets, with any non-None override applied."""
+        values: dict[str, Any] = {
+            "turns": budgets.turns,
+            "tool_calls": budgets.tool_calls,
+            "context_tokens": budgets.context_tokens,
+            "cost": budgets.cost,
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+
+class AttemptEnded(HarnessWorldError):
+    """Raised by `Attempt` methods once a budget has ended the attempt (or it was finished)."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        super().__init__(f"attempt ended: {outcome.status} ({outcome.reason})")
+        self.outcome = outcome
+
+
+@attrs.frozen(slots=True)
+class Reservation:
+    """Money set aside for one model request before it is dispatched.
+
+    Attributes:
+        amount: The estimate reserved, in US dollars.
+        number: The request's number within the attempt.
+    """
+
+    amount: float
+    number: int
+
+
+@attrs.define(slots=True, eq=False)
+class Attempt:
+    """One attempt: drive it with `call`, meter it with `reserve`/`settle`, end it with `finish`.
+
+    Attributes:
+        world: The world.
+        task: The task.
+        seed: The sample seed (the session's seed).
+        sample: The sample index within the run.
+        revision: The run revision id written into the record.
+        limits: The budgets enforced.
+    """
+
+    world: World
+    task: Task
+    seed: int = 0
+    sample: int = 0
+    revision: str = ""
+    limits: AttemptLimits | None = None
+    _session: Session = attrs.field(init=False)
+    _usage: dict[str, Any] = attrs.field(init=False)
+    _outcome: Outcome | None = attrs.field(init=False, default=None)
+    _open_reservations: dict[int, float] = attrs.field(init=False, factory=dict)
+    _started: float = attrs.field(init=False, factory=time.time)
+    _sealed: bool = attrs.field(init=False, default=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._session = self.world.open_session(self.seed)
+        self._usage = {f: getattr(Usage(), f) for f in Usage.__struct_fields__}
+        if self.limits is None:
+            self.limits = AttemptLimits.from_task(self.task.budgets)
+
+    # -- what the agent sees ------------------------------------------------------------------
+
+    @property
+    def instruction(self) -> str:
+        """The task's instruction."""
+        return self.task.instruction
+
+    def tool_schemas(self, format: SchemaFormat = "openai") -> list[dict[str, Any]]:
+        """The world's tools in a provider's tool-calling shape."""
+        return tool_schemas(self.world, format=format)
+
+    def call(self, tool: str, args: Any = None) -> Observation:
+        """Execute one tool call; over the tool-call budget, end the attempt instead.
+
+        Raises:
+            AttemptEnded: when the attempt has ended (a budget, or `finish`).
+        """
+        self._check_open()
+        limit = self._limits.tool_calls
+        if limit is not None and len(self._session.log) >= limit:
+            self._end("budget_limit", f"tool_calls budget of {limit} reached")
+        # A call without arguments is a call with an empty object, whichever path made it.
+        return self._session.call(tool, {} if args is None else args)
+
+    # -- metering, for drivers of model-backed agents -----------------------------------------
+
+    def begin_turn(self) -> None:
+        """Count one model round trip; past the turn budget, end the attempt.
+
+        Raises:
+            AttemptEnded: when the turn budget is spent.
+        """
+        self._check_open()
+        limit = self._limits.turns
+        if limit is not None and self._usage["turns"] >= limit:
+            self._end("turn_limit", f"turn budget of {limit} reached")
+        self._usage["turns"] += 1
+
+    def reserve(self, estimate: float, *, retry: bool = False) -> Reservation:
+        """Reserve money for one request BEFORE dispatching it; counts the request.
+
+        Raises:
+            AttemptEnded: when the request or money budget would be exceeded; nothing is
+                dispatched then.
+        """
+        self._check_open()
+        limits = self._limits
+        if limits.requests is not None and self._usage["requests"] >= limits.requests:
+            self._end("budget_limit", f"request budget of {limits.requests} reached")
+        committed = (
+            self._usage["cost"]
+            + self._usage["uncertain_cost"]
+            + sum(self._open_reservations.values())
+        )
+        if limits.cost is not None and committed + estimate > limits.cost:
+            self._end("budget_limit", f"cost budget of ${limits.cost} would be exceeded")
+        self._usage["requests"] += 1
+        if retry:
+            self._usage["retries"] += 1
+        number = self._usage["requests"]
+        self._open_reservations[number] = estimate
+        return Reservation(amount=estimate, number=number)
+
+    def settle(
+        self, reservation: Reservation, *, cost: float, input_tokens: int, output_tokens: int
+    ) -> None:
+        """Replace a reservation by what the response actually cost; check the token budget.
+
+        Raises:
+            AttemptEnded: when the context-token or money budget is now exceeded.
+        """
+        self._open_reservations.pop(reservation.number, None)
+        self._usage["cost"] += cost
+        self._usage["input_tokens"] += input_tokens
+        self._usage["output_tokens"] += output_tokens
+        limits = self._limits
+        if (
+            limits.context_tokens is not None
+            and self._usage["input_tokens"] > limits.context_tokens
+        ):
+            self._end("budget_limit", f"context budget of {limits.context_tokens} tokens exceeded")
+        if limits.cost is not None and self._usage["cost"] > limits.cost:
+            self._end("budget_limit", f"cost budget of ${limits.cost} exceeded")
+
+    def lost(self, reservation: Reservation) -> None:
+        """A request whose response never came: its reservation stays as uncertain exposure."""
+        amount = self._open_reservations.pop(reservation.number, reservation.amount)
+        self._usage["uncertain_cost"] += amount
+
+    def declare_usage(self, **fields: Any) -> None:
+        """Set usage fields directly (scripted agents standing in for a model's consumption)."""
+        for name, value in fields.items():
+            if name not in self._usage:
+                raise TypeError(f"unknown usage field {name!r}")
+            self._usage[name] = value
+
+    # -- ending -------------------------------------------------------------------------------
+
+    @property
+    def ended(self) -> bool:
+        """Whether a budget, an interruption or `finish` has ended the attempt."""
+        return self._outcome is not None
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """How the attempt ended, once it has."""
+        return self._outcome
+
+    def interrupt(self, reason: str) -> None:
+        """End the attempt as ``interrupted`` (an outside cause: not counted as an attempt)."""
+        if self._outcome is None:
+            self._outcome = Outcome(status="interrupted", reason=reason)
+
+    def fail(self, reason: str) -> None:
+        """End the attempt as ``error`` (the harness or provider failed, not the agent)."""
+        if self._outcome is None:
+            self._outcome = Outcome(status="error", reason=reason)
+
+    def end(self, outcome: Outcome) -> None:
+        """End the attempt with a given outcome (an importer replaying another harness's run).
+
+        Has no effect once the attempt has ended.
+        """
+        if self._outcome is None:
+            self._outcome = outcome
+
+    def finish(self, final_message: str = "", context: RecordContext | None = None) -> Record:
+        """Seal the attempt into a record; the outcome is ``completed`` unless already ended.
+
+        Raises:
+            AttemptEnded: when the attempt was already finished (a record is sealed once).
+        """
+        if self._sealed:
+            assert self._outcome is not None
+            raise AttemptEnded(self._outcome)
+        self._sealed = True
+        if self._outcome is None:
+            self._outcome = Outcome(status="completed")
+        for number, amount in sorted(self._open_reservations.items()):
+            self._usage["uncertain_cost"] += amount
+            del self._open_reservations[number]
+        finished = time.time()
+        base = context or RecordContext()
+        context = msgspec.structs.replace(
+            base,
+            started_at=base.started_at or _iso(self._started),
+            finished_at=base.finished_at or _iso(finished),
+            latency_s=base.latency_s or round(finished - self._started, 6),
+        )
+        return make_record(
+            self._session,
+            outcome=self._outcome,
+            task_id=self.task.id,
+            task_hash=self.task.hash,
+            revision=self.revision,
+            sample=self.sample,
+            final_message=final_message,
+            usage=Usage(**self._usage),
+            context=context,
+        )
+
+    @property
+    def session(self) -> Session:
+        """The attempt's session (read its log; do not call tools on it directly)."""
+        return self._session
+
+    @property
+    def _limits(self) -> AttemptLimits:
+        assert self.limits is not None
+        return self.limits
+
+    def _check_open(self) -> None:
+        if self._outcome is not None:
+            raise AttemptEnded(self._outcome)
+
+    def _end(self, status: OutcomeStatus, reason: str) -> None:
+        self._outcome = Outcome(status=status, reason=reason)
+        raise AttemptEnded(self._outcome)
+
+
+def _iso(moment: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))

@@ -1,0 +1,110 @@
+"""Revision pinning: one id for everything that changes a result, component by component."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from harness_world.engine.canonical import sha256_hex, to_json
+from harness_world.engine.world import World
+from harness_world.errors import HarnessWorldError
+from harness_world.grading.task import Task
+
+__all__ = ["Revision", "RevisionMismatch", "build_identity", "diff_revisions", "make_revision"]
+
+_PACKAGE = Path(__file__).resolve().parents[1]
+
+
+class Revision(msgspec.Struct, frozen=True, kw_only=True):
+    """A run's revision: a hash per component and one id over all of them.
+
+    Components: ``world:<name>`` (content, contract and tool code), ``task:<id>`` (each
+    selected task's definition), ``tasks`` (which tasks), ``system_prompt``, ``agent`` (model
+    and settings), ``budgets``, ``samples``, ``seed`` and ``build`` (this package's code).
+    Paths, timestamps, pids and parallelism are context, never part of it.
+
+    Attributes:
+        id: SHA-256 over the components.
+        components: Component name to its hash.
+        values: Component name to a readable value (what was hashed, where short).
+    """
+
+    id: str
+    components: dict[str, str]
+    values: dict[str, Any] = {}
+
+
+class RevisionMismatch(HarnessWorldError):
+    """Two revisions differ; ``components`` names each component that changed."""
+
+    def __init__(self, components: list[str], detail: str) -> None:
+        super().__init__(detail)
+        self.components = components
+
+
+def build_identity() -> str:
+    """SHA-256 over this package's Python sources (names and bytes), plus its version."""
+    digest = hashlib.sha256()
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        digest.update(str(path.relative_to(_PACKAGE)).encode() + b"\x00")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def make_revision(
+    *,
+    worlds: Mapping[str, World],
+    tasks: Sequence[Task],
+    agent_settings: Mapping[str, Any],
+    budgets: Mapping[str, Any],
+    samples: int,
+    seed: int,
+) -> Revision:
+    """Pin a run: hash each component, then all of them together."""
+    settings = dict(agent_settings)
+    prompt = str(settings.pop("system_prompt_sha256", ""))
+    values: dict[str, Any] = {
+        "tasks": sorted(t.id for t in tasks),
+        "system_prompt": prompt,
+        "agent": settings,
+        "budgets": dict(budgets),
+        "samples": samples,
+        "seed": seed,
+        "build": build_identity(),
+    }
+    for name, world in sorted(worlds.items()):
+        values[f"world:{name}"] = {
+            "hash": world.hash,
+            "contract": world.contract.hash,
+            "size": world.size,
+            "code": world.code_hash,
+        }
+    for task in tasks:
+        values[f"task:{task.id}"] = task.hash
+    components = {name: sha256_hex(to_json(value)) for name, value in sorted(values.items())}
+    return Revision(id=sha256_hex(to_json(components)), components=components, values=values)
+
+
+def diff_revisions(before: Revision, after: Revision) -> list[str]:
+    """Names of the components that differ (added, removed or changed), sorted."""
+    names = set(before.components) | set(after.components)
+    return sorted(n for n in names if before.components.get(n) != after.components.get(n))
+
+
+def describe_mismatch(before: Revision, after: Revision) -> str:
+    """A message naming each changed component with its old and new value where short."""
+    parts = []
+    for name in diff_revisions(before, after):
+        old, new = before.values.get(name, "absent"), after.values.get(name, "absent")
+        shown = f"{name} ({_short(old)} -> {_short(new)})"
+        parts.append(shown)
+    return "revision mismatch: changed " + "; ".join(parts)
+
+
+def _short(value: Any) -> str:
+    text = to_json(value).decode()
+    return text if len(text) <= 80 else text[:77] + "..."

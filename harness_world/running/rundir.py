@@ -1,0 +1,382 @@
+"""The run directory: its layout, its manifest, and the one pass that judges every slot.
+
+A run directory holds ``manifest.json`` (the revision and its components, plus context),
+``records/<task>/<sample>.json`` (one record per scheduled slot, written atomically the moment
+the attempt ends; tries that ended in error beside it as ``<sample>.failed-<n>.json``) and
+``counts.json`` (what happened to every scheduled slot). `scan_run` is the only walk over a run
+directory: `run`'s final counts, `report`, `compare` and `verify` read its result, so each
+record is replayed once per command.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from harness_world.engine.world import World, WorldError, load_world
+from harness_world.evidence.record import Record, RecordError, load_record
+from harness_world.grading.task import Task, load_tasks
+from harness_world.grading.verify import verify
+from harness_world.running.revision import Revision
+
+__all__ = [
+    "COUNTED",
+    "COUNTS",
+    "MANIFEST",
+    "RunContext",
+    "RunCounts",
+    "RunManifest",
+    "RunScan",
+    "SlotResult",
+    "count_slots",
+    "judge_record",
+    "load_manifest",
+    "record_path",
+    "scan_run",
+    "write_json",
+]
+
+MANIFEST = "manifest.json"
+COUNTS = "counts.json"
+COUNTED = ("completed", "turn_limit", "budget_limit")
+"""Outcomes that count as attempts (a budget cut-off is part of the task's conditions)."""
+
+
+class RunContext(msgspec.Struct, frozen=True, kw_only=True):
+    """Where and how a run executed: recorded, never part of the revision.
+
+    Attributes:
+        out: The run directory as given.
+        started_at: Wall-clock start (UTC).
+        host: Host name.
+        pid: Process id of the driver.
+        workers: Parallelism (changes error rates and latency, so it is written down).
+        python: The interpreter version.
+    """
+
+    out: str
+    started_at: str
+    host: str
+    pid: int
+    workers: int
+    python: str
+
+
+class RunManifest(msgspec.Struct, frozen=True, kw_only=True):
+    """``manifest.json``.
+
+    Attributes:
+        format: Manifest format version.
+        revision: The pinned revision.
+        agent: The agent's name.
+        tasks: Task ids, sorted.
+        samples: Samples per task.
+        seed: The base seed (each sample's seed derives from it).
+        sizes: The seed size used per world.
+        limits: Budget overrides applied on top of each task's budgets.
+        contexts: One context per execution of the run (the first, then each resume).
+    """
+
+    format: int = 1
+    revision: Revision
+    agent: str
+    tasks: list[str]
+    samples: int
+    seed: int
+    sizes: dict[str, str]
+    limits: dict[str, Any] = {}
+    contexts: list[RunContext] = []
+
+
+SlotEvidence = Literal["verified", "ungraded", "lost", "missing"]
+
+
+class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What one scheduled slot (task, sample) of a run holds, judged once.
+
+    Attributes:
+        task_id: The task.
+        sample: The sample index.
+        path: The final record's path (it may not exist).
+        outcome: How execution ended (empty when there is no readable record).
+        evidence: ``verified``, ``ungraded``, ``lost`` (unreadable record or world) or
+            ``missing`` (no record for a scheduled slot).
+        passed: The grade; null when not graded.
+        failed: The failed automated criteria, each ``id: detail``.
+        not_graded: Why a verified record has no grade (its task unknown or changed).
+        reason: Why the evidence is not verified.
+        tool_calls: Tool calls in the record.
+        requests: Provider requests (retries included).
+        input_tokens: Prompt tokens.
+        output_tokens: Completion tokens.
+        cost: US dollars, uncertain exposure included.
+        retried: Tries of this slot that ended in error and were executed again.
+        retry_cost: What those tries cost.
+        latency_s: Wall-clock duration (context).
+    """
+
+    task_id: str
+    sample: int
+    path: str
+    outcome: str = ""
+    evidence: SlotEvidence
+    passed: bool | None = None
+    failed: list[str] = []
+    not_graded: str = ""
+    reason: str = ""
+    tool_calls: int = 0
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    retried: int = 0
+    retry_cost: float = 0.0
+    latency_s: float = 0.0
+
+    @property
+    def counted(self) -> bool:
+        """Whether this slot is a valid attempt: verified evidence and a counted outcome."""
+        return self.evidence == "verified" and self.outcome in COUNTED
+
+
+class RunCounts(msgspec.Struct, frozen=True, kw_only=True):
+    """What happened to every scheduled attempt: explicit denominators.
+
+    Attributes:
+        scheduled: Tasks × samples.
+        executed: Attempts with a final record on disk.
+        valid: Verified records whose outcome counts as an attempt (completed, turn_limit,
+            budget_limit): the denominator of quality figures.
+        invalid: Records that are not verified, or ended as error or interrupted.
+        retried: Executions of attempts whose outcome was ``error``, run again (the failed
+            tries are kept as ``<sample>.failed-<n>.json``).
+        missing: Scheduled attempts without a record (an interrupted run).
+        by_outcome: Final records per outcome.
+        by_evidence: Final records per evidence state.
+        passed: Valid records whose grade passed.
+        failed: Valid records whose grade failed.
+        not_graded: Valid records without a grade: their task is unknown or has changed since
+            (a changed task is a different task).
+    """
+
+    scheduled: int
+    executed: int
+    valid: int
+    invalid: int
+    retried: int
+    missing: int
+    by_outcome: dict[str, int]
+    by_evidence: dict[str, int]
+    passed: int
+    failed: int
+    not_graded: int = 0
+
+
+class RunScan(msgspec.Struct, frozen=True, kw_only=True):
+    """Every scheduled slot of a run directory, judged once.
+
+    Attributes:
+        out: The run directory.
+        manifest: Its manifest.
+        slots: One result per scheduled (task, sample), in manifest order.
+        counts: The counts over those slots.
+        families: Each scheduled task's family (empty when the task is unknown here).
+    """
+
+    out: str
+    manifest: RunManifest
+    slots: list[SlotResult]
+    counts: RunCounts
+    families: dict[str, str]
+
+
+def record_path(out: Path, task_id: str, sample: int) -> Path:
+    """Where the final record of one attempt lives."""
+    return out / "records" / task_id / f"{sample}.json"
+
+
+def failed_tries(path: Path) -> list[Path]:
+    """The tries of a slot that ended in error and were executed again, oldest first."""
+    sample = path.stem
+    return sorted(path.parent.glob(f"{sample}.failed-*.json"))
+
+
+def load_manifest(out: str | Path) -> RunManifest:
+    """Read a run directory's manifest.
+
+    Raises:
+        FileNotFoundError: when there is no manifest.
+        ValueError: when it is not a valid manifest.
+    """
+    path = Path(out) / MANIFEST
+    try:
+        return msgspec.json.decode(path.read_bytes(), type=RunManifest)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{out}: not a run directory (no {MANIFEST})") from None
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise ValueError(f"{path}: invalid manifest: {exc}") from None
+
+
+def write_json(path: Path, value: Any) -> None:
+    """Write canonical, indented JSON atomically (temp file, fsync, rename)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(
+        msgspec.json.format(msgspec.json.encode(value, order="sorted"), indent=1) + b"\n"
+    )
+    with open(tmp, "rb") as handle:
+        os.fsync(handle.fileno())
+    tmp.replace(path)
+
+
+def judge_record(
+    record: Record, world: World, task: Task | None, path: Path, *, retries: Sequence[Path] = ()
+) -> SlotResult:
+    """Replay one record of a slot and grade it against its task (when that task is known)."""
+    result = verify(record, world=world, task=task)
+    grade = result.grade
+    usage = record.usage
+    retry_cost = 0.0  # tries that ended in error cost money too
+    for earlier in retries:
+        try:
+            spent = load_record(earlier).usage
+        except RecordError:
+            continue
+        retry_cost += spent.cost + spent.uncertain_cost
+    not_graded = result.not_graded
+    if result.evidence == "verified" and task is None:
+        not_graded = f"task {record.task_id!r} is not known here"
+    return SlotResult(
+        task_id=record.task_id,
+        sample=record.sample,
+        path=str(path),
+        outcome=record.outcome.status,
+        evidence=result.evidence,
+        passed=None if grade is None else grade.passed,
+        failed=[]
+        if grade is None
+        else [f"{v.id}: {v.detail}" for v in grade.verdicts if v.status == "failed"],
+        not_graded=not_graded,
+        reason=result.reason,
+        tool_calls=len(record.calls),
+        requests=usage.requests,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cost=usage.cost + usage.uncertain_cost,
+        retried=len(retries),
+        retry_cost=retry_cost,
+        latency_s=record.context.latency_s,
+    )
+
+
+def _judge_slot(
+    path: Path, task_id: str, sample: int, task: Task | None, worlds: _Worlds
+) -> SlotResult:
+    if not path.is_file():
+        return SlotResult(task_id=task_id, sample=sample, path=str(path), evidence="missing")
+    retries = failed_tries(path)
+    try:
+        record = load_record(path)
+        world = worlds.get(record.world.name)
+    except (RecordError, WorldError, OSError) as exc:
+        return SlotResult(
+            task_id=task_id,
+            sample=sample,
+            path=str(path),
+            evidence="lost",
+            reason=str(exc),
+            retried=len(retries),
+        )
+    return judge_record(record, world, task, path, retries=retries)
+
+
+class _Worlds:
+    """Worlds by name at the run's sizes, loaded once per scan."""
+
+    def __init__(self, sizes: Mapping[str, str]) -> None:
+        self.sizes = sizes
+        self.loaded: dict[str, World] = {}
+
+    def get(self, name: str) -> World:
+        if name not in self.loaded:
+            self.loaded[name] = load_world(name, size=self.sizes.get(name, "small"))
+        return self.loaded[name]
+
+
+def scan_run(
+    out: str | Path,
+    tasks: Iterable[Task] | None = None,
+    *,
+    known: Mapping[Path, SlotResult] | None = None,
+    write_counts: bool = True,
+) -> RunScan:
+    """Judge every scheduled slot of a run directory once.
+
+    Args:
+        out: The run directory.
+        tasks: The tasks to grade against (default: the built-in tasks).
+        known: Results this process computed for records it saved itself (not replayed again).
+        write_counts: Also write ``counts.json``.
+
+    Raises:
+        FileNotFoundError: when ``out`` is not a run directory.
+        ValueError: when its manifest is invalid.
+    """
+    root = Path(out)
+    manifest = load_manifest(root)
+    by_id = {t.id: t for t in (tasks if tasks is not None else load_tasks())}
+    worlds = _Worlds(manifest.sizes)
+    slots: list[SlotResult] = []
+    for task_id in manifest.tasks:
+        for sample in range(manifest.samples):
+            path = record_path(root, task_id, sample)
+            done = (known or {}).get(path)
+            if done is None:
+                done = _judge_slot(path, task_id, sample, by_id.get(task_id), worlds)
+            slots.append(done)
+    counts = count_slots(slots)
+    if write_counts:
+        write_json(root / COUNTS, counts)
+    families = {t: by_id[t].family if t in by_id else "" for t in manifest.tasks}
+    return RunScan(out=str(root), manifest=manifest, slots=slots, counts=counts, families=families)
+
+
+def count_slots(slots: Sequence[SlotResult]) -> RunCounts:
+    """The counts over judged slots: every scheduled slot lands in exactly one denominator."""
+    by_outcome: dict[str, int] = {}
+    by_evidence: dict[str, int] = {}
+    executed = valid = invalid = passed = failed = not_graded = retried = 0
+    for slot in slots:
+        retried += slot.retried
+        if slot.evidence == "missing":
+            continue
+        executed += 1
+        if slot.outcome:
+            by_outcome[slot.outcome] = by_outcome.get(slot.outcome, 0) + 1
+        by_evidence[slot.evidence] = by_evidence.get(slot.evidence, 0) + 1
+        if not slot.counted:
+            invalid += 1
+            continue
+        valid += 1
+        if slot.passed is None:
+            not_graded += 1
+        elif slot.passed:
+            passed += 1
+        else:
+            failed += 1
+    return RunCounts(
+        scheduled=len(slots),
+        executed=executed,
+        valid=valid,
+        invalid=invalid,
+        retried=retried,
+        missing=len(slots) - executed,
+        by_outcome=by_outcome,
+        by_evidence=by_evidence,
+        passed=passed,
+        failed=failed,
+        not_graded=not_graded,
+    )

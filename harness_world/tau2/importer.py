@@ -1,0 +1,317 @@
+"""τ²-bench retail tasks and results files, read into harness_world tasks and external runs.
+
+The data is NOT part of this repository. It is © 2025 Sierra Research, MIT licence (the LICENSE
+file beside the data keeps the notice, and `DATA_NOTICE` is printed wherever it is used); the
+file formats are those of τ²-bench (sierra-research/tau2-bench).
+
+Each τ² task becomes an `ImportedTask`:
+
+* instruction: the user scenario (what the simulated customer knows and wants), in words;
+* oracle: the gold action list, run as a call list (erroring gold calls included, as τ² does);
+* required effects: every row the gold actions change must end exactly like the gold's (kind
+  ``row`` on a target set of that one key); allowed effects: those and nothing else;
+* trace: ``read_before_write`` when the gold reads every row it writes first (otherwise the
+  notes say which write is blind, and the criterion is left out); for a task whose gold writes
+  nothing, ``targets_read`` over the rows the gold read (a proxy τ² does not have: without it a
+  do-nothing attempt passes every automated criterion);
+* prose: ``communicate_info`` and ``nl_assertions``, left ``not_reviewed`` (no model judge);
+* family: the customer the gold acts for (tasks about one customer are not independent).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from harness_world.engine.world import World
+from harness_world.engine.world import load_world as load_world_folder
+from harness_world.errors import HarnessWorldError
+from harness_world.evidence.record import Outcome, OutcomeStatus, Record, make_record
+from harness_world.grading.checker import grade
+from harness_world.grading.task import Task
+from harness_world.tau2.gold import ExternalRun, GoldCall, ImportedTask, exact_effects, read_targets
+
+DATA_NOTICE = "τ²-bench retail data © 2025 Sierra Research, MIT licence (see LICENSE beside it)"
+WORLD = "tau2_retail"
+DB_FILE = "db.json"
+TASKS_FILE = "tasks_train.json"
+
+# τ²'s termination reasons, mapped to our outcomes (anything else: completed, reason kept).
+_TERMINATION: dict[str, OutcomeStatus] = {
+    "agent_stop": "completed",
+    "user_stop": "completed",
+    "max_steps": "turn_limit",
+    "too_many_errors": "error",
+    "agent_error": "error",
+    "user_error": "error",
+}
+
+
+class FormatError(HarnessWorldError, ValueError):
+    """A τ² file is unreadable or not in the expected shape; the message names the path."""
+
+
+def load_world(data: str | Path) -> World:
+    """The retail world on ``<data>/db.json``.
+
+    Raises:
+        FormatError: when the folder or its db.json is missing.
+        WorldError: when db.json does not fit the contract.
+    """
+    folder = Path(data)
+    if not folder.is_dir():
+        raise FormatError(f"{folder}: no such data folder")
+    if not (folder / DB_FILE).is_file():
+        raise FormatError(f"{folder / DB_FILE}: no such file")
+    return load_world_folder(WORLD, seed_file=folder / DB_FILE)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise FormatError(f"{path}: not valid JSON: {exc}") from None
+
+
+def read_tasks(path: str | Path) -> list[dict[str, Any]]:
+    """The raw τ² tasks of a tasks file (a JSON list of task objects).
+
+    Raises:
+        FormatError: naming the file (and the task) at fault.
+    """
+    source = Path(path)
+    data = _read_json(source)
+    if not isinstance(data, list):
+        raise FormatError(f"{source}: expected a JSON list of tasks")
+    for i, raw in enumerate(data):
+        where = f"{source}: task #{i}"
+        if not isinstance(raw, dict) or "id" not in raw:
+            raise FormatError(f"{where}: expected an object with an id")
+        criteria = raw.get("evaluation_criteria")
+        actions = criteria.get("actions") if isinstance(criteria, dict) else None
+        if not isinstance(actions, list | None):
+            raise FormatError(f"{where} ({raw['id']}): evaluation_criteria.actions is not a list")
+        for action in actions or []:
+            if not (
+                isinstance(action, dict)
+                and isinstance(action.get("name"), str)
+                and isinstance(action.get("arguments", {}), dict)
+            ):
+                raise FormatError(f"{where} ({raw['id']}): malformed action {action!r}")
+    return data
+
+
+def _instruction(raw: dict[str, Any]) -> str:
+    scenario = raw.get("user_scenario") or {}
+    instructions = scenario.get("instructions")
+    if isinstance(instructions, str):
+        return instructions.strip()
+    parts = []
+    labels = (
+        ("reason_for_call", "Reason for the call"),
+        ("known_info", "What the customer knows"),
+        ("unknown_info", "What the customer does not know"),
+        ("task_instructions", "How the customer behaves"),
+    )
+    for field, label in labels:
+        value = (instructions or {}).get(field)
+        if isinstance(value, str) and value.strip() and value.strip() != ".":
+            parts.append(f"{label}: {value.strip()}")
+    persona = scenario.get("persona")
+    if isinstance(persona, str) and persona.strip():
+        parts.append(f"Persona: {persona.strip()}")
+    head = "A customer of the online retail store contacts you (τ²-bench user scenario)."
+    return "\n".join([head, *parts])
+
+
+def _customer(record: Record) -> str:
+    """The user id the gold acts for: a find_user result, a user_id argument or an order's."""
+    for call in record.calls:
+        if call.ok and call.tool.startswith("find_user_id") and isinstance(call.result, str):
+            return call.result
+        if isinstance(call.args, dict) and isinstance(call.args.get("user_id"), str):
+            return str(call.args["user_id"])
+        if (
+            call.ok
+            and isinstance(call.result, dict)
+            and isinstance(call.result.get("user_id"), str)
+        ):
+            return str(call.result["user_id"])
+    return ""
+
+
+def _prose(criteria: dict[str, Any]) -> list[str]:
+    out = [
+        f"communicate_info: the agent tells the user {info!r}"
+        for info in criteria.get("communicate_info") or []
+    ]
+    out += [f"nl_assertion: {text}" for text in criteria.get("nl_assertions") or []]
+    return out
+
+
+def import_task(world: World, raw: dict[str, Any], source: str = TASKS_FILE) -> ImportedTask:
+    """One raw τ² task as an imported task (see the module notes for what maps to what)."""
+    tau2_id = str(raw["id"])
+    criteria = raw.get("evaluation_criteria") or {}
+    gold = [
+        GoldCall(
+            id=str(action.get("action_id", f"{tau2_id}_{i}")),
+            tool=action["name"],
+            args=action.get("arguments") or {},
+        )
+        for i, action in enumerate(criteria.get("actions") or [])
+    ]
+    session = world.open_session()
+    for call in gold:
+        session.call(call.tool, call.args)
+    diff = session.diff()
+    record = make_record(session, outcome=Outcome(status="completed"))
+    customer = _customer(record)
+    notes = [
+        f"Imported from τ²-bench retail task {tau2_id} ({source}); {DATA_NOTICE}.",
+        f"τ² reward basis: {', '.join(criteria.get('reward_basis') or [])}.",
+    ]
+    description = raw.get("description") or {}
+    purpose = description.get("purpose") if isinstance(description, dict) else description
+    if purpose:
+        notes.append(f"τ² purpose: {purpose}")
+    notes += [f"τ² open issue: {issue.get('title', '')}" for issue in raw.get("issues") or []]
+    base = Task(
+        id=f"{WORLD}.{tau2_id}",
+        world=WORLD,
+        family=f"{WORLD}.customer.{customer}" if customer else f"{WORLD}.task.{tau2_id}",
+        instruction=_instruction(raw),
+        prose=_prose(criteria),
+    )
+    if diff:
+        targets, require = exact_effects(world, diff)
+        task = msgspec.structs.replace(
+            base, targets=targets, require=require, trace=["read_before_write"]
+        )
+        verdict = next(
+            v for v in grade(record, task, world).verdicts if v.id == "trace.read_before_write"
+        )
+        if verdict.status != "passed":
+            notes.append(
+                "read_before_write left out: the gold itself writes a row it has not read "
+                f"({verdict.detail.split(': ', 1)[-1]})."
+            )
+            task = msgspec.structs.replace(task, trace=[])
+        notes.append(f"Required: the end state of the {len(diff)} row(s) the gold changes.")
+    else:
+        targets = read_targets(world, record)
+        task = msgspec.structs.replace(
+            base, targets=targets, trace=["targets_read"] if targets else []
+        )
+        notes.append(
+            "The gold changes nothing: a do-nothing attempt passes the state criteria."
+            + (
+                " targets_read asks for the rows the gold read (not a τ² criterion)."
+                if targets
+                else " The gold reads no row either."
+            )
+        )
+    task = msgspec.structs.replace(task, notes="\n".join(notes))
+    return ImportedTask(task=task, gold=gold, source=f"{source} #{tau2_id}")
+
+
+def import_tasks(world: World, path: str | Path) -> list[ImportedTask]:
+    """Every task of a τ² tasks file.
+
+    Raises:
+        FormatError: naming the file and the task at fault.
+    """
+    source = Path(path)
+    raws = read_tasks(source)
+    ids = [str(r["id"]) for r in raws]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise FormatError(f"{source}: duplicate task ids: {', '.join(duplicates)}")
+    return [import_task(world, raw, source.name) for raw in raws]
+
+
+# -- results files ---------------------------------------------------------------------------
+
+
+def _arguments(value: Any, where: str) -> Any:
+    if isinstance(value, str):  # OpenAI-style: arguments as a JSON text
+        try:
+            return json.loads(value) if value.strip() else {}
+        except ValueError as exc:
+            raise FormatError(f"{where}: arguments are not valid JSON: {exc}") from None
+    return {} if value is None else value
+
+
+def read_results(path: str | Path) -> list[ExternalRun]:
+    """The runs of a τ²-bench results file.
+
+    Accepted shape (what τ²-bench writes, reduced to what is read)::
+
+        {"simulations": [{
+            "task_id": "0", "trial": 0,
+            "termination_reason": "user_stop",              # optional
+            "messages": [
+                {"role": "assistant", "content": "...",
+                 "tool_calls": [{"name": "...", "arguments": {...}, "requestor": "assistant"}]},
+                {"role": "tool", "content": "..."},
+                {"role": "user", "content": "..."}],
+            "reward_info": {"reward": 1.0}}]}                  # may be null
+
+    The agent's calls are the ``tool_calls`` of assistant messages (calls whose ``requestor``
+    is ``user`` are skipped; retail has none), in order; ``arguments`` may be an object or a
+    JSON text. The final message is the last assistant message with text.
+
+    Raises:
+        FormatError: naming the file and the simulation at fault.
+    """
+    source = Path(path)
+    data = _read_json(source)
+    sims = data.get("simulations") if isinstance(data, dict) else None
+    if not isinstance(sims, list):
+        raise FormatError(f"{source}: expected an object with a list of simulations")
+    runs: list[ExternalRun] = []
+    for i, sim in enumerate(sims):
+        where = f"{source}: simulation #{i}"
+        if not isinstance(sim, dict) or "task_id" not in sim:
+            raise FormatError(f"{where}: expected an object with a task_id")
+        messages = sim.get("messages") or []
+        if not isinstance(messages, list):
+            raise FormatError(f"{where}: messages is not a list")
+        calls: list[tuple[str, Any]] = []
+        final = ""
+        for j, message in enumerate(messages):
+            if not isinstance(message, dict):
+                raise FormatError(f"{where}: message #{j} is not an object")
+            if message.get("role") != "assistant":
+                continue
+            if isinstance(message.get("content"), str) and message["content"].strip():
+                final = message["content"]
+            for call in message.get("tool_calls") or []:
+                if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+                    raise FormatError(f"{where}: message #{j}: malformed tool call {call!r}")
+                if call.get("requestor", "assistant") == "user":
+                    continue
+                calls.append((call["name"], _arguments(call.get("arguments"), where)))
+        reward_info = sim.get("reward_info")
+        reward = reward_info.get("reward") if isinstance(reward_info, dict) else None
+        termination = str(sim.get("termination_reason") or "")
+        status = _TERMINATION.get(termination, "completed")
+        trial = sim.get("trial") or 0
+        if not isinstance(trial, int) or isinstance(trial, bool):
+            raise FormatError(f"{where}: trial must be an integer, got {trial!r}")
+        runs.append(
+            ExternalRun(
+                task_id=str(sim["task_id"]),
+                trial=trial,
+                calls=calls,
+                final_message=final,
+                outcome=Outcome(status=status, reason=termination),
+                reward=float(reward) if isinstance(reward, int | float) else None,
+            )
+        )
+    return runs
