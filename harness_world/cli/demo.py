@@ -16,11 +16,11 @@ from typing import Any
 import msgspec
 
 from harness_world.cli._output import render_table
+from harness_world.coverage.mutants import load_mutants
 from harness_world.engine.world import load_world
 from harness_world.evidence.record import record_digest, save_record
 from harness_world.grading.task import load_tasks
 from harness_world.grading.verify import verify
-from harness_world.coverage.mutants import load_mutants
 from harness_world.running.oracles import load_oracles
 from harness_world.running.scripted import run_script
 

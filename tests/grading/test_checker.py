@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,11 +22,15 @@ from harness_world.coverage import (
     record_calls,
     run_script,
 )
+from harness_world.coverage.gate import check_world
 from harness_world.engine import session as _session
+from harness_world.evidence import make_record
 from harness_world.grading import CriterionVerdict, TaskError, select_targets
 from harness_world.grading.checker import grade
+from harness_world.grading.task import Condition, Target, Task
 from tests import strategies as hs
 from tests.conftest import REPO
+from tests.toy_world import toy_world
 
 TASKS = {t.id: t for t in hw.load_tasks()}
 ORACLES = load_oracles("helpdesk")
@@ -272,3 +277,53 @@ def test_answer_naming_keys_is_whole_tokens_and_nothing_extra(small: hw.World) -
     assert "not targets" in verdict(", ".join([*targets, other])).detail
     assert verdict(", ".join(t + "0" for t in targets)).status == "failed"  # T-1001 is not T-10010
     assert verdict(", ".join(targets[1:])).status == "failed"
+
+
+def test_a_nested_type_change_is_unauthorized_work() -> None:
+    world = toy_world()
+    task = Task(
+        id="toy.read_only",
+        world="toy",
+        family="f",
+        instruction="change nothing",
+        targets=[Target(entity="things")],
+    )
+    session = world.open_session()
+    session.call("set", {"id": 1, "field": "data", "value": [1]})  # [1.0] -> [1]
+    record = make_record(
+        session, outcome=hw.Outcome(status="completed"), task_id=task.id, task_hash=task.hash
+    )
+    grade = hw.verify(record, world=world, task=task).grade
+    assert grade is not None and grade.failed == ["state.allowed"]
+
+
+def test_eq_with_a_list_on_an_indexed_list_field_selects_by_scanning() -> None:
+    world = toy_world()
+    task = Task(
+        id="toy.c",
+        world="toy",
+        family="f",
+        instruction="",
+        targets=[Target(entity="things", where=[Condition(field="tags", eq=["x"])])],
+    )
+    assert select_targets(world, task) == (2,)
+
+
+@pytest.mark.parametrize("message", ["15", "There are 15.", "15 open tickets are tagged security."])
+def test_a_count_may_end_a_sentence(small: hw.World, message: str) -> None:
+    task = {t.id: t for t in hw.load_tasks()}["helpdesk.security_count"]
+    record = run_script(small, task, lambda ctx: message)
+    grade = hw.verify(record, world=small, task=task).grade
+    assert grade is not None and "trace.answer" not in grade.failed
+
+
+def test_an_operator_marked_equivalent_for_every_task_is_honoured(tmp_path: Path) -> None:
+    folder = tmp_path / "mutants"
+    shutil.copytree(REPO / "mutants" / "helpdesk", folder)
+    text = (folder / "equivalent.toml").read_text()
+    (folder / "equivalent.toml").write_text(
+        text.replace('task = "helpdesk.close_solved_duplicates"', 'task = "*"')
+    )
+    report = check_world("helpdesk", sizes=("small",), mutants_folder=folder)
+    assert report.auto_survived == 0 and report.auto_equivalent >= 18
+    assert not [p for p in report.problems if "surviving" in p]

@@ -25,7 +25,7 @@ from harness_world.coverage import record_calls
 from harness_world.tau2 import DatabaseHasher, ImportedTask, check_gold
 from harness_world.tau2 import importer as tau2_importer
 from tests.conftest import TAU2_DATA
-from tests.test_tau2_tools import CROSS_CHECK_TASKS, GOLD_FAILURES, reference_db
+from tests.tau2.test_tau2_tools import CROSS_CHECK_TASKS, GOLD_FAILURES, reference_db
 
 pytestmark = pytest.mark.skipif(
     not (TAU2_DATA / "db.json").is_file() or not (TAU2_DATA / "tasks_train.json").is_file(),

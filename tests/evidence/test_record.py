@@ -16,10 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import harness_world as hw
-from harness_world.evidence import RecordContext
+from harness_world.engine import FinalRow
+from harness_world.evidence import RecordContext, make_record
 from harness_world.evidence.record import record_digest
 from harness_world.grading import verify_file
 from tests.conftest import REPO, examples, scenario_record
+from tests.toy_world import toy_world
 
 
 def reseal(record: hw.Record) -> hw.Record:
@@ -269,3 +271,15 @@ def test_kill_9_during_save_never_leaves_a_partial_record(tmp_path: Path) -> Non
         for path in records:
             loaded, result = verify_file(path)
             assert loaded is not None and result.evidence == "verified", (path, result.reason)
+
+
+def test_a_final_key_retyped_from_int_to_str_is_ungraded() -> None:
+    world = toy_world()
+    session = world.open_session()
+    session.call("set", {"id": 1, "field": "note", "value": "changed"})
+    record = make_record(session, outcome=hw.Outcome(status="completed"))
+    final = [FinalRow(entity=f.entity, key=str(f.key), row=f.row) for f in record.final]
+    forged = msgspec.structs.replace(record, final=final)
+    forged = msgspec.structs.replace(forged, digest=record_digest(forged))
+    result = hw.verify(forged, world=world)
+    assert result.evidence == "ungraded" and result.mismatches

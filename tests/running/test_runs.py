@@ -15,12 +15,13 @@ import msgspec
 import pytest
 
 import harness_world as hw
+from harness_world.analysis.report import build_report
 from harness_world.cli import main
-from harness_world.coverage import ScriptContext
+from harness_world.coverage import ScriptContext, load_oracles
 from harness_world.grading import verify_file
 from harness_world.running import revision as _revision
 from harness_world.running.precheck import precheck
-from harness_world.running.revision import RevisionMismatch
+from harness_world.running.revision import RevisionMismatch, make_revision
 from harness_world.running.run import run
 from harness_world.running.rundir import load_manifest, scan_run
 from tests.conftest import REPO
@@ -259,3 +260,52 @@ def test_inventory_counts_error_outcomes_and_retries(tmp_path: Path) -> None:
     assert inventory.scheduled == inventory.executed == 2 and inventory.retried == 2
     assert inventory.valid == 0 and inventory.invalid == 2 and inventory.by_outcome == {"error": 2}
     assert scan_run(tmp_path / "r").counts == inventory
+
+
+def test_a_task_edited_after_the_run_is_not_graded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tasks = [t for t in hw.load_tasks("helpdesk") if t.id == "helpdesk.security_count"]
+    agent = hw.ScriptedAgent(name="o", scripts=load_oracles("helpdesk"))
+    hw.run(tasks, agent, samples=1, out=tmp_path / "r")
+    edited = [msgspec.structs.replace(tasks[0], instruction="Something else.")]
+    inventory = scan_run(tmp_path / "r", edited).counts
+    assert (inventory.valid, inventory.passed, inventory.failed, inventory.not_graded) == (
+        1,
+        0,
+        0,
+        1,
+    )
+    report = build_report(tmp_path / "r", edited)
+    assert [a.passed for a in report.attempts] == [None]
+
+
+def test_the_revision_does_not_depend_on_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tasks = hw.load_tasks("helpdesk")[:1]
+    first = make_revision(
+        worlds={"helpdesk": hw.load_world("helpdesk")},
+        tasks=tasks,
+        agent_settings={},
+        budgets={},
+        samples=1,
+        seed=0,
+    )
+    (tmp_path / "helpdesk").mkdir()
+    monkeypatch.chdir(tmp_path)
+    second = make_revision(
+        worlds={"helpdesk": hw.load_world("helpdesk")},
+        tasks=tasks,
+        agent_settings={},
+        budgets={},
+        samples=1,
+        seed=0,
+    )
+    assert first == second and first.values["world:helpdesk"]["code"]
+
+
+def test_run_with_an_unknown_size_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--world", "helpdesk", "--size", "huge", "--out", os.devnull]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --size huge") and err.count("\n") == 1

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import harness_world as hw
+from harness_world.analysis.report import build_report
 from harness_world.analysis.results_csv import read_results
 from harness_world.cli import main
 from harness_world.coverage import load_mutants, load_oracles
@@ -131,3 +132,25 @@ def test_compare_warns_when_several_factors_changed(
     assert main(["compare", str(other), str(runs["root"] / "other2")]) == 0
     out = capsys.readouterr().out
     assert "2 factors changed at once (agent, budgets)" in out
+
+
+def test_report_survives_a_missing_sample_and_a_file_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tasks = [
+        t
+        for t in hw.load_tasks("helpdesk")
+        if t.id in ("helpdesk.security_count", "helpdesk.reply_and_solve")
+    ]
+    hw.run(
+        tasks,
+        hw.ScriptedAgent(name="o", scripts=load_oracles("helpdesk")),
+        samples=3,
+        out=tmp_path / "r",
+    )
+    for task in tasks:
+        (tmp_path / "r" / "records" / task.id / "2.json").unlink()
+    report = build_report(tmp_path / "r")
+    assert [p.k for p in report.pass_k] == [1, 2] and report.counts.missing == 2
+    assert main(["report", str(tmp_path / "r" / "manifest.json")]) == 2
+    assert capsys.readouterr().err.startswith("error: ")

@@ -531,3 +531,9 @@ def test_compare_results_refuses_bad_input():
     dup = [*rows, rows[0]]
     with pytest.raises(StatsInputError, match="duplicate run"):
         stats.compare_results(dup, "main", "pr")
+
+
+def test_tasks_needed_does_not_overshoot() -> None:
+    from harness_world import stats
+
+    assert stats.tasks_needed(0.45, 0.009).tasks == 9604

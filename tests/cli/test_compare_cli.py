@@ -22,7 +22,7 @@ from harness_world.analysis.results_csv import (
 from harness_world.cli import main
 from harness_world.stats import RunRow
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).resolve().parent / "golden"
 HEADER = "task_id,run_index,config,passed\n"
 

@@ -18,6 +18,7 @@ import pytest
 import harness_world as hw
 from harness_world.cli import main
 from harness_world.coverage import ScriptContext, load_oracles, run_script
+from harness_world.evidence import make_record
 from harness_world.evidence.record import record_digest
 from tests.conftest import scenario_record
 
@@ -211,3 +212,14 @@ def test_require_pass_fails_on_a_verified_record_graded_failed(
     )
     code, _, _ = run_cli(["verify", "--require-pass", str(passing_path)], capsys)
     assert code == 0
+
+
+def test_verify_with_a_missing_task_folder_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = hw.load_world("helpdesk").open_session()
+    hw.save_record(
+        make_record(session, outcome=hw.Outcome(status="completed")), tmp_path / "r.json"
+    )
+    assert main(["verify", str(tmp_path / "r.json"), "--tasks", str(tmp_path / "nope")]) == 2
+    assert "error: --tasks" in capsys.readouterr().err
