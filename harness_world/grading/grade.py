@@ -48,3 +48,22 @@ class Grade(msgspec.Struct, frozen=True, kw_only=True):
     def failed(self) -> list[str]:
         """Ids of the automated criteria that failed."""
         return [v.id for v in self.verdicts if v.status == "failed"]
+
+    @property
+    def not_reviewed(self) -> list[str]:
+        """Ids of the prose criteria that stand open until a person reviews them."""
+        return [v.id for v in self.verdicts if v.status == "not_reviewed"]
+
+    def reasons(self, width: int = 120) -> list[str]:
+        """One short line per failed criterion, ``id: detail``, each cut to ``width`` characters.
+
+        The same text the JSON carries in each verdict's ``detail``, shortened for tables and
+        result lines, so a failure is explained wherever it is seen.
+        """
+        lines = []
+        for v in self.verdicts:
+            if v.status != "failed":
+                continue
+            line = f"{v.id}: {v.detail}" if v.detail else v.id
+            lines.append(line if len(line) <= width else line[: width - 1] + "…")
+        return lines
