@@ -10,9 +10,18 @@ import numpy as np
 
 from harness_world.grading.task import Task
 from harness_world.running.rundir import RunCounts, RunManifest, RunScan, SlotResult, scan_run
-from harness_world.stats import PassKSummary, RunRow, StatsInputError, pass_k_summary, tally_runs
+from harness_world.stats import (
+    PassKSummary,
+    ProportionInterval,
+    RunRow,
+    StatsInputError,
+    pass_k_summary,
+    tally_runs,
+    wilson_interval,
+)
 
 __all__ = [
+    "FailedTask",
     "FamilyFigures",
     "PerAttempt",
     "RunReport",
@@ -56,6 +65,7 @@ class FamilyFigures(msgspec.Struct, frozen=True, kw_only=True):
         valid: Valid attempts.
         passed: Passed attempts.
         pass_rate: passed / valid (null when there is no valid attempt).
+        interval: The Wilson 95 % interval of the pass rate (null without valid attempts).
     """
 
     family: str
@@ -63,6 +73,25 @@ class FamilyFigures(msgspec.Struct, frozen=True, kw_only=True):
     valid: int
     passed: int
     pass_rate: float | None
+    interval: ProportionInterval | None = None
+
+
+class FailedTask(msgspec.Struct, frozen=True, kw_only=True):
+    """A task with failed attempts, and the criteria that failed them.
+
+    Attributes:
+        task_id: The task.
+        failed: Valid attempts that failed their grade.
+        valid: Valid attempts.
+        criteria: Failed criterion id to the number of attempts it failed.
+        reason: The first failed criterion's detail, from the first failed attempt.
+    """
+
+    task_id: str
+    failed: int
+    valid: int
+    criteria: dict[str, int]
+    reason: str
 
 
 class RunReport(msgspec.Struct, frozen=True, kw_only=True):
@@ -73,6 +102,7 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
         revision: The revision id.
         agent: The agent's name.
         counts: Scheduled, executed, valid, invalid, retried, missing.
+        pass_rate: passed / valid attempts with its Wilson 95 % interval (null: none valid).
         completed_but_failed: Valid attempts that ended ``completed`` and failed their grade.
         first_try_completed: Attempts completed on their first execution.
         eventually_completed: Attempts completed at all (after retries of error outcomes).
@@ -81,6 +111,7 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
         latency_p50_s: Median wall-clock duration (context, not evidence).
         latency_p95_s: 95th percentile.
         families: Figures per task family.
+        failed_tasks: Tasks with failed attempts and the criteria that failed them.
         attempts: Every scheduled slot, judged (missing ones included).
     """
 
@@ -88,6 +119,7 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
     revision: str
     agent: str
     counts: RunCounts
+    pass_rate: ProportionInterval | None
     completed_but_failed: int
     first_try_completed: int
     eventually_completed: int
@@ -96,6 +128,7 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
     latency_p50_s: float | None
     latency_p95_s: float | None
     families: list[FamilyFigures]
+    failed_tasks: list[FailedTask]
     attempts: list[SlotResult]
 
 
@@ -166,9 +199,42 @@ def _families(scan: RunScan) -> list[FamilyFigures]:
                 valid=len(valid),
                 passed=passed,
                 pass_rate=_mean(passed, len(valid)),
+                interval=_wilson(passed, len(valid)),
             )
         )
     return figures
+
+
+def _wilson(successes: int, trials: int) -> ProportionInterval | None:
+    return wilson_interval(successes, trials) if trials else None
+
+
+def _failed_tasks(slots: list[SlotResult]) -> list[FailedTask]:
+    by_task: dict[str, list[SlotResult]] = {}
+    for slot in slots:
+        if slot.counted and slot.passed is not None:
+            by_task.setdefault(slot.task_id, []).append(slot)
+    out = []
+    for task_id, valid in sorted(by_task.items()):
+        failed = [s for s in valid if not s.passed]
+        if not failed:
+            continue
+        criteria: dict[str, int] = {}
+        for slot in failed:
+            for line in slot.failed:
+                name = line.split(": ", 1)[0]
+                criteria[name] = criteria.get(name, 0) + 1
+        first = failed[0].failed[0] if failed[0].failed else ""
+        out.append(
+            FailedTask(
+                task_id=task_id,
+                failed=len(failed),
+                valid=len(valid),
+                criteria=dict(sorted(criteria.items())),
+                reason=first,
+            )
+        )
+    return out
 
 
 def report_from_scan(scan: RunScan) -> RunReport:
@@ -182,6 +248,7 @@ def report_from_scan(scan: RunScan) -> RunReport:
         revision=scan.manifest.revision.id,
         agent=scan.manifest.agent,
         counts=scan.counts,
+        pass_rate=_wilson(scan.counts.passed, len(valid)),
         completed_but_failed=sum(1 for s in valid if s.outcome == "completed" and not s.passed),
         first_try_completed=sum(1 for s in completed if not s.retried),
         eventually_completed=len(completed),
@@ -190,6 +257,7 @@ def report_from_scan(scan: RunScan) -> RunReport:
         latency_p50_s=float(np.percentile(latencies, 50)) if latencies else None,
         latency_p95_s=float(np.percentile(latencies, 95)) if latencies else None,
         families=_families(scan),
+        failed_tasks=_failed_tasks(slots),
         attempts=slots,
     )
 

@@ -49,49 +49,40 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.set_defaults(handler=main)
 
 
-def main(args: argparse.Namespace) -> int:
-    """Run the demo and print the table."""
-    records = args.out / "records"
-    if records.exists():
-        shutil.rmtree(records)
+def _world_attempts(world_name: str, records: Path) -> list[dict[str, Any]]:
+    """The oracles of the tasks with demo mistakes, then the mistakes, each saved and graded."""
+    world = load_world(world_name)
+    tasks = {t.id: t for t in load_tasks(world=world_name)}
+    oracles = load_oracles(world_name)
+    chosen = [m for m in load_mutants(world_name) if m.demo]
+    attempts = [
+        (tid, "oracle", oracles[tid], "reference solution")
+        for tid in sorted({m.task_id for m in chosen})
+    ]
+    attempts += [(m.task_id, m.id.split(".", 1)[1], m.script, m.note) for m in chosen]
     rows: list[dict[str, Any]] = []
-    expected_ok = True
-    for world_name in DEMO_WORLDS:
-        world = load_world(world_name)
-        tasks = {t.id: t for t in load_tasks(world=world_name)}
-        oracles = load_oracles(world_name)
-        chosen = [m for m in load_mutants(world_name) if m.demo]
-        attempts = [
-            (tid, "oracle", oracles[tid], "reference solution")
-            for tid in sorted({m.task_id for m in chosen})
-        ]
-        attempts += [(m.task_id, m.id.split(".", 1)[1], m.script, m.note) for m in chosen]
-        for task_id, name, script, note in attempts:
-            task = tasks[task_id]
-            record = run_script(world, task, script)
-            path = save_record(record, records / task_id / f"{name}.json")
-            result = verify(record, world=world, task=task)
-            grade = result.grade
-            passed = grade is not None and grade.passed
-            expected_ok &= passed == (name == "oracle")
-            rows.append(
-                {
-                    "task": task_id,
-                    "attempt": name,
-                    "outcome": record.outcome.status,
-                    "evidence": result.evidence,
-                    "grade": "passed" if passed else "failed",
-                    "failed": grade.failed if grade is not None else [],
-                    "note": note,
-                    "record": str(path),
-                }
-            )
-    world = load_world("helpdesk")
-    tasks = {t.id: t for t in load_tasks(world="helpdesk")}
-    tampered = _tampered_example(world, tasks)
-    if args.json:
-        print(json.dumps({"attempts": rows, "tampered": tampered, "out": str(args.out)}, indent=1))
-        return 0 if expected_ok else 1
+    for task_id, name, script, note in attempts:
+        task = tasks[task_id]
+        record = run_script(world, task, script)
+        path = save_record(record, records / task_id / f"{name}.json")
+        grade = verify(record, world=world, task=task).grade
+        rows.append(
+            {
+                "task": task_id,
+                "attempt": name,
+                "outcome": record.outcome.status,
+                "evidence": "verified" if grade is not None else "ungraded",
+                "grade": "passed" if grade is not None and grade.passed else "failed",
+                "failed": grade.failed if grade is not None else [],
+                "reasons": grade.reasons(100) if grade is not None else [],
+                "note": note,
+                "record": str(path),
+            }
+        )
+    return rows
+
+
+def _print(rows: list[dict[str, Any]], tampered: dict[str, str], out: Path) -> None:
     table = [
         [
             r["task"],
@@ -105,10 +96,12 @@ def main(args: argparse.Namespace) -> int:
     ]
     headers = ["task", "attempt", "outcome", "evidence", "grade", "failed criteria"]
     print(render_table(headers, table, 70))
-    print("\nThe mistakes:")
+    print("\nThe mistakes, and why each failed:")
     for r in rows:
         if r["attempt"] != "oracle":
             print(f"  {r['task']}.{r['attempt']}: {r['note']}")
+            for reason in r["reasons"]:
+                print(f"      {reason}")
     completed_failed = sum(r["outcome"] == "completed" and r["grade"] == "failed" for r in rows)
     print(f"\n{completed_failed} attempts completed cleanly and still failed: ", end="")
     print("completed is not passed.")
@@ -116,7 +109,22 @@ def main(args: argparse.Namespace) -> int:
         f"Tampering: {tampered['what']} -> evidence {tampered['evidence']} "
         f"({tampered['first_mismatch']}); ungraded is never a pass."
     )
-    print(f"\nRecords: {records}/  Re-check them: python -m harness_world verify {args.out}")
+    print(f"\nRecords: {out / 'records'}/  Re-check them: python -m harness_world verify {out}")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the demo and print the table."""
+    records = args.out / "records"
+    if records.exists():
+        shutil.rmtree(records)
+    rows = [row for name in DEMO_WORLDS for row in _world_attempts(name, records)]
+    expected_ok = all((r["grade"] == "passed") == (r["attempt"] == "oracle") for r in rows)
+    world = load_world("helpdesk")
+    tampered = _tampered_example(world, {t.id: t for t in load_tasks(world="helpdesk")})
+    if args.json:
+        print(json.dumps({"attempts": rows, "tampered": tampered, "out": str(args.out)}, indent=1))
+    else:
+        _print(rows, tampered, args.out)
     return 0 if expected_ok else 1
 
 

@@ -11,7 +11,7 @@ import msgspec
 from harness_world.analysis.report import RunReport, build_report
 from harness_world.analysis.results_csv import write_results
 from harness_world.cli._output import render_table
-from harness_world.stats import RunRow
+from harness_world.stats import ProportionInterval, RunRow
 
 __all__ = ["register"]
 
@@ -72,64 +72,87 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print(report: RunReport) -> None:
+def _interval(interval: ProportionInterval | None) -> str:
+    if interval is None:
+        return "undefined"
+    return f"{interval.estimate:.3f} [{interval.low:.3f}, {interval.high:.3f}]"
+
+
+def _print_counts(report: RunReport) -> None:
     inv = report.counts
     print(f"run {report.out}  revision {report.revision[:16]}  agent {report.agent}")
     keys = ["scheduled", "executed", "valid", "invalid", "retried", "missing"]
     print(render_table(keys, [[str(getattr(inv, k)) for k in keys]]))
     print(
-        f"\npassed {inv.passed} of {inv.valid} valid attempts; "
+        f"\npassed {inv.passed} of {inv.valid} valid attempts: pass rate "
+        f"{_interval(report.pass_rate)} (Wilson 95 %); "
         f"completed but failed: {report.completed_but_failed}; "
         f"completed first try: {report.first_try_completed}, "
         f"eventually: {report.eventually_completed}"
     )
-    if report.pass_k:
-        rows = [
-            [
-                str(p.k),
-                str(p.tasks),
-                f"{p.pass_hat_k:.3f}",
-                f"{p.pass_at_k:.3f}",
-                str(len(p.excluded)),
-            ]
-            for p in report.pass_k
-        ]
-        print()
-        print(render_table(["k", "tasks", "pass^k", "pass@k", "excluded (n < k)"], rows))
-    per = report.per_attempt
+
+
+def _print_pass_k(report: RunReport) -> None:
+    if not report.pass_k:
+        return
+    rows = [
+        [str(p.k), str(p.tasks), f"{p.pass_hat_k:.3f}", f"{p.pass_at_k:.3f}", str(len(p.excluded))]
+        for p in report.pass_k
+    ]
     print()
-    print(
-        render_table(
-            ["per", "tool calls", "requests", "tokens", "cost $"],
-            [
-                [
-                    "valid attempt",
-                    _fmt(per.tool_calls, 1),
-                    _fmt(per.requests, 1),
-                    _fmt(per.tokens, 0),
-                    _fmt(per.cost, 4),
-                ],
-                [
-                    "passed attempt",
-                    _fmt(per.tool_calls_per_pass, 1),
-                    _fmt(per.requests_per_pass, 1),
-                    _fmt(per.tokens_per_pass, 0),
-                    _fmt(per.cost_per_pass, 4),
-                ],
-            ],
-        )
-    )
+    print(render_table(["k", "tasks", "pass^k", "pass@k", "excluded (n < k)"], rows))
+
+
+def _print_consumption(report: RunReport) -> None:
+    per = report.per_attempt
+    rows = [
+        [
+            "valid attempt",
+            _fmt(per.tool_calls, 1),
+            _fmt(per.requests, 1),
+            _fmt(per.tokens, 0),
+            _fmt(per.cost, 4),
+        ],
+        [
+            "passed attempt",
+            _fmt(per.tool_calls_per_pass, 1),
+            _fmt(per.requests_per_pass, 1),
+            _fmt(per.tokens_per_pass, 0),
+            _fmt(per.cost_per_pass, 4),
+        ],
+    ]
+    print()
+    print(render_table(["per", "tool calls", "requests", "tokens", "cost $"], rows))
     print(
         f"\nlatency (context): p50 {_fmt(report.latency_p50_s)} s, "
         f"p95 {_fmt(report.latency_p95_s)} s"
     )
+
+
+def _print_families_and_failures(report: RunReport) -> None:
+    rows = [
+        [f.family, str(f.tasks), str(f.valid), str(f.passed), _interval(f.interval)]
+        for f in report.families
+    ]
     print()
-    print(
-        render_table(
-            ["family", "tasks", "valid", "passed", "pass rate"],
-            [
-                [f.family, str(f.tasks), str(f.valid), str(f.passed), _fmt(f.pass_rate)]
-                for f in report.families
-            ],
-        )
-    )
+    print(render_table(["family", "tasks", "valid", "passed", "pass rate [Wilson 95 %]"], rows))
+    if not report.failed_tasks:
+        return
+    rows = [
+        [
+            t.task_id,
+            f"{t.failed}/{t.valid}",
+            ", ".join(f"{c} ×{n}" for c, n in t.criteria.items()),
+            t.reason,
+        ]
+        for t in report.failed_tasks
+    ]
+    print()
+    print(render_table(["failed task", "failed", "criteria", "first reason"], rows, 80))
+
+
+def _print(report: RunReport) -> None:
+    _print_counts(report)
+    _print_pass_k(report)
+    _print_consumption(report)
+    _print_families_and_failures(report)

@@ -229,10 +229,7 @@ def _oracle_cell(report: GoldReport) -> str:
     return "FAILED " + "; ".join(report.oracle_failed)
 
 
-def _render_check(
-    reports: list[GoldReport], summary: dict[str, Any], problems: list[str], notice: str
-) -> str:
-    lines = [f"data: {notice}", ""]
+def _check_table(reports: list[GoldReport]) -> list[str]:
     rows = [
         [
             r.task_id,
@@ -258,41 +255,58 @@ def _render_check(
         "mutants k/e/s",
         "trace criteria",
     ]
-    lines.append(render_table(headers, rows))
+    return [render_table(headers, rows)]
+
+
+def _gold_error_lines(reports: list[GoldReport]) -> list[str]:
     erroring = [(r.task_id, e) for r in reports for e in r.gold_errors]
-    if erroring:
-        lines += ["", "gold calls that return an error (τ² skips them; the oracle keeps them):"]
-        lines += [
-            f"  {task}  {e.id}  {e.tool}: {e.message} ({e.kind})"
-            + ("  [a write: the gold end state is without it, in τ² as here]" if e.write else "")
-            for task, e in erroring
-        ]
+    if not erroring:
+        return []
+    lines = ["", "gold calls that return an error (τ² skips them; the oracle keeps them):"]
+    lines += [
+        f"  {task}  {e.id}  {e.tool}: {e.message} ({e.kind})"
+        + ("  [a write: the gold end state is without it, in τ² as here]" if e.write else "")
+        for task, e in erroring
+    ]
+    return lines
+
+
+def _do_nothing_line(r: GoldReport) -> str:
+    d = r.do_nothing
+    db = "τ² DB: match" if d.reference_match else "τ² DB: differs"
+    prose = "; ".join(d.prose) or "none"
+    head = f"  {r.task_id}: "
+    if not d.state_passed:
+        return f"{head}FAILS the state criteria ({db}); prose: {prose}"
+    if d.passed and d.prose:
+        return (
+            f"{head}passes the state criteria ({db}) and every automated criterion; "
+            f"only prose stands between it and a pass (not reviewed): {prose}"
+        )
+    if d.passed:
+        return (
+            f"{head}passes the state criteria ({db}) and every automated criterion; "
+            "nothing stands between it and a pass: the task has no prose criterion"
+        )
+    return (
+        f"{head}passes the state criteria ({db}); standing between it and a pass: "
+        f"{', '.join(d.standing)}; prose (not reviewed): {prose}"
+    )
+
+
+def _read_only_lines(reports: list[GoldReport]) -> list[str]:
     read_only = [r for r in reports if r.rows_changed == 0]
-    if read_only:
-        lines += ["", "tasks whose gold actions write nothing (a do-nothing attempt):"]
-        for r in read_only:
-            d = r.do_nothing
-            db = "τ² DB: match" if d.reference_match else "τ² DB: differs"
-            prose = "; ".join(d.prose) or "none"
-            head = f"  {r.task_id}: "
-            if not d.state_passed:
-                lines.append(f"{head}FAILS the state criteria ({db}); prose: {prose}")
-            elif d.passed and d.prose:
-                lines.append(
-                    f"{head}passes the state criteria ({db}) and every automated criterion; "
-                    f"only prose stands between it and a pass (not reviewed): {prose}"
-                )
-            elif d.passed:
-                lines.append(
-                    f"{head}passes the state criteria ({db}) and every automated criterion; "
-                    "nothing stands between it and a pass: the task has no prose criterion"
-                )
-            else:
-                lines.append(
-                    f"{head}passes the state criteria ({db}); standing between it and a pass: "
-                    f"{', '.join(d.standing)}; prose (not reviewed): {prose}"
-                )
-    lines += ["", "automatic mutants by operator (killed / equivalent / survived):"]
+    if not read_only:
+        return []
+    return [
+        "",
+        "tasks whose gold actions write nothing (a do-nothing attempt):",
+        *(_do_nothing_line(r) for r in read_only),
+    ]
+
+
+def _summary_lines(summary: dict[str, Any]) -> list[str]:
+    lines = ["", "automatic mutants by operator (killed / equivalent / survived):"]
     for op, counts in summary["by_operator"].items():
         lines.append(
             f"  {op:<26} {counts.get('killed', 0):>4} / {counts.get('equivalent', 0):>4}"
@@ -314,6 +328,17 @@ def _render_check(
         f"each leaving the gold's database; {s['kill_rate_all']:.3f} of all {s['mutants']} "
         "killed)",
     ]
+    return lines
+
+
+def _render_check(
+    reports: list[GoldReport], summary: dict[str, Any], problems: list[str], notice: str
+) -> str:
+    lines = [f"data: {notice}", ""]
+    lines += _check_table(reports)
+    lines += _gold_error_lines(reports)
+    lines += _read_only_lines(reports)
+    lines += _summary_lines(summary)
     if problems:
         lines += ["", f"{len(problems)} problem(s):"] + [f"  {p}" for p in problems]
     return "\n".join(lines)

@@ -11,8 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
 import msgspec
 
+from harness_world.engine.calls import CallRecord
+from harness_world.engine.contract import Tool
 from harness_world.engine.world import Key, World
 from harness_world.evidence.record import Record
 from harness_world.grading.task import Task, select_targets
@@ -84,6 +87,110 @@ def _changed(value: Any, schema: dict[str, Any]) -> Any:
     return msgspec.UNSET
 
 
+@attrs.define(slots=True)
+class _Mutator:
+    """Applies the operators to one oracle trace, collecting the mutants."""
+
+    oracle: Record
+    task: Task
+    world: World
+    wanted: set[str]
+    calls: list[tuple[str, Any]] = attrs.field(init=False)
+    tools: dict[str, Tool] = attrs.field(init=False)
+    targets: dict[str, tuple[str, tuple[Key, ...]]] = attrs.field(init=False)
+    target_keys: set[Key] = attrs.field(init=False)
+    out: list[TraceMutant] = attrs.field(init=False, factory=list)
+
+    def __attrs_post_init__(self) -> None:
+        self.calls = [(c.tool, c.args) for c in self.oracle.calls]
+        self.tools = {t.name: t for t in self.world.contract.tools}
+        self.targets = _targets(self.world, self.task)
+        self.target_keys = {k for _, keys in self.targets.values() for k in keys}
+
+    def add(self, op: str, suffix: str, mutated: list[tuple[str, Any]], what: str) -> None:
+        if op in self.wanted:
+            self.out.append(
+                TraceMutant(
+                    id=f"{op}@{suffix}",
+                    task_id=self.task.id,
+                    operator=op,
+                    calls=mutated,
+                    description=what,
+                )
+            )
+
+    def replaced(self, i: int, call: tuple[str, Any]) -> list[tuple[str, Any]]:
+        return [*self.calls[:i], call, *self.calls[i + 1 :]]
+
+    def is_kind(self, call: CallRecord, kind: str) -> bool:
+        return call.ok and call.tool in self.tools and self.tools[call.tool].kind == kind
+
+    def mutate_write(self, i: int) -> None:
+        """drop, duplicate, redirect, insert-unrequested and change-value on one write."""
+        seq = self.oracle.calls[i].seq
+        tool, args = self.calls[i]
+        calls = self.calls
+        self.add("drop_write", str(seq), calls[:i] + calls[i + 1 :], f"call {seq} ({tool}) removed")
+        self.add(
+            "duplicate_write",
+            str(seq),
+            calls[: i + 1] + [calls[i]] + calls[i + 1 :],
+            f"call {seq} ({tool}) repeated",
+        )
+        redirected = _redirect(args, self.targets, self.target_keys, self.world)
+        if redirected is not None:
+            self.add(
+                "redirect_write",
+                str(seq),
+                self.replaced(i, (tool, redirected)),
+                f"call {seq} ({tool}) sent to a non-target row",
+            )
+            self.add(
+                "insert_unrequested_write",
+                str(seq),
+                [*calls, (tool, redirected)],
+                f"call {seq} ({tool}) also applied to a non-target row",
+            )
+        self.change_values(i, seq, tool, args)
+
+    def change_values(self, i: int, seq: int, tool: str, args: Any) -> None:
+        schema = self.tools[tool].schema().get("properties", {})
+        for name, value in sorted((args or {}).items()):
+            if (isinstance(value, str | int) and value in self.target_keys) or name not in schema:
+                continue
+            new = _changed(value, schema[name])
+            if new is msgspec.UNSET or new == value:
+                continue
+            self.add(
+                "change_value",
+                f"{seq}.{name}",
+                self.replaced(i, (tool, {**args, name: new})),
+                f"call {seq} ({tool}) with {name}={new!r} instead of {value!r}",
+            )
+
+    def mutate_reads_and_pages(self) -> None:
+        """drop_read on each successful read; truncate_after_page after each unfinished page."""
+        calls = self.calls
+        for i, call in enumerate(self.oracle.calls):
+            if self.is_kind(call, "read"):
+                self.add(
+                    "drop_read",
+                    str(call.seq),
+                    calls[:i] + calls[i + 1 :],
+                    f"call {call.seq} ({call.tool}) removed",
+                )
+        for i, call in enumerate(self.oracle.calls):
+            result = call.result
+            unfinished = isinstance(result, dict) and result.get("next_offset") is not None
+            if call.ok and unfinished and i + 1 < len(calls):
+                self.add(
+                    "truncate_after_page",
+                    str(call.seq),
+                    calls[: i + 1],
+                    f"stopped after the page of call {call.seq}",
+                )
+
+
 def trace_mutants(
     oracle: Record, task: Task, world: World, operators: Sequence[str] = OPERATORS
 ) -> list[TraceMutant]:
@@ -101,87 +208,12 @@ def trace_mutants(
     unknown = sorted(set(operators) - set(ALL_OPERATORS))
     if unknown:
         raise ValueError(f"unknown mutation operator(s): {', '.join(unknown)}")
-    wanted = set(operators)
-    calls: list[tuple[str, Any]] = [(c.tool, c.args) for c in oracle.calls]
-    tools = {t.name: t for t in world.contract.tools}
-    targets = _targets(world, task)
-    target_keys: set[Key] = {k for _, keys in targets.values() for k in keys}
-    writes = [
-        i
-        for i, c in enumerate(oracle.calls)
-        if c.ok and c.tool in tools and tools[c.tool].kind == "write"
-    ]
-    out: list[TraceMutant] = []
-
-    def add(op: str, suffix: str, mutated: list[tuple[str, Any]], what: str) -> None:
-        if op not in wanted:
-            return
-        out.append(
-            TraceMutant(
-                id=f"{op}@{suffix}", task_id=task.id, operator=op, calls=mutated, description=what
-            )
-        )
-
-    for i in writes:
-        seq = oracle.calls[i].seq
-        tool, args = calls[i]
-        add("drop_write", str(seq), calls[:i] + calls[i + 1 :], f"call {seq} ({tool}) removed")
-        add(
-            "duplicate_write",
-            str(seq),
-            calls[: i + 1] + [calls[i]] + calls[i + 1 :],
-            f"call {seq} ({tool}) repeated",
-        )
-        redirected = _redirect(args, targets, target_keys, world)
-        if redirected is not None:
-            add(
-                "redirect_write",
-                str(seq),
-                calls[:i] + [(tool, redirected)] + calls[i + 1 :],
-                f"call {seq} ({tool}) sent to a non-target row",
-            )
-            add(
-                "insert_unrequested_write",
-                str(seq),
-                [*calls, (tool, redirected)],
-                f"call {seq} ({tool}) also applied to a non-target row",
-            )
-        schema = tools[tool].schema().get("properties", {})
-        for name, value in sorted((args or {}).items()):
-            if (isinstance(value, str | int) and value in target_keys) or name not in schema:
-                continue
-            new = _changed(value, schema[name])
-            if new is msgspec.UNSET or new == value:
-                continue
-            changed = {**args, name: new}
-            add(
-                "change_value",
-                f"{seq}.{name}",
-                calls[:i] + [(tool, changed)] + calls[i + 1 :],
-                f"call {seq} ({tool}) with {name}={new!r} instead of {value!r}",
-            )
+    mutator = _Mutator(oracle, task, world, set(operators))
     for i, call in enumerate(oracle.calls):
-        if call.ok and call.tool in tools and tools[call.tool].kind == "read":
-            add(
-                "drop_read",
-                str(call.seq),
-                calls[:i] + calls[i + 1 :],
-                f"call {call.seq} ({call.tool}) removed",
-            )
-    for i, call in enumerate(oracle.calls):
-        if (
-            call.ok
-            and isinstance(call.result, dict)
-            and call.result.get("next_offset") is not None
-            and i + 1 < len(calls)
-        ):
-            add(
-                "truncate_after_page",
-                str(call.seq),
-                calls[: i + 1],
-                f"stopped after the page of call {call.seq}",
-            )
-    return out
+        if mutator.is_kind(call, "write"):
+            mutator.mutate_write(i)
+    mutator.mutate_reads_and_pages()
+    return mutator.out
 
 
 def _redirect(

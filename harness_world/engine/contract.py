@@ -275,6 +275,16 @@ def _describe(spec: Field) -> str:
     return text
 
 
+def _type_matches(kind: str, found: str) -> bool:
+    if kind == "any":
+        return True
+    if kind == "float":
+        return found in ("float", "int")
+    if kind == "map":
+        return found == "object"
+    return found == kind
+
+
 def _check_value(
     spec: Field, value: object, path: str, entity: str, key: str, out: list[Problem]
 ) -> None:
@@ -282,19 +292,20 @@ def _check_value(
         if not spec.nullable:
             out.append(Problem(entity, key, path, _describe(spec), "null"))
         return
-    kind = spec.type
     found = _type_name(value)
-    if kind == "any":
-        return
-    if kind == "float":
-        ok = found in ("float", "int")
-    elif kind == "map":
-        ok = found == "object"
-    else:
-        ok = found == kind
-    if not ok:
+    if not _type_matches(spec.type, found):
         out.append(Problem(entity, key, path, _describe(spec), found))
         return
+    if spec.type == "any":
+        return
+    _check_contents(spec, value, path, entity, key, out)
+
+
+def _check_contents(
+    spec: Field, value: object, path: str, entity: str, key: str, out: list[Problem]
+) -> None:
+    """Enum membership, and every nested field, item or map value."""
+    kind = spec.type
     if kind == "str" and spec.enum is not None and value not in spec.enum:
         out.append(Problem(entity, key, path, _describe(spec), repr(value)))
     elif kind == "object" and spec.fields is not None:

@@ -19,6 +19,10 @@ SLACK = 1.25
 """A limit below this multiple of the oracle's call count leaves no room for any detour."""
 
 
+Fit = Literal["ok", "warn", "refuse"]
+"""A precheck verdict: fits, fits only a short path (warn), or cannot fit (refuse)."""
+
+
 class Feasibility(msgspec.Struct, frozen=True, kw_only=True):
     """Whether a task can be done within its limits, judged by its oracle.
 
@@ -35,12 +39,65 @@ class Feasibility(msgspec.Struct, frozen=True, kw_only=True):
     """
 
     task_id: str
-    verdict: Literal["ok", "warn", "refuse"]
+    verdict: Fit
     oracle_calls: int | None
     oracle_writes: int | None
     tool_calls: int | None
     turns: int | None
     message: str
+
+
+def _judge(limit: AttemptLimits, calls: int, writes: int) -> tuple[Fit, str]:
+    """The verdict on limits against an oracle that made ``calls`` calls, ``writes`` writes."""
+    verdict: Fit = "ok"
+    notes: list[str] = []
+    if limit.tool_calls is not None and limit.tool_calls < writes:
+        verdict = "refuse"
+        notes.append(
+            f"tool-call limit {limit.tool_calls} is below the {writes} writes the task needs"
+        )
+    elif limit.tool_calls is not None and limit.tool_calls < calls * SLACK:
+        verdict = "warn"
+        notes.append(
+            f"tool-call limit {limit.tool_calls} fits only a path about as short as "
+            f"the oracle's ({calls} calls, {writes} writes)"
+        )
+    if limit.turns is not None and limit.turns < writes:
+        if verdict == "ok":
+            verdict = "warn"
+        per_turn = -(-writes // max(limit.turns, 1))
+        notes.append(
+            f"turn limit {limit.turns} < {writes} writes: needs {per_turn}+ calls per turn"
+        )
+    return verdict, "; ".join(notes) or f"fits: oracle used {calls} calls, {writes} writes"
+
+
+def _feasibility(task: Task, script: Script | None, limit: AttemptLimits, size: str) -> Feasibility:
+    if script is None:
+        return Feasibility(
+            task_id=task.id,
+            verdict="warn",
+            oracle_calls=None,
+            oracle_writes=None,
+            tool_calls=limit.tool_calls,
+            turns=limit.turns,
+            message="no oracle: feasibility unknown",
+        )
+    world = load_world(task.world, size=size)
+    record = run_script(world, task, script)
+    kinds = {t.name: t.kind for t in world.contract.tools}
+    calls = len(record.calls)
+    writes = sum(1 for c in record.calls if c.ok and kinds.get(c.tool) == "write")
+    verdict, message = _judge(limit, calls, writes)
+    return Feasibility(
+        task_id=task.id,
+        verdict=verdict,
+        oracle_calls=calls,
+        oracle_writes=writes,
+        tool_calls=limit.tool_calls,
+        turns=limit.turns,
+        message=message,
+    )
 
 
 def precheck(
@@ -59,64 +116,12 @@ def precheck(
         oracles: Oracle scripts by task id (default: each world's built-in oracles).
     """
     overrides = {k: v for k, v in (limits or {}).items() if v is not None}
-    out: list[Feasibility] = []
     loaded: dict[str, dict[str, Script]] = {}
+    out: list[Feasibility] = []
     for task in sorted(tasks, key=lambda t: t.id):
+        if oracles is None and task.world not in loaded:
+            loaded[task.world] = load_oracles(task.world)
+        script = (oracles if oracles is not None else loaded[task.world]).get(task.id)
         limit = AttemptLimits.from_task(task.budgets, **overrides)
-        if oracles is not None:
-            script = oracles.get(task.id)
-        else:
-            if task.world not in loaded:
-                loaded[task.world] = load_oracles(task.world)
-            script = loaded[task.world].get(task.id)
-        if script is None:
-            out.append(
-                Feasibility(
-                    task_id=task.id,
-                    verdict="warn",
-                    oracle_calls=None,
-                    oracle_writes=None,
-                    tool_calls=limit.tool_calls,
-                    turns=limit.turns,
-                    message="no oracle: feasibility unknown",
-                )
-            )
-            continue
-        world = load_world(task.world, size=size)
-        record = run_script(world, task, script)
-        kinds = {t.name: t.kind for t in world.contract.tools}
-        calls = len(record.calls)
-        writes = sum(1 for c in record.calls if c.ok and kinds.get(c.tool) == "write")
-        verdict: Literal["ok", "warn", "refuse"] = "ok"
-        notes: list[str] = []
-        if limit.tool_calls is not None and limit.tool_calls < writes:
-            verdict = "refuse"
-            notes.append(
-                f"tool-call limit {limit.tool_calls} is below the {writes} writes the task needs"
-            )
-        elif limit.tool_calls is not None and limit.tool_calls < calls * SLACK:
-            verdict = "warn"
-            notes.append(
-                f"tool-call limit {limit.tool_calls} fits only a path about as short as "
-                f"the oracle's ({calls} calls, {writes} writes)"
-            )
-        if limit.turns is not None and limit.turns < writes:
-            if verdict == "ok":
-                verdict = "warn"
-            per_turn = -(-writes // max(limit.turns, 1))
-            notes.append(
-                f"turn limit {limit.turns} < {writes} writes: needs {per_turn}+ calls per turn"
-            )
-        message = "; ".join(notes) or f"fits: oracle used {calls} calls, {writes} writes"
-        out.append(
-            Feasibility(
-                task_id=task.id,
-                verdict=verdict,
-                oracle_calls=calls,
-                oracle_writes=writes,
-                tool_calls=limit.tool_calls,
-                turns=limit.turns,
-                message=message,
-            )
-        )
+        out.append(_feasibility(task, script, limit, size))
     return out

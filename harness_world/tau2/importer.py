@@ -26,6 +26,7 @@ from typing import Any
 
 import msgspec
 
+from harness_world.engine.calls import WriteImage
 from harness_world.engine.world import World
 from harness_world.engine.world import load_world as load_world_folder
 from harness_world.errors import HarnessWorldError
@@ -154,6 +155,43 @@ def _prose(criteria: dict[str, Any]) -> list[str]:
     return out
 
 
+def _writing_task(
+    world: World, base: Task, diff: list[WriteImage], record: Record, notes: list[str]
+) -> Task:
+    """Require the gold's end state exactly; read_before_write unless the gold itself is blind."""
+    targets, require = exact_effects(world, diff)
+    task = msgspec.structs.replace(
+        base, targets=targets, require=require, trace=["read_before_write"]
+    )
+    verdict = next(
+        v for v in grade(record, task, world).verdicts if v.id == "trace.read_before_write"
+    )
+    if verdict.status != "passed":
+        notes.append(
+            "read_before_write left out: the gold itself writes a row it has not read "
+            f"({verdict.detail.split(': ', 1)[-1]})."
+        )
+        task = msgspec.structs.replace(task, trace=[])
+    notes.append(f"Required: the end state of the {len(diff)} row(s) the gold changes.")
+    return task
+
+
+def _reading_task(world: World, base: Task, record: Record, notes: list[str]) -> Task:
+    """A gold that changes nothing: targets_read over what it read (a proxy τ² lacks)."""
+    targets = read_targets(world, record)
+    notes.append(
+        "The gold changes nothing: a do-nothing attempt passes the state criteria."
+        + (
+            " targets_read asks for the rows the gold read (not a τ² criterion)."
+            if targets
+            else " The gold reads no row either."
+        )
+    )
+    return msgspec.structs.replace(
+        base, targets=targets, trace=["targets_read"] if targets else []
+    )
+
+
 def import_task(world: World, raw: dict[str, Any], source: str = TASKS_FILE) -> ImportedTask:
     """One raw τ² task as an imported task (see the module notes for what maps to what)."""
     tau2_id = str(raw["id"])
@@ -189,33 +227,9 @@ def import_task(world: World, raw: dict[str, Any], source: str = TASKS_FILE) -> 
         prose=_prose(criteria),
     )
     if diff:
-        targets, require = exact_effects(world, diff)
-        task = msgspec.structs.replace(
-            base, targets=targets, require=require, trace=["read_before_write"]
-        )
-        verdict = next(
-            v for v in grade(record, task, world).verdicts if v.id == "trace.read_before_write"
-        )
-        if verdict.status != "passed":
-            notes.append(
-                "read_before_write left out: the gold itself writes a row it has not read "
-                f"({verdict.detail.split(': ', 1)[-1]})."
-            )
-            task = msgspec.structs.replace(task, trace=[])
-        notes.append(f"Required: the end state of the {len(diff)} row(s) the gold changes.")
+        task = _writing_task(world, base, diff, record, notes)
     else:
-        targets = read_targets(world, record)
-        task = msgspec.structs.replace(
-            base, targets=targets, trace=["targets_read"] if targets else []
-        )
-        notes.append(
-            "The gold changes nothing: a do-nothing attempt passes the state criteria."
-            + (
-                " targets_read asks for the rows the gold read (not a τ² criterion)."
-                if targets
-                else " The gold reads no row either."
-            )
-        )
+        task = _reading_task(world, base, record, notes)
     task = msgspec.structs.replace(task, notes="\n".join(notes))
     return ImportedTask(task=task, gold=gold, source=f"{source} #{tau2_id}")
 
@@ -274,44 +288,48 @@ def read_results(path: str | Path) -> list[ExternalRun]:
     sims = data.get("simulations") if isinstance(data, dict) else None
     if not isinstance(sims, list):
         raise FormatError(f"{source}: expected an object with a list of simulations")
-    runs: list[ExternalRun] = []
-    for i, sim in enumerate(sims):
-        where = f"{source}: simulation #{i}"
-        if not isinstance(sim, dict) or "task_id" not in sim:
-            raise FormatError(f"{where}: expected an object with a task_id")
-        messages = sim.get("messages") or []
-        if not isinstance(messages, list):
-            raise FormatError(f"{where}: messages is not a list")
-        calls: list[tuple[str, Any]] = []
-        final = ""
-        for j, message in enumerate(messages):
-            if not isinstance(message, dict):
-                raise FormatError(f"{where}: message #{j} is not an object")
-            if message.get("role") != "assistant":
+    return [_external_run(sim, f"{source}: simulation #{i}") for i, sim in enumerate(sims)]
+
+
+def _agent_calls(messages: list[Any], where: str) -> tuple[list[tuple[str, Any]], str]:
+    """The agent's tool calls in order, and its last text message."""
+    calls: list[tuple[str, Any]] = []
+    final = ""
+    for j, message in enumerate(messages):
+        if not isinstance(message, dict):
+            raise FormatError(f"{where}: message #{j} is not an object")
+        if message.get("role") != "assistant":
+            continue
+        if isinstance(message.get("content"), str) and message["content"].strip():
+            final = message["content"]
+        for call in message.get("tool_calls") or []:
+            if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+                raise FormatError(f"{where}: message #{j}: malformed tool call {call!r}")
+            if call.get("requestor", "assistant") == "user":
                 continue
-            if isinstance(message.get("content"), str) and message["content"].strip():
-                final = message["content"]
-            for call in message.get("tool_calls") or []:
-                if not isinstance(call, dict) or not isinstance(call.get("name"), str):
-                    raise FormatError(f"{where}: message #{j}: malformed tool call {call!r}")
-                if call.get("requestor", "assistant") == "user":
-                    continue
-                calls.append((call["name"], _arguments(call.get("arguments"), where)))
-        reward_info = sim.get("reward_info")
-        reward = reward_info.get("reward") if isinstance(reward_info, dict) else None
-        termination = str(sim.get("termination_reason") or "")
-        status = _TERMINATION.get(termination, "completed")
-        trial = sim.get("trial") or 0
-        if not isinstance(trial, int) or isinstance(trial, bool):
-            raise FormatError(f"{where}: trial must be an integer, got {trial!r}")
-        runs.append(
-            ExternalRun(
-                task_id=str(sim["task_id"]),
-                trial=trial,
-                calls=calls,
-                final_message=final,
-                outcome=Outcome(status=status, reason=termination),
-                reward=float(reward) if isinstance(reward, int | float) else None,
-            )
-        )
-    return runs
+            calls.append((call["name"], _arguments(call.get("arguments"), where)))
+    return calls, final
+
+
+def _external_run(sim: Any, where: str) -> ExternalRun:
+    if not isinstance(sim, dict) or "task_id" not in sim:
+        raise FormatError(f"{where}: expected an object with a task_id")
+    messages = sim.get("messages") or []
+    if not isinstance(messages, list):
+        raise FormatError(f"{where}: messages is not a list")
+    calls, final = _agent_calls(messages, where)
+    reward_info = sim.get("reward_info")
+    reward = reward_info.get("reward") if isinstance(reward_info, dict) else None
+    termination = str(sim.get("termination_reason") or "")
+    status = _TERMINATION.get(termination, "completed")
+    trial = sim.get("trial") or 0
+    if not isinstance(trial, int) or isinstance(trial, bool):
+        raise FormatError(f"{where}: trial must be an integer, got {trial!r}")
+    return ExternalRun(
+        task_id=str(sim["task_id"]),
+        trial=trial,
+        calls=calls,
+        final_message=final,
+        outcome=Outcome(status=status, reason=termination),
+        reward=float(reward) if isinstance(reward, int | float) else None,
+    )
