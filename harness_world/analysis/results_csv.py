@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
+from harness_world.errors import HarnessWorldError
 from harness_world.stats import RunRow
 
 __all__ = [
@@ -45,7 +46,7 @@ _FALSE: Final = frozenset({"0", "false", "fail"})
 _RUN_INDEX: Final = re.compile(r"[0-9]+")
 
 
-class ResultsCsvError(ValueError):
+class ResultsCsvError(HarnessWorldError, ValueError):
     """A results CSV is malformed.
 
     Attributes:
