@@ -58,7 +58,7 @@ def attempts_per_second(workers: int, root: Path, tag: str, latency: bool = Fals
         start = time.perf_counter()
         result = run(tasks, agent, samples=SAMPLES, out=root / f"{tag}-{i}", workers=workers)
         elapsed = time.perf_counter() - start
-        rates.append(result.inventory.executed / elapsed)
+        rates.append(result.counts.executed / elapsed)
     return statistics.median(rates)
 
 
