@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 
 import harness_world as hw
-from harness_world.analysis.report import build_report
-from harness_world.analysis.results_csv import read_results
+from harness_world.analysis import build_report, read_results
 from harness_world.cli import main
 from harness_world.coverage import load_mutants, load_oracles
-from harness_world.running.run import run
+from harness_world.running import run
 
 BROKEN = [
     "helpdesk.escalate_outage",

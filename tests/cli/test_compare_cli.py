@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness_world.analysis.results_csv import (
+from harness_world.analysis import (
     ResultsCsvError,
     format_results,
     parse_results,

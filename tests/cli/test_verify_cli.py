@@ -18,8 +18,7 @@ import pytest
 import harness_world as hw
 from harness_world.cli import main
 from harness_world.coverage import ScriptContext, load_oracles, run_script
-from harness_world.evidence import make_record
-from harness_world.evidence.record import record_digest
+from harness_world.evidence import make_record, record_digest
 from tests.conftest import scenario_record
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

@@ -17,8 +17,7 @@ from hypothesis import strategies as st
 
 import harness_world as hw
 from harness_world.engine import FinalRow
-from harness_world.evidence import RecordContext, make_record
-from harness_world.evidence.record import record_digest
+from harness_world.evidence import RecordContext, make_record, record_digest
 from harness_world.grading import verify_file
 from tests.conftest import REPO, examples, scenario_record
 from tests.toy_world import toy_world

@@ -17,17 +17,23 @@ import harness_world as hw
 from harness_world import grading
 from harness_world.coverage import (
     ScriptContext,
+    check_world,
     load_mutants,
     load_oracles,
     record_calls,
     run_script,
 )
-from harness_world.coverage.gate import check_world
 from harness_world.engine import session as _session
 from harness_world.evidence import make_record
-from harness_world.grading import CriterionVerdict, TaskError, select_targets
-from harness_world.grading.checker import grade
-from harness_world.grading.task import Condition, Target, Task
+from harness_world.grading import (
+    Condition,
+    CriterionVerdict,
+    Target,
+    Task,
+    TaskError,
+    grade,
+    select_targets,
+)
 from tests import strategies as hs
 from tests.conftest import REPO
 from tests.toy_world import toy_world

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import harness_world as hw
-from harness_world.running.rundir import load_manifest
+from harness_world.running import load_manifest
 from tests.fake_openai import fake_openai, scripted_brain
 
 pytest.importorskip("openai", reason="the OpenAI agent needs the [openai] extra")

@@ -15,15 +15,19 @@ import msgspec
 import pytest
 
 import harness_world as hw
-from harness_world.analysis.report import build_report
+from harness_world.analysis import build_report
 from harness_world.cli import main
 from harness_world.coverage import ScriptContext, load_oracles
 from harness_world.grading import verify_file
+from harness_world.running import (
+    RevisionMismatch,
+    load_manifest,
+    make_revision,
+    precheck,
+    run,
+    scan_run,
+)
 from harness_world.running import revision as _revision
-from harness_world.running.precheck import precheck
-from harness_world.running.revision import RevisionMismatch, make_revision
-from harness_world.running.run import run
-from harness_world.running.rundir import load_manifest, scan_run
 from tests.conftest import REPO
 
 

@@ -15,12 +15,10 @@ import msgspec
 import pytest
 
 import harness_world as hw
-from harness_world.coverage import record_calls
-from harness_world.coverage.mutation import OPERATORS, trace_mutants
+from harness_world.coverage import OPERATORS, record_calls, trace_mutants
 from harness_world.engine import Contract, Entity, Field, FinalRow
 from harness_world.engine.canonical import to_json
-from harness_world.grading import TaskError, select_targets
-from harness_world.grading.task import Condition, Requirement, Target
+from harness_world.grading import Condition, Requirement, Target, TaskError, select_targets
 from harness_world.tau2 import DatabaseHasher, exact_effects
 
 Calls = list[tuple[str, dict[str, Any]]]
