@@ -1,0 +1,143 @@
+"""``mcp``: serve attempts to an MCP client over stdio (extra ``[mcp]``)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import signal
+import sys
+from pathlib import Path
+from types import FrameType
+
+import msgspec
+
+from harness_world._revision import RevisionMismatch
+from harness_world._task import TaskError, load_tasks
+from harness_world._world import WorldError, load_world
+from harness_world.cli._selection import add_limit_options, limit_overrides
+
+__all__ = ["register"]
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``mcp`` command."""
+    parser = sub.add_parser(
+        "mcp",
+        help="serve an attempt (or k) to an MCP client over stdio",
+        description=(
+            "Serve one task's attempt to an MCP client (Claude Code, Cursor, an agent SDK) over "
+            "stdio. The client sees the world's tools with their JSON schemas, a `finish` tool, "
+            "and the instruction as the server's instructions and the prompt `task`; typed "
+            "errors come back as MCP tool errors. The record is sealed and saved on `finish` "
+            "(completed), on a budget hit (budget_limit) and when the client disconnects "
+            "(interrupted). With --samples k --out RUN, k attempts are served one after "
+            "another into a run directory (after each `finish` the next attempt starts in a "
+            "fresh copy of the world), so `report RUN` gives pass^k. Needs the [mcp] extra. "
+            "Nothing but the protocol is written to stdout; the summary goes to stderr."
+        ),
+    )
+    parser.add_argument("--world", required=True, help="built-in world (e.g. helpdesk)")
+    parser.add_argument("--task", required=True, help="task id, e.g. helpdesk.reply_and_solve")
+    parser.add_argument("--size", default="small", help="seed size: small (default) or large")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="session seed (with --samples: the base seed sample seeds derive from)",
+    )
+    parser.add_argument(
+        "--record",
+        type=Path,
+        default=Path("mcp-record.json"),
+        help="where to save the record of a single attempt (without --samples)",
+    )
+    parser.add_argument("--samples", type=int, help="serve k attempts into the run directory --out")
+    parser.add_argument("--out", type=Path, help="run directory for --samples (resumable)")
+    parser.add_argument(
+        "--client-label",
+        default="mcp-client",
+        help="name of the client under test, written into the run manifest and revision",
+    )
+    add_limit_options(parser)
+    parser.set_defaults(handler=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    """Serve until the client disconnects; print what was saved on stderr as one JSON object."""
+    if importlib.util.find_spec("mcp") is None:
+        print(
+            "error: the mcp command needs the extra: pip install 'harness_world[mcp]'",
+            file=sys.stderr,
+        )
+        return 2
+    from harness_world.mcp_server import AttemptServer, plan_run, serve_stdio, targets_for_record
+
+    if (args.samples is None) != (args.out is None):
+        print(
+            "error: --samples and --out go together (k attempts into a run directory)",
+            file=sys.stderr,
+        )
+        return 2
+    if args.samples is not None and args.samples < 1:
+        print("error: --samples must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        world = load_world(args.world, size=args.size)
+        tasks = {t.id: t for t in load_tasks(world=world.name)}
+    except (WorldError, TaskError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    task = tasks.get(args.task)
+    if task is None:
+        print(
+            f"error: --task {args.task!r} is not a task of {world.name} "
+            f"(known: {', '.join(sorted(tasks))})",
+            file=sys.stderr,
+        )
+        return 2
+    limits = limit_overrides(args)
+    try:
+        if args.samples is not None:
+            state = plan_run(
+                world,
+                task,
+                samples=args.samples,
+                out=args.out,
+                seed=args.seed,
+                label=args.client_label,
+                limits=limits,
+            )
+        else:
+            from harness_world._attempt import AttemptLimits
+
+            state = AttemptServer(
+                world=world,
+                task=task,
+                targets=list(targets_for_record(args.record, args.seed)),
+                limits=AttemptLimits.from_task(task.budgets, **limits),
+            )
+    except (RevisionMismatch, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+    def terminate(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    reason = "client disconnected"
+    try:
+        import anyio
+
+        anyio.run(serve_stdio, state)
+    except (SystemExit, KeyboardInterrupt):
+        reason = "server terminated"
+    finally:
+        state.close(reason)
+        signal.signal(signal.SIGTERM, previous)
+    summary = {
+        "saved": [msgspec.to_builtins(s) for s in state.saved],
+        "remaining": sum(1 for _ in state.targets) - len(state.saved),
+    }
+    print(json.dumps(summary, sort_keys=True), file=sys.stderr)
+    return 0
