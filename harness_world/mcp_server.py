@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import socket
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -35,20 +33,10 @@ import attrs
 import msgspec
 
 from harness_world._attempt import Attempt, AttemptEnded, AttemptLimits
+from harness_world._external import open_run_dir
 from harness_world._record import Record, RecordContext, RecordError, load_record, save_record
 from harness_world._replay import verify
-from harness_world._revision import make_revision
-from harness_world._run import (
-    MANIFEST,
-    RunContext,
-    RunManifest,
-    _write_json,
-    check_resumable,
-    compute_inventory,
-    load_manifest,
-    record_path,
-    sample_seed,
-)
+from harness_world._run import compute_inventory, record_path, sample_seed
 from harness_world._schemas import tool_schemas
 from harness_world._task import Task
 from harness_world._world import World
@@ -310,40 +298,17 @@ def plan_run(
     if samples < 1:
         raise ValueError("samples must be at least 1")
     overrides = {k: v for k, v in (limits or {}).items() if v is not None}
-    revision = make_revision(
+    root = Path(out)
+    revision = open_run_dir(
+        root,
         worlds={world.name: world},
         tasks=[task],
-        agent_settings={"kind": "mcp", "name": label},
-        budgets=overrides,
+        kind="mcp",
+        label=label,
         samples=samples,
         seed=seed,
+        overrides=overrides,
     )
-    root = Path(out)
-    context = RunContext(
-        out=str(out),
-        started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        host=socket.gethostname(),
-        pid=os.getpid(),
-        workers=1,
-        python=platform.python_version(),
-    )
-    if (root / MANIFEST).is_file():
-        check_resumable(root, revision)
-        previous = load_manifest(root)
-        manifest = msgspec.structs.replace(previous, contexts=[*previous.contexts, context])
-    else:
-        root.mkdir(parents=True, exist_ok=True)
-        manifest = RunManifest(
-            revision=revision,
-            agent=label,
-            tasks=[task.id],
-            samples=samples,
-            seed=seed,
-            sizes={world.name: world.size},
-            limits=overrides,
-            contexts=[context],
-        )
-    _write_json(root / MANIFEST, manifest)
     targets: list[AttemptTarget] = []
     for sample in range(samples):
         path = record_path(root, task.id, sample)
