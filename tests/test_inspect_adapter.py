@@ -152,3 +152,16 @@ def test_bad_task_selection_is_a_clear_error(tmp_path: Path) -> None:
         hw_task("helpdesk", tasks=["nope"], out=tmp_path / "run")
     with pytest.raises(ValueError, match="epochs must be at least 1"):
         hw_task("helpdesk", epochs=0, out=tmp_path / "run")
+
+
+def test_epochs_given_to_eval_alone_are_refused_not_miscounted(tmp_path: Path) -> None:
+    hw_t = hw_task("helpdesk", tasks=TASKS[:1], epochs=1, out=tmp_path / "run")
+    (log,) = inspect_eval(
+        hw_t,
+        model=get_model("mockllm/model", custom_outputs=brain),
+        epochs=2,
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "error" and "-T epochs=k" in str(log.error)
+    assert not (tmp_path / "run" / "records" / TASKS[0] / "1.json").exists()
