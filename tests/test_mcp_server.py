@@ -203,3 +203,56 @@ def test_a_changed_revision_refuses_to_resume(tmp_path: Path) -> None:
     plan_run(world, task(), samples=2, out=tmp_path / "run")
     with pytest.raises(hw._revision.RevisionMismatch):
         plan_run(world, task(), samples=3, out=tmp_path / "run")
+
+
+def test_sigterm_mid_attempt_saves_an_interrupted_record(tmp_path: Path) -> None:
+    """A client that kills the server (the SDK does after a grace period) still leaves evidence."""
+    import signal
+    import subprocess
+
+    record_file = tmp_path / "r.json"
+    params = server("--record", str(record_file))
+    proc = subprocess.Popen(
+        [params.command, *params.args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=params.env,
+        cwd=params.cwd,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def send(message: dict[str, Any]) -> None:
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+        proc.stdin.flush()
+
+    try:
+        send(
+            {
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "0"},
+                },
+            }
+        )
+        assert json.loads(proc.stdout.readline())["id"] == 1
+        send({"method": "notifications/initialized"})
+        name, args = SOLVE[0]
+        send({"id": 2, "method": "tools/call", "params": {"name": name, "arguments": args}})
+        reply = json.loads(proc.stdout.readline())
+        assert reply["id"] == 2 and reply["result"]["isError"] is False
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    record = hw.load_record(record_file)
+    assert record.outcome.status == "interrupted" and record.outcome.reason == "server terminated"
+    assert len(record.calls) == 1
+    assert hw.verify(record, task=task()).evidence == "verified"

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import signal
 import sys
 from pathlib import Path
-from types import FrameType
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -16,6 +17,9 @@ from harness_world._revision import RevisionMismatch
 from harness_world._task import TaskError, load_tasks
 from harness_world._world import WorldError, load_world
 from harness_world.cli._selection import add_limit_options, limit_overrides
+
+if TYPE_CHECKING:
+    from harness_world.mcp_server import AttemptServer
 
 __all__ = ["register"]
 
@@ -71,7 +75,7 @@ def main(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    from harness_world.mcp_server import AttemptServer, plan_run, serve_stdio, targets_for_record
+    from harness_world.mcp_server import AttemptServer, plan_run, targets_for_record
 
     if (args.samples is None) != (args.out is None):
         print(
@@ -121,23 +125,43 @@ def main(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
-    def terminate(signum: int, frame: FrameType | None) -> None:
-        raise SystemExit(128 + signum)
+    import anyio
 
-    previous = signal.signal(signal.SIGTERM, terminate)
-    reason = "client disconnected"
-    try:
-        import anyio
+    anyio.run(_serve, state)
+    state.close("client disconnected")
+    _summary(state)
+    return 0
 
-        anyio.run(serve_stdio, state)
-    except (SystemExit, KeyboardInterrupt):
-        reason = "server terminated"
-    finally:
-        state.close(reason)
-        signal.signal(signal.SIGTERM, previous)
+
+async def _serve(state: AttemptServer) -> None:
+    """Serve until the client disconnects, or seal and exit at once on SIGTERM/SIGINT."""
+    import anyio
+
+    from harness_world.mcp_server import serve_stdio
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(_watch_signals, state)
+        await serve_stdio(state)
+        group.cancel_scope.cancel()
+
+
+async def _watch_signals(state: AttemptServer) -> None:
+    # Runs on the event loop between requests, so it never seals an attempt mid-call. The
+    # transport's stdin reader is a thread blocked on a read that cancellation cannot end, so
+    # once the record is saved (atomically, fsynced) the process exits directly.
+    import anyio
+
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            state.close("server terminated")
+            _summary(state)
+            sys.stderr.flush()
+            os._exit(128 + signum)
+
+
+def _summary(state: AttemptServer) -> None:
     summary = {
         "saved": [msgspec.to_builtins(s) for s in state.saved],
-        "remaining": sum(1 for _ in state.targets) - len(state.saved),
+        "remaining": len(state.targets) - len(state.saved),
     }
     print(json.dumps(summary, sort_keys=True), file=sys.stderr)
-    return 0
