@@ -22,10 +22,12 @@ connection. Its `call` method is plain Python (no MCP involved), so the protocol
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +51,7 @@ __all__ = [
     "ToolAnswer",
     "build_server",
     "plan_run",
+    "serve_http",
     "serve_stdio",
 ]
 
@@ -411,6 +414,56 @@ async def serve_stdio(state: AttemptServer) -> None:
     server = build_server(state)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+LOOPBACK = "127.0.0.1"
+"""The only address the HTTP transport binds: the attempt's tools are not for the network."""
+
+
+async def serve_http(
+    state: AttemptServer, port: int = 0, on_ready: Callable[[str], None] | None = None
+) -> None:
+    """Serve over streamable HTTP on the loopback interface until SIGTERM/SIGINT.
+
+    HTTP sessions are connections, not attempts: a client may reconnect and continue the
+    attempt in flight. The caller seals any attempt still open once this returns.
+
+    Args:
+        state: The attempts to serve.
+        port: The TCP port (0: any free port).
+        on_ready: Called with the endpoint URL once the socket listens.
+    """
+    import anyio
+    import uvicorn
+
+    class _Web(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # uvicorn re-raises a captured signal after shutdown, which would kill the process
+            # before the attempt in flight is sealed; signals are watched below instead.
+            yield
+
+    server = build_server(state)
+    app = server.streamable_http_app(host=LOOPBACK)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((LOOPBACK, port))
+    url = f"http://{LOOPBACK}:{listener.getsockname()[1]}/mcp"
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
+    web = _Web(config)
+    if on_ready is not None:
+        on_ready(url)
+
+    async def watch_signals() -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for _ in signals:
+                web.should_exit = True  # graceful: open requests finish first
+                return
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(watch_signals)
+        await web.serve(sockets=[listener])
+        group.cancel_scope.cancel()
 
 
 def _version() -> str:

@@ -256,3 +256,49 @@ def test_sigterm_mid_attempt_saves_an_interrupted_record(tmp_path: Path) -> None
     assert record.outcome.status == "interrupted" and record.outcome.reason == "server terminated"
     assert len(record.calls) == 1
     assert hw.verify(record, task=task()).evidence == "verified"
+
+
+def test_streamable_http_on_loopback(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+
+    out = tmp_path / "run"
+    params = server("--transport", "http", "--samples", "2", "--out", str(out))
+    proc = subprocess.Popen(
+        [params.command, *params.args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=params.env,
+        cwd=params.cwd,
+        text=True,
+    )
+    assert proc.stderr is not None
+    try:
+        url = json.loads(proc.stderr.readline())["url"]
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
+
+        async def session() -> dict[str, Any]:
+            async with Client(url) as client:
+                assert client.instructions == task().instruction
+                for name, args in SOLVE:
+                    assert not (await client.call_tool(name, args)).is_error
+                done = structured(await client.call_tool("finish", {"message": "ok"}))
+            async with Client(url) as again:  # a new connection continues the plan
+                await again.call_tool(*SOLVE[0])
+            return done
+
+        done = anyio.run(session)
+        assert done["grade"] == "passed" and done["remaining"] == 1
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    records = out / "records" / TASK
+    first, second = (hw.load_record(records / f"{i}.json") for i in range(2))
+    assert first.outcome.status == "completed"
+    assert second.outcome.status == "interrupted" and second.outcome.reason == "server stopped"
+    assert len(second.calls) == 1
+    assert hw.verify(second, task=task()).evidence == "verified"

@@ -63,6 +63,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default="mcp-client",
         help="name of the client under test, written into the run manifest and revision",
     )
+    parser.add_argument(
+        "--transport",
+        choices=["stdio", "http"],
+        default="stdio",
+        help="stdio (default), or streamable HTTP on 127.0.0.1 (its URL is the first line on "
+        "stderr; stop the server with SIGTERM or Ctrl-C, which seals the attempt in flight)",
+    )
+    parser.add_argument("--port", type=int, default=0, help="for --transport http (0: any free)")
     add_limit_options(parser)
     parser.set_defaults(handler=main)
 
@@ -127,8 +135,21 @@ def main(args: argparse.Namespace) -> int:
 
     import anyio
 
-    anyio.run(_serve, state)
-    state.close("client disconnected")
+    if args.transport == "http":
+        from harness_world.mcp_server import serve_http
+
+        def ready(url: str) -> None:
+            print(json.dumps({"url": url}), file=sys.stderr, flush=True)
+
+        try:
+            anyio.run(serve_http, state, args.port, ready)
+        except OSError as exc:
+            print(f"error: --port {args.port}: {exc}", file=sys.stderr)
+            return 2
+        state.close("server stopped")
+    else:
+        anyio.run(_serve, state)
+        state.close("client disconnected")
     _summary(state)
     return 0
 
