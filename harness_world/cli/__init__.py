@@ -22,6 +22,7 @@ COMMANDS: tuple[str, ...] = (
     "compare",
     "precheck",
     "play",
+    "mcp",  # [integrations] MCP server (extra [mcp])
     "mutants",
     "tau2",
 )

@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--format",
         default="json-schema",
-        choices=["json-schema", "openai", "anthropic"],
+        choices=["json-schema", "openai", "anthropic", "mcp"],
         help="shape of the tool list in the first line",
     )
     parser.set_defaults(handler=main)

@@ -43,7 +43,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     add_task_options(parser, world_required=True)
-    parser.add_argument("--agent", choices=["oracle", "scripted", "openai"], default="oracle")
+    parser.add_argument(
+        "--agent", choices=["oracle", "scripted", "openai", "anthropic"], default="oracle"
+    )
     parser.add_argument(
         "--script",
         type=Path,
@@ -59,15 +61,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("--out", type=Path, help="run directory (default runs/<revision prefix>)")
     parser.add_argument("--no-precheck", action="store_true", help="skip the feasibility precheck")
-    openai = parser.add_argument_group("--agent openai (any OpenAI-compatible endpoint)")
+    openai = parser.add_argument_group(
+        "--agent openai (any OpenAI-compatible endpoint) and --agent anthropic (Messages API)"
+    )
     openai.add_argument("--model", help="model name")
     openai.add_argument(
-        "--base-url", default=os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1")
+        "--base-url",
+        help="endpoint (default: $OPENAI_BASE_URL or https://api.openai.com/v1 for openai; "
+        "$ANTHROPIC_BASE_URL or the SDK default for anthropic)",
     )
     openai.add_argument(
-        "--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the key"
+        "--api-key-env",
+        help="environment variable holding the key (default OPENAI_API_KEY or ANTHROPIC_API_KEY)",
     )
-    openai.add_argument("--temperature", type=float, default=0.0)
+    openai.add_argument(
+        "--temperature",
+        type=float,
+        help="sampling temperature (default 0 for openai; the API's default for anthropic)",
+    )
     openai.add_argument(
         "--system-prompt-file", type=Path, help="system prompt text (hashed into the revision)"
     )
@@ -91,6 +102,8 @@ def _agent(args: argparse.Namespace) -> Agent:
         if not isinstance(scripts, dict):
             raise ValueError(f"{args.script}: defines no SCRIPTS dict of task id to script")
         return ScriptedAgent(name=f"scripted:{args.script.stem}", scripts=scripts)
+    if args.agent == "anthropic":  # [integrations] the Anthropic Messages API agent
+        return _anthropic_agent(args)
     if importlib.util.find_spec("openai") is None:
         raise ValueError("--agent openai needs the extra: pip install 'harness_world[openai]'")
     if not args.model:
@@ -102,8 +115,31 @@ def _agent(args: argparse.Namespace) -> Agent:
     )
     return OpenAIAgent(
         model=args.model,
-        base_url=args.base_url,
-        api_key=os.environ.get(args.api_key_env, "not-needed"),
+        base_url=args.base_url or os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
+        api_key=os.environ.get(args.api_key_env or "OPENAI_API_KEY", "not-needed"),
+        temperature=0.0 if args.temperature is None else args.temperature,
+        system_prompt=prompt,
+        price_in_per_mtok=args.price_in,
+        price_out_per_mtok=args.price_out,
+    )
+
+
+def _anthropic_agent(args: argparse.Namespace) -> Agent:
+    if importlib.util.find_spec("anthropic") is None:
+        raise ValueError(
+            "--agent anthropic needs the extra: pip install 'harness_world[anthropic]'"
+        )
+    if not args.model:
+        raise ValueError("--agent anthropic needs --model")
+    from harness_world.anthropic_agent import DEFAULT_SYSTEM_PROMPT, AnthropicAgent
+
+    prompt = (
+        args.system_prompt_file.read_text() if args.system_prompt_file else DEFAULT_SYSTEM_PROMPT
+    )
+    return AnthropicAgent(
+        model=args.model,
+        base_url=args.base_url or os.environ.get("ANTHROPIC_BASE_URL"),
+        api_key=os.environ.get(args.api_key_env or "ANTHROPIC_API_KEY", "not-needed"),
         temperature=args.temperature,
         system_prompt=prompt,
         price_in_per_mtok=args.price_in,

@@ -6,9 +6,11 @@ from typing import Any, Literal
 
 from harness_world.engine.world import World
 
-__all__ = ["SchemaFormat", "tool_schemas"]
+__all__ = ["SCHEMA_FORMATS", "SchemaFormat", "tool_schemas"]
 
-SchemaFormat = Literal["openai", "anthropic", "json-schema"]
+SchemaFormat = Literal["openai", "anthropic", "mcp", "json-schema"]
+SCHEMA_FORMATS: tuple[str, ...] = ("openai", "anthropic", "mcp", "json-schema")
+"""Every shape `tool_schemas` produces (for command-line choices)."""
 
 
 def tool_schemas(world: World, format: SchemaFormat = "json-schema") -> list[dict[str, Any]]:
@@ -40,6 +42,15 @@ def tool_schemas(world: World, format: SchemaFormat = "json-schema") -> list[dic
             )
         elif format == "anthropic":
             out.append({"name": tool.name, "description": tool.description, "input_schema": schema})
+        elif format == "mcp":
+            out.append(
+                {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "inputSchema": schema,
+                    "annotations": {"readOnlyHint": tool.kind == "read"},
+                }
+            )
         elif format == "json-schema":
             out.append(
                 {
@@ -51,6 +62,6 @@ def tool_schemas(world: World, format: SchemaFormat = "json-schema") -> list[dic
             )
         else:
             raise ValueError(
-                f"unknown tool schema format {format!r}: use openai, anthropic or json-schema"
+                f"unknown tool schema format {format!r}: use openai, anthropic, mcp or json-schema"
             )
     return out

@@ -11,14 +11,11 @@ import concurrent.futures
 import hashlib
 import multiprocessing
 import os
-import platform
 import socket
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import attrs
-import msgspec
 
 from harness_world.engine.world import World, load_world
 from harness_world.evidence.record import (
@@ -31,27 +28,18 @@ from harness_world.evidence.record import (
 from harness_world.grading.task import Task
 from harness_world.running.agents import Agent, drive
 from harness_world.running.attempt import Attempt, AttemptLimits
-from harness_world.running.revision import (
-    Revision,
-    RevisionMismatch,
-    describe_mismatch,
-    diff_revisions,
-    make_revision,
-)
+from harness_world.running.revision import Revision, make_revision
 from harness_world.running.rundir import (
-    MANIFEST,
-    RunContext,
     RunCounts,
     RunManifest,
     SlotResult,
     judge_record,
-    load_manifest,
+    open_run_directory,
     record_path,
     scan_run,
-    write_json,
 )
 
-__all__ = ["RunProgress", "RunResult", "check_resumable", "run", "sample_seed"]
+__all__ = ["RunProgress", "RunResult", "open_external_run", "run", "sample_seed"]
 
 
 @attrs.frozen(slots=True)
@@ -201,29 +189,6 @@ def _execute_in_processes(units: Sequence[_Unit], workers: int, tally: _Tally) -
                     tally.add(path, result)
 
 
-def _open_run_directory(
-    root: Path, revision: Revision, fresh: RunManifest, workers: int
-) -> RunManifest:
-    """Write the manifest of a new run, or add this execution's context to a resumed one."""
-    context = RunContext(
-        out=str(root),
-        started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        host=socket.gethostname(),
-        pid=os.getpid(),
-        workers=workers,
-        python=platform.python_version(),
-    )
-    if (root / MANIFEST).is_file():
-        check_resumable(root, revision)
-        previous = load_manifest(root)
-        manifest = msgspec.structs.replace(previous, contexts=[*previous.contexts, context])
-    else:
-        root.mkdir(parents=True, exist_ok=True)
-        manifest = msgspec.structs.replace(fresh, contexts=[context])
-    write_json(root / MANIFEST, manifest)
-    return manifest
-
-
 def _pending_slots(root: Path, tasks: Sequence[Task], samples: int) -> Iterator[tuple[Task, int]]:
     """Scheduled slots without a readable final record (resuming skips the others)."""
     for task in sorted(tasks, key=lambda t: t.id):
@@ -293,7 +258,7 @@ def run(
         sizes={n: size for n in worlds},
         limits=overrides,
     )
-    _open_run_directory(root, revision, fresh, workers)
+    open_run_directory(root, revision, fresh, workers)
     pending = list(_pending_slots(root, tasks, samples))
     units = [
         _Unit(
@@ -322,13 +287,43 @@ def run(
     return RunResult(out=root, revision=revision, counts=scan.counts, resumed=resumed)
 
 
-def check_resumable(out: str | Path, revision: Revision) -> None:
-    """Raise `RevisionMismatch` if ``out`` holds a run of another revision."""
-    root = Path(out)
-    if (root / MANIFEST).is_file():
-        previous = load_manifest(root)
-        changed = diff_revisions(previous.revision, revision)
-        if changed:
-            raise RevisionMismatch(
-                changed, f"{root}: {describe_mismatch(previous.revision, revision)}"
-            )
+def open_external_run(
+    out: str | Path,
+    *,
+    worlds: Mapping[str, World],
+    tasks: Sequence[Task],
+    kind: str,
+    label: str,
+    samples: int,
+    seed: int,
+    overrides: Mapping[str, int | float],
+) -> Revision:
+    """Create (or resume) a run directory for attempts driven from outside `run`.
+
+    MCP clients and inspect_ai drive attempts themselves; their runs have the same layout and
+    revision as `run`'s, so ``verify``, ``report`` and ``compare`` read them like any other. Only
+    the agent component differs: it names the driver (``{"kind": kind, "name": label}``),
+    because the model behind it is not ours to see.
+
+    Raises:
+        RevisionMismatch: when ``out`` holds a run of another revision.
+    """
+    revision = make_revision(
+        worlds=worlds,
+        tasks=tasks,
+        agent_settings={"kind": kind, "name": label},
+        budgets=dict(overrides),
+        samples=samples,
+        seed=seed,
+    )
+    fresh = RunManifest(
+        revision=revision,
+        agent=label,
+        tasks=sorted(t.id for t in tasks),
+        samples=samples,
+        seed=seed,
+        sizes={name: world.size for name, world in worlds.items()},
+        limits=dict(overrides),
+    )
+    open_run_directory(Path(out), revision, fresh, workers=1)
+    return revision

@@ -11,6 +11,9 @@ record is replayed once per command.
 from __future__ import annotations
 
 import os
+import platform
+import socket
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -21,7 +24,12 @@ from harness_world.engine.world import World, WorldError, load_world
 from harness_world.evidence.record import Record, RecordError, load_record
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.verify import verify
-from harness_world.running.revision import Revision
+from harness_world.running.revision import (
+    Revision,
+    RevisionMismatch,
+    describe_mismatch,
+    diff_revisions,
+)
 
 __all__ = [
     "COUNTED",
@@ -32,9 +40,11 @@ __all__ = [
     "RunManifest",
     "RunScan",
     "SlotResult",
+    "check_resumable",
     "count_slots",
     "judge_record",
     "load_manifest",
+    "open_run_directory",
     "record_path",
     "scan_run",
     "write_json",
@@ -380,3 +390,38 @@ def count_slots(slots: Sequence[SlotResult]) -> RunCounts:
         failed=failed,
         not_graded=not_graded,
     )
+
+
+def open_run_directory(
+    root: Path, revision: Revision, fresh: RunManifest, workers: int
+) -> RunManifest:
+    """Write the manifest of a new run, or add this execution's context to a resumed one."""
+    context = RunContext(
+        out=str(root),
+        started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        host=socket.gethostname(),
+        pid=os.getpid(),
+        workers=workers,
+        python=platform.python_version(),
+    )
+    if (root / MANIFEST).is_file():
+        check_resumable(root, revision)
+        previous = load_manifest(root)
+        manifest = msgspec.structs.replace(previous, contexts=[*previous.contexts, context])
+    else:
+        root.mkdir(parents=True, exist_ok=True)
+        manifest = msgspec.structs.replace(fresh, contexts=[context])
+    write_json(root / MANIFEST, manifest)
+    return manifest
+
+
+def check_resumable(out: str | Path, revision: Revision) -> None:
+    """Raise `RevisionMismatch` if ``out`` holds a run of another revision."""
+    root = Path(out)
+    if (root / MANIFEST).is_file():
+        previous = load_manifest(root)
+        changed = diff_revisions(previous.revision, revision)
+        if changed:
+            raise RevisionMismatch(
+                changed, f"{root}: {describe_mismatch(previous.revision, revision)}"
+            )

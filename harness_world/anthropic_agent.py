@@ -1,0 +1,184 @@
+"""An agent for Anthropic's Messages API (extra: `harness_world[anthropic]`).
+
+It mirrors `harness_world.openai_agent`: the SDK client is built with ``max_retries=0`` and every
+retry goes through ``attempt.reserve(..., retry=True)``, so the record counts it; a request whose
+response is lost (connection error, timeout) keeps its reservation as uncertain exposure.
+Overloaded (529), rate-limited (429), timed-out (408), conflicting (409) and server errors (5xx)
+are retried; any other status ends the attempt as ``error``.
+
+Input tokens are ``input_tokens`` plus the cache-creation and cache-read tokens of the response
+(the whole prompt the model saw), all priced at ``price_in_per_mtok``: no cache discount is
+assumed, so the cost errs high, never low.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import attrs
+
+from harness_world.running.attempt import Attempt
+
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "AnthropicAgent"]
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a support operations agent. Use the tools to do exactly what the instruction asks, "
+    "nothing more. Read a record before changing it, follow every page of a listing, and when "
+    "you are done, reply with a short final message."
+)
+
+RETRIED_STATUSES = frozenset({408, 409, 429})
+"""Statuses retried besides every 5xx (529 ``overloaded_error`` is a 5xx)."""
+
+
+@attrs.frozen(slots=True)
+class AnthropicAgent:
+    """A tool-calling loop over the Messages API.
+
+    Attributes:
+        model: The model name, e.g. ``claude-sonnet-4-5``.
+        base_url: The endpoint (None: the SDK's default, ``https://api.anthropic.com``).
+        api_key: The key (any string for a local fake).
+        temperature: Sampling temperature, or None to leave it to the API. Current SDKs no
+            longer take it as an argument, so a set value travels in the request body.
+        system_prompt: The system prompt; its hash is part of the run revision.
+        max_retries: Retries per model request after a failure (owned here, counted in records).
+        timeout_s: Per-request timeout in seconds.
+        max_tokens: Output token cap per request (required by the API; bounds the money reserved).
+        price_in_per_mtok: US dollars per million input tokens (for reservations and cost).
+        price_out_per_mtok: US dollars per million output tokens.
+        name: A label for reports.
+    """
+
+    model: str
+    base_url: str | None = None
+    api_key: str = "not-needed"
+    temperature: float | None = None
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+    max_retries: int = 2
+    timeout_s: float = 60.0
+    max_tokens: int = 1024
+    price_in_per_mtok: float = 0.0
+    price_out_per_mtok: float = 0.0
+    name: str = "anthropic"
+
+    def settings(self) -> dict[str, Any]:
+        """What changes results: model, temperature, limits, prices and the prompt's hash."""
+        return {
+            "kind": "anthropic",
+            "model": self.model,
+            "base_url": self.base_url,
+            "temperature": self.temperature,
+            "system_prompt_sha256": hashlib.sha256(self.system_prompt.encode()).hexdigest(),
+            "max_retries": self.max_retries,
+            "max_tokens": self.max_tokens,
+        }
+
+    def _client(self) -> Any:
+        try:
+            import anthropic
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise RuntimeError(
+                "the Anthropic agent needs `pip install harness_world[anthropic]`"
+            ) from exc
+        return anthropic.Anthropic(
+            base_url=self.base_url, api_key=self.api_key, max_retries=0, timeout=self.timeout_s
+        )
+
+    def _estimate(self, messages: list[dict[str, Any]]) -> float:
+        # A deliberate over-estimate (4 characters per token is typical; 3 errs high).
+        prompt_tokens = (len(json.dumps(messages)) + len(self.system_prompt)) // 3 + 1
+        return (
+            prompt_tokens * self.price_in_per_mtok + self.max_tokens * self.price_out_per_mtok
+        ) / 1e6
+
+    def run(self, attempt: Attempt) -> str:
+        """Loop: ask the model, execute its ``tool_use`` blocks in order, until it ends its turn."""
+        import anthropic
+
+        client = self._client()
+        messages: list[dict[str, Any]] = [{"role": "user", "content": attempt.instruction}]
+        tools = attempt.tool_schemas("anthropic")
+        extra = {} if self.temperature is None else {"temperature": self.temperature}
+        while True:
+            attempt.begin_turn()
+            response = None
+            failure = ""
+            for try_number in range(self.max_retries + 1):
+                reservation = attempt.reserve(self._estimate(messages), retry=try_number > 0)
+                try:
+                    response = client.messages.create(
+                        model=self.model,
+                        system=self.system_prompt,
+                        messages=messages,
+                        tools=tools,
+                        max_tokens=self.max_tokens,
+                        extra_body=extra or None,
+                    )
+                except (anthropic.APIConnectionError, anthropic.APITimeoutError) as exc:
+                    attempt.lost(reservation)
+                    failure = f"{type(exc).__name__}: {exc}"
+                    continue
+                except anthropic.APIStatusError as exc:
+                    attempt.settle(reservation, cost=0.0, input_tokens=0, output_tokens=0)
+                    failure = f"HTTP {exc.status_code}: {exc.message}"
+                    if exc.status_code in RETRIED_STATUSES or exc.status_code >= 500:
+                        continue
+                    break
+                usage = response.usage
+                prompt = _input_tokens(usage)
+                completion = int(getattr(usage, "output_tokens", 0) or 0)
+                cost = (
+                    prompt * self.price_in_per_mtok + completion * self.price_out_per_mtok
+                ) / 1e6
+                attempt.settle(
+                    reservation, cost=cost, input_tokens=prompt, output_tokens=completion
+                )
+                break
+            if response is None:
+                attempt.fail(f"model request failed after {self.max_retries + 1} tries: {failure}")
+                return ""
+            content: list[dict[str, Any]] = []
+            texts: list[str] = []
+            uses: list[Any] = []
+            for block in response.content:
+                if block.type == "text":
+                    texts.append(block.text)
+                    content.append({"type": "text", "text": block.text})
+                elif block.type == "tool_use":
+                    uses.append(block)
+                    content.append(
+                        {
+                            "type": "tool_use",
+                            "id": block.id,
+                            "name": block.name,
+                            "input": block.input,
+                        }
+                    )
+            messages.append({"role": "assistant", "content": content})
+            if not uses:
+                return "".join(texts)
+            results: list[dict[str, Any]] = []
+            for use in uses:
+                observation = attempt.call(use.name, use.input)
+                results.append(
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": use.id,
+                        "content": json.dumps(observation.to_message(), sort_keys=True),
+                        "is_error": not observation.ok,
+                    }
+                )
+            messages.append({"role": "user", "content": results})
+
+
+def _input_tokens(usage: Any) -> int:
+    """Every prompt token of one response: uncached, written to cache and read from cache."""
+    if usage is None:
+        return 0
+    return sum(
+        int(getattr(usage, field, 0) or 0)
+        for field in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    )

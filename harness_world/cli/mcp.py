@@ -1,0 +1,188 @@
+"""``mcp``: serve attempts to an MCP client over stdio (extra ``[mcp]``)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from harness_world.cli._selection import add_limit_options, limit_overrides
+from harness_world.engine.world import WorldError, load_world
+from harness_world.grading.task import TaskError, load_tasks
+from harness_world.running.revision import RevisionMismatch
+
+if TYPE_CHECKING:
+    from harness_world.mcp_server import AttemptServer
+
+__all__ = ["register"]
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``mcp`` command."""
+    parser = sub.add_parser(
+        "mcp",
+        help="serve an attempt (or k) to an MCP client over stdio",
+        description=(
+            "Serve one task's attempt to an MCP client (Claude Code, Cursor, an agent SDK) over "
+            "stdio. The client sees the world's tools with their JSON schemas, a `finish` tool, "
+            "and the instruction as the server's instructions and the prompt `task`; typed "
+            "errors come back as MCP tool errors. The record is sealed and saved on `finish` "
+            "(completed), on a budget hit (budget_limit) and when the client disconnects "
+            "(interrupted). With --samples k --out RUN, k attempts are served one after "
+            "another into a run directory (after each `finish` the next attempt starts in a "
+            "fresh copy of the world), so `report RUN` gives pass^k. Needs the [mcp] extra. "
+            "Nothing but the protocol is written to stdout; the summary goes to stderr."
+        ),
+    )
+    parser.add_argument("--world", required=True, help="built-in world (e.g. helpdesk)")
+    parser.add_argument("--task", required=True, help="task id, e.g. helpdesk.reply_and_solve")
+    parser.add_argument("--size", default="small", help="seed size: small (default) or large")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="session seed (with --samples: the base seed sample seeds derive from)",
+    )
+    parser.add_argument(
+        "--record",
+        type=Path,
+        default=Path("mcp-record.json"),
+        help="where to save the record of a single attempt (without --samples)",
+    )
+    parser.add_argument("--samples", type=int, help="serve k attempts into the run directory --out")
+    parser.add_argument("--out", type=Path, help="run directory for --samples (resumable)")
+    parser.add_argument(
+        "--client-label",
+        default="mcp-client",
+        help="name of the client under test, written into the run manifest and revision",
+    )
+    parser.add_argument(
+        "--transport",
+        choices=["stdio", "http"],
+        default="stdio",
+        help="stdio (default), or streamable HTTP on 127.0.0.1 (its URL is the first line on "
+        "stderr; stop the server with SIGTERM or Ctrl-C, which seals the attempt in flight)",
+    )
+    parser.add_argument("--port", type=int, default=0, help="for --transport http (0: any free)")
+    add_limit_options(parser)
+    parser.set_defaults(handler=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    """Serve until the client disconnects; print what was saved on stderr as one JSON object."""
+    if importlib.util.find_spec("mcp") is None:
+        print(
+            "error: the mcp command needs the extra: pip install 'harness_world[mcp]'",
+            file=sys.stderr,
+        )
+        return 2
+    from harness_world.mcp_server import AttemptServer, plan_run, targets_for_record
+
+    if (args.samples is None) != (args.out is None):
+        print(
+            "error: --samples and --out go together (k attempts into a run directory)",
+            file=sys.stderr,
+        )
+        return 2
+    if args.samples is not None and args.samples < 1:
+        print("error: --samples must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        world = load_world(args.world, size=args.size)
+        tasks = {t.id: t for t in load_tasks(world=world.name)}
+    except (WorldError, TaskError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    task = tasks.get(args.task)
+    if task is None:
+        print(
+            f"error: --task {args.task!r} is not a task of {world.name} "
+            f"(known: {', '.join(sorted(tasks))})",
+            file=sys.stderr,
+        )
+        return 2
+    limits = limit_overrides(args)
+    try:
+        if args.samples is not None:
+            state = plan_run(
+                world,
+                task,
+                samples=args.samples,
+                out=args.out,
+                seed=args.seed,
+                label=args.client_label,
+                limits=limits,
+            )
+        else:
+            from harness_world.running.attempt import AttemptLimits
+
+            state = AttemptServer(
+                world=world,
+                task=task,
+                targets=list(targets_for_record(args.record, args.seed)),
+                limits=AttemptLimits.from_task(task.budgets, **limits),
+            )
+    except (RevisionMismatch, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+    import anyio
+
+    if args.transport == "http":
+        from harness_world.mcp_server import serve_http
+
+        def ready(url: str) -> None:
+            print(json.dumps({"url": url}), file=sys.stderr, flush=True)
+
+        try:
+            anyio.run(serve_http, state, args.port, ready)
+        except OSError as exc:
+            print(f"error: --port {args.port}: {exc}", file=sys.stderr)
+            return 2
+        state.close("server stopped")
+    else:
+        anyio.run(_serve, state)
+        state.close("client disconnected")
+    _summary(state)
+    return 0
+
+
+async def _serve(state: AttemptServer) -> None:
+    """Serve until the client disconnects, or seal and exit at once on SIGTERM/SIGINT."""
+    import anyio
+
+    from harness_world.mcp_server import serve_stdio
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(_watch_signals, state)
+        await serve_stdio(state)
+        group.cancel_scope.cancel()
+
+
+async def _watch_signals(state: AttemptServer) -> None:
+    # Runs on the event loop between requests, so it never seals an attempt mid-call. The
+    # transport's stdin reader is a thread blocked on a read that cancellation cannot end, so
+    # once the record is saved (atomically, fsynced) the process exits directly.
+    import anyio
+
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            state.close("server terminated")
+            _summary(state)
+            sys.stderr.flush()
+            os._exit(128 + signum)
+
+
+def _summary(state: AttemptServer) -> None:
+    summary = {
+        "saved": [msgspec.to_builtins(s) for s in state.saved],
+        "remaining": len(state.targets) - len(state.saved),
+    }
+    print(json.dumps(summary, sort_keys=True), file=sys.stderr)

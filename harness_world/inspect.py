@@ -1,0 +1,331 @@
+"""An inspect_ai adapter (extra: `harness_world[inspect]`): tasks as an inspect `Task`.
+
+``hw_task("helpdesk", tasks=[...])`` returns an inspect ``Task`` whose dataset is the tasks (the
+instruction as input, the task id as sample id). Its setup step opens a fresh attempt per sample
+and epoch and hands the model that attempt's tools; its scorer seals the attempt, saves the
+record into a run directory (the layout of `harness_world.run`), loads it back from disk,
+verifies it by replay and grades it:
+
+- value ``C`` only for verified evidence whose grade passed; ``I`` otherwise (failed, ungraded,
+  lost, or an attempt that ended in error or was interrupted);
+- metadata: ``evidence``, ``outcome``, ``grade``, ``failed`` (each failing criterion with its
+  reason), ``mismatches`` (when the record does not replay) and ``record`` (its path).
+
+Epoch ``e`` is sample ``e - 1`` with the seed `harness_world.run` would give it, so inspect's
+reducers and ``python -m harness_world report RUN`` (pass^k) count the same attempts. Re-scoring
+a log (``inspect score``) reads each record from disk again: a record edited since is judged as
+it now stands, and an edited record does not replay.
+
+inspect validates tool arguments against the declared schema before a tool runs; a call it
+rejects never reaches the session and is not in the record (inspect's transcript shows it).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import msgspec
+from inspect_ai import Task
+from inspect_ai.dataset import Sample
+from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, scorer, stderr
+from inspect_ai.solver import Generate, Solver, TaskState, generate, solver, system_message
+from inspect_ai.tool import Tool, ToolDef, ToolError, ToolParams
+
+from harness_world.engine.world import World, load_world
+from harness_world.evidence.record import RecordContext, save_record
+from harness_world.grading.task import Task as HwTask
+from harness_world.grading.task import load_tasks
+from harness_world.grading.verify import Verification, verify_file
+from harness_world.running.attempt import Attempt, AttemptEnded, AttemptLimits
+from harness_world.running.run import open_external_run as open_run_dir
+from harness_world.running.run import sample_seed
+from harness_world.running.rundir import record_path, scan_run
+
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "hw_scorer", "hw_setup", "hw_task"]
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a support operations agent. Use the tools to do exactly what the instruction asks, "
+    "nothing more. Read a record before changing it, follow every page of a listing, and when "
+    "you are done, reply with a short final message."
+)
+
+RECORD_KEY = "hw_record"
+"""Sample metadata key holding the record's path (kept in the log, read again on re-scoring)."""
+
+
+@attrs.define(slots=True, eq=False)
+class _Live:
+    """An attempt in flight for one sample and epoch, until the scorer seals it."""
+
+    attempt: Attempt
+    path: Path
+
+
+_LIVE: dict[str, _Live] = {}
+"""Attempts in flight by inspect's sample uuid (one per sample and epoch)."""
+
+
+@attrs.frozen(slots=True)
+class _Plan:
+    """What setup and scorer share: the worlds, the tasks, the run directory and the budgets."""
+
+    worlds: dict[str, World]
+    tasks: dict[str, HwTask]
+    out: Path
+    seed: int
+    samples: int
+    revision: str
+    overrides: dict[str, int | float]
+
+
+def hw_task(
+    world: str,
+    tasks: Sequence[str] | None = None,
+    size: str = "small",
+    *,
+    epochs: int = 1,
+    seed: int = 0,
+    out: str | Path | None = None,
+    label: str = "inspect",
+    limits: dict[str, int | float | None] | None = None,
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+) -> Task:
+    """The world's tasks as an inspect ``Task``.
+
+    Args:
+        world: A built-in world, e.g. ``helpdesk``.
+        tasks: Task ids or globs (default: every task of the world).
+        size: The world's seed size.
+        epochs: Attempts per task (k); epoch e is sample e - 1.
+        seed: The base seed (sample seeds derive from it as in `harness_world.run`).
+        out: The run directory for the records (default ``runs/inspect-<revision prefix>``).
+        label: The client's name in the manifest and revision: name the model here.
+        limits: Budget overrides. ``tool_calls`` is enforced as the tools run; ``turns`` is
+            counted when the sample is scored (one turn per assistant message): past it, the
+            attempt ends as ``turn_limit``. Use inspect's own limits to stop a sample early.
+        system_prompt: The system message.
+
+    Raises:
+        ValueError: when a pattern matches no task of the world, or epochs is below 1.
+    """
+    if epochs < 1:
+        raise ValueError("epochs must be at least 1")
+    loaded = load_world(world, size=size)
+    chosen = _select(load_tasks(world=loaded.name), tasks)
+    overrides = {k: v for k, v in (limits or {}).items() if v is not None}
+    worlds = {loaded.name: loaded}
+    if out is None:
+        from harness_world.running.revision import make_revision
+
+        pinned = make_revision(
+            worlds=worlds,
+            tasks=chosen,
+            agent_settings={"kind": "inspect", "name": label},
+            budgets=overrides,
+            samples=epochs,
+            seed=seed,
+        )
+        out = Path("runs") / f"inspect-{pinned.id[:12]}"
+    revision = open_run_dir(
+        out,
+        worlds=worlds,
+        tasks=chosen,
+        kind="inspect",
+        label=label,
+        samples=epochs,
+        seed=seed,
+        overrides=overrides,
+    )
+    plan = _Plan(
+        worlds=worlds,
+        tasks={t.id: t for t in chosen},
+        out=Path(out),
+        seed=seed,
+        samples=epochs,
+        revision=revision.id,
+        overrides=overrides,
+    )
+    dataset = [
+        Sample(
+            input=t.instruction,
+            id=t.id,
+            metadata={"world": t.world, "task_hash": t.hash, "run": str(plan.out)},
+        )
+        for t in chosen
+    ]
+    return Task(
+        dataset=dataset,
+        setup=hw_setup(plan),
+        solver=[system_message(system_prompt), generate(tool_calls="loop")],
+        scorer=hw_scorer(plan),
+        epochs=epochs,
+        name=f"harness_world/{loaded.name}",
+    )
+
+
+def _select(every: list[HwTask], patterns: Sequence[str] | None) -> list[HwTask]:
+    if not patterns:
+        return every
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    chosen: dict[str, HwTask] = {}
+    for pattern in patterns:
+        hits = [t for t in every if fnmatch.fnmatchcase(t.id, pattern)]
+        if not hits:
+            raise ValueError(f"tasks: {pattern!r} matches no task of the world")
+        chosen.update((t.id, t) for t in hits)
+    return sorted(chosen.values(), key=lambda t: t.id)
+
+
+@solver
+def hw_setup(plan: _Plan) -> Solver:
+    """Open a fresh attempt for this sample and epoch and give the model its tools."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        task = plan.tasks[str(state.sample_id)]
+        sample = state.epoch - 1
+        if sample >= plan.samples:
+            raise ValueError(
+                f"epoch {state.epoch} is beyond the {plan.samples} sample(s) of the run directory "
+                f"{plan.out}: give the epochs to the task (hw_task(epochs=k), or `-T epochs=k` "
+                "on the inspect command line), not to eval alone"
+            )
+        attempt = Attempt(
+            plan.worlds[task.world],
+            task,
+            seed=sample_seed(plan.seed, task.id, sample),
+            sample=sample,
+            revision=plan.revision,
+            limits=AttemptLimits.from_task(task.budgets, **plan.overrides),
+        )
+        path = record_path(plan.out, task.id, sample)
+        _LIVE[state.uuid] = _Live(attempt=attempt, path=path)
+        state.metadata[RECORD_KEY] = str(path)
+        state.tools = _tools(attempt)
+        return state
+
+    return solve
+
+
+def _tools(attempt: Attempt) -> list[Tool]:
+    out: list[Tool] = []
+    for schema in attempt.tool_schemas("json-schema"):
+        out.append(
+            ToolDef(
+                _executor(attempt, schema["name"]),
+                name=schema["name"],
+                description=schema["description"],
+                parameters=ToolParams.model_validate(_described(schema["parameters"])),
+                parallel=False,
+            ).as_tool()
+        )
+    return out
+
+
+def _described(parameters: dict[str, Any]) -> dict[str, Any]:
+    """The schema with a description on every property (inspect refuses a tool without)."""
+    properties = {
+        name: {"description": f"`{name}`: see the tool's description", **spec}
+        for name, spec in parameters.get("properties", {}).items()
+    }
+    return {**parameters, "properties": properties}
+
+
+def _executor(attempt: Attempt, name: str) -> Any:
+    async def execute(**kwargs: Any) -> str:
+        try:
+            observation = attempt.call(name, kwargs)
+        except AttemptEnded as ended:
+            raise ToolError(
+                f"the attempt has ended ({ended.outcome.status}: {ended.outcome.reason}); "
+                "stop calling tools"
+            ) from None
+        message = json.dumps(observation.to_message(), sort_keys=True)
+        if not observation.ok:
+            raise ToolError(message)
+        return message
+
+    return execute
+
+
+@scorer(metrics=[accuracy(), stderr()])
+def hw_scorer(plan: _Plan | None = None) -> Scorer:
+    """Seal the sample's attempt (if still open), save it, then verify and grade it from disk."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        live = _LIVE.pop(state.uuid, None)
+        if live is not None:
+            _seal(live, state)
+        path_text = state.metadata.get(RECORD_KEY)
+        if not isinstance(path_text, str):
+            return Score(
+                value=INCORRECT,
+                explanation="no record: the sample never opened an attempt (hw_setup not run)",
+                metadata={"evidence": "lost", "record": None},
+            )
+        task = plan.tasks.get(str(state.sample_id)) if plan is not None else None
+        if task is None:
+            every = {t.id: t for t in load_tasks()}
+            task = every.get(str(state.sample_id))
+        world = plan.worlds.get(task.world) if plan is not None and task is not None else None
+        record, result = verify_file(path_text, world=world, task=task)
+        return _score(path_text, record.final_message if record else None, record, result)
+
+    return score
+
+
+def _seal(live: _Live, state: TaskState) -> None:
+    attempt = live.attempt
+    for message in state.messages:
+        if message.role != "assistant" or attempt.ended:
+            continue
+        try:
+            attempt.begin_turn()  # past the turn budget: ends the attempt as turn_limit
+        except AttemptEnded:
+            break
+    record = attempt.finish(state.output.completion if state.output else "", RecordContext())
+    live.path.parent.mkdir(parents=True, exist_ok=True)
+    save_record(record, live.path)
+    scan_run(live.path.parent.parent.parent)
+
+
+def _score(path: str, answer: str | None, record: Any, result: Verification) -> Score:
+    grade = result.grade
+    outcome = record.outcome.status if record is not None else None
+    counted = outcome in ("completed", "turn_limit", "budget_limit")
+    passed = result.evidence == "verified" and counted and grade is not None and grade.passed
+    failed = (
+        [{"criterion": v.id, "reason": v.detail} for v in grade.verdicts if v.status == "failed"]
+        if grade is not None
+        else []
+    )
+    if result.evidence != "verified":
+        explanation = f"{result.evidence}: {result.reason or 'the record does not replay'}"
+    elif grade is None:
+        explanation = "verified, not graded (the task is unknown or has changed)"
+    elif grade.passed and not counted:
+        explanation = f"verified and graded, but the attempt ended {outcome}: not counted"
+    elif grade.passed:
+        explanation = "verified; every automated criterion passed"
+    else:
+        explanation = "verified; failed " + "; ".join(
+            f"{f['criterion']}: {f['reason']}" for f in failed
+        )
+    return Score(
+        value=CORRECT if passed else INCORRECT,
+        answer=answer,
+        explanation=explanation,
+        metadata={
+            "evidence": result.evidence,
+            "outcome": outcome,
+            "grade": None if grade is None else ("passed" if grade.passed else "failed"),
+            "failed": failed,
+            "mismatches": [msgspec.to_builtins(m) for m in result.mismatches[:5]],
+            "record": path,
+        },
+    )

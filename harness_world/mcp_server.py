@@ -1,0 +1,487 @@
+"""Serve attempts to any MCP client (extra: `harness_world[mcp]`, the official `mcp` SDK).
+
+An MCP client (Claude Code, Cursor, an agent SDK) connects over stdio and sees the world's tools
+with their JSON schemas (`tool_schemas(world, "mcp")`), plus one more tool, ``finish``. The
+task's instruction is the server's ``instructions`` and the prompt ``task``. A tool's typed error
+comes back as an MCP tool error (``isError: true``) whose text and structured content carry the
+error's kind and message, exactly what the session logged.
+
+Every attempt ends in a saved, sealed record:
+
+- ``finish`` seals it as ``completed`` (the ``message`` argument is the final message);
+- a budget (the task's tool-call budget, or an override) seals it as ``budget_limit``; the call
+  that hit it answers with a tool error naming the budget;
+- the client disconnecting (end of input) or the process being terminated seals the attempt in
+  flight as ``interrupted``.
+
+`AttemptServer` holds the plan: one target (``--record FILE``) or k samples into a run directory
+(``--samples k --out RUN``, the layout of `harness_world.run`: ``manifest.json``,
+``records/<task>/<sample>.json``, ``inventory.json``), served one after another on one
+connection. Its `call` method is plain Python (no MCP involved), so the protocol layer is thin.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import msgspec
+
+from harness_world.engine.schemas import tool_schemas
+from harness_world.engine.world import World
+from harness_world.evidence.record import (
+    Record,
+    RecordContext,
+    RecordError,
+    load_record,
+    save_record,
+)
+from harness_world.grading.task import Task
+from harness_world.grading.verify import verify
+from harness_world.running.attempt import Attempt, AttemptEnded, AttemptLimits
+from harness_world.running.run import open_external_run as open_run_dir
+from harness_world.running.run import sample_seed
+from harness_world.running.rundir import record_path, scan_run
+
+__all__ = [
+    "FINISH_TOOL",
+    "AttemptServer",
+    "AttemptTarget",
+    "SavedAttempt",
+    "ToolAnswer",
+    "build_server",
+    "plan_run",
+    "serve_http",
+    "serve_stdio",
+]
+
+FINISH_TOOL = "finish"
+"""The name of the extra tool that ends an attempt."""
+
+FINISH_SCHEMA: dict[str, Any] = {
+    "name": FINISH_TOOL,
+    "description": (
+        "End the attempt when the task is done (or cannot be done). `message` is your final "
+        "answer to the requester; it is recorded and graded. After `finish` the attempt's "
+        "record is sealed and no further tool call counts toward it."
+    ),
+    "inputSchema": {
+        "type": "object",
+        "properties": {"message": {"type": "string", "description": "the final message"}},
+        "required": [],
+        "additionalProperties": False,
+    },
+    "annotations": {"readOnlyHint": False},
+}
+
+
+class AttemptTarget(msgspec.Struct, frozen=True, kw_only=True):
+    """One attempt to serve.
+
+    Attributes:
+        sample: The sample index (0 for a single attempt).
+        seed: The session seed.
+        path: Where its record is saved.
+    """
+
+    sample: int
+    seed: int
+    path: str
+
+
+class SavedAttempt(msgspec.Struct, frozen=True, kw_only=True):
+    """What became of one served attempt (the ``finish`` answer and the serve summary).
+
+    Attributes:
+        sample: The sample index.
+        record: The saved record's path.
+        outcome: How the attempt ended (``completed``, ``budget_limit``, ``interrupted``...).
+        evidence: Whether the saved record replays (``verified``, ``ungraded``, ``lost``).
+        grade: ``passed``, ``failed``, or null when not graded (evidence not verified).
+        failed: The automated criteria that failed, by id.
+    """
+
+    sample: int
+    record: str
+    outcome: str
+    evidence: str
+    grade: str | None
+    failed: list[str] = []
+
+
+class ToolAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    """One tool call's answer, independent of the MCP SDK's types.
+
+    Attributes:
+        is_error: True for a typed error (an MCP tool error).
+        content: The JSON object shown to the client (also sent as its text).
+    """
+
+    is_error: bool
+    content: dict[str, Any]
+
+
+@attrs.define(slots=True, eq=False)
+class AttemptServer:
+    """The attempts one MCP connection serves, one after another.
+
+    Attributes:
+        world: The world.
+        task: The task (the same for every attempt).
+        targets: The attempts to serve, in order.
+        revision: The run revision id written into each record ("" for a single attempt).
+        limits: Budgets (None: the task's own).
+        run_dir: The run directory to recount after each attempt, if any.
+        saved: Every attempt saved so far.
+    """
+
+    world: World
+    task: Task
+    targets: list[AttemptTarget]
+    revision: str = ""
+    limits: AttemptLimits | None = None
+    run_dir: Path | None = None
+    saved: list[SavedAttempt] = attrs.field(factory=list)
+    _index: int = 0
+    _attempt: Attempt | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if any(t.name == FINISH_TOOL for t in self.world.contract.tools):
+            raise ValueError(
+                f"world {self.world.name!r} declares a tool named {FINISH_TOOL!r}, which the MCP "
+                "server reserves for ending an attempt"
+            )
+
+    # -- what the client sees -----------------------------------------------------------------
+
+    @property
+    def instruction(self) -> str:
+        """The task's instruction (the server's instructions and its ``task`` prompt)."""
+        return self.task.instruction
+
+    def tools(self) -> list[dict[str, Any]]:
+        """The world's tools in MCP shape, then ``finish``."""
+        return [*tool_schemas(self.world, format="mcp"), FINISH_SCHEMA]
+
+    @property
+    def done(self) -> bool:
+        """Whether every planned attempt has been saved."""
+        return self._index >= len(self.targets)
+
+    @property
+    def current(self) -> Attempt | None:
+        """The attempt in flight (started by its first call), if any."""
+        return self._attempt
+
+    # -- calls --------------------------------------------------------------------------------
+
+    def call(self, name: str, arguments: dict[str, Any] | None) -> ToolAnswer:
+        """Execute one tool call (or ``finish``) against the attempt in flight."""
+        if self.done:
+            return _error(
+                "ended",
+                f"all {len(self.targets)} attempt(s) are done; disconnect",
+            )
+        attempt = self._ensure_attempt()
+        if name == FINISH_TOOL:
+            message = (arguments or {}).get("message", "")
+            saved = self._seal(attempt, message if isinstance(message, str) else str(message))
+            return ToolAnswer(is_error=False, content=self._summary(saved))
+        try:
+            observation = attempt.call(name, {} if arguments is None else arguments)
+        except AttemptEnded as ended:
+            saved = self._seal(attempt, "")
+            content = _error(ended.outcome.status, ended.outcome.reason).content
+            return ToolAnswer(is_error=True, content={**content, **self._summary(saved)})
+        return ToolAnswer(
+            is_error=not observation.ok,
+            content={"seq": observation.seq, **observation.to_message()},
+        )
+
+    def close(self, reason: str) -> SavedAttempt | None:
+        """Seal the attempt in flight as ``interrupted`` (idempotent); None if none was open."""
+        attempt = self._attempt
+        if attempt is None:
+            return None
+        attempt.interrupt(reason)
+        return self._seal(attempt, "")
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _ensure_attempt(self) -> Attempt:
+        if self._attempt is None:
+            target = self.targets[self._index]
+            self._attempt = Attempt(
+                self.world,
+                self.task,
+                seed=target.seed,
+                sample=target.sample,
+                revision=self.revision,
+                limits=self.limits,
+            )
+        return self._attempt
+
+    def _seal(self, attempt: Attempt, final_message: str) -> SavedAttempt:
+        target = self.targets[self._index]
+        context = RecordContext(host=socket.gethostname(), pid=os.getpid(), workers=1)
+        record = attempt.finish(final_message, context)
+        path = Path(target.path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        save_record(record, path)
+        saved = _judge(record, path, self.world, self.task)
+        self.saved.append(saved)
+        self._attempt = None
+        self._index += 1
+        if self.run_dir is not None:
+            scan_run(self.run_dir, [self.task])
+        return saved
+
+    def _summary(self, saved: SavedAttempt) -> dict[str, Any]:
+        summary: dict[str, Any] = msgspec.to_builtins(saved)
+        summary["remaining"] = len(self.targets) - self._index
+        if not self.done:
+            summary["next"] = (
+                f"attempt {self._index + 1} of {len(self.targets)} starts with your next tool "
+                "call, in a fresh copy of the world: solve the same task again from the start"
+            )
+        return summary
+
+
+def _error(kind: str, message: str) -> ToolAnswer:
+    return ToolAnswer(
+        is_error=True, content={"ok": False, "error": {"kind": kind, "message": message}}
+    )
+
+
+def _judge(record: Record, path: Path, world: World, task: Task) -> SavedAttempt:
+    result = verify(record, world=world, task=task)
+    grade = None
+    failed: list[str] = []
+    if result.grade is not None:
+        grade = "passed" if result.grade.passed else "failed"
+        failed = list(result.grade.failed)
+    return SavedAttempt(
+        sample=record.sample,
+        record=str(path),
+        outcome=record.outcome.status,
+        evidence=result.evidence,
+        grade=grade,
+        failed=failed,
+    )
+
+
+def plan_run(
+    world: World,
+    task: Task,
+    *,
+    samples: int,
+    out: str | Path,
+    seed: int = 0,
+    label: str = "mcp-client",
+    limits: dict[str, int | float | None] | None = None,
+) -> AttemptServer:
+    """An `AttemptServer` for k samples into a run directory (created, or resumed).
+
+    Samples already saved are kept; a sample whose saved record ended ``interrupted`` is served
+    again and the interrupted record kept beside it as ``<sample>.interrupted-<n>.json``.
+
+    Args:
+        world: The world.
+        task: The task.
+        samples: Samples to serve (k).
+        out: The run directory.
+        seed: The base seed (sample seeds derive from it as in `harness_world.run`).
+        label: The client's name, written into the manifest and the revision's agent settings.
+        limits: Budget overrides.
+
+    Raises:
+        ValueError: for fewer than one sample.
+        harness_world.RevisionMismatch: when ``out`` holds a run of another revision.
+    """
+    if samples < 1:
+        raise ValueError("samples must be at least 1")
+    overrides = {k: v for k, v in (limits or {}).items() if v is not None}
+    root = Path(out)
+    revision = open_run_dir(
+        root,
+        worlds={world.name: world},
+        tasks=[task],
+        kind="mcp",
+        label=label,
+        samples=samples,
+        seed=seed,
+        overrides=overrides,
+    )
+    targets: list[AttemptTarget] = []
+    for sample in range(samples):
+        path = record_path(root, task.id, sample)
+        if path.is_file():
+            try:
+                kept = load_record(path)
+            except RecordError:
+                kept = None
+            if kept is not None and kept.outcome.status != "interrupted":
+                continue
+            if kept is not None:
+                _set_aside(path, sample)
+        targets.append(
+            AttemptTarget(sample=sample, seed=sample_seed(seed, task.id, sample), path=str(path))
+        )
+    return AttemptServer(
+        world=world,
+        task=task,
+        targets=targets,
+        revision=revision.id,
+        limits=AttemptLimits.from_task(task.budgets, **overrides),
+        run_dir=root,
+    )
+
+
+def _set_aside(path: Path, sample: int) -> None:
+    number = 1
+    while (aside := path.with_name(f"{sample}.interrupted-{number}.json")).exists():
+        number += 1
+    path.replace(aside)
+
+
+# -- the MCP protocol layer (imports the SDK) ---------------------------------------------------
+
+
+def build_server(state: AttemptServer) -> Any:
+    """An `mcp.server.lowlevel.Server` answering ``tools/list``, ``tools/call`` and prompts.
+
+    Raises:
+        RuntimeError: when the ``mcp`` extra is not installed.
+    """
+    try:
+        from mcp import types
+        from mcp.server.lowlevel import Server
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise RuntimeError("the MCP server needs `pip install 'harness_world[mcp]'`") from exc
+
+    tools = [types.Tool.model_validate(entry) for entry in state.tools()]
+    prompt = types.Prompt(
+        name="task",
+        description=f"The task to solve: {state.task.id} (world {state.world.name})",
+    )
+
+    async def list_tools(ctx: Any, params: Any) -> Any:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        answer = state.call(params.name, params.arguments)
+        text = json.dumps(answer.content, sort_keys=True)
+        return types.CallToolResult(
+            content=[types.TextContent(text=text)],
+            structured_content=answer.content,
+            is_error=answer.is_error,
+        )
+
+    async def list_prompts(ctx: Any, params: Any) -> Any:
+        return types.ListPromptsResult(prompts=[prompt])
+
+    async def get_prompt(ctx: Any, params: Any) -> Any:
+        if params.name != "task":
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(code=-32602, message=f"unknown prompt {params.name!r}; use 'task'")
+        return types.GetPromptResult(
+            description=prompt.description,
+            messages=[
+                types.PromptMessage(role="user", content=types.TextContent(text=state.instruction))
+            ],
+        )
+
+    return Server(
+        "harness_world",
+        version=_version(),
+        instructions=state.instruction,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+    )
+
+
+async def serve_stdio(state: AttemptServer) -> None:
+    """Serve over this process's stdin and stdout until the client disconnects.
+
+    On return, the caller seals any attempt in flight with `AttemptServer.close` (done there so
+    that termination by a signal seals it too).
+    """
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(state)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+LOOPBACK = "127.0.0.1"
+"""The only address the HTTP transport binds: the attempt's tools are not for the network."""
+
+
+async def serve_http(
+    state: AttemptServer, port: int = 0, on_ready: Callable[[str], None] | None = None
+) -> None:
+    """Serve over streamable HTTP on the loopback interface until SIGTERM/SIGINT.
+
+    HTTP sessions are connections, not attempts: a client may reconnect and continue the
+    attempt in flight. The caller seals any attempt still open once this returns.
+
+    Args:
+        state: The attempts to serve.
+        port: The TCP port (0: any free port).
+        on_ready: Called with the endpoint URL once the socket listens.
+    """
+    import anyio
+    import uvicorn
+
+    class _Web(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # uvicorn re-raises a captured signal after shutdown, which would kill the process
+            # before the attempt in flight is sealed; signals are watched below instead.
+            yield
+
+    server = build_server(state)
+    app = server.streamable_http_app(host=LOOPBACK)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((LOOPBACK, port))
+    url = f"http://{LOOPBACK}:{listener.getsockname()[1]}/mcp"
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
+    web = _Web(config)
+    if on_ready is not None:
+        on_ready(url)
+
+    async def watch_signals() -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for _ in signals:
+                web.should_exit = True  # graceful: open requests finish first
+                return
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(watch_signals)
+        await web.serve(sockets=[listener])
+        group.cancel_scope.cancel()
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("harness_world")
+    except PackageNotFoundError:
+        return "0"
+
+
+def targets_for_record(path: str | Path, seed: int) -> Sequence[AttemptTarget]:
+    """The single target of ``--record FILE``."""
+    return [AttemptTarget(sample=0, seed=seed, path=str(path))]

@@ -1,0 +1,170 @@
+"""The inspect_ai adapter, run offline with inspect's mock model playing scripted tool calls."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+import harness_world as hw
+from harness_world.evidence import record_digest
+from harness_world.running import sample_seed
+from harness_world.running.rundir import record_path, scan_run
+
+pytest.importorskip("inspect_ai", reason="the inspect adapter needs the [inspect] extra")
+from inspect_ai import eval as inspect_eval
+from inspect_ai import score as inspect_score
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+from harness_world.inspect import hw_scorer, hw_task
+
+TASKS = ["helpdesk.reply_and_solve", "helpdesk.security_count", "helpdesk.close_solved_duplicates"]
+
+
+def task(task_id: str) -> hw.Task:
+    return {t.id: t for t in hw.load_tasks()}[task_id]
+
+
+def brain(messages: list[Any], tools: list[Any], tool_choice: Any, config: Any) -> ModelOutput:
+    """A scripted model: which task it is from the instruction, which step from its turns so far."""
+    instruction = next(m.text for m in messages if m.role == "user")
+    turn = sum(1 for m in messages if m.role == "assistant")
+    if instruction == task("helpdesk.reply_and_solve").instruction:
+        steps: list[tuple[str, dict[str, Any]] | str] = [
+            ("get_ticket", {"ticket_id": "T-1001"}),
+            (
+                "add_comment",
+                {"ticket_id": "T-1001", "body": "The outage is fixed.", "public": True},
+            ),
+            ("get_ticket", {"ticket_id": 5}),  # refused by inspect's schema check: not recorded
+            ("get_ticket", {"ticket_id": "T-9999"}),  # the session's typed error: recorded
+            ("update_ticket", {"ticket_id": "T-1001", "status": "solved"}),
+            "Replied and solved.",
+        ]
+        step = steps[min(turn, len(steps) - 1)]
+    elif instruction == task("helpdesk.security_count").instruction:
+        if turn == 0:
+            step = ("list_tickets", {"status": "open", "tag": "security", "limit": 100})
+        else:
+            listing = json.loads(next(m.text for m in reversed(messages) if m.role == "tool"))
+            step = str(listing["result"]["total"])
+    else:  # close_solved_duplicates: claims success without doing anything
+        step = "All solved duplicates are closed."
+    if isinstance(step, str):
+        output = ModelOutput.from_content(model="mockllm", content=step)
+    else:
+        output = ModelOutput.for_tool_call(
+            model="mockllm", tool_name=step[0], tool_arguments=step[1]
+        )
+    # set usage, or the mock model counts tokens with an encoding it downloads (offline here)
+    output.usage = ModelUsage(input_tokens=100, output_tokens=10, total_tokens=110)
+    return output
+
+
+def run_eval(tmp_path: Path, epochs: int = 1) -> tuple[Any, Path]:
+    out = tmp_path / "run"
+    hw_t = hw_task("helpdesk", tasks=TASKS, epochs=epochs, out=out, label="mockllm")
+    logs = inspect_eval(
+        hw_t,
+        model=get_model("mockllm/model", custom_outputs=brain),
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert len(logs) == 1 and logs[0].status == "success", logs[0].error
+    return logs[0], out
+
+
+def scores(log: Any) -> dict[tuple[str, int], Any]:
+    found = {}
+    for sample in log.samples:
+        (only,) = sample.scores.values()
+        found[(str(sample.id), sample.epoch)] = only
+    return found
+
+
+def test_scores_match_hw_verify_on_the_same_records(tmp_path: Path) -> None:
+    log, out = run_eval(tmp_path, epochs=2)
+    got = scores(log)
+    assert len(got) == 6
+    for (task_id, epoch), score in got.items():
+        path = Path(score.metadata["record"])
+        assert path == record_path(out, task_id, epoch - 1)
+        record = hw.load_record(path)
+        assert record.sample == epoch - 1
+        result = hw.verify(record, task=task(task_id))
+        assert score.metadata["evidence"] == result.evidence == "verified"
+        assert result.grade is not None
+        assert (score.value == "C") == result.grade.passed
+        assert [f["criterion"] for f in score.metadata["failed"]] == result.grade.failed
+    assert {k[0] for k, s in got.items() if s.value == "C"} == set(TASKS[:2])
+    failing = got[("helpdesk.close_solved_duplicates", 1)]
+    assert failing.metadata["failed"] and all(f["reason"] for f in failing.metadata["failed"])
+    # the session's typed error is in the record, in order; inspect's own refusal is not
+    solved = hw.load_record(got[("helpdesk.reply_and_solve", 1)].metadata["record"])
+    assert [c.ok for c in solved.calls] == [True, True, False, True]
+    assert solved.calls[2].error is not None and solved.calls[2].error.kind == "not_found"
+    assert solved.final_message == "Replied and solved." and solved.usage.turns == 6
+    sample = next(s for s in log.samples if s.id == "helpdesk.reply_and_solve" and s.epoch == 1)
+    errors = [m.error.type for m in sample.messages if m.role == "tool" and m.error is not None]
+    assert errors == ["parsing", "unknown"]
+    # epochs are samples: the run directory counts what inspect counted, and seeds follow `run`
+    inventory = scan_run(out).counts
+    assert inventory.scheduled == 6 and inventory.valid == 6 and inventory.passed == 4
+    assert solved.seed == sample_seed(0, "helpdesk.reply_and_solve", 0)
+    accuracy = log.results.scores[0].metrics["accuracy"].value
+    assert accuracy == pytest.approx(4 / 6)
+
+
+def test_a_tampered_record_rescored_through_the_adapter_is_not_correct(tmp_path: Path) -> None:
+    log, _ = run_eval(tmp_path)
+    before = scores(log)
+    assert before[("helpdesk.reply_and_solve", 1)].value == "C"
+    path = Path(before[("helpdesk.reply_and_solve", 1)].metadata["record"])
+    record = hw.load_record(path)
+    # a substituted read result, re-sealed with a fresh digest: only replay can catch it
+    calls = list(record.calls)
+    forged_result = {**calls[0].result, "status": "pending"}
+    calls[0] = msgspec.structs.replace(calls[0], result=forged_result)
+    forged = msgspec.structs.replace(record, calls=calls)
+    forged = msgspec.structs.replace(forged, digest=record_digest(forged))
+    hw.save_record(forged, path)
+
+    rescored = scores(inspect_score(log, hw_scorer(), action="overwrite", display="none"))
+    tampered = rescored[("helpdesk.reply_and_solve", 1)]
+    assert tampered.value == "I" and tampered.metadata["evidence"] == "ungraded"
+    assert tampered.metadata["mismatches"][0]["path"].startswith("calls[0].result")
+    assert tampered.explanation.startswith("ungraded")
+    assert hw.verify(hw.load_record(path), task=task("helpdesk.reply_and_solve")).grade is None
+    # untouched records score the same on re-scoring
+    for key in [("helpdesk.security_count", 1), ("helpdesk.close_solved_duplicates", 1)]:
+        assert rescored[key].value == before[key].value
+    assert hw.verify(hw.load_record(path), task=task("helpdesk.reply_and_solve")).grade is None
+
+    path.write_text("{not json")  # an unreadable record is lost, never correct
+    lost = scores(inspect_score(log, hw_scorer(), action="overwrite", display="none"))[
+        ("helpdesk.reply_and_solve", 1)
+    ]
+    assert lost.value == "I" and lost.metadata["evidence"] == "lost"
+
+
+def test_bad_task_selection_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="'nope' matches no task"):
+        hw_task("helpdesk", tasks=["nope"], out=tmp_path / "run")
+    with pytest.raises(ValueError, match="epochs must be at least 1"):
+        hw_task("helpdesk", epochs=0, out=tmp_path / "run")
+
+
+def test_epochs_given_to_eval_alone_are_refused_not_miscounted(tmp_path: Path) -> None:
+    hw_t = hw_task("helpdesk", tasks=TASKS[:1], epochs=1, out=tmp_path / "run")
+    (log,) = inspect_eval(
+        hw_t,
+        model=get_model("mockllm/model", custom_outputs=brain),
+        epochs=2,
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "error" and "-T epochs=k" in str(log.error)
+    assert not (tmp_path / "run" / "records" / TASKS[0] / "1.json").exists()
