@@ -14,6 +14,7 @@ import attrs
 import msgspec
 
 from harness_world._calls import Observation
+from harness_world._faults import attach_faults
 from harness_world._record import Outcome, OutcomeStatus, Record, RecordContext, Usage, make_record
 from harness_world._schemas import SchemaFormat, tool_schemas
 from harness_world._session import Session
@@ -101,6 +102,7 @@ class Attempt:
 
     def __attrs_post_init__(self) -> None:
         self._session = self.world.open_session(self.seed)
+        attach_faults(self._session, self.task.faults, self.seed)  # fault hook (seed 000)
         self._usage = {f: getattr(Usage(), f) for f in Usage.__struct_fields__}
         if self.limits is None:
             self.limits = AttemptLimits.from_task(self.task.budgets)

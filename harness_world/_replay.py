@@ -9,6 +9,7 @@ from typing import Any, Literal
 import msgspec
 
 from harness_world._canonical import from_json, to_json
+from harness_world._faults import FaultPolicy
 from harness_world._grade import Grade
 from harness_world._record import Record, RecordError, load_record, record_digest
 from harness_world._session import Session
@@ -134,6 +135,8 @@ def replay(
             )
         )
     session = world.open_session(record.seed)
+    if record.faults is not None:  # fault hook: the same schedule and seed fire the same faults
+        session.faults = FaultPolicy.from_log(record.faults)
     for index, recorded in enumerate(record.calls):
         # The fresh result stays as raw JSON bytes: encoding the entry splices them in, so the
         # comparison costs one encode per side and no decode.
@@ -182,6 +185,17 @@ def replay(
                     path="final",
                     recorded=_snippet(_builtins(record.final)),
                     replayed=_snippet(_builtins(final)),
+                )
+            )
+    if record.faults is not None and session.faults is not None:  # fault hook: compare firings
+        fired = session.faults.log().fired
+        if to_json(record.faults.fired) != to_json(fired):
+            mismatches.append(
+                Mismatch(
+                    seq=None,
+                    path="faults.fired",
+                    recorded=_snippet(_builtins(record.faults.fired)),
+                    replayed=_snippet(_builtins(fired)),
                 )
             )
     expected = record_digest(record)

@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 
 from harness_world._calls import Observation
+from harness_world._faults import attach_faults
 from harness_world._record import Outcome, Record, Usage, make_record
 from harness_world._session import Session
 from harness_world._task import Task
@@ -84,6 +85,7 @@ def run_script(
 ) -> Record:
     """Run a script as one attempt; a script that raises ends with outcome ``error``."""
     session = world.open_session(seed)
+    attach_faults(session, task.faults, seed)  # fault hook (seed 000)
     ctx = ScriptContext(task.instruction, session)
     try:
         message = script(ctx)
@@ -114,6 +116,7 @@ def run_calls(
 ) -> Record:
     """Execute a list of (tool, args) in a fresh session as one attempt."""
     session = world.open_session(seed)
+    attach_faults(session, task.faults, seed)  # fault hook (seed 000)
     for tool, args in calls:
         session.call(tool, args)
     return make_record(
