@@ -20,6 +20,7 @@ from harness_world._contract import Entity
 from harness_world._grade import CriterionKind, Grade, Verdict
 from harness_world._record import Record
 from harness_world._task import Requirement, Task, select_targets
+from harness_world._trusted import trusted_criteria
 from harness_world._world import Key, World
 
 __all__ = ["Change", "grade", "net_changes", "returned_rows"]
@@ -545,6 +546,7 @@ def grade(record: Record, task: Task, world: World) -> Grade:
     verdicts += [checks[name](ctx) for name in task.trace]
     if task.answer is not None:
         verdicts.append(_answer(ctx))
+    verdicts += trusted_criteria(record, task, world)  # forbidden.* and receipts.* (seed 000)
     verdicts += _budgets(ctx)
     verdicts += [
         Verdict(id=f"prose.{i + 1}", kind="prose", status="not_reviewed", detail=text)

@@ -16,6 +16,7 @@ from typing import Literal
 
 import msgspec
 
+from harness_world._fault_coverage import fault_problems
 from harness_world._loader import PluginError
 from harness_world._mutation import trace_mutants
 from harness_world._paths import builtin_dir
@@ -215,6 +216,7 @@ def check_world(
             progress(f"oracle {task.id}")
 
     killed_by: dict[str, list[str]] = {f"{t}: {c}": [] for t, cs in criteria.items() for c in cs}
+    mutant_records: list[tuple[str, Record, bool | None]] = []  # for the fault clause
     for mutant in mutants:
         mutant_task = by_id.get(mutant.task_id)
         if mutant_task is None:
@@ -254,11 +256,13 @@ def check_world(
                         f"mutant {mutant.id} ({size}): failed {failed}, "
                         f"predicted {expected} ({evidence})"
                     )
+            mutant_records.append((mutant_task.id, record, passed))
             if evidence == "verified":
                 for criterion in failed:
                     killed_by.setdefault(f"{mutant_task.id}: {criterion}", []).append(mutant.id)
         if progress is not None:
             progress(f"mutant {mutant.id}")
+    problems += fault_problems(tasks, oracle_records, mutant_records)  # seed 000 faults
     uncovered = sorted(k for k, v in killed_by.items() if not v)
     problems += [f"criterion never failed by a hand mutant: {k}" for k in uncovered]
 

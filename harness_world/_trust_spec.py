@@ -84,6 +84,10 @@ class Receipt(
     equal to ``proof_field`` of a row of ``proof_entity`` created during the attempt, matching
     ``proof_match``, whose ``proof_link`` field holds the target key.
 
+    With ``in_final_message``, the receipt is the agent's report instead: for each target, a
+    proven value must appear in the final message as a whole token (``entity``, ``link`` and
+    ``field`` are then unused).
+
     Attributes:
         id: Names the verdict, e.g. ``charge_on_order``.
         target: The target set (default: the first).
@@ -94,14 +98,20 @@ class Receipt(
         proof_match: Values the proving row must hold (e.g. ``type = "charge.succeeded"``).
         proof_field: The proving row's field that must equal the receipt's.
         proof_link: The proving row's field holding the target key.
+        in_final_message: The receipt is a proven value quoted in the final message.
     """
 
     id: str
-    entity: str
-    field: str
+    entity: str = ""
+    field: str = ""
     proof_entity: str
     proof_field: str
     proof_link: str
     target: str = ""
     link: str = ""
     proof_match: dict[str, Any] = {}
+    in_final_message: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.in_final_message and not (self.entity and self.field):
+            raise ValueError(f"receipt {self.id!r} needs entity and field (or in_final_message)")
