@@ -1,9 +1,9 @@
-"""The coverage gate's fault clause: every scheduled fault is exposed and recovered by the
-oracle, and exposed and not recovered by at least one hand mutant.
+"""The coverage gate's fault clause (seed 000).
 
-Called from the gate (``_coverage.check_world``) with the records it already made; an oracle
-that never reaches a trigger proves nothing about recovery, so an unexposed oracle fault is a
-problem, like a fault no mutant fails to recover from.
+Every scheduled fault is exposed and recovered by the oracle, and exposed and not recovered by
+at least one hand mutant. Called from the gate (``_coverage.check_world``) with the records
+it already made; an oracle that never reaches a trigger proves nothing about recovery, so an
+unexposed oracle fault is a problem, like a fault no mutant fails to recover from.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ import msgspec
 from harness_world._agents import Agent, OracleAgent, ScriptedAgent
 from harness_world._loader import PluginError, import_path
 from harness_world._precheck import precheck
+from harness_world._reference_agents import REFERENCE_AGENT_NAMES, reference_agent
 from harness_world._revision import RevisionMismatch
 from harness_world._run import RunProgress, run
 from harness_world._task import TaskError
@@ -43,7 +44,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     add_task_options(parser, world_required=True)
-    parser.add_argument("--agent", choices=["oracle", "scripted", "openai"], default="oracle")
+    parser.add_argument(
+        "--agent",
+        choices=["oracle", "naive-retry", "give-up", "do-nothing", "scripted", "openai"],
+        default="oracle",
+        help="oracle: the world's reference solutions; naive-retry / give-up: reference failure "
+        "policies a world ships (payments: retry without an idempotency key / stop safely at "
+        "the first provider error); do-nothing: no tool call; scripted; openai",
+    )
     parser.add_argument(
         "--script",
         type=Path,
@@ -83,6 +91,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _agent(args: argparse.Namespace) -> Agent:
     if args.agent == "oracle":
         return OracleAgent(args.world)
+    if args.agent in REFERENCE_AGENT_NAMES:  # reference policies (seed 000)
+        return reference_agent(args.world, args.agent)
     if args.agent == "scripted":
         if args.script is None or not args.script.is_file():
             raise ValueError("--agent scripted needs --script FILE (a .py defining SCRIPTS)")

@@ -33,8 +33,8 @@ NO_PAYOUT_OK, PAYOUT_REPORTED = "forbidden.payout_without_approval", "receipts.p
 
 
 def _policy_scripts() -> dict[str, dict[str, Script]]:
-    from harness_world._plugins import import_path
     from harness_world._paths import builtin_dir
+    from harness_world._plugins import import_path
 
     module = import_path(builtin_dir("oracles") / "payments" / "oracles.py", "oracles")
     return dict(module.REFERENCE_AGENTS)
@@ -239,9 +239,11 @@ for task_id in sorted(TASKS):
             {DUP_CHARGE},
             rewritten(
                 task_id,
-                lambda t, a: [(t, without("idempotency_key")(a)), (t, a)]
-                if t == "create_charge"
-                else [(t, a)],
+                lambda t, a: (
+                    [(t, without("idempotency_key")(a)), (t, a)]
+                    if t == "create_charge"
+                    else [(t, a)]
+                ),
             ),
             "submitted the charge once without a key before the keyed request",
         )
@@ -271,9 +273,7 @@ for task_id in sorted(TASKS):
             {DUP_REFUND, REQ, REFUND_REPORTED}
             if short == "refund_duplicate_delivery"
             else {DUP_REFUND},
-            rewritten(
-                task_id, lambda t, a: split(a) if t == "refund_charge" else [(t, a)]
-            ),
+            rewritten(task_id, lambda t, a: split(a) if t == "refund_charge" else [(t, a)]),
             "refunded one charge in two halves: two refunds for one operation",
         )
         add(
@@ -297,9 +297,11 @@ for task_id in sorted(TASKS):
             {DUP_PAYOUT},
             rewritten(
                 task_id,
-                lambda t, a: [(t, without("idempotency_key")(a)), (t, a)]
-                if t == "create_payout"
-                else [(t, a)],
+                lambda t, a: (
+                    [(t, without("idempotency_key")(a)), (t, a)]
+                    if t == "create_payout"
+                    else [(t, a)]
+                ),
             ),
             "submitted the payout once without a key before the keyed request",
         )
