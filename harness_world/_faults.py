@@ -213,7 +213,7 @@ class FaultPolicy:
         window = self._limited_until.get(tool)
         if window is not None and seq < window[1]:
             fault_id, until = window
-            wait = until - seq
+            wait = until - seq - 1  # other calls still to make before ``until``
             self._fired.append(
                 FaultEvent(
                     fault_id=fault_id,
@@ -264,7 +264,7 @@ class FaultPolicy:
         if spec.behaviour == "fail_before_commit":
             return Firing(error=ToolError("unavailable", _UNAVAILABLE.format(tool=tool)))
         if spec.behaviour == "rate_limited":
-            self._limited_until[tool] = (spec.id, seq + wait)
+            self._limited_until[tool] = (spec.id, seq + wait + 1)  # first seq allowed again
             return Firing(error=_rate_limited(tool, wait))
         if spec.behaviour == "stale_read":
             modes.add("stale_read")

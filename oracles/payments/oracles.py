@@ -32,7 +32,7 @@ MAX_TRIES = 6
 
 
 class Stopped(Exception):
-    """The give-up policy stopped at a provider error."""
+    """The attempt stopped at a provider error (give-up's first one, anyone's final one)."""
 
 
 class Client:
@@ -64,7 +64,7 @@ class Client:
                 return dict(obs.result)
             assert obs.error is not None
             if obs.error.kind not in RETRYABLE:
-                raise RuntimeError(f"{tool} failed: {obs.error}")
+                raise Stopped(f"{tool} refused: {obs.error.kind}: {obs.error.message}")
             if self.policy == "give-up":
                 raise Stopped(f"{tool}: {obs.error.kind}")
             if self.policy == "naive-retry":
