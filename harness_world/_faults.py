@@ -143,10 +143,6 @@ class FaultLog(msgspec.Struct, frozen=True, kw_only=True):
     fired: list[FaultEvent] = []
 
 
-def _same(a: object, b: object) -> bool:
-    return type(a) is type(b) and a == b
-
-
 def _draw(seed: int, fault_id: str, occurrence: int) -> float:
     """A deterministic number in [0, 1) from the fault seed, the fault and the occurrence."""
     digest = hashlib.sha256(f"{seed}:{fault_id}:{occurrence}".encode()).digest()
@@ -168,9 +164,11 @@ class Firing:
     modes: frozenset[str] = frozenset()
     drop_response: bool = False
     deliver_twice: bool = False
+    acts_after: bool = attrs.field(init=False)
+    """Whether `FaultPolicy.after` has anything to do (the session skips it otherwise)."""
 
-
-_NOTHING: Final = Firing()
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "acts_after", self.drop_response or self.deliver_twice)
 
 
 @attrs.define(slots=True, eq=False)
@@ -205,46 +203,51 @@ class FaultPolicy:
         """The schedule, the seed and every firing so far."""
         return FaultLog(schedule=list(self.schedule), seed=self.seed, fired=list(self._fired))
 
-    def before(self, tool: str, params: object, seq: int) -> Firing:
-        """Decide what happens to call ``seq`` of ``tool`` with its validated ``params``."""
+    def before(self, tool: str, params: object, seq: int) -> Firing | None:
+        """Decide what happens to call ``seq`` of ``tool`` with its validated ``params``.
+
+        Returns None when nothing happens (the common case, kept cheap: see bench/faults.py).
+        """
         specs = self._by_tool.get(tool)
-        if specs is None:  # the common case: nothing scheduled on this tool
-            return _NOTHING
-        window = self._limited_until.get(tool)
-        if window is not None and seq < window[1]:
-            fault_id, until = window
-            wait = until - seq - 1  # other calls still to make before ``until``
-            self._fired.append(
-                FaultEvent(
-                    fault_id=fault_id,
-                    seq=seq,
-                    occurrence=0,
-                    behaviour="rate_limited",
-                    retry_after=wait,
+        if specs is None:  # nothing scheduled on this tool
+            return None
+        if self._limited_until:
+            window = self._limited_until.get(tool)
+            if window is not None and seq < window[1]:
+                fault_id, until = window
+                wait = until - seq - 1  # other calls still to make before ``until``
+                self._fired.append(
+                    FaultEvent(
+                        fault_id=fault_id,
+                        seq=seq,
+                        occurrence=0,
+                        behaviour="rate_limited",
+                        retry_after=wait,
+                    )
                 )
-            )
-            return Firing(error=_rate_limited(tool, wait))
-        modes = set(self._repeat_modes_for(tool))
+                return Firing(error=_rate_limited(tool, wait))
+        counts = self._counts
         firing: Firing | None = None
         for spec in specs:
-            if not _matches(spec, params):
+            if (spec.match or spec.above) and not _matches(spec, params):
                 continue
-            count = self._counts.get(spec.id, 0) + 1
-            self._counts[spec.id] = count
-            if firing is not None or not spec.occurrence <= count < spec.occurrence + spec.times:
+            count = counts[spec.id] = counts.get(spec.id, 0) + 1
+            if (
+                firing is not None
+                or count < spec.occurrence
+                or count >= spec.occurrence + spec.times
+            ):
                 continue
             if spec.chance < 1.0 and _draw(self.seed, spec.id, count) >= spec.chance:
                 self._fired.append(
                     FaultEvent(fault_id=spec.id, seq=seq, occurrence=count, behaviour="held")
                 )
                 continue
+            modes = {"ignore_idempotency"} if tool in self._repeat_modes else set()
             firing = self._fire(spec, tool, seq, count, modes)
-        if firing is None:
-            return Firing(modes=frozenset(modes)) if modes else _NOTHING
+        if firing is None and tool in self._repeat_modes:
+            return Firing(modes=frozenset({"ignore_idempotency"}))
         return firing
-
-    def _repeat_modes_for(self, tool: str) -> set[str]:
-        return {"ignore_idempotency"} if tool in self._repeat_modes else set()
 
     def _fire(self, spec: FaultSpec, tool: str, seq: int, count: int, modes: set[str]) -> Firing:
         wait = 0
@@ -318,12 +321,14 @@ def _rate_limited(tool: str, wait: int) -> ToolError:
 
 def _matches(spec: FaultSpec, params: object) -> bool:
     for name, wanted in spec.match.items():
-        if not _same(getattr(params, name, None), wanted):
-            return False
-    for name, floor in spec.above.items():
         value = getattr(params, name, None)
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= floor:
+        if type(value) is not type(wanted) or value != wanted:  # type-aware equality
             return False
+    if spec.above:
+        for name, floor in spec.above.items():
+            value = getattr(params, name, None)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value <= floor:
+                return False
     return True
 
 

@@ -201,9 +201,13 @@ class Session:
         firing = None
         if self.faults is not None:
             firing = self.faults.before(spec.name, params, len(self._log) + 1)
-            if firing.error is not None:
+            if firing is not None and firing.error is not None:
                 return firing.error, b"null"
-        ctx = ToolContext(self, writes, modes=firing.modes if firing is not None else frozenset())
+        ctx = (
+            ToolContext(self, writes)
+            if firing is None
+            else ToolContext(self, writes, modes=firing.modes)
+        )
         try:
             raw_result = spec.run(ctx, params)
             blob = to_json(raw_result)
@@ -215,7 +219,7 @@ class Session:
             return ToolError(
                 "internal", f"{spec.name} failed: {type(exc).__name__}: {exc}"
             ), b"null"
-        if firing is not None and self.faults is not None:  # fault hook, after execution
+        if firing is not None and firing.acts_after and self.faults is not None:  # fault hook
             modes = firing.modes
             return self.faults.after(
                 firing,
