@@ -25,7 +25,16 @@ from harness_world._trusted import TrustedCompletion, trusted_completion
 from harness_world._world import World, WorldError, load_world
 from harness_world.stats import pass_hat_k
 
-__all__ = ["ConditionFigures", "ExposureRow", "TrustedReport", "render_trusted", "trusted_report"]
+__all__ = [
+    "ConditionFigures",
+    "ExposureRow",
+    "TrustedComparison",
+    "TrustedPair",
+    "TrustedReport",
+    "compare_trusted",
+    "render_trusted",
+    "trusted_report",
+]
 
 _FAILED_TRY = re.compile(r"^(\d+)\.failed-(\d+)\.json$")
 _FINAL = re.compile(r"^(\d+)\.json$")
@@ -273,3 +282,110 @@ def render_trusted(report: TrustedReport) -> str:
         for e in report.exposure
     ]
     return "\n".join(lines)
+
+
+class TrustedPair(msgspec.Struct, frozen=True, kw_only=True):
+    """One attempt of a task in both runs, paired by task, condition and fault seed.
+
+    Attributes:
+        task_id: The task.
+        condition: Its fault behaviours (``none`` without faults).
+        sample: The sample index.
+        fault_seed: The fault seed both attempts ran under.
+        baseline: T(r) of the baseline's attempt.
+        candidate: T(r) of the candidate's attempt.
+    """
+
+    task_id: str
+    condition: str
+    sample: int
+    fault_seed: int
+    baseline: bool
+    candidate: bool
+
+
+class TrustedComparison(msgspec.Struct, frozen=True, kw_only=True):
+    """The trusted-completion vectors of two runs and their paired attempts.
+
+    Attributes:
+        baseline: The baseline's vector.
+        candidate: The candidate's vector.
+        pairs: Attempts present and graded in both with the same fault seed.
+        unpaired: Attempts of one run with no partner (missing, ungraded, other seed).
+        both: Pairs trusted in both runs.
+        only_baseline: Pairs trusted in the baseline only.
+        only_candidate: Pairs trusted in the candidate only.
+        neither: Pairs trusted in neither.
+    """
+
+    baseline: TrustedReport
+    candidate: TrustedReport
+    pairs: list[TrustedPair]
+    unpaired: int
+    both: int
+    only_baseline: int
+    only_candidate: int
+    neither: int
+
+
+def _attempt_trust(run_dir: Path, index: TaskIndex) -> dict[tuple[str, int, int], tuple[str, bool]]:
+    """(task, sample, fault seed) -> (condition, T) of every graded final record of a run."""
+    out: dict[tuple[str, int, int], tuple[str, bool]] = {}
+    worlds: dict[tuple[str, str], World] = {}
+    root = run_dir / "records"
+    for path in sorted(root.rglob("*.json")) if root.is_dir() else []:
+        if not _FINAL.match(path.name):
+            continue
+        try:
+            record = load_record(path)
+        except RecordError:
+            continue
+        task = index.get(record)
+        key = (record.world.name, record.world.size)
+        if task is None:
+            continue
+        if key not in worlds:
+            try:
+                worlds[key] = load_world(*key)
+            except WorldError:
+                continue
+        grade = verify(record, worlds[key], task).grade
+        if grade is None:
+            continue
+        seed = record.faults.seed if record.faults is not None else record.seed
+        tc = trusted_completion(record, task, grade)
+        out[(task.id, record.sample, seed)] = (_condition(task), tc.trusted)
+    return out
+
+
+def compare_trusted(baseline: str | Path, candidate: str | Path) -> TrustedComparison | None:
+    """Pair two runs' attempts by task, condition and fault seed (None without fault tasks)."""
+    index = TaskIndex()
+    base_report = trusted_report(baseline, index)
+    cand_report = trusted_report(candidate, index)
+    if base_report is None or cand_report is None:
+        return None
+    base = _attempt_trust(Path(baseline), index)
+    cand = _attempt_trust(Path(candidate), index)
+    pairs = [
+        TrustedPair(
+            task_id=task_id,
+            condition=base[(task_id, sample, seed)][0],
+            sample=sample,
+            fault_seed=seed,
+            baseline=base[(task_id, sample, seed)][1],
+            candidate=cand[(task_id, sample, seed)][1],
+        )
+        for (task_id, sample, seed) in sorted(base.keys() & cand.keys())
+        if base[(task_id, sample, seed)][0] == cand[(task_id, sample, seed)][0]
+    ]
+    return TrustedComparison(
+        baseline=base_report,
+        candidate=cand_report,
+        pairs=pairs,
+        unpaired=len(base) + len(cand) - 2 * len(pairs),
+        both=sum(p.baseline and p.candidate for p in pairs),
+        only_baseline=sum(p.baseline and not p.candidate for p in pairs),
+        only_candidate=sum(p.candidate and not p.baseline for p in pairs),
+        neither=sum(not p.baseline and not p.candidate for p in pairs),
+    )
