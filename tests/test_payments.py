@@ -182,3 +182,34 @@ def test_run_cli_accepts_reference_agents(name: str, tmp_path: Path) -> None:
     )
     assert out.returncode in (0, 1), out.stderr
     assert json.loads(out.stdout)["inventory"]["valid"] == 1
+
+
+def test_compare_json_pairs_trusted_attempts(tmp_path: Path) -> None:
+    tasks = [BY_ID["payments.charge_timeout"], BY_ID["payments.charge_unavailable"]]
+    for name in ("oracle", "naive-retry"):
+        hw.run(tasks, reference_agent("payments", name), samples=2, out=tmp_path / name)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness_world",
+            "compare",
+            str(tmp_path / "oracle"),
+            str(tmp_path / "naive-retry"),
+            "--min-runs",
+            "1",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+        check=False,
+    )
+    assert out.returncode in (0, 1), out.stderr
+    trusted = json.loads(out.stdout)["trusted"]
+    assert len(trusted["pairs"]) == 4 and trusted["unpaired"] == 0
+    assert trusted["both"] == 2 and trusted["only_baseline"] == 2  # the timeout task
+    assert trusted["baseline"]["trusted"] == 4 and trusted["candidate"]["trusted"] == 2
+    by_task = {(p["task_id"], p["sample"]): p for p in trusted["pairs"]}
+    assert by_task[("payments.charge_timeout", 0)]["condition"] == "commit_then_drop_response"
