@@ -186,13 +186,18 @@ class FaultPolicy:
     _fired: list[FaultEvent] = attrs.field(factory=list)
     _limited_until: dict[str, tuple[str, int]] = attrs.field(factory=dict)
     _repeat_modes: set[str] = attrs.field(factory=set)
-    _by_tool: dict[str, tuple[FaultSpec, ...]] = attrs.field(init=False)
+    _by_tool: dict[str, tuple[tuple[FaultSpec, tuple[tuple[str, Any], ...]], ...]] = attrs.field(
+        init=False
+    )
 
     def __attrs_post_init__(self) -> None:
         by_tool: dict[str, list[FaultSpec]] = {}
         for spec in self.schedule:
             by_tool.setdefault(spec.tool, []).append(spec)
-        self._by_tool = {k: tuple(v) for k, v in by_tool.items()}
+        # Each spec with its ``match`` as a tuple: the no-fault path is a tight loop.
+        self._by_tool = {
+            k: tuple((spec, tuple(spec.match.items())) for spec in v) for k, v in by_tool.items()
+        }
 
     @classmethod
     def from_log(cls, log: FaultLog) -> FaultPolicy:
@@ -228,8 +233,14 @@ class FaultPolicy:
                 return Firing(error=_rate_limited(tool, wait))
         counts = self._counts
         firing: Firing | None = None
-        for spec in specs:
-            if (spec.match or spec.above) and not _matches(spec, params):
+        for spec, match in specs:
+            matched = True
+            for name, wanted in match:  # type-aware equality, inlined (see bench/faults.py)
+                value = getattr(params, name, None)
+                if type(value) is not type(wanted) or value != wanted:
+                    matched = False
+                    break
+            if not matched or (spec.above and not _above(spec, params)):
                 continue
             count = counts[spec.id] = counts.get(spec.id, 0) + 1
             if (
@@ -319,16 +330,11 @@ def _rate_limited(tool: str, wait: int) -> ToolError:
     )
 
 
-def _matches(spec: FaultSpec, params: object) -> bool:
-    for name, wanted in spec.match.items():
+def _above(spec: FaultSpec, params: object) -> bool:
+    for name, floor in spec.above.items():
         value = getattr(params, name, None)
-        if type(value) is not type(wanted) or value != wanted:  # type-aware equality
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= floor:
             return False
-    if spec.above:
-        for name, floor in spec.above.items():
-            value = getattr(params, name, None)
-            if isinstance(value, bool) or not isinstance(value, int | float) or value <= floor:
-                return False
     return True
 
 
