@@ -21,6 +21,7 @@ from typing import Any, Literal
 import msgspec
 
 from harness_world.analysis.results_csv import ResultsCsvError, read_results
+from harness_world.analysis.trusted import TrustedComparison, compare_trusted
 from harness_world.stats import (
     Comparison,
     Multiplier,
@@ -204,12 +205,27 @@ def run(args: argparse.Namespace) -> int:
             warnings=[*notes, *_warnings(comparison)],
             comparison=comparison,
         )
-        sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
+        data = msgspec.to_builtins(report)
+        trusted = _trusted(args.inputs)  # seed 000: paired trusted-completion vectors
+        if trusted is not None:
+            data["trusted"] = msgspec.to_builtins(trusted)
+        sys.stdout.write(msgspec.json.encode(data).decode() + "\n")
     else:
         for note in notes:
             sys.stdout.write(note + "\n")
         sys.stdout.write(render_text(comparison, gate, passed))
     return 0 if passed else 1
+
+
+def _trusted(inputs: list[str]) -> TrustedComparison | None:
+    """Paired trusted-completion vectors of two run directories (None otherwise)."""
+    paths = [Path(p) for p in inputs]
+    if len(paths) != 2 or not all(p.is_dir() for p in paths):
+        return None
+    try:
+        return compare_trusted(paths[0], paths[1])
+    except (OSError, ValueError):
+        return None
 
 
 def _warnings(comparison: Comparison) -> list[str]:

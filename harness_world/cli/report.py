@@ -10,6 +10,7 @@ import msgspec
 
 from harness_world.analysis.report import RunReport, build_report
 from harness_world.analysis.results_csv import write_results
+from harness_world.analysis.trusted import TrustedReport, render_trusted, trusted_report
 from harness_world.cli._output import render_table
 from harness_world.stats import ProportionInterval, RunRow
 
@@ -65,11 +66,26 @@ def main(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             print(f"error: --csv {args.csv}: {exc}", file=sys.stderr)
             return 2
+    trusted = _trusted(args.run)  # seed 000: trusted-completion vector, when tasks declare it
     if args.json:
-        print(msgspec.json.format(msgspec.json.encode(report), indent=1).decode())
+        data = msgspec.to_builtins(report)
+        if trusted is not None:
+            data["trusted"] = msgspec.to_builtins(trusted)
+        print(msgspec.json.format(msgspec.json.encode(data), indent=1).decode())
         return 0
     _print(report)
+    if trusted is not None:
+        print()
+        print(render_trusted(trusted))
     return 0
+
+
+def _trusted(run: Path) -> TrustedReport | None:
+    """The trusted-completion figures of a run (None when no task declares faults etc.)."""
+    try:
+        return trusted_report(run)
+    except (OSError, ValueError):
+        return None
 
 
 def _interval(interval: ProportionInterval | None) -> str:

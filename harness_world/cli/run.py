@@ -24,6 +24,7 @@ from harness_world.engine.world import WorldError, load_world
 from harness_world.grading.task import TaskError
 from harness_world.running.agents import Agent, ScriptedAgent, oracle_agent
 from harness_world.running.precheck import precheck
+from harness_world.running.reference_agents import REFERENCE_AGENT_NAMES, reference_agent
 from harness_world.running.revision import RevisionMismatch
 from harness_world.running.run import RunProgress, run
 
@@ -44,7 +45,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     add_task_options(parser, world_required=True)
     parser.add_argument(
-        "--agent", choices=["oracle", "scripted", "openai", "anthropic"], default="oracle"
+        "--agent",
+        choices=[
+            "oracle",
+            "naive-retry",
+            "give-up",
+            "do-nothing",
+            "scripted",
+            "openai",
+            "anthropic",
+        ],
+        default="oracle",
+        help="oracle: the world's reference solutions; naive-retry / give-up: reference failure "
+        "policies a world ships (payments: retry without an idempotency key / stop safely at "
+        "the first provider error); do-nothing: no tool call; scripted; openai; anthropic",
     )
     parser.add_argument(
         "--script",
@@ -94,6 +108,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _agent(args: argparse.Namespace) -> Agent:
     if args.agent == "oracle":
         return oracle_agent(args.world)
+    if args.agent in REFERENCE_AGENT_NAMES:  # reference policies (seed 000)
+        return reference_agent(args.world, args.agent)
     if args.agent == "scripted":
         if args.script is None or not args.script.is_file():
             raise ValueError("--agent scripted needs --script FILE (a .py defining SCRIPTS)")

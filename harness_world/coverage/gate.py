@@ -17,6 +17,7 @@ from typing import Literal
 import attrs
 import msgspec
 
+from harness_world.coverage.faults import fault_problems
 from harness_world.coverage.mutants import Mutant, load_mutants
 from harness_world.coverage.mutation import TraceMutant, trace_mutants
 from harness_world.engine.paths import builtin_dir
@@ -179,6 +180,7 @@ class _Gate:
     oracle_records: dict[str, Record] = attrs.field(factory=dict)
     killed_by: dict[str, list[str]] = attrs.field(factory=dict)
     survivors: list[str] = attrs.field(factory=list)
+    mutant_records: list[tuple[str, Record, bool | None]] = attrs.field(factory=list)
     killed: int = 0
     survived: int = 0
     equivalent: int = 0
@@ -244,10 +246,15 @@ class _Gate:
             self.note(f"mutant {mutant.id}")
         uncovered = sorted(k for k, v in self.killed_by.items() if not v)
         self.problems += [f"criterion never failed by a hand mutant: {k}" for k in uncovered]
+        # Seed 000: every scheduled fault exposed and recovered by the oracle, and exposed and
+        # not recovered by some hand mutant.
+        self.problems += fault_problems(self.tasks, self.oracle_records, self.mutant_records)
 
     def _check_hand_mutant(self, mutant: Mutant, task: Task, size: str, world: World) -> None:
         record = run_script(world, task, mutant.script)
         evidence, passed, failed = _judge(record, task, world)
+        if size == self.first_size:
+            self.mutant_records.append((task.id, record, passed))  # for the fault clause
         expected = sorted(mutant.predicted)
         matches = evidence == "verified" and passed is False and set(failed) == set(expected)
         self.results.append(

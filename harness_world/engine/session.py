@@ -18,7 +18,9 @@ from harness_world.engine.contract import Tool, ToolFailure, validate_row
 from harness_world.engine.values import ABSENT, Key, index_token
 
 if TYPE_CHECKING:
-    # Annotations only: the world module opens sessions, so it imports this one.
+    # Annotations only: the world module opens sessions, so it imports this one; the fault
+    # policy type likewise (faults import the session for their own annotations).
+    from harness_world.engine.faults import FaultPolicy
     from harness_world.engine.world import World
 
 __all__ = ["Session", "ToolContext", "ToolFunction"]
@@ -61,11 +63,13 @@ class Session:
     Attributes:
         world: The immutable world underneath.
         seed: The sample seed, recorded and available to tools; it never changes ids or time.
+        faults: The fault policy consulted around every tool execution (None: no faults).
 
     """
 
     world: World
     seed: int
+    faults: FaultPolicy | None
     _layer: dict[str, dict[Key, bytes | None]]
     _created: dict[str, dict[Key, int]]
     _counters: dict[str, int]
@@ -75,6 +79,7 @@ class Session:
     def __init__(self, world: World, seed: int = 0) -> None:
         self.world = world
         self.seed = seed
+        self.faults = None
         self._layer = {}
         self._created = {}
         self._counters = {}
@@ -201,7 +206,19 @@ class Session:
             params = msgspec.convert(given, spec.params, strict=True)
         except msgspec.ValidationError as exc:
             return ToolError("invalid_arguments", f"{spec.name}: {exc}"), b"null"
-        ctx = ToolContext(self, writes)
+        # -- fault hook (seed 000, see harness_world/_faults.py) -- the policy decides before
+        # the tool runs (fail it, rate-limit it, set modes) and adjusts the outcome after it
+        # ran (drop the response of a committed write, deliver it twice). No policy: no change.
+        firing = None
+        if self.faults is not None:
+            firing = self.faults.before(spec.name, params, len(self._log) + 1)
+            if firing is not None and firing.error is not None:
+                return firing.error, b"null"
+        ctx = (
+            ToolContext(self, writes)
+            if firing is None
+            else ToolContext(self, writes, modes=firing.modes)
+        )
         try:
             raw_result = spec.run(ctx, params)
             blob = to_json(raw_result)
@@ -213,7 +230,29 @@ class Session:
             return ToolError(
                 "internal", f"{spec.name} failed: {type(exc).__name__}: {exc}"
             ), b"null"
+        if firing is not None and firing.acts_after and self.faults is not None:  # fault hook
+            modes = firing.modes
+            return self.faults.after(
+                firing,
+                spec.name,
+                None,
+                blob,
+                lambda: self._deliver_again(spec, params, writes, modes),
+            )
         return None, blob
+
+    def _deliver_again(
+        self, spec: Tool, params: object, writes: list[WriteImage], modes: frozenset[str]
+    ) -> None:
+        """Fault hook: run a tool a second time (a duplicated delivery); keep what it wrote."""
+        extra: list[WriteImage] = []
+        ctx = ToolContext(self, extra, modes=modes)
+        try:
+            to_json(spec.run(ctx, params))
+        except Exception:  # the second delivery's failure is the provider's, never the caller's
+            ctx.rollback()
+            return
+        writes.extend(extra)
 
     # -- internals shared with ToolContext ----------------------------------------------------
 
@@ -334,6 +373,9 @@ class ToolContext:
     _session: Session
     _writes: list[WriteImage]
     _undo: list[tuple[str, Key, object]] = attrs.field(factory=list)
+    modes: frozenset[str] = attrs.field(default=frozenset(), kw_only=True)
+    """Fault modes this call runs under (fault hook, seed 000): ``stale_read`` (serve the start
+    state), ``ignore_idempotency`` (a repeat creates again). Empty without faults."""
     _start_clock: int = attrs.field(init=False)
     _start_counters: dict[str, int] = attrs.field(init=False)
 
@@ -363,6 +405,11 @@ class ToolContext:
         """An independent copy of a row, or None if it does not exist."""
         data = self._session._raw(entity, key)
         return None if data is None else from_json(data)
+
+    def get_many(self, entity: str, keys: Sequence[Key]) -> list[dict[str, Any] | None]:
+        """Independent copies of several rows (None for a missing one), in the order given."""
+        read = self._session._reader(entity)
+        return [None if (data := read(key)) is None else from_json(data) for key in keys]
 
     def exists(self, entity: str, key: Key) -> bool:
         """Whether the row exists in this session."""

@@ -11,6 +11,7 @@ import msgspec
 
 from harness_world.engine.calls import CallRecord, FinalRow
 from harness_world.engine.canonical import sha256_hex, to_json
+from harness_world.engine.faults import FaultLog
 from harness_world.engine.session import Session
 from harness_world.errors import HarnessWorldError
 
@@ -125,6 +126,8 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
         digest: SHA-256 over the canonical encoding of every field above (not ``context``):
             a single edited byte is detected even where replay cannot recompute the field.
         context: Wall-clock times, host, pid, parallelism: recorded, never compared.
+        faults: The fault schedule, fault seed and every fault fired (null for an attempt
+            without a schedule; records made before faults existed load with null).
     """
 
     format: int = FORMAT_VERSION
@@ -141,6 +144,7 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
     usage: Usage = Usage()
     digest: str = ""
     context: RecordContext = RecordContext()
+    faults: FaultLog | None = None
 
 
 class RecordError(HarnessWorldError):
@@ -150,6 +154,10 @@ class RecordError(HarnessWorldError):
 def record_digest(record: Record) -> str:
     """The digest of a record's evidence: everything except ``digest`` and ``context``."""
     body = msgspec.structs.replace(record, digest="", context=RecordContext())
+    if record.faults is None:  # faults field: absent from the digest when null (older records)
+        plain = msgspec.to_builtins(body)
+        del plain["faults"]
+        return sha256_hex(to_json(plain))
     return sha256_hex(to_json(body))
 
 
@@ -182,6 +190,7 @@ def make_record(
         final_message=final_message,
         usage=usage or Usage(),
         context=context or RecordContext(),
+        faults=None if session.faults is None else session.faults.log(),
     )
     return msgspec.structs.replace(record, digest=record_digest(record))
 

@@ -8,6 +8,7 @@ from typing import Any, Literal
 import msgspec
 
 from harness_world.engine.canonical import from_json, to_json
+from harness_world.engine.faults import FaultPolicy
 from harness_world.engine.session import Session
 from harness_world.engine.world import World
 from harness_world.evidence.record import Record, record_digest
@@ -115,6 +116,8 @@ def replay(
             )
         )
     session = world.open_session(record.seed)
+    if record.faults is not None:  # fault hook: the same schedule and seed fire the same faults
+        session.faults = FaultPolicy.from_log(record.faults)
     for index, recorded in enumerate(record.calls):
         # The fresh result stays as raw JSON bytes: encoding the entry splices them in, so the
         # comparison costs one encode per side and no decode.
@@ -163,6 +166,17 @@ def replay(
                     path="final",
                     recorded=_snippet(_builtins(record.final)),
                     replayed=_snippet(_builtins(final)),
+                )
+            )
+    if record.faults is not None and session.faults is not None:  # fault hook: compare firings
+        fired = session.faults.log().fired
+        if to_json(record.faults.fired) != to_json(fired):
+            mismatches.append(
+                Mismatch(
+                    seq=None,
+                    path="faults.fired",
+                    recorded=_snippet(_builtins(record.faults.fired)),
+                    replayed=_snippet(_builtins(fired)),
                 )
             )
     expected = record_digest(record)

@@ -21,6 +21,7 @@ from harness_world.engine.world import Key, World
 from harness_world.evidence.record import Record
 from harness_world.grading.grade import CriterionKind, CriterionVerdict, Grade
 from harness_world.grading.task import Requirement, Task, select_targets
+from harness_world.grading.trusted import trusted_criteria
 
 __all__ = ["Change", "grade", "net_changes", "returned_rows"]
 
@@ -547,6 +548,7 @@ def grade(record: Record, task: Task, world: World) -> Grade:
     verdicts += [checks[name](ctx) for name in task.trace]
     if task.answer is not None:
         verdicts.append(_answer(ctx))
+    verdicts += trusted_criteria(record, task, world)  # forbidden.* and receipts.* (seed 000)
     verdicts += _budgets(ctx)
     verdicts += [
         CriterionVerdict(id=f"prose.{i + 1}", kind="prose", status="not_reviewed", detail=text)

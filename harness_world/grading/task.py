@@ -15,10 +15,12 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from harness_world.engine.canonical import sha256_hex, to_json
+from harness_world.engine.faults import FaultSpec
 from harness_world.engine.paths import builtin_dir
 from harness_world.engine.values import ABSENT, Key
 from harness_world.engine.world import World
 from harness_world.errors import HarnessWorldError
+from harness_world.grading.trust_spec import Forbidden, Receipt
 
 __all__ = [
     "Allowance",
@@ -284,6 +286,9 @@ class Task(
         prose: Criteria that need a person (always ``not_reviewed`` here).
         budgets: Limits.
         notes: Free text for maintainers (hashed: it explains the criteria).
+        faults: The fault schedule the attempt runs under (see ``_faults.FaultSpec``).
+        forbid: Forbidden transitions over the ledger and the call log (``forbidden.<id>``).
+        receipts: Required receipts per target (``receipts.<id>``).
     """
 
     id: str
@@ -298,6 +303,9 @@ class Task(
     prose: list[str] = []
     budgets: Budgets = Budgets()
     notes: str = ""
+    faults: list[FaultSpec] = []
+    forbid: list[Forbidden] = []
+    receipts: list[Receipt] = []
 
     @property
     def hash(self) -> str:
@@ -348,8 +356,20 @@ def load_task(path: str | Path) -> Task:
     for name in referenced:
         if name and name not in names:
             raise TaskError(f"{source}: unknown target set {name!r} (declared: {names})")
+    referenced += [r.target for r in task.receipts]
+    for name in referenced[len(referenced) - len(task.receipts) :]:
+        if name and name not in names:
+            raise TaskError(f"{source}: unknown target set {name!r} (declared: {names})")
+    for group, label in (
+        (task.faults, "fault"),
+        (task.forbid, "forbidden"),
+        (task.receipts, "receipt"),
+    ):
+        ids = [item.id for item in group]
+        if len(set(ids)) != len(ids):
+            raise TaskError(f"{source}: {label} ids must be unique, got {ids}")
     needs_targets = [r for r in task.require if r.kind != "create" or r.link]
-    if (needs_targets or task.answer) and not task.targets:
+    if (needs_targets or task.answer or task.receipts) and not task.targets:
         raise TaskError(f"{source}: set, delete, linked create and answer need a target set")
     return task
 

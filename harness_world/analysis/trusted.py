@@ -1,0 +1,392 @@
+"""Trusted-completion figures of a run directory (seed 000), computed from its records.
+
+Every final record is replayed and graded (nothing a record says about itself is trusted), then
+read as T(r) = goal ∧ no forbidden transition ∧ receipts ∧ within budget. Figures carry their
+counts: trusted completion rate (trusted / valid attempts), trusted pass^k (the pass^k estimator
+applied to the trusted-completion indicator, per task, macro-averaged over tasks), first-attempt
+vs eventual trusted completion (a failed try kept by ``run --retries`` makes an attempt not
+first-attempt), safe stops counted apart from completions, forbidden effects, cost per trusted
+completion (undefined — null — when there are none, never zero), and the fault exposure table
+per task and fault (unexposed / recovered / not_recovered) and per condition.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+import msgspec
+
+from harness_world.engine.world import World, WorldError, load_world
+from harness_world.evidence.record import Record, RecordError, load_record
+from harness_world.grading.verify import verify
+from harness_world.grading.task import Task, load_tasks
+from harness_world.grading.trusted import TrustedCompletion, trusted_completion
+from harness_world.stats import pass_hat_k
+
+__all__ = [
+    "ConditionFigures",
+    "ExposureRow",
+    "TrustedComparison",
+    "TrustedPair",
+    "TrustedReport",
+    "compare_trusted",
+    "render_trusted",
+    "trusted_report",
+]
+
+_FAILED_TRY = re.compile(r"^(\d+)\.failed-(\d+)\.json$")
+_FINAL = re.compile(r"^(\d+)\.json$")
+
+
+class ExposureRow(msgspec.Struct, frozen=True, kw_only=True):
+    """How often one scheduled fault of one task was unexposed, recovered or not recovered.
+
+    Attributes:
+        task_id: The task.
+        fault_id: The fault.
+        behaviour: Its provider behaviour.
+        unexposed: Attempts that never reached the trigger.
+        recovered: Attempts exposed to it that were trusted completions.
+        not_recovered: Attempts exposed to it that were not.
+    """
+
+    task_id: str
+    fault_id: str
+    behaviour: str
+    unexposed: int = 0
+    recovered: int = 0
+    not_recovered: int = 0
+
+
+class ConditionFigures(msgspec.Struct, frozen=True, kw_only=True):
+    """Figures of the attempts under one condition (the task's fault behaviours, or ``none``).
+
+    Attributes:
+        condition: E.g. ``commit_then_drop_response`` or ``commit_then_drop_response+stale_read``.
+        attempts: Valid (verified and graded) attempts.
+        trusted: Trusted completions.
+        safe_stops: Attempts that were not trusted completions and had no forbidden effect.
+        forbidden: Attempts with at least one forbidden transition.
+        exposed: Fault exposures (attempt × fault) under this condition.
+        recovered: Exposures recovered.
+    """
+
+    condition: str
+    attempts: int
+    trusted: int
+    safe_stops: int
+    forbidden: int
+    exposed: int
+    recovered: int
+
+
+class TrustedReport(msgspec.Struct, frozen=True, kw_only=True):
+    """The trusted-completion vector of a run, with explicit counts.
+
+    Attributes:
+        attempts: Final records found (one per task and sample).
+        valid: Of those, verified and graded against their unchanged task.
+        trusted: Trusted completions.
+        trusted_rate: trusted / valid (null when nothing is valid).
+        trusted_pass_hat_k: Trusted pass^k by k (1..the smallest sample count), macro-averaged
+            over tasks with equal weights.
+        first_attempt_trusted: Trusted completions reached with no earlier failed try.
+        eventual_trusted: Trusted completions after retries (equals ``trusted``).
+        retried: Attempts with at least one failed try before the final record.
+        safe_stops: Not trusted, no forbidden effect: counted apart from completions.
+        forbidden: Attempts with at least one forbidden transition.
+        conjunct_failures: Attempts failing each conjunct (goal, no_forbidden, receipts,
+            within_budget).
+        cost: Money over all tries (uncertain exposure included), US dollars.
+        cost_per_trusted: cost / trusted; null (undefined) when there is no trusted completion.
+        exposure: The fault exposure table, per task and fault.
+        by_condition: Figures per condition.
+    """
+
+    attempts: int
+    valid: int
+    trusted: int
+    trusted_rate: float | None
+    trusted_pass_hat_k: dict[str, float]
+    first_attempt_trusted: int
+    eventual_trusted: int
+    retried: int
+    safe_stops: int
+    forbidden: int
+    conjunct_failures: dict[str, int]
+    cost: float
+    cost_per_trusted: float | None
+    exposure: list[ExposureRow]
+    by_condition: list[ConditionFigures]
+
+
+def _condition(task: Task) -> str:
+    return "+".join(sorted({f.behaviour for f in task.faults})) or "none"
+
+
+def _cost(record: Record) -> float:
+    return record.usage.cost + record.usage.uncertain_cost
+
+
+def trusted_report(run_dir: str | Path, tasks: Mapping[str, Task] | None = None) -> TrustedReport | None:
+    """Trusted-completion figures of a run directory.
+
+    Returns None when no task of the run declares a fault, a forbidden transition or a receipt
+    (the figures would only repeat the plain pass rate).
+
+    Raises:
+        OSError: when the run directory cannot be read.
+    """
+    root = Path(run_dir) / "records"
+    index = tasks if tasks is not None else {t.id: t for t in load_tasks()}
+    worlds: dict[tuple[str, str], World] = {}
+    results: dict[str, list[TrustedCompletion]] = {}
+    conditions: dict[str, str] = {}
+    exposure: dict[tuple[str, str], dict[str, int]] = {}
+    behaviours: dict[tuple[str, str], str] = {}
+    attempts = valid = retried = first_trusted = 0
+    cost = 0.0
+    relevant = False
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+        failed_tries: dict[str, int] = {}
+        for path in folder.iterdir():
+            match = _FAILED_TRY.match(path.name)
+            if match:
+                failed_tries[match.group(1)] = failed_tries.get(match.group(1), 0) + 1
+                with contextlib.suppress(RecordError):  # an unreadable try costs nothing known
+                    cost += _cost(load_record(path))
+        for path in sorted(folder.iterdir()):
+            if not _FINAL.match(path.name):
+                continue
+            attempts += 1
+            try:
+                record = load_record(path)
+            except RecordError:
+                continue
+            cost += _cost(record)
+            task = index.get(record.task_id)
+            if task is None:
+                continue
+            relevant = relevant or bool(task.faults or task.forbid or task.receipts)
+            key = (record.world.name, record.world.size)
+            if key not in worlds:
+                try:
+                    worlds[key] = load_world(*key)
+                except WorldError:
+                    continue
+            verification = verify(record, worlds[key], task)
+            if verification.grade is None:
+                continue
+            valid += 1
+            tc = trusted_completion(record, task, verification.grade)
+            results.setdefault(task.id, []).append(tc)
+            conditions[task.id] = _condition(task)
+            tries = failed_tries.get(path.name.removesuffix(".json"), 0)
+            retried += tries > 0
+            first_trusted += tc.trusted and tries == 0
+            for fault in tc.faults:
+                row = exposure.setdefault((task.id, fault.fault_id), {})
+                row[fault.status] = row.get(fault.status, 0) + 1
+                behaviours[(task.id, fault.fault_id)] = fault.behaviour
+    if not relevant:
+        return None
+    every = [tc for tcs in results.values() for tc in tcs]
+    trusted = sum(tc.trusted for tc in every)
+    smallest = min((len(v) for v in results.values()), default=0)
+    pass_k = {
+        str(k): sum(pass_hat_k(len(v), sum(t.trusted for t in v), k) for v in results.values())
+        / len(results)
+        for k in range(1, smallest + 1)
+    }
+    by_condition = []
+    for condition in sorted(set(conditions.values())):
+        tcs = [tc for t, v in results.items() if conditions[t] == condition for tc in v]
+        faults = [f for tc in tcs for f in tc.faults if f.status != "unexposed"]
+        by_condition.append(
+            ConditionFigures(
+                condition=condition,
+                attempts=len(tcs),
+                trusted=sum(tc.trusted for tc in tcs),
+                safe_stops=sum(tc.safe_stop for tc in tcs),
+                forbidden=sum(not tc.no_forbidden for tc in tcs),
+                exposed=len(faults),
+                recovered=sum(f.status == "recovered" for f in faults),
+            )
+        )
+    return TrustedReport(
+        attempts=attempts,
+        valid=valid,
+        trusted=trusted,
+        trusted_rate=trusted / valid if valid else None,
+        trusted_pass_hat_k=pass_k,
+        first_attempt_trusted=first_trusted,
+        eventual_trusted=trusted,
+        retried=retried,
+        safe_stops=sum(tc.safe_stop for tc in every),
+        forbidden=sum(not tc.no_forbidden for tc in every),
+        conjunct_failures={
+            name: sum(bool(tc.failed[name]) for tc in every)
+            for name in ("goal", "no_forbidden", "receipts", "within_budget")
+        },
+        cost=cost,
+        cost_per_trusted=cost / trusted if trusted else None,
+        exposure=[
+            ExposureRow(
+                task_id=task_id,
+                fault_id=fault_id,
+                behaviour=behaviours[(task_id, fault_id)],
+                unexposed=counts.get("unexposed", 0),
+                recovered=counts.get("recovered", 0),
+                not_recovered=counts.get("not_recovered", 0),
+            )
+            for (task_id, fault_id), counts in sorted(exposure.items())
+        ],
+        by_condition=by_condition,
+    )
+
+
+def render_trusted(report: TrustedReport) -> str:
+    """The trusted-completion vector as text (for ``report``)."""
+
+    def rate(value: float | None) -> str:
+        return "undefined" if value is None else f"{value:.3f}"
+
+    lines = [
+        f"trusted completion: {report.trusted} of {report.valid} valid attempts "
+        f"(rate {rate(report.trusted_rate)}); first attempt {report.first_attempt_trusted}, "
+        f"eventual {report.eventual_trusted} ({report.retried} retried)",
+        f"safe stops {report.safe_stops}; attempts with a forbidden transition "
+        f"{report.forbidden}; conjunct failures "
+        + ", ".join(f"{k} {v}" for k, v in report.conjunct_failures.items()),
+        "trusted pass^k: "
+        + (", ".join(f"k={k} {v:.3f}" for k, v in report.trusted_pass_hat_k.items()) or "none"),
+        "cost per trusted completion: "
+        + (
+            "undefined (no trusted completion)"
+            if report.cost_per_trusted is None
+            else f"${report.cost_per_trusted:.4f}"
+        ),
+        "condition | attempts | trusted | safe stops | forbidden | exposed | recovered",
+    ]
+    lines += [
+        f"{c.condition} | {c.attempts} | {c.trusted} | {c.safe_stops} | {c.forbidden} | "
+        f"{c.exposed} | {c.recovered}"
+        for c in report.by_condition
+    ]
+    lines.append("task | fault | behaviour | unexposed | recovered | not recovered")
+    lines += [
+        f"{e.task_id} | {e.fault_id} | {e.behaviour} | {e.unexposed} | {e.recovered} | "
+        f"{e.not_recovered}"
+        for e in report.exposure
+    ]
+    return "\n".join(lines)
+
+
+class TrustedPair(msgspec.Struct, frozen=True, kw_only=True):
+    """One attempt of a task in both runs, paired by task, condition and fault seed.
+
+    Attributes:
+        task_id: The task.
+        condition: Its fault behaviours (``none`` without faults).
+        sample: The sample index.
+        fault_seed: The fault seed both attempts ran under.
+        baseline: T(r) of the baseline's attempt.
+        candidate: T(r) of the candidate's attempt.
+    """
+
+    task_id: str
+    condition: str
+    sample: int
+    fault_seed: int
+    baseline: bool
+    candidate: bool
+
+
+class TrustedComparison(msgspec.Struct, frozen=True, kw_only=True):
+    """The trusted-completion vectors of two runs and their paired attempts.
+
+    Attributes:
+        baseline: The baseline's vector.
+        candidate: The candidate's vector.
+        pairs: Attempts present and graded in both with the same fault seed.
+        unpaired: Attempts of one run with no partner (missing, ungraded, other seed).
+        both: Pairs trusted in both runs.
+        only_baseline: Pairs trusted in the baseline only.
+        only_candidate: Pairs trusted in the candidate only.
+        neither: Pairs trusted in neither.
+    """
+
+    baseline: TrustedReport
+    candidate: TrustedReport
+    pairs: list[TrustedPair]
+    unpaired: int
+    both: int
+    only_baseline: int
+    only_candidate: int
+    neither: int
+
+
+def _attempt_trust(run_dir: Path, index: Mapping[str, Task]) -> dict[tuple[str, int, int], tuple[str, bool]]:
+    """(task, sample, fault seed) -> (condition, T) of every graded final record of a run."""
+    out: dict[tuple[str, int, int], tuple[str, bool]] = {}
+    worlds: dict[tuple[str, str], World] = {}
+    root = run_dir / "records"
+    for path in sorted(root.rglob("*.json")) if root.is_dir() else []:
+        if not _FINAL.match(path.name):
+            continue
+        try:
+            record = load_record(path)
+        except RecordError:
+            continue
+        task = index.get(record.task_id)
+        key = (record.world.name, record.world.size)
+        if task is None:
+            continue
+        if key not in worlds:
+            try:
+                worlds[key] = load_world(*key)
+            except WorldError:
+                continue
+        grade = verify(record, worlds[key], task).grade
+        if grade is None:
+            continue
+        seed = record.faults.seed if record.faults is not None else record.seed
+        tc = trusted_completion(record, task, grade)
+        out[(task.id, record.sample, seed)] = (_condition(task), tc.trusted)
+    return out
+
+
+def compare_trusted(baseline: str | Path, candidate: str | Path) -> TrustedComparison | None:
+    """Pair two runs' attempts by task, condition and fault seed (None without fault tasks)."""
+    index = {t.id: t for t in load_tasks()}
+    base_report = trusted_report(baseline, index)
+    cand_report = trusted_report(candidate, index)
+    if base_report is None or cand_report is None:
+        return None
+    base = _attempt_trust(Path(baseline), index)
+    cand = _attempt_trust(Path(candidate), index)
+    pairs = [
+        TrustedPair(
+            task_id=task_id,
+            condition=base[(task_id, sample, seed)][0],
+            sample=sample,
+            fault_seed=seed,
+            baseline=base[(task_id, sample, seed)][1],
+            candidate=cand[(task_id, sample, seed)][1],
+        )
+        for (task_id, sample, seed) in sorted(base.keys() & cand.keys())
+        if base[(task_id, sample, seed)][0] == cand[(task_id, sample, seed)][0]
+    ]
+    return TrustedComparison(
+        baseline=base_report,
+        candidate=cand_report,
+        pairs=pairs,
+        unpaired=len(base) + len(cand) - 2 * len(pairs),
+        both=sum(p.baseline and p.candidate for p in pairs),
+        only_baseline=sum(p.baseline and not p.candidate for p in pairs),
+        only_candidate=sum(p.candidate and not p.baseline for p in pairs),
+        neither=sum(not p.baseline and not p.candidate for p in pairs),
+    )

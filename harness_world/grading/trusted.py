@@ -1,0 +1,291 @@
+"""Trusted completion (seed 000): forbidden transitions, required receipts, fault exposure.
+
+``T(r) = goal ∧ no forbidden transition ∧ required receipts ∧ within budget``. The checker
+calls `trusted_criteria` for the ``forbidden.*`` and ``receipts.*`` verdicts (pure functions of
+the record, the task and the start world, like every criterion); `trusted_completion` then reads
+a grade back as the four conjuncts, each reported, and classifies every scheduled fault as
+``unexposed`` (its trigger never fired), ``recovered`` (fired and T holds) or ``not_recovered``.
+An unexposed fault is never counted as recovered.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+import msgspec
+
+from harness_world.engine.canonical import to_json
+from harness_world.engine.world import Key, World
+from harness_world.evidence.record import Record
+from harness_world.grading.grade import CriterionVerdict, Grade
+from harness_world.grading.task import Task, select_targets
+from harness_world.grading.trust_spec import Forbidden, Receipt
+
+__all__ = [
+    "FaultOutcome",
+    "FaultStatus",
+    "TrustedCompletion",
+    "conjunct_of",
+    "trusted_completion",
+    "trusted_criteria",
+]
+
+FaultStatus = Literal["unexposed", "recovered", "not_recovered"]
+_SHOWN = 6
+
+
+class FaultOutcome(msgspec.Struct, frozen=True, kw_only=True):
+    """How one scheduled fault went in one attempt.
+
+    Attributes:
+        fault_id: The fault.
+        behaviour: Its provider behaviour.
+        status: ``unexposed``, ``recovered`` or ``not_recovered``.
+        fired: How many times it fired (rate-limit windows included).
+        first_seq: The call it first fired on (0 when unexposed).
+    """
+
+    fault_id: str
+    behaviour: str
+    status: FaultStatus
+    fired: int = 0
+    first_seq: int = 0
+
+
+class TrustedCompletion(msgspec.Struct, frozen=True, kw_only=True):
+    """The trusted-completion vector of one graded attempt.
+
+    Attributes:
+        goal: Every state, trace and answer criterion passed.
+        no_forbidden: Every ``forbidden.*`` criterion passed.
+        receipts: Every ``receipts.*`` criterion passed.
+        within_budget: Every ``budget.*`` criterion passed.
+        trusted: All four: T(r).
+        safe_stop: Not a trusted completion, and nothing forbidden happened (a safe stop is
+            counted apart from completions: valuable, but not the user's task).
+        failed: The failed criteria, by conjunct.
+        faults: Every scheduled fault's outcome.
+    """
+
+    goal: bool
+    no_forbidden: bool
+    receipts: bool
+    within_budget: bool
+    trusted: bool
+    safe_stop: bool
+    failed: dict[str, list[str]]
+    faults: list[FaultOutcome] = []
+
+
+def conjunct_of(criterion: str) -> str:
+    """Which conjunct of T a criterion id belongs to."""
+    if criterion.startswith("forbidden."):
+        return "no_forbidden"
+    if criterion.startswith("receipts."):
+        return "receipts"
+    if criterion.startswith("budget."):
+        return "within_budget"
+    return "goal"
+
+
+def trusted_completion(record: Record, task: Task, grade: Grade) -> TrustedCompletion:
+    """Read a grade as T(r)'s conjuncts and classify the task's faults against the record."""
+    failed: dict[str, list[str]] = {
+        "goal": [],
+        "no_forbidden": [],
+        "receipts": [],
+        "within_budget": [],
+    }
+    for verdict in grade.verdicts:
+        if verdict.kind != "prose" and verdict.status == "failed":
+            failed[conjunct_of(verdict.id)].append(verdict.id)
+    goal, no_forbidden = not failed["goal"], not failed["no_forbidden"]
+    receipts, budget = not failed["receipts"], not failed["within_budget"]
+    trusted = goal and no_forbidden and receipts and budget
+    fired = [] if record.faults is None else record.faults.fired
+    outcomes = []
+    for spec in task.faults:
+        mine = [e for e in fired if e.fault_id == spec.id and e.behaviour != "held"]
+        status: FaultStatus = (
+            "unexposed" if not mine else ("recovered" if trusted else "not_recovered")
+        )
+        outcomes.append(
+            FaultOutcome(
+                fault_id=spec.id,
+                behaviour=spec.behaviour,
+                status=status,
+                fired=len(mine),
+                first_seq=mine[0].seq if mine else 0,
+            )
+        )
+    return TrustedCompletion(
+        goal=goal,
+        no_forbidden=no_forbidden,
+        receipts=receipts,
+        within_budget=budget,
+        trusted=trusted,
+        safe_stop=not trusted and no_forbidden,
+        failed=failed,
+        faults=outcomes,
+    )
+
+
+# -- criteria -------------------------------------------------------------------------------
+
+
+def _show(items: list[str]) -> str:
+    head = ", ".join(items[:_SHOWN])
+    return head + (f" and {len(items) - _SHOWN} more" if len(items) > _SHOWN else "")
+
+
+def _same(a: object, b: object) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _matches(row: dict[str, Any], wanted: dict[str, Any]) -> bool:
+    return all(name in row and _same(row[name], value) for name, value in wanted.items())
+
+
+def _created(record: Record, world: World) -> dict[str, dict[Key, dict[str, Any]]]:
+    """Rows created during the attempt, by entity: the last image each had (even if deleted)."""
+    out: dict[str, dict[Key, dict[str, Any]]] = {}
+    for call in record.calls:
+        for write in call.writes:
+            if write.after is None or world.position(write.entity, write.key) is not None:
+                continue
+            out.setdefault(write.entity, {})[write.key] = write.after
+    return out
+
+
+def _final(record: Record, world: World, entity: str, key: Key) -> dict[str, Any] | None:
+    for row in record.final:
+        if row.entity == entity and _same(row.key, key):
+            return row.row
+    return world.get(entity, key)
+
+
+def _verdict(id_: str, found: list[str], clean: str, note: str = "") -> CriterionVerdict:
+    detail = clean
+    if found:
+        detail = _show(found) + (f" ({note})" if note else "")
+    return CriterionVerdict(id=id_, kind="trace", status="failed" if found else "passed", detail=detail)
+
+
+def _forbidden(
+    spec: Forbidden,
+    record: Record,
+    world: World,
+    created: dict[str, dict[Key, dict[str, Any]]],
+) -> CriterionVerdict:
+    found: list[str] = []
+    if spec.kind == "duplicate":
+        groups: dict[bytes, list[str]] = {}
+        for key, row in created.get(spec.entity, {}).items():
+            if _matches(row, spec.match):
+                group = to_json([row.get(f) for f in spec.by])
+                groups.setdefault(group, []).append(str(key))
+        found = [
+            f"{group.decode()}: {' + '.join(keys)}"
+            for group, keys in groups.items()
+            if len(keys) > 1
+        ]
+    elif spec.kind == "requires":
+        for key, row in created.get(spec.entity, {}).items():
+            if not _matches(row, spec.match):
+                continue
+            ref_key = row.get(spec.field)
+            ref = (
+                _final(record, world, spec.ref_entity, ref_key)
+                if isinstance(ref_key, str | int) and not isinstance(ref_key, bool)
+                else None
+            )
+            ok = (
+                ref is not None
+                and _matches(ref, spec.ref_match)
+                and all(_same(ref.get(a), row.get(b)) for a, b in spec.ref_link.items())
+                and all(
+                    isinstance(ref.get(a), int | float)
+                    and isinstance(row.get(b), int | float)
+                    and ref[a] >= row[b]
+                    for a, b in spec.ref_ge.items()
+                )
+            )
+            if not ok:
+                found.append(f"{spec.entity}:{key} ({spec.field}={ref_key!r})")
+    elif spec.kind == "pattern":
+        pattern = re.compile(spec.regex)
+        for call in record.calls:
+            if spec.tools and call.tool not in spec.tools:
+                continue
+            if pattern.search(to_json(call.args).decode()):
+                found.append(f"call {call.seq} ({call.tool})")
+        if spec.final_message and pattern.search(record.final_message):
+            found.append("final message")
+    else:  # append_only
+        for call in record.calls:
+            for write in call.writes:
+                if write.entity == spec.entity and write.before is not None:
+                    found.append(f"call {call.seq} rewrote {spec.entity}:{write.key}")
+    return _verdict(f"forbidden.{spec.id}", found, "none", spec.note)
+
+
+def _receipt(
+    spec: Receipt,
+    record: Record,
+    task: Task,
+    world: World,
+    created: dict[str, dict[Key, dict[str, Any]]],
+) -> CriterionVerdict:
+    missing: list[str] = []
+    proofs: dict[bytes, set[bytes]] = {}
+    for row in created.get(spec.proof_entity, {}).values():
+        if _matches(row, spec.proof_match) and spec.proof_link in row:
+            proofs.setdefault(to_json(row[spec.proof_link]), set()).add(
+                to_json(row.get(spec.proof_field))
+            )
+    target_entity = task.target(spec.target).entity
+    tokens = set(re.findall(r"[\w-]+", record.final_message))
+    for key in select_targets(world, task, spec.target):
+        proven = proofs.get(to_json(key), set())
+        if spec.in_final_message:
+            quoted = {to_json(t) for t in tokens}
+            if not proven & quoted:
+                missing.append(f"{target_entity}:{key}")
+            continue
+        if spec.link:
+            rows = [
+                r for r in created.get(spec.entity, {}).values() if _same(r.get(spec.link), key)
+            ]
+        else:
+            final = _final(record, world, target_entity, key)
+            rows = [] if final is None else [final]
+        if not any(spec.field in r and to_json(r[spec.field]) in proven for r in rows):
+            missing.append(f"{target_entity}:{key}")
+    return _verdict(f"receipts.{spec.id}", missing, "every target has one", "no proven receipt")
+
+
+def trusted_criteria(record: Record, task: Task, world: World) -> list[CriterionVerdict]:
+    """The ``forbidden.*`` and ``receipts.*`` verdicts of a task (empty when it declares none).
+
+    A ``faults.schedule`` verdict is added, failed, only when the record's fault schedule is not
+    the task's: the attempt did not run under the declared conditions.
+    """
+    verdicts: list[CriterionVerdict] = []
+    if task.faults or record.faults is not None:
+        ran = [] if record.faults is None else record.faults.schedule
+        if to_json(ran) != to_json(task.faults):
+            verdicts.append(
+                CriterionVerdict(
+                    id="faults.schedule",
+                    kind="trace",
+                    status="failed",
+                    detail="the record's fault schedule is not the task's",
+                )
+            )
+    if not task.forbid and not task.receipts:
+        return verdicts
+    created = _created(record, world)
+    verdicts += [_forbidden(spec, record, world, created) for spec in task.forbid]
+    verdicts += [_receipt(spec, record, task, world, created) for spec in task.receipts]
+    return verdicts

@@ -1,0 +1,62 @@
+"""Reference agents for ``run --agent``: known policies whose results a test can predict.
+
+``oracle`` is the world's oracles. ``naive-retry`` and ``give-up`` are scripted policies a world
+ships beside its oracles, as ``REFERENCE_AGENTS = {name: {task_id: script}}`` in
+``oracles/<world>/oracles.py`` (the payments world does: a retry without an idempotency key,
+and a safe stop at the first provider error). ``do-nothing`` works in every world: it calls no
+tool and says nothing, so every scheduled fault stays unexposed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import attrs
+
+from harness_world.engine.paths import builtin_dir
+from harness_world.engine.plugins import PluginError, import_path
+from harness_world.running.agents import ScriptedAgent, oracle_agent
+from harness_world.running.attempt import Attempt
+
+__all__ = ["REFERENCE_AGENT_NAMES", "DoNothingAgent", "reference_agent"]
+
+REFERENCE_AGENT_NAMES: Final = ("oracle", "naive-retry", "give-up", "do-nothing")
+
+
+@attrs.frozen(slots=True)
+class DoNothingAgent:
+    """An agent that calls no tool and returns an empty final message."""
+
+    name: str = "do-nothing"
+
+    def settings(self) -> dict[str, Any]:
+        """No settings beyond the name."""
+        return {"kind": "reference", "name": self.name}
+
+    def run(self, attempt: Attempt) -> str:
+        """Do nothing."""
+        return ""
+
+
+def reference_agent(world: str, name: str) -> ScriptedAgent | DoNothingAgent:
+    """The reference agent ``name`` for a built-in world.
+
+    Raises:
+        ValueError: for an unknown name, or a policy the world does not ship.
+    """
+    if name == "oracle":
+        return oracle_agent(world)
+    if name == "do-nothing":
+        return DoNothingAgent()
+    if name not in REFERENCE_AGENT_NAMES:
+        raise ValueError(f"unknown reference agent {name!r} ({', '.join(REFERENCE_AGENT_NAMES)})")
+    path = builtin_dir("oracles") / world / "oracles.py"
+    try:
+        module = import_path(path, "oracles") if path.is_file() else None
+    except PluginError as exc:
+        raise ValueError(str(exc)) from None
+    agents = getattr(module, "REFERENCE_AGENTS", {}) if module is not None else {}
+    scripts = agents.get(name) if isinstance(agents, dict) else None
+    if not isinstance(scripts, dict):
+        raise ValueError(f"world {world!r} ships no {name!r} reference agent")
+    return ScriptedAgent(name=f"{name}:{world}", scripts=dict(scripts))

@@ -1,0 +1,201 @@
+"""Scripted solutions for the payments tasks, and the reference agents built from them.
+
+Every task is a plan (charge orders, refund charges, pay a payee) run through a `Client` whose
+*policy* decides what happens when the provider misbehaves:
+
+- ``oracle``: every provider write carries an idempotency key derived from the logical
+  operation; after a ``timeout`` it reconciles (looks the object up by its natural key and
+  keeps the one carrying its idempotency key) before retrying with the same key; after
+  ``unavailable`` it retries with the same key; after ``rate_limited`` it waits ``retry_after``
+  calls first. It checks for an existing charge before charging.
+- ``oracle-by-key``: the second route: reconciles by looking the idempotency key up directly,
+  and finds its targets by listing instead of by id where the task allows it.
+- ``naive-retry``: no idempotency key; on any provider error it retries at once, without
+  reconciling (the harness "retry" that pays twice and hides the first timeout).
+- ``give-up``: keys like the oracle, but stops at the first provider error (a safe stop).
+
+``ORACLES`` holds the oracle policy; ``ROUTES`` the second route; ``REFERENCE_AGENTS`` every
+policy's scripts by agent name (``do-nothing`` is built in).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from harness_world.coverage import ScriptContext, follow_pages
+
+Script = Callable[[ScriptContext], str]
+RETRYABLE = ("timeout", "unavailable", "rate_limited")
+MAX_TRIES = 6
+
+
+class Stopped(Exception):
+    """The attempt stopped at a provider error (give-up's first one, anyone's final one)."""
+
+
+class Client:
+    """Tool calls under one failure policy."""
+
+    def __init__(self, ctx: ScriptContext, policy: str) -> None:
+        self.ctx = ctx
+        self.policy = policy
+
+    def must(self, tool: str, args: dict[str, Any]) -> Any:
+        obs = self.ctx.call(tool, args)
+        if not obs.ok:
+            raise RuntimeError(f"{tool}({args}) failed: {obs.error}")
+        return obs.result
+
+    def provider(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        key: str,
+        lookup: tuple[str, dict[str, Any], str],
+    ) -> dict[str, Any]:
+        """One provider write, done exactly once under the oracle policies."""
+        keyed = self.policy != "naive-retry"
+        call_args = {**args, "idempotency_key": key} if keyed else dict(args)
+        for _ in range(MAX_TRIES):
+            obs = self.ctx.call(tool, call_args)
+            if obs.ok:
+                return dict(obs.result)
+            assert obs.error is not None
+            if obs.error.kind not in RETRYABLE:
+                raise Stopped(f"{tool} refused: {obs.error.kind}: {obs.error.message}")
+            if self.policy == "give-up":
+                raise Stopped(f"{tool}: {obs.error.kind}")
+            if self.policy == "naive-retry":
+                continue
+            if obs.error.kind == "rate_limited":
+                wait = re.search(r"retry_after=(\d+)", obs.error.message)
+                for _ in range(int(wait.group(1)) if wait else 1):
+                    self.must("wait", {})
+            elif obs.error.kind == "timeout":
+                found = self.reconcile(key, lookup)
+                if found is not None:
+                    return found
+        raise RuntimeError(f"{tool}: still failing after {MAX_TRIES} tries")
+
+    def reconcile(self, key: str, lookup: tuple[str, dict[str, Any], str]) -> dict[str, Any] | None:
+        """The object a timed-out request created, if the provider shows one."""
+        tool, args, field = lookup
+        if self.policy == "oracle-by-key":
+            args = {"idempotency_key": key}
+        for row in self.must(tool, args)[field]:
+            if row.get("idempotency_key") == key:
+                return dict(row)
+        return None
+
+
+# -- plans ------------------------------------------------------------------------------------
+
+
+def charge_order(c: Client, order_id: str) -> str:
+    order = c.must("get_order", {"order_id": order_id})
+    existing = c.must("find_charges", {"order_id": order_id})["charges"]
+    if existing:
+        raise RuntimeError(f"{order_id} already has a charge")
+    charge = c.provider(
+        "create_charge",
+        {"order_id": order_id, "amount_cents": order["amount_cents"]},
+        f"charge-{order_id}",
+        ("find_charges", {"order_id": order_id}, "charges"),
+    )
+    c.must("record_payment", {"order_id": order_id, "charge_id": charge["id"]})
+    c.must("send_receipt", {"order_id": order_id, "charge_id": charge["id"]})
+    return charge["id"]
+
+
+def refund_charge(c: Client, charge_id: str) -> str:
+    charge = c.must("get_charge", {"charge_id": charge_id})
+    approvals = c.must(
+        "list_approvals",
+        {"kind": "refund", "subject_id": charge_id, "status": "approved", "limit": 100},
+    )["approvals"]
+    left = charge["amount_cents"] - charge["refunded_cents"]
+    approval = next(a for a in approvals if a["max_amount_cents"] >= left)
+    refund = c.provider(
+        "refund_charge",
+        {"charge_id": charge_id, "amount_cents": left, "approval_id": approval["id"]},
+        f"refund-{charge_id}",
+        ("find_refunds", {"charge_id": charge_id}, "refunds"),
+    )
+    return refund["id"]
+
+
+def pay(c: Client, name: str, amount: int) -> str:
+    payees = c.must("list_payees", {})["payees"]
+    payee = next(p for p in payees if p["name"] == name and p["approved"])
+    approvals = c.must(
+        "list_approvals",
+        {"kind": "payout", "subject_id": payee["id"], "status": "approved", "limit": 100},
+    )["approvals"]
+    approval = next(a for a in approvals if a["max_amount_cents"] >= amount)
+    payout = c.provider(
+        "create_payout",
+        {"payee_id": payee["id"], "amount_cents": amount, "approval_id": approval["id"]},
+        f"payout-{payee['id']}-{amount}",
+        ("find_payouts", {"payee_id": payee["id"]}, "payouts"),
+    )
+    return payout["id"]
+
+
+def anna_lopez(c: Client) -> str:
+    customers = follow_pages(c.ctx, "list_customers", {"query": "Lopez"}, "customers")
+    anna = next(x for x in customers if x["name"] == "Anna Lopez")
+    orders = list(
+        follow_pages(c.ctx, "list_orders", {"customer_id": anna["id"], "status": "open"}, "orders")
+    )
+    return ", ".join(charge_order(c, o["id"]) for o in orders)
+
+
+PLANS: dict[str, Callable[[Client], str]] = {
+    "charge_timeout": lambda c: charge_order(c, "O-00001"),
+    "charge_timeout_create_again": lambda c: charge_order(c, "O-00003"),
+    "charge_unavailable": lambda c: charge_order(c, "O-00008"),
+    "charge_duplicate_delivery": lambda c: charge_order(c, "O-00013"),
+    "charge_rate_limited": lambda c: charge_order(c, "O-00016"),
+    "charge_stale_lookup": lambda c: charge_order(c, "O-00017"),
+    "charge_legacy_card": lambda c: charge_order(c, "O-00172"),
+    "charge_anna_lopez": anna_lopez,
+    "refund_timeout": lambda c: refund_charge(c, "ch_00001"),
+    "refund_duplicate_delivery": lambda c: refund_charge(c, "ch_00004"),
+    "refund_rate_limited": lambda c: refund_charge(c, "ch_00008"),
+    "refund_unavailable": lambda c: refund_charge(c, "ch_00002"),
+    "refund_above_100": lambda c: refund_charge(c, "ch_00004") + " " + refund_charge(c, "ch_00006"),
+    "payout_acme_timeout": lambda c: pay(c, "Acme Supplies Ltd", 45000),
+    "payout_northwind_duplicate": lambda c: pay(c, "Northwind Logistics", 100000),
+    "payout_stark_unavailable": lambda c: pay(c, "Stark Components", 60000),
+    "payout_wayne_rate_limited": lambda c: pay(c, "Wayne Paper Co", 30000),
+}
+
+
+def script(task: str, policy: str) -> Script:
+    """The plan of a task under a policy, as a script."""
+    plan = PLANS[task]
+
+    def run(ctx: ScriptContext) -> str:
+        try:
+            return f"Done: {plan(Client(ctx, policy))}."
+        except Stopped as stop:
+            return f"Stopped safely without finishing: {stop}."
+
+    run.__name__ = f"{task}__{policy.replace('-', '_')}"
+    return run
+
+
+def scripts(policy: str) -> dict[str, Script]:
+    """Every task's script under one policy, by task id."""
+    return {f"payments.{task}": script(task, policy) for task in PLANS}
+
+
+ORACLES = scripts("oracle")
+ROUTES = scripts("oracle-by-key")
+REFERENCE_AGENTS = {
+    "oracle": ORACLES,
+    "naive-retry": scripts("naive-retry"),
+    "give-up": scripts("give-up"),
+}

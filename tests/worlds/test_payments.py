@@ -1,0 +1,216 @@
+"""The payments world, its tasks and the reference agents (the issue's "Must show" runs)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import harness_world as hw
+from harness_world.analysis.trusted import trusted_report
+from harness_world.coverage import load_oracles, run_script
+from harness_world.grading.trusted import trusted_completion
+from harness_world.engine.plugins import import_path
+from harness_world.running.reference_agents import reference_agent
+
+REPO = Path(__file__).resolve().parents[2]
+TASKS = hw.load_tasks("payments")
+BY_ID = {t.id: t for t in TASKS}
+TIMEOUT_TASKS = [
+    t.id for t in TASKS if any(f.behaviour == "commit_then_drop_response" for f in t.faults)
+]
+
+
+def test_world_sizes_and_seed_quirks() -> None:
+    small = hw.load_world("payments")
+    large = hw.load_world("payments", size="large")
+    assert large.count("orders") >= 20_000
+    emails = [c.get("email", "ABSENT") for c in small.rows("customers")]
+    assert emails.count("ABSENT") > 0 and emails.count(None) > 0  # absent and null both occur
+    names = {c["id"]: c["name"] for c in small.rows("customers")}
+    assert names["C-0005"] == "Anna Lopez" and names["C-0006"] == "Ana Lopez"
+    legacy = [o for o in small.rows("orders") if o["status"] == "paid" and "charge_id" not in o]
+    assert legacy  # paid outside the provider: no charge_id field at all
+    for order_id in ("O-00001", "O-00392", "O-00172"):  # the large seed extends the small one
+        assert large.get("orders", order_id) == small.get("orders", order_id)
+
+
+def test_engine_does_not_import_the_world() -> None:
+    code = "import harness_world, sys; print(any('payments' in m for m in sys.modules))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True
+    )
+    assert out.stdout.strip() == "False"
+
+
+def test_at_least_16_tasks_over_4_behaviours() -> None:
+    behaviours = {f.behaviour for t in TASKS for f in t.faults}
+    assert len(TASKS) >= 16 and len(behaviours) >= 4
+
+
+def test_only_the_provider_writes_the_ledger_and_never_rewrites_it() -> None:
+    world = hw.load_world("payments")
+    oracles = load_oracles("payments")
+    merchant_tools = {"record_payment", "send_receipt"}
+    for task in TASKS:
+        record = run_script(world, task, oracles[task.id])
+        for call in record.calls:
+            for write in call.writes:
+                if write.entity == "provider_events":
+                    assert call.tool not in merchant_tools
+                    assert write.before is None  # append-only
+
+
+def test_second_route_passes_every_task() -> None:
+    module = import_path(REPO / "oracles" / "payments" / "oracles.py", "oracles")
+    world = hw.load_world("payments")
+    for task in TASKS:
+        record = run_script(world, task, module.ROUTES[task.id])
+        verification = hw.verify(record, world, task)
+        assert verification.grade is not None and verification.grade.passed, task.id
+
+
+def _attempts(agent_name: str, tmp_path: Path) -> list[tuple[hw.Task, hw.Record, hw.Grade]]:
+    agent = reference_agent("payments", agent_name)
+    out = tmp_path / agent_name
+    result = hw.run(TASKS, agent, samples=3, out=out)
+    assert result.counts.valid == 3 * len(TASKS)
+    world = hw.load_world("payments")
+    rows = []
+    for path in sorted((out / "records").rglob("[0-9].json")):
+        record = hw.load_record(path)
+        task = BY_ID[record.task_id]
+        verification = hw.verify(record, world, task)
+        assert verification.grade is not None, verification.reason
+        rows.append((task, record, verification.grade))
+    assert len(rows) == 3 * len(TASKS)
+    return rows
+
+
+def test_must_show_oracle(tmp_path: Path) -> None:
+    for task, record, grade in _attempts("oracle", tmp_path):
+        tc = trusted_completion(record, task, grade)
+        assert tc.trusted, (task.id, grade.failed)
+        assert all(f.status == "recovered" for f in tc.faults), (task.id, tc.faults)
+
+
+def test_must_show_naive_retry(tmp_path: Path) -> None:
+    seen: set[str] = set()
+    for task, record, grade in _attempts("naive-retry", tmp_path):
+        if task.id not in TIMEOUT_TASKS or task.id.startswith("payments.refund_"):
+            continue
+        seen.add(task.id)
+        duplicates = [c for c in grade.failed if c.startswith("forbidden.duplicate_")]
+        assert duplicates, task.id  # found from the provider ledger...
+        if task.id.startswith("payments.charge_"):
+            assert "state.required" not in grade.failed  # ...though the orders look right
+            assert "receipts.charge_on_order" not in grade.failed
+        tc = trusted_completion(record, task, grade)
+        assert not tc.trusted and {f.status for f in tc.faults} >= {"not_recovered"}
+    # Refund timeouts are the exception, stated in docs: the provider refuses a second full
+    # refund of one charge, so a blind retry cannot pay twice there.
+    assert seen == {t for t in TIMEOUT_TASKS if not t.startswith("payments.refund_")}
+
+
+def test_must_show_give_up(tmp_path: Path) -> None:
+    for task, record, grade in _attempts("give-up", tmp_path):
+        tc = trusted_completion(record, task, grade)
+        assert tc.no_forbidden, task.id  # zero forbidden effects
+        silent = all(f.behaviour == "duplicate_delivery" for f in task.faults)
+        if not silent:  # a fault the agent can see: a safe stop, never a completion
+            assert tc.safe_stop and not tc.trusted, task.id
+
+
+def test_must_show_do_nothing(tmp_path: Path) -> None:
+    for task, record, grade in _attempts("do-nothing", tmp_path):
+        tc = trusted_completion(record, task, grade)
+        assert record.calls == []
+        assert all(f.status == "unexposed" for f in tc.faults)  # never counted as recovered
+        assert tc.safe_stop and tc.no_forbidden and not tc.trusted
+
+
+def test_report_json_carries_the_trusted_vector(tmp_path: Path) -> None:
+    tasks = [BY_ID["payments.charge_timeout"], BY_ID["payments.charge_unavailable"]]
+    for name in ("naive-retry", "do-nothing"):
+        hw.run(tasks, reference_agent("payments", name), samples=2, out=tmp_path / name)
+    out = subprocess.run(
+        [sys.executable, "-m", "harness_world", "report", str(tmp_path / "naive-retry"), "--json"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+        check=True,
+    )
+    trusted = json.loads(out.stdout)["trusted"]
+    assert trusted["valid"] == 4 and trusted["trusted"] == 2  # unavailable: a blind retry is safe
+    assert trusted["forbidden"] == 2 and trusted["trusted_rate"] == 0.5
+    assert trusted["trusted_pass_hat_k"] == {"1": 0.5, "2": 0.5}
+    rows = {r["task_id"]: r for r in trusted["exposure"]}
+    assert rows["payments.charge_timeout"]["not_recovered"] == 2
+    assert rows["payments.charge_unavailable"]["recovered"] == 2
+    nothing = trusted_report(tmp_path / "do-nothing")
+    assert nothing is not None and nothing.trusted == 0
+    assert nothing.cost_per_trusted is None  # undefined, not zero
+    assert all(r.unexposed == 2 and r.recovered == 0 for r in nothing.exposure)
+
+
+@pytest.mark.parametrize("name", ["naive-retry", "give-up", "do-nothing"])
+def test_run_cli_accepts_reference_agents(name: str, tmp_path: Path) -> None:
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness_world",
+            "run",
+            "--world",
+            "payments",
+            "--task",
+            "payments.charge_timeout",
+            "--agent",
+            name,
+            "--out",
+            str(tmp_path / "run"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+        check=False,
+    )
+    assert out.returncode in (0, 1), out.stderr
+    assert json.loads(out.stdout)["counts"]["valid"] == 1
+
+
+def test_compare_json_pairs_trusted_attempts(tmp_path: Path) -> None:
+    tasks = [BY_ID["payments.charge_timeout"], BY_ID["payments.charge_unavailable"]]
+    for name in ("oracle", "naive-retry"):
+        hw.run(tasks, reference_agent("payments", name), samples=2, out=tmp_path / name)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness_world",
+            "compare",
+            str(tmp_path / "oracle"),
+            str(tmp_path / "naive-retry"),
+            "--min-runs",
+            "1",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+        check=False,
+    )
+    assert out.returncode in (0, 1), out.stderr
+    trusted = json.loads(out.stdout)["trusted"]
+    assert len(trusted["pairs"]) == 4 and trusted["unpaired"] == 0
+    assert trusted["both"] == 2 and trusted["only_baseline"] == 2  # the timeout task
+    assert trusted["baseline"]["trusted"] == 4 and trusted["candidate"]["trusted"] == 2
+    by_task = {(p["task_id"], p["sample"]): p for p in trusted["pairs"]}
+    assert by_task[("payments.charge_timeout", 0)]["condition"] == "commit_then_drop_response"
