@@ -21,9 +21,9 @@ import msgspec
 
 from harness_world.engine.world import World, WorldError, load_world
 from harness_world.evidence.record import Record, RecordError, load_record
-from harness_world.grading.verify import verify
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.trusted import TrustedCompletion, trusted_completion
+from harness_world.grading.verify import verify
 from harness_world.stats import pass_hat_k
 
 __all__ = [

@@ -12,8 +12,8 @@ import pytest
 import harness_world as hw
 from harness_world.analysis.trusted import trusted_report
 from harness_world.coverage import load_oracles, run_script
-from harness_world.grading.trusted import trusted_completion
 from harness_world.engine.plugins import import_path
+from harness_world.grading.trusted import trusted_completion
 from harness_world.running.reference_agents import reference_agent
 
 REPO = Path(__file__).resolve().parents[2]
