@@ -303,7 +303,9 @@ def _sentence(message: str, mention: Mention) -> str:
 def _pair_hedge(message: str, first: Mention, second: Mention) -> str:
     between = message[first.end : second.start]
     lead = message[max(0, first.start - 12) : first.start].lower()
-    if _RANGE_JOIN.match(between) or ("between" in lead and between.strip().lower() == "and"):
+    if "between" in lead and between.strip().lower() == "and":
+        return f"a range (between {first.text.strip()} and {second.text.strip()})"
+    if _RANGE_JOIN.match(between):
         return f"a range ({message[first.start : second.end].strip()})"
     if _OR_JOIN.match(between) or "either" in lead:
         return f"either/or ({first.text.strip()} or {second.text.strip()})"
@@ -357,19 +359,21 @@ def _single(
 ) -> Judgement:
     """The common rule: no hedge, exactly one distinct candidate, and it is the expected one."""
     name = _KIND_NAMES[kind]
-    reason = pair_hedge(message, mentions)
-    if reason:
-        return Judgement(False, f"hedged {name}: {reason}; state exactly one {name}")
     values: list[Any] = []
     for mention in mentions:
         if not any(same(mention.value, v) for v in values):
             values.append(mention.value)
+    if len(values) > 2:
+        shown = _shown([_fmt(v) for v in values])
+        return Judgement(False, f"hedged {name}: a list of {len(values)} candidates ({shown})")
+    reason = pair_hedge(message, mentions)
+    if reason:
+        return Judgement(False, f"hedged {name}: {reason}; state exactly one {name}")
     if not values:
         return Judgement(False, f"no {name} stated in the final message")
     if len(values) > 1:
-        what = "a list" if _ELLIPSIS.search(message) else "several"
         shown = _shown([_fmt(v) for v in values])
-        return Judgement(False, f"hedged {name}: {what} of {len(values)} candidates ({shown})")
+        return Judgement(False, f"hedged {name}: two candidates ({shown}); state one {name}")
     reason = qualifier_hedge(message, mentions, dates=kind == "date")
     if reason:
         return Judgement(False, f"hedged {name}: {reason}; state exactly one {name}")
