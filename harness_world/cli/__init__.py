@@ -24,6 +24,7 @@ COMMANDS: tuple[str, ...] = (
     "play",
     "mutants",
     "tau2",
+    "tasks",
 )
 
 

@@ -147,27 +147,27 @@ def trace_mutants(
                 f"call {seq} ({tool}) also applied to a non-target row",
             )
         schema = tools[tool].schema().get("properties", {})
-        for name, value in sorted((args or {}).items()):
-            if (isinstance(value, str | int) and value in target_keys) or name not in schema:
-                continue
-            new = _changed(value, schema[name])
-            if new is msgspec.UNSET or new == value:
-                continue
-            changed = {**args, name: new}
+        for name, value, new in _value_changes(args, schema, target_keys):
             add(
                 "change_value",
                 f"{seq}.{name}",
-                calls[:i] + [(tool, changed)] + calls[i + 1 :],
+                calls[:i] + [(tool, {**args, name: new})] + calls[i + 1 :],
                 f"call {seq} ({tool}) with {name}={new!r} instead of {value!r}",
             )
+    for op, suffix, mutated, what in _read_mutants(oracle, calls, tools):
+        add(op, suffix, mutated, what)
+    return out
+
+
+def _read_mutants(
+    oracle: Record, calls: list[tuple[str, Any]], tools: dict[str, Any]
+) -> list[tuple[str, str, list[tuple[str, Any]], str]]:
+    """``drop_read`` and ``truncate_after_page`` mutants: (operator, suffix, calls, what)."""
+    out: list[tuple[str, str, list[tuple[str, Any]], str]] = []
     for i, call in enumerate(oracle.calls):
         if call.ok and call.tool in tools and tools[call.tool].kind == "read":
-            add(
-                "drop_read",
-                str(call.seq),
-                calls[:i] + calls[i + 1 :],
-                f"call {call.seq} ({call.tool}) removed",
-            )
+            what = f"call {call.seq} ({call.tool}) removed"
+            out.append(("drop_read", str(call.seq), calls[:i] + calls[i + 1 :], what))
     for i, call in enumerate(oracle.calls):
         if (
             call.ok
@@ -175,12 +175,26 @@ def trace_mutants(
             and call.result.get("next_offset") is not None
             and i + 1 < len(calls)
         ):
-            add(
-                "truncate_after_page",
-                str(call.seq),
-                calls[: i + 1],
-                f"stopped after the page of call {call.seq}",
-            )
+            what = f"stopped after the page of call {call.seq}"
+            out.append(("truncate_after_page", str(call.seq), calls[: i + 1], what))
+    return out
+
+
+def _value_changes(
+    args: Any, schema: dict[str, Any], target_keys: set[Key]
+) -> list[tuple[str, Any, Any]]:
+    """(argument, value, changed value) for every argument a ``change_value`` mutant alters.
+
+    Target keys are left alone (``redirect_write`` covers them), as are arguments the schema
+    does not declare and values `_changed` cannot alter.
+    """
+    out = []
+    for name, value in sorted((args or {}).items()):
+        if (isinstance(value, str | int) and value in target_keys) or name not in schema:
+            continue
+        new = _changed(value, schema[name])
+        if new is not msgspec.UNSET and new != value:
+            out.append((name, value, new))
     return out
 
 

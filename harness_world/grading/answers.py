@@ -151,7 +151,11 @@ _ONE_PRONOUN_BEFORE = {"the", "each", "this", "that", "which", "no", "any", "eve
 def _mask(text: str, patterns: tuple[re.Pattern[str], ...]) -> str:
     """Blank out every match (keeping positions) so its digits are not read as numbers."""
     for pattern in patterns:
-        text = pattern.sub(lambda m: " " * len(m.group(0)), text)
+        # Only tokens holding a digit: "twenty-one" is a number, "T-1001" an id.
+        text = pattern.sub(
+            lambda m: " " * len(m.group(0)) if any(c.isdigit() for c in m.group(0)) else m.group(0),
+            text,
+        )
     return text
 
 
@@ -389,6 +393,10 @@ def _same_count(a: Any, b: Any) -> bool:
     return bool(a == b and float(a).is_integer() == float(b).is_integer())
 
 
+def _same_exactly(a: Any, b: Any) -> bool:
+    return bool(a == b and type(a) is type(b))
+
+
 def _same_amount(a: Any, b: Any) -> bool:
     return abs(float(a) - float(b)) < 0.005
 
@@ -419,7 +427,7 @@ def _structured(kind: AnswerKind, value: Any, expected: Any, ids: IdAnswer | Non
         return _compare_ids({str(v) for v in value}, ids, set(), "structured answer")
     if kind == "date":
         value = value.strip()[:10]
-    same = _same_amount if kind == "amount" else (lambda a, b: a == b and type(a) is type(b))
+    same: _Same = _same_amount if kind == "amount" else _same_exactly
     if not same(value, expected):
         return Judgement(False, f"structured answer {_fmt(value)}, expected {_fmt(expected)}")
     return Judgement(True, f"structured answer {_fmt(expected)}")
