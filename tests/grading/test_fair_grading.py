@@ -48,7 +48,12 @@ MOVE = [
     ("get_stock", {"item_id": "I-0172", "warehouse_id": "W-01"}),
     (
         "create_transfer",
-        {"item_id": "I-0172", "from_warehouse_id": "W-01", "to_warehouse_id": "W-05", "quantity": 257},
+        {
+            "item_id": "I-0172",
+            "from_warehouse_id": "W-01",
+            "to_warehouse_id": "W-05",
+            "quantity": 257,
+        },
     ),
 ]
 PAPER = [
@@ -57,7 +62,12 @@ PAPER = [
     ("get_stock", {"item_id": "I-0029", "warehouse_id": "W-02"}),
     (
         "create_transfer",
-        {"item_id": "I-0029", "from_warehouse_id": "W-02", "to_warehouse_id": "W-03", "quantity": 30},
+        {
+            "item_id": "I-0029",
+            "from_warehouse_id": "W-02",
+            "to_warehouse_id": "W-03",
+            "quantity": 30,
+        },
     ),
 ]
 
@@ -99,7 +109,7 @@ def test_without_the_derived_declaration_the_source_only_route_fails(
     record = record_calls(inv, task, MOVE, final_message="Moved.")
     verdict = grade(record, task, inv)
     assert verdict.failed == ["trace.read_before_write"]
-    assert "I-0172@W-05" in next(v.detail for v in verdict.verdicts if not v.status == "passed")
+    assert "I-0172@W-05" in next(v.detail for v in verdict.verdicts if v.status != "passed")
 
 
 def test_state_criteria_still_see_the_derived_change(inv: hw.World) -> None:
@@ -128,7 +138,9 @@ class _P(Params):
 
 def _contract(derives: tuple[Derived, ...]) -> Contract:
     entity = Entity(name="rows", key="id", fields={"id": Field(type="str")})
-    t = Tool(name="t", description="", params=_P, kind="write", run=lambda c, p: {}, derives=derives)
+    t = Tool(
+        name="t", description="", params=_P, kind="write", run=lambda c, p: {}, derives=derives
+    )
     return Contract(name="c", version="1", entities=(entity,), tools=(t,))
 
 
@@ -200,7 +212,7 @@ def test_id_answers_cannot_be_hedged(inv: hw.World) -> None:
     for hedged in (
         f"{ids}, etc.",
         f"Possibly {ids}.",
-        f"PO-0023 or PO-0026; also PO-0045, PO-0053",
+        "PO-0023 or PO-0026; also PO-0045, PO-0053",
         f"{ids} (PO-0023 to PO-0053)",
         "PO-0023, PO-0026, PO-0045",
         f"{ids}, PO-0001",
@@ -210,11 +222,29 @@ def test_id_answers_cannot_be_hedged(inv: hw.World) -> None:
 
 
 def _in_words(n: int) -> str:
-    units = (
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
-        "fourteen fifteen sixteen seventeen eighteen nineteen"
-    ).split()
-    tens = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+    units = [
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+    ]
+    tens = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
     if n < 20:
         return units[n]
     if n < 100:
@@ -300,7 +330,7 @@ def test_answer_declarations_are_validated(tmp_path: Path) -> None:
     for bad in ('type = "amount"', 'type = "ids"\nmention = "count"', 'type = "guess"'):
         path = tmp_path / "t.toml"
         path.write_text(source.replace('type = "count"', bad))
-        with pytest.raises(TaskError, match="t.toml"):
+        with pytest.raises(TaskError, match=r"t\.toml"):
             hw.load_task(path)
 
 
@@ -332,8 +362,7 @@ def _oracles_folder(tmp_path: Path, body: str) -> Path:
     folder = tmp_path / "oracles"
     folder.mkdir()
     (folder / "oracles.py").write_text(
-        "from harness_world.coverage import load_routes\n"
-        "ROUTES = load_routes('helpdesk')\n" + body
+        "from harness_world.coverage import load_routes\nROUTES = load_routes('helpdesk')\n" + body
     )
     return folder
 
