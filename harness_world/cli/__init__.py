@@ -25,6 +25,7 @@ COMMANDS: tuple[str, ...] = (
     "mcp",  # [integrations] MCP server (extra [mcp])
     "mutants",
     "tau2",
+    "tasks",
 )
 
 

@@ -23,10 +23,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "mutants",
         help="prove every task solvable and every criterion able to fail",
         description=(
-            "Run every oracle (on each seed) and every hand and automatic mutant through record, "
-            "replay and grade. Exit 1 if an oracle fails, a hand mutant passes or fails other "
-            "criteria than it predicts, an automated criterion is failed by no hand mutant, or "
-            "the automatic mutation score is below the threshold in pyproject.toml."
+            "Run every oracle route (on each seed) and every hand and automatic mutant through "
+            "record, replay and grade. Exit 1 if an oracle route fails, a task has fewer passing "
+            "routes than required (oracle_routes_min in pyproject.toml, default 2), a hand "
+            "mutant passes or fails other criteria than it predicts, an automated criterion is "
+            "failed by no hand mutant, or the automatic mutation score is below the threshold "
+            "in pyproject.toml."
         ),
     )
     parser.add_argument("--world", help="one built-in world (default: every world with tasks)")
@@ -38,6 +40,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument(
         "--min-score", type=float, help="override the automatic mutation score threshold"
+    )
+    parser.add_argument(
+        "--min-routes",
+        type=int,
+        help="override the minimum number of passing oracle routes per task",
     )
     parser.add_argument(
         "--verbose", action="store_true", help="list every attempt, not only problems"
@@ -63,7 +70,11 @@ def run(args: argparse.Namespace) -> int:
                 print(f"checking {world} ...", file=sys.stderr)
             reports.append(
                 check_world(
-                    world, sizes=sizes, threshold=args.min_score, automatic=not args.no_automatic
+                    world,
+                    sizes=sizes,
+                    threshold=args.min_score,
+                    automatic=not args.no_automatic,
+                    min_routes=args.min_routes,
                 )
             )
     except (WorldError, TaskError, PluginError, OSError) as exc:
@@ -84,9 +95,16 @@ def _print_report(report: CoverageReport, *, verbose: bool) -> None:
     hand = [r for r in report.results if r.kind == "hand"]
     print(f"\n== {report.world}")
     print(
-        f"oracles: {sum(r.ok for r in oracles)}/{len(oracles)} pass "
+        f"oracles: {sum(r.ok for r in oracles)}/{len(oracles)} route runs pass "
         f"(seeds: {', '.join(sorted({r.size for r in oracles}))})"
     )
+    counts = sorted(report.routes.items())
+    fewest = min((n for _, n in counts), default=0)
+    print(
+        f"routes per task: {sum(n for _, n in counts)} passing over {len(counts)} tasks, "
+        f"fewest {fewest} (at least {report.min_routes} required)"
+    )
+    print("  " + ", ".join(f"{task.split('.', 1)[-1]} {n}" for task, n in counts))
     print(f"hand mutants: {sum(r.ok for r in hand)}/{len(hand)} fail exactly as predicted")
     print(
         f"automatic mutants: {report.auto_killed} killed, {report.auto_survived} survived, "
@@ -105,6 +123,7 @@ def _print_report(report: CoverageReport, *, verbose: bool) -> None:
     if verbose:
         for r in report.results:
             status = "ok " if r.ok else "BAD"
-            print(f"  {status} {r.kind:6} {r.size:5} {r.id}: failed {r.failed or '-'} {r.note}")
+            name = f"{r.id} [{r.route}]" if r.route else r.id
+            print(f"  {status} {r.kind:6} {r.size:5} {name}: failed {r.failed or '-'} {r.note}")
     for problem in report.problems:
         print(f"  PROBLEM: {problem}")

@@ -1,6 +1,7 @@
 """The coverage gate: oracles pass, mutants fail as predicted, every criterion can fail.
 
-For one world: every task's oracle must verify and pass on every seed; every hand mutant must
+For one world: every task must have at least two oracle routes (genuinely different correct
+solutions), each verifying and passing on every seed; every hand mutant must
 verify and fail exactly the criteria it predicts; every automated criterion of every task must be
 failed by at least one hand mutant of that task; and the automatic trace mutants must be killed
 at a rate of at least the threshold, each survivor either killed later or marked equivalent with
@@ -26,13 +27,14 @@ from harness_world.engine.world import World, load_world
 from harness_world.evidence.record import Record
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.verify import verify
-from harness_world.running.oracles import load_oracles
+from harness_world.running.oracles import load_routes, route_name
 from harness_world.running.scripted import Script, record_calls, run_script
 
 __all__ = [
     "CoverageReport",
     "GateAttempt",
     "check_world",
+    "default_min_routes",
     "default_threshold",
     "read_equivalents",
 ]
@@ -54,6 +56,7 @@ class GateAttempt(msgspec.Struct, frozen=True, kw_only=True):
         ok: Whether this attempt did what the gate expects of it.
         note: The mistake or the operator's description.
         equivalent: For surviving automatic mutants marked equivalent, the reason.
+        route: For oracles, the route's name (the primary route comes first).
     """
 
     kind: Literal["oracle", "hand", "auto"]
@@ -68,6 +71,7 @@ class GateAttempt(msgspec.Struct, frozen=True, kw_only=True):
     ok: bool
     note: str = ""
     equivalent: str = ""
+    route: str = ""
 
 
 class CoverageReport(msgspec.Struct, frozen=True, kw_only=True):
@@ -85,6 +89,8 @@ class CoverageReport(msgspec.Struct, frozen=True, kw_only=True):
         threshold: The minimum score.
         problems: Everything that makes the gate fail, in words.
         ok: True when there are no problems.
+        routes: For each task, how many oracle routes pass on every seed.
+        min_routes: The minimum number of passing routes per task.
     """
 
     world: str
@@ -98,16 +104,31 @@ class CoverageReport(msgspec.Struct, frozen=True, kw_only=True):
     threshold: float
     problems: list[str]
     ok: bool
+    routes: dict[str, int] = {}
+    min_routes: int = 2
+
+
+def _setting(name: str) -> object:
+    """``[tool.harness_world] <name>`` from the project's pyproject.toml, if set."""
+    pyproject = builtin_dir("worlds").parent / "pyproject.toml"
+    if not pyproject.is_file():
+        return None
+    config = tomllib.loads(pyproject.read_text()).get("tool", {}).get("harness_world", {})
+    value: object = config.get(name)
+    return value
+
+
+def default_min_routes() -> int:
+    """``[tool.harness_world] oracle_routes_min`` from pyproject.toml, else 2."""
+    value = _setting("oracle_routes_min")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 2
 
 
 def default_threshold() -> float:
     """``[tool.harness_world] mutation_score_min`` from the project's pyproject.toml, else 0.95."""
-    pyproject = builtin_dir("worlds").parent / "pyproject.toml"
-    if pyproject.is_file():
-        config = tomllib.loads(pyproject.read_text()).get("tool", {}).get("harness_world", {})
-        value = config.get("mutation_score_min")
-        if isinstance(value, int | float):
-            return float(value)
+    value = _setting("mutation_score_min")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
     return 0.95
 
 
@@ -181,6 +202,7 @@ class _Gate:
     killed_by: dict[str, list[str]] = attrs.field(factory=dict)
     survivors: list[str] = attrs.field(factory=list)
     mutant_records: list[tuple[str, Record, bool | None]] = attrs.field(factory=list)
+    routes: dict[str, int] = attrs.field(factory=dict)
     killed: int = 0
     survived: int = 0
     equivalent: int = 0
@@ -193,19 +215,32 @@ class _Gate:
         if self.progress is not None:
             self.progress(what)
 
-    def check_oracles(self, oracles: dict[str, Script]) -> None:
-        """Every task's oracle verifies and passes on every seed."""
+    def check_oracles(self, routes: dict[str, list[Script]], min_routes: int) -> None:
+        """Every route of every task verifies and passes on every seed; enough routes pass."""
         for task in self.tasks:
-            script = oracles.get(task.id)
-            if script is None:
+            scripts = routes.get(task.id, [])
+            if not scripts:
                 self.problems.append(f"{task.id}: no oracle")
-                continue
-            for size, world in self.worlds.items():
-                self._check_oracle(task, script, size, world)
-            self.note(f"oracle {task.id}")
+            passing = 0
+            for index, script in enumerate(scripts):
+                name = route_name(script, index)
+                results = [
+                    self._check_oracle(task, script, size, world, name, primary=index == 0)
+                    for size, world in self.worlds.items()
+                ]
+                passing += all(results)
+            self.routes[task.id] = passing
+            if scripts and passing < min_routes:
+                self.problems.append(
+                    f"{task.id}: {passing} passing oracle route(s) of {len(scripts)}; "
+                    f"at least {min_routes} required"
+                )
+            self.note(f"oracle {task.id}: {passing} route(s)")
         self.killed_by = {f"{t}: {c}": [] for t, cs in self.criteria.items() for c in cs}
 
-    def _check_oracle(self, task: Task, script: Script, size: str, world: World) -> None:
+    def _check_oracle(
+        self, task: Task, script: Script, size: str, world: World, name: str, *, primary: bool
+    ) -> bool:
         record = run_script(world, task, script)
         evidence, passed, failed = _judge(record, task, world)
         ok = evidence == "verified" and passed is True and record.outcome.status == "completed"
@@ -221,16 +256,18 @@ class _Gate:
                 failed=failed,
                 ok=ok,
                 note=record.outcome.reason,
+                route=name,
             )
         )
         if not ok:
             why = f"{', '.join(failed) or evidence} {record.outcome.reason}".strip()
-            self.problems.append(f"{task.id}: oracle does not pass on {size} ({why})")
-        if size == self.first_size:
+            self.problems.append(f"{task.id}: oracle route {name} does not pass on {size} ({why})")
+        if primary and size == self.first_size:
             self.oracle_records[task.id] = record
             verdicts = verify(record, world=world, task=task).grade
             automated = [] if verdicts is None else verdicts.verdicts
             self.criteria[task.id] = [v.id for v in automated if v.kind != "prose"]
+        return ok
 
     def check_hand_mutants(self, mutants: list[Mutant]) -> None:
         """Every hand mutant verifies and fails exactly the criteria it predicts."""
@@ -329,7 +366,7 @@ class _Gate:
             )
         )
 
-    def report(self, world_name: str, threshold: float) -> CoverageReport:
+    def report(self, world_name: str, threshold: float, min_routes: int) -> CoverageReport:
         killed, survived = self.killed, self.survived
         score = killed / (killed + survived) if killed + survived else 1.0
         problems = list(self.problems)
@@ -353,6 +390,8 @@ class _Gate:
             threshold=threshold,
             problems=problems,
             ok=not problems,
+            routes=dict(self.routes),
+            min_routes=min_routes,
         )
 
 
@@ -366,19 +405,24 @@ def check_world(
     threshold: float | None = None,
     automatic: bool = True,
     progress: Callable[[str], None] | None = None,
+    min_routes: int | None = None,
 ) -> CoverageReport:
     """Run every oracle and mutant of a world through record, replay and grade.
 
-    Phases: oracles on every seed; hand mutants against their predictions; automatic trace
-    mutants of each oracle (with ``automatic``) against the score threshold.
+    Phases: every oracle route on every seed (at least ``min_routes`` passing per task,
+    default `default_min_routes`); hand mutants against their predictions; automatic trace
+    mutants of each primary oracle (with ``automatic``) against the score threshold.
     """
     gate = _Gate(
         tasks=load_tasks(world=world_name, folder=tasks_folder),
         worlds={size: load_world(world_name, size=size) for size in sizes},
         progress=progress,
     )
-    gate.check_oracles(load_oracles(world_name, oracles_folder))
+    routes_min = default_min_routes() if min_routes is None else min_routes
+    gate.check_oracles(load_routes(world_name, oracles_folder), routes_min)
     gate.check_hand_mutants(load_mutants(world_name, mutants_folder))
     if automatic:
         gate.check_automatic(_equivalents(world_name, mutants_folder))
-    return gate.report(world_name, default_threshold() if threshold is None else threshold)
+    return gate.report(
+        world_name, default_threshold() if threshold is None else threshold, routes_min
+    )

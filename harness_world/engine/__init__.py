@@ -9,6 +9,7 @@ world: worlds plug in through their contract.
 from harness_world.engine.calls import CallRecord, FinalRow, Observation, ToolError, WriteImage
 from harness_world.engine.contract import (
     Contract,
+    Derived,
     Entity,
     Field,
     Params,
@@ -27,6 +28,7 @@ __all__ = [
     "Absent",
     "CallRecord",
     "Contract",
+    "Derived",
     "Entity",
     "Field",
     "FinalRow",

@@ -18,6 +18,7 @@ from harness_world.errors import HarnessWorldError
 
 __all__ = [
     "Contract",
+    "Derived",
     "Entity",
     "Field",
     "FieldType",
@@ -131,6 +132,38 @@ class ToolFailure(HarnessWorldError):
         self.message = message
 
 
+class Derived(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A row a tool writes as a consequence of the row the agent addressed (a derived effect).
+
+    The destination stock row of a transfer, a counter, an audit row: the agent chose the
+    transfer, not the destination row's new count. ``trace.read_before_write`` applies only to
+    rows the agent addressed; state criteria still see every change, derived or not.
+
+    Attributes:
+        entity: The entity of the derived row.
+        key: The derived row's key as a template over the call's arguments, formatted with
+            `str.format` (e.g. ``"{item_id}@{to_warehouse_id}"``). Empty: every row of
+            ``entity`` the tool writes is derived (for rows keyed by something the arguments
+            do not name, such as the customer of an order).
+    """
+
+    entity: str
+    key: str = ""
+
+    def covers(self, entity: str, key: object, args: object) -> bool:
+        """Whether a write of ``entity:key`` by a call with ``args`` is this derived effect."""
+        if entity != self.entity:
+            return False
+        if not self.key:
+            return True
+        if not isinstance(args, dict):
+            return False
+        try:
+            return self.key.format(**args) == str(key)
+        except (KeyError, IndexError, ValueError):
+            return False
+
+
 ToolRun = Callable[[Any, Any], Any]
 """A tool's implementation, called as ``run(ctx, params)`` with a
 `harness_world.engine.ToolContext` and the validated `Params`; returns a JSON value."""
@@ -149,6 +182,8 @@ class Tool:
             minimum work a task needs, and the automatic mutation operators drop, duplicate and
             redirect write calls. Declare it truthfully.
         run: The implementation.
+        derives: Rows it writes as a consequence of the one the agent addressed (see
+            `Derived`); part of the contract's hash when given.
 
     """
 
@@ -157,6 +192,11 @@ class Tool:
     params: type[Params]
     kind: Literal["read", "write"]
     run: ToolRun
+    derives: tuple[Derived, ...] = ()
+
+    def derived(self, entity: str, key: object, args: object) -> bool:
+        """Whether this tool's write of ``entity:key`` (called with ``args``) is derived."""
+        return any(d.covers(entity, key, args) for d in self.derives)
 
     def schema(self) -> dict[str, Any]:
         """Return the JSON Schema of the parameters, inlined (no top-level ``$ref``)."""
@@ -172,12 +212,19 @@ class Tool:
 
 
 def tool(
-    name: str, description: str, params: type[Params], kind: Literal["read", "write"]
+    name: str,
+    description: str,
+    params: type[Params],
+    kind: Literal["read", "write"],
+    *,
+    derives: tuple[Derived, ...] = (),
 ) -> Callable[[ToolRun], Tool]:
     """Decorator form of `Tool`: ``@tool("get_ticket", "...", GetTicket, "read")``."""
 
     def wrap(run: ToolRun) -> Tool:
-        return Tool(name=name, description=description, params=params, kind=kind, run=run)
+        return Tool(
+            name=name, description=description, params=params, kind=kind, run=run, derives=derives
+        )
 
     return wrap
 
@@ -228,10 +275,7 @@ class Contract:
             "version": self.version,
             "epoch": self.epoch,
             "entities": list(self.entities),
-            "tools": [
-                {"name": t.name, "description": t.description, "kind": t.kind, "params": t.schema()}
-                for t in self.tools
-            ],
+            "tools": [_described_tool(t) for t in self.tools],
         }
         object.__setattr__(self, "hash", sha256_hex(to_json(described)))
 
@@ -246,6 +290,23 @@ class Contract:
     def tool(self, name: str) -> Tool | None:
         """Return the tool called ``name``, or None."""
         return self._tool_by_name.get(name)
+
+
+def _described_tool(t: Tool) -> dict[str, Any]:
+    """What the contract hash covers of a tool.
+
+    ``derives`` is included only when declared, so contracts without derived effects keep
+    their hash.
+    """
+    described: dict[str, Any] = {
+        "name": t.name,
+        "description": t.description,
+        "kind": t.kind,
+        "params": t.schema(),
+    }
+    if t.derives:
+        described["derives"] = list(t.derives)
+    return described
 
 
 def _type_name(value: object) -> str:
@@ -275,9 +336,8 @@ def _describe(spec: Field) -> str:
     return text
 
 
-def _type_matches(kind: str, found: str) -> bool:
-    if kind == "any":
-        return True
+def _type_matches(kind: FieldType, found: str) -> bool:
+    """Whether a value of JSON type ``found`` is acceptable for a field of type ``kind``."""
     if kind == "float":
         return found in ("float", "int")
     if kind == "map":
@@ -292,11 +352,11 @@ def _check_value(
         if not spec.nullable:
             out.append(Problem(entity, key, path, _describe(spec), "null"))
         return
+    if spec.type == "any":
+        return
     found = _type_name(value)
     if not _type_matches(spec.type, found):
         out.append(Problem(entity, key, path, _describe(spec), found))
-        return
-    if spec.type == "any":
         return
     _check_contents(spec, value, path, entity, key, out)
 

@@ -7,7 +7,6 @@ set A (R ⊆ delta and delta ⊆ A, reported separately); trace criteria read th
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,8 +18,10 @@ from harness_world.engine.canonical import to_json
 from harness_world.engine.contract import Entity
 from harness_world.engine.world import Key, World
 from harness_world.evidence.record import Record
+from harness_world.grading.answers import IdAnswer, judge
+from harness_world.grading.briefing import briefing
 from harness_world.grading.grade import CriterionKind, CriterionVerdict, Grade
-from harness_world.grading.task import Requirement, Task, select_targets
+from harness_world.grading.task import Answer, Requirement, Task, select_targets
 from harness_world.grading.trusted import trusted_criteria
 
 __all__ = ["Change", "grade", "net_changes", "returned_rows"]
@@ -141,55 +142,27 @@ class _Context:
         ]
 
 
-def _required(ctx: _Context) -> tuple[CriterionVerdict, set[tuple[str, Key, str]]]:
-    """R ⊆ delta; also returns the atoms R makes allowed."""
+_Atoms = set[tuple[str, Key, str]]
+_ByKey = dict[tuple[str, Key], Change]
+
+
+def _required(ctx: _Context) -> tuple[CriterionVerdict, _Atoms]:
+    """R ⊆ delta; also returns the atoms R makes allowed.
+
+    One phase per kind of requirement (set, row, delete, create), each listing what is missing
+    and adding the atoms it makes allowed.
+    """
     missing: list[str] = []
-    allowed: set[tuple[str, Key, str]] = set()
+    allowed: _Atoms = set()
     by_key = {(c.entity, c.key): c for c in ctx.changes}
+    phases = {
+        "set": _set_required,
+        "row": _row_required,
+        "delete": _delete_required,
+        "create": _create_required,
+    }
     for req in ctx.task.require:
-        if req.kind == "set":
-            target = ctx.task.target(req.target)
-            for key in ctx.target_keys(req.target):
-                allowed.add((target.entity, key, req.field))
-                start = ctx.world.get(target.entity, key) or {}
-                change = by_key.get((target.entity, key))
-                final = change.after if change is not None else start
-                found = _MISSING if final is None else final.get(req.field, _MISSING)
-                expected = _expected(req, start)
-                if not _equal(
-                    found, expected, as_set=req.add is not UNSET or req.remove is not UNSET
-                ):
-                    where = f"{target.entity}:{key}.{req.field}"
-                    missing.append(f"{where} expected {_fmt(expected)}, found {_fmt(found)}")
-        elif req.kind == "row":
-            missing += _row_required(ctx, req, by_key, allowed)
-        elif req.kind == "delete":
-            target = ctx.task.target(req.target)
-            for key in ctx.target_keys(req.target):
-                allowed.add((target.entity, key, "<deleted>"))
-                change = by_key.get((target.entity, key))
-                if change is None or change.after is not None:
-                    missing.append(f"{target.entity}:{key} not deleted")
-        else:  # create
-            good = [c for c in ctx.created(req.entity) if _row_matches(c.after, req.match)]
-            what = ", ".join(f"{k}={v!r}" for k, v in sorted(req.match.items()))
-            if req.link:
-                target = ctx.task.target(req.target)
-                for key in ctx.target_keys(req.target):
-                    linked = [
-                        c for c in good if c.after is not None and c.after.get(req.link) == key
-                    ]
-                    allowed.update((req.entity, c.key, "<created>") for c in linked[: req.count])
-                    if len(linked) < req.count:
-                        missing.append(
-                            f"{target.entity}:{key} lacks a new {req.entity} row ({what})"
-                        )
-            else:
-                allowed.update((req.entity, c.key, "<created>") for c in good[: req.count])
-                if len(good) < req.count:
-                    missing.append(
-                        f"{req.count - len(good)} new {req.entity} row(s) missing ({what})"
-                    )
+        missing += phases[req.kind](ctx, req, by_key, allowed)
     verdict = CriterionVerdict(
         id="state.required",
         kind="state",
@@ -201,12 +174,57 @@ def _required(ctx: _Context) -> tuple[CriterionVerdict, set[tuple[str, Key, str]
     return verdict, allowed
 
 
-def _row_required(
-    ctx: _Context,
-    req: Requirement,
-    by_key: dict[tuple[str, Key], Change],
-    allowed: set[tuple[str, Key, str]],
-) -> list[str]:
+def _set_required(ctx: _Context, req: Requirement, by_key: _ByKey, allowed: _Atoms) -> list[str]:
+    """Each target's ``req.field`` ends at the expected value (start-relative for delta/add)."""
+    target = ctx.task.target(req.target)
+    as_set = req.add is not UNSET or req.remove is not UNSET
+    missing: list[str] = []
+    for key in ctx.target_keys(req.target):
+        allowed.add((target.entity, key, req.field))
+        start = ctx.world.get(target.entity, key) or {}
+        change = by_key.get((target.entity, key))
+        final = change.after if change is not None else start
+        found = _MISSING if final is None else final.get(req.field, _MISSING)
+        expected = _expected(req, start)
+        if not _equal(found, expected, as_set=as_set):
+            where = f"{target.entity}:{key}.{req.field}"
+            missing.append(f"{where} expected {_fmt(expected)}, found {_fmt(found)}")
+    return missing
+
+
+def _delete_required(ctx: _Context, req: Requirement, by_key: _ByKey, allowed: _Atoms) -> list[str]:
+    """Each target row is gone at the end."""
+    target = ctx.task.target(req.target)
+    missing: list[str] = []
+    for key in ctx.target_keys(req.target):
+        allowed.add((target.entity, key, "<deleted>"))
+        change = by_key.get((target.entity, key))
+        if change is None or change.after is not None:
+            missing.append(f"{target.entity}:{key} not deleted")
+    return missing
+
+
+def _create_required(ctx: _Context, req: Requirement, by_key: _ByKey, allowed: _Atoms) -> list[str]:
+    """``req.count`` new matching rows (per target, through ``req.link``, when linked)."""
+    del by_key  # creates are found among the created rows, not by key
+    good = [c for c in ctx.created(req.entity) if _row_matches(c.after, req.match)]
+    what = ", ".join(f"{k}={v!r}" for k, v in sorted(req.match.items()))
+    if not req.link:
+        allowed.update((req.entity, c.key, "<created>") for c in good[: req.count])
+        if len(good) < req.count:
+            return [f"{req.count - len(good)} new {req.entity} row(s) missing ({what})"]
+        return []
+    target = ctx.task.target(req.target)
+    missing: list[str] = []
+    for key in ctx.target_keys(req.target):
+        linked = [c for c in good if c.after is not None and c.after.get(req.link) == key]
+        allowed.update((req.entity, c.key, "<created>") for c in linked[: req.count])
+        if len(linked) < req.count:
+            missing.append(f"{target.entity}:{key} lacks a new {req.entity} row ({what})")
+    return missing
+
+
+def _row_required(ctx: _Context, req: Requirement, by_key: _ByKey, allowed: _Atoms) -> list[str]:
     """Each target row ends exactly as ``req.row``; every field of the row is a required atom."""
     assert isinstance(req.row, dict)
     expected: dict[str, Any] = req.row
@@ -346,13 +364,22 @@ def _first_returned(ctx: _Context) -> dict[tuple[str, Key], int]:
 
 
 def _read_before_write(ctx: _Context) -> CriterionVerdict:
+    """Every target row the agent addressed was returned by a tool before a call wrote it.
+
+    Rows a tool writes as a declared consequence (`harness_world.engine.Derived`, e.g. a
+    transfer's destination stock row) are not addressed by the agent and are skipped here; the
+    state criteria still see their changes.
+    """
     targets = _all_targets(ctx)
     first_read = _first_returned(ctx)
     blind: list[str] = []
     flagged: set[tuple[str, Key]] = set()
     for call in ctx.record.calls:
+        spec = ctx.world.contract.tool(call.tool)
         for image in call.writes:
             atom = (image.entity, image.key)
+            if spec is not None and spec.derived(image.entity, image.key, call.args):
+                continue
             if atom in targets and atom not in flagged:
                 read_at = first_read.get(atom)
                 if read_at is None or read_at >= call.seq:
@@ -468,30 +495,49 @@ def _no_reverted(ctx: _Context) -> CriterionVerdict:
 
 
 def _answer(ctx: _Context) -> CriterionVerdict:
-    assert ctx.task.answer is not None
-    keys = ctx.target_keys(ctx.task.answer.target)
-    message = ctx.record.final_message
-    if ctx.task.answer.mention == "count":
-        numbers = {int(n) for n in re.findall(r"(?<![\w.-])\d+(?!\w|\.\d)", message)}
-        ok = len(keys) in numbers
-        detail = f"expected the count {len(keys)} in the final message"
-    else:
-        # Whole tokens, not substrings: "T-100" must not be found inside "T-1001".
-        tokens = set(re.findall(r"[\w#@.\-]*\w", message))
-        entity = ctx.task.target(ctx.task.answer.target).entity
-        named = {str(k) for k in keys}
-        missing = sorted(named - tokens)
-        extra = sorted(t for t in tokens - named if ctx.world.raw(entity, t) is not None)
-        ok = not missing and not extra
-        problems = []
-        if missing:
-            problems.append(f"lacks {_show(missing)}")
-        if extra:
-            problems.append(f"also names rows that are not targets: {_show(extra)}")
-        detail = "final message " + "; ".join(problems) if problems else "exactly the targets named"
-    return CriterionVerdict(
-        id="trace.answer", kind="trace", status="passed" if ok else "failed", detail=detail
+    """The expected answer, derived from the start state, is the only one the message states."""
+    answer = ctx.task.answer
+    assert answer is not None
+    keys = ctx.target_keys(answer.target)
+    entity = ctx.task.target(answer.target).entity
+    ids = IdAnswer(
+        targets=frozenset(str(k) for k in keys),
+        is_row=lambda token: ctx.world.raw(entity, token) is not None,
     )
+    judgement = judge(
+        answer.kind,
+        ctx.record.final_message,
+        _expected_answer(ctx, answer, keys),
+        instruction=briefing(ctx.task),
+        structured_only=answer.read == "structured",
+        ids=ids,
+    )
+    return CriterionVerdict(
+        id="trace.answer",
+        kind="trace",
+        status="passed" if judgement.ok else "failed",
+        detail=judgement.detail,
+    )
+
+
+def _expected_answer(ctx: _Context, answer: Answer, keys: tuple[Key, ...]) -> Any:
+    """The expected value: a count, an amount, a date or yes/no (ids compare the keys)."""
+    kind = answer.kind
+    if kind == "count":
+        return len(keys)
+    if kind == "yes_no":
+        return bool(keys)
+    if kind == "ids":
+        return sorted(str(k) for k in keys)
+    entity = ctx.task.target(answer.target).entity
+    values = [(ctx.world.get(entity, k) or {}).get(answer.field) for k in keys]
+    present = [v for v in values if v is not None]
+    if kind == "amount":
+        return round(sum(float(v) for v in present), 2)
+    dates = sorted(str(v)[:10] for v in present)
+    if not dates:
+        return ""
+    return dates[-1] if answer.pick == "latest" else dates[0]
 
 
 def _budgets(ctx: _Context) -> list[CriterionVerdict]:

@@ -20,6 +20,7 @@ from harness_world.engine.paths import builtin_dir
 from harness_world.engine.values import ABSENT, Key
 from harness_world.engine.world import World
 from harness_world.errors import HarnessWorldError
+from harness_world.grading.answers import AnswerKind
 from harness_world.grading.trust_spec import Forbidden, Receipt
 
 __all__ = [
@@ -238,16 +239,54 @@ class Allowance(
 class Answer(
     msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True
 ):
-    """A check on the agent's final message, derived from the start state.
+    """The answer a question task expects, derived from the start state, and how it is read.
+
+    The answer must be the only candidate of its type the final message asserts: hedges (a
+    list, a range, either/or, ``about``) fail with a reason (see
+    `harness_world.grading.answers`).
 
     Attributes:
+        type: ``count`` (the number of targets), ``ids`` (exactly the target keys), ``amount``
+            (the sum of ``field`` over the targets, to the cent), ``date`` (the ``pick`` of
+            ``field`` over the targets, compared as ``YYYY-MM-DD``) or ``yes_no`` (yes when
+            the target set is not empty). Unset: given by ``mention``.
         target: Which target set.
-        mention: ``count`` (the number of targets appears as a number) or ``keys`` (every
-            target key appears).
+        field: For ``amount`` and ``date``: the field read from each target.
+        pick: For ``date``: ``latest`` (default) or ``earliest`` over the targets.
+        read: ``message`` (default): a structured answer (the final message, or its last line,
+            is ``{"answer": ...}``) is read first, else the prose of the final message;
+            ``structured``: only a structured answer counts.
+        mention: The older spelling of ``type``: ``count`` or ``keys`` (= ``ids``).
     """
 
+    type: AnswerKind | UnsetType = UNSET
     target: str = ""
-    mention: Literal["count", "keys"] = "count"
+    field: str = ""
+    pick: Literal["latest", "earliest"] = "latest"
+    read: Literal["message", "structured"] = "message"
+    mention: Literal["count", "keys"] | UnsetType = UNSET
+
+    def __post_init__(self) -> None:
+        legacy = {"count": "count", "keys": "ids"}
+        if (
+            self.type is not UNSET
+            and self.mention is not UNSET
+            and legacy[self.mention] != self.type
+        ):
+            raise ValueError(f"answer: type {self.type!r} contradicts mention {self.mention!r}")
+        if (self.kind in ("amount", "date")) != bool(self.field):
+            raise ValueError(
+                f"answer: `field` is given exactly for amount and date, not {self.kind}"
+            )
+
+    @property
+    def kind(self) -> AnswerKind:
+        """The answer's type (``type``, else what ``mention`` says, else ``count``)."""
+        if self.type is not UNSET:
+            return self.type
+        if self.mention == "keys":
+            return "ids"
+        return "count"
 
 
 class Budgets(

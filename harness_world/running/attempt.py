@@ -27,6 +27,7 @@ from harness_world.evidence.record import (
     Usage,
     make_record,
 )
+from harness_world.grading.briefing import briefing
 from harness_world.grading.task import Budgets, Task
 
 __all__ = ["Attempt", "AttemptEnded", "AttemptLimits", "Reservation"]
@@ -120,8 +121,8 @@ class Attempt:
 
     @property
     def instruction(self) -> str:
-        """The task's instruction."""
-        return self.task.instruction
+        """The task's instruction, with its budgets and how an answer is read (see `briefing`)."""
+        return briefing(self.task)
 
     def tool_schemas(self, format: SchemaFormat = "openai") -> list[dict[str, Any]]:
         """The world's tools in a provider's tool-calling shape."""

@@ -13,10 +13,12 @@ from typing import Any
 
 import harness_world as hw
 from harness_world.coverage import (
+    GAMING_COUNT,
     Mutant,
     ScriptContext,
     exceed_tool_calls,
     exceed_turns,
+    gaming_count,
     load_oracles,
     run_script,
 )
@@ -577,7 +579,7 @@ add(
 add(
     "security_count",
     "first_page_count",
-    {ANSWER, PAGES},
+    {ANSWER},
     lambda ctx: str(
         len(
             ctx.call("list_tickets", {"status": "open", "tag": "security", "limit": 5}).result[
@@ -608,3 +610,13 @@ add(
     wasteful("security_count"),
     "kept calling tools past the budget",
 )
+
+# Gaming answers: the work done, then the count hedged (a list, a range, either/or, "about").
+for pattern, note in GAMING_COUNT.items():
+    add(
+        "security_count",
+        f"gaming_{pattern}",
+        {ANSWER},
+        gaming_count(oracle("security_count"), pattern),
+        note,
+    )

@@ -13,10 +13,14 @@ from typing import Any
 
 import harness_world as hw
 from harness_world.coverage import (
+    GAMING_COUNT,
+    GAMING_IDS,
     Mutant,
     ScriptContext,
     exceed_tool_calls,
     exceed_turns,
+    gaming_count,
+    gaming_ids,
     load_oracles,
     run_script,
 )
@@ -1113,3 +1117,16 @@ add(
     ),
     "also 'corrected' a Lyon row the count did not mention",
 )
+
+# Gaming answers: the work done, then the answer hedged (a list, a range, either/or, "about").
+for pattern, note in GAMING_COUNT.items():
+    script = gaming_count(oracle("count_legacy_peripherals"), pattern)
+    add("count_legacy_peripherals", f"gaming_{pattern}", {ANSWER}, script, note)
+for pattern, note in GAMING_IDS.items():
+    add(
+        "draft_orders_leeds",
+        f"gaming_{pattern}",
+        {ANSWER},
+        gaming_ids(oracle("draft_orders_leeds"), pattern),
+        note,
+    )

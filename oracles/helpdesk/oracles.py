@@ -1,8 +1,13 @@
-"""Scripted correct solutions for the helpdesk tasks, one per task.
+"""Scripted correct solutions for the helpdesk tasks: two routes per task.
 
 Oracles find their targets through the tools, as an agent must: they list, follow every page,
 read what they write, and never use an id the instruction does not give. Each passes on the small
 and the large seed, which is what shows the targets are derived, not hard-coded.
+
+The primary route (first in ``ORACLES``) lists with the narrowest filters and pages of 100. The
+second takes a genuinely different route: a broader listing filtered here, smaller pages, other
+tools (a search by email, the listing's ``total``), another order of writes. A correct route the
+checker fails is a finding about the task or the checker (docs/decisions.md).
 """
 
 from __future__ import annotations
@@ -134,20 +139,137 @@ def anna_lopez_replies(ctx: ScriptContext) -> str:
     return "Replied."
 
 
+# -- second routes ---------------------------------------------------------------------------
+
+
+def listed(ctx: ScriptContext, size: int, **filters: Any) -> list[dict[str, Any]]:
+    """Every ticket matching the filters, at another page size."""
+    return list(follow_pages(ctx, "list_tickets", filters, "tickets", size))
+
+
+def escalate_outage_by_tag(ctx: ScriptContext) -> str:
+    """Every outage ticket (any status), filtered here; newest first."""
+    wanted = [t for t in listed(ctx, 100, tag="outage") if t["status"] == "open"]
+    for t in reversed(wanted):
+        if t["priority"] != "urgent":
+            must(ctx, "update_ticket", {"ticket_id": t["id"], "priority": "urgent"})
+    return "Done: the open outage tickets are urgent."
+
+
+def vip_two_statuses_one_listing(ctx: ScriptContext) -> str:
+    """One listing of every VIP ticket, filtered by status here."""
+    for t in listed(ctx, 50, tag="vip"):
+        if t["status"] in ("new", "pending") and t["priority"] != "high":
+            must(ctx, "update_ticket", {"ticket_id": t["id"], "priority": "high"})
+    return "Done."
+
+
+def billing_review_tag_by_group(ctx: ScriptContext) -> str:
+    """Every ticket of the group, open ones picked here; tags rebuilt without duplicates."""
+    wanted = [t for t in listed(ctx, 100, group_id="G-1") if t["status"] == "open"]
+    for t in wanted:
+        if "billing-review" not in t["tags"]:
+            tags = sorted({*t["tags"], "billing-review"}, key=[*t["tags"], "billing-review"].index)
+            must(ctx, "update_ticket", {"ticket_id": t["id"], "tags": tags})
+    return "Done."
+
+
+def assign_on_hold_unowned_by_status(ctx: ScriptContext) -> str:
+    """Every on-hold ticket, the unowned ones (null or no field) picked here."""
+    for t in listed(ctx, 50, status="on_hold"):
+        if t.get("owner_id") is None:
+            must(ctx, "assign_ticket", {"ticket_id": t["id"], "owner_id": "U-0005"})
+    return "Done."
+
+
+def reassign_departed_by_owner(ctx: ScriptContext) -> str:
+    """Every ticket the agent owns, the open ones picked here; newest first."""
+    wanted = [t for t in listed(ctx, 50, owner_id="U-0004") if t["status"] == "open"]
+    for t in reversed(wanted):
+        must(ctx, "assign_ticket", {"ticket_id": t["id"], "owner_id": "U-0007"})
+    return "Done."
+
+
+def reply_and_solve_from_listing(ctx: ScriptContext) -> str:
+    """The ticket read from the first page of the open outage listing, not get_ticket."""
+    outage = must(ctx, "list_tickets", {"status": "open", "tag": "outage", "limit": 5})
+    if not any(t["id"] == "T-1001" for t in outage["tickets"]):
+        raise RuntimeError("T-1001 is not an open outage ticket")
+    body = "Good news: the outage behind this ticket is fixed."
+    must(ctx, "add_comment", {"ticket_id": "T-1001", "body": body, "public": True})
+    must(ctx, "update_ticket", {"ticket_id": "T-1001", "status": "solved"})
+    return "Done."
+
+
+def create_for_john_by_email(ctx: ScriptContext) -> str:
+    """Search the email itself, among customers only."""
+    found = must(ctx, "find_users", {"query": "john.smith1@mail.example", "role": "customer"})
+    (john,) = [u for u in found["users"] if u["email"] == "john.smith1@mail.example"]
+    args = {"subject": "Export to CSV fails", "requester_id": john["id"], "priority": "high"}
+    must(ctx, "create_ticket", args)
+    return "Opened the ticket."
+
+
+def security_count_from_total(ctx: ScriptContext) -> str:
+    """One call: the listing's ``total`` is the count (no page is needed)."""
+    first = must(ctx, "list_tickets", {"status": "open", "tag": "security", "limit": 1})
+    return f"There are {first['total']} open tickets tagged security."
+
+
+def note_urgent_new_by_status(ctx: ScriptContext) -> str:
+    """Every new ticket, the urgent ones picked here; newest first."""
+    wanted = [t for t in listed(ctx, 100, status="new") if t["priority"] == "urgent"]
+    for t in reversed(wanted):
+        must(ctx, "add_comment", {"ticket_id": t["id"], "body": "Triaged: urgent", "public": False})
+    return "Done."
+
+
+def close_solved_duplicates_by_tag(ctx: ScriptContext) -> str:
+    """Every duplicate ticket, the solved ones picked here (collected before closing)."""
+    wanted = [t for t in listed(ctx, 100, tag="duplicate") if t["status"] == "solved"]
+    for t in wanted:
+        must(ctx, "update_ticket", {"ticket_id": t["id"], "status": "closed"})
+    return "Done."
+
+
+def untag_pending_mobile_by_tag(ctx: ScriptContext) -> str:
+    """Every mobile ticket (any status), the pending ones picked here."""
+    for t in listed(ctx, 100, tag="mobile"):
+        if t["status"] == "pending":
+            kept = [tag for tag in t["tags"] if tag != "mobile"]
+            must(ctx, "update_ticket", {"ticket_id": t["id"], "tags": kept})
+    return "Done."
+
+
+def anna_lopez_replies_per_status(ctx: ScriptContext) -> str:
+    """Her full name searched; one listing per status asked for."""
+    anna = next(
+        u
+        for u in rows(ctx, "find_users", {"query": "anna lopez"}, "users")
+        if u["name"] == "Anna Lopez"
+    )
+    body = "Sorry for the wait - we are on it."
+    for status in ("pending", "open", "new"):
+        for t in listed(ctx, 20, requester_id=anna["id"], status=status):
+            must(ctx, "add_comment", {"ticket_id": t["id"], "body": body, "public": True})
+    return "Done."
+
+
 ORACLES = {
-    f"helpdesk.{fn.__name__}": fn
-    for fn in (
-        escalate_outage,
-        vip_two_statuses,
-        billing_review_tag,
-        assign_on_hold_unowned,
-        reassign_departed,
-        reply_and_solve,
-        create_for_john,
-        security_count,
-        note_urgent_new,
-        close_solved_duplicates,
-        untag_pending_mobile,
-        anna_lopez_replies,
+    f"helpdesk.{primary.__name__}": [primary, second]
+    for primary, second in (
+        (escalate_outage, escalate_outage_by_tag),
+        (vip_two_statuses, vip_two_statuses_one_listing),
+        (billing_review_tag, billing_review_tag_by_group),
+        (assign_on_hold_unowned, assign_on_hold_unowned_by_status),
+        (reassign_departed, reassign_departed_by_owner),
+        (reply_and_solve, reply_and_solve_from_listing),
+        (create_for_john, create_for_john_by_email),
+        (security_count, security_count_from_total),
+        (note_urgent_new, note_urgent_new_by_status),
+        (close_solved_duplicates, close_solved_duplicates_by_tag),
+        (untag_pending_mobile, untag_pending_mobile_by_tag),
+        (anna_lopez_replies, anna_lopez_replies_per_status),
     )
 }
+"""Task id to its routes: the primary (narrow filters, pages of 100) first, then a second."""

@@ -1,13 +1,20 @@
-"""Scripted correct solutions for the inventory tasks, one per task.
+"""Scripted correct solutions for the inventory tasks: two routes per task.
 
-Oracles find their targets through the tools, as an agent must: they list with the largest page
-size, follow every page, read each stock row before changing it, collect a listing before
-writing to what it lists, and use no id the instruction does not give. Each passes on the small
-and the large seed, which is what shows the targets are derived, not hard-coded.
+Oracles find their targets through the tools, as an agent must: they follow every page, read
+each row they address before changing it, collect a listing before writing to what it lists,
+and use no id the instruction does not give. Each passes on the small and the large seed, which
+is what shows the targets are derived, not hard-coded.
+
+The primary route (first in ``ORACLES``) reads broadly with the largest page size. The second
+takes a genuinely different route: other tools or filters, smaller pages, another order, the
+minimum reading (a transfer reads only its source row), or an answer written in words or given
+as a structured answer. A correct route the checker fails is a finding about the task or the
+checker (docs/decisions.md).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -199,20 +206,225 @@ def cycle_count_lyon(ctx: ScriptContext) -> str:
     return "Corrected."
 
 
+# -- second routes ---------------------------------------------------------------------------
+
+_WORDS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
+_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+
+
+def in_words(n: int) -> str:
+    """A number below 1,000 in English words (``seventy``, ``one hundred and five``)."""
+    if n < 20:
+        return _WORDS[n]
+    if n < 100:
+        tens, unit = divmod(n, 10)
+        return _TENS[tens - 2] + (f"-{_WORDS[unit]}" if unit else "")
+    hundreds, rest = divmod(n, 100)
+    return f"{_WORDS[hundreds]} hundred" + (f" and {in_words(rest)}" if rest else "")
+
+
+def paged(
+    ctx: ScriptContext, tool: str, args: dict[str, Any], field: str, size: int
+) -> list[dict[str, Any]]:
+    """Every row of a listing at another page size."""
+    return list(follow_pages(ctx, tool, args, field, size))
+
+
+def recount_patch_cord_by_exact_query(ctx: ScriptContext) -> str:
+    """Search the exact spelling with small pages; read the row through list_stock."""
+    cord = next(
+        i
+        for i in paged(ctx, "list_items", {"query": "CAT 6 Patch"}, "items", 20)
+        if i["name"] == "CAT 6 Patch Cord 3m"
+    )
+    found = must(ctx, "list_stock", {"item_id": cord["id"], "warehouse_id": "W-03"})
+    assert [r["id"] for r in found["stock"]] == [f"{cord['id']}@W-03"]
+    args = {"item_id": cord["id"], "warehouse_id": "W-03", "delta": 4, "reason": "cycle count"}
+    must(ctx, "adjust_stock", args)
+    return "Added the 4 counted units in Lyon Est."
+
+
+def transfer_copy_paper_source_only(ctx: ScriptContext) -> str:
+    """Read only the source row (the destination changes as the transfer's consequence)."""
+    by_city = {w["city"]: w["id"] for w in warehouses(ctx)}
+    paper = item_named(ctx, "A4 Copy Paper 500", "A4 Copy Paper 500 Sheets")
+    source = must(ctx, "get_stock", {"item_id": paper["id"], "warehouse_id": by_city["Leeds"]})
+    if source["on_hand"] - source["reserved"] < 30:
+        raise RuntimeError("not enough available in Leeds")
+    move = {
+        "item_id": paper["id"],
+        "from_warehouse_id": by_city["Leeds"],
+        "to_warehouse_id": by_city["Lyon"],
+        "quantity": 30,
+    }
+    must(ctx, "create_transfer", move)
+    return "Moved 30 units from Leeds to Lyon."
+
+
+def porto_restock_small_pages_reversed(ctx: ScriptContext) -> str:
+    """Pages of 50, then the deliveries recorded from the last row back to the first."""
+    empty = [
+        r
+        for r in paged(ctx, "list_stock", {"warehouse_id": "W-05"}, "stock", 50)
+        if not r["on_hand"]
+    ]
+    for row in reversed(empty):
+        args = {
+            "item_id": row["item_id"],
+            "warehouse_id": "W-05",
+            "delta": 10,
+            "reason": "delivery",
+        }
+        must(ctx, "adjust_stock", args)
+    return "Recorded the delivery."
+
+
+def cancel_poznan_orders_one_listing(ctx: ScriptContext) -> str:
+    """One unfiltered listing of every order, filtered here; cancelled newest first."""
+    orders = paged(ctx, "list_purchase_orders", {}, "purchase_orders", 100)
+    wanted = [
+        o for o in orders if o["warehouse_id"] == "W-04" and o["status"] in ("draft", "submitted")
+    ]
+    for order in reversed(wanted):
+        must(ctx, "cancel_purchase_order", {"po_id": order["id"]})
+    return "Cancelled the open Poznan orders."
+
+
+def order_unsupplied_office_small_pages(ctx: ScriptContext) -> str:
+    """Active office items only (two filters), pages of 50, ordered from the last one back."""
+    office = paged(ctx, "list_items", {"category": "office", "discontinued": False}, "items", 50)
+    for item in reversed([i for i in office if no_supplier(i)]):
+        order = {"item_id": item["id"], "warehouse_id": "W-01", "quantity": 20}
+        must(ctx, "create_purchase_order", order)
+    return "Ordered."
+
+
+def count_legacy_peripherals_in_words(ctx: ScriptContext) -> str:
+    """Two listings (discontinued or not) and the count written in words."""
+    count = sum(
+        "supplier_id" not in item
+        for flag in (False, True)
+        for item in rows(
+            ctx, "list_items", {"category": "peripherals", "discontinued": flag}, "items"
+        )
+    )
+    return f"{in_words(count).capitalize()} peripherals items are legacy imports."
+
+
+def order_hdmi_cable_exact_query(ctx: ScriptContext) -> str:
+    """Search the exact name, confirm it with get_item, then order."""
+    found = must(ctx, "list_items", {"query": "HDMI 2.1 Cable 2 m", "category": "cables"})
+    (match,) = [i for i in found["items"] if i["name"] == "HDMI 2.1 Cable 2 m"]
+    item = must(ctx, "get_item", {"item_id": match["id"]})
+    order = {"item_id": item["id"], "warehouse_id": "W-05", "quantity": 50}
+    must(ctx, "create_purchase_order", order)
+    return "Ordered 50 units for Porto Harbour."
+
+
+def recall_ups_split_listing(ctx: ScriptContext) -> str:
+    """The item's rows from two listings (below reorder or not); no warehouse listing."""
+    stock = [
+        row
+        for flag in (True, False)
+        for row in rows(ctx, "list_stock", {"item_id": "I-0163", "below_reorder": flag}, "stock")
+    ]
+    for row in sorted(stock, key=lambda r: r["warehouse_id"], reverse=True):
+        if row["on_hand"]:
+            args = {
+                "item_id": "I-0163",
+                "warehouse_id": row["warehouse_id"],
+                "delta": -row["on_hand"],
+                "reason": "recall",
+            }
+            must(ctx, "adjust_stock", args)
+    return "Written off in every warehouse."
+
+
+def move_available_adapters_source_only(ctx: ScriptContext) -> str:
+    """Read only the source row with get_stock (the route the issue found failing)."""
+    source = must(ctx, "get_stock", {"item_id": "I-0172", "warehouse_id": "W-01"})
+    available = source["on_hand"] - source["reserved"]
+    move = {
+        "item_id": "I-0172",
+        "from_warehouse_id": "W-01",
+        "to_warehouse_id": "W-05",
+        "quantity": available,
+    }
+    must(ctx, "create_transfer", move)
+    return "Moved every available unit to Porto Harbour."
+
+
+def label_tape_everywhere_category_search(ctx: ScriptContext) -> str:
+    """Office items matching "label", small pages; warehouses ordered from the last."""
+    tape = next(
+        i
+        for i in paged(ctx, "list_items", {"category": "office", "query": "label"}, "items", 20)
+        if i["name"] == "Label Tape 12 mm, Black"
+    )
+    for warehouse in reversed([w["id"] for w in warehouses(ctx) if w["active"]]):
+        order = {"item_id": tape["id"], "warehouse_id": warehouse, "quantity": 20}
+        must(ctx, "create_purchase_order", order)
+    return "Ordered for every active warehouse."
+
+
+def draft_orders_leeds_structured(ctx: ScriptContext) -> str:
+    """Pages of 50, and the ids given as a structured answer after a sentence."""
+    drafts = paged(ctx, "list_purchase_orders", {"status": "draft"}, "purchase_orders", 50)
+    ids = [o["id"] for o in drafts if o["warehouse_id"] == "W-02"]
+    return "These are the Leeds drafts.\n" + json.dumps({"answer": ids})
+
+
+def cycle_count_lyon_listed(ctx: ScriptContext) -> str:
+    """Each row read through list_stock (item and warehouse), corrected in reverse order."""
+    for item_id, counted in reversed(COUNTED.items()):
+        (row,) = must(ctx, "list_stock", {"item_id": item_id, "warehouse_id": "W-03"})["stock"]
+        if row["on_hand"] != counted:
+            args = {
+                "item_id": item_id,
+                "warehouse_id": "W-03",
+                "delta": counted - row["on_hand"],
+                "reason": "cycle count",
+            }
+            must(ctx, "adjust_stock", args)
+    return "Corrected the three counts."
+
+
 ORACLES = {
-    f"inventory.{fn.__name__}": fn
-    for fn in (
-        recount_patch_cord,
-        transfer_copy_paper,
-        porto_restock,
-        cancel_poznan_orders,
-        order_unsupplied_office,
-        count_legacy_peripherals,
-        order_hdmi_cable,
-        recall_ups,
-        move_available_adapters,
-        label_tape_everywhere,
-        draft_orders_leeds,
-        cycle_count_lyon,
+    f"inventory.{primary.__name__}": [primary, second]
+    for primary, second in (
+        (recount_patch_cord, recount_patch_cord_by_exact_query),
+        (transfer_copy_paper, transfer_copy_paper_source_only),
+        (porto_restock, porto_restock_small_pages_reversed),
+        (cancel_poznan_orders, cancel_poznan_orders_one_listing),
+        (order_unsupplied_office, order_unsupplied_office_small_pages),
+        (count_legacy_peripherals, count_legacy_peripherals_in_words),
+        (order_hdmi_cable, order_hdmi_cable_exact_query),
+        (recall_ups, recall_ups_split_listing),
+        (move_available_adapters, move_available_adapters_source_only),
+        (label_tape_everywhere, label_tape_everywhere_category_search),
+        (draft_orders_leeds, draft_orders_leeds_structured),
+        (cycle_count_lyon, cycle_count_lyon_listed),
     )
 }
+"""Task id to its routes: the primary (broad reading, pages of 100) first, then a second."""

@@ -36,7 +36,16 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from harness_world.engine import Contract, Entity, Field, Params, ToolContext, ToolFailure, tool
+from harness_world.engine import (
+    Contract,
+    Derived,
+    Entity,
+    Field,
+    Params,
+    ToolContext,
+    ToolFailure,
+    tool,
+)
 
 CATEGORIES: tuple[str, ...] = (
     "cables",
@@ -396,6 +405,9 @@ def adjust_stock(ctx: ToolContext, p: AdjustStock) -> dict[str, Any]:
     "same or either is inactive.",
     CreateTransfer,
     "write",
+    # The agent addresses the source row (it decides how much can leave); the destination row
+    # changes as a consequence, so reading it first is not required.
+    derives=(Derived(entity="stock", key="{item_id}@{to_warehouse_id}"),),
 )
 def create_transfer(ctx: ToolContext, p: CreateTransfer) -> dict[str, Any]:
     if p.from_warehouse_id == p.to_warehouse_id:

@@ -62,7 +62,16 @@ import json
 import warnings
 from typing import Any
 
-from harness_world.engine import Contract, Entity, Field, Params, ToolContext, ToolFailure, tool
+from harness_world.engine import (
+    Contract,
+    Derived,
+    Entity,
+    Field,
+    Params,
+    ToolContext,
+    ToolFailure,
+    tool,
+)
 
 _S = Field(type="str")
 _ADDRESS = Field(
@@ -499,6 +508,9 @@ def transfer_to_human_agents(ctx: ToolContext, p: TransferToHumanAgents) -> str:
 
 # -- write tools ----------------------------------------------------------------------------
 
+_USER_BALANCE = (Derived(entity="users"),)
+"""A user row an order tool writes (a gift card's balance): derived, not addressed."""
+
 
 @tool(
     "cancel_pending_order",
@@ -508,6 +520,8 @@ def transfer_to_human_agents(ctx: ToolContext, p: TransferToHumanAgents) -> str:
     "business days. Returns the order. Ask the user for explicit confirmation first.",
     CancelPendingOrder,
     "write",
+    # The agent addresses the order; the user's gift-card balance changes as a consequence.
+    derives=_USER_BALANCE,
 )
 def cancel_pending_order(ctx: ToolContext, p: CancelPendingOrder) -> dict[str, Any]:
     order = _order(ctx, p.order_id)
@@ -578,6 +592,8 @@ def modify_user_address(ctx: ToolContext, p: ModifyUserAddress) -> dict[str, Any
     "Ask for explicit confirmation first.",
     ModifyPendingOrderPayment,
     "write",
+    # The agent addresses the order; the user's gift-card balance changes as a consequence.
+    derives=_USER_BALANCE,
 )
 def modify_pending_order_payment(ctx: ToolContext, p: ModifyPendingOrderPayment) -> dict[str, Any]:
     order = _order(ctx, p.order_id)
@@ -624,6 +640,8 @@ def modify_pending_order_payment(ctx: ToolContext, p: ModifyPendingOrderPayment)
     "list. Returns the order. Ask for explicit confirmation first.",
     ModifyPendingOrderItems,
     "write",
+    # The agent addresses the order; the user's gift-card balance changes as a consequence.
+    derives=_USER_BALANCE,
 )
 def modify_pending_order_items(ctx: ToolContext, p: ModifyPendingOrderItems) -> dict[str, Any]:
     order = _order(ctx, p.order_id)

@@ -1,0 +1,539 @@
+"""Reading an answer from a final message so that it cannot be hedged.
+
+An answer criterion states its type (`AnswerKind`): a ``count``, a set of ``ids``, an
+``amount``, a ``date`` or ``yes_no``. The agent may give it as a structured answer (the final
+message, or its last line, is a JSON object ``{"answer": ...}``), which is read first; otherwise
+the prose of the final message is read. Either way the answer must be the only candidate of its
+type the message asserts:
+
+* numbers in the instruction the agent was given, and ids (``T-1001``, ``I-0172@W-01``), dates
+  and clock times are not candidates of a count or an amount;
+* numbers written as words are read (``Fifteen``, ``twenty-three``, ``one hundred and five``,
+  ``none``);
+* hedges fail with a reason: a list of several candidates, a range (``14-15``, ``between 14 and
+  15``), either/or (``14 or 15``), and qualifiers (``about``, ``at least``, ``15 or so``,
+  ``probably``).
+
+Everything here is a pure function of the message, the instruction and the expected value.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Callable
+from typing import Any, Literal
+
+import attrs
+
+__all__ = [
+    "AnswerKind",
+    "IdAnswer",
+    "Judgement",
+    "Mention",
+    "date_mentions",
+    "judge",
+    "number_mentions",
+    "pair_hedge",
+    "qualifier_hedge",
+    "structured_answer",
+]
+
+AnswerKind = Literal["count", "ids", "amount", "date", "yes_no"]
+"""What an answer is: a count of targets, the set of target ids, an amount (a sum of a field),
+a date (a field's value), or yes/no (whether any target exists)."""
+
+_KIND_NAMES = {
+    "count": "count",
+    "ids": "id",
+    "amount": "amount",
+    "date": "date",
+    "yes_no": "yes/no answer",
+}
+
+
+@attrs.frozen(slots=True)
+class Judgement:
+    """The verdict on one answer.
+
+    Attributes:
+        ok: Whether the answer is the expected one and the only candidate stated.
+        detail: What was read, or why it fails (the hedge named).
+    """
+
+    ok: bool
+    detail: str
+
+
+@attrs.frozen(slots=True)
+class Mention:
+    """One candidate value found in a message.
+
+    Attributes:
+        value: The value read (an int or float for numbers, ``YYYY-MM-DD`` for dates, a key for
+            ids, a bool for yes/no).
+        start: Where its text starts in the message.
+        end: Where its text ends.
+        text: The text it was read from.
+    """
+
+    value: Any
+    start: int
+    end: int
+    text: str
+
+
+# -- structured answers ---------------------------------------------------------------------
+
+
+def structured_answer(message: str) -> tuple[bool, Any]:
+    """``(True, value)`` when the message, or its last non-empty line, is ``{"answer": value}``."""
+    stripped = message.strip()
+    lines = [line.strip() for line in stripped.splitlines() if line.strip()]
+    for text in (stripped, lines[-1] if lines else ""):
+        if not (text.startswith("{") and text.endswith("}")):
+            continue
+        try:
+            data = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and "answer" in data:
+            return True, data["answer"]
+    return False, None
+
+
+# -- numbers --------------------------------------------------------------------------------
+
+_ID = re.compile(r"(?<![\w])[A-Za-z][A-Za-z0-9_]*(?:[-@#/][A-Za-z0-9_]+)+")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?Z?)?")
+_TIME = re.compile(r"(?<![\w:])\d{1,2}:\d{2}(?::\d{2})?(?![\w:])")
+_NUMBER = re.compile(r"(?<![\w.])[$€£]?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w]|\.\d)")
+_UNITS = {
+    w: i
+    for i, w in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+        ]
+    )
+}
+_TENS = {
+    w: 10 * (i + 2)
+    for i, w in enumerate(
+        ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+    )
+}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+_WORD = re.compile(r"[A-Za-z]+")
+# "one" is a pronoun as often as a number: not read as 1 after these words or before "of".
+_ONE_PRONOUN_BEFORE = {"the", "each", "this", "that", "which", "no", "any", "every", "another"}
+
+
+def _mask(text: str, patterns: tuple[re.Pattern[str], ...]) -> str:
+    """Blank out every match (keeping positions) so its digits are not read as numbers."""
+    for pattern in patterns:
+        # Only tokens holding a digit: "twenty-one" is a number, "T-1001" an id.
+        text = pattern.sub(
+            lambda m: " " * len(m.group(0)) if any(c.isdigit() for c in m.group(0)) else m.group(0),
+            text,
+        )
+    return text
+
+
+def _digit_mentions(text: str) -> list[Mention]:
+    out = []
+    for m in _NUMBER.finditer(text):
+        whole = m.group(1).replace(",", "")
+        value: int | float = float(whole + m.group(2)) if m.group(2) else int(whole)
+        out.append(Mention(value, m.start(), m.end(), m.group(0)))
+    return out
+
+
+def _word_value(words: list[str]) -> int | None:
+    """The value of a run of number words, or None when the run is not a number."""
+    total, current, seen = 0, 0, False
+    for word in words:
+        if word in _UNITS or word in _TENS:
+            current += _UNITS.get(word, 0) + _TENS.get(word, 0)
+            seen = True
+        elif word in _SCALES and seen:
+            if _SCALES[word] == 100:
+                current *= 100
+            else:
+                total += current * _SCALES[word]
+                current = 0
+        elif word != "and":
+            return None
+    return total + current if seen else None
+
+
+def _word_mentions(text: str) -> list[Mention]:
+    """Numbers written as words: a run of number words (``and`` inside a run) is one number."""
+    tokens = [(m.group(0).lower(), m.start(), m.end()) for m in _WORD.finditer(text)]
+    numeric = set(_UNITS) | set(_TENS) | set(_SCALES)
+    out: list[Mention] = [
+        Mention(0, t[1], t[2], text[t[1] : t[2]]) for t in tokens if t[0] == "none"
+    ]
+    i = 0
+    while i < len(tokens):
+        if tokens[i][0] not in numeric or tokens[i][0] in _SCALES:
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(tokens) and (
+            tokens[j + 1][0] in numeric
+            or (tokens[j + 1][0] == "and" and j + 2 < len(tokens) and tokens[j + 2][0] in numeric)
+        ):
+            j += 1
+        words = [t[0] for t in tokens[i : j + 1]]
+        value = _word_value(words)
+        if value is not None and not _pronoun_one(words, tokens, i, j):
+            start, end = tokens[i][1], tokens[j][2]
+            out.append(Mention(value, start, end, text[start:end]))
+        i = j + 1
+    return out
+
+
+def _pronoun_one(words: list[str], tokens: list[tuple[str, int, int]], i: int, j: int) -> bool:
+    if words != ["one"]:
+        return False
+    before = tokens[i - 1][0] if i > 0 else ""
+    after = tokens[j + 1][0] if j + 1 < len(tokens) else ""
+    return before in _ONE_PRONOUN_BEFORE or after in ("of", "by")
+
+
+def number_mentions(text: str) -> list[Mention]:
+    """Every number a text asserts, in order: digits and words; ids, dates and times aside."""
+    masked = _mask(text, (_ID, _DATE, _TIME))
+    found = _digit_mentions(masked) + _word_mentions(masked)
+    return sorted(found, key=lambda m: m.start)
+
+
+# -- dates ----------------------------------------------------------------------------------
+
+_MONTHS = {
+    m: i + 1
+    for i, m in enumerate(
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ]
+    )
+}
+_MONTH = r"(" + "|".join(_MONTHS) + r")"
+_DAY_MONTH = re.compile(r"\b(\d{1,2}) " + _MONTH + r",? (\d{4})\b", re.IGNORECASE)
+_MONTH_DAY = re.compile(r"\b" + _MONTH + r" (\d{1,2})(?:st|nd|rd|th)?,? (\d{4})\b", re.IGNORECASE)
+
+
+def date_mentions(text: str) -> list[Mention]:
+    """ISO dates (with or without a time) and ``5 March 2025`` / ``March 5, 2025`` dates."""
+    out = [Mention(m.group(0)[:10], m.start(), m.end(), m.group(0)) for m in _DATE.finditer(text)]
+    for m in _DAY_MONTH.finditer(text):
+        day, month, year = int(m.group(1)), _MONTHS[m.group(2).lower()], m.group(3)
+        out.append(Mention(f"{year}-{month:02d}-{day:02d}", m.start(), m.end(), m.group(0)))
+    for m in _MONTH_DAY.finditer(text):
+        month, day, year = _MONTHS[m.group(1).lower()], int(m.group(2)), m.group(3)
+        out.append(Mention(f"{year}-{month:02d}-{day:02d}", m.start(), m.end(), m.group(0)))
+    return sorted(out, key=lambda m: m.start)
+
+
+# -- hedges ---------------------------------------------------------------------------------
+
+_QUALIFIERS = (
+    r"about|around|approximately|approx|roughly|circa|ca|nearly|almost|at least|at most|"
+    r"more than|less than|fewer than|over|under|up to|some"
+)
+_BEFORE_NUMBER = re.compile(r"(?:\b(?:" + _QUALIFIERS + r")\.?|~|≈|>=?|<=?)\s*$", re.IGNORECASE)
+_BEFORE_DATE = re.compile(
+    r"(?:\b(?:" + _QUALIFIERS + r"|before|after|by|early|late|mid)\.?|~|≈)\s*-?\s*$",
+    re.IGNORECASE,
+)
+_AFTER = re.compile(
+    r"^\s*(?:\+|or so\b|or more\b|or less\b|or fewer\b|-?ish\b|give or take\b|at least\b|"
+    r"at most\b|or later\b|or earlier\b)",
+    re.IGNORECASE,
+)
+_UNSURE = re.compile(
+    r"\b(?:maybe|probably|possibly|perhaps|not sure|unsure|uncertain|could be|i think|"
+    r"i guess|i believe|estimated?|roughly|approximately)\b",
+    re.IGNORECASE,
+)
+_RANGE_JOIN = re.compile(r"^\s*(?:-|–|—|to|through|thru|until)\s*$", re.IGNORECASE)
+_OR_JOIN = re.compile(r"^\s*(?:,?\s*or|/)\s*$", re.IGNORECASE)
+_ELLIPSIS = re.compile(r"…|\.\.\.|\betc\b|\band (?:so on|others|more)\b", re.IGNORECASE)
+
+
+def _sentence(message: str, mention: Mention) -> str:
+    """The sentence around a mention (split at ``!``, ``?``, newlines and a full stop + space)."""
+    starts = [message.rfind(c, 0, mention.start) for c in "!?\n"]
+    dots = [m.end() for m in re.finditer(r"\.\s", message[: mention.start])]
+    start = max([*starts, *dots, -1]) + 1
+    ends = [i for i in (message.find(c, mention.end) for c in "!?\n") if i >= 0]
+    dot = re.search(r"\.(?:\s|$)", message[mention.end :])
+    if dot:
+        ends.append(mention.end + dot.start())
+    return message[start : min(ends) if ends else len(message)]
+
+
+def _pair_hedge(message: str, first: Mention, second: Mention) -> str:
+    between = message[first.end : second.start]
+    lead = message[max(0, first.start - 12) : first.start].lower()
+    if "between" in lead and between.strip().lower() == "and":
+        return f"a range (between {first.text.strip()} and {second.text.strip()})"
+    if _RANGE_JOIN.match(between):
+        return f"a range ({message[first.start : second.end].strip()})"
+    if _OR_JOIN.match(between) or "either" in lead:
+        return f"either/or ({first.text.strip()} or {second.text.strip()})"
+    return ""
+
+
+def pair_hedge(message: str, mentions: list[Mention]) -> str:
+    """A range or either/or between two neighbouring candidates, or empty."""
+    for first, second in itertools.pairwise(mentions):
+        found = _pair_hedge(message, first, second)
+        if found:
+            return found
+    return ""
+
+
+def qualifier_hedge(message: str, mentions: list[Mention], *, dates: bool = False) -> str:
+    """A qualifier next to a candidate, or an unsure word in its sentence; empty when none.
+
+    Qualifiers: ``about 15``, ``at least 15``, ``15 or so``, ``15+``; unsure words:
+    ``probably``, ``maybe``, ``I think``.
+    """
+    before_pattern = _BEFORE_DATE if dates else _BEFORE_NUMBER
+    for mention in mentions:
+        before = before_pattern.search(message[max(0, mention.start - 16) : mention.start])
+        after = _AFTER.match(message[mention.end : mention.end + 16])
+        unsure = _UNSURE.search(_sentence(message, mention))
+        for match in (before, after, unsure):
+            if match is not None:
+                return f"qualified: {match.group(0).strip()!r} with {mention.text.strip()!r}"
+    return ""
+
+
+# -- judging --------------------------------------------------------------------------------
+
+
+def _shown(values: list[Any]) -> str:
+    head = ", ".join(str(v) for v in values[:6])
+    return head + (f" and {len(values) - 6} more" if len(values) > 6 else "")
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def _single(
+    kind: AnswerKind, message: str, mentions: list[Mention], expected: Any, same: _Same
+) -> Judgement:
+    """The common rule: no hedge, exactly one distinct candidate, and it is the expected one."""
+    name = _KIND_NAMES[kind]
+    values: list[Any] = []
+    for mention in mentions:
+        if not any(same(mention.value, v) for v in values):
+            values.append(mention.value)
+    if len(values) > 2:
+        shown = _shown([_fmt(v) for v in values])
+        return Judgement(False, f"hedged {name}: a list of {len(values)} candidates ({shown})")
+    reason = pair_hedge(message, mentions)
+    if reason:
+        return Judgement(False, f"hedged {name}: {reason}; state exactly one {name}")
+    if not values:
+        return Judgement(False, f"no {name} stated in the final message")
+    if len(values) > 1:
+        shown = _shown([_fmt(v) for v in values])
+        return Judgement(False, f"hedged {name}: two candidates ({shown}); state one {name}")
+    reason = qualifier_hedge(message, mentions, dates=kind == "date")
+    if reason:
+        return Judgement(False, f"hedged {name}: {reason}; state exactly one {name}")
+    if not same(values[0], expected):
+        return Judgement(False, f"states {_fmt(values[0])}, expected {_fmt(expected)}")
+    return Judgement(True, f"states {_fmt(expected)}, the only {name} in the final message")
+
+
+_Same = Callable[[Any, Any], bool]
+
+
+def _same_count(a: Any, b: Any) -> bool:
+    return bool(a == b and float(a).is_integer() == float(b).is_integer())
+
+
+def _same_exactly(a: Any, b: Any) -> bool:
+    return bool(a == b and type(a) is type(b))
+
+
+def _same_amount(a: Any, b: Any) -> bool:
+    return abs(float(a) - float(b)) < 0.005
+
+
+def _without_instruction(mentions: list[Mention], instruction: str, expected: Any) -> list[Mention]:
+    """Drop numbers the instruction already holds, but never the expected value itself.
+
+    A number from the instruction restates the question (a warehouse's 300 items, a budget of
+    40 tool calls); it is not the agent's answer.
+    """
+    given = {m.value for m in number_mentions(instruction)}
+    return [m for m in mentions if m.value not in given or m.value == expected]
+
+
+def _structured(kind: AnswerKind, value: Any, expected: Any, ids: IdAnswer | None) -> Judgement:
+    checks: dict[str, Callable[[Any], bool]] = {
+        "count": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "amount": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+        "date": lambda v: isinstance(v, str) and bool(_DATE.fullmatch(v.strip())),
+        "yes_no": lambda v: isinstance(v, bool),
+        "ids": lambda v: isinstance(v, list) and all(isinstance(i, str | int) for i in v),
+    }
+    if not checks[kind](value):
+        return Judgement(False, f"structured answer {value!r} is not a {_KIND_NAMES[kind]}")
+    if kind == "ids":
+        if ids is None:
+            return Judgement(False, "no id set to compare with")
+        return _compare_ids({str(v) for v in value}, ids, set(), "structured answer")
+    if kind == "date":
+        value = value.strip()[:10]
+    same: _Same = _same_amount if kind == "amount" else _same_exactly
+    if not same(value, expected):
+        return Judgement(False, f"structured answer {_fmt(value)}, expected {_fmt(expected)}")
+    return Judgement(True, f"structured answer {_fmt(expected)}")
+
+
+def _yes_no(message: str, expected: bool) -> Judgement:
+    first = re.split(r"(?<=[.!?])\s|\n", message.strip(), maxsplit=1)[0]
+    words = [w.lower() for w in _WORD.findall(first)]
+    said = [w == "yes" for w in words if w in ("yes", "no")]
+    unsure = _UNSURE.search(first)
+    if unsure or (True in said and False in said):
+        why = repr(unsure.group(0)) if unsure else "both yes and no"
+        return Judgement(False, f"hedged yes/no answer: {why} in {first.strip()!r}")
+    if not said:
+        return Judgement(False, "no yes/no answer in the first sentence of the final message")
+    if said[0] != expected:
+        return Judgement(False, f"answers {_fmt(said[0])}, expected {_fmt(expected)}")
+    return Judgement(True, f"answers {_fmt(expected)}")
+
+
+def judge(
+    kind: AnswerKind,
+    message: str,
+    expected: Any,
+    *,
+    instruction: str = "",
+    structured_only: bool = False,
+    ids: IdAnswer | None = None,
+) -> Judgement:
+    """Judge a final message against the expected answer of a given kind.
+
+    Args:
+        kind: The answer's type.
+        message: The agent's final message.
+        expected: The expected value (an int count, a float amount, a ``YYYY-MM-DD`` date, a
+            bool; for ``ids`` the id check does the comparison).
+        instruction: The text the agent was given; its numbers are not candidates.
+        structured_only: Only a structured answer ``{"answer": ...}`` counts.
+        ids: For ``ids``: the target ids and which tokens name rows of their entity.
+    """
+    given, value = structured_answer(message)
+    if given:
+        return _structured(kind, value, expected, ids)
+    if structured_only:
+        return Judgement(False, 'no structured answer: end the final message with {"answer": ...}')
+    if kind == "yes_no":
+        return _yes_no(message, bool(expected))
+    if kind == "ids":
+        if ids is None:
+            return Judgement(False, "no id set to compare with")
+        return _ids(message, ids, instruction)
+    if kind == "date":
+        mentions = date_mentions(message)
+        given_dates = {m.value for m in date_mentions(instruction)}
+        kept = [m for m in mentions if m.value not in given_dates or m.value == expected]
+        return _single(kind, message, kept, expected, lambda a, b: a == b)
+    mentions = _without_instruction(number_mentions(message), instruction, expected)
+    same = _same_amount if kind == "amount" else _same_count
+    return _single(kind, message, mentions, expected, same)
+
+
+# -- ids ------------------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"[\w#@.\-]*\w")
+
+
+@attrs.frozen(slots=True)
+class IdAnswer:
+    """What an id-set answer is checked against.
+
+    Attributes:
+        targets: The expected ids (the target set's keys, as text).
+        is_row: Whether a token names a row of the targets' entity (a non-target one is an
+            extra, unless the instruction named it).
+    """
+
+    targets: frozenset[str]
+    is_row: Callable[[str], bool]
+
+
+def _compare_ids(named: set[str], expected: IdAnswer, given: set[str], how: str) -> Judgement:
+    missing = sorted(expected.targets - named)
+    extra = sorted(t for t in named - expected.targets - given if expected.is_row(t))
+    problems = []
+    if missing:
+        problems.append(f"lacks {_shown(missing)}")
+    if extra:
+        problems.append(f"also names rows that are not targets: {_shown(extra)}")
+    if problems:
+        return Judgement(False, f"{how} " + "; ".join(problems))
+    return Judgement(True, f"{how} names exactly the targets")
+
+
+def _ids(message: str, expected: IdAnswer, instruction: str) -> Judgement:
+    """Whole tokens, not substrings (``T-100`` is not found in ``T-1001``); no hedging."""
+    mentions = [
+        Mention(m.group(0), m.start(), m.end(), m.group(0))
+        for m in _TOKEN.finditer(message)
+        if m.group(0) in expected.targets or expected.is_row(m.group(0))
+    ]
+    reason = pair_hedge(message, mentions)
+    truncated = _ELLIPSIS.search(message) if mentions else None
+    if not reason and truncated:
+        reason = f"a truncated list ({truncated.group(0)!r})"
+    reason = reason or qualifier_hedge(message, mentions)
+    if reason:
+        return Judgement(False, f"hedged id list: {reason}; name every id, once, plainly")
+    given = set(_TOKEN.findall(instruction))
+    return _compare_ids({m.value for m in mentions}, expected, given, "final message")
