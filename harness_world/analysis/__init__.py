@@ -3,6 +3,14 @@
 The statistics behind them live in `harness_world.stats`.
 """
 
+from harness_world.analysis.attribution import (  # diagnose: attribution of failures
+    Attribution,
+    AttributionError,
+    AttributionReport,
+    add_label,
+    attribute_scan,
+)
+from harness_world.analysis.diagnosis import Reach, advise_scan, reach  # diagnose: reach
 from harness_world.analysis.report import (
     FamilyFigures,
     PerAttempt,
@@ -20,13 +28,21 @@ from harness_world.analysis.results_csv import (
 )
 
 __all__ = [
+    "Attribution",
+    "AttributionError",
+    "AttributionReport",
     "FamilyFigures",
     "PerAttempt",
+    "Reach",
     "ResultsCsvError",
     "RunReport",
+    "add_label",
+    "advise_scan",
+    "attribute_scan",
     "build_report",
     "format_results",
     "parse_results",
+    "reach",
     "read_results",
     "report_from_scan",
     "run_rows",

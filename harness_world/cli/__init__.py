@@ -25,6 +25,9 @@ COMMANDS: tuple[str, ...] = (
     "mcp",  # [integrations] MCP server (extra [mcp])
     "mutants",
     "tau2",
+    # diagnose: advisories, reach, attribution, forks
+    "diagnose",
+    "attribute",
 )
 
 
