@@ -28,6 +28,7 @@ COMMANDS: tuple[str, ...] = (
     # diagnose: advisories, reach, attribution, forks
     "diagnose",
     "attribute",
+    "fork",
 )
 
 

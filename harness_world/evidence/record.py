@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from harness_world.engine.calls import CallRecord, FinalRow
 from harness_world.engine.canonical import sha256_hex, to_json
@@ -21,6 +22,7 @@ __all__ = [
     "Record",
     "RecordContext",
     "RecordError",
+    "Synthetic",
     "Usage",
     "WorldRef",
     "load_record",
@@ -106,6 +108,18 @@ class RecordContext(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     notes: dict[str, str] = {}
 
 
+class Synthetic(msgspec.Struct, frozen=True, kw_only=True):
+    """An observation a fork showed its agent instead of the real one (diagnose: forks).
+
+    Attributes:
+        seq: The call whose real result (in ``calls``) the agent never saw.
+        shown: What the agent was shown instead: an invented result.
+    """
+
+    seq: int
+    shown: Any
+
+
 class Record(msgspec.Struct, frozen=True, kw_only=True):
     """The evidence of one attempt; see ``docs/record-format.md`` for the file format.
 
@@ -125,6 +139,8 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
         digest: SHA-256 over the canonical encoding of every field above (not ``context``):
             a single edited byte is detected even where replay cannot recompute the field.
         context: Wall-clock times, host, pid, parallelism: recorded, never compared.
+        synthetic: Observations a counterfactual fork invented (absent in every real record):
+            a record carrying them is never verified as evidence of an attempt.
     """
 
     format: int = FORMAT_VERSION
@@ -141,6 +157,9 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
     usage: Usage = Usage()
     digest: str = ""
     context: RecordContext = RecordContext()
+    # diagnose: forks. Unset (and absent from the encoding, so every digest is unchanged)
+    # except in a live fork with an edited result.
+    synthetic: list[Synthetic] | UnsetType = UNSET
 
 
 class RecordError(HarnessWorldError):

@@ -6,6 +6,7 @@ Every path that produces a record goes through an `Attempt`: agents via `drive`,
 
 from harness_world.running.agents import Agent, ScriptedAgent, drive, oracle_agent
 from harness_world.running.attempt import Attempt, AttemptEnded, AttemptLimits, Reservation
+from harness_world.running.fork import ForkBounds, ForkError, fork, save_fork  # diagnose: forks
 from harness_world.running.oracles import load_oracles
 from harness_world.running.precheck import Feasibility, precheck
 from harness_world.running.revision import Revision, RevisionMismatch, make_revision
@@ -34,6 +35,8 @@ __all__ = [
     "AttemptEnded",
     "AttemptLimits",
     "Feasibility",
+    "ForkBounds",
+    "ForkError",
     "Reservation",
     "Revision",
     "RevisionMismatch",
@@ -50,6 +53,7 @@ __all__ = [
     "exceed_tool_calls",
     "exceed_turns",
     "follow_pages",
+    "fork",
     "load_manifest",
     "load_oracles",
     "make_revision",
@@ -59,5 +63,6 @@ __all__ = [
     "run",
     "run_script",
     "sample_seed",
+    "save_fork",
     "scan_run",
 ]
