@@ -11,6 +11,7 @@ import msgspec
 
 from harness_world.analysis.attribution import AttributionReport, attribute_scan
 from harness_world.analysis.diagnosis import SlotAdvice, advise_scan, reach, reach_lines
+from harness_world.analysis.report import RunReport
 from harness_world.cli._output import render_table
 from harness_world.coverage.mutants import load_mutants
 from harness_world.engine.world import load_world
@@ -19,10 +20,10 @@ from harness_world.grading.advice import ADVISORIES, advise
 from harness_world.grading.task import TaskError, load_tasks
 from harness_world.grading.verify import verify
 from harness_world.running.oracles import load_oracles
-from harness_world.running.rundir import scan_run
+from harness_world.running.rundir import RunScan, load_manifest, scan_run
 from harness_world.running.scripted import run_script
 
-__all__ = ["DEMO_WORLDS", "demo_advice", "register"]
+__all__ = ["DEMO_WORLDS", "demo_advice", "register", "report_section"]
 
 DEMO_WORLDS = ("helpdesk", "inventory")
 """The worlds whose mutants marked ``demo=True`` are measured by ``diagnose --demo``."""
@@ -110,6 +111,40 @@ def _print(advice: list[SlotAdvice], attribution: AttributionReport | None) -> N
         for s, c in attribution.counts.items()
     )
     print(f"\nattribution of {len(attribution.attributions)} attempts that did not pass: {counts}")
+
+
+def report_section(report: RunReport) -> list[str]:
+    """Lines `report` prints after its figures: advisories' reach and attribution counts.
+
+    Reads the slots the report already judged (no record is replayed again); records are read
+    once more to compute advisories, and each failing task's reference solution runs once.
+    """
+    scan = RunScan(
+        out=report.out,
+        manifest=load_manifest(report.out),
+        slots=report.attempts,
+        counts=report.counts,
+        families={},
+    )
+    tasks = load_tasks()
+    advice = advise_scan(scan, tasks)
+    lines = ["", *reach_lines(reach((a.passed, a.advisories) for a in advice))]
+    for a in advice:
+        if a.advisories and not a.passed:
+            names = ", ".join(x.name for x in a.advisories)
+            lines.append(f"    {a.task_id} sample {a.sample}: {names}")
+    attribution = attribute_scan(scan, tasks)
+    if attribution.attributions:
+        counts = ", ".join(
+            f"{s} {c['automatic'] + c['reviewed']} ({c['reviewed']} reviewed)"
+            for s, c in attribution.counts.items()
+            if c["automatic"] + c["reviewed"]
+        )
+        lines.append(
+            f"Attribution of {len(attribution.attributions)} attempts that did not pass: {counts}"
+        )
+    lines.append(f"Details: python -m harness_world diagnose {report.out}")
+    return lines
 
 
 def main(args: argparse.Namespace) -> int:

@@ -69,6 +69,10 @@ def main(args: argparse.Namespace) -> int:
         print(msgspec.json.format(msgspec.json.encode(report), indent=1).decode())
         return 0
     _print(report)
+    # diagnose: advisories' reach and failure attribution after the figures (cli/diagnose.py)
+    from harness_world.cli.diagnose import report_section
+
+    print("\n".join(report_section(report)))
     return 0
 
 

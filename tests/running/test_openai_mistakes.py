@@ -84,3 +84,9 @@ def test_each_recurring_mistake_carries_the_advisory_that_names_it(
     assert "Advisories explained 3 of 3 failed attempts" in shown
     assert all(name in shown for name in NAMES.values())
     assert "agent 3 (0 reviewed)" in shown
+    # and `report` shows the reach and the attribution after its figures
+    assert main(["report", str(tmp_path / "run")]) == 0
+    shown = capsys.readouterr().out
+    assert "Advisories explained 3 of 3 failed attempts; 0 of 0 passed" in shown
+    assert "helpdesk.vip_two_statuses sample 0: partial_filter" in shown
+    assert "Attribution of 3 attempts that did not pass: agent 3 (0 reviewed)" in shown
