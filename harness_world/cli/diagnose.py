@@ -53,7 +53,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def demo_advice() -> list[SlotAdvice]:
-    """Advisories of the demo's attempts: each world's oracles, then its ``demo`` mistakes."""
+    """Advisories of the demo's attempts: each world's oracles, then its ``demo`` mistakes.
+
+    ``sample`` numbers the attempts of one world in that order (they are not run samples).
+    """
     out: list[SlotAdvice] = []
     for name in DEMO_WORLDS:
         world = load_world(name)

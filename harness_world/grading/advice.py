@@ -435,7 +435,9 @@ def _added_step(t: _Trace) -> Advisory | None:
                 for f in sorted(_changed_fields(image))
                 if (image.entity, f) not in fields
             ]
-        if extra:
+        if extra and found and found[-1][0] == call.seq:  # one line per call
+            found[-1] = (call.seq, f"{found[-1][1]}, {', '.join(extra)}")
+        elif extra:
             found.append((call.seq, f"call {call.seq} {call.tool}: {', '.join(extra)}"))
     return _found("added_step", found)
 
