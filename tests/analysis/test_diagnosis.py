@@ -8,6 +8,8 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import harness_world as hw
 from harness_world.analysis.attribution import (
@@ -22,7 +24,7 @@ from harness_world.analysis.diagnosis import advise_scan, reach, reach_lines
 from harness_world.cli import main
 from harness_world.coverage import ScriptContext, load_mutants, load_oracles, record_calls
 from harness_world.evidence import Outcome
-from harness_world.grading.advice import Advisory
+from harness_world.grading.advice import ADVISORIES, Advisory
 from harness_world.running import scan_run
 from harness_world.running.rundir import SlotResult
 from tests.conftest import REPO
@@ -79,7 +81,9 @@ def impossible_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Pat
     shutil.copytree(REPO / "worlds" / "helpdesk", folder)
     source = (folder / "world.py").read_text()
     assert "        add_comment,\n        create_ticket," in source
-    source = source.replace("        add_comment,\n        create_ticket,", "        create_ticket,")
+    source = source.replace(
+        "        add_comment,\n        create_ticket,", "        create_ticket,"
+    )
     (folder / "world.py").write_text(source.replace('name="helpdesk",', 'name="helpdesk_notool",'))
     chosen = ("helpdesk.reply_and_solve", "helpdesk.escalate_outage", "helpdesk.vip_two_statuses")
     tasks = [
@@ -185,3 +189,17 @@ def test_automatic_rules_for_the_harness() -> None:
     real = record_calls(world, task, calls, outcome=Outcome(status="budget_limit", reason="x"))
     assert automatic_source(_slot("budget_limit"), real, task, world, never)[0] == "agent"
     assert automatic_source(_slot("", "lost"), None, task, world, never)[0] == "harness"
+
+
+@given(
+    st.lists(
+        st.tuples(st.booleans(), st.lists(st.sampled_from(sorted(ADVISORIES)), max_size=4)),
+        max_size=30,
+    )
+)
+def test_reach_never_exceeds_its_denominators(attempts: list[tuple[bool, list[str]]]) -> None:
+    found = reach(attempts)
+    assert found.failed + found.passed == len(attempts)
+    assert 0 <= found.explained <= found.failed and 0 <= found.false_alarms <= found.passed
+    for row in found.by_name:
+        assert row.failed <= found.explained and row.passed <= found.false_alarms

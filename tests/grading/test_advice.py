@@ -6,11 +6,14 @@ from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import harness_world as hw
 from harness_world.coverage import load_mutants, load_oracles, record_calls, run_script
 from harness_world.evidence import Outcome, Usage
 from harness_world.grading.advice import ADVISORIES, advise
+from tests.strategies import call_sequences
 
 TASKS = {t.id: t for t in hw.load_tasks()}
 WORLDS = {name: hw.load_world(name) for name in ("helpdesk", "inventory")}
@@ -138,3 +141,17 @@ def test_an_advisory_never_changes_the_grade() -> None:
     after = hw.verify(record, WORLDS["helpdesk"], task)
     assert msgspec.json.encode(after) == before and after.grade is not None
     assert after.grade.passed  # ... and still passes
+
+
+@given(call_sequences, st.sampled_from(sorted(t for t in TASKS if t.startswith("helpdesk."))))
+def test_advisories_on_any_trace_are_known_and_leave_the_grade_alone(
+    made: list[tuple[str, Any]], task_id: str
+) -> None:
+    task, world = TASKS[task_id], WORLDS["helpdesk"]
+    record = record_calls(world, task, made, final_message="Done.")
+    before = msgspec.json.encode(hw.verify(record, world, task))
+    found = advise(record, task, world)
+    assert {a.name for a in found} <= set(ADVISORIES)
+    assert all(1 <= seq <= len(record.calls) for a in found for seq in a.calls)
+    assert [a.name for a in found] == [n for n in ADVISORIES if n in {a.name for a in found}]
+    assert msgspec.json.encode(hw.verify(record, world, task)) == before
