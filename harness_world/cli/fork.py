@@ -18,6 +18,7 @@ from harness_world.grading.task import TaskError, load_tasks
 from harness_world.grading.verify import resolve_world, task_mismatch, verify
 from harness_world.running.agents import Agent
 from harness_world.running.attempt import AttemptLimits
+from harness_world.running.context import ContextPolicy
 from harness_world.running.fork import ForkBounds, fork, save_fork
 
 __all__ = ["register"]
@@ -31,7 +32,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=(
             "Fork RECORD after its first --at calls (default: all). Without an edit, a replay "
             "fork re-runs the recorded calls under the given budgets (--tool-calls, --turns) and "
-            "no model is called. With --call TOOL ARGS_JSON the edited call runs for real and an "
+            "no model is called (--bound-context measures a context policy on the recorded calls). "
+            "With --call TOOL ARGS_JSON the edited call runs for real and an "
             "agent continues; with --result JSON the original call runs but the agent is shown "
             "the invented result, and the fork's record is marked synthetic (never verified as "
             "an attempt). Live forks need an agent: --model and --base-url (OpenAI-compatible). "
@@ -43,13 +45,30 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--at", type=int, help="recorded calls kept before the fork point")
     parser.add_argument("--tool-calls", type=int, help="tool-call budget of the fork")
     parser.add_argument("--turns", type=int, help="turn budget of the fork")
+    parser.add_argument(
+        "--context-tokens", type=int, help="context budget (estimated prompt tokens) of the fork"
+    )
+    parser.add_argument(
+        "--bound-context",
+        type=int,
+        metavar="TOKENS",
+        help="replay fork: measure a context policy sending old tool results as notices "
+        "beyond TOKENS per request",
+    )
     parser.add_argument("--call", nargs=2, metavar=("TOOL", "ARGS_JSON"), help="edited call")
     parser.add_argument("--result", metavar="JSON", help="invented result shown to the agent")
     parser.add_argument("--model", help="model of the agent that continues a live fork")
     parser.add_argument("--base-url", help="OpenAI-compatible endpoint of that agent")
-    parser.add_argument("--max-depth", type=int, default=ForkBounds().max_depth)
-    parser.add_argument("--max-forks", type=int, default=ForkBounds().max_forks)
-    parser.add_argument("--max-tool-calls", type=int, default=ForkBounds().max_tool_calls)
+    default = ForkBounds()
+    parser.add_argument(
+        "--max-depth", type=int, default=default.max_depth, help="forks of forks allowed"
+    )
+    parser.add_argument(
+        "--max-forks", type=int, default=default.max_forks, help="forks per record in --out"
+    )
+    parser.add_argument(
+        "--max-tool-calls", type=int, default=default.max_tool_calls, help="calls per fork"
+    )
     parser.add_argument("--out", type=Path, default=Path("forks"), help="where forks are kept")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=main)
@@ -88,12 +107,16 @@ def main(args: argparse.Namespace) -> int:
             base,
             tool_calls=args.tool_calls if args.tool_calls is not None else base.tool_calls,
             turns=args.turns if args.turns is not None else base.turns,
+            context_tokens=args.context_tokens
+            if args.context_tokens is not None
+            else base.context_tokens,
         )
+        policy = ContextPolicy(max_tokens=args.bound_context) if args.bound_context else None
         call = (args.call[0], _json_arg(args.call[1], "--call")) if args.call else None
         result = _json_arg(args.result, "--result") if args.result is not None else UNSET
         forked = fork(
             record, args.at, world=world, task=task, limits=limits, call=call, result=result,
-            agent=_agent(args), bounds=bounds,
+            agent=_agent(args), bounds=bounds, policy=policy,
         )  # fmt: skip
         path = save_fork(forked, args.out, bounds)
     except (OSError, ValueError, RecordError, WorldError, TaskError, HarnessWorldError) as exc:
@@ -110,6 +133,7 @@ def main(args: argparse.Namespace) -> int:
         "evidence": checked.evidence,
         "passed": None if checked.grade is None else checked.grade.passed,
         "note": checked.reason or "a fork is never counted as an attempt",
+        **{k: v for k, v in forked.context.notes.items() if k.startswith("prompt_tokens")},
     }
     if args.json:
         print(json.dumps(summary, indent=1))

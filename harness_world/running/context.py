@@ -19,7 +19,9 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["ContextPolicy", "bound_messages", "estimate_tokens"]
+from harness_world.engine.calls import CallRecord
+
+__all__ = ["ContextPolicy", "bound_messages", "estimate_tokens", "replayed_prompt_tokens"]
 
 _CHARS_PER_TOKEN = 4
 """The estimate used throughout: about four characters of JSON per token."""
@@ -79,3 +81,38 @@ def bound_messages(
         total -= (len(json.dumps(content)) - len(json.dumps(notice))) // _CHARS_PER_TOKEN
         out[index]["content"] = notice
     return out
+
+
+def replayed_prompt_tokens(
+    instruction: str, calls: Sequence[CallRecord], policy: ContextPolicy | None
+) -> int:
+    """Estimated prompt tokens a one-call-per-turn agent would have sent for ``calls``.
+
+    The conversation is rebuilt from the record (the instruction, then per call the assistant's
+    tool call and the tool's observation; system prompt and tool schemas left out, as they are
+    the same with and without a policy) and every request, the final one included, is bounded
+    by ``policy`` before it is counted. A replay fork uses it to measure a context policy
+    without calling a model.
+    """
+    messages: list[dict[str, Any]] = [{"role": "user", "content": instruction}]
+    total = estimate_tokens(bound_messages(messages, policy))
+    for call in calls:
+        call_id = f"call_{call.seq}"
+        function = {"name": call.tool, "arguments": json.dumps(call.args, sort_keys=True)}
+        messages.append(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"id": call_id, "type": "function", "function": function}],
+            }
+        )
+        shown = (
+            {"ok": True, "result": call.result}
+            if call.ok
+            else {"ok": False, "error": msgspec.to_builtins(call.error)}
+        )
+        messages.append(
+            {"role": "tool", "tool_call_id": call_id, "content": json.dumps(shown, sort_keys=True)}
+        )
+        total += estimate_tokens(bound_messages(messages, policy))
+    return total

@@ -40,6 +40,7 @@ from harness_world.evidence.record import (
 from harness_world.grading.task import Task
 from harness_world.running.agents import Agent, drive
 from harness_world.running.attempt import Attempt, AttemptEnded, AttemptLimits
+from harness_world.running.context import ContextPolicy, replayed_prompt_tokens
 
 __all__ = ["ForkAttempt", "ForkBounds", "ForkError", "ForkKind", "fork", "fork_depth", "save_fork"]
 
@@ -145,6 +146,7 @@ def fork(
     result: Any = UNSET,
     agent: Agent | None = None,
     bounds: ForkBounds | None = None,
+    policy: ContextPolicy | None = None,
 ) -> Record:
     """Fork a record at call index ``at`` (calls kept before the fork point).
 
@@ -159,6 +161,10 @@ def fork(
         result: For an ``edited_result`` fork: what the agent is shown as call ``at + 1``'s result.
         agent: The agent that continues a live fork.
         bounds: Depth and budget bounds (default `ForkBounds()`).
+        policy: For a ``replay`` fork: a context policy to measure. The notes get the estimated
+            prompt tokens of the replayed calls without and with it, and a ``context_tokens``
+            limit given in ``limits`` is checked against the estimate (exceeded: ``budget_limit``),
+            so one record can be replayed under a context budget with and without the policy.
 
     Returns:
         The fork's record: same task and seed, context notes naming its parent, kind, position
@@ -187,7 +193,10 @@ def fork(
     keep = record.calls[: at + 1] if kind == "edited_result" else record.calls[:at]
     completed = _replay_prefix(attempt, keep)
     if kind == "replay":
-        return _finish_replay(attempt, record, completed and at == len(record.calls), context)
+        if policy is not None or (limits is not None and limits.context_tokens is not None):
+            _measure_context(attempt, task, policy, notes)
+        whole = completed and at == len(record.calls)
+        return _finish_replay(attempt, record, whole, RecordContext(notes=notes))
     if kind == "edited_call" and completed and call is not None:
         with contextlib.suppress(AttemptEnded):
             attempt.shown.append((call[0], call[1], attempt.call(call[0], call[1])))
@@ -202,6 +211,26 @@ def fork(
         forked = msgspec.structs.replace(forked, synthetic=synthetic)
         forked = msgspec.structs.replace(forked, digest=record_digest(forked))
     return forked
+
+
+def _measure_context(
+    attempt: ForkAttempt, task: Task, policy: ContextPolicy | None, notes: dict[str, str]
+) -> None:
+    """Note the replayed calls' estimated prompt tokens without and with ``policy``.
+
+    A ``context_tokens`` limit is checked against the estimate under the policy (without one,
+    against the unbounded estimate): the estimate leaves out the system prompt and the tool
+    schemas, which are the same either way.
+    """
+    calls = list(attempt.session.log)
+    unbounded = replayed_prompt_tokens(task.instruction, calls, None)
+    bounded = replayed_prompt_tokens(task.instruction, calls, policy)
+    notes["prompt_tokens_estimate"] = str(unbounded)
+    notes["prompt_tokens_estimate_bounded"] = str(bounded)
+    limit = attempt.limits.context_tokens if attempt.limits else None
+    if limit is not None and bounded > limit and not attempt.ended:
+        reason = f"context budget of {limit} tokens exceeded under the policy ({bounded})"
+        attempt.end(Outcome(status="budget_limit", reason=reason))
 
 
 def _finish_replay(

@@ -180,3 +180,22 @@ def test_fork_command(
     assert Path(shown["fork"]).is_file()
     code = main(["fork", str(path), "--at", "0", "--result", "{}", "--out", str(tmp_path / "f")])
     assert code == 2 and "needs an agent" in capsys.readouterr().err
+
+
+def test_replay_fork_measures_a_context_policy_without_a_model(world: hw.World) -> None:
+    from harness_world.running.context import ContextPolicy
+
+    task = next(t for t in hw.load_tasks("helpdesk") if t.id == "helpdesk.vip_two_statuses")
+    record = run_script(world, task, load_oracles("helpdesk")[task.id])
+    policy = ContextPolicy(max_tokens=3000, keep_recent=1)
+    measured = fork(record, world=world, task=task, policy=policy)
+    unbounded = int(measured.context.notes["prompt_tokens_estimate"])
+    bounded = int(measured.context.notes["prompt_tokens_estimate_bounded"])
+    assert bounded < unbounded and measured.outcome.status == "completed"
+    # a context budget between the two: the trace fits only with the policy
+    budget = hw.AttemptLimits(context_tokens=(bounded + unbounded) // 2)
+    without = fork(record, world=world, task=task, limits=budget)
+    assert without.outcome.status == "budget_limit" and "context budget" in without.outcome.reason
+    with_policy = fork(record, world=world, task=task, limits=budget, policy=policy)
+    assert with_policy.outcome.status == "completed"
+    assert with_policy.calls == record.calls  # the same calls, only what is resent differs
