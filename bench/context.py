@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import harness_world as hw
 from harness_world.coverage import load_oracles, run_script
 from harness_world.openai_agent import OpenAIAgent
-from harness_world.running.context import ContextPolicy
+from harness_world.running import ContextPolicy, drive
 from tests.fake_openai import fake_openai, tool_call
 
 
@@ -47,8 +47,6 @@ def prompt_tokens(world: hw.World, task: hw.Task, record: hw.Record, policy: Any
             model="replay", base_url=server["base_url"], max_retries=0, context=policy
         )
         attempt = hw.Attempt(world, task, limits=hw.AttemptLimits())
-        from harness_world.running.agents import drive
-
         replayed = drive(agent, attempt)
     assert [(c.tool, c.args) for c in replayed.calls] == calls, "the replay diverged"
     grade = hw.verify(replayed, world, task).grade
@@ -79,8 +77,10 @@ def main() -> None:
         total_without += without
         total_with += bounded
         rows.append((task_id, count, without, bounded))
-        print(f"{task_id:40} {count:4} calls  {without:9} -> {bounded:9} tokens "
-              f"({bounded / without:.3f})")
+        print(
+            f"{task_id:40} {count:4} calls  {without:9} -> {bounded:9} tokens "
+            f"({bounded / without:.3f})"
+        )
     ratio = total_with / total_without
     print(f"total {total_without} -> {total_with} estimated prompt tokens, ratio {ratio:.3f}")
     print(

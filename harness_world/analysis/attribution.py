@@ -46,9 +46,13 @@ __all__ = [
     "AttributionReport",
     "Label",
     "LabelFile",
+    "OracleCheck",
+    "Source",
     "add_label",
     "attribute_scan",
+    "automatic_source",
     "load_labels",
+    "oracle_check",
 ]
 
 ATTRIBUTIONS = "attributions.json"

@@ -12,21 +12,22 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import harness_world as hw
-from harness_world.analysis.attribution import (
+from harness_world.analysis import (
     ATTRIBUTIONS,
     AttributionError,
     add_label,
+    advise_scan,
     attribute_scan,
     automatic_source,
     oracle_check,
+    reach,
+    reach_lines,
 )
-from harness_world.analysis.diagnosis import advise_scan, reach, reach_lines
 from harness_world.cli import main
 from harness_world.coverage import ScriptContext, load_mutants, load_oracles, record_calls
 from harness_world.evidence import Outcome
-from harness_world.grading.advice import ADVISORIES, Advisory
-from harness_world.running import scan_run
-from harness_world.running.rundir import SlotResult
+from harness_world.grading import ADVISORIES, Advisory
+from harness_world.running import SlotResult, scan_run
 from tests.conftest import REPO
 
 ORACLES = load_oracles("helpdesk")

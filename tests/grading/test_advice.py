@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import harness_world as hw
 from harness_world.coverage import load_mutants, load_oracles, record_calls, run_script
 from harness_world.evidence import Outcome, Usage
-from harness_world.grading.advice import ADVISORIES, advise
+from harness_world.grading import ADVISORIES, advise
 from tests.strategies import call_sequences
 
 TASKS = {t.id: t for t in hw.load_tasks()}

@@ -12,9 +12,13 @@ from hypothesis import strategies as st
 
 import harness_world as hw
 from harness_world.openai_agent import OpenAIAgent
-from harness_world.running.agents import drive
-from harness_world.running.context import ContextPolicy, bound_messages, estimate_tokens
-from harness_world.running.rundir import load_manifest
+from harness_world.running import (
+    ContextPolicy,
+    bound_messages,
+    drive,
+    estimate_tokens,
+    load_manifest,
+)
 from tests.fake_openai import fake_openai, tool_call
 
 

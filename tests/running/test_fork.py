@@ -12,8 +12,15 @@ import pytest
 import harness_world as hw
 from harness_world.cli import main
 from harness_world.coverage import load_oracles, run_script
-from harness_world.running import ForkBounds, ForkError, fork, save_fork
-from harness_world.running.fork import ForkAttempt, fork_depth
+from harness_world.running import (
+    ContextPolicy,
+    ForkAttempt,
+    ForkBounds,
+    ForkError,
+    fork,
+    fork_depth,
+    save_fork,
+)
 from tests.fake_openai import fake_openai
 
 TASK = next(t for t in hw.load_tasks("helpdesk") if t.id == "helpdesk.reply_and_solve")
@@ -183,8 +190,6 @@ def test_fork_command(
 
 
 def test_replay_fork_measures_a_context_policy_without_a_model(world: hw.World) -> None:
-    from harness_world.running.context import ContextPolicy
-
     task = next(t for t in hw.load_tasks("helpdesk") if t.id == "helpdesk.vip_two_statuses")
     record = run_script(world, task, load_oracles("helpdesk")[task.id])
     policy = ContextPolicy(max_tokens=3000, keep_recent=1)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import harness_world as hw
-from harness_world.analysis.diagnosis import advise_scan, reach
+from harness_world.analysis import advise_scan, reach
 from harness_world.cli import main
 from harness_world.openai_agent import OpenAIAgent
 from harness_world.running import scan_run
