@@ -33,6 +33,7 @@ from harness_world.grading.task import Task, load_task, load_tasks
 from harness_world.grading.verify import Verification, verify
 from harness_world.running.agents import Agent, ScriptedAgent, oracle_agent
 from harness_world.running.attempt import Attempt, AttemptEnded, AttemptLimits
+from harness_world.running.fork import fork  # diagnose: counterfactual forks (D-diagnose-4)
 from harness_world.running.run import RunResult, run
 from harness_world.running.rundir import RunCounts
 
@@ -56,6 +57,7 @@ __all__ = [
     "Usage",
     "Verification",
     "World",
+    "fork",
     "load_record",
     "load_task",
     "load_tasks",

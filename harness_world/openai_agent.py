@@ -12,8 +12,10 @@ import json
 from typing import Any
 
 import attrs
+import msgspec
 
 from harness_world.running.attempt import Attempt
+from harness_world.running.context import ContextPolicy, bound_messages
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "OpenAIAgent"]
 
@@ -40,6 +42,8 @@ class OpenAIAgent:
         price_in_per_mtok: US dollars per million prompt tokens (for reservations and cost).
         price_out_per_mtok: US dollars per million completion tokens.
         name: A label for reports.
+        context: Bounded context (diagnose): old tool results beyond its budget are sent as
+            short notices; the record keeps them whole. Part of `settings`, so of the revision.
     """
 
     model: str
@@ -53,6 +57,7 @@ class OpenAIAgent:
     price_in_per_mtok: float = 0.0
     price_out_per_mtok: float = 0.0
     name: str = "openai"
+    context: ContextPolicy | None = None
 
     def settings(self) -> dict[str, Any]:
         """What changes results: model, temperature, limits, prices and the prompt's hash."""
@@ -64,6 +69,8 @@ class OpenAIAgent:
             "system_prompt_sha256": hashlib.sha256(self.system_prompt.encode()).hexdigest(),
             "max_retries": self.max_retries,
             "max_tokens": self.max_tokens,
+            # diagnose: present only when set, so revisions without a policy are unchanged
+            **({"context": msgspec.to_builtins(self.context)} if self.context else {}),
         }
 
     def _client(self) -> Any:
@@ -84,26 +91,45 @@ class OpenAIAgent:
             prompt_tokens * self.price_in_per_mtok + self.max_tokens * self.price_out_per_mtok
         ) / 1e6
 
+    def _start(self, attempt: Attempt) -> list[dict[str, Any]]:
+        """System and user messages, then what a fork's agent has already seen (diagnose)."""
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": self.system_prompt},
+            {"role": "user", "content": attempt.instruction},
+        ]
+        for tool, args, observation in getattr(attempt, "shown", ()):
+            call_id = f"fork_{observation.seq}"
+            arguments = json.dumps(args, sort_keys=True)
+            function = {"name": tool, "arguments": arguments}
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [{"id": call_id, "type": "function", "function": function}],
+                }
+            )
+            content = json.dumps(observation.to_message(), sort_keys=True)
+            messages.append({"role": "tool", "tool_call_id": call_id, "content": content})
+        return messages
+
     def run(self, attempt: Attempt) -> str:
         """Loop: ask the model, execute its tool calls in order, until it answers in text."""
         import openai
 
         client = self._client()
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": self.system_prompt},
-            {"role": "user", "content": attempt.instruction},
-        ]
+        messages = self._start(attempt)
         tools = attempt.tool_schemas("openai")
         while True:
             attempt.begin_turn()
             response = None
             failure = ""
             for try_number in range(self.max_retries + 1):
-                reservation = attempt.reserve(self._estimate(messages), retry=try_number > 0)
+                prompt_messages = bound_messages(messages, self.context)  # diagnose: context
+                reservation = attempt.reserve(self._estimate(prompt_messages), retry=try_number > 0)
                 try:
                     response = client.chat.completions.create(
                         model=self.model,
-                        messages=messages,
+                        messages=prompt_messages,
                         tools=tools,
                         temperature=self.temperature,
                         max_tokens=self.max_tokens,

@@ -113,6 +113,7 @@ def test_the_agent_facing_api_is_small_and_pinned() -> None:
         "Usage",
         "Verification",
         "World",
+        "fork",
         "load_record",
         "load_task",
         "load_tasks",

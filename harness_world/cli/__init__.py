@@ -26,6 +26,10 @@ COMMANDS: tuple[str, ...] = (
     "mutants",
     "tau2",
     "tasks",
+    # diagnose: advisories, reach, attribution, forks
+    "diagnose",
+    "attribute",
+    "fork",
 )
 
 

@@ -77,6 +77,10 @@ def main(args: argparse.Namespace) -> int:
     if trusted is not None:
         print()
         print(render_trusted(trusted))
+    # diagnose: advisories' reach and failure attribution after the figures (cli/diagnose.py)
+    from harness_world.cli.diagnose import report_section
+
+    print("\n".join(report_section(report)))
     return 0
 
 

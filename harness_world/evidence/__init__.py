@@ -12,6 +12,7 @@ from harness_world.evidence.record import (
     Record,
     RecordContext,
     RecordError,
+    Synthetic,  # diagnose: forks
     Usage,
     WorldRef,
     load_record,
@@ -30,6 +31,7 @@ __all__ = [
     "Record",
     "RecordContext",
     "RecordError",
+    "Synthetic",
     "Usage",
     "WorldRef",
     "load_record",

@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from harness_world.engine.calls import CallRecord, FinalRow
 from harness_world.engine.canonical import sha256_hex, to_json
@@ -22,6 +23,7 @@ __all__ = [
     "Record",
     "RecordContext",
     "RecordError",
+    "Synthetic",
     "Usage",
     "WorldRef",
     "load_record",
@@ -107,6 +109,18 @@ class RecordContext(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     notes: dict[str, str] = {}
 
 
+class Synthetic(msgspec.Struct, frozen=True, kw_only=True):
+    """An observation a fork showed its agent instead of the real one (diagnose: forks).
+
+    Attributes:
+        seq: The call whose real result (in ``calls``) the agent never saw.
+        shown: What the agent was shown instead: an invented result.
+    """
+
+    seq: int
+    shown: Any
+
+
 class Record(msgspec.Struct, frozen=True, kw_only=True):
     """The evidence of one attempt; see ``docs/record-format.md`` for the file format.
 
@@ -128,6 +142,8 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
         context: Wall-clock times, host, pid, parallelism: recorded, never compared.
         faults: The fault schedule, fault seed and every fault fired (null for an attempt
             without a schedule; records made before faults existed load with null).
+        synthetic: Observations a counterfactual fork invented (absent in every real record):
+            a record carrying them is never verified as evidence of an attempt.
     """
 
     format: int = FORMAT_VERSION
@@ -145,6 +161,9 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
     digest: str = ""
     context: RecordContext = RecordContext()
     faults: FaultLog | None = None
+    # diagnose: forks. Unset (and absent from the encoding, so every digest is unchanged)
+    # except in a live fork with an edited result.
+    synthetic: list[Synthetic] | UnsetType = UNSET
 
 
 class RecordError(HarnessWorldError):

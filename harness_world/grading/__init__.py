@@ -1,5 +1,6 @@
 """Grading: tasks, the pure checker, grades, and verification (replay first, then grade)."""
 
+from harness_world.grading.advice import ADVISORIES, Advisory, advise  # diagnose: advisories
 from harness_world.grading.checker import grade
 from harness_world.grading.grade import CriterionKind, CriterionVerdict, Grade, VerdictStatus
 from harness_world.grading.task import (
@@ -19,6 +20,8 @@ from harness_world.grading.task import (
 from harness_world.grading.verify import Verification, task_mismatch, verify, verify_file
 
 __all__ = [
+    "ADVISORIES",
+    "Advisory",
     "Allowance",
     "Answer",
     "Budgets",
@@ -33,6 +36,7 @@ __all__ = [
     "TaskError",
     "VerdictStatus",
     "Verification",
+    "advise",
     "grade",
     "load_task",
     "load_tasks",

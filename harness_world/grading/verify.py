@@ -71,6 +71,13 @@ def verify(record: Record, world: World | None = None, task: Task | None = None)
             ungraded record never has a grade, and only when ``task`` is the task the record
             was made for (same id, world and hash); otherwise ``not_graded`` says why.
     """
+    if record.synthetic:  # diagnose: a fork's invented observation is not evidence
+        seqs = ", ".join(str(x.seq) for x in record.synthetic)
+        return Verification(
+            evidence="ungraded",
+            reason=f"synthetic: a counterfactual fork showed invented results (calls {seqs}); "
+            "not evidence of an attempt",
+        )
     if world is None:
         try:
             world = resolve_world(record)

@@ -6,6 +6,20 @@ Every path that produces a record goes through an `Attempt`: agents via `drive`,
 
 from harness_world.running.agents import Agent, ScriptedAgent, drive, oracle_agent
 from harness_world.running.attempt import Attempt, AttemptEnded, AttemptLimits, Reservation
+from harness_world.running.context import (  # diagnose: bounded context
+    ContextPolicy,
+    bound_messages,
+    estimate_tokens,
+    replayed_prompt_tokens,
+)
+from harness_world.running.fork import (  # diagnose: forks
+    ForkAttempt,
+    ForkBounds,
+    ForkError,
+    fork,
+    fork_depth,
+    save_fork,
+)
 from harness_world.running.oracles import load_oracles
 from harness_world.running.precheck import Feasibility, precheck
 from harness_world.running.revision import Revision, RevisionMismatch, make_revision
@@ -33,7 +47,11 @@ __all__ = [
     "Attempt",
     "AttemptEnded",
     "AttemptLimits",
+    "ContextPolicy",
     "Feasibility",
+    "ForkAttempt",
+    "ForkBounds",
+    "ForkError",
     "Reservation",
     "Revision",
     "RevisionMismatch",
@@ -46,18 +64,24 @@ __all__ = [
     "ScriptContext",
     "ScriptedAgent",
     "SlotResult",
+    "bound_messages",
     "drive",
+    "estimate_tokens",
     "exceed_tool_calls",
     "exceed_turns",
     "follow_pages",
+    "fork",
+    "fork_depth",
     "load_manifest",
     "load_oracles",
     "make_revision",
     "oracle_agent",
     "precheck",
     "record_calls",
+    "replayed_prompt_tokens",
     "run",
     "run_script",
     "sample_seed",
+    "save_fork",
     "scan_run",
 ]

@@ -1,0 +1,158 @@
+"""Advisories over a run, and their reach: failures they explain, passes they flag.
+
+An advisory that fires on every attempt explains nothing. `reach` counts, per advisory and
+overall, the failed attempts that carry at least one (explained) and the passed attempts that
+carry one (false alarms), so a report can say "explained 10 of 12 failures, 0 of 10 passes
+flagged" instead of listing observations without a denominator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+import msgspec
+
+from harness_world.engine.world import World, WorldError, load_world
+from harness_world.evidence.record import RecordError, load_record
+from harness_world.grading.advice import ADVISORIES, Advisory, advise
+from harness_world.grading.task import Task
+from harness_world.running.rundir import RunScan
+
+__all__ = ["Reach", "ReachRow", "SlotAdvice", "advise_scan", "reach", "reach_lines"]
+
+
+class SlotAdvice(msgspec.Struct, frozen=True, kw_only=True):
+    """The advisories one graded attempt of a run carries.
+
+    Attributes:
+        task_id: The task.
+        sample: The sample index.
+        passed: The attempt's grade (advisories never change it).
+        advisories: What the verified trace shows, in `ADVISORIES` order.
+    """
+
+    task_id: str
+    sample: int
+    passed: bool
+    advisories: list[Advisory]
+
+
+class ReachRow(msgspec.Struct, frozen=True, kw_only=True):
+    """The reach of one advisory.
+
+    Attributes:
+        name: The advisory.
+        failed: Failed attempts carrying it.
+        passed: Passed attempts carrying it (false alarms).
+    """
+
+    name: str
+    failed: int
+    passed: int
+
+
+class Reach(msgspec.Struct, frozen=True, kw_only=True):
+    """How far advisories go, with their denominators.
+
+    Attributes:
+        failed: Graded attempts that failed (the denominator of ``explained``).
+        passed: Graded attempts that passed (the denominator of ``false_alarms``).
+        explained: Failed attempts carrying at least one advisory.
+        false_alarms: Passed attempts carrying at least one advisory.
+        by_name: One row per advisory, in `ADVISORIES` order (names never seen included, at 0).
+    """
+
+    failed: int
+    passed: int
+    explained: int
+    false_alarms: int
+    by_name: list[ReachRow]
+
+
+def _names(found: Sequence[Advisory] | Sequence[str]) -> set[str]:
+    return {a if isinstance(a, str) else a.name for a in found}
+
+
+def reach(attempts: Iterable[tuple[bool, Sequence[Advisory] | Sequence[str]]]) -> Reach:
+    """Count, per advisory and overall, failed attempts explained and passed attempts flagged.
+
+    Args:
+        attempts: One (passed?, advisories or their names) pair per graded attempt.
+    """
+    failed = passed = explained = false_alarms = 0
+    per_failed: dict[str, int] = dict.fromkeys(ADVISORIES, 0)
+    per_passed: dict[str, int] = dict.fromkeys(ADVISORIES, 0)
+    for ok, found in attempts:
+        names = _names(found)
+        tally = per_passed if ok else per_failed
+        for name in names:
+            tally[name] = tally.get(name, 0) + 1
+            (per_failed if ok else per_passed).setdefault(name, 0)
+        if ok:
+            passed += 1
+            false_alarms += bool(names)
+        else:
+            failed += 1
+            explained += bool(names)
+    rows = [ReachRow(name=n, failed=per_failed[n], passed=per_passed[n]) for n in per_failed]
+    return Reach(
+        failed=failed,
+        passed=passed,
+        explained=explained,
+        false_alarms=false_alarms,
+        by_name=rows,
+    )
+
+
+def reach_lines(result: Reach) -> list[str]:
+    """The reach as text lines for a report: the overall sentence, then advisories that fired."""
+    lines = [
+        f"Advisories explained {result.explained} of {result.failed} failed attempts; "
+        f"{result.false_alarms} of {result.passed} passed attempts carry one (false alarms)."
+    ]
+    width = max((len(r.name) for r in result.by_name), default=0)
+    for row in result.by_name:
+        if row.failed or row.passed:
+            lines.append(
+                f"  {row.name:<{width}}  on {row.failed} of {result.failed} failed, "
+                f"{row.passed} of {result.passed} passed"
+            )
+    return lines
+
+
+def advise_scan(
+    scan: RunScan, tasks: Iterable[Task], *, worlds: Mapping[str, World] | None = None
+) -> list[SlotAdvice]:
+    """The advisories of every graded, valid attempt of a scanned run.
+
+    Only slots whose evidence is verified, whose outcome counts and which carry a grade are
+    read: on anything else the trace is not evidence. Records that cannot be read again are
+    left out (the scan already counted them).
+
+    Args:
+        scan: The run, judged once by `scan_run`.
+        tasks: The tasks graded against (as given to `scan_run`).
+        worlds: Worlds by name (default: each record's world loaded at the run's size).
+    """
+    by_id = {t.id: t for t in tasks}
+    loaded: dict[str, World] = dict(worlds or {})
+    out: list[SlotAdvice] = []
+    for slot in scan.slots:
+        task = by_id.get(slot.task_id)
+        if not slot.counted or slot.passed is None or task is None:
+            continue
+        try:
+            record = load_record(Path(slot.path))
+            name = record.world.name
+            if name not in loaded:
+                loaded[name] = load_world(name, size=scan.manifest.sizes.get(name, "small"))
+        except (RecordError, WorldError, OSError):
+            continue
+        found = advise(record, task, loaded[name])
+        out.append(
+            SlotAdvice(
+                task_id=slot.task_id, sample=slot.sample, passed=slot.passed, advisories=found
+            )
+        )
+    return out
