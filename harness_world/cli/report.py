@@ -11,6 +11,7 @@ import msgspec
 from harness_world.analysis.report import RunReport, build_report
 from harness_world.analysis.results_csv import write_results
 from harness_world.cli._output import render_table
+from harness_world.cli._visual import add_html_option, add_png_option, write_run_visuals
 from harness_world.stats import ProportionInterval, RunRow
 
 __all__ = ["register"]
@@ -39,6 +40,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--config", help="config name for --csv rows (default: the run folder's name)"
     )
+    add_html_option(parser)  # issue 20: HTML report and PNG plots
+    add_png_option(parser)
     parser.set_defaults(handler=main)
 
 
@@ -65,6 +68,8 @@ def main(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             print(f"error: --csv {args.csv}: {exc}", file=sys.stderr)
             return 2
+    if write_run_visuals(args, report):  # issue 20: --html / --png
+        return 2
     if args.json:
         print(msgspec.json.format(msgspec.json.encode(report), indent=1).decode())
         return 0

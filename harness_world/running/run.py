@@ -63,6 +63,7 @@ class RunProgress:
     passed: int
     failed: int
     ungraded: int
+    task_id: str = ""  # issue 20: the task whose attempt just finished (live progress)
 
 
 @attrs.frozen(slots=True)
@@ -166,6 +167,7 @@ class _Tally:
                     passed=self.passed,
                     failed=self.failed,
                     ungraded=self.ungraded,
+                    task_id=result.task_id,  # issue 20
                 )
             )
 
