@@ -52,8 +52,14 @@ __all__ = [
     "write_pngs",
 ]
 
-HTML_BUDGET = 14_000_000
+HTML_BUDGET = 6_000_000
 """Characters of trace values shared among a report's attempts (the page's size bound)."""
+
+FULL_DETAIL_UP_TO = 2_000
+"""Up to this many attempts, every verified attempt is graded again for its full verdict list
+and every trace shows results and diff tables. Above it, the page shows the failed criteria the
+scan found (with their reasons), full traces for attempts that did not pass and one line per
+call for those that passed, so that a 10,000-attempt page stays small and quick to make."""
 
 _SYMBOLS = {
     "passed": "✓",
@@ -113,19 +119,24 @@ def load_run_view(
 
     The scan behind ``report`` already replayed each record; the checker is pure, so grading
     again here only recovers every criterion's verdict (the report keeps the failed ones).
+    Above `FULL_DETAIL_UP_TO` attempts nothing is graded again: traces show the failed
+    criteria and reasons the scan found.
     """
     by_id = {t.id: t for t in (tasks if tasks is not None else load_tasks())}
     worlds: dict[str, World] = {}
     records = [_read(a.path) if a.evidence != "missing" else None for a in report.attempts]
+    full = len(report.attempts) <= FULL_DETAIL_UP_TO
     grades = [
-        _grade(r, by_id.get(a.task_id), worlds) if a.evidence == "verified" else None
-        for a, r in zip(report.attempts, records)
+        _grade(r, by_id.get(a.task_id), worlds) if full and a.evidence == "verified" else None
+        for a, r in zip(report.attempts, records, strict=True)
     ]
     process = [
         None if r is None else process_of(r, a.passed if a.counted else None)
-        for a, r in zip(report.attempts, records)
+        for a, r in zip(report.attempts, records, strict=True)
     ]
-    valid = [p for a, p in zip(report.attempts, process) if p is not None and a.counted]
+    valid = [
+        p for a, p in zip(report.attempts, process, strict=True) if p is not None and a.counted
+    ]
     return RunView(
         name=name or Path(report.out).resolve().name,
         report=report,
@@ -180,10 +191,12 @@ def _cost_axis(views: Sequence[RunView]) -> tuple[str, list[float]]:
     return "tool calls per valid attempt (no cost recorded)", calls
 
 
-def _pareto_points(views: Sequence[RunView]) -> tuple[str, list[tuple[str, float, float, float, bool]]]:
+def _pareto_points(
+    views: Sequence[RunView],
+) -> tuple[str, list[tuple[str, float, float, float, bool]]]:
     label, costs = _cost_axis(views)
     raw = []
-    for view, cost in zip(views, costs):
+    for view, cost in zip(views, costs, strict=True):
         rate = view.report.pass_rate.estimate if view.report.pass_rate else 0.0
         top = view.report.pass_k[-1].pass_hat_k if view.report.pass_k else 0.0
         raw.append((view.name, cost, rate, top))
@@ -280,7 +293,8 @@ ul.criteria li.not_reviewed{color:#8d6e00}.meta{color:#555;font-size:12px}
 .hidden{display:none}.verdict{font-size:1.2em;font-weight:bold}
 """
 _CSS += "".join(
-    f".{s}{{border-left-color:{c}}}a.c.{s},.st.{s}{{background:{c};color:#fff;padding:0 3px}}"
+    f"article.trace.{s}{{border-left-color:{c}}}"
+    f"a.c.{s},.st.{s}{{background:{c};color:#fff;padding:0 3px}}"
     for s, c in COLORS.items()
 )
 
@@ -334,14 +348,27 @@ def _figure(plot: Plot | None) -> str:
         return ""
     svg = plot.svg()
     plot.close()
-    return f"<figure>{svg}<figcaption>{escape(plot.title)}: {escape(plot.alt)}</figcaption></figure>"
+    return (
+        f"<figure>{svg}<figcaption>{escape(plot.title)}: {escape(plot.alt)}</figcaption></figure>"
+    )
 
 
 def _vector_section(view: RunView, plot: Plot | None) -> str:
     c = view.report.counts
-    keys = ["scheduled", "executed", "valid", "invalid", "retried", "missing", "passed", "failed",
-            "not_graded"]
-    rates = [(name, _interval(p), f"{p.successes}/{p.trials}") for name, p in _rate_rows(view.report)]
+    keys = [
+        "scheduled",
+        "executed",
+        "valid",
+        "invalid",
+        "retried",
+        "missing",
+        "passed",
+        "failed",
+        "not_graded",
+    ]
+    rates = [
+        (name, _interval(p), f"{p.successes}/{p.trials}") for name, p in _rate_rows(view.report)
+    ]
     return (
         "<h2>Denominators and the result vector</h2>"
         + _table(keys, [[getattr(c, k) for k in keys]], "every scheduled attempt, once")
@@ -373,15 +400,29 @@ def _process_table(views: Sequence[RunView]) -> str:
         for label, source in (("per attempt", s.per_attempt), ("per passed attempt", s.per_pass)):
             rows.append([view.name, label, *(_num(source.get(n), 3) for n in names)])
     rates = [
-        [v.name, v.summary.write_calls, _interval(v.summary.backtrack_rate),
-         _interval(v.summary.verification_rate), _interval(v.summary.irreversible_rate)]
+        [
+            v.name,
+            v.summary.write_calls,
+            _interval(v.summary.backtrack_rate),
+            _interval(v.summary.verification_rate),
+            _interval(v.summary.irreversible_rate),
+        ]
         for v in views
     ]
-    return (
-        _table(["config", "", "tool calls", "failed calls", "tokens", "cost $", "latency s"], rows,
-               "over valid attempts; per passed attempt = all attempts' total / passes")
-        + _table(["config", "write calls", "backtrack rate", "verification rate",
-                  "irreversible-action rate"], rates, "of write calls, Wilson 95 % (pooled)")
+    return _table(
+        ["config", "", "tool calls", "failed calls", "tokens", "cost $", "latency s"],
+        rows,
+        "over valid attempts; per passed attempt = all attempts' total / passes",
+    ) + _table(
+        [
+            "config",
+            "write calls",
+            "backtrack rate",
+            "verification rate",
+            "irreversible-action rate",
+        ],
+        rates,
+        "of write calls, Wilson 95 % (pooled)",
     )
 
 
@@ -397,42 +438,54 @@ def _heatmap(view: RunView, prefix: str) -> str:
     for task_id in sorted(by_task, key=lambda t: (_family(view, t), t)):
         if _family(view, task_id) != family:
             family = _family(view, task_id)
-            rows.append(f'<tr class="fam"><th colspan="{samples + 2}">family '
-                        f"{escape(family or '(unknown)')}</th></tr>")
+            rows.append(
+                f'<tr class="fam"><th colspan="{samples + 2}">family '
+                f"{escape(family or '(unknown)')}</th></tr>"
+            )
         slots = by_task[task_id]
         valid = [s for s in slots if s.counted and s.passed is not None]
         label = "—"
         if valid:
-            label = classify(TaskTally(task_id=task_id, runs=len(valid),
-                                       passes=sum(1 for s in valid if s.passed)))
+            label = classify(
+                TaskTally(
+                    task_id=task_id, runs=len(valid), passes=sum(1 for s in valid if s.passed)
+                )
+            )
         cells = "".join(
             f'<td><a class="c {attempt_state(s)}" href="#{prefix}-{index[id(s)]}" '
             f'title="{escape(task_id)} sample {s.sample}: {attempt_state(s)}">'
             f"{_SYMBOLS[attempt_state(s)]}</a></td>"
             for s in slots
         )
-        rows.append(f'<tr data-task="{escape(task_id)}"><th scope="row">{escape(task_id)}</th>'
-                    f'<td><span class="k {label}">{label}</span></td>{cells}</tr>')
+        rows.append(
+            f'<tr data-task="{escape(task_id)}"><th scope="row">{escape(task_id)}</th>'
+            f'<td><span class="k {label}">{label}</span></td>{cells}</tr>'
+        )
     legend = " ".join(f'<span class="st {s}">{_SYMBOLS[s]} {s}</span>' for s in COLORS)
     return (
-        f'<p>{legend}. Task class over valid graded attempts: solid (all passed), flaky, '
+        f"<p>{legend}. Task class over valid graded attempts: solid (all passed), flaky, "
         f'broken (none passed). Each cell links to its trace.</p><table class="heat" '
         f'aria-label="task by sample results of {escape(view.name)}"><thead><tr><th>task</th>'
         f"<th>class</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
 
 
-def _budget(view: RunView, share: float = 1.0) -> int:
-    return max(800, min(60_000, int(HTML_BUDGET * share / max(1, len(view.report.attempts)))))
+def _budget(view: RunView, share: float, compact: bool) -> int:
+    full = [a for a in view.report.attempts if not (compact and a.passed)]
+    return max(600, min(60_000, int(HTML_BUDGET * share / max(1, len(full)))))
 
 
 def _traces(view: RunView, prefix: str, share: float = 1.0) -> str:
-    budget = _budget(view, share)
+    compact = len(view.report.attempts) > FULL_DETAIL_UP_TO
+    budget = _budget(view, share, compact)
     by_task: dict[str, list[str]] = {}
-    for i, (slot, record, grade) in enumerate(zip(view.report.attempts, view.records, view.grades)):
-        extra = 2 if slot.passed is False else 1  # failures get the longer view
+    for i, (slot, record, grade) in enumerate(
+        zip(view.report.attempts, view.records, view.grades, strict=True)
+    ):
         by_task.setdefault(slot.task_id, []).append(
-            trace_fragment(i, slot, record, grade, budget * extra, prefix)
+            trace_fragment(
+                i, slot, record, grade, budget, prefix, compact=compact and bool(slot.passed)
+            )
         )
     parts = []
     for task_id in sorted(by_task, key=lambda t: (_family(view, t), t)):
@@ -448,8 +501,12 @@ def _traces(view: RunView, prefix: str, share: float = 1.0) -> str:
 
 def _failed_section(view: RunView) -> str:
     rows = [
-        [t.task_id, f"{t.failed}/{t.valid}", ", ".join(f"{c} ×{n}" for c, n in t.criteria.items()),
-         t.reason]
+        [
+            t.task_id,
+            f"{t.failed}/{t.valid}",
+            ", ".join(f"{c} ×{n}" for c, n in t.criteria.items()),
+            t.reason,
+        ]
         for t in view.report.failed_tasks
     ]
     if not rows:
@@ -472,21 +529,39 @@ def run_html(view: RunView) -> str:
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}</p>"
         + _vector_section(view, _plot_or_none(plots, "vector"))
         + _pass_k_section(view, _plot_or_none(plots, "pass_k"))
-        + "<h2>Task × sample</h2>" + _heatmap(view, "a")
-        + "<h2>Failed tasks</h2>" + _failed_section(view)
-        + "<h2>Process metrics</h2>" + _process_table([view])
+        + "<h2>Task × sample</h2>"
+        + _heatmap(view, "a")
+        + "<h2>Failed tasks</h2>"
+        + _failed_section(view)
+        + "<h2>Process metrics</h2>"
+        + _process_table([view])
         + _figure(_plot_or_none(plots, "process"))
         + "<h2>Cost and success</h2><p>One configuration: compare two run directories for the "
-        "Pareto frontier.</p>" + _figure(_plot_or_none(plots, "pareto"))
-        + "<h2>Traces</h2>" + _traces(view, "a")
+        "Pareto frontier.</p>"
+        + _figure(_plot_or_none(plots, "pareto"))
+        + "<h2>Traces</h2>"
+        + _traces(view, "a")
     )
     return _page(f"harness_world report: {view.name}", body)
 
 
 _KNOWN_COMPARISON_FIELDS = frozenset(
-    {"baseline", "candidate", "min_runs", "paired", "excluded", "baseline_mean",
-     "candidate_mean", "baseline_classes", "candidate_classes", "band", "flips",
-     "regressions", "mcnemar", "small_sample"}
+    {
+        "baseline",
+        "candidate",
+        "min_runs",
+        "paired",
+        "excluded",
+        "baseline_mean",
+        "candidate_mean",
+        "baseline_classes",
+        "candidate_classes",
+        "band",
+        "flips",
+        "regressions",
+        "mcnemar",
+        "small_sample",
+    }
 )
 
 
@@ -509,32 +584,61 @@ def _corrected(comparison: Comparison) -> str:
         value = getattr(comparison, name, None)
         if value is not None:
             items = [escape(str(getattr(v, "task_id", v))) for v in value]
-            return (f"<h3>Regressions that survive correction ({len(items)})</h3><p>"
-                    + (", ".join(items) or "none") + "</p>")
-    return ("<p>Regressions after correction for many tasks: not computed by this version of "
-            "<code>compare</code>; the list above is uncorrected.</p>")
+            return (
+                f"<h3>Regressions that survive correction ({len(items)})</h3><p>"
+                + (", ".join(items) or "none")
+                + "</p>"
+            )
+    return (
+        "<p>Regressions after correction for many tasks: not computed by this version of "
+        "<code>compare</code>; the list above is uncorrected.</p>"
+    )
 
 
 def _comparison_section(c: Comparison, notes: Sequence[str]) -> str:
     band = c.band
     summary = _table(
         ["config", "mean pass rate", "solid", "flaky", "broken"],
-        [[c.baseline, f"{c.baseline_mean:.3f}", c.baseline_classes.solid,
-          c.baseline_classes.flaky, c.baseline_classes.broken],
-         [c.candidate, f"{c.candidate_mean:.3f}", c.candidate_classes.solid,
-          c.candidate_classes.flaky, c.candidate_classes.broken]],
+        [
+            [
+                c.baseline,
+                f"{c.baseline_mean:.3f}",
+                c.baseline_classes.solid,
+                c.baseline_classes.flaky,
+                c.baseline_classes.broken,
+            ],
+            [
+                c.candidate,
+                f"{c.candidate_mean:.3f}",
+                c.candidate_classes.solid,
+                c.candidate_classes.flaky,
+                c.candidate_classes.broken,
+            ],
+        ],
         f"{len(c.paired)} paired tasks, at least {c.min_runs} run(s) each side",
     )
     flips = _table(
         ["task", "baseline", "candidate"],
-        [[f.task_id, f"{f.baseline_class} {f.baseline.passes}/{f.baseline.runs}",
-          f"{f.candidate_class} {f.candidate.passes}/{f.candidate.runs}"] for f in c.flips],
+        [
+            [
+                f.task_id,
+                f"{f.baseline_class} {f.baseline.passes}/{f.baseline.runs}",
+                f"{f.candidate_class} {f.candidate.passes}/{f.candidate.runs}",
+            ]
+            for f in c.flips
+        ],
     )
     by_id = {p.task_id: p for p in c.paired}
     regressions = _table(
         ["task", "baseline", "candidate"],
-        [[t, f"{by_id[t].baseline.passes}/{by_id[t].baseline.runs}",
-          f"{by_id[t].candidate.passes}/{by_id[t].candidate.runs}"] for t in c.regressions],
+        [
+            [
+                t,
+                f"{by_id[t].baseline.passes}/{by_id[t].baseline.runs}",
+                f"{by_id[t].candidate.passes}/{by_id[t].candidate.runs}",
+            ]
+            for t in c.regressions
+        ],
     )
     return (
         f'<p class="verdict">Change {band.mean * 100:+.1f} points, band ±'
@@ -568,14 +672,20 @@ def compare_html(
     )
     if views:
         body += (
-            "<h2>pass^k and pass@k</h2>" + _figure(_plot_or_none(plots, "pass_k"))
-            + "<h2>Process metrics</h2>" + _process_table(views)
+            "<h2>pass^k and pass@k</h2>"
+            + _figure(_plot_or_none(plots, "pass_k"))
+            + "<h2>Process metrics</h2>"
+            + _process_table(views)
             + _figure(_plot_or_none(plots, "process"))
-            + "<h2>Cost and success (Pareto)</h2>" + _figure(_plot_or_none(plots, "pareto"))
+            + "<h2>Cost and success (Pareto)</h2>"
+            + _figure(_plot_or_none(plots, "pareto"))
         )
         for i, view in enumerate(views):
             prefix = f"c{i}"
-            body += (f"<h2>{escape(view.name)}: task × sample</h2>" + _heatmap(view, prefix)
-                     + f"<h2>{escape(view.name)}: traces</h2>"
-                     + _traces(view, prefix, 1 / len(views)))
+            body += (
+                f"<h2>{escape(view.name)}: task × sample</h2>"
+                + _heatmap(view, prefix)
+                + f"<h2>{escape(view.name)}: traces</h2>"
+                + _traces(view, prefix, 1 / len(views))
+            )
     return _page(f"harness_world compare: {comparison.baseline} vs {comparison.candidate}", body)

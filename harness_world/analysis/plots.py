@@ -137,7 +137,9 @@ def vector_plot(rates: Sequence[tuple[str, ProportionInterval]]) -> Plot:
         color="#1565c0",
         capsize=3,
     )
-    ax.set_yticks(ys, [f"{n} ({p.successes}/{p.trials})" for n, p in zip(labels, points)])
+    ax.set_yticks(
+        ys, [f"{n} ({p.successes}/{p.trials})" for n, p in zip(labels, points, strict=True)]
+    )
     ax.set_xlim(-0.02, 1.02)
     ax.set_xlabel("rate (Wilson 95 % interval)")
     ax.grid(axis="x", alpha=0.3)
@@ -158,7 +160,9 @@ def pass_k_plot(configs: Mapping[str, Sequence[PassKSummary]]) -> Plot:
         ax.plot(ks, [s.pass_at_k for s in summaries], "s--", color=color, label=f"{name} pass@k")
         alt.append(
             f"{name}: "
-            + ", ".join(f"k={s.k} pass^k {s.pass_hat_k:.3f} pass@k {s.pass_at_k:.3f}" for s in summaries)
+            + ", ".join(
+                f"k={s.k} pass^k {s.pass_hat_k:.3f} pass@k {s.pass_at_k:.3f}" for s in summaries
+            )
         )
     ax.set_xlabel("k (samples)")
     ax.set_ylabel("probability")
@@ -177,10 +181,18 @@ def heatmap_plot(rows: Sequence[tuple[str, Sequence[str]]]) -> Plot:
     states = list(COLORS)
     n_samples = max((len(cells) for _, cells in rows), default=1)
     fig, ax = _figure(min(2.0 + 0.35 * n_samples, 12), min(1.0 + 0.22 * len(rows), 40))
-    grid = [[states.index(c) for c in cells] + [states.index("missing")] * (n_samples - len(cells))
-            for _, cells in rows]
-    ax.imshow(grid or [[0]], cmap=ListedColormap(list(COLORS.values())), vmin=0,
-              vmax=len(states) - 1, aspect="auto", interpolation="nearest")
+    grid = [
+        [states.index(c) for c in cells] + [states.index("missing")] * (n_samples - len(cells))
+        for _, cells in rows
+    ]
+    ax.imshow(
+        grid or [[0]],
+        cmap=ListedColormap(list(COLORS.values())),
+        vmin=0,
+        vmax=len(states) - 1,
+        aspect="auto",
+        interpolation="nearest",
+    )
     ax.set_yticks(range(len(rows)), [label for label, _ in rows], fontsize=7)
     ax.set_xticks(range(n_samples))
     ax.set_xlabel("sample")
@@ -235,8 +247,11 @@ def pareto_plot(points: Sequence[tuple[str, float, float, float, bool]], cost_la
             alpha=0.8,
         )
         ax.annotate(
-            f"{name}{' (dominated)' if dominated else ''}", (cost, success), fontsize=8,
-            xytext=(8, 6), textcoords="offset points",
+            f"{name}{' (dominated)' if dominated else ''}",
+            (cost, success),
+            fontsize=8,
+            xytext=(8, 6),
+            textcoords="offset points",
         )
     ax.set_xlabel(cost_label)
     ax.set_ylabel("pass rate")
@@ -268,11 +283,14 @@ def process_plot(configs: Mapping[str, Mapping[str, ProportionInterval | None]])
         alt.append(
             f"{config}: "
             + ", ".join(
-                f"{n} {v.estimate:.3f}" if v else f"{n} undefined" for n, v in zip(names, values)
+                f"{n} {v.estimate:.3f}" if v else f"{n} undefined"
+                for n, v in zip(names, values, strict=True)
             )
         )
     ax.set_xticks([i + width * (len(configs) - 1) / 2 for i in range(len(names))], names)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("share of write calls")
     ax.legend(fontsize=8)
-    return Plot(name="process", title="Process rates (of write calls)", alt="; ".join(alt), figure=fig)
+    return Plot(
+        name="process", title="Process rates (of write calls)", alt="; ".join(alt), figure=fig
+    )

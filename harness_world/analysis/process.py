@@ -138,9 +138,7 @@ def process_of(record: Record, passed: bool | None = None) -> AttemptProcess:
         backtracked=sum(1 for i in writes if _backtracked(calls, i)),
         verified=sum(1 for i in writes if _verified(calls, i)),
         irreversible=sum(
-            1
-            for i in writes
-            if any(w.before is None or w.after is None for w in calls[i].writes)
+            1 for i in writes if any(w.before is None or w.after is None for w in calls[i].writes)
         ),
         tokens=usage.input_tokens + usage.output_tokens,
         cost=usage.cost + usage.uncertain_cost,

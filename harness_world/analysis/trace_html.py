@@ -59,7 +59,9 @@ def _diff_rows(image: WriteImage, limit: int) -> str:
     for name in fields:
         old = _field(before.get(name), limit) if image.before is not None else _ABSENT
         new = _field(after.get(name), limit) if image.after is not None else _ABSENT
-        rows.append(f"<tr><th>{escape(name)}</th><td class=old>{old}</td><td class=new>{new}</td></tr>")
+        rows.append(
+            f"<tr><th>{escape(name)}</th><td class=old>{old}</td><td class=new>{new}</td></tr>"
+        )
     return "".join(rows)
 
 
@@ -93,16 +95,42 @@ def _call(call: CallRecord, limit: int) -> str:
     )
 
 
+def _compact_call(call: CallRecord) -> str:
+    if call.ok:
+        outcome = "ok"
+    else:
+        kind, message = (call.error.kind, call.error.message) if call.error else ("error", "")
+        outcome = f'<b class="error">{escape(kind)}</b>: {escape(shorten(message, 120))}'
+    writes = "; ".join(
+        f"{escape(w.entity)} {escape(str(w.key))} "
+        + (
+            "created"
+            if w.before is None
+            else "deleted"
+            if w.after is None
+            else escape(", ".join(sorted(f for f in w.after if w.before.get(f) != w.after.get(f))))
+        )
+        for w in call.writes
+    )
+    return (
+        f'<li><span class="clock">t{call.clock_before}→t{call.clock_after}</span> '
+        f"<code>{escape(call.tool)}({escape(shorten(call.args, 80))})</code> {outcome}"
+        f"{' · wrote ' + writes if writes else ''}</li>"
+    )
+
+
 def _criteria(slot: SlotResult, grade: Grade | None) -> str:
     if grade is not None:
         items = [
             f'<li class="{v.status}"><b>{escape(v.id)}</b> {v.status.replace("_", " ")}'
-            f'{": " + escape(v.detail) if v.detail else ""}</li>'
+            f"{': ' + escape(v.detail) if v.detail else ''}</li>"
             for v in grade.verdicts
         ]
         diagnostics = getattr(grade, "diagnostics", None)  # added by a later grade format
         if diagnostics:
             items.append(f'<li class="diag">diagnostics: {escape(shorten(diagnostics, 2000))}</li>')
+    elif slot.passed:
+        items = ['<li class="passed">every automated criterion passed</li>']
     else:
         items = [f'<li class="failed">{escape(line)}</li>' for line in slot.failed]
     notes = [n for n in (slot.reason, slot.not_graded) if n]
@@ -119,9 +147,13 @@ def trace_fragment(
     grade: Grade | None,
     budget: int,
     prefix: str = "a",
+    *,
+    compact: bool = False,
 ) -> str:
-    """One attempt's ``<article>``: header, calls (each with args, result or typed error,
-    write diffs, clock), final message, then every criterion with its reason.
+    """One attempt's ``<article>``: header, calls, final message, then each criterion.
+
+    Each call shows its arguments, its result or typed error, its write images as before/after
+    diffs and the logical clock around it; each criterion its verdict and reason.
 
     Args:
         index: The attempt's index in the report (its anchor is ``{prefix}-{index}``).
@@ -130,6 +162,8 @@ def trace_fragment(
         grade: Its full grade (every criterion), when graded; else the slot's failed lines.
         budget: Characters available for this attempt's values.
         prefix: Anchor prefix (one per configuration in a comparison).
+        compact: One line per call (tool, arguments, ok or typed error, rows written) with no
+            results or diff tables: how a large run shows its passed attempts.
     """
     state = attempt_state(slot)
     head = (
@@ -142,7 +176,9 @@ def trace_fragment(
         "</p>"
     )
     body = ""
-    if record is not None:
+    if record is not None and compact:
+        body = f'<ol class="calls">{"".join(_compact_call(c) for c in record.calls)}</ol>'
+    elif record is not None:
         limit = max(60, budget // max(1, len(record.calls) + 1))
         calls = "".join(_call(c, limit) for c in record.calls)
         body = (

@@ -62,8 +62,10 @@ class LiveProgress:
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
-            TextColumn("[green]{task.fields[passed]} passed[/] [red]{task.fields[failed]} failed"
-                       "[/] [yellow]{task.fields[other]} ungraded/invalid[/]"),
+            TextColumn(
+                "[green]{task.fields[passed]} passed[/] [red]{task.fields[failed]} failed"
+                "[/] [yellow]{task.fields[other]} ungraded/invalid[/]"
+            ),
             TimeElapsedColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
@@ -71,8 +73,9 @@ class LiveProgress:
             console=Console(stderr=True),
             transient=False,
         )
-        self.task = self.progress.add_task(label, total=total, passed=0, failed=0, other=0,
-                                           recent="")
+        self.task = self.progress.add_task(
+            label, total=total, passed=0, failed=0, other=0, recent=""
+        )
         self.started = False
         atexit.register(self.stop)
 
@@ -83,8 +86,14 @@ class LiveProgress:
             self.started = True
         if current:
             self.recent.append(current)
-        self.progress.update(self.task, completed=done, passed=passed, failed=failed,
-                             other=other, recent=" ".join(self.recent))
+        self.progress.update(
+            self.task,
+            completed=done,
+            passed=passed,
+            failed=failed,
+            other=other,
+            recent=" ".join(self.recent),
+        )
         if done >= self.total:
             self.stop()
 
@@ -140,8 +149,9 @@ class _VerifyProgress:
         else:
             self.other += 1
         if self.live is not None:
-            self.live.update(self.done, self.passed, self.failed, self.other,
-                             str((row or {}).get("task", "")))
+            self.live.update(
+                self.done, self.passed, self.failed, self.other, str((row or {}).get("task", ""))
+            )
         else:
             self.plain.advance(note)
 

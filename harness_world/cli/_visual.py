@@ -79,7 +79,10 @@ def write_compare_visuals(
 
     try:
         names = (comparison.baseline, comparison.candidate)
-        views = [load_run_view(build_report(run), name) for run, name in zip(runs, names)]
+        views = [
+            load_run_view(build_report(run), name)
+            for run, name in zip(runs, names[: len(runs)], strict=True)
+        ]
         html_out.write_text(compare_html(comparison, views, notes), encoding="utf-8")
     except HarnessWorldError as exc:
         return _fail(str(exc))

@@ -166,7 +166,7 @@ def main(args: argparse.Namespace) -> int:
                 flush=True,
             )
 
-    progress = run_progress_hook(progress, quiet=args.quiet, enabled=show)  # issue 20: live
+    live = run_progress_hook(progress, quiet=args.quiet, enabled=show)  # issue 20: live progress
     try:
         result = run(
             tasks,
@@ -178,7 +178,7 @@ def main(args: argparse.Namespace) -> int:
             size=args.size,
             limits=limits,
             retries=args.retries,
-            progress=progress,
+            progress=live,  # issue 20
         )
     except RevisionMismatch as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress(
         len(files), "verifying", enabled=not args.json and len(files) >= 20 and sys.stderr.isatty()
     )
-    progress = verify_progress(len(files), progress, quiet=args.quiet, json=args.json)  # issue 20
+    live = verify_progress(len(files), progress, quiet=args.quiet, json=args.json)  # issue 20
     rows: list[dict[str, Any]] = []
     input_error = False
     for path in files:
@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
                 task = tasks.get(record.task_id) if tasks is not None else None
                 result = verify(record, world=world, task=task)
         rows.append(_row(path, record, result))
-        progress.advance(path.name, rows[-1])
+        live.advance(path.name, rows[-1])  # issue 20
     summary = {
         state: sum(r["evidence"] == state for r in rows)
         for state in ("verified", "ungraded", "lost")

@@ -47,8 +47,20 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The README's demo run: oracles, two broken tasks, three flaky ones, 3 samples."""
     out = tmp_path_factory.mktemp("demo") / "demo"
     code = main(
-        ["run", "--world", "helpdesk", "--agent", "scripted", "--script", str(SCRIPTS),
-         "--samples", "3", "--out", str(out), "--json"]
+        [
+            "run",
+            "--world",
+            "helpdesk",
+            "--agent",
+            "scripted",
+            "--script",
+            str(SCRIPTS),
+            "--samples",
+            "3",
+            "--out",
+            str(out),
+            "--json",
+        ]
     )
     assert code == 0
     return out
@@ -137,10 +149,12 @@ def test_process_metrics_follow_their_definitions(small: hw.World) -> None:
     oracles = load_oracles("helpdesk")
     mutants = {m.id: m for m in load_mutants("helpdesk")}
     tasks = {t.id: t for t in hw.load_tasks("helpdesk")}
-    reverted = run_script(small, tasks["helpdesk.reassign_departed"],
-                          mutants["reassign_departed.reverted"].script)
-    created = run_script(small, tasks["helpdesk.create_for_john"],
-                         oracles["helpdesk.create_for_john"])
+    reverted = run_script(
+        small, tasks["helpdesk.reassign_departed"], mutants["reassign_departed.reverted"].script
+    )
+    created = run_script(
+        small, tasks["helpdesk.create_for_john"], oracles["helpdesk.create_for_john"]
+    )
     p = process_of(reverted)
     assert p.write_calls >= 2 and p.backtracked >= 1
     q = process_of(created)
@@ -148,8 +162,10 @@ def test_process_metrics_follow_their_definitions(small: hw.World) -> None:
     # A write then a read returning the row: verified; the same without the read: not.
     row = {"id": "T-1", "status": "open"}
     after = {"id": "T-1", "status": "solved"}
-    calls = [_call(0, "update", [_write("tickets", "T-1", row, after)]),
-             _call(1, "get", [], {"ticket": after})]
+    calls = [
+        _call(0, "update", [_write("tickets", "T-1", row, after)]),
+        _call(1, "get", [], {"ticket": after}),
+    ]
     base = reverted
     read_back = msgspec.structs.replace(base, calls=calls)
     assert process_of(read_back).verified == 1
@@ -174,7 +190,9 @@ def test_process_counts_stay_within_their_denominators(steps: list) -> None:
             calls.append(_call(seq, "get", [], {"id": key}))
     record = hw.Record(
         world=WorldRef(name="helpdesk", size="small", hash="h", contract_hash="c"),
-        calls=calls, final=[], outcome=hw.Outcome(status="completed"),
+        calls=calls,
+        final=[],
+        outcome=hw.Outcome(status="completed"),
     )
     p = process_of(record)
     assert 0 <= p.backtracked <= p.write_calls and 0 <= p.verified <= p.write_calls
@@ -195,7 +213,7 @@ def test_run_page_links_every_cell_to_a_trace_with_its_reasons(demo_run: Path) -
     report = build_report(demo_run)
     assert report.counts.failed > 0 and report.counts.passed > 0
     text = run_html(load_run_view(report))
-    dom = _check_page(text, report.attempts, "a")
+    _check_page(text, report.attempts, "a")
     assert {"solid", "flaky", "broken"} <= set(re.findall(r'class="k (\w+)"', text))
     assert text.count('<svg role="img"') >= 4 and "<desc" in text
 
@@ -206,7 +224,11 @@ def test_the_page_check_fails_on_a_broken_page(demo_run: Path) -> None:
     failed = next(i for i, s in enumerate(report.attempts) if s.passed is False)
     reason = report.attempts[failed].failed[0].split(": ", 1)[1]
     with pytest.raises(AssertionError):
-        _check_page(text.replace("<body>", '<body><link rel="icon" href="http://example.invalid/i">'), None, "a")
+        _check_page(
+            text.replace("<body>", '<body><link rel="icon" href="http://example.invalid/i">'),
+            None,
+            "a",
+        )
     with pytest.raises(AssertionError):
         _check_page(text + '<img src="https://example.invalid/x.png">', None, "a")
     with pytest.raises(AssertionError):
@@ -224,15 +246,16 @@ def test_compare_page_from_a_csv_and_newer_comparison_fields(tmp_path: Path) -> 
     csv = tmp_path / "r.csv"
     csv.write_text("\n".join(rows) + "\n")
     out = tmp_path / "c.html"
-    code = main(["compare", str(csv), "--baseline", "base", "--candidate", "cand",
-                 "--html", str(out)])
+    code = main(
+        ["compare", str(csv), "--baseline", "base", "--candidate", "cand", "--html", str(out)]
+    )
     assert code == 0
     text = out.read_text()
     _check_page(text, None, "c0")
     assert 'id="plot-band"' in text and "t2" in text and "not computed by this version" in text
 
     class Newer(Comparison, frozen=True, kw_only=True):
-        corrected_regressions: list[str] = []
+        corrected_regressions: list[str] = msgspec.field(default_factory=list)
         power: float = 0.0
 
     from harness_world.stats import RunRow, compare_results
@@ -242,14 +265,18 @@ def test_compare_page_from_a_csv_and_newer_comparison_fields(tmp_path: Path) -> 
         for t, r, c, p in (line.split(",") for line in rows[1:])
     ]
     plain = compare_results(parsed, "base", "cand")
-    newer = Newer(**{f: getattr(plain, f) for f in plain.__struct_fields__},
-                  corrected_regressions=["t3"], power=0.42)
+    newer = Newer(
+        **{f: getattr(plain, f) for f in plain.__struct_fields__},
+        corrected_regressions=["t3"],
+        power=0.42,
+    )
     page = compare_html(newer)
     assert "Regressions that survive correction (1)" in page and "0.42" in page
 
 
-def test_report_options_write_html_and_pngs(demo_run: Path, tmp_path: Path,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_options_write_html_and_pngs(
+    demo_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     html_out, png_dir = tmp_path / "r.html", tmp_path / "png"
     assert main(["report", str(demo_run), "--html", str(html_out), "--png", str(png_dir)]) == 0
     assert html_out.stat().st_size > 10_000
@@ -263,7 +290,9 @@ def test_report_options_write_html_and_pngs(demo_run: Path, tmp_path: Path,
 
 
 def test_without_matplotlib_the_options_say_which_extra(
-    demo_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    demo_run: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)
@@ -280,8 +309,9 @@ def _chromium() -> str:
     if found is None:
         if os.environ.get("CI"):
             pytest.fail("CI must have Debian's chromium (.ci/run installs it)")
-        pytest.skip("chromium is not installed (apt-get install chromium); the browser check "
-                    "needs it")
+        pytest.skip(
+            "chromium is not installed (apt-get install chromium); the browser check needs it"
+        )
     return found
 
 
@@ -293,12 +323,21 @@ def _browse(page: Path, shots: Path, name: str) -> tuple[str, list[str]]:
     common = [binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}"]
     dom = subprocess.run(
         [*common, f"--log-net-log={netlog}", "--dump-dom", page.as_uri()],
-        capture_output=True, text=True, timeout=120, check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     ).stdout
     subprocess.run(
-        [*common, "--window-size=1280,4000", f"--screenshot={shots / (name + '.png')}",
-         page.as_uri()],
-        capture_output=True, timeout=120, check=True,
+        [
+            *common,
+            "--window-size=1280,4000",
+            f"--screenshot={shots / (name + '.png')}",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        timeout=120,
+        check=True,
     )
     assert (shots / f"{name}.png").stat().st_size > 10_000
     events = json.loads(netlog.read_text() or "{}").get("events", [])
@@ -324,8 +363,9 @@ def test_run_and_compare_pages_in_headless_chromium(
     """Screenshots stay under this test's tmp dir (pytest keeps the last runs' folders)."""
     run_page, compare_page = tmp_path / "run.html", tmp_path / "compare.html"
     assert main(["report", str(demo_run), "--html", str(run_page)]) == 0
-    code = main(["compare", str(oracle_run), str(demo_run), "--min-runs", "3",
-                 "--html", str(compare_page)])
+    code = main(
+        ["compare", str(oracle_run), str(demo_run), "--min-runs", "3", "--html", str(compare_page)]
+    )
     assert code == 0
     report = build_report(demo_run)
     dom, asked = _browse(run_page, tmp_path, "run")
