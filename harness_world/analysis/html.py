@@ -39,6 +39,7 @@ from harness_world.evidence.record import Record, RecordError, load_record
 from harness_world.grading.checker import grade as grade_record
 from harness_world.grading.grade import Grade
 from harness_world.grading.task import Task, load_tasks
+from harness_world.running.rundir import SlotResult
 from harness_world.stats import Comparison, ProportionInterval, TaskTally, classify, wilson_interval
 
 __all__ = [
@@ -171,11 +172,27 @@ def _rate_rows(report: RunReport) -> list[tuple[str, ProportionInterval]]:
     return rows
 
 
+def _task_class(task_id: str, slots: Sequence[SlotResult]) -> str:
+    valid = [s for s in slots if s.counted and s.passed is not None]
+    if not valid:
+        return "—"
+    return classify(
+        TaskTally(task_id=task_id, runs=len(valid), passes=sum(1 for s in valid if s.passed))
+    )
+
+
 def _heat_rows(view: RunView) -> list[tuple[str, list[str]]]:
-    rows: dict[str, list[str]] = {}
+    """Rows of the PNG heatmap: ``family: task (class)`` and the states, families together."""
+    slots: dict[str, list[SlotResult]] = {}
     for slot in view.report.attempts:
-        rows.setdefault(slot.task_id, []).append(attempt_state(slot))
-    return sorted(rows.items(), key=lambda kv: (_family(view, kv[0]), kv[0]))
+        slots.setdefault(slot.task_id, []).append(slot)
+    return [
+        (
+            f"{_family(view, t) or '?'}: {t} ({_task_class(t, slots[t])})",
+            [attempt_state(s) for s in slots[t]],
+        )
+        for t in sorted(slots, key=lambda t: (_family(view, t), t))
+    ]
 
 
 def _family(view: RunView, task_id: str) -> str:
@@ -443,14 +460,7 @@ def _heatmap(view: RunView, prefix: str) -> str:
                 f"{escape(family or '(unknown)')}</th></tr>"
             )
         slots = by_task[task_id]
-        valid = [s for s in slots if s.counted and s.passed is not None]
-        label = "—"
-        if valid:
-            label = classify(
-                TaskTally(
-                    task_id=task_id, runs=len(valid), passes=sum(1 for s in valid if s.passed)
-                )
-            )
+        label = _task_class(task_id, slots)
         cells = "".join(
             f'<td><a class="c {attempt_state(s)}" href="#{prefix}-{index[id(s)]}" '
             f'title="{escape(task_id)} sample {s.sample}: {attempt_state(s)}">'

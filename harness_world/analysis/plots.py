@@ -180,7 +180,7 @@ def heatmap_plot(rows: Sequence[tuple[str, Sequence[str]]]) -> Plot:
 
     states = list(COLORS)
     n_samples = max((len(cells) for _, cells in rows), default=1)
-    fig, ax = _figure(min(2.0 + 0.35 * n_samples, 12), min(1.0 + 0.22 * len(rows), 40))
+    fig, ax = _figure(min(6.0 + 0.3 * n_samples, 14), min(1.2 + 0.25 * len(rows), 40))
     grid = [
         [states.index(c) for c in cells] + [states.index("missing")] * (n_samples - len(cells))
         for _, cells in rows
@@ -194,8 +194,12 @@ def heatmap_plot(rows: Sequence[tuple[str, Sequence[str]]]) -> Plot:
         interpolation="nearest",
     )
     ax.set_yticks(range(len(rows)), [label for label, _ in rows], fontsize=7)
-    ax.set_xticks(range(n_samples))
+    ax.set_xticks(range(n_samples) if n_samples <= 30 else range(0, n_samples, n_samples // 10))
     ax.set_xlabel("sample")
+    ax.set_xticks([x - 0.5 for x in range(1, n_samples)], minor=True)
+    ax.set_yticks([y - 0.5 for y in range(1, len(rows))], minor=True)
+    ax.grid(which="minor", color="white", linewidth=1.5 if n_samples <= 30 else 0)
+    ax.tick_params(which="minor", length=0)
     from matplotlib.patches import Patch
 
     handles = [Patch(color=c, label=s) for s, c in COLORS.items()]
@@ -253,6 +257,7 @@ def pareto_plot(points: Sequence[tuple[str, float, float, float, bool]], cost_la
             xytext=(8, 6),
             textcoords="offset points",
         )
+    ax.margins(x=0.25)
     ax.set_xlabel(cost_label)
     ax.set_ylabel("pass rate")
     ax.set_ylim(-0.05, 1.1)

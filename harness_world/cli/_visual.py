@@ -71,11 +71,17 @@ def write_run_visuals(args: argparse.Namespace, report: RunReport) -> int:
 def write_compare_visuals(
     args: argparse.Namespace, comparison: Comparison, runs: Sequence[Path], notes: Sequence[str]
 ) -> int:
-    """Write ``--html`` for a comparison (with both runs' heatmaps and traces when ``runs``)."""
+    """Write ``--html`` (with both runs' heatmaps and traces when ``runs``) and ``--png``."""
     html_out: Path | None = getattr(args, "html", None)
-    if html_out is None:
+    png_out: Path | None = getattr(args, "png", None)
+    if html_out is None and png_out is None:
         return 0
-    from harness_world.analysis.html import compare_html, load_run_view
+    from harness_world.analysis.html import (
+        compare_html,
+        compare_plots,
+        load_run_view,
+        write_pngs,
+    )
 
     try:
         names = (comparison.baseline, comparison.candidate)
@@ -83,9 +89,12 @@ def write_compare_visuals(
             load_run_view(build_report(run), name)
             for run, name in zip(runs, names[: len(runs)], strict=True)
         ]
-        html_out.write_text(compare_html(comparison, views, notes), encoding="utf-8")
+        if html_out is not None:
+            html_out.write_text(compare_html(comparison, views, notes), encoding="utf-8")
+        if png_out is not None:
+            write_pngs(compare_plots(comparison, views), png_out)
     except HarnessWorldError as exc:
         return _fail(str(exc))
     except (OSError, ValueError) as exc:
-        return _fail(f"--html {html_out}: {exc}")
+        return _fail(f"cannot write the report: {exc}")
     return 0

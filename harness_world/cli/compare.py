@@ -21,7 +21,7 @@ from typing import Any, Literal
 import msgspec
 
 from harness_world.analysis.results_csv import ResultsCsvError, read_results
-from harness_world.cli._visual import add_html_option, write_compare_visuals
+from harness_world.cli._visual import add_html_option, add_png_option, write_compare_visuals
 from harness_world.stats import (
     Comparison,
     Multiplier,
@@ -107,7 +107,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         ),
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    add_html_option(parser)  # issue 20: HTML report of the comparison
+    add_html_option(parser)  # issue 20: HTML report of the comparison, plots as PNG
+    add_png_option(parser)
     parser.set_defaults(handler=run)
 
 
