@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -376,3 +377,46 @@ def test_run_and_compare_pages_in_headless_chromium(
     _check_page(dom, report.attempts, "c1")  # the candidate's heatmap and traces
     _check_page(dom, build_report(oracle_run).attempts, "c0")
     assert "BELOW the band" in dom and "components that differ: agent" in dom
+
+
+# --------------------------------------------------------------------------------------------
+# Live progress
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_is_live_on_a_terminal_plain_elsewhere_and_silent_when_quiet(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from harness_world.cli._progress import run_progress_hook
+    from harness_world.running.run import RunProgress
+
+    plain_calls: list[RunProgress] = []
+    plain = plain_calls.append
+    steps = [
+        RunProgress(done=i, total=3, passed=i - 1, failed=1, ungraded=0, task_id=f"helpdesk.t{i}")
+        for i in (1, 2, 3)
+    ]
+    monkeypatch.setattr(sys, "stderr", io.StringIO())  # not a terminal
+    hook = run_progress_hook(plain, quiet=False, enabled=True)
+    for step in steps:
+        hook(step)
+    assert plain_calls == steps
+    plain_calls.clear()
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setenv("COLUMNS", "200")
+    for quiet, enabled in ((True, True), (False, False)):
+        silent = run_progress_hook(plain, quiet=quiet, enabled=enabled)
+        for step in steps:
+            silent(step)
+    assert plain_calls == [] and terminal.getvalue() == ""
+    live = run_progress_hook(plain, quiet=False, enabled=True)
+    for step in steps:
+        live(step)
+    drawn = terminal.getvalue()
+    assert plain_calls == []
+    assert "3/3" in drawn and "2 passed" in drawn and "helpdesk.t3" in drawn and "ETA" in drawn
