@@ -34,6 +34,7 @@ from harness_world.analysis.process import (
 )
 from harness_world.analysis.report import RunReport
 from harness_world.analysis.trace_html import attempt_state, trace_fragment
+from harness_world.analysis.trace_record import TraceRecord, read_trace
 from harness_world.engine.world import World, WorldError, load_world
 from harness_world.evidence.record import Record, RecordError, load_record
 from harness_world.grading.checker import grade as grade_record
@@ -80,7 +81,8 @@ class RunView:
         name: The configuration's name (the run folder's by default).
         report: The run report.
         tasks: The known tasks by id (instructions, families).
-        records: Each attempt's record (null when missing or unreadable), report order.
+        records: Each attempt's record as the viewer reads it (null when missing or
+            unreadable), report order.
         grades: Each attempt's full grade (null when not graded).
         process: Each attempt's process figures (null without a record).
         summary: Process figures over the valid attempts.
@@ -89,21 +91,20 @@ class RunView:
     name: str
     report: RunReport
     tasks: Mapping[str, Task]
-    records: Sequence[Record | None]
+    records: Sequence[TraceRecord | None]
     grades: Sequence[Grade | None]
     process: Sequence[AttemptProcess | None]
     summary: ProcessSummary
 
 
-def _read(path: str) -> Record | None:
-    try:
-        return load_record(path)
-    except (RecordError, OSError):
+def _grade(path: str, task: Task | None, worlds: dict[str, World]) -> Grade | None:
+    if task is None:
         return None
-
-
-def _grade(record: Record | None, task: Task | None, worlds: dict[str, World]) -> Grade | None:
-    if record is None or task is None or record.task_hash != task.hash:
+    try:
+        record: Record = load_record(path)
+    except RecordError:
+        return None
+    if record.task_hash != task.hash:
         return None
     try:
         world = worlds.get(record.world.name) or load_world(record.world.name, record.world.size)
@@ -125,11 +126,11 @@ def load_run_view(
     """
     by_id = {t.id: t for t in (tasks if tasks is not None else load_tasks())}
     worlds: dict[str, World] = {}
-    records = [_read(a.path) if a.evidence != "missing" else None for a in report.attempts]
+    records = [read_trace(a.path) if a.evidence != "missing" else None for a in report.attempts]
     full = len(report.attempts) <= FULL_DETAIL_UP_TO
     grades = [
-        _grade(r, by_id.get(a.task_id), worlds) if full and a.evidence == "verified" else None
-        for a, r in zip(report.attempts, records, strict=True)
+        _grade(a.path, by_id.get(a.task_id), worlds) if full and a.evidence == "verified" else None
+        for a in report.attempts
     ]
     process = [
         None if r is None else process_of(r, a.passed if a.counted else None)

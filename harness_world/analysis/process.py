@@ -20,12 +20,15 @@ attempt are not independent); the per-attempt means beside them are the safer fi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import msgspec
 
+from harness_world.analysis.trace_record import TraceCall, TraceRecord
 from harness_world.engine.calls import CallRecord, WriteImage
+from harness_world.engine.values import Key
 from harness_world.evidence.record import Record
 from harness_world.stats import ProportionInterval, wilson_interval
 
@@ -94,15 +97,37 @@ def _changed_fields(image: WriteImage) -> set[str]:
     return {f for f in before.keys() | after.keys() if before.get(f) != after.get(f)}
 
 
-def _mentions(value: Any, needle: str) -> bool:
+def _mentions(value: Any, key: Key) -> bool:
+    """Whether a value is or contains the key as a whole scalar of the key's type."""
+    if isinstance(value, msgspec.Raw):  # undecoded JSON: search its text for the key
+        return _key_pattern(key).search(bytes(value)) is not None
     if isinstance(value, dict):
-        return any(_mentions(v, needle) for v in value.values())
+        return any(_mentions(v, key) for v in value.values())
     if isinstance(value, list | tuple):
-        return any(_mentions(v, needle) for v in value)
-    return value is not None and not isinstance(value, bool) and str(value) == needle
+        return any(_mentions(v, key) for v in value)
+    return type(value) is type(key) and value == key
 
 
-def _backtracked(calls: Sequence[CallRecord], index: int) -> bool:
+_PATTERNS: dict[Key, re.Pattern[bytes]] = {}
+
+
+def _key_pattern(key: Key) -> re.Pattern[bytes]:
+    """The key as a whole JSON scalar: a quoted string, or a number not inside another."""
+    pattern = _PATTERNS.get(key)
+    if pattern is None:
+        if len(_PATTERNS) > 100_000:
+            _PATTERNS.clear()
+        text = re.escape(msgspec.json.encode(key))
+        if isinstance(key, int):
+            text = rb"(?<![\w.\-\"])" + text + rb"(?![\w.\"])"
+        pattern = _PATTERNS[key] = re.compile(text)
+    return pattern
+
+
+Call = CallRecord | TraceCall
+
+
+def _backtracked(calls: Sequence[Call], index: int) -> bool:
     for image in calls[index].writes:
         fields = _changed_fields(image)
         for later in calls[index + 1 :]:
@@ -113,8 +138,8 @@ def _backtracked(calls: Sequence[CallRecord], index: int) -> bool:
     return False
 
 
-def _verified(calls: Sequence[CallRecord], index: int) -> bool:
-    keys = {str(image.key) for image in calls[index].writes}
+def _verified(calls: Sequence[Call], index: int) -> bool:
+    keys = {image.key for image in calls[index].writes}
     for later in calls[index + 1 :]:
         if not later.ok or later.writes:
             continue
@@ -123,9 +148,9 @@ def _verified(calls: Sequence[CallRecord], index: int) -> bool:
     return False
 
 
-def process_of(record: Record, passed: bool | None = None) -> AttemptProcess:
+def process_of(record: Record | TraceRecord, passed: bool | None = None) -> AttemptProcess:
     """The process figures of one record (``passed`` is carried through for per-pass figures)."""
-    calls = record.calls
+    calls: Sequence[Call] = record.calls
     writes = [i for i, c in enumerate(calls) if c.ok and c.writes]
     usage = record.usage
     return AttemptProcess(

@@ -12,8 +12,8 @@ from typing import Any
 
 import msgspec
 
-from harness_world.engine.calls import CallRecord, WriteImage
-from harness_world.evidence.record import Record
+from harness_world.analysis.trace_record import TraceCall, TraceRecord, raw_text
+from harness_world.engine.calls import WriteImage
 from harness_world.grading.grade import Grade
 from harness_world.running.rundir import SlotResult
 
@@ -39,7 +39,10 @@ def attempt_state(slot: SlotResult) -> str:
 
 def shorten(value: Any, limit: int) -> str:
     """Compact JSON of a value, cut to ``limit`` characters with a note of what was left out."""
-    text = value if isinstance(value, str) else msgspec.json.encode(value).decode()
+    if isinstance(value, msgspec.Raw):
+        text = raw_text(value)
+    else:
+        text = value if isinstance(value, str) else msgspec.json.encode(value).decode()
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… (+{len(text) - limit} chars)"
@@ -65,7 +68,7 @@ def _diff_rows(image: WriteImage, limit: int) -> str:
     return "".join(rows)
 
 
-def _write_images(call: CallRecord, limit: int) -> str:
+def _write_images(call: TraceCall, limit: int) -> str:
     parts = []
     for image in call.writes:
         kind = (
@@ -80,7 +83,7 @@ def _write_images(call: CallRecord, limit: int) -> str:
     return "".join(parts)
 
 
-def _call(call: CallRecord, limit: int) -> str:
+def _call(call: TraceCall, limit: int) -> str:
     if call.ok:
         outcome = f'<pre class="result">{escape(shorten(call.result, limit))}</pre>'
     else:
@@ -95,7 +98,7 @@ def _call(call: CallRecord, limit: int) -> str:
     )
 
 
-def _compact_call(call: CallRecord) -> str:
+def _compact_call(call: TraceCall) -> str:
     if call.ok:
         outcome = "ok"
     else:
@@ -143,7 +146,7 @@ def _criteria(slot: SlotResult, grade: Grade | None) -> str:
 def trace_fragment(
     index: int,
     slot: SlotResult,
-    record: Record | None,
+    record: TraceRecord | None,
     grade: Grade | None,
     budget: int,
     prefix: str = "a",
