@@ -464,7 +464,8 @@ def _heatmap(view: RunView, prefix: str) -> str:
         label = _task_class(task_id, slots)
         cells = "".join(
             f'<td><a class="c {attempt_state(s)}" href="#{prefix}-{index[id(s)]}" '
-            f'title="{escape(task_id)} sample {s.sample}: {attempt_state(s)}">'
+            f'aria-label="{escape(task_id)} sample {s.sample}: {attempt_state(s)}" '
+            f'title="sample {s.sample}: {attempt_state(s)}">'
             f"{_SYMBOLS[attempt_state(s)]}</a></td>"
             for s in slots
         )

@@ -420,3 +420,21 @@ def test_progress_is_live_on_a_terminal_plain_elsewhere_and_silent_when_quiet(
     drawn = terminal.getvalue()
     assert plain_calls == []
     assert "3/3" in drawn and "2 passed" in drawn and "helpdesk.t3" in drawn and "ETA" in drawn
+
+
+def test_missing_and_unreadable_records_get_cells_and_traces(
+    demo_run: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "damaged"
+    shutil.copytree(demo_run, run)
+    (run / "records" / "helpdesk.create_for_john" / "1.json").unlink()
+    (run / "records" / "helpdesk.create_for_john" / "2.json").write_text("{ not json")
+    out = tmp_path / "r.html"
+    assert main(["report", str(run), "--html", str(out)]) == 0
+    report = build_report(run)
+    text = out.read_text()
+    dom = _check_page(text, report.attempts, "a")
+    states = [a["state"] for a in dom.articles.values()]
+    assert states.count("missing") == 1 and states.count("lost") == 1
+    lost = next(a for a in dom.articles.values() if a["state"] == "lost")
+    assert "2.json" in lost["text"]
