@@ -438,3 +438,22 @@ def test_missing_and_unreadable_records_get_cells_and_traces(
     assert states.count("missing") == 1 and states.count("lost") == 1
     lost = next(a for a in dom.articles.values() if a["state"] == "lost")
     assert "2.json" in lost["text"]
+
+
+def test_the_filter_box_hides_other_tasks_and_states(demo_run: Path, tmp_path: Path) -> None:
+    page = tmp_path / "filtered.html"
+    text = run_html(load_run_view(build_report(demo_run)))
+    typing = (
+        '<script>var q=document.getElementById("q");q.value="security";'
+        'q.dispatchEvent(new Event("input"));var s=document.getElementById("s");'
+        's.value="failed";s.dispatchEvent(new Event("change"));</script></body>'
+    )
+    page.write_text(text.replace("</body>", typing))
+    dom, _ = _browse(page, tmp_path, "filtered")
+    shown = [
+        (tag, re.search(r'data-task="([^"]*)"', attrs).group(1))
+        for tag, attrs in re.findall(r"<(tr|article|section)([^>]*data-task=[^>]*)>", dom)
+        if "hidden" not in attrs
+    ]
+    assert shown and {task for _, task in shown} == {"helpdesk.security_count"}
+    assert [tag for tag, _ in shown].count("article") == 3  # its three failed attempts
