@@ -224,9 +224,10 @@ def band_plot(
     ax.axvline(mean, color="#1565c0", linewidth=2, label=f"mean change {mean * 100:+.1f} pts")
     ax.axvline(0, color="black", linewidth=0.6)
     ax.set_yticks(ys, [t for t, _ in ordered], fontsize=6 if len(ordered) > 40 else 8)
+    ax.set_xlim(-1.05, 1.05)
     ax.set_xlabel("candidate - baseline pass rate, per task")
     ax.set_title(f"verdict: {verdict} the band (±{half_width * 100:.1f} pts)")
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="best", fontsize=8)
     alt = (
         f"{len(ordered)} paired tasks; mean change {mean * 100:+.1f} points; band "
         f"±{half_width * 100:.1f} points; verdict {verdict}; "
