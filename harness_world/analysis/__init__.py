@@ -1,4 +1,4 @@
-"""Analysis: run reports with explicit denominators and the results CSV.
+"""Analysis: run reports with explicit denominators, the results CSV, HTML reports and plots.
 
 The statistics behind them live in `harness_world.stats`.
 """
@@ -24,6 +24,18 @@ from harness_world.analysis.diagnosis import (  # diagnose: advisories' reach
     reach,
     reach_lines,
 )
+from harness_world.analysis.html import (  # issue 20: HTML reports
+    RunView,
+    compare_html,
+    load_run_view,
+    run_html,
+)
+from harness_world.analysis.process import (  # issue 20: process metrics
+    AttemptProcess,
+    ProcessSummary,
+    process_of,
+    summarize_process,
+)
 from harness_world.analysis.report import (
     FamilyFigures,
     PerAttempt,
@@ -43,30 +55,38 @@ from harness_world.analysis.results_csv import (
 __all__ = [
     "ATTRIBUTIONS",
     "SOURCES",
+    "AttemptProcess",
     "Attribution",
     "AttributionError",
     "AttributionReport",
     "FamilyFigures",
     "Label",
     "PerAttempt",
+    "ProcessSummary",
     "Reach",
     "ReachRow",
     "ResultsCsvError",
     "RunReport",
+    "RunView",
     "SlotAdvice",
     "add_label",
     "advise_scan",
     "attribute_scan",
     "automatic_source",
     "build_report",
+    "compare_html",
     "format_results",
     "load_labels",
+    "load_run_view",
     "oracle_check",
     "parse_results",
+    "process_of",
     "reach",
     "reach_lines",
     "read_results",
     "report_from_scan",
+    "run_html",
     "run_rows",
+    "summarize_process",
     "write_results",
 ]

@@ -22,6 +22,7 @@ import msgspec
 
 from harness_world.analysis.results_csv import ResultsCsvError, read_results
 from harness_world.analysis.trusted import TrustedComparison, compare_trusted
+from harness_world.cli._visual import add_html_option, add_png_option, write_compare_visuals
 from harness_world.stats import (
     Comparison,
     Multiplier,
@@ -107,6 +108,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         ),
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_html_option(parser)  # issue 20: HTML report of the comparison, plots as PNG
+    add_png_option(parser)
     parser.set_defaults(handler=run)
 
 
@@ -198,6 +201,9 @@ def run(args: argparse.Namespace) -> int:
 
     gate: Gate = args.gate
     passed = gate_passed(comparison.band.verdict, gate)
+    runs = [Path(p) for p in args.inputs] if notes else []  # issue 20: --html
+    if write_compare_visuals(args, comparison, runs, [*notes, *_warnings(comparison)]):
+        return 2
     if args.json:
         report = CompareReport(
             gate=gate,

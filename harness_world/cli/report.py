@@ -12,6 +12,7 @@ from harness_world.analysis.report import RunReport, build_report
 from harness_world.analysis.results_csv import write_results
 from harness_world.analysis.trusted import TrustedReport, render_trusted, trusted_report
 from harness_world.cli._output import render_table
+from harness_world.cli._visual import add_html_option, add_png_option, write_run_visuals
 from harness_world.stats import ProportionInterval, RunRow
 
 __all__ = ["register"]
@@ -40,6 +41,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--config", help="config name for --csv rows (default: the run folder's name)"
     )
+    add_html_option(parser)  # issue 20: HTML report and PNG plots
+    add_png_option(parser)
     parser.set_defaults(handler=main)
 
 
@@ -67,6 +70,8 @@ def main(args: argparse.Namespace) -> int:
             print(f"error: --csv {args.csv}: {exc}", file=sys.stderr)
             return 2
     trusted = _trusted(args.run)  # seed 000: trusted-completion vector, when tasks declare it
+    if write_run_visuals(args, report):  # issue 20: --html / --png
+        return 2
     if args.json:
         data = msgspec.to_builtins(report)
         if trusted is not None:

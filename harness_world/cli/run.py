@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 
 from harness_world.cli._output import render_table
+from harness_world.cli._progress import run_progress_hook
 from harness_world.cli._selection import (
     add_limit_options,
     add_task_options,
@@ -102,6 +103,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     add_limit_options(parser)
     parser.add_argument("--json", action="store_true", help="no progress; print one JSON object")
+    parser.add_argument(  # issue 20
+        "--quiet", action="store_true", help="no progress display (the summary is still printed)"
+    )
     parser.set_defaults(handler=main)
 
 
@@ -214,6 +218,7 @@ def main(args: argparse.Namespace) -> int:
                 flush=True,
             )
 
+    live = run_progress_hook(progress, quiet=args.quiet, enabled=show)  # issue 20: live progress
     try:
         result = run(
             tasks,
@@ -225,7 +230,7 @@ def main(args: argparse.Namespace) -> int:
             size=args.size,
             limits=limits,
             retries=args.retries,
-            progress=progress,
+            progress=live,  # issue 20
         )
     except RevisionMismatch as exc:
         print(f"error: {exc}", file=sys.stderr)

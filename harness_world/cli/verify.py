@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_world.cli._output import Progress, render_table
+from harness_world.cli._progress import verify_progress
 from harness_world.engine.world import World, WorldError, load_world
 from harness_world.evidence.record import Record, RecordError, load_record
 from harness_world.grading.task import Task, load_tasks
@@ -49,6 +50,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--no-grade", action="store_true", help="check evidence only")
     parser.add_argument("--require-pass", action="store_true", help="exit 1 when any grade failed")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(  # issue 20
+        "--quiet", action="store_true", help="no progress display (the report is still printed)"
+    )
     parser.set_defaults(handler=run)
 
 
@@ -124,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress(
         len(files), "verifying", enabled=not args.json and len(files) >= 20 and sys.stderr.isatty()
     )
+    live = verify_progress(len(files), progress, quiet=args.quiet, json=args.json)  # issue 20
     rows: list[dict[str, Any]] = []
     input_error = False
     for path in files:
@@ -142,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
                 task = tasks.get(record.task_id) if tasks is not None else None
                 result = verify(record, world=world, task=task)
         rows.append(_row(path, record, result))
-        progress.advance(path.name)
+        live.advance(path.name, rows[-1])  # issue 20
     summary = {
         state: sum(r["evidence"] == state for r in rows)
         for state in ("verified", "ungraded", "lost")

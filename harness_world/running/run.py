@@ -51,6 +51,7 @@ class RunProgress:
     passed: int
     failed: int
     ungraded: int
+    task_id: str = ""  # issue 20: the task whose attempt just finished (live progress)
 
 
 @attrs.frozen(slots=True)
@@ -154,6 +155,7 @@ class _Tally:
                     passed=self.passed,
                     failed=self.failed,
                     ungraded=self.ungraded,
+                    task_id=result.task_id,  # issue 20
                 )
             )
 

@@ -1,0 +1,703 @@
+"""Self-contained HTML reports of a run and of a comparison, and their plots as PNG.
+
+One file, no network: styles and the small filtering script are inline, plots are inline SVG
+(`harness_world.analysis.plots`), the heatmap is an HTML grid whose every cell links to its
+attempt's trace. Everything but filtering works with JavaScript off.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+import attrs
+import msgspec
+
+from harness_world.analysis.plots import (
+    COLORS,
+    Plot,
+    band_plot,
+    heatmap_plot,
+    pareto_plot,
+    pass_k_plot,
+    process_plot,
+    vector_plot,
+)
+from harness_world.analysis.process import (
+    AttemptProcess,
+    ProcessSummary,
+    process_of,
+    summarize_process,
+)
+from harness_world.analysis.report import RunReport
+from harness_world.analysis.trace_html import attempt_state, trace_fragment
+from harness_world.analysis.trace_record import TraceRecord, read_trace
+from harness_world.engine.world import World, WorldError, load_world
+from harness_world.evidence.record import Record, RecordError, load_record
+from harness_world.grading.checker import grade as grade_record
+from harness_world.grading.grade import Grade
+from harness_world.grading.task import Task, load_tasks
+from harness_world.running.rundir import SlotResult
+from harness_world.stats import Comparison, ProportionInterval, TaskTally, classify, wilson_interval
+
+__all__ = [
+    "HTML_BUDGET",
+    "RunView",
+    "compare_html",
+    "compare_plots",
+    "load_run_view",
+    "run_html",
+    "run_plots",
+    "write_pngs",
+]
+
+HTML_BUDGET = 6_000_000
+"""Characters of trace values shared among a report's attempts (the page's size bound)."""
+
+FULL_DETAIL_UP_TO = 2_000
+"""Up to this many attempts, every verified attempt is graded again for its full verdict list
+and every trace shows results and diff tables. Above it, the page shows the failed criteria the
+scan found (with their reasons), full traces for attempts that did not pass and one line per
+call for those that passed, so that a 10,000-attempt page stays small and quick to make."""
+
+_SYMBOLS = {
+    "passed": "✓",
+    "failed": "✗",
+    "ungraded": "?",
+    "lost": "!",
+    "invalid": "∅",
+    "missing": "·",
+}
+
+
+@attrs.frozen(slots=True)
+class RunView:
+    """A run report with what the HTML needs beside it, each record read once.
+
+    Attributes:
+        name: The configuration's name (the run folder's by default).
+        report: The run report.
+        tasks: The known tasks by id (instructions, families).
+        records: Each attempt's record as the viewer reads it (null when missing or
+            unreadable), report order.
+        grades: Each attempt's full grade (null when not graded).
+        process: Each attempt's process figures (null without a record).
+        summary: Process figures over the valid attempts.
+    """
+
+    name: str
+    report: RunReport
+    tasks: Mapping[str, Task]
+    records: Sequence[TraceRecord | None]
+    grades: Sequence[Grade | None]
+    process: Sequence[AttemptProcess | None]
+    summary: ProcessSummary
+
+
+def _grade(path: str, task: Task | None, worlds: dict[str, World]) -> Grade | None:
+    if task is None:
+        return None
+    try:
+        record: Record = load_record(path)
+    except RecordError:
+        return None
+    if record.task_hash != task.hash:
+        return None
+    try:
+        world = worlds.get(record.world.name) or load_world(record.world.name, record.world.size)
+    except WorldError:
+        return None
+    worlds[record.world.name] = world
+    return grade_record(record, task, world)
+
+
+def load_run_view(
+    report: RunReport, name: str | None = None, tasks: Iterable[Task] | None = None
+) -> RunView:
+    """Read every attempt's record and grade the verified ones again in full (pure, no replay).
+
+    The scan behind ``report`` already replayed each record; the checker is pure, so grading
+    again here only recovers every criterion's verdict (the report keeps the failed ones).
+    Above `FULL_DETAIL_UP_TO` attempts nothing is graded again: traces show the failed
+    criteria and reasons the scan found.
+    """
+    by_id = {t.id: t for t in (tasks if tasks is not None else load_tasks())}
+    worlds: dict[str, World] = {}
+    records = [read_trace(a.path) if a.evidence != "missing" else None for a in report.attempts]
+    full = len(report.attempts) <= FULL_DETAIL_UP_TO
+    grades = [
+        _grade(a.path, by_id.get(a.task_id), worlds) if full and a.evidence == "verified" else None
+        for a in report.attempts
+    ]
+    process = [
+        None if r is None else process_of(r, a.passed if a.counted else None)
+        for a, r in zip(report.attempts, records, strict=True)
+    ]
+    valid = [
+        p for a, p in zip(report.attempts, process, strict=True) if p is not None and a.counted
+    ]
+    return RunView(
+        name=name or Path(report.out).resolve().name,
+        report=report,
+        tasks=by_id,
+        records=records,
+        grades=grades,
+        process=process,
+        summary=summarize_process(valid),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Figures
+
+
+def _rate_rows(report: RunReport) -> list[tuple[str, ProportionInterval]]:
+    counts = report.counts
+    rows: list[tuple[str, ProportionInterval]] = []
+    if counts.scheduled:
+        rows.append(("executed / scheduled", wilson_interval(counts.executed, counts.scheduled)))
+    if counts.executed:
+        rows.append(("valid / executed", wilson_interval(counts.valid, counts.executed)))
+        for outcome, n in sorted(counts.by_outcome.items()):
+            rows.append((f"outcome {outcome} / executed", wilson_interval(n, counts.executed)))
+        for evidence, n in sorted(counts.by_evidence.items()):
+            rows.append((f"evidence {evidence} / executed", wilson_interval(n, counts.executed)))
+    graded = counts.passed + counts.failed
+    if graded:
+        rows.append(("passed / graded", wilson_interval(counts.passed, graded)))
+    if counts.valid:
+        rows.append(("not graded / valid", wilson_interval(counts.not_graded, counts.valid)))
+    return rows
+
+
+def _task_class(task_id: str, slots: Sequence[SlotResult]) -> str:
+    valid = [s for s in slots if s.counted and s.passed is not None]
+    if not valid:
+        return "—"
+    return classify(
+        TaskTally(task_id=task_id, runs=len(valid), passes=sum(1 for s in valid if s.passed))
+    )
+
+
+def _heat_rows(view: RunView) -> list[tuple[str, list[str]]]:
+    """Rows of the PNG heatmap: ``family: task (class)`` and the states, families together."""
+    slots: dict[str, list[SlotResult]] = {}
+    for slot in view.report.attempts:
+        slots.setdefault(slot.task_id, []).append(slot)
+    return [
+        (
+            f"{_family(view, t) or '?'}: {t} ({_task_class(t, slots[t])})",
+            [attempt_state(s) for s in slots[t]],
+        )
+        for t in sorted(slots, key=lambda t: (_family(view, t), t))
+    ]
+
+
+def _family(view: RunView, task_id: str) -> str:
+    task = view.tasks.get(task_id)
+    return task.family if task is not None else ""
+
+
+def _cost_axis(views: Sequence[RunView]) -> tuple[str, list[float]]:
+    costs = [v.report.per_attempt.cost or 0.0 for v in views]
+    if any(costs):
+        return "cost per valid attempt (USD)", costs
+    calls = [v.report.per_attempt.tool_calls or 0.0 for v in views]
+    return "tool calls per valid attempt (no cost recorded)", calls
+
+
+def _pareto_points(
+    views: Sequence[RunView],
+) -> tuple[str, list[tuple[str, float, float, float, bool]]]:
+    label, costs = _cost_axis(views)
+    raw = []
+    for view, cost in zip(views, costs, strict=True):
+        rate = view.report.pass_rate.estimate if view.report.pass_rate else 0.0
+        top = view.report.pass_k[-1].pass_hat_k if view.report.pass_k else 0.0
+        raw.append((view.name, cost, rate, top))
+
+    def dominated(p: tuple[str, float, float, float]) -> bool:
+        return any(
+            q is not p and q[1] <= p[1] and q[2] >= p[2] and q[3] >= p[3] and q[1:] != p[1:]
+            for q in raw
+        )
+
+    return label, [(n, c, s, k, dominated((n, c, s, k))) for n, c, s, k in raw]
+
+
+def run_plots(view: RunView, *, heatmap: bool = True) -> list[Plot]:
+    """The plots of one run: rate vector, pass^k curves, process rates, heatmap (PNG use)."""
+    plots = []
+    rates = _rate_rows(view.report)
+    if rates:
+        plots.append(vector_plot(rates))
+    if view.report.pass_k:
+        plots.append(pass_k_plot({view.name: view.report.pass_k}))
+    plots.append(process_plot({view.name: _process_rates(view.summary)}))
+    label, points = _pareto_points([view])
+    plots.append(pareto_plot(points, label))
+    if heatmap:
+        plots.append(heatmap_plot(_heat_rows(view)))
+    return plots
+
+
+def _process_rates(summary: ProcessSummary) -> dict[str, ProportionInterval | None]:
+    return {
+        "backtrack": summary.backtrack_rate,
+        "verification": summary.verification_rate,
+        "irreversible": summary.irreversible_rate,
+    }
+
+
+def compare_plots(comparison: Comparison, views: Sequence[RunView]) -> list[Plot]:
+    """The plots of a comparison: the band, and with run directories pass^k, process, Pareto."""
+    band = comparison.band
+    plots = [
+        band_plot(
+            [(p.task_id, p.difference) for p in comparison.paired],
+            band.mean,
+            band.half_width,
+            band.verdict,
+        )
+    ]
+    if views:
+        plots.append(pass_k_plot({v.name: v.report.pass_k for v in views if v.report.pass_k}))
+        plots.append(process_plot({v.name: _process_rates(v.summary) for v in views}))
+        label, points = _pareto_points(views)
+        plots.append(pareto_plot(points, label))
+    return plots
+
+
+def write_pngs(plots: Iterable[Plot], folder: str | Path) -> list[Path]:
+    """Write each plot as ``<folder>/<name>.png``; returns the paths."""
+    paths = []
+    for plot in plots:
+        paths.append(plot.png(Path(folder)))
+        plot.close()
+    return paths
+
+
+# --------------------------------------------------------------------------------------------
+# HTML pieces
+
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:1100px;
+padding:1em 1.5em;color:#212121}
+h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;margin-top:2em}
+table{border-collapse:collapse;margin:.5em 0}td,th{padding:2px 8px;text-align:left;
+vertical-align:top}table.num td,table.num th{border-bottom:1px solid #eee}
+.plot{max-width:100%;height:auto;display:block;margin:.5em 0}
+.heat td{padding:1px}.heat th{font-weight:normal;font-size:12px;white-space:nowrap}
+.heat tr.fam th{font-weight:bold;padding-top:.6em}
+a.c{display:block;width:1.6em;line-height:1.6em;text-align:center;color:#fff;
+text-decoration:none;font-size:12px;border-radius:2px}a.c:focus{outline:2px solid #000}
+.k{font-size:11px;padding:0 4px;border-radius:2px}.k.solid{background:#c8e6c9}
+.k.flaky{background:#fff3c4}.k.broken{background:#ffcdd2}
+article.trace{border:1px solid #ddd;border-left-width:6px;margin:.6em 0;padding:.2em .8em}
+article.trace:target{box-shadow:0 0 0 3px #1565c0}
+pre,code{font:12px/1.35 ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;
+word-break:break-all}pre{background:#f6f6f6;padding:4px;margin:2px 0}
+ol.calls li.bad{background:#fff5f5}.error{color:#b71c1c}.clock{color:#666;font-size:12px}
+table.diff{font-size:12px;border:1px solid #ddd}table.diff caption{text-align:left;
+font-weight:bold}td.old{background:#ffebee}td.new{background:#e8f5e9}
+ul.criteria li.failed{color:#b71c1c;font-weight:bold}ul.criteria li.passed{color:#2e7d32}
+ul.criteria li.not_reviewed{color:#8d6e00}.meta{color:#555;font-size:12px}
+.instr{background:#f3f6fb;padding:.4em .8em;border-radius:4px}
+#filters{position:sticky;top:0;background:#fff;padding:.4em 0;border-bottom:1px solid #ddd}
+.hidden{display:none}.verdict{font-size:1.2em;font-weight:bold}
+"""
+_CSS += "".join(
+    f"article.trace.{s}{{border-left-color:{c}}}"
+    f"a.c.{s},.st.{s}{{background:{c};color:#fff;padding:0 3px}}"
+    for s, c in COLORS.items()
+)
+
+_SCRIPT = """
+(function(){var q=document.getElementById('q'),s=document.getElementById('s');
+function apply(){var t=q.value.toLowerCase(),st=s.value;
+document.querySelectorAll('[data-task]').forEach(function(e){
+var ok=e.getAttribute('data-task').toLowerCase().indexOf(t)>=0;
+if(ok&&st&&e.tagName==='ARTICLE'){ok=e.getAttribute('data-state')===st;}
+if(ok&&st&&e.tagName==='TR'){ok=!!e.querySelector('a.c.'+st);}
+e.classList.toggle('hidden',!ok);});}
+q.addEventListener('input',apply);s.addEventListener('change',apply);})();
+"""
+
+
+def _page(title: str, body: str) -> str:
+    states = "".join(f'<option value="{s}">{s}</option>' for s in COLORS)
+    filters = (
+        '<div id="filters"><label>filter tasks <input id="q" type="search" '
+        'placeholder="task id"></label> <label>state <select id="s"><option value="">any'
+        f"</option>{states}</select></label><noscript> (filtering needs JavaScript; "
+        "everything else works without it)</noscript></div>"
+    )
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>"
+        f"{filters}{body}<script>{_SCRIPT}</script></body></html>\n"
+    )
+
+
+def _table(head: Sequence[str], rows: Iterable[Sequence[Any]], caption: str = "") -> str:
+    cap = f"<caption>{escape(caption)}</caption>" if caption else ""
+    ths = "".join(f'<th scope="col">{escape(h)}</th>' for h in head)
+    trs = "".join(
+        "<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in row) + "</tr>" for row in rows
+    )
+    return f'<table class="num">{cap}<thead><tr>{ths}</tr></thead><tbody>{trs}</tbody></table>'
+
+
+def _interval(p: ProportionInterval | None) -> str:
+    return "undefined" if p is None else f"{p.estimate:.3f} [{p.low:.3f}, {p.high:.3f}]"
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "undefined" if value is None else f"{value:.{digits}f}"
+
+
+def _figure(plot: Plot | None) -> str:
+    if plot is None:
+        return ""
+    svg = plot.svg()
+    plot.close()
+    return (
+        f"<figure>{svg}<figcaption>{escape(plot.title)}: {escape(plot.alt)}</figcaption></figure>"
+    )
+
+
+def _vector_section(view: RunView, plot: Plot | None) -> str:
+    c = view.report.counts
+    keys = [
+        "scheduled",
+        "executed",
+        "valid",
+        "invalid",
+        "retried",
+        "missing",
+        "passed",
+        "failed",
+        "not_graded",
+    ]
+    rates = [
+        (name, _interval(p), f"{p.successes}/{p.trials}") for name, p in _rate_rows(view.report)
+    ]
+    return (
+        "<h2>Denominators and the result vector</h2>"
+        + _table(keys, [[getattr(c, k) for k in keys]], "every scheduled attempt, once")
+        + _table(["rate", "estimate [Wilson 95 %]", "of"], rates)
+        + f"<p>pass rate {_interval(view.report.pass_rate)}; completed but failed "
+        f"{view.report.completed_but_failed}; completed first try "
+        f"{view.report.first_try_completed}, eventually {view.report.eventually_completed}</p>"
+        + _figure(plot)
+    )
+
+
+def _pass_k_section(view: RunView, plot: Plot | None) -> str:
+    rows = [
+        [p.k, p.tasks, f"{p.pass_hat_k:.3f}", f"{p.pass_at_k:.3f}", len(p.excluded)]
+        for p in view.report.pass_k
+    ]
+    return (
+        "<h2>pass^k and pass@k</h2>"
+        + _table(["k", "tasks", "pass^k", "pass@k", "excluded (n < k)"], rows)
+        + _figure(plot)
+    )
+
+
+def _process_table(views: Sequence[RunView]) -> str:
+    rows: list[list[str]] = []
+    names = ["tool_calls", "failed_calls", "tokens", "cost", "latency_s"]
+    for view in views:
+        s = view.summary
+        for label, source in (("per attempt", s.per_attempt), ("per passed attempt", s.per_pass)):
+            rows.append([view.name, label, *(_num(source.get(n), 3) for n in names)])
+    rates = [
+        [
+            v.name,
+            v.summary.write_calls,
+            _interval(v.summary.backtrack_rate),
+            _interval(v.summary.verification_rate),
+            _interval(v.summary.irreversible_rate),
+        ]
+        for v in views
+    ]
+    return _table(
+        ["config", "", "tool calls", "failed calls", "tokens", "cost $", "latency s"],
+        rows,
+        "over valid attempts; per passed attempt = all attempts' total / passes",
+    ) + _table(
+        [
+            "config",
+            "write calls",
+            "backtrack rate",
+            "verification rate",
+            "irreversible-action rate",
+        ],
+        rates,
+        "of write calls, Wilson 95 % (pooled)",
+    )
+
+
+def _heatmap(view: RunView, prefix: str) -> str:
+    index = {id(slot): i for i, slot in enumerate(view.report.attempts)}
+    by_task: dict[str, list[Any]] = {}
+    for slot in view.report.attempts:
+        by_task.setdefault(slot.task_id, []).append(slot)
+    samples = max((len(v) for v in by_task.values()), default=0)
+    head = "".join(f'<th scope="col">{i}</th>' for i in range(samples))
+    rows = []
+    family = None
+    for task_id in sorted(by_task, key=lambda t: (_family(view, t), t)):
+        if _family(view, task_id) != family:
+            family = _family(view, task_id)
+            rows.append(
+                f'<tr class="fam"><th colspan="{samples + 2}">family '
+                f"{escape(family or '(unknown)')}</th></tr>"
+            )
+        slots = by_task[task_id]
+        label = _task_class(task_id, slots)
+        cells = "".join(
+            f'<td><a class="c {attempt_state(s)}" href="#{prefix}-{index[id(s)]}" '
+            f'aria-label="{escape(task_id)} sample {s.sample}: {attempt_state(s)}" '
+            f'title="sample {s.sample}: {attempt_state(s)}">'
+            f"{_SYMBOLS[attempt_state(s)]}</a></td>"
+            for s in slots
+        )
+        rows.append(
+            f'<tr data-task="{escape(task_id)}"><th scope="row">{escape(task_id)}</th>'
+            f'<td><span class="k {label}">{label}</span></td>{cells}</tr>'
+        )
+    legend = " ".join(f'<span class="st {s}">{_SYMBOLS[s]} {s}</span>' for s in COLORS)
+    return (
+        f"<p>{legend}. Task class over valid graded attempts: solid (all passed), flaky, "
+        f'broken (none passed). Each cell links to its trace.</p><table class="heat" '
+        f'aria-label="task by sample results of {escape(view.name)}"><thead><tr><th>task</th>'
+        f"<th>class</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _budget(view: RunView, share: float, compact: bool) -> int:
+    full = [a for a in view.report.attempts if not (compact and a.passed)]
+    return max(600, min(60_000, int(HTML_BUDGET * share / max(1, len(full)))))
+
+
+def _traces(view: RunView, prefix: str, share: float = 1.0) -> str:
+    compact = len(view.report.attempts) > FULL_DETAIL_UP_TO
+    budget = _budget(view, share, compact)
+    by_task: dict[str, list[str]] = {}
+    for i, (slot, record, grade) in enumerate(
+        zip(view.report.attempts, view.records, view.grades, strict=True)
+    ):
+        by_task.setdefault(slot.task_id, []).append(
+            trace_fragment(
+                i, slot, record, grade, budget, prefix, compact=compact and bool(slot.passed)
+            )
+        )
+    parts = []
+    for task_id in sorted(by_task, key=lambda t: (_family(view, t), t)):
+        task = view.tasks.get(task_id)
+        instruction = escape(task.instruction) if task else "(task not known here)"
+        parts.append(
+            f'<section class="task" data-task="{escape(task_id)}"><h3>{escape(task_id)}</h3>'
+            f'<p class="instr"><b>instruction</b>: {instruction}</p>{"".join(by_task[task_id])}'
+            "</section>"
+        )
+    return "".join(parts)
+
+
+def _failed_section(view: RunView) -> str:
+    rows = [
+        [
+            t.task_id,
+            f"{t.failed}/{t.valid}",
+            ", ".join(f"{c} ×{n}" for c, n in t.criteria.items()),
+            t.reason,
+        ]
+        for t in view.report.failed_tasks
+    ]
+    if not rows:
+        return "<p>No task failed.</p>"
+    return _table(["failed task", "failed", "criteria", "first reason"], rows)
+
+
+def _plot_or_none(plots: Sequence[Plot], name: str) -> Plot | None:
+    return next((p for p in plots if p.name == name), None)
+
+
+def run_html(view: RunView) -> str:
+    """The HTML report of one run."""
+    report = view.report
+    plots = run_plots(view, heatmap=False)
+    body = (
+        f"<h1>Run report: {escape(view.name)}</h1><p class=meta>run directory "
+        f"<code>{escape(report.out)}</code> · revision <code>{escape(report.revision[:16])}"
+        f"</code> · agent {escape(report.agent)} · generated "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}</p>"
+        + _vector_section(view, _plot_or_none(plots, "vector"))
+        + _pass_k_section(view, _plot_or_none(plots, "pass_k"))
+        + "<h2>Task × sample</h2>"
+        + _heatmap(view, "a")
+        + "<h2>Failed tasks</h2>"
+        + _failed_section(view)
+        + "<h2>Process metrics</h2>"
+        + _process_table([view])
+        + _figure(_plot_or_none(plots, "process"))
+        + "<h2>Cost and success</h2><p>One configuration: compare two run directories for the "
+        "Pareto frontier.</p>"
+        + _figure(_plot_or_none(plots, "pareto"))
+        + "<h2>Traces</h2>"
+        + _traces(view, "a")
+    )
+    return _page(f"harness_world report: {view.name}", body)
+
+
+_KNOWN_COMPARISON_FIELDS = frozenset(
+    {
+        "baseline",
+        "candidate",
+        "min_runs",
+        "paired",
+        "excluded",
+        "baseline_mean",
+        "candidate_mean",
+        "baseline_classes",
+        "candidate_classes",
+        "band",
+        "flips",
+        "regressions",
+        "mcnemar",
+        "small_sample",
+    }
+)
+
+
+def _other_fields(comparison: Comparison) -> str:
+    """Fields a newer `Comparison` carries that this page has no special view for, as JSON."""
+    extra = {
+        f: msgspec.to_builtins(getattr(comparison, f))
+        for f in comparison.__struct_fields__
+        if f not in _KNOWN_COMPARISON_FIELDS
+    }
+    if not extra:
+        return ""
+    text = msgspec.json.format(msgspec.json.encode(extra), indent=1).decode()
+    return f"<h2>Further figures</h2><pre>{escape(text)}</pre>"
+
+
+def _corrected(comparison: Comparison) -> str:
+    """Regressions that survive multiple-testing correction, when the comparison has them."""
+    for name in ("corrected_regressions", "significant_regressions", "regressions_corrected"):
+        value = getattr(comparison, name, None)
+        if value is not None:
+            items = [escape(str(getattr(v, "task_id", v))) for v in value]
+            return (
+                f"<h3>Regressions that survive correction ({len(items)})</h3><p>"
+                + (", ".join(items) or "none")
+                + "</p>"
+            )
+    return (
+        "<p>Regressions after correction for many tasks: not computed by this version of "
+        "<code>compare</code>; the list above is uncorrected.</p>"
+    )
+
+
+def _comparison_section(c: Comparison, notes: Sequence[str]) -> str:
+    band = c.band
+    summary = _table(
+        ["config", "mean pass rate", "solid", "flaky", "broken"],
+        [
+            [
+                c.baseline,
+                f"{c.baseline_mean:.3f}",
+                c.baseline_classes.solid,
+                c.baseline_classes.flaky,
+                c.baseline_classes.broken,
+            ],
+            [
+                c.candidate,
+                f"{c.candidate_mean:.3f}",
+                c.candidate_classes.solid,
+                c.candidate_classes.flaky,
+                c.candidate_classes.broken,
+            ],
+        ],
+        f"{len(c.paired)} paired tasks, at least {c.min_runs} run(s) each side",
+    )
+    flips = _table(
+        ["task", "baseline", "candidate"],
+        [
+            [
+                f.task_id,
+                f"{f.baseline_class} {f.baseline.passes}/{f.baseline.runs}",
+                f"{f.candidate_class} {f.candidate.passes}/{f.candidate.runs}",
+            ]
+            for f in c.flips
+        ],
+    )
+    by_id = {p.task_id: p for p in c.paired}
+    regressions = _table(
+        ["task", "baseline", "candidate"],
+        [
+            [
+                t,
+                f"{by_id[t].baseline.passes}/{by_id[t].baseline.runs}",
+                f"{by_id[t].candidate.passes}/{by_id[t].candidate.runs}",
+            ]
+            for t in c.regressions
+        ],
+    )
+    return (
+        f'<p class="verdict">Change {band.mean * 100:+.1f} points, band ±'
+        f"{band.half_width * 100:.1f} points: {band.verdict.upper()} the band</p>"
+        + "".join(f"<p class=meta>{escape(n)}</p>" for n in notes)
+        + summary
+        + f"<h3>Flips, solid ↔ broken ({len(c.flips)})</h3>{flips}"
+        + f"<h3>Regressions, solid in baseline only ({len(c.regressions)})</h3>{regressions}"
+        + _corrected(c)
+        + _table(["excluded task", "reason"], [[e.task_id, e.reason] for e in c.excluded])
+    )
+
+
+def compare_html(
+    comparison: Comparison, views: Sequence[RunView] = (), notes: Sequence[str] = ()
+) -> str:
+    """The HTML report of a comparison; with the two runs' views, their heatmaps and traces too.
+
+    Args:
+        comparison: The comparison (fields added by later versions are shown as JSON).
+        views: The baseline's and the candidate's run views (empty for a results CSV).
+        notes: Lines about the inputs (revisions, components that differ, warnings).
+    """
+    plots = compare_plots(comparison, views)
+    body = (
+        f"<h1>Comparison: {escape(comparison.baseline)} → {escape(comparison.candidate)}</h1>"
+        + _comparison_section(comparison, notes)
+        + "<h2>Per-task differences and the noise band</h2>"
+        + _figure(_plot_or_none(plots, "band"))
+        + _other_fields(comparison)
+    )
+    if views:
+        body += (
+            "<h2>pass^k and pass@k</h2>"
+            + _figure(_plot_or_none(plots, "pass_k"))
+            + "<h2>Process metrics</h2>"
+            + _process_table(views)
+            + _figure(_plot_or_none(plots, "process"))
+            + "<h2>Cost and success (Pareto)</h2>"
+            + _figure(_plot_or_none(plots, "pareto"))
+        )
+        for i, view in enumerate(views):
+            prefix = f"c{i}"
+            body += (
+                f"<h2>{escape(view.name)}: task × sample</h2>"
+                + _heatmap(view, prefix)
+                + f"<h2>{escape(view.name)}: traces</h2>"
+                + _traces(view, prefix, 1 / len(views))
+            )
+    return _page(f"harness_world compare: {comparison.baseline} vs {comparison.candidate}", body)

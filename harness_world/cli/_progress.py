@@ -1,0 +1,166 @@
+"""Live progress for ``run`` and ``verify``: a rich display on a terminal, plain text elsewhere.
+
+The display shows attempts done out of scheduled, passed, failed and ungraded or invalid so
+far, the elapsed time and an ETA, and the task ids most recently finished. It is drawn only when
+stderr is a terminal, ``rich`` is installed (the extra ``harness_world[report]``) and neither
+``--quiet`` nor ``--json`` was given; otherwise the command's plain one-line counter (or
+nothing, with ``--quiet``) is kept. Each command reaches this module through one call.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import sys
+from collections import deque
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+__all__ = ["LiveProgress", "live_enabled", "run_progress_hook", "verify_progress"]
+
+
+class _RunProgressLike(Protocol):
+    done: int
+    total: int
+    passed: int
+    failed: int
+    ungraded: int
+
+
+def live_enabled(*, quiet: bool, stream: Any = None) -> bool:
+    """Whether a live display may be drawn: not quiet, a terminal, and rich installed."""
+    stream = sys.stderr if stream is None else stream
+    isatty = getattr(stream, "isatty", None)
+    return (
+        not quiet
+        and callable(isatty)
+        and bool(isatty())
+        and importlib.util.find_spec("rich") is not None
+    )
+
+
+class LiveProgress:
+    """A rich progress bar with pass / fail / ungraded counts and recent task ids.
+
+    Started on the first update, stopped when everything is done (or at exit).
+    """
+
+    def __init__(self, total: int, label: str) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.total = total
+        self.recent: deque[str] = deque(maxlen=3)
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn(
+                "[green]{task.fields[passed]} passed[/] [red]{task.fields[failed]} failed"
+                "[/] [yellow]{task.fields[other]} ungraded/invalid[/]"
+            ),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            TextColumn("[dim]{task.fields[recent]}"),
+            console=Console(stderr=True),
+            transient=False,
+        )
+        self.task = self.progress.add_task(
+            label, total=total, passed=0, failed=0, other=0, recent=""
+        )
+        self.started = False
+        atexit.register(self.stop)
+
+    def update(self, done: int, passed: int, failed: int, other: int, current: str = "") -> None:
+        """Redraw with the counts so far; ``current`` is the task id that just finished."""
+        if not self.started:
+            self.progress.start()
+            self.started = True
+        if current:
+            self.recent.append(current)
+        self.progress.update(
+            self.task,
+            completed=done,
+            passed=passed,
+            failed=failed,
+            other=other,
+            recent=" ".join(self.recent),
+        )
+        if done >= self.total:
+            self.stop()
+
+    def stop(self) -> None:
+        """Stop drawing (idempotent)."""
+        if self.started:
+            self.progress.stop()
+            self.started = False
+
+
+def run_progress_hook(
+    plain: Callable[[Any], None], *, quiet: bool, enabled: bool
+) -> Callable[[Any], None]:
+    """The progress callback ``run`` passes to `harness_world.running.run.run`.
+
+    Args:
+        plain: The command's plain printer (kept for non-terminals).
+        quiet: ``--quiet``: print no progress at all.
+        enabled: False for ``--json``.
+    """
+    if quiet or not enabled:
+        return lambda _p: None
+    if not live_enabled(quiet=quiet):
+        return plain
+    live: LiveProgress | None = None
+
+    def hook(p: _RunProgressLike) -> None:
+        nonlocal live
+        if live is None:
+            live = LiveProgress(p.total, "attempts")
+        live.update(p.done, p.passed, p.failed, p.ungraded, getattr(p, "task_id", ""))
+
+    return hook
+
+
+class _VerifyProgress:
+    """``verify``'s counter: ``advance(note, row)`` with the row it just produced."""
+
+    def __init__(self, total: int, plain: Any, live: LiveProgress | None) -> None:
+        self.total = total
+        self.plain = plain
+        self.live = live
+        self.done = self.passed = self.failed = self.other = 0
+
+    def advance(self, note: str = "", row: Mapping[str, Any] | None = None) -> None:
+        """Count one record (its row gives evidence and grade) and redraw."""
+        self.done += 1
+        grade = (row or {}).get("grade")
+        if grade == "passed":
+            self.passed += 1
+        elif grade == "failed":
+            self.failed += 1
+        else:
+            self.other += 1
+        if self.live is not None:
+            self.live.update(
+                self.done, self.passed, self.failed, self.other, str((row or {}).get("task", ""))
+            )
+        else:
+            self.plain.advance(note)
+
+
+def verify_progress(total: int, plain: Any, *, quiet: bool, json: bool) -> _VerifyProgress:
+    """``verify``'s progress: live on a terminal, else the plain counter (or none when quiet)."""
+    if quiet:
+        plain.enabled = False
+    live = None
+    if not json and live_enabled(quiet=quiet):
+        live = LiveProgress(total, "verifying")
+    return _VerifyProgress(total, plain, live)
