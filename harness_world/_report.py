@@ -216,7 +216,10 @@ def run_rows(out: str | Path, config: str) -> tuple[list[RunRow], RunManifest]:
     manifest = load_manifest(root)
     tasks = {t.id: t for t in load_tasks()}
     rows = [
-        RunRow(task_id=a.task_id, run_index=a.sample, config=config, passed=a.passed)
+        # family: for compare's cluster-robust gate (issue 12)
+        RunRow(
+            task_id=a.task_id, run_index=a.sample, config=config, passed=a.passed, family=a.family
+        )
         for a in _attempts(root, manifest, tasks)
         if a.passed is not None
     ]

@@ -32,41 +32,53 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 import msgspec
 import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
+    "DEFAULT_ALPHA",
     "DEFAULT_Z",
     "SMALL_SAMPLE_TASKS",
     "BootstrapInterval",
     "ClassCounts",
     "ClusteredMean",
     "Comparison",
+    "Decision",
     "ExcludedTask",
     "Flip",
+    "GateName",
+    "GateResult",
     "McNemarResult",
+    "MissingTask",
     "Multiplier",
     "NoiseBand",
     "PairedTask",
     "PassKSummary",
+    "Plan",
+    "PlanRow",
     "ProportionInterval",
     "RunRow",
     "StatsInputError",
+    "TaskChange",
     "TaskClass",
     "TaskPassK",
     "TaskTally",
     "TasksNeeded",
     "Verdict",
+    "assess",
     "band_multiplier",
     "classify",
     "clopper_pearson_interval",
     "clustered_standard_error",
     "compare_results",
     "count_classes",
+    "decide",
     "flipped_tasks",
+    "gate_passes",
+    "holm_adjust",
     "mcnemar_midp",
     "noise_band",
     "pair_tallies",
@@ -76,11 +88,17 @@ __all__ = [
     "pass_hat_k",
     "pass_hat_k_exact",
     "pass_k_summary",
+    "plan_power",
     "regressions",
     "tally_runs",
+    "task_families",
+    "tasks_for_power",
     "tasks_needed",
     "wilson_interval",
 ]
+
+DEFAULT_ALPHA: Final = 0.025
+"""The default one-sided level of every ``compare`` gate (the old two-sided 95% band)."""
 
 DEFAULT_Z: Final = 1.96
 """The default band multiplier for 30 or more paired tasks (two-sided 95% under the normal)."""
@@ -111,6 +129,8 @@ class RunRow(msgspec.Struct, frozen=True, kw_only=True):
         run_index: Which repetition this is (a non-negative integer, unique per task and config).
         config: The configuration's name (e.g. ``main`` or ``pr``).
         passed: Whether the run passed.
+        family: The task's family (a cluster of related tasks), or ``""`` when none is known.
+            The gate in `compare` uses it for a cluster-robust standard error.
 
     """
 
@@ -118,6 +138,7 @@ class RunRow(msgspec.Struct, frozen=True, kw_only=True):
     run_index: int
     config: str
     passed: bool
+    family: str = ""
 
 
 class TaskTally(msgspec.Struct, frozen=True, kw_only=True):
@@ -823,8 +844,12 @@ class Multiplier(msgspec.Struct, frozen=True, kw_only=True):
     z: float
 
 
-def band_multiplier(n: int, z: float | None = None) -> Multiplier:
+def band_multiplier(n: int, z: float | None = None, *, t_always: bool = False) -> Multiplier:
     """Choose the band multiplier for n paired tasks.
+
+    With ``t_always=True`` (what the ``compare`` gate uses) the Student t quantile with
+    ``n - 1`` degrees of freedom is used at every n, with no switch to z at 30 tasks.
+    The default keeps the descriptive band of the seed articles:
 
     * ``n >= 30``: m = z, used exactly as given (default 1.96).
     * ``n < 30``: z is read as the two-sided coverage it stands for under the normal,
@@ -836,6 +861,7 @@ def band_multiplier(n: int, z: float | None = None) -> Multiplier:
     Args:
         n: Paired tasks, at least 2.
         z: Positive, finite normal multiplier; None for 1.96.
+        t_always: Use the t quantile at every n (no switch to z at 30 tasks).
 
     Returns:
         The multiplier and how it was chosen.
@@ -851,7 +877,7 @@ def band_multiplier(n: int, z: float | None = None) -> Multiplier:
     zv = DEFAULT_Z if z is None else z
     if not (math.isfinite(zv) and zv > 0):
         raise StatsInputError(f"z must be positive and finite, got {zv}")
-    if n >= SMALL_SAMPLE_TASKS:
+    if n >= SMALL_SAMPLE_TASKS and not t_always:
         return Multiplier(value=zv, kind="z", df=None, z=zv)
     tail = float(special.ndtr(zv))
     value = float(special.stdtrit(n - 1, tail))
@@ -881,7 +907,9 @@ class NoiseBand(msgspec.Struct, frozen=True, kw_only=True):
     verdict: Verdict
 
 
-def noise_band(differences: Sequence[float], *, z: float | None = None) -> NoiseBand:
+def noise_band(
+    differences: Sequence[float], *, z: float | None = None, t_always: bool = False
+) -> NoiseBand:
     """Compute the paired noise band of per-task differences and its verdict.
 
     Formula, over n per-task differences ``d_i``::
@@ -902,6 +930,7 @@ def noise_band(differences: Sequence[float], *, z: float | None = None) -> Noise
     Args:
         differences: One difference per paired task, finite.
         z: Normal multiplier (see `band_multiplier` for its meaning below 30 tasks).
+        t_always: Use the t multiplier at every n (see `band_multiplier`).
 
     Returns:
         The band and its verdict.
@@ -915,7 +944,7 @@ def noise_band(differences: Sequence[float], *, z: float | None = None) -> Noise
         raise StatsInputError(f"fewer than 2 paired tasks ({n})")
     if not all(math.isfinite(d) for d in differences):
         raise StatsInputError("differences must be finite")
-    multiplier = band_multiplier(n, z)
+    multiplier = band_multiplier(n, z, t_always=t_always)
     exact = [Fraction(d) for d in differences]
     exact_mean = sum(exact, Fraction(0)) / n
     variance = sum(((d - exact_mean) ** 2 for d in exact), Fraction(0)) / (n - 1)
@@ -1280,6 +1309,7 @@ def compare_results(
     *,
     min_runs: int = 5,
     z: float | None = None,
+    t_always: bool = False,
 ) -> Comparison:
     """Compare two configurations from already-loaded run rows.
 
@@ -1295,6 +1325,7 @@ def compare_results(
         candidate: Candidate configuration name.
         min_runs: Runs each side needs per task, at least 1.
         z: Normal multiplier for the band (see `band_multiplier`).
+        t_always: Band with the t multiplier at every n (what the ``compare`` command uses).
 
     Returns:
         The comparison.
@@ -1327,7 +1358,7 @@ def compare_results(
             f"fewer than 2 paired tasks ({len(paired)}) with at least {min_runs} run(s) in both "
             f"{baseline!r} and {candidate!r}; {len(excluded)} task(s) excluded"
         )
-    band = noise_band([p.difference for p in paired], z=z)
+    band = noise_band([p.difference for p in paired], z=z, t_always=t_always)
     n = len(paired)
     single_run = all(p.baseline.runs == 1 and p.candidate.runs == 1 for p in paired)
     mcnemar = (
@@ -1357,3 +1388,52 @@ def compare_results(
         mcnemar=mcnemar,
         small_sample=n < SMALL_SAMPLE_TASKS,
     )
+
+
+# The honest gate (issue 12) lives in its own module and is re-exported here, so that
+# ``from harness_world import stats`` stays the one public entry point. The re-export is lazy
+# (PEP 562) because that module builds on the names above.
+_GATE_NAMES: Final = frozenset(
+    {
+        "Decision",
+        "GateName",
+        "GateResult",
+        "MissingTask",
+        "Plan",
+        "PlanRow",
+        "TaskChange",
+        "assess",
+        "decide",
+        "gate_passes",
+        "holm_adjust",
+        "plan_power",
+        "task_families",
+        "tasks_for_power",
+    }
+)
+
+if TYPE_CHECKING:
+    from harness_world._gate import (
+        Decision,
+        GateName,
+        GateResult,
+        MissingTask,
+        Plan,
+        PlanRow,
+        TaskChange,
+        assess,
+        decide,
+        gate_passes,
+        holm_adjust,
+        plan_power,
+        task_families,
+        tasks_for_power,
+    )
+
+
+def __getattr__(name: str) -> object:
+    if name in _GATE_NAMES:
+        from harness_world import _gate
+
+        return getattr(_gate, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
