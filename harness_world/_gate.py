@@ -7,9 +7,10 @@ with task families, with degenerate spread and with missing runs. This module pr
 * `decide`: a one-sided test on the mean per-task difference. The standard error is the plain
   paired one (``sd / sqrt(n)``, Student t with ``n - 1`` df at every n, no switch to z) or,
   when tasks carry families, the cluster-robust CR1 one over families (t with ``G - 1`` df).
-  Either way it is never below a *binomial variance floor*: the run-to-run sampling variance of
-  each task's difference, estimated from its pooled pass rate (shrunk by half a pass), so a
-  suite whose differences happen to be all equal cannot claim certainty.
+  When that spread is *degenerate* (its variance below the 1% point of what the run-to-run
+  noise of the tasks alone would give) a *binomial variance floor* replaces it: the sampling
+  variance of each task's difference from its pooled runs, so a suite whose differences happen
+  to be all equal cannot claim certainty.
 * `gate_passes`: ``improved`` / ``no-regression`` / ``non-inferior`` / ``none`` from a decision.
 * `assess`: the whole gate over run rows: missing and short tasks, the observed decision and a
   worst case (candidate's missing runs counted as failures, baseline's as passes), per-task
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from fractions import Fraction
 from typing import Final, Literal
 
 import msgspec
@@ -65,6 +67,7 @@ Method = Literal["paired-t", "cluster-robust-t"]
 
 _DEFAULT_ALPHA: Final = 0.025
 _TARGET_POWER: Final = 0.8
+_DEGENERATE_QUANTILE: Final = 0.01
 _PLAN_RUNS: Final = (1, 3, 5, 10, 20)
 _MAX_TASKS: Final = 10_000_000
 
@@ -84,12 +87,15 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
         clusters: Families G for ``cluster-robust-t``, else null.
         df: Degrees of freedom of the t quantile (``n - 1`` or ``G - 1``).
         mean: Mean per-task difference, a fraction.
-        standard_error: The standard error used: the larger of the two below.
+        standard_error: The standard error used: the floor when ``floor_applied``, else the
+            empirical one.
         empirical_standard_error: From the spread of the differences (paired or CR1).
         floor_standard_error: The binomial floor, ``sqrt(sum_i v_i) / n`` with
-            ``v_i = q_i (1 - q_i) (1/n_b + 1/n_c)`` and ``q_i = (passes + 0.5) / (runs + 1)``
-            pooled over both sides of task i.
-        floor_applied: Whether the floor was larger than the empirical standard error.
+            ``v_i = s_i^2 (1/n_b + 1/n_c)`` and ``s_i^2 = x (N - x) / (N (N - 1))`` for the
+            x passes in N runs of task i pooled over both sides (when every ``s_i^2`` is 0:
+            ``q (1 - q)`` with ``q = (x + 0.5) / (N + 1)``).
+        floor_applied: Whether the spread was degenerate, i.e. ``SE_empirical^2 <
+            floor^2 * chi2_df^-1(0.01) / df``, so the floor was used.
         t_quantile: ``t_df^-1(1 - alpha)``.
         lower: One-sided lower confidence bound of the change, ``mean - t * SE``.
         upper: One-sided upper confidence bound of the change, ``mean + t * SE``.
@@ -313,10 +319,11 @@ def decide(
     * ``cluster-robust-t`` (families given, at least 2 of them; a task without a family is its
       own cluster): ``SE^2 = G / (G - 1) * sum_g (sum_{i in g} e_i)^2 / n^2`` (CR1), df
       ``G - 1``. With every task its own cluster this equals the paired form.
-    * Both are floored: ``SE = max(SE_empirical, sqrt(sum_i v_i) / n)`` where ``v_i`` is the
-      sampling variance of task i's difference under its pooled, half-pass-shrunk rate (see
-      `Decision.floor_standard_error`). The floor matters when the spread is degenerate (all
-      differences equal) or tasks are few; it is reported either way.
+    * Degenerate spread: when ``SE_empirical^2 < floor^2 * chi2_df^-1(0.01) / df`` (the
+      spread is below the 1% point of what run-to-run noise alone gives; always so when every
+      difference is equal), the floor ``sqrt(sum_i v_i) / n`` is used instead, ``v_i`` the
+      sampling variance of task i's difference from its pooled runs (see
+      `Decision.floor_standard_error`). Whether it was used is reported.
 
     The bounds are ``mean -/+ t_{df}^{-1}(1 - alpha) * SE``; the p-values use the same t.
 
@@ -339,25 +346,35 @@ def decide(
     n = len(items)
     if n < 2:
         raise StatsInputError(f"fewer than 2 paired tasks ({n})")
-    diffs = [p.difference for p in items]
-    mean = math.fsum(diffs) / n
-    residuals = [d - mean for d in diffs]
+    # Exact arithmetic on the per-task rates: equal differences leave no rounding residue.
+    diffs = [
+        Fraction(p.candidate.passes, p.candidate.runs)
+        - Fraction(p.baseline.passes, p.baseline.runs)
+        for p in items
+    ]
+    exact_mean = sum(diffs, Fraction(0)) / n
+    residuals = [d - exact_mean for d in diffs]
     labels = _cluster_labels(items, families)
     method: Method = "paired-t"
     clusters: int | None = None
     if labels is not None and len(set(labels)) >= 2:
-        sums: dict[str, list[float]] = {}
+        sums: dict[str, Fraction] = {}
         for label, e in zip(labels, residuals, strict=True):
-            sums.setdefault(label, []).append(e)
+            sums[label] = sums.get(label, Fraction(0)) + e
         g = len(sums)
-        variance = g / (g - 1) * math.fsum(math.fsum(v) ** 2 for v in sums.values()) / n**2
+        exact_var = Fraction(g, g - 1) * sum((v * v for v in sums.values()), Fraction(0)) / n**2
         method, clusters, df = "cluster-robust-t", g, g - 1
     else:
-        variance = math.fsum(e * e for e in residuals) / (n * (n - 1))
+        exact_var = sum((e * e for e in residuals), Fraction(0)) / (n * (n - 1))
         df = n - 1
+    mean = float(exact_mean)
+    variance = float(exact_var)
     empirical = math.sqrt(variance)
     floor = math.sqrt(math.fsum(_floor_variances(items))) / n
-    se = max(empirical, floor)
+    # The spread is degenerate when its variance is below the 1% point of what run-to-run
+    # noise alone would give (floor^2 * chi2_df / df); then the floor replaces it.
+    degenerate = variance < floor**2 * float(special.chdtri(df, 1 - _DEGENERATE_QUANTILE)) / df
+    se = floor if degenerate else empirical
     quantile = float(special.stdtrit(df, 1 - alpha))
     t_stat = mean / se
     return Decision(
@@ -371,7 +388,7 @@ def decide(
         standard_error=se,
         empirical_standard_error=empirical,
         floor_standard_error=floor,
-        floor_applied=floor > empirical,
+        floor_applied=degenerate,
         t_quantile=quantile,
         lower=mean - quantile * se,
         upper=mean + quantile * se,

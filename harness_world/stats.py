@@ -14,8 +14,11 @@ Conventions used throughout:
 * Sums use `math.fsum` (or exact integer/`Fraction` arithmetic) and inputs are put in a canonical
   order before any order-sensitive step, so reordering the input never changes a result, not
   even in the last bit.
-* The band multiplier is a normal quantile *z* for 30 or more paired tasks and a Student *t*
-  quantile with n - 1 degrees of freedom below that (see `band_multiplier`).
+* The descriptive band multiplier is a normal quantile *z* for 30 or more paired tasks and a
+  Student *t* quantile with n - 1 degrees of freedom below that (see `band_multiplier`), as
+  in the seed articles. The ``compare`` gate does not use that switch: `assess` / `decide`
+  (module ``_gate``, re-exported here) test one-sidedly with t at every n, cluster over task
+  families and floor a degenerate spread (issue 12).
 
 Example:
     >>> from harness_world import stats
@@ -974,6 +977,11 @@ class TasksNeeded(msgspec.Struct, frozen=True, kw_only=True):
 
 def tasks_needed(sd: float, half_width: float, *, z: float | None = None) -> TasksNeeded:
     """Paired tasks needed for a band of ``+/- half_width`` given a pilot sd of differences.
+
+    What it targets: a band *width*, not a power. A true change of exactly ``half_width``
+    clears a band of that width only about half the time (~50% power at one-sided 2.5%). For
+    80% power use `tasks_for_power` (about 2.04 times as many tasks), or
+    ``compare --plan --mde X``.
 
     With the normal multiplier this is ``n = ceil((z * sd / X)^2)``. That n is the answer when
     it is at least 30 (below 30 the t multiplier is larger, so no smaller n can do). When it is

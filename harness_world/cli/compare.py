@@ -3,8 +3,8 @@
 Reads a results CSV (``task_id,run_index,config,passed[,family]``) or two run directories,
 pairs every task that has runs under both configurations, and prints the mean change, a
 one-sided test of it at ``--alpha`` (default 2.5% per direction: Student t at every number of
-tasks, cluster-robust over task families when the data names them, never narrower than the
-run-to-run binomial noise), the tasks short of runs, a worst case, the per-task changes that
+tasks, cluster-robust over task families when the data names them, a binomial variance floor
+when the spread is degenerate), the tasks short of runs, a worst case, the per-task changes that
 survive a Holm correction and the tasks that flipped between solid and broken.
 
 ``--gate`` turns the decision into the exit code: ``improved`` needs the lower bound of the
@@ -86,8 +86,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "The decision is a one-sided test of the mean per-task change at --alpha (default\n"
             "0.025 per direction): Student t with n-1 df at every n; with a family column (or\n"
             "run directories, whose tasks have families) a cluster-robust standard error over\n"
-            "families with G-1 df (--no-clusters to ignore families); and never narrower\n"
-            "than the run-to-run binomial noise of the tasks (the variance floor).\n\n"
+            "families with G-1 df (--no-clusters to ignore families). When the spread of\n"
+            "the differences is degenerate (below what the tasks' run-to-run noise alone\n"
+            "would give), a binomial variance floor replaces it; the report says when.\n\n"
             "Per-task changes are listed only when significant after a Holm correction;\n"
             "solid <-> broken flips are listed by name for reading."
         ),
