@@ -145,7 +145,14 @@ def run_rows(out: str | Path, config: str) -> tuple[list[RunRow], RunManifest]:
 def rows_of(scan: RunScan, config: str) -> list[RunRow]:
     """The graded, valid slots of a scan as results rows."""
     return [
-        RunRow(task_id=s.task_id, run_index=s.sample, config=config, passed=s.passed)
+        # family: for compare's cluster-robust gate (issue 12)
+        RunRow(
+            task_id=s.task_id,
+            run_index=s.sample,
+            config=config,
+            passed=s.passed,
+            family=scan.families.get(s.task_id, ""),
+        )
         for s in scan.slots
         if s.counted and s.passed is not None
     ]

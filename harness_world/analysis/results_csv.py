@@ -7,9 +7,12 @@ Format (UTF-8, an optional byte-order mark is ignored)::
     fix-login,0,main,1
     fix-login,0,pr,fail
 
-* The first line that is neither blank nor a comment is the header. It must name exactly the
-  four columns ``task_id``, ``run_index``, ``config`` and ``passed`` (case-insensitive, any
-  order, each once).
+* The first line that is neither blank nor a comment is the header. It must name the four
+  columns ``task_id``, ``run_index``, ``config`` and ``passed``, and may name a fifth,
+  ``family`` (case-insensitive, any order, each once).
+* ``family`` (optional) names the task's family, a group of related tasks whose results move
+  together; ``compare`` then uses a cluster-robust standard error over families. An empty cell
+  means no family. A task must not be given two different families.
 * Cells are separated by commas and trimmed of surrounding spaces. There is no quoting: task ids
   and config names must not contain commas or double quotes, and must not be empty.
 * ``run_index`` is a non-negative decimal integer. ``passed`` is ``1``/``0``, ``true``/``false``
@@ -31,6 +34,7 @@ from harness_world.stats import RunRow
 
 __all__ = [
     "COLUMNS",
+    "OPTIONAL_COLUMNS",
     "ResultsCsvError",
     "format_results",
     "parse_results",
@@ -39,7 +43,10 @@ __all__ = [
 ]
 
 COLUMNS: Final = ("task_id", "run_index", "config", "passed")
-"""The four columns, in the order `format_results` writes them."""
+"""The four required columns, in the order `format_results` writes them."""
+
+OPTIONAL_COLUMNS: Final = ("family",)
+"""Columns a header may add; `format_results` writes ``family`` last when a row has one."""
 
 _TRUE: Final = frozenset({"1", "true", "pass"})
 _FALSE: Final = frozenset({"0", "false", "fail"})
@@ -69,9 +76,11 @@ def _parse_header(line: str, lineno: int) -> dict[str, int]:
     expected = ",".join(COLUMNS)
     positions: dict[str, int] = {}
     for i, name in enumerate(names):
-        if name not in COLUMNS:
+        if name not in COLUMNS and name not in OPTIONAL_COLUMNS:
             raise ResultsCsvError(
-                f"unknown header column {name!r}; expected the columns {expected}", lineno
+                f"unknown header column {name!r}; expected the columns {expected} "
+                "(and optionally family)",
+                lineno,
             )
         if name in positions:
             raise ResultsCsvError(f"header names column {name!r} twice", lineno)
@@ -111,6 +120,7 @@ def parse_results(lines: Iterable[str]) -> list[RunRow]:
     """
     header: dict[str, int] | None = None
     seen: dict[tuple[str, int, str], int] = {}
+    families: dict[str, tuple[str, int]] = {}
     rows: list[RunRow] = []
     lineno = 0
     for lineno, raw in enumerate(lines, start=1):
@@ -123,9 +133,9 @@ def parse_results(lines: Iterable[str]) -> list[RunRow]:
             header = _parse_header(line, lineno)
             continue
         cells = [cell.strip() for cell in line.split(",")]
-        if len(cells) != len(COLUMNS):
+        if len(cells) != len(header):
             raise ResultsCsvError(
-                f"expected {len(COLUMNS)} cells ({','.join(COLUMNS)} in header order), "
+                f"expected {len(header)} cells ({','.join(header)} in header order), "
                 f"got {len(cells)}",
                 lineno,
             )
@@ -144,6 +154,15 @@ def parse_results(lines: Iterable[str]) -> list[RunRow]:
             raise ResultsCsvError(f"run_index {run_cell!r} is not a non-negative integer", lineno)
         run_index = int(run_cell)
         passed = _parse_passed(cells[header["passed"]], lineno)
+        family = cells[header["family"]] if "family" in header else ""
+        if family:
+            first = families.setdefault(task_id, (family, lineno))
+            if first[0] != family:
+                raise ResultsCsvError(
+                    f"task {task_id!r} has family {family!r} here but {first[0]!r} on line "
+                    f"{first[1]}; expected one family per task",
+                    lineno,
+                )
         key = (task_id, run_index, config)
         if key in seen:
             raise ResultsCsvError(
@@ -152,7 +171,11 @@ def parse_results(lines: Iterable[str]) -> list[RunRow]:
                 lineno,
             )
         seen[key] = lineno
-        rows.append(RunRow(task_id=task_id, run_index=run_index, config=config, passed=passed))
+        rows.append(
+            RunRow(
+                task_id=task_id, run_index=run_index, config=config, passed=passed, family=family
+            )
+        )
     if header is None:
         where = lineno + 1 if lineno else 1
         raise ResultsCsvError(f"no header found; expected the header {','.join(COLUMNS)}", where)
@@ -192,8 +215,8 @@ def _check_name(value: str, column: str) -> None:
 def format_results(rows: Iterable[RunRow]) -> str:
     """Format rows as results CSV text: the header, then one line per row, ``passed`` as 1/0.
 
-    Rows are written in the order given. Reading the text back with `parse_results` gives the
-    same rows.
+    Rows are written in the order given. A ``family`` column is added (last) when any row has
+    a family. Reading the text back with `parse_results` gives the same rows.
 
     Raises:
         ResultsCsvError: A task id or config cannot be written unambiguously (empty, a comma,
@@ -201,9 +224,11 @@ def format_results(rows: Iterable[RunRow]) -> str:
             a duplicate (task_id, run_index, config).
 
     """
-    out = [",".join(COLUMNS)]
+    row_list = list(rows)
+    with_family = any(row.family for row in row_list)
+    out = [",".join((*COLUMNS, "family") if with_family else COLUMNS)]
     seen: set[tuple[str, int, str]] = set()
-    for row in rows:
+    for row in row_list:
         _check_name(row.task_id, "task_id")
         _check_name(row.config, "config")
         if row.run_index < 0:
@@ -215,7 +240,12 @@ def format_results(rows: Iterable[RunRow]) -> str:
                 f"config {row.config!r}"
             )
         seen.add(key)
-        out.append(f"{row.task_id},{row.run_index},{row.config},{int(row.passed)}")
+        line = f"{row.task_id},{row.run_index},{row.config},{int(row.passed)}"
+        if with_family:
+            if row.family:
+                _check_name(row.family, "family")
+            line += f",{row.family}"
+        out.append(line)
     return "\n".join(out) + "\n"
 
 

@@ -1,13 +1,20 @@
-"""``compare``: test whether a score change is bigger than the eval's own noise.
+"""``compare``: decide whether a score change is bigger than the eval's own noise.
 
-Reads a results CSV (``task_id,run_index,config,passed``), pairs the tasks both configurations
-ran at least ``--min-runs`` times, and prints the paired noise band, its verdict, the tasks that
-flipped between solid and broken, and the regressions by name. ``--gate`` turns the verdict into
-the exit code: ``improved`` needs the change above the band, ``no-regression`` needs it not
-below the band, ``none`` (the default) always passes.
+Reads a results CSV (``task_id,run_index,config,passed[,family]``) or two run directories,
+pairs every task that has runs under both configurations, and prints the mean change, a
+one-sided test of it at ``--alpha`` (default 2.5% per direction: Student t at every number of
+tasks, cluster-robust over task families when the data names them, a binomial variance floor
+when the spread is degenerate), the tasks short of runs, a worst case, the per-task changes that
+survive a Holm correction and the tasks that flipped between solid and broken.
 
-Exit codes: 0 gate passed or no gate; 1 gate failed; 2 bad input (unreadable or malformed CSV,
-unknown config, fewer than 2 paired tasks, bad option) with one ``error: ...`` line on stderr.
+``--gate`` turns the decision into the exit code: ``improved`` needs the lower bound of the
+change above 0; ``no-regression`` fails on a significant drop; ``non-inferior --margin X``
+needs the upper bound of the drop below X points; ``none`` (the default) always passes. Any
+gate fails while runs are missing unless ``--allow-missing``.
+
+Exit codes: 0 gate passed or no gate; 1 gate failed; 2 bad input (unreadable or malformed
+input, unknown config, fewer than 2 paired tasks, bad option) with one ``error: ...`` line on
+stderr.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ import argparse
 import math
 import sys
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
@@ -24,77 +31,107 @@ from harness_world.analysis.results_csv import ResultsCsvError, read_results
 from harness_world.analysis.trusted import TrustedComparison, compare_trusted
 from harness_world.cli._visual import add_html_option, add_png_option, write_compare_visuals
 from harness_world.stats import (
+    DEFAULT_ALPHA,
+    SMALL_SAMPLE_TASKS,
     Comparison,
     Multiplier,
     RunRow,
     StatsInputError,
     TaskTally,
-    compare_results,
 )
+from harness_world.stats.gate import Decision, GateName, GateResult, assess
 
 __all__ = ["CompareReport", "gate_passed", "register", "render_text"]
 
-Gate = Literal["improved", "no-regression", "none"]
+Gate = GateName
 
 _MIXED = "give either one results CSV or two run directories, not a mix"
 
 
 class CompareReport(msgspec.Struct, frozen=True, kw_only=True):
-    """What ``compare --json`` prints: the comparison plus the gate outcome.
+    """What ``compare --json`` prints: the comparison, the decision and the gate outcome.
 
     Attributes:
         gate: The gate applied (``none`` when there was no gate).
         gate_passed: Whether the gate passed (always true for ``none``).
-        warnings: Human-readable warnings, e.g. fewer than 30 paired tasks.
-        comparison: The full comparison.
+        alpha: One-sided level of every bound and gate.
+        sidedness: ``one-sided`` (each gate tests one direction at ``alpha``).
+        warnings: Human-readable warnings and notes (few tasks, revisions of run directories).
+        comparison: The descriptive comparison (its band uses t at every n at ``alpha``; the
+            decision below is what the gate uses and may be wider: floor, families).
+        decision: The gate's decision: missing tasks, observed and worst-case tests,
+            significant per-task changes, flips, plan.
 
     """
 
     gate: Gate
     gate_passed: bool
+    alpha: float
+    sidedness: str
     warnings: list[str]
     comparison: Comparison
+    decision: GateResult
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add the ``compare`` command to the top-level parser."""
     parser = subparsers.add_parser(
         "compare",
-        help="compare two configurations against the paired noise band",
+        help="decide whether a candidate changed the score beyond the eval's noise",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
-            "Compare a candidate configuration with a baseline over the same tasks: mean "
-            "per-task pass rates, the paired noise band m*sd/sqrt(n) of the per-task "
-            "differences, a verdict (above / below / inside the band), solid / flaky / broken "
-            "counts, flipped tasks and regressions by name. Tasks on one side only or under "
-            "--min-runs are excluded and listed."
+            "Compare a candidate configuration with a baseline over the same tasks.\n\n"
+            "Every task with runs on both sides is paired; tasks short of runs or absent on\n"
+            "one side are listed as missing data and fail any gate unless --allow-missing\n"
+            "(a worst case, candidate's missing runs as failures and baseline's as passes,\n"
+            "is printed beside the observed result).\n\n"
+            "The decision is a one-sided test of the mean per-task change at --alpha (default\n"
+            "0.025 per direction): Student t with n-1 df at every n; with a family column (or\n"
+            "run directories, whose tasks have families) a cluster-robust standard error over\n"
+            "families with G-1 df (--no-clusters to ignore families). When the spread of\n"
+            "the differences is degenerate (below what the tasks' run-to-run noise alone\n"
+            "would give), a binomial variance floor replaces it; the report says when.\n\n"
+            "Per-task changes are listed only when significant after a Holm correction;\n"
+            "solid <-> broken flips are listed by name for reading."
         ),
+        epilog=("exit codes: 0 gate passed (or --gate none), 1 gate failed, 2 bad input or usage"),
     )
     parser.add_argument(
         "inputs",
         nargs="+",
         metavar="PATH",
         help=(
-            "a results CSV with columns task_id,run_index,config,passed; or two run "
-            "directories BASELINE CANDIDATE (valid records only; names default to the folders)"
+            "a results CSV with columns task_id,run_index,config,passed and optionally family; "
+            "or two run directories BASELINE CANDIDATE (valid records only; names default to "
+            "the folders)"
         ),
     )
     parser.add_argument("--baseline", metavar="CONFIG", help="baseline config name in the CSV")
     parser.add_argument("--candidate", metavar="CONFIG", help="candidate config name in the CSV")
     parser.add_argument(
         "--gate",
-        choices=("improved", "no-regression", "none"),
+        choices=("improved", "no-regression", "non-inferior", "none"),
         default="none",
         help=(
-            "improved: exit 1 unless the change is above the band; no-regression: exit 1 if it "
-            "is below the band; none (default): always exit 0 on valid input"
+            "improved: exit 1 unless the one-sided lower bound of the change is above 0; "
+            "no-regression: exit 1 if the upper bound is below 0 (a significant drop); "
+            "non-inferior: exit 1 unless the upper bound of the drop is below --margin; "
+            "none (default): exit 0 on valid input. Every gate is one-sided at --alpha"
         ),
     )
     parser.add_argument(
-        "--min-runs",
-        type=int,
-        default=5,
-        metavar="N",
-        help="runs a task needs under each config to be compared (default 5)",
+        "--margin",
+        type=float,
+        default=None,
+        metavar="POINTS",
+        help="non-inferiority margin in points (required with --gate non-inferior)",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=float,
+        default=None,
+        metavar="A",
+        help=f"one-sided level of each gate and bound (default {DEFAULT_ALPHA})",
     )
     parser.add_argument(
         "--z",
@@ -102,10 +139,41 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         default=None,
         metavar="Z",
         help=(
-            "normal multiplier for the band (default 1.96). Used as given with 30 or more "
-            "paired tasks; below 30 it sets the confidence level and the band uses the Student "
-            "t quantile with n-1 degrees of freedom at that level"
+            "older spelling of the level: --z Z means --alpha 1-Phi(Z) (1.96 -> 0.025). The "
+            "multiplier is always the t quantile at that level"
         ),
+    )
+    parser.add_argument(
+        "--min-runs",
+        type=int,
+        default=None,
+        metavar="N",
+        help=(
+            "runs expected per task under each config (default 5 for a CSV, the scheduled "
+            "samples for run directories); a task with fewer on either side is missing data"
+        ),
+    )
+    parser.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="decide on the observed runs even when some are missing (they are still listed)",
+    )
+    parser.add_argument(
+        "--no-clusters",
+        action="store_true",
+        help="ignore task families: treat tasks as independent",
+    )
+    parser.add_argument(
+        "--plan",
+        action="store_true",
+        help="also print tasks x runs needed for 80%% power at --mde, and the current power",
+    )
+    parser.add_argument(
+        "--mde",
+        type=float,
+        default=None,
+        metavar="POINTS",
+        help="the smallest change worth detecting, in points (with --plan)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     add_html_option(parser)  # issue 20: HTML report of the comparison, plots as PNG
@@ -114,12 +182,17 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def gate_passed(verdict: str, gate: Gate) -> bool:
-    """Whether a verdict (``above``/``below``/``inside``) satisfies a gate."""
+    """Whether a band verdict (``above``/``below``/``inside``) satisfies a gate.
+
+    Kept for library callers of the descriptive band; ``compare`` itself decides with
+    `harness_world.stats.assess`. ``non-inferior`` needs a margin, so it cannot be read off a
+    verdict and always returns False here.
+    """
     if gate == "improved":
         return verdict == "above"
     if gate == "no-regression":
         return verdict != "below"
-    return True
+    return gate != "non-inferior"
 
 
 class _InputError(Exception):
@@ -131,8 +204,10 @@ def _fail(message: str) -> int:
     return 2
 
 
-def _run_directories(args: argparse.Namespace) -> tuple[list[RunRow], str, str, list[str]]:
-    """Rows of two run directories, named by folder, and notes on their revisions."""
+def _run_directories(
+    args: argparse.Namespace,
+) -> tuple[list[RunRow], str, str, list[str], list[str], int]:
+    """Rows of two run directories, their names, notes, scheduled tasks and samples."""
     from harness_world.analysis.report import run_rows
     from harness_world.running.revision import diff_revisions
 
@@ -159,10 +234,52 @@ def _run_directories(args: argparse.Namespace) -> tuple[list[RunRow], str, str, 
             f"WARNING: {len(factors)} factors changed at once ({', '.join(factors)}): the "
             "difference cannot be attributed to any one of them"
         )
-    return base_rows + cand_rows, names[0], names[1], notes
+    scheduled = sorted(set(base.tasks) | set(cand.tasks))
+    return (
+        base_rows + cand_rows,
+        names[0],
+        names[1],
+        notes,
+        scheduled,
+        max(base.samples, cand.samples),
+    )
 
 
-def _check_options(args: argparse.Namespace) -> Path:
+def _alpha(args: argparse.Namespace) -> float:
+    from scipy import special
+
+    if args.alpha is not None and args.z is not None:
+        raise _InputError("give --alpha or --z, not both")
+    if args.z is not None:
+        if not (math.isfinite(args.z) and args.z > 0):
+            raise _InputError(f"--z must be a positive number, got {args.z}")
+        return float(special.ndtr(-args.z))
+    if args.alpha is None:
+        return DEFAULT_ALPHA
+    if not (math.isfinite(args.alpha) and 0 < args.alpha < 0.5):
+        raise _InputError(f"--alpha must be strictly between 0 and 0.5, got {args.alpha}")
+    return float(args.alpha)
+
+
+def _check_common(args: argparse.Namespace) -> None:
+    if args.min_runs is not None and args.min_runs < 1:
+        raise _InputError(f"--min-runs must be at least 1, got {args.min_runs}")
+    if args.gate == "non-inferior":
+        if args.margin is None:
+            raise _InputError("--gate non-inferior needs --margin POINTS")
+        if not (math.isfinite(args.margin) and 0 < args.margin <= 100):
+            raise _InputError(f"--margin must be in (0, 100] points, got {args.margin}")
+    elif args.margin is not None:
+        raise _InputError("--margin only applies to --gate non-inferior")
+    if args.plan and args.mde is None:
+        raise _InputError("--plan needs --mde POINTS (the smallest change worth detecting)")
+    if args.mde is not None and not args.plan:
+        raise _InputError("--mde only applies with --plan")
+    if args.mde is not None and not (math.isfinite(args.mde) and 0 < args.mde <= 100):
+        raise _InputError(f"--mde must be in (0, 100] points, got {args.mde}")
+
+
+def _check_csv_options(args: argparse.Namespace) -> Path:
     paths = [Path(p) for p in args.inputs]
     if any(p.is_dir() for p in paths):
         raise _InputError(_MIXED)
@@ -172,24 +289,37 @@ def _check_options(args: argparse.Namespace) -> Path:
         )
     if not args.baseline or not args.candidate:
         raise _InputError("--baseline and --candidate are required with a results CSV")
-    if args.min_runs < 1:
-        raise _InputError(f"--min-runs must be at least 1, got {args.min_runs}")
-    if args.z is not None and not (math.isfinite(args.z) and args.z > 0):
-        raise _InputError(f"--z must be a positive number, got {args.z}")
     return paths[0]
 
 
 def run(args: argparse.Namespace) -> int:
     """Handle ``compare``; returns the exit code."""
     notes: list[str] = []
+    scheduled: list[str] = []
     try:
+        _check_common(args)
+        alpha = _alpha(args)
         if any(Path(p).is_dir() for p in args.inputs):
-            rows, baseline, candidate, notes = _run_directories(args)
+            rows, baseline, candidate, notes, scheduled, samples = _run_directories(args)
+            min_runs = args.min_runs if args.min_runs is not None else samples
         else:
-            path = _check_options(args)
+            path = _check_csv_options(args)
             rows = read_results(path)
             baseline, candidate = args.baseline, args.candidate
-        comparison = compare_results(rows, baseline, candidate, min_runs=args.min_runs, z=args.z)
+            min_runs = args.min_runs if args.min_runs is not None else 5
+        comparison, result = assess(
+            rows,
+            baseline,
+            candidate,
+            gate=args.gate,
+            alpha=alpha,
+            margin=None if args.margin is None else args.margin / 100,
+            min_runs=min_runs,
+            scheduled=scheduled,
+            allow_missing=args.allow_missing,
+            use_clusters=not args.no_clusters,
+            mde=None if args.mde is None else args.mde / 100,
+        )
     except _InputError as exc:
         return _fail(str(exc))
     except ResultsCsvError as exc:
@@ -199,17 +329,18 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         return _fail(f"cannot read {args.inputs[0]}: {exc.strerror or exc}")
 
-    gate: Gate = args.gate
-    passed = gate_passed(comparison.band.verdict, gate)
     runs = [Path(p) for p in args.inputs] if notes else []  # issue 20: --html
     if write_compare_visuals(args, comparison, runs, [*notes, *_warnings(comparison)]):
         return 2
     if args.json:
         report = CompareReport(
-            gate=gate,
-            gate_passed=passed,
-            warnings=[*notes, *_warnings(comparison)],
+            gate=result.gate,
+            gate_passed=result.passed,
+            alpha=result.alpha,
+            sidedness=result.sidedness,
+            warnings=[*_warnings(comparison), *notes],
             comparison=comparison,
+            decision=result,
         )
         data = msgspec.to_builtins(report)
         trusted = _trusted(args.inputs)  # seed 000: paired trusted-completion vectors
@@ -219,8 +350,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         for note in notes:
             sys.stdout.write(note + "\n")
-        sys.stdout.write(render_text(comparison, gate, passed))
-    return 0 if passed else 1
+        sys.stdout.write(render_text(comparison, result))
+    return 0 if result.passed else 1
 
 
 def _trusted(inputs: list[str]) -> TrustedComparison | None:
@@ -235,12 +366,12 @@ def _trusted(inputs: list[str]) -> TrustedComparison | None:
 
 
 def _warnings(comparison: Comparison) -> list[str]:
-    if not comparison.small_sample:
-        return []
     n = len(comparison.paired)
+    if n >= SMALL_SAMPLE_TASKS:
+        return []
     return [
-        f"only {n} paired tasks (fewer than 30): the band uses a Student t multiplier and "
-        "stays wide; few changes will clear it"
+        f"only {n} paired tasks (fewer than 30): the bounds are wide and few changes will "
+        "clear them; see --plan --mde for what it would take"
     ]
 
 
@@ -264,7 +395,11 @@ def _runs(tally: TaskTally) -> str:
 def _multiplier(m: Multiplier) -> str:
     if m.kind == "z":
         return f"z = {m.value:g}"
-    return f"t = {m.value:.3f}, {m.df} df, at the level of z = {m.z:g}"
+    return f"t = {m.value:.3f}, {m.df} df"
+
+
+def _level(alpha: float) -> str:
+    return f"{alpha * 100:g}%"
 
 
 _VERDICTS = {
@@ -274,13 +409,44 @@ _VERDICTS = {
 }
 
 
-def render_text(comparison: Comparison, gate: Gate, passed: bool) -> str:
+def _verdict(d: Decision) -> str:
+    return "above" if d.lower > 0 else "below" if d.upper < 0 else "inside"
+
+
+def _decision_lines(d: Decision, indent: str = "  ") -> list[str]:
+    method = (
+        "paired t test on per-task differences"
+        if d.method == "paired-t"
+        else f"cluster-robust (CR1) t test over {d.clusters} families"
+    )
+    floor = "applied" if d.floor_applied else "not applied"
+    return [
+        (
+            f"Decision: {method}, t({d.df}) = {d.t_quantile:.3f}, one-sided alpha "
+            f"{_level(d.alpha)} per direction"
+        ),
+        (
+            f"{indent}Standard error {_points(d.standard_error)} points (from the spread "
+            f"{_points(d.empirical_standard_error)}; binomial variance floor "
+            f"{_points(d.floor_standard_error)}, {floor})"
+        ),
+        (
+            f"{indent}One-sided {100 - d.alpha * 100:g}% bounds of the change: lower "
+            f"{_signed_points(d.lower)}, upper {_signed_points(d.upper)} points "
+            f"(p increase {d.p_increase:.4f}, p decrease {d.p_decrease:.4f})"
+        ),
+    ]
+
+
+def render_text(comparison: Comparison, result: GateResult) -> str:
     """Render the human-readable report ``compare`` prints (ASCII only, ends with a newline)."""
     c = comparison
+    r = result
+    d = r.observed
     band = c.band
     names = max(len(c.baseline), len(c.candidate))
     lines = [
-        f"Paired tasks: {len(c.paired)} (at least {c.min_runs} run(s) each side)",
+        f"Paired tasks: {len(c.paired)} (every task with at least one run on each side)",
         (
             f"Baseline  {c.baseline:<{names}}  mean pass rate {_pct(c.baseline_mean):>6}  "
             f"(solid {c.baseline_classes.solid}, flaky {c.baseline_classes.flaky}, "
@@ -291,38 +457,91 @@ def render_text(comparison: Comparison, gate: Gate, passed: bool) -> str:
             f"(solid {c.candidate_classes.solid}, flaky {c.candidate_classes.flaky}, "
             f"broken {c.candidate_classes.broken})"
         ),
-        f"Change: {_signed_points(band.mean)} points",
+        f"Change: {_signed_points(d.mean)} points",
         (
-            f"Noise band: +/-{_points(band.half_width)} points (sd of per-task differences "
-            f"{_points(band.sd)} points, multiplier {_multiplier(band.multiplier)})"
+            f"Noise band: +/-{_points(d.t_quantile * d.standard_error)} points (one-sided "
+            f"{_level(d.alpha)} each side; plain paired band +/-{_points(band.half_width)}, sd of "
+            f"per-task differences {_points(band.sd)} points, multiplier "
+            f"{_multiplier(band.multiplier)})"
         ),
-        f"Verdict: {_VERDICTS[band.verdict]}",
+        *_decision_lines(d),
+        f"  Families: {r.cluster_note}",
+        f"Verdict: {_VERDICTS[_verdict(d)]}",
     ]
+    if r.missing:
+        lines.append(
+            f"Missing data: {len(r.missing)} task(s) short of runs or absent on one side"
+            + (
+                " (allowed by --allow-missing: decided on the observed runs)"
+                if r.allow_missing
+                else " (any gate fails unless --allow-missing)"
+            )
+        )
+        lines.extend(f"  {m.task_id}: {m.reason}" for m in r.missing)
+        worst = r.worst_case
+        assert worst is not None
+        lines.append(
+            "Worst case (candidate's missing runs counted as failures, baseline's as passes): "
+            f"change {_signed_points(worst.mean)} points, one-sided bounds "
+            f"{_signed_points(worst.lower)} .. {_signed_points(worst.upper)}"
+            + (
+                ""
+                if r.gate == "none"
+                else f"; gate {r.gate} would {'PASS' if r.worst_case_passed else 'FAIL'}"
+            )
+        )
+    else:
+        lines.append("Missing data: none (every task has its expected runs on both sides)")
     if c.mcnemar is not None:
         lines.append(
-            f"McNemar mid-p (one run per task): {c.mcnemar.p_value:.4f} "
+            f"McNemar mid-p (one run per task, two-sided): {c.mcnemar.p_value:.4f} "
             f"(baseline-only passes {c.mcnemar.baseline_only}, "
             f"candidate-only passes {c.mcnemar.candidate_only})"
         )
-    lines.append(f"Flipped tasks (solid <-> broken): {len(c.flips)}")
+    lines.append(f"Flipped tasks (solid <-> broken, listed for reading): {len(r.flips)}")
     lines.extend(
         f"  {f.task_id}: {f.baseline_class} -> {f.candidate_class} "
         f"({_runs(f.baseline)} -> {_runs(f.candidate)})"
-        for f in c.flips
+        for f in r.flips
     )
-    by_id = {p.task_id: p for p in c.paired}
-    lines.append(f"Regressions (solid in baseline, not solid in candidate): {len(c.regressions)}")
+    changes = r.significant_changes
+    lines.append(
+        "Per-task changes significant after Holm correction (two-sided Fisher exact per task, "
+        f"family-wise {_level(2 * r.alpha)}): {len(changes)}"
+    )
     lines.extend(
-        f"  {t}: {_runs(by_id[t].baseline)} -> {_runs(by_id[t].candidate)}" for t in c.regressions
+        f"  {t.task_id}: {_runs(t.baseline)} -> {_runs(t.candidate)} "
+        f"({'regression' if t.difference < 0 else 'improvement'}, adjusted p {t.p_adjusted:.4f})"
+        for t in changes
     )
-    lines.append(f"Excluded tasks: {len(c.excluded)}")
-    lines.extend(f"  {e.task_id}: {e.reason}" for e in c.excluded)
+    rest = len(c.paired) - len(changes)
+    lines.append(f"  the other {rest} task(s): within noise")
     lines.extend(f"Warning: {w}" for w in _warnings(c))
-    if gate != "none":
-        if passed:
-            lines.append(f"Gate {gate}: PASSED")
-        elif gate == "improved":
-            lines.append(f"Gate {gate}: FAILED (the change does not clear the band upward)")
-        else:
-            lines.append(f"Gate {gate}: FAILED (the change is below the band)")
+    if r.plan is not None:
+        p = r.plan
+        lines.append(
+            f"Plan: power to detect a change of {p.mde * 100:g} points at one-sided "
+            f"{_level(p.alpha)} with {p.tasks_now} tasks x {p.runs_now} runs: "
+            f"{p.power_now * 100:.0f}%"
+        )
+        lines.append(
+            f"  tasks needed for {p.power_target * 100:g}% power (between-task sd "
+            f"{math.sqrt(p.between_task_variance) * 100:.1f} points, design effect "
+            f"{p.design_effect:.2f}):"
+        )
+        lines.extend(
+            f"  {row.runs:>3} run(s) per task per side: "
+            + (
+                f"{row.tasks} tasks ({row.total_runs} runs in all)"
+                if row.tasks is not None
+                else "not reachable with 10 million tasks"
+            )
+            for row in p.rows
+        )
+    if r.gate != "none":
+        what = f"{r.gate} --margin {r.margin * 100:g}" if r.margin is not None else r.gate
+        lines.append(
+            f"Gate {what}: {'PASSED' if r.passed else 'FAILED'} "
+            f"(one-sided {_level(r.alpha)}; {r.reason})"
+        )
     return "\n".join(lines) + "\n"

@@ -14,8 +14,11 @@ Conventions used throughout:
 * Sums use `math.fsum` (or exact integer/`Fraction` arithmetic) and inputs are put in a canonical
   order before any order-sensitive step, so reordering the input never changes a result, not
   even in the last bit.
-* The band multiplier is a normal quantile *z* for 30 or more paired tasks and a Student *t*
-  quantile with n - 1 degrees of freedom below that (see `band_multiplier`).
+* The descriptive band multiplier is a normal quantile *z* for 30 or more paired tasks and a
+  Student *t* quantile with n - 1 degrees of freedom below that (see `band_multiplier`), as
+  in the seed articles. The ``compare`` gate does not use that switch: `assess` / `decide`
+  (module ``_gate``, re-exported here) test one-sidedly with t at every n, cluster over task
+  families and floor a degenerate spread (issue 12).
 
 Example:
     >>> from harness_world import stats
@@ -38,7 +41,10 @@ import msgspec
 import numpy as np
 from numpy.typing import NDArray
 
+from harness_world.errors import HarnessWorldError
+
 __all__ = [
+    "DEFAULT_ALPHA",
     "DEFAULT_Z",
     "SMALL_SAMPLE_TASKS",
     "BootstrapInterval",
@@ -82,6 +88,9 @@ __all__ = [
     "wilson_interval",
 ]
 
+DEFAULT_ALPHA: Final = 0.025
+"""The default one-sided level of every ``compare`` gate (the old two-sided 95% band)."""
+
 DEFAULT_Z: Final = 1.96
 """The default band multiplier for 30 or more paired tasks (two-sided 95% under the normal)."""
 
@@ -95,7 +104,7 @@ Verdict = Literal["above", "below", "inside"]
 """Where the mean difference lies relative to the noise band."""
 
 
-class StatsInputError(ValueError):
+class StatsInputError(HarnessWorldError, ValueError):
     """The input cannot support the requested statistic (too few tasks, bad counts, ...)."""
 
 
@@ -111,6 +120,8 @@ class RunRow(msgspec.Struct, frozen=True, kw_only=True):
         run_index: Which repetition this is (a non-negative integer, unique per task and config).
         config: The configuration's name (e.g. ``main`` or ``pr``).
         passed: Whether the run passed.
+        family: The task's family (a cluster of related tasks), or ``""`` when none is known.
+            The gate in `compare` uses it for a cluster-robust standard error.
 
     """
 
@@ -118,6 +129,7 @@ class RunRow(msgspec.Struct, frozen=True, kw_only=True):
     run_index: int
     config: str
     passed: bool
+    family: str = ""
 
 
 class TaskTally(msgspec.Struct, frozen=True, kw_only=True):
@@ -823,8 +835,12 @@ class Multiplier(msgspec.Struct, frozen=True, kw_only=True):
     z: float
 
 
-def band_multiplier(n: int, z: float | None = None) -> Multiplier:
+def band_multiplier(n: int, z: float | None = None, *, t_always: bool = False) -> Multiplier:
     """Choose the band multiplier for n paired tasks.
+
+    With ``t_always=True`` (what the ``compare`` gate uses) the Student t quantile with
+    ``n - 1`` degrees of freedom is used at every n, with no switch to z at 30 tasks.
+    The default keeps the descriptive band of the seed articles:
 
     * ``n >= 30``: m = z, used exactly as given (default 1.96).
     * ``n < 30``: z is read as the two-sided coverage it stands for under the normal,
@@ -836,6 +852,7 @@ def band_multiplier(n: int, z: float | None = None) -> Multiplier:
     Args:
         n: Paired tasks, at least 2.
         z: Positive, finite normal multiplier; None for 1.96.
+        t_always: Use the t quantile at every n (no switch to z at 30 tasks).
 
     Returns:
         The multiplier and how it was chosen.
@@ -851,7 +868,7 @@ def band_multiplier(n: int, z: float | None = None) -> Multiplier:
     zv = DEFAULT_Z if z is None else z
     if not (math.isfinite(zv) and zv > 0):
         raise StatsInputError(f"z must be positive and finite, got {zv}")
-    if n >= SMALL_SAMPLE_TASKS:
+    if n >= SMALL_SAMPLE_TASKS and not t_always:
         return Multiplier(value=zv, kind="z", df=None, z=zv)
     tail = float(special.ndtr(zv))
     value = float(special.stdtrit(n - 1, tail))
@@ -881,7 +898,9 @@ class NoiseBand(msgspec.Struct, frozen=True, kw_only=True):
     verdict: Verdict
 
 
-def noise_band(differences: Sequence[float], *, z: float | None = None) -> NoiseBand:
+def noise_band(
+    differences: Sequence[float], *, z: float | None = None, t_always: bool = False
+) -> NoiseBand:
     """Compute the paired noise band of per-task differences and its verdict.
 
     Formula, over n per-task differences ``d_i``::
@@ -902,6 +921,7 @@ def noise_band(differences: Sequence[float], *, z: float | None = None) -> Noise
     Args:
         differences: One difference per paired task, finite.
         z: Normal multiplier (see `band_multiplier` for its meaning below 30 tasks).
+        t_always: Use the t multiplier at every n (see `band_multiplier`).
 
     Returns:
         The band and its verdict.
@@ -915,7 +935,7 @@ def noise_band(differences: Sequence[float], *, z: float | None = None) -> Noise
         raise StatsInputError(f"fewer than 2 paired tasks ({n})")
     if not all(math.isfinite(d) for d in differences):
         raise StatsInputError("differences must be finite")
-    multiplier = band_multiplier(n, z)
+    multiplier = band_multiplier(n, z, t_always=t_always)
     exact = [Fraction(d) for d in differences]
     exact_mean = sum(exact, Fraction(0)) / n
     variance = sum(((d - exact_mean) ** 2 for d in exact), Fraction(0)) / (n - 1)
@@ -945,6 +965,11 @@ class TasksNeeded(msgspec.Struct, frozen=True, kw_only=True):
 
 def tasks_needed(sd: float, half_width: float, *, z: float | None = None) -> TasksNeeded:
     """Paired tasks needed for a band of ``+/- half_width`` given a pilot sd of differences.
+
+    What it targets: a band *width*, not a power. A true change of exactly ``half_width``
+    clears a band of that width only about half the time (~50% power at one-sided 2.5%). For
+    80% power use `tasks_for_power` (about 2.04 times as many tasks), or
+    ``compare --plan --mde X``.
 
     With the normal multiplier this is ``n = ceil((z * sd / X)^2)``. That n is the answer when
     it is at least 30 (below 30 the t multiplier is larger, so no smaller n can do). When it is
@@ -1280,6 +1305,7 @@ def compare_results(
     *,
     min_runs: int = 5,
     z: float | None = None,
+    t_always: bool = False,
 ) -> Comparison:
     """Compare two configurations from already-loaded run rows.
 
@@ -1295,6 +1321,7 @@ def compare_results(
         candidate: Candidate configuration name.
         min_runs: Runs each side needs per task, at least 1.
         z: Normal multiplier for the band (see `band_multiplier`).
+        t_always: Band with the t multiplier at every n (what the ``compare`` command uses).
 
     Returns:
         The comparison.
@@ -1327,7 +1354,7 @@ def compare_results(
             f"fewer than 2 paired tasks ({len(paired)}) with at least {min_runs} run(s) in both "
             f"{baseline!r} and {candidate!r}; {len(excluded)} task(s) excluded"
         )
-    band = noise_band([p.difference for p in paired], z=z)
+    band = noise_band([p.difference for p in paired], z=z, t_always=t_always)
     n = len(paired)
     single_run = all(p.baseline.runs == 1 and p.candidate.runs == 1 for p in paired)
     mcnemar = (
@@ -1357,3 +1384,8 @@ def compare_results(
         mcnemar=mcnemar,
         small_sample=n < SMALL_SAMPLE_TASKS,
     )
+
+
+# The honest gate (issue 12) lives in its own module and is re-exported here, so that
+# ``from harness_world import stats`` stays the one public entry point. The re-export is lazy
+# (PEP 562) because that module builds on the names above.

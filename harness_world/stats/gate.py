@@ -1,0 +1,826 @@
+"""The decision ``compare --gate`` takes, built to hold its stated error rate (issue 12).
+
+The descriptive noise band of `harness_world.stats` answers "how wide is this eval's noise?".
+A CI gate needs more: a decision whose false-alarm rate is what it says at every suite size,
+with task families, with degenerate spread and with missing runs. This module provides it:
+
+* `decide`: a one-sided test on the mean per-task difference. The standard error is the plain
+  paired one (``sd / sqrt(n)``, Student t with ``n - 1`` df at every n, no switch to z) or,
+  when tasks carry families, the cluster-robust CR1 one over families (t with ``G - 1`` df).
+  When that spread is *degenerate* (its variance below the 1% point of what the run-to-run
+  noise of the tasks alone would give) a *binomial variance floor* replaces it: the sampling
+  variance of each task's difference from its pooled runs, so a suite whose differences happen
+  to be all equal cannot claim certainty.
+* `gate_passes`: ``improved`` / ``no-regression`` / ``non-inferior`` / ``none`` from a decision.
+* `assess`: the whole gate over run rows: missing and short tasks, the observed decision and a
+  worst case (candidate's missing runs counted as failures, baseline's as passes), per-task
+  changes that survive a Holm correction, solid <-> broken flips, and optionally a power plan.
+* `plan_power` / `tasks_for_power`: tasks and runs needed for 80% power at a given change.
+
+Everything is deterministic (no resampling) and order-independent (tasks are sorted first).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from fractions import Fraction
+from typing import Final, Literal
+
+import msgspec
+
+from harness_world.stats.estimators import (
+    Comparison,
+    Flip,
+    PairedTask,
+    RunRow,
+    StatsInputError,
+    TaskTally,
+    compare_results,
+    flipped_tasks,
+    pair_tallies,
+    tally_runs,
+)
+
+__all__ = [
+    "Decision",
+    "GateName",
+    "GateResult",
+    "MissingTask",
+    "Plan",
+    "PlanRow",
+    "TaskChange",
+    "assess",
+    "decide",
+    "gate_passes",
+    "holm_adjust",
+    "plan_power",
+    "task_families",
+    "tasks_for_power",
+]
+
+GateName = Literal["improved", "no-regression", "non-inferior", "none"]
+"""The gates ``compare`` can apply."""
+
+Method = Literal["paired-t", "cluster-robust-t"]
+"""How the standard error of the mean difference was computed."""
+
+_DEFAULT_ALPHA: Final = 0.025
+_TARGET_POWER: Final = 0.8
+_DEGENERATE_QUANTILE: Final = 0.01
+_PLAN_RUNS: Final = (1, 3, 5, 10, 20)
+_MAX_TASKS: Final = 10_000_000
+
+
+# --------------------------------------------------------------------------------------------
+# Records
+
+
+class Decision(msgspec.Struct, frozen=True, kw_only=True):
+    """A one-sided test on the mean per-task difference (candidate - baseline).
+
+    Attributes:
+        method: ``paired-t`` (tasks independent) or ``cluster-robust-t`` (CR1 over families).
+        alpha: One-sided level of each bound and of each gate.
+        sidedness: Always ``one-sided``: each gate tests one direction at ``alpha``.
+        tasks: Paired tasks n.
+        clusters: Families G for ``cluster-robust-t``, else null.
+        df: Degrees of freedom of the t quantile (``n - 1`` or ``G - 1``).
+        mean: Mean per-task difference, a fraction.
+        standard_error: The standard error used: the floor when ``floor_applied``, else the
+            empirical one.
+        empirical_standard_error: From the spread of the differences (paired or CR1).
+        floor_standard_error: The binomial floor, ``sqrt(sum_i v_i) / n`` with
+            ``v_i = s_i^2 (1/n_b + 1/n_c)`` and ``s_i^2 = x (N - x) / (N (N - 1))`` for the
+            x passes in N runs of task i pooled over both sides (when every ``s_i^2`` is 0:
+            ``q (1 - q)`` with ``q = (x + 0.5) / (N + 1)``).
+        floor_applied: Whether the spread was degenerate, i.e. ``SE_empirical^2 <
+            floor^2 * chi2_df^-1(0.01) / df``, so the floor was used.
+        t_quantile: ``t_df^-1(1 - alpha)``.
+        lower: One-sided lower confidence bound of the change, ``mean - t * SE``.
+        upper: One-sided upper confidence bound of the change, ``mean + t * SE``.
+        p_increase: One-sided p-value against "no increase" (small: the change is > 0).
+        p_decrease: One-sided p-value against "no decrease" (small: the change is < 0).
+
+    """
+
+    method: Method
+    alpha: float
+    sidedness: Literal["one-sided"]
+    tasks: int
+    clusters: int | None
+    df: int
+    mean: float
+    standard_error: float
+    empirical_standard_error: float
+    floor_standard_error: float
+    floor_applied: bool
+    t_quantile: float
+    lower: float
+    upper: float
+    p_increase: float
+    p_decrease: float
+
+
+class MissingTask(msgspec.Struct, frozen=True, kw_only=True):
+    """A task with fewer runs than expected on at least one side.
+
+    Attributes:
+        task_id: The task.
+        expected_runs: Runs expected per side (the larger of ``--min-runs``, the runs the
+            schedule asked for, and the most runs the task has on either side).
+        baseline_runs: Runs found under the baseline.
+        candidate_runs: Runs found under the candidate.
+        reason: Human-readable description.
+
+    """
+
+    task_id: str
+    expected_runs: int
+    baseline_runs: int
+    candidate_runs: int
+    reason: str
+
+
+class TaskChange(msgspec.Struct, frozen=True, kw_only=True):
+    """A per-task change tested on its own (two-sided Fisher exact test on the runs).
+
+    Attributes:
+        task_id: The task.
+        baseline: Its baseline tally.
+        candidate: Its candidate tally.
+        difference: Candidate pass rate minus baseline pass rate.
+        p_value: Two-sided Fisher exact p-value of the task's 2x2 table.
+        p_adjusted: Holm-adjusted p-value over all paired tasks.
+        significant: ``p_adjusted <= 2 * alpha`` (each direction at ``alpha``).
+
+    """
+
+    task_id: str
+    baseline: TaskTally
+    candidate: TaskTally
+    difference: float
+    p_value: float
+    p_adjusted: float
+    significant: bool
+
+
+class PlanRow(msgspec.Struct, frozen=True, kw_only=True):
+    """Tasks needed for the target power at one number of runs per task and side.
+
+    Attributes:
+        runs: Runs per task per configuration.
+        tasks: Paired tasks needed (null when no count up to 10 million reaches the power).
+        total_runs: ``tasks * runs * 2`` (both configurations), or null.
+
+    """
+
+    runs: int
+    tasks: int | None
+    total_runs: int | None
+
+
+class Plan(msgspec.Struct, frozen=True, kw_only=True):
+    """A power plan for detecting a change of ``mde`` with the one-sided test of `decide`.
+
+    Attributes:
+        mde: The smallest change worth detecting, a fraction (``--mde`` points / 100).
+        alpha: One-sided level.
+        power_target: The power the table targets (0.8).
+        tasks_now: Paired tasks in the data.
+        runs_now: Median runs per task and side in the data.
+        power_now: Power of the current design (tasks_now x runs_now) at ``mde``.
+        between_task_variance: Estimated variance of true per-task changes (tau^2 >= 0).
+        run_variance: Mean per-run Bernoulli variance ``q (1 - q)`` of the tasks.
+        design_effect: Variance inflation from families (1 without clusters).
+        rows: Tasks needed at several run counts.
+
+    """
+
+    mde: float
+    alpha: float
+    power_target: float
+    tasks_now: int
+    runs_now: int
+    power_now: float
+    between_task_variance: float
+    run_variance: float
+    design_effect: float
+    rows: list[PlanRow]
+
+
+class GateResult(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything the ``compare`` gate decided, and why.
+
+    Attributes:
+        gate: The gate applied.
+        margin: Non-inferiority margin (a fraction) for ``non-inferior``, else null.
+        alpha: One-sided level of the gate.
+        sidedness: ``one-sided``.
+        passed: Whether the gate passed.
+        reason: One sentence saying why it passed or failed.
+        allow_missing: Whether missing runs were allowed (otherwise they fail the gate).
+        missing: Tasks short of runs or absent on one side, sorted by task id.
+        observed: The decision on the runs that exist (every task with a run on both sides).
+        worst_case: The decision with the candidate's missing runs counted as failures and the
+            baseline's as passes; null when nothing is missing.
+        worst_case_passed: Whether the gate would pass on the worst case (null when nothing
+            is missing).
+        families_used: Whether the decision clustered over families.
+        cluster_note: Why families were or were not used.
+        correction: The multiple-comparison correction of per-task changes (``holm``).
+        significant_changes: Per-task changes significant after the correction.
+        flips: Solid <-> broken flips (listed for reading, whatever their significance).
+        plan: The power plan, when ``--plan`` was asked.
+
+    """
+
+    gate: GateName
+    margin: float | None
+    alpha: float
+    sidedness: Literal["one-sided"]
+    passed: bool
+    reason: str
+    allow_missing: bool
+    missing: list[MissingTask]
+    observed: Decision
+    worst_case: Decision | None
+    worst_case_passed: bool | None
+    families_used: bool
+    cluster_note: str
+    correction: Literal["holm"]
+    significant_changes: list[TaskChange]
+    flips: list[Flip]
+    plan: Plan | None
+
+
+# --------------------------------------------------------------------------------------------
+# The test on the mean
+
+
+def _check_alpha(alpha: float) -> None:
+    if not (math.isfinite(alpha) and 0 < alpha < 0.5):
+        raise StatsInputError(f"alpha must be strictly between 0 and 0.5, got {alpha}")
+
+
+def _shrunk_rate(passes: int, runs: int) -> float:
+    return (passes + 0.5) / (runs + 1)
+
+
+def _run_variance(p: PairedTask, *, shrink: bool) -> float:
+    """Per-run Bernoulli variance of task p, pooled over both sides.
+
+    Unbiased ``x (N - x) / (N (N - 1))`` by default (0 when every run agreed); with ``shrink``
+    the half-pass rate ``q = (x + 0.5) / (N + 1)`` gives ``q (1 - q)``, never 0.
+    """
+    x = p.baseline.passes + p.candidate.passes
+    total = p.baseline.runs + p.candidate.runs
+    if shrink:
+        q = _shrunk_rate(x, total)
+        return q * (1 - q)
+    return x * (total - x) / (total * (total - 1))
+
+
+def _floor_variances(items: Sequence[PairedTask]) -> list[float]:
+    """Sampling variance of each task's difference under its pooled rate (the floor's terms).
+
+    ``v_i = s_i^2 (1/n_b + 1/n_c)`` with ``s_i^2`` the unbiased pooled run variance; when every
+    task's runs all agreed (all zero), the half-pass shrunk variance is used instead, so a suite
+    with no variation at all never reads as certainty.
+    """
+    inverse = [1 / p.baseline.runs + 1 / p.candidate.runs for p in items]
+    plain = [_run_variance(p, shrink=False) * w for p, w in zip(items, inverse, strict=True)]
+    if any(v > 0 for v in plain):
+        return plain
+    return [_run_variance(p, shrink=True) * w for p, w in zip(items, inverse, strict=True)]
+
+
+def _cluster_labels(
+    paired: Sequence[PairedTask], families: Mapping[str, str] | None
+) -> list[str] | None:
+    """One cluster label per task, or None when no task has a family."""
+    if not families or not any(families.get(p.task_id, "") for p in paired):
+        return None
+    # A task without a family is its own cluster; the prefix keeps it apart from family names.
+    return [families.get(p.task_id, "") or f"\x00task:{p.task_id}" for p in paired]
+
+
+def decide(
+    paired: Sequence[PairedTask],
+    *,
+    alpha: float = _DEFAULT_ALPHA,
+    families: Mapping[str, str] | None = None,
+) -> Decision:
+    """Test the mean per-task difference one-sidedly at ``alpha`` in each direction.
+
+    With per-task differences ``d_i``, residuals ``e_i = d_i - mean``:
+
+    * ``paired-t`` (no families): ``SE^2 = sum e_i^2 / (n (n - 1))``, df ``n - 1``.
+    * ``cluster-robust-t`` (families given, at least 2 of them; a task without a family is its
+      own cluster): ``SE^2 = G / (G - 1) * sum_g (sum_{i in g} e_i)^2 / n^2`` (CR1), df
+      ``G - 1``. With every task its own cluster this equals the paired form.
+    * Degenerate spread: when ``SE_empirical^2 < floor^2 * chi2_df^-1(0.01) / df`` (the
+      spread is below the 1% point of what run-to-run noise alone gives; always so when every
+      difference is equal), the floor ``sqrt(sum_i v_i) / n`` is used instead, ``v_i`` the
+      sampling variance of task i's difference from its pooled runs (see
+      `Decision.floor_standard_error`). Whether it was used is reported.
+
+    The bounds are ``mean -/+ t_{df}^{-1}(1 - alpha) * SE``; the p-values use the same t.
+
+    Args:
+        paired: Paired tasks (at least 2), e.g. from `harness_world.stats.pair_tallies`.
+        alpha: One-sided level, in (0, 0.5).
+        families: Task id -> family; None or all-empty for independent tasks.
+
+    Returns:
+        The decision.
+
+    Raises:
+        StatsInputError: Fewer than 2 tasks or a bad alpha.
+
+    """
+    from scipy import special
+
+    _check_alpha(alpha)
+    items = sorted(paired, key=lambda p: p.task_id)
+    n = len(items)
+    if n < 2:
+        raise StatsInputError(f"fewer than 2 paired tasks ({n})")
+    # Exact arithmetic on the per-task rates: equal differences leave no rounding residue.
+    diffs = [
+        Fraction(p.candidate.passes, p.candidate.runs)
+        - Fraction(p.baseline.passes, p.baseline.runs)
+        for p in items
+    ]
+    exact_mean = sum(diffs, Fraction(0)) / n
+    residuals = [d - exact_mean for d in diffs]
+    labels = _cluster_labels(items, families)
+    method: Method = "paired-t"
+    clusters: int | None = None
+    if labels is not None and len(set(labels)) >= 2:
+        sums: dict[str, Fraction] = {}
+        for label, e in zip(labels, residuals, strict=True):
+            sums[label] = sums.get(label, Fraction(0)) + e
+        g = len(sums)
+        exact_var = Fraction(g, g - 1) * sum((v * v for v in sums.values()), Fraction(0)) / n**2
+        method, clusters, df = "cluster-robust-t", g, g - 1
+    else:
+        exact_var = sum((e * e for e in residuals), Fraction(0)) / (n * (n - 1))
+        df = n - 1
+    mean = float(exact_mean)
+    variance = float(exact_var)
+    empirical = math.sqrt(variance)
+    floor = math.sqrt(math.fsum(_floor_variances(items))) / n
+    # The spread is degenerate when its variance is below the 1% point of what run-to-run
+    # noise alone would give (floor^2 * chi2_df / df); then the floor replaces it.
+    degenerate = variance < floor**2 * float(special.chdtri(df, 1 - _DEGENERATE_QUANTILE)) / df
+    se = floor if degenerate else empirical
+    quantile = float(special.stdtrit(df, 1 - alpha))
+    t_stat = mean / se
+    return Decision(
+        method=method,
+        alpha=alpha,
+        sidedness="one-sided",
+        tasks=n,
+        clusters=clusters,
+        df=df,
+        mean=mean,
+        standard_error=se,
+        empirical_standard_error=empirical,
+        floor_standard_error=floor,
+        floor_applied=degenerate,
+        t_quantile=quantile,
+        lower=mean - quantile * se,
+        upper=mean + quantile * se,
+        p_increase=float(special.stdtr(df, -t_stat)),
+        p_decrease=float(special.stdtr(df, t_stat)),
+    )
+
+
+def gate_passes(decision: Decision, gate: GateName, margin: float | None = None) -> bool:
+    """Whether a decision satisfies a gate (missing data is `assess`'s business).
+
+    * ``improved``: the lower bound of the change is above 0.
+    * ``no-regression``: the upper bound of the change is not below 0 (no significant drop).
+    * ``non-inferior``: the upper bound of the drop (``-lower``) is below ``margin``.
+    * ``none``: always.
+
+    Raises:
+        StatsInputError: ``non-inferior`` without a positive, finite margin.
+
+    """
+    if gate == "improved":
+        return decision.lower > 0
+    if gate == "no-regression":
+        return not decision.upper < 0
+    if gate == "non-inferior":
+        if margin is None or not (math.isfinite(margin) and margin > 0):
+            raise StatsInputError(f"non-inferior needs a positive margin, got {margin}")
+        return -decision.lower < margin
+    return True
+
+
+# --------------------------------------------------------------------------------------------
+# Per-task changes
+
+
+def _fisher_two_sided(a: TaskTally, b: TaskTally) -> float:
+    """Two-sided Fisher exact p of [[a.passes, a.fails], [b.passes, b.fails]], exact integers."""
+    n1, n2 = a.runs, b.runs
+    k = a.passes + b.passes
+    total = math.comb(n1 + n2, k)
+    lo, hi = max(0, k - n2), min(k, n1)
+    weights = {x: math.comb(n1, x) * math.comb(n2, k - x) for x in range(lo, hi + 1)}
+    observed = weights[a.passes]
+    return min(1.0, sum(w for w in weights.values() if w <= observed) / total)
+
+
+def holm_adjust(p_values: Sequence[float]) -> list[float]:
+    """Holm step-down adjusted p-values, in the input's order.
+
+    Sorted ascending, ``p_(j)`` becomes ``max_{i <= j} min(1, (m - i + 1) p_(i))``. Rejecting
+    where the adjusted value is at most a level controls the chance of any false rejection
+    (family-wise error) at that level, whatever the dependence between the tests.
+    """
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: (p_values[i], i))
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def _task_changes(paired: Sequence[PairedTask], alpha: float) -> list[TaskChange]:
+    items = sorted(paired, key=lambda p: p.task_id)
+    raw = [_fisher_two_sided(p.baseline, p.candidate) for p in items]
+    adjusted = holm_adjust(raw)
+    return [
+        TaskChange(
+            task_id=p.task_id,
+            baseline=p.baseline,
+            candidate=p.candidate,
+            difference=p.difference,
+            p_value=pv,
+            p_adjusted=pa,
+            significant=pa <= 2 * alpha,
+        )
+        for p, pv, pa in zip(items, raw, adjusted, strict=True)
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# Power
+
+
+def _power(n: int, df: int, sd: float, mde: float, alpha: float) -> float:
+    from scipy import special, stats
+
+    if sd <= 0:
+        return 1.0
+    quantile = float(special.stdtrit(df, 1 - alpha))
+    ncp = mde / (sd / math.sqrt(n))
+    return float(stats.nct.sf(quantile, df, ncp))
+
+
+def _smallest_n(power_at: Callable[[int], float], target: float) -> int | None:
+    lo, hi = 2, 2
+    while power_at(hi) < target:
+        if hi >= _MAX_TASKS:
+            return None
+        lo, hi = hi, min(hi * 2, _MAX_TASKS)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if power_at(mid) >= target:
+            hi = mid
+        else:
+            lo = mid + 1
+    return hi
+
+
+def tasks_for_power(
+    sd: float, mde: float, *, alpha: float = _DEFAULT_ALPHA, power: float = _TARGET_POWER
+) -> int | None:
+    """Smallest number of paired tasks whose one-sided paired t test detects ``mde``.
+
+    Power is computed exactly from the noncentral t: with ``df = n - 1``,
+    ``power(n) = P(T_{df, ncp} > t_{df}^{-1}(1 - alpha))``, ``ncp = mde * sqrt(n) / sd``.
+    Compare `harness_world.stats.tasks_needed`, which sizes a band of half-width X: a true
+    change of exactly X clears such a band only about half the time.
+
+    Args:
+        sd: Standard deviation of per-task differences (finite, >= 0).
+        mde: The change to detect (finite, > 0), same units as sd.
+        alpha: One-sided level in (0, 0.5).
+        power: Target power in (0, 1).
+
+    Returns:
+        The task count (at least 2), or None if more than 10 million would be needed.
+
+    Raises:
+        StatsInputError: A bad argument.
+
+    """
+    if not (math.isfinite(sd) and sd >= 0):
+        raise StatsInputError(f"sd must be finite and >= 0, got {sd}")
+    if not (math.isfinite(mde) and mde > 0):
+        raise StatsInputError(f"mde must be finite and > 0, got {mde}")
+    _check_alpha(alpha)
+    if not 0 < power < 1:
+        raise StatsInputError(f"power must be strictly between 0 and 1, got {power}")
+    return _smallest_n(lambda n: _power(n, n - 1, sd, mde, alpha), power)
+
+
+def plan_power(
+    paired: Sequence[PairedTask],
+    mde: float,
+    *,
+    alpha: float = _DEFAULT_ALPHA,
+    families: Mapping[str, str] | None = None,
+    power: float = _TARGET_POWER,
+) -> Plan:
+    """Power of the current design at ``mde`` and tasks needed at several run counts.
+
+    The variance of a task's difference splits into a between-task part ``tau^2`` (true
+    changes differ by task) and a run part ``2 s^2 / r`` at r runs per side, with
+    ``s^2`` the mean per-run variance ``q (1 - q)`` of the tasks (q pooled and shrunk as in
+    `decide`). ``tau^2 = max(0, sd^2 - mean_i v_i)`` from the data. With families, the
+    variance of the mean is inflated by the design effect ``(SE_CR1 / SE_paired)^2`` (at least
+    1). For each r, the table gives the smallest n with ``power >= 0.8`` (noncentral t,
+    ``df = n - 1``); more runs shrink only the run part, so some targets need more tasks
+    whatever r is.
+
+    Args:
+        paired: The paired tasks of the pilot data (at least 2).
+        mde: The change to detect, a fraction (> 0).
+        alpha: One-sided level.
+        families: Task id -> family, as for `decide`.
+        power: Target power.
+
+    Returns:
+        The plan.
+
+    Raises:
+        StatsInputError: Fewer than 2 tasks or a bad argument.
+
+    """
+    if not (math.isfinite(mde) and mde > 0):
+        raise StatsInputError(f"mde must be finite and > 0, got {mde}")
+    items = sorted(paired, key=lambda p: p.task_id)
+    decision = decide(items, alpha=alpha, families=families)
+    plain = decide(items, alpha=alpha)
+    n = len(items)
+    diffs = [p.difference for p in items]
+    mean = math.fsum(diffs) / n
+    sample_var = math.fsum((d - mean) ** 2 for d in diffs) / (n - 1)
+    run_var = math.fsum(_run_variance(p, shrink=False) for p in items) / n
+    within_now = math.fsum(_floor_variances(items)) / n
+    if run_var <= 0:
+        run_var = math.fsum(_run_variance(p, shrink=True) for p in items) / n
+    tau2 = max(0.0, sample_var - within_now)
+    deff = 1.0
+    if decision.method == "cluster-robust-t" and plain.empirical_standard_error > 0:
+        deff = max(1.0, (decision.empirical_standard_error / plain.empirical_standard_error) ** 2)
+    runs = sorted(p.baseline.runs if k == 0 else p.candidate.runs for p in items for k in (0, 1))
+    runs_now = runs[len(runs) // 2]
+
+    def sd_at(r: int) -> float:
+        return math.sqrt(deff * (tau2 + 2 * run_var / r))
+
+    # The current design: its own df (G - 1 with families), its own run counts.
+    sd_now = math.sqrt(deff * max(sample_var, within_now))
+    power_now = _power(n, decision.df, sd_now, mde, alpha)
+    rows: list[PlanRow] = []
+    for r in sorted({*_PLAN_RUNS, runs_now}):
+        sd_r = sd_at(r)
+
+        def power_at(k: int, s: float = sd_r) -> float:
+            return _power(k, k - 1, s, mde, alpha)
+
+        needed = _smallest_n(power_at, power)
+        rows.append(
+            PlanRow(runs=r, tasks=needed, total_runs=None if needed is None else needed * r * 2)
+        )
+    return Plan(
+        mde=mde,
+        alpha=alpha,
+        power_target=power,
+        tasks_now=n,
+        runs_now=runs_now,
+        power_now=power_now,
+        between_task_variance=tau2,
+        run_variance=run_var,
+        design_effect=deff,
+        rows=rows,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# The whole gate
+
+
+def task_families(rows: Iterable[RunRow]) -> dict[str, str]:
+    """Task id -> family from rows; a task given two different families is an input error."""
+    found: dict[str, str] = {}
+    for row in rows:
+        if not row.family:
+            continue
+        known = found.setdefault(row.task_id, row.family)
+        if known != row.family:
+            raise StatsInputError(
+                f"task {row.task_id!r} has two families: {known!r} and {row.family!r}"
+            )
+    return found
+
+
+def _missing(
+    base: Mapping[str, TaskTally],
+    cand: Mapping[str, TaskTally],
+    scheduled: Iterable[str],
+    min_runs: int,
+    names: tuple[str, str],
+) -> list[MissingTask]:
+    out: list[MissingTask] = []
+    for task_id in sorted(set(scheduled) | base.keys() | cand.keys()):
+        b = base[task_id].runs if task_id in base else 0
+        c = cand[task_id].runs if task_id in cand else 0
+        expected = max(min_runs, b, c)
+        if b == expected and c == expected:
+            continue
+        parts = []
+        for name, got in ((names[0], b), (names[1], c)):
+            if got == 0:
+                parts.append(f"absent in {name!r}")
+            elif got < expected:
+                parts.append(f"{got} of {expected} runs in {name!r}")
+        out.append(
+            MissingTask(
+                task_id=task_id,
+                expected_runs=expected,
+                baseline_runs=b,
+                candidate_runs=c,
+                reason=", ".join(parts),
+            )
+        )
+    return out
+
+
+def _worst_case(
+    base: Mapping[str, TaskTally], cand: Mapping[str, TaskTally], missing: Sequence[MissingTask]
+) -> list[PairedTask]:
+    """Pad every task to its expected runs: candidate with failures, baseline with passes."""
+    expected = {m.task_id: m.expected_runs for m in missing}
+    out: list[PairedTask] = []
+    for task_id in sorted(base.keys() | cand.keys() | expected.keys()):
+        b = base.get(task_id, TaskTally(task_id=task_id, runs=0, passes=0))
+        c = cand.get(task_id, TaskTally(task_id=task_id, runs=0, passes=0))
+        runs = expected.get(task_id, max(b.runs, c.runs))
+        bt = TaskTally(task_id=task_id, runs=runs, passes=b.passes + (runs - b.runs))
+        ct = TaskTally(task_id=task_id, runs=runs, passes=c.passes)
+        out.append(
+            PairedTask(
+                task_id=task_id,
+                baseline=bt,
+                candidate=ct,
+                difference=(ct.passes - bt.passes) / runs,
+            )
+        )
+    return out
+
+
+def assess(
+    rows: Iterable[RunRow],
+    baseline: str,
+    candidate: str,
+    *,
+    gate: GateName = "none",
+    alpha: float = _DEFAULT_ALPHA,
+    margin: float | None = None,
+    min_runs: int = 5,
+    scheduled: Iterable[str] = (),
+    allow_missing: bool = False,
+    use_clusters: bool = True,
+    mde: float | None = None,
+) -> tuple[Comparison, GateResult]:
+    """Run the ``compare`` gate on run rows: the descriptive comparison and the decision.
+
+    Steps:
+
+    1. Every task with at least one run on both sides is paired (none is dropped for being
+       short: dropping a task because it lost runs biases the result).
+    2. A task is *missing data* when either side has fewer runs than expected: the larger of
+       ``min_runs``, the task's runs on either side, and (for run directories) the samples the
+       schedule asked for; tasks in ``scheduled`` or on one side only are included. Missing
+       data fails every gate except ``none`` unless ``allow_missing``.
+    3. `decide` on the paired tasks (clustered over families when rows carry them and
+       ``use_clusters``), and, when something is missing, on the worst case.
+    4. The gate (`gate_passes`), per-task changes with a Holm correction, flips, the plan.
+
+    Args:
+        rows: Run rows (with optional families).
+        baseline: Baseline config.
+        candidate: Candidate config.
+        gate: The gate to apply.
+        alpha: One-sided level of the gate.
+        margin: Non-inferiority margin as a fraction (required for ``non-inferior``).
+        min_runs: Runs expected per task and side, at least 1.
+        scheduled: Task ids that were scheduled (run directories); absent ones are missing.
+        allow_missing: Decide on the observed runs even when some are missing.
+        use_clusters: Use families when present (``--no-clusters`` turns this off).
+        mde: Change to plan for (a fraction), or None for no plan.
+
+    Returns:
+        The descriptive comparison (band with t at every n at the level ``alpha``) and the
+        gate result.
+
+    Raises:
+        StatsInputError: Bad configs, duplicate runs, fewer than 2 paired tasks, a task with
+            two families, a bad alpha or margin.
+
+    """
+    from scipy import special
+
+    _check_alpha(alpha)
+    if min_runs < 1:
+        raise StatsInputError(f"min_runs must be at least 1, got {min_runs}")
+    if gate == "non-inferior" and (margin is None or not (math.isfinite(margin) and margin > 0)):
+        raise StatsInputError("the non-inferior gate needs a positive margin")
+    row_list = list(rows)
+    z = float(special.ndtri(1 - alpha))
+    comparison = compare_results(row_list, baseline, candidate, min_runs=1, z=z, t_always=True)
+    families = task_families(row_list) if use_clusters else {}
+    all_families = task_families(row_list)
+    base = {t.task_id: t for t in tally_runs(row_list, baseline)}
+    cand = {t.task_id: t for t in tally_runs(row_list, candidate)}
+    missing = _missing(base, cand, scheduled, min_runs, (baseline, candidate))
+    paired, _ = pair_tallies(base.values(), cand.values(), min_runs=1)
+    observed = decide(paired, alpha=alpha, families=families)
+    worst: Decision | None = None
+    worst_passed: bool | None = None
+    if missing:
+        worst = decide(_worst_case(base, cand, missing), alpha=alpha, families=families)
+        worst_passed = gate_passes(worst, gate, margin)
+    if not use_clusters and all_families:
+        note = "families present but ignored (--no-clusters): tasks treated as independent"
+    elif observed.method == "cluster-robust-t":
+        note = (
+            f"cluster-robust standard error over {observed.clusters} families "
+            f"(CR1, t with {observed.df} df)"
+        )
+    elif families:
+        note = "only one family: clustering impossible, tasks treated as independent"
+    else:
+        note = "no families in the data: tasks treated as independent"
+    decided = gate_passes(observed, gate, margin)
+    if gate == "none":
+        passed, reason = True, "no gate"
+    elif missing and not allow_missing:
+        passed = False
+        reason = (
+            f"{len(missing)} task(s) short of runs or missing on one side; pass --allow-missing "
+            "to decide on the observed runs"
+        )
+    else:
+        passed = decided
+        reason = _reason(gate, observed, margin, decided)
+    plan = plan_power(paired, mde, alpha=alpha, families=families) if mde is not None else None
+    result = GateResult(
+        gate=gate,
+        margin=margin if gate == "non-inferior" else None,
+        alpha=alpha,
+        sidedness="one-sided",
+        passed=passed,
+        reason=reason,
+        allow_missing=allow_missing,
+        missing=missing,
+        observed=observed,
+        worst_case=worst,
+        worst_case_passed=worst_passed,
+        families_used=observed.method == "cluster-robust-t",
+        cluster_note=note,
+        correction="holm",
+        significant_changes=[c for c in _task_changes(paired, alpha) if c.significant],
+        flips=flipped_tasks(paired),
+        plan=plan,
+    )
+    return comparison, result
+
+
+def _reason(gate: GateName, d: Decision, margin: float | None, passed: bool) -> str:
+    level = f"{(1 - d.alpha) * 100:g}%"
+    lower, upper = f"{d.lower * 100:+.1f}", f"{d.upper * 100:+.1f}"
+    if gate == "improved":
+        return f"the one-sided {level} lower bound of the change is {lower} points: " + (
+            "above 0" if passed else "not above 0"
+        )
+    if gate == "no-regression":
+        return f"the one-sided {level} upper bound of the change is {upper} points: " + (
+            "not below 0" if passed else "below 0, a significant drop"
+        )
+    assert margin is not None
+    return (
+        f"the one-sided {level} upper bound of the drop is {-d.lower * 100:.1f} points: "
+        + ("below" if passed else "not below")
+        + f" the margin of {margin * 100:g} points"
+    )
