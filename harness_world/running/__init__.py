@@ -5,7 +5,13 @@ Every path that produces a record goes through an `Attempt`: agents via `drive`,
 """
 
 from harness_world.running.agents import Agent, ScriptedAgent, drive, oracle_agent
-from harness_world.running.attempt import Attempt, AttemptEnded, AttemptLimits, Reservation
+from harness_world.running.attempt import (
+    Attempt,
+    AttemptEnded,
+    AttemptLimits,
+    InfrastructureError,
+    Reservation,
+)
 from harness_world.running.oracles import load_oracles
 from harness_world.running.precheck import Feasibility, precheck
 from harness_world.running.revision import Revision, RevisionMismatch, make_revision
@@ -34,6 +40,7 @@ __all__ = [
     "AttemptEnded",
     "AttemptLimits",
     "Feasibility",
+    "InfrastructureError",
     "Reservation",
     "Revision",
     "RevisionMismatch",

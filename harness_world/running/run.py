@@ -8,7 +8,6 @@ a changed component refuses to resume and names what changed.
 from __future__ import annotations
 
 import concurrent.futures
-import hashlib
 import multiprocessing
 import os
 import platform
@@ -21,6 +20,7 @@ import attrs
 import msgspec
 
 from harness_world.engine.world import World, load_world
+from harness_world.evidence.binding import append_index, read_index
 from harness_world.evidence.record import (
     Record,
     RecordContext,
@@ -47,6 +47,7 @@ from harness_world.running.rundir import (
     judge_record,
     load_manifest,
     record_path,
+    sample_seed,
     scan_run,
     write_json,
 )
@@ -74,18 +75,14 @@ class RunResult:
         revision: The pinned revision.
         counts: What happened to every scheduled attempt, after the run.
         resumed: How many records were already on disk and kept.
+        slots: Every scheduled slot as judged after the run (failure reasons, invalid ones).
     """
 
     out: Path
     revision: Revision
     counts: RunCounts
     resumed: int
-
-
-def sample_seed(seed: int, task_id: str, sample: int) -> int:
-    """A sample's own seed: a pure function of the base seed, the task and the sample index."""
-    digest = hashlib.sha256(f"{seed}/{task_id}/{sample}".encode()).digest()
-    return int.from_bytes(digest[:6], "big")
+    slots: list[SlotResult] = attrs.field(factory=list)
 
 
 @attrs.frozen(slots=True)
@@ -122,17 +119,18 @@ def _execute(unit: _Unit, world: World) -> Record:
 def _perform(unit: _Unit) -> tuple[Path, SlotResult | None]:
     """Execute, save atomically, replay and grade one attempt; all in the calling process.
 
-    Returns the saved path and its result, or a None result when the attempt ended in error
-    and must be executed again (its record is kept as ``<sample>.failed-<n>.json``).
+    Returns the saved path and its result, or a None result when the infrastructure failed
+    and the attempt must be executed again (its record is kept as ``<sample>.failed-<n>.json``).
     """
     world = load_world(unit.world, size=unit.size)
     record = _execute(unit, world)
     path = record_path(unit.out, unit.task.id, unit.sample)
-    if record.outcome.status == "error" and unit.try_number < unit.retries:
+    if record.outcome.status == "infrastructure" and unit.try_number < unit.retries:
         failed = path.with_name(f"{unit.sample}.failed-{unit.try_number + 1}.json")
         save_record(record, failed)
         return failed, None
     save_record(record, path)
+    append_index(unit.out, record)  # bind the record to its slot, durably, once it is saved
     earlier = [
         path.with_name(f"{unit.sample}.failed-{n}.json") for n in range(1, unit.try_number + 1)
     ]
@@ -225,14 +223,20 @@ def _open_run_directory(
 
 
 def _pending_slots(root: Path, tasks: Sequence[Task], samples: int) -> Iterator[tuple[Task, int]]:
-    """Scheduled slots without a readable final record (resuming skips the others)."""
+    """Scheduled slots without a readable final record bound in the index.
+
+    Resuming skips the others; a record saved but never indexed (a crash between the two) is
+    executed again.
+    """
+    index, _ = read_index(root)
     for task in sorted(tasks, key=lambda t: t.id):
         for sample in range(samples):
             path = record_path(root, task.id, sample)
-            if path.is_file():
+            entry = index.get((task.id, sample))
+            if path.is_file() and entry is not None:
                 try:
-                    load_record(path)
-                    continue
+                    if load_record(path).digest == entry.digest:
+                        continue
                 except RecordError:
                     pass
             yield task, sample
@@ -262,7 +266,8 @@ def run(
         out: The run directory; an existing one is resumed if its revision matches.
         size: The seed size of each world.
         limits: Budget overrides (turns, tool_calls, context_tokens, requests, cost).
-        retries: Extra executions of an attempt whose outcome is ``error``.
+        retries: Extra executions of an attempt whose outcome is ``infrastructure`` (an
+            agent's own ``error`` is its result and is never retried).
         progress: Called after each attempt.
 
     Raises:
@@ -317,9 +322,11 @@ def run(
         _execute_serially(units, tally)
     else:
         _execute_in_processes(units, workers, tally)
-    scan = scan_run(root, tasks, known=tally.results)
+    scan = scan_run(root, tasks, known=tally.results, worlds=worlds)
     resumed = len(tasks) * samples - len(pending)
-    return RunResult(out=root, revision=revision, counts=scan.counts, resumed=resumed)
+    return RunResult(
+        out=root, revision=revision, counts=scan.counts, resumed=resumed, slots=scan.slots
+    )
 
 
 def check_resumable(out: str | Path, revision: Revision) -> None:
