@@ -1,8 +1,9 @@
 """Run binding: the append-only index that ties each record of a run to its slot.
 
-As each attempt of a run ends, its record is saved and then one line is appended to the run's
-``index.jsonl`` (and fsync'd): the slot (task, sample, seed), the run's revision and the record's
-digest. A verifier checks each record file against its slot's last index line, so a record
+As each attempt of a run ends, one line is appended to the run's ``index.jsonl`` and fsync'd
+before the record itself is saved (write-ahead: a crash in between leaves a slot without a
+file, executed again on resume): the slot (task, sample, seed), the run's revision and the
+record's digest. A verifier checks each record file against its slot's last index line, so a record
 copied from another run, swapped between slots, duplicated or replaced is ``ungraded``, and a
 slot whose record was deleted is ``lost``. Replay proves a record consistent; the binding proves
 it is the record this run made for this slot. Whoever can rewrite the whole directory can

@@ -129,8 +129,10 @@ def _perform(unit: _Unit) -> tuple[Path, SlotResult | None]:
         failed = path.with_name(f"{unit.sample}.failed-{unit.try_number + 1}.json")
         save_record(record, failed)
         return failed, None
+    # Write-ahead: the index line (fsync'd) before the record, so a crash between the two
+    # leaves a bound slot without a file (executed again on resume), never an unbound record.
+    append_index(unit.out, record)
     save_record(record, path)
-    append_index(unit.out, record)  # bind the record to its slot, durably, once it is saved
     earlier = [
         path.with_name(f"{unit.sample}.failed-{n}.json") for n in range(1, unit.try_number + 1)
     ]
@@ -242,6 +244,53 @@ def _pending_slots(root: Path, tasks: Sequence[Task], samples: int) -> Iterator[
             yield task, sample
 
 
+def _pin(
+    tasks: Sequence[Task],
+    agent: Agent,
+    overrides: Mapping[str, int | float],
+    *,
+    samples: int,
+    seed: int,
+    size: str,
+) -> tuple[dict[str, World], Revision, RunManifest]:
+    """Load the worlds and pin the revision and the manifest of a new run."""
+    worlds = {name: load_world(name, size=size) for name in sorted({t.world for t in tasks})}
+    revision = make_revision(
+        worlds=worlds,
+        tasks=tasks,
+        agent_settings=agent.settings(),
+        budgets=overrides,
+        samples=samples,
+        seed=seed,
+    )
+    fresh = RunManifest(
+        revision=revision,
+        agent=agent.name,
+        tasks=sorted(t.id for t in tasks),
+        samples=samples,
+        seed=seed,
+        sizes=dict.fromkeys(worlds, size),
+        limits=dict(overrides),
+    )
+    return worlds, revision, fresh
+
+
+def _units(
+    template: _Unit, pending: Sequence[tuple[Task, int]], overrides: Mapping[str, int | float]
+) -> list[_Unit]:
+    """One unit per pending slot, each with its task's budgets and the overrides applied."""
+    return [
+        attrs.evolve(
+            template,
+            world=task.world,
+            task=task,
+            sample=sample,
+            limits=AttemptLimits.from_task(task.budgets, **overrides),
+        )
+        for task, sample in pending
+    ]
+
+
 def run(
     tasks: Sequence[Task],
     agent: Agent,
@@ -279,44 +328,25 @@ def run(
     if not tasks:
         raise ValueError("no tasks selected")
     overrides = {k: v for k, v in (limits or {}).items() if v is not None}
-    worlds = {name: load_world(name, size=size) for name in sorted({t.world for t in tasks})}
-    revision = make_revision(
-        worlds=worlds,
-        tasks=tasks,
-        agent_settings=agent.settings(),
-        budgets=overrides,
-        samples=samples,
-        seed=seed,
-    )
+    worlds, revision, fresh = _pin(tasks, agent, overrides, samples=samples, seed=seed, size=size)
     root = Path(out)
-    fresh = RunManifest(
-        revision=revision,
-        agent=agent.name,
-        tasks=sorted(t.id for t in tasks),
-        samples=samples,
-        seed=seed,
-        sizes={n: size for n in worlds},
-        limits=overrides,
-    )
     _open_run_directory(root, revision, fresh, workers)
     pending = list(_pending_slots(root, tasks, samples))
-    units = [
-        _Unit(
-            agent=agent,
-            world=task.world,
-            size=size,
-            task=task,
-            sample=sample,
-            seed=seed,
-            revision=revision.id,
-            limits=AttemptLimits.from_task(task.budgets, **overrides),
-            workers=workers,
-            out=root,
-            try_number=0,
-            retries=retries,
-        )
-        for task, sample in pending
-    ]
+    template = _Unit(
+        agent=agent,
+        world="",
+        size=size,
+        task=tasks[0],
+        sample=0,
+        seed=seed,
+        revision=revision.id,
+        limits=AttemptLimits(),
+        workers=workers,
+        out=root,
+        try_number=0,
+        retries=retries,
+    )
+    units = _units(template, pending, overrides)
     tally = _Tally(total=len(units), progress=progress)
     if workers <= 1:
         _execute_serially(units, tally)
