@@ -304,6 +304,8 @@ def load_record(path: str | Path) -> Record:
     """
     source = Path(path)
     try:
+        if source.exists() and not source.is_file():  # a FIFO or device would block
+            raise RecordError(f"{source}: not a regular file")
         data = source.read_bytes()
     except OSError as exc:
         raise RecordError(f"{source}: cannot read: {exc.strerror or exc}") from None
