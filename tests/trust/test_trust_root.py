@@ -62,7 +62,9 @@ def test_a_record_cannot_choose_the_code_it_is_verified_with(
     monkeypatch.chdir(tmp_path)  # a bare name must not find ./evil either
     world_name = str(evil) if name == "path" else "evil"
     doctored = reseal(
-        msgspec.structs.replace(failing, world=msgspec.structs.replace(failing.world, name=world_name))
+        msgspec.structs.replace(
+            failing, world=msgspec.structs.replace(failing.world, name=world_name)
+        )
     )
     path = hw.save_record(doctored, tmp_path / "records" / "r.json")
     code, out, _ = run_cli(["verify", "--require-pass", "--json", str(path)], capsys)
@@ -82,7 +84,11 @@ def test_report_and_resume_resolve_worlds_only_by_task(
     for path in (out / "records").rglob("*.json"):
         record = hw.load_record(path)
         hw.save_record(
-            reseal(msgspec.structs.replace(record, world=msgspec.structs.replace(record.world, name=str(evil)))),
+            reseal(
+                msgspec.structs.replace(
+                    record, world=msgspec.structs.replace(record.world, name=str(evil))
+                )
+            ),
             path,
         )
     scan = scan_run(out, tasks(), write_counts=False)
@@ -103,7 +109,11 @@ def test_a_record_cannot_choose_the_data_it_is_verified_with(
             row["tags"] = [t for t in row["tags"] if t != "security"]
     copy = tmp_path / "doctored"
     (tmp_path / "doctored.json").write_text(json.dumps(data))
-    for size in (str(copy), f"../../../../../../..{copy}", f"/proc/self/cwd/{os.path.relpath(copy)}"):
+    for size in (
+        str(copy),
+        f"../../../../../../..{copy}",
+        f"/proc/self/cwd/{os.path.relpath(copy)}",
+    ):
         world = World.from_data(small.contract, data, size=size, source="doctored")
         record = run_script(world, task, lambda ctx: "There are 0 tickets tagged security.")
         path = hw.save_record(record, tmp_path / "r.json")
