@@ -146,8 +146,10 @@ def main(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # disk full, read-only run directory, ...: nothing torn, resumable
+        newline = "" if args.json else "\n"  # end a progress line left open
         print(
-            f"error: {_os_error(exc)} (records saved so far are kept; run again to resume)",
+            f"{newline}error: {_os_error(exc)} (records saved so far are kept; run again to "
+            "resume)",
             file=sys.stderr,
         )
         return 2
@@ -248,7 +250,7 @@ def _summary(result: RunResult, *, as_json: bool) -> None:
 
 
 def _slot_line(slot: SlotResult) -> str:
-    why = slot.reason or slot.not_graded
+    why = slot.reason or slot.outcome_reason or slot.not_graded
     return f"{slot.task_id}/{slot.sample}: {slot.outcome or slot.evidence}" + (
         f" ({why})" if why else ""
     )

@@ -119,6 +119,7 @@ class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
         sample: The sample index.
         path: The final record's path (it may not exist).
         outcome: How execution ended (empty when there is no readable record).
+        outcome_reason: Why it ended that way, in words (the record's outcome reason).
         evidence: ``verified``, ``ungraded``, ``lost`` (unreadable record or world) or
             ``missing`` (no record for a scheduled slot).
         passed: The grade; null when not graded.
@@ -140,6 +141,7 @@ class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
     sample: int
     path: str
     outcome: str = ""
+    outcome_reason: str = ""
     evidence: SlotEvidence
     passed: bool | None = None
     failed: list[str] = []
@@ -283,6 +285,7 @@ def judge_record(
         sample=record.sample,
         path=str(path),
         outcome=record.outcome.status,
+        outcome_reason=record.outcome.reason,
         evidence=result.evidence,
         passed=None if grade is None else grade.passed,
         failed=[]
