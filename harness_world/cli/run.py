@@ -22,6 +22,7 @@ from harness_world.cli._selection import (
 )
 from harness_world.engine.plugins import PluginError, import_path
 from harness_world.engine.world import World, WorldError, load_world
+from harness_world.evidence.signing import SigningError, check_private_key, sign_run
 from harness_world.grading.task import Task, TaskError
 from harness_world.running.agents import Agent, ScriptedAgent, oracle_agent
 from harness_world.running.precheck import precheck
@@ -64,6 +65,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("--out", type=Path, help="run directory (default runs/<revision prefix>)")
     parser.add_argument("--no-precheck", action="store_true", help="skip the feasibility precheck")
+    parser.add_argument(
+        "--sign-key",
+        type=Path,
+        help="Ed25519 private key (PEM) to sign the run's index with (extra: [sign])",
+    )
     openai = parser.add_argument_group("--agent openai (any OpenAI-compatible endpoint)")
     openai.add_argument("--model", help="model name")
     openai.add_argument(
@@ -139,6 +145,8 @@ def main(args: argparse.Namespace) -> int:
             retries=args.retries,
             progress=_progress(show=not args.json),
         )
+        if args.sign_key:
+            sign_run(result.out, result.revision.id, args.sign_key)
     except _UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -174,6 +182,11 @@ def _prepare(args: argparse.Namespace) -> tuple[list[Task], Agent, dict[str, Wor
         raise _UsageError(str(exc)) from None
     if args.samples < 1 or args.workers < 1:
         raise _UsageError("--samples and --workers must be at least 1")
+    if args.sign_key:
+        try:
+            check_private_key(args.sign_key)
+        except SigningError as exc:
+            raise _UsageError(f"--sign-key: {exc}") from None
     try:
         worlds = {w: load_world(w, size=args.size) for w in {t.world for t in tasks}}
     except WorldError as exc:

@@ -57,6 +57,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--tasks", type=Path, help="task folder to grade against (default: built-in tasks)"
     )
     parser.add_argument("--no-grade", action="store_true", help="check evidence only")
+    parser.add_argument(
+        "--trust-key",
+        type=Path,
+        help=(
+            "Ed25519 public key (PEM) that must have signed each run directory's index "
+            "(provenance; extra: [sign])"
+        ),
+    )
     parser.add_argument("--require-pass", action="store_true", help="exit 1 when any grade failed")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run)
@@ -144,6 +152,8 @@ def _plan(args: argparse.Namespace) -> _Plan:
         raise _InputError(str(exc)) from None
     if not files and not runs:
         raise _InputError(f"no record files under {', '.join(map(str, args.paths))}")
+    if args.trust_key and files:
+        raise _InputError("--trust-key checks run directories only (their signed index)")
     try:
         tasks = None if args.no_grade else {t.id: t for t in load_tasks(folder=args.tasks)}
     except (OSError, ValueError, TaskError) as exc:
@@ -229,7 +239,23 @@ def _verify_run(root: Path, plan: _Plan, worlds: _Worlds) -> list[dict[str, Any]
         raise _InputError(str(exc)) from None
     rows = [_slot_row(slot) for slot in scan.slots]
     rows += [_stray_row(path) for path in _strays(root, scan)]
+    if worlds.args.trust_key:
+        unsigned = _provenance(root, scan, worlds.args.trust_key)
+        if unsigned:
+            for row in rows:
+                row.update(evidence="ungraded", grade="–", first_problem=unsigned, reasons=[])
     return rows
+
+
+def _provenance(root: Path, scan: RunScan, key: Path) -> str:
+    """Why the run is not signed by the trusted key, as a row's problem (empty when it is)."""
+    from harness_world.evidence.signing import SigningError, check_run_signature
+
+    try:
+        problem = check_run_signature(root, scan.manifest.revision.id, key)
+    except SigningError as exc:
+        raise _InputError(f"--trust-key: {exc}") from None
+    return f"provenance: {problem}" if problem else ""
 
 
 def _strays(root: Path, scan: RunScan) -> list[Path]:
