@@ -246,6 +246,9 @@ def _summary(result: RunResult, *, as_json: bool) -> None:
             "counts": counts,
             "invalid": [_slot_line(s) for s in invalid],
             "failed": {f"{s.task_id}/{s.sample}": s.failed for s in failed},
+            "not_reviewed": {
+                f"{s.task_id}/{s.sample}": s.not_reviewed for s in result.slots if s.not_reviewed
+            },
         }
         print(json.dumps(payload, indent=1))
         return
@@ -255,8 +258,12 @@ def _summary(result: RunResult, *, as_json: bool) -> None:
         print(f"resumed: {result.resumed} record(s) were already saved and kept")
     keys = ["scheduled", "executed", "valid", "invalid", "retried", "missing", "passed", "failed"]
     print(render_table(keys, [[str(counts[k]) for k in keys]]))
-    for slot in failed:
-        print(f"failed {slot.task_id}/{slot.sample}: " + "; ".join(slot.failed))
+    for slot in failed:  # one short reason per failed criterion (the JSON has them whole)
+        reasons = [r if len(r) <= 120 else r[:119] + "…" for r in slot.failed]
+        print(f"failed {slot.task_id}/{slot.sample}: " + "; ".join(reasons))
+    not_reviewed = sum(len(s.not_reviewed) for s in result.slots)
+    if not_reviewed:
+        print(f"{not_reviewed} prose criteria not reviewed (a person reviews them)")
     for slot in invalid:
         print(f"invalid {_slot_line(slot)}")
     print(f"\nre-check it: python -m harness_world verify {result.out}")

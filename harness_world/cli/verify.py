@@ -15,11 +15,19 @@ from harness_world.engine.world import World, WorldError, load_trusted_world, lo
 from harness_world.evidence.record import Record, RecordError, load_record
 from harness_world.grading.task import Task, TaskError, load_tasks
 from harness_world.grading.verify import Verification, verify
+from harness_world.running.pins import Pins, check_pins, load_pins
 from harness_world.running.rundir import MANIFEST, RunScan, SlotResult, record_path, scan_run
 
 __all__ = ["discover_records", "register"]
 
-_NOT_RECORDS = {"manifest.json", "inventory.json", "revision.json"}
+_NOT_RECORDS = {
+    "manifest.json",
+    "inventory.json",
+    "revision.json",
+    "counts.json",
+    "pins.json",
+    "index.sig.json",
+}
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -57,6 +65,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--tasks", type=Path, help="task folder to grade against (default: built-in tasks)"
     )
     parser.add_argument("--no-grade", action="store_true", help="check evidence only")
+    parser.add_argument(
+        "--pin",
+        type=Path,
+        help=(
+            "a pin file of world and task hashes (a run's pins.json): refuse when your worlds "
+            "or tasks differ from it; records of unpinned tasks are ungraded"
+        ),
+    )
     parser.add_argument(
         "--trust-key",
         type=Path,
@@ -123,18 +139,22 @@ class _Worlds:
                 raise _InputError(f"--world {self.args.world}: {exc}") from None
         return self.cache[key]
 
+    def named(self, name: str, size: str) -> World:
+        """A world by name and size within the trust root (the --world when given)."""
+        if self.args.world:
+            return self.explicit(size)
+        key = (name, size)
+        if key not in self.cache:
+            self.cache[key] = load_trusted_world(name, size, seed_file=self.args.seed_file)
+        return self.cache[key]
+
     def for_record(self, record: Record) -> World:
         """The world to replay ``record`` against; never a path the record names.
 
         Raises:
             WorldError: when the record names no built-in world or an undeclared size.
         """
-        if self.args.world:
-            return self.explicit(record.world.size)
-        key = (record.world.name, record.world.size)
-        if key not in self.cache:
-            self.cache[key] = load_trusted_world(*key, seed_file=self.args.seed_file)
-        return self.cache[key]
+        return self.named(record.world.name, record.world.size)
 
 
 @attrs.frozen(slots=True)
@@ -166,11 +186,14 @@ def run(args: argparse.Namespace) -> int:
     worlds = _Worlds(args)
     try:
         plan = _plan(args)
+        pins = _pins(args, plan, worlds)
         rows = [row for root in plan.runs for row in _verify_run(root, plan, worlds)]
         rows += _verify_files(plan, worlds, quiet=args.json)
     except _InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if pins is not None:
+        _unpinned(rows, pins)
     summary, grades = _summarise(rows)
     if args.json:
         payload = {
@@ -187,6 +210,32 @@ def run(args: argparse.Namespace) -> int:
     if args.require_pass and (grades["failed"] or grades["passed"] < len(rows)):
         return 1
     return 0
+
+
+def _pins(args: argparse.Namespace, plan: _Plan, worlds: _Worlds) -> Pins | None:
+    """The --pin file, checked against the verifier's own worlds and tasks before any work."""
+    if args.pin is None:
+        return None
+    try:
+        pins = load_pins(args.pin)
+    except ValueError as exc:
+        raise _InputError(f"--pin: {exc}") from None
+    problems = check_pins(pins, worlds.named, plan.tasks)
+    if problems:
+        raise _InputError("refused by --pin: " + "; ".join(problems))
+    return pins
+
+
+def _unpinned(rows: list[dict[str, Any]], pins: Pins) -> None:
+    """Records of tasks the pin file does not pin are not graded evidence under it."""
+    for row in rows:
+        if row["task"] and row["task"] not in pins.tasks:
+            row.update(
+                evidence="ungraded",
+                grade="–",
+                first_problem=f"task {row['task']!r} is not pinned by --pin",
+                reasons=[],
+            )
 
 
 def _verify_files(plan: _Plan, worlds: _Worlds, *, quiet: bool) -> list[dict[str, Any]]:

@@ -31,6 +31,7 @@ from harness_world.evidence.record import (
 from harness_world.grading.task import Task
 from harness_world.running.agents import Agent, drive
 from harness_world.running.attempt import Attempt, AttemptLimits
+from harness_world.running.pins import PINS, make_pins
 from harness_world.running.revision import (
     Revision,
     RevisionMismatch,
@@ -331,6 +332,7 @@ def run(
     worlds, revision, fresh = _pin(tasks, agent, overrides, samples=samples, seed=seed, size=size)
     root = Path(out)
     _open_run_directory(root, revision, fresh, workers)
+    write_json(root / PINS, make_pins(worlds, tasks))  # for `verify --pin`
     pending = list(_pending_slots(root, tasks, samples))
     template = _Unit(
         agent=agent,
