@@ -8,6 +8,7 @@ iterative, so hostile nesting never reaches Python's recursion limit.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Final
 
 __all__ = [
@@ -70,8 +71,61 @@ def check_json_value(value: object, max_depth: int) -> str:
 
     Allowed: objects with string keys, arrays, strings, finite numbers, integers within
     ±2^53, booleans and null, nested at most ``max_depth`` levels, strings of valid Unicode
-    no longer than `MAX_STRING`.
+    no longer than `MAX_STRING`. A fast pass decides; only a value that breaks a limit is
+    walked again to name where.
     """
+    if _clean(value, max_depth):
+        return ""
+    return _explain(value, max_depth)
+
+
+def _clean_scalar(item: object) -> bool:
+    kind = type(item)
+    if kind is str:
+        text: str = item  # type: ignore[assignment]
+        return len(text) <= MAX_STRING and (text.isascii() or not text_problem(text))
+    if kind is int:
+        return -MAX_INT <= item <= MAX_INT  # type: ignore[operator]
+    if kind is float:
+        return math.isfinite(item)  # type: ignore[arg-type]
+    return kind is bool or item is None
+
+
+_CONTAINERS = (dict, list, tuple)
+
+
+def _clean(value: object, max_depth: int) -> bool:
+    """Whether ``value`` is within every limit (containers walked iteratively, no paths)."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if type(item) in _CONTAINERS:
+            if depth > max_depth or not _push_children(item, depth + 1, stack):
+                return False
+        elif not _clean_scalar(item):
+            return False
+    return True
+
+
+def _push_children(item: object, depth: int, stack: list[tuple[object, int]]) -> bool:
+    """Check a container's keys and scalar children; push its containers. False on a breach."""
+    children: Iterable[object]
+    if type(item) is dict:
+        for key in item:
+            if type(key) is not str or not (key.isascii() or not text_problem(key)):
+                return False
+        children = item.values()
+    else:
+        children = item  # type: ignore[assignment]
+    for child in children:
+        if type(child) in _CONTAINERS:
+            stack.append((child, depth))
+        elif not _clean_scalar(child):
+            return False
+    return True
+
+
+def _explain(value: object, max_depth: int) -> str:
     stack: list[tuple[object, int, str]] = [(value, 1, "$")]
     while stack:
         item, depth, path = stack.pop()

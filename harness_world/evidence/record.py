@@ -245,6 +245,9 @@ def decode_record(data: bytes, fmt: Literal["json", "msgpack"] = "json") -> Reco
     problem = check_json_value(plain, RECORD_DEPTH)
     if problem:
         raise RecordError(f"not a valid record: {problem}")
+    if fmt == "msgpack" and len(_MSGPACK.encode(plain)) != len(data):
+        # Same size whatever the key order; smaller when keys repeat or widths are padded.
+        raise RecordError("not a valid record: msgpack not canonically encoded (duplicate keys?)")
     try:
         record = msgspec.convert(plain, type=Record)
     except (msgspec.ValidationError, RecursionError) as exc:
@@ -270,18 +273,12 @@ def _no_constant(name: str) -> Any:
 
 
 def _decode_plain(data: bytes, fmt: Literal["json", "msgpack"]) -> Any:
-    """Decode into plain values; duplicate keys, Ext values and non-canonical msgpack refused."""
+    """Decode into plain values; duplicate JSON keys and msgpack Ext values refused."""
     if fmt == "msgpack":
         try:
             plain = msgspec.msgpack.decode(data, ext_hook=_refuse_ext)
         except (msgspec.DecodeError, ValueError) as exc:
             raise RecordError(f"not a valid record: {exc}") from None
-        if check_json_value(plain, RECORD_DEPTH):
-            return plain  # the caller names the problem
-        if len(_MSGPACK.encode(plain)) != len(data):
-            raise RecordError(
-                "not a valid record: msgpack not canonically encoded (duplicate keys?)"
-            )
         return plain
     try:
         return json.loads(data, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
