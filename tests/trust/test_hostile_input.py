@@ -16,7 +16,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import harness_world as hw
@@ -208,22 +208,44 @@ def test_compare_refuses_a_fifo(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 _MUTATIONS = st.sampled_from(
-    ["truncate", "flip", "insert-deep", "insert-surrogate", "dup-key", "trailing", "type"]
+    ["truncate", "flip", "insert-deep", "insert-surrogate", "dup-key", "trailing", "type", "huge"]
 )
 
 
-@settings(max_examples=examples(30, 1000))
+@pytest.fixture(scope="module")
+def twin_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("fuzz-runs")
+    run = oracle_run(root / "run")
+    shutil.copytree(run, root / "twin")
+    return run, root / "twin"
+
+
+@settings(
+    max_examples=examples(30, 1000),
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(kind=_MUTATIONS, at=st.floats(0, 1), depth=st.integers(1000, 20_000))
 def test_fuzz_hostile_records_never_crash_a_command(
-    good: hw.Record, tmp_path_factory: pytest.TempPathFactory, kind: str, at: float, depth: int
+    good: hw.Record,
+    twin_runs: tuple[Path, Path],
+    tmp_path_factory: pytest.TempPathFactory,
+    capsys: pytest.CaptureFixture[str],
+    kind: str,
+    at: float,
+    depth: int,
 ) -> None:
-    """Fuzz: a mutated record goes through verify (never a traceback, always one row)."""
+    """Fuzz: a mutated record goes through verify, report and compare: never a traceback,
+    each bad record reported, the other records of the batch unaffected."""
     blob = json.dumps(_plain(good)).encode()
     cut = int(len(blob) * at)
     if kind == "truncate":
-        blob = blob[:cut]
+        blob = blob[: min(cut, len(blob) - 1)]
     elif kind == "flip":
-        blob = blob[:cut] + bytes([blob[cut % len(blob)] ^ 0x5A]) + blob[cut + 1 :]
+        blob = (
+            blob[: min(cut, len(blob) - 1)]
+            + bytes([blob[cut % len(blob)] ^ 0x5A])
+            + blob[cut + 1 :]
+        )
     elif kind == "insert-deep":
         blob = blob.replace(b'"args": {', b'"args": {"d": ' + _deep_json(depth) + b", ", 1)
     elif kind == "insert-surrogate":
@@ -232,6 +254,8 @@ def test_fuzz_hostile_records_never_crash_a_command(
         blob = blob.replace(b'"seed": 0', b'"seed": 0, "seed": 0', 1)
     elif kind == "trailing":
         blob = blob + b" x"
+    elif kind == "huge":
+        blob = blob.replace(b'"final_message": ""', b'"final_message": "' + b"x" * 1_000_001 + b'"')
     else:
         blob = blob.replace(b'"calls": [', b'"calls": [7, ', 1)
     folder = tmp_path_factory.mktemp("fuzz")
@@ -240,3 +264,19 @@ def test_fuzz_hostile_records_never_crash_a_command(
     assert code in (0, 1)
     if kind != "flip":
         assert code == 1
+    run, twin = twin_runs
+    slot = record_path(twin, "helpdesk.security_count", 0)
+    saved = slot.read_bytes()
+    slot.write_bytes(blob)
+    try:
+        capsys.readouterr()
+        assert main(["verify", "--json", str(twin)]) == 1  # a foreign record in the slot
+        rows = {r["task"]: r for r in json.loads(capsys.readouterr().out)["records"]}
+        assert rows["helpdesk.reply_and_solve"]["evidence"] == "verified"
+        assert rows["helpdesk.security_count"]["evidence"] != "verified"
+        assert main(["report", "--json", str(twin)]) == 0
+        assert json.loads(capsys.readouterr().out)["counts"]["valid"] == 1
+        assert main(["compare", str(run), str(twin)]) in (0, 1, 2)
+        assert "Traceback" not in capsys.readouterr().err
+    finally:
+        slot.write_bytes(saved)
