@@ -2,8 +2,12 @@
 
 A run directory holds ``manifest.json`` (the revision and its components, plus context),
 ``records/<task>/<sample>.json`` (one record per scheduled slot, written atomically the moment
-the attempt ends; tries that ended in error beside it as ``<sample>.failed-<n>.json``) and
-``counts.json`` (what happened to every scheduled slot). `scan_run` is the only walk over a run
+the attempt ends; tries whose infrastructure failed beside it as ``<sample>.failed-<n>.json``),
+``index.jsonl`` (the append-only binding of each slot to its record's digest, written ahead of
+the record), ``pins.json`` (world and task hashes, for ``verify --pin``), optionally
+``index.sig.json`` (an Ed25519 signature over the index) and ``counts.json`` (what happened to
+every scheduled slot). Each record is judged against its slot: task, sample, derived seed, the
+manifest's revision and the slot's indexed digest. `scan_run` is the only walk over a run
 directory: `run`'s final counts, `report`, `compare` and `verify` read its result, so each
 record is replayed once per command.
 """
