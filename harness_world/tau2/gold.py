@@ -262,7 +262,9 @@ class RegradeResult(msgspec.Struct, frozen=True, kw_only=True):
 
 def run_gold(world: World, task: Task, gold: Sequence[GoldCall], final_message: str = "") -> Record:
     """The gold calls executed as an ordinary completed attempt."""
-    return record_calls(world, task, [(c.tool, c.args) for c in gold], final_message=final_message)
+    return record_calls(
+        world, task, [(c.tool, c.args) for c in gold], final_message=final_message
+    )
 
 
 def exact_effects(
