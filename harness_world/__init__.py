@@ -32,7 +32,12 @@ from harness_world.grading.grade import CriterionVerdict, Grade
 from harness_world.grading.task import Task, load_task, load_tasks
 from harness_world.grading.verify import Verification, verify
 from harness_world.running.agents import Agent, ScriptedAgent, oracle_agent
-from harness_world.running.attempt import Attempt, AttemptEnded, AttemptLimits
+from harness_world.running.attempt import (
+    Attempt,
+    AttemptEnded,
+    AttemptLimits,
+    InfrastructureError,
+)
 from harness_world.running.fork import fork  # diagnose: counterfactual forks (D-diagnose-4)
 from harness_world.running.run import RunResult, run
 from harness_world.running.rundir import RunCounts
@@ -45,6 +50,7 @@ __all__ = [
     "CriterionVerdict",
     "Grade",
     "HarnessWorldError",
+    "InfrastructureError",
     "Observation",
     "Outcome",
     "Record",

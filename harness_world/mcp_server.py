@@ -36,6 +36,7 @@ import msgspec
 
 from harness_world.engine.schemas import tool_schemas
 from harness_world.engine.world import World
+from harness_world.evidence.binding import append_index
 from harness_world.evidence.record import (
     Record,
     RecordContext,
@@ -234,6 +235,8 @@ class AttemptServer:
         record = attempt.finish(final_message, context)
         path = Path(target.path)
         path.parent.mkdir(parents=True, exist_ok=True)
+        if self.run_dir is not None:  # bind the record to its slot, write-ahead (as `run` does)
+            append_index(self.run_dir, record)
         save_record(record, path)
         saved = _judge(record, path, self.world, self.task)
         self.saved.append(saved)

@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 import msgspec
 
-from harness_world.running.attempt import Attempt
+from harness_world.running.attempt import Attempt, InfrastructureError
 from harness_world.running.context import ContextPolicy, bound_messages
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "OpenAIAgent"]
@@ -113,75 +113,89 @@ class OpenAIAgent:
         return messages
 
     def run(self, attempt: Attempt) -> str:
-        """Loop: ask the model, execute its tool calls in order, until it answers in text."""
-        import openai
+        """Loop: ask the model, execute its tool calls in order, until it answers in text.
 
+        Raises:
+            InfrastructureError: when a request fails after its retries (an unreachable
+                endpoint, a provider error): the attempt is then not counted, and ``run``
+                exits 1.
+        """
         client = self._client()
         messages = self._start(attempt)
         tools = attempt.tool_schemas("openai")
         while True:
             attempt.begin_turn()
-            response = None
-            failure = ""
-            for try_number in range(self.max_retries + 1):
-                prompt_messages = bound_messages(messages, self.context)  # diagnose: context
-                reservation = attempt.reserve(self._estimate(prompt_messages), retry=try_number > 0)
-                try:
-                    response = client.chat.completions.create(
-                        model=self.model,
-                        messages=prompt_messages,
-                        tools=tools,
-                        temperature=self.temperature,
-                        max_tokens=self.max_tokens,
-                    )
-                except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-                    attempt.lost(reservation)
-                    failure = f"{type(exc).__name__}: {exc}"
-                    continue
-                except openai.APIStatusError as exc:
-                    attempt.settle(reservation, cost=0.0, input_tokens=0, output_tokens=0)
-                    failure = f"HTTP {exc.status_code}: {exc.message}"
-                    if exc.status_code in (408, 409, 429) or exc.status_code >= 500:
-                        continue
-                    break
-                usage = response.usage
-                prompt = usage.prompt_tokens if usage is not None else 0
-                completion = usage.completion_tokens if usage is not None else 0
-                cost = (
-                    prompt * self.price_in_per_mtok + completion * self.price_out_per_mtok
-                ) / 1e6
-                attempt.settle(
-                    reservation, cost=cost, input_tokens=prompt, output_tokens=completion
-                )
-                break
-            if response is None:
-                attempt.fail(f"model request failed after {self.max_retries + 1} tries: {failure}")
-                return ""
-            message = response.choices[0].message
+            message = self._request(client, attempt, messages, tools).choices[0].message
             calls = message.tool_calls or []
-            entry: dict[str, Any] = {"role": "assistant", "content": message.content or ""}
-            if calls:
-                entry["tool_calls"] = [
-                    {
-                        "id": c.id,
-                        "type": "function",
-                        "function": {"name": c.function.name, "arguments": c.function.arguments},
-                    }
-                    for c in calls
-                ]
-            messages.append(entry)
+            messages.append(_assistant_entry(message, calls))
             if not calls:
                 return message.content or ""
             for tool_call in calls:
-                try:
-                    args: Any = json.loads(tool_call.function.arguments or "{}")
-                except json.JSONDecodeError:
-                    args = tool_call.function.arguments
-                observation = attempt.call(tool_call.function.name, args)
-                messages.append(
-                    {
-                        "role": "tool",
-                        "tool_call_id": tool_call.id,
-                        "content": json.dumps(observation.to_message(), sort_keys=True),
-                    }
+                messages.append(_tool_reply(attempt, tool_call))
+
+    def _request(
+        self,
+        client: Any,
+        attempt: Attempt,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+    ) -> Any:
+        """One model request with the driver's own retries, each metered by the attempt."""
+        import openai
+
+        failure = ""
+        prompt_messages = bound_messages(messages, self.context)  # diagnose: bounded context
+        for try_number in range(self.max_retries + 1):
+            reservation = attempt.reserve(self._estimate(prompt_messages), retry=try_number > 0)
+            try:
+                response = client.chat.completions.create(
+                    model=self.model,
+                    messages=prompt_messages,
+                    tools=tools,
+                    temperature=self.temperature,
+                    max_tokens=self.max_tokens,
                 )
+            except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+                attempt.lost(reservation)
+                failure = f"{type(exc).__name__}: {exc}"
+                continue
+            except openai.APIStatusError as exc:
+                attempt.settle(reservation, cost=0.0, input_tokens=0, output_tokens=0)
+                failure = f"HTTP {exc.status_code}: {exc.message}"
+                if exc.status_code in (408, 409, 429) or exc.status_code >= 500:
+                    continue
+                break
+            usage = response.usage
+            prompt = usage.prompt_tokens if usage is not None else 0
+            completion = usage.completion_tokens if usage is not None else 0
+            cost = (prompt * self.price_in_per_mtok + completion * self.price_out_per_mtok) / 1e6
+            attempt.settle(reservation, cost=cost, input_tokens=prompt, output_tokens=completion)
+            return response
+        raise InfrastructureError(f"model request failed after {try_number + 1} tries: {failure}")
+
+
+def _assistant_entry(message: Any, calls: list[Any]) -> dict[str, Any]:
+    entry: dict[str, Any] = {"role": "assistant", "content": message.content or ""}
+    if calls:
+        entry["tool_calls"] = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.function.name, "arguments": c.function.arguments},
+            }
+            for c in calls
+        ]
+    return entry
+
+
+def _tool_reply(attempt: Attempt, tool_call: Any) -> dict[str, Any]:
+    try:
+        args: Any = json.loads(tool_call.function.arguments or "{}")
+    except (json.JSONDecodeError, RecursionError):
+        args = tool_call.function.arguments
+    observation = attempt.call(tool_call.function.name, args)
+    return {
+        "role": "tool",
+        "tool_call_id": tool_call.id,
+        "content": json.dumps(observation.to_message(), sort_keys=True),
+    }

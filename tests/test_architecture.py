@@ -101,6 +101,7 @@ def test_the_agent_facing_api_is_small_and_pinned() -> None:
         "CriterionVerdict",
         "Grade",
         "HarnessWorldError",
+        "InfrastructureError",
         "Observation",
         "Outcome",
         "Record",

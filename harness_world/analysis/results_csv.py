@@ -191,6 +191,8 @@ def read_results(path: str | Path) -> list[RunRow]:
         OSError: The file cannot be read.
 
     """
+    if Path(path).exists() and not Path(path).is_file():  # a FIFO or device would block
+        raise ResultsCsvError(f"{path}: not a regular file")
     try:
         with Path(path).open(encoding="utf-8", newline=None) as handle:
             return parse_results(handle)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
 from harness_world.engine.world import WorldError, load_world
-from harness_world.evidence.record import save_record
+from harness_world.evidence.record import Record, save_record
 from harness_world.grading.task import TaskError, load_tasks
 from harness_world.grading.verify import verify
 from harness_world.running.attempt import Attempt, AttemptEnded
@@ -23,11 +25,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "play",
         help="drive one attempt over JSON lines (stdio bridge for any language)",
         description=(
-            "Reads one JSON object per line on stdin and answers one per line on stdout. "
+            "Reads one JSON object per line on stdin and answers one per line on stdout (every "
+            'answer to a line carries "ok" and "seq", null when no tool ran). '
             'The first line out is {"instruction": ..., "tools": [...]}. Send {"tool": NAME, '
             '"args": {...}} to call a tool (answer: the observation), or {"finish": "final '
-            'message"} to end (answer: the record path, outcome, evidence and grade). End of '
-            "input without finish records the attempt as interrupted."
+            'message"} to end (answer: the record path, outcome, evidence, grade, one reason '
+            "per failed criterion and the prose criteria not reviewed). End of input without "
+            "finish records the attempt as interrupted; the record is saved in every case."
         ),
     )
     parser.add_argument("--world", required=True)
@@ -48,6 +52,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Serve one attempt on stdin/stdout."""
+    problem = record_path_problem(args.record)
+    if problem:  # checked before any work, so no attempt is ever lost to a bad --record
+        print(f"error: --record {args.record}: {problem}", file=sys.stderr)
+        return 2
     try:
         world = load_world(args.world, size=args.size)
         tasks = {t.id: t for t in load_tasks(world=world.name)}
@@ -66,62 +74,119 @@ def main(args: argparse.Namespace) -> int:
     return serve(attempt, sys.stdin, sys.stdout, args.record, args.format)
 
 
+def record_path_problem(path: Path) -> str:
+    """Why a record cannot be saved at ``path`` (empty when it can): checked before work."""
+    if path.is_dir():
+        return "is a folder, not a file"
+    folder = path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        return f"cannot write there: {exc.strerror or exc}"
+    return ""
+
+
 def _send(out: TextIO, value: dict[str, Any]) -> None:
     out.write(json.dumps(value, sort_keys=True) + "\n")
     out.flush()
 
 
-def serve(
-    attempt: Attempt, inp: TextIO, out: TextIO, record_path: Path, fmt: str = "json-schema"
-) -> int:
-    """Run the JSON-lines protocol until ``finish`` or end of input; save and verify the record."""
-    _send(out, {"instruction": attempt.instruction, "tools": attempt.tool_schemas(fmt)})  # type: ignore[arg-type]
-    final = ""
+def _bad(number: int, message: str) -> dict[str, Any]:
+    return {
+        "ok": False,
+        "seq": None,
+        "error": {"kind": "bad_request", "message": f"line {number}: {message}"},
+    }
+
+
+def _parse(line: str, number: int) -> dict[str, Any] | str:
+    """The request on one line, or why it is a bad request."""
+    if not line.strip():
+        return "empty line (send a JSON object)"
+    try:
+        message = json.loads(line, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as exc:
+        return f"not JSON: {str(exc)[:200]}"
+    if not isinstance(message, dict):
+        return "expected a JSON object"
+    if "tool" in message and "finish" in message:
+        return 'send either "tool" or "finish", not both'
+    if "finish" in message and not isinstance(message["finish"], str):
+        return '"finish" must be a string (the final message)'
+    if "tool" not in message and "finish" not in message:
+        return 'expected "tool" or "finish"'
+    return message
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _converse(attempt: Attempt, inp: TextIO, out: TextIO) -> str:
+    """Answer lines until ``finish`` (its message is returned) or the end of input."""
     for number, line in enumerate(inp, start=1):
-        if not line.strip():
-            continue
-        try:
-            message = json.loads(line)
-            if not isinstance(message, dict):
-                raise ValueError("expected a JSON object")
-        except ValueError as exc:
-            _send(out, {"error": {"kind": "bad_request", "message": f"line {number}: {exc}"}})
+        message = _parse(line, number)
+        if isinstance(message, str):
+            _send(out, _bad(number, message))
             continue
         if "finish" in message:
-            final = str(message["finish"])
-            break
-        if "tool" not in message:
-            _send(
-                out,
-                {
-                    "error": {
-                        "kind": "bad_request",
-                        "message": f'line {number}: expected "tool" or "finish"',
-                    }
-                },
-            )
-            continue
+            return str(message["finish"])
         try:
             observation = attempt.call(message["tool"], message.get("args", {}))
         except AttemptEnded as ended:
-            _send(out, {"ended": {"status": ended.outcome.status, "reason": ended.outcome.reason}})
-            break
+            outcome = ended.outcome
+            _send(
+                out,
+                {
+                    "ok": False,
+                    "seq": None,
+                    "ended": {"status": outcome.status, "reason": outcome.reason},
+                },
+            )
+            return ""
         _send(out, {"seq": observation.seq, **observation.to_message()})
-    else:
-        attempt.interrupt("input ended without finish")
+    attempt.interrupt("input ended without finish")
+    return ""
+
+
+def serve(
+    attempt: Attempt, inp: TextIO, out: TextIO, record_path: Path, fmt: str = "json-schema"
+) -> int:
+    """Run the JSON-lines protocol until ``finish`` or end of input; save and verify the record.
+
+    The record is saved whatever happens to the conversation (a bad line, input ending early,
+    an unexpected failure), so work done is never lost.
+    """
+    _send(out, {"instruction": attempt.instruction, "tools": attempt.tool_schemas(fmt)})  # type: ignore[arg-type]
+    try:
+        final = _converse(attempt, inp, out)
+    except Exception as exc:  # the bridge itself failed: keep what was done
+        attempt.interrupt(f"bridge failed: {type(exc).__name__}: {exc}")
+        final = ""
     record = attempt.finish(final)
-    save_record(record, record_path)
-    result = verify(record, world=attempt.world, task=attempt.task)
-    grade = None if result.grade is None else ("passed" if result.grade.passed else "failed")
-    failed = result.grade.failed if result.grade is not None else []
-    _send(
-        out,
-        {
-            "record": str(record_path),
-            "outcome": record.outcome.status,
-            "evidence": result.evidence,
-            "grade": grade,
-            "failed": failed,
-        },
-    )
+    try:
+        save_record(record, record_path)
+    except OSError as exc:
+        print(f"error: --record {record_path}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    _send(out, _result_line(record, attempt, record_path))
     return 0
+
+
+def _result_line(record: Record, attempt: Attempt, record_path: Path) -> dict[str, Any]:
+    result = verify(record, world=attempt.world, task=attempt.task)
+    graded = result.grade
+    return {
+        "ok": True,
+        "seq": None,
+        "record": str(record_path),
+        "outcome": record.outcome.status,
+        "evidence": result.evidence,
+        "grade": None if graded is None else ("passed" if graded.passed else "failed"),
+        "failed": graded.failed if graded is not None else [],
+        "reasons": graded.reasons() if graded is not None else [],
+        "not_reviewed": graded.not_reviewed if graded is not None else [],
+    }

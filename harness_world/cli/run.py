@@ -7,6 +7,7 @@ import importlib.util
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +22,15 @@ from harness_world.cli._selection import (
     select_tasks,
 )
 from harness_world.engine.plugins import PluginError, import_path
-from harness_world.engine.world import WorldError, load_world
-from harness_world.grading.task import TaskError
+from harness_world.engine.world import World, WorldError, load_world
+from harness_world.evidence.signing import SigningError, check_private_key, sign_run
+from harness_world.grading.task import Task, TaskError
 from harness_world.running.agents import Agent, ScriptedAgent, oracle_agent
 from harness_world.running.precheck import precheck
 from harness_world.running.reference_agents import REFERENCE_AGENT_NAMES, reference_agent
 from harness_world.running.revision import RevisionMismatch
-from harness_world.running.run import RunProgress, run
+from harness_world.running.run import RunProgress, RunResult, run
+from harness_world.running.rundir import SlotResult
 
 __all__ = ["register"]
 
@@ -72,10 +75,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("--workers", type=int, default=1, help="parallel processes")
     parser.add_argument(
-        "--retries", type=int, default=1, help="re-executions of an attempt that ended in error"
+        "--retries",
+        type=int,
+        default=1,
+        help="re-executions of an attempt whose infrastructure failed (agent errors count)",
     )
     parser.add_argument("--out", type=Path, help="run directory (default runs/<revision prefix>)")
     parser.add_argument("--no-precheck", action="store_true", help="skip the feasibility precheck")
+    parser.add_argument(
+        "--sign-key",
+        type=Path,
+        help="Ed25519 private key (PEM) to sign the run's index with (extra: [sign])",
+    )
     openai = parser.add_argument_group(
         "--agent openai (any OpenAI-compatible endpoint) and --agent anthropic (Messages API)"
     )
@@ -168,46 +179,107 @@ def _anthropic_agent(args: argparse.Namespace) -> Agent:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Precheck, then run, printing progress on stderr and a summary."""
+    """Precheck, then run, printing progress on stderr and a summary.
+
+    Exit 0 when every attempt is valid, 1 when the precheck refuses or any attempt is invalid
+    (infrastructure failure, unverified record), 2 on usage or environment errors.
+    """
+    try:
+        tasks, agent, worlds = _prepare(args)
+        if not args.no_precheck and _refused(tasks, args):
+            return 1
+        out = args.out or _default_out(args, tasks, agent, worlds)
+        result = run(
+            tasks,
+            agent,
+            samples=args.samples,
+            seed=args.seed,
+            workers=args.workers,
+            out=out,
+            size=args.size,
+            limits=limit_overrides(args),
+            retries=args.retries,
+            # issue 20: live progress on a terminal, the plain counter otherwise
+            progress=run_progress_hook(
+                _progress(show=not args.json), quiet=args.quiet, enabled=not args.json
+            ),
+        )
+        if args.sign_key:
+            sign_run(result.out, result.revision.id, args.sign_key)
+    except _UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except RevisionMismatch as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # disk full, read-only run directory, ...: nothing torn, resumable
+        newline = "" if args.json else "\n"  # end a progress line left open
+        print(
+            f"{newline}error: {_os_error(exc)} (records saved so far are kept; run again to "
+            "resume)",
+            file=sys.stderr,
+        )
+        return 2
+    _summary(result, as_json=args.json)
+    return 1 if result.counts.invalid else 0
+
+
+class _UsageError(Exception):
+    """A bad option or input, reported as one ``error:`` line."""
+
+
+def _os_error(exc: OSError) -> str:
+    where = f"{exc.filename}: " if exc.filename else ""
+    return f"{where}{exc.strerror or exc}"
+
+
+def _prepare(args: argparse.Namespace) -> tuple[list[Task], Agent, dict[str, World]]:
     try:
         tasks = select_tasks(args)
         agent = _agent(args)
     except (ValueError, TaskError, WorldError, PluginError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        raise _UsageError(str(exc)) from None
     if args.samples < 1 or args.workers < 1:
-        print("error: --samples and --workers must be at least 1", file=sys.stderr)
-        return 2
-    limits = limit_overrides(args)
+        raise _UsageError("--samples and --workers must be at least 1")
+    if args.sign_key:
+        try:
+            check_private_key(args.sign_key)
+        except SigningError as exc:
+            raise _UsageError(f"--sign-key: {exc}") from None
     try:
         worlds = {w: load_world(w, size=args.size) for w in {t.world for t in tasks}}
     except WorldError as exc:
-        print(f"error: --size {args.size}: {exc}", file=sys.stderr)
-        return 2
-    if not args.no_precheck:
-        refused = [
-            f for f in precheck(tasks, size=args.size, limits=limits) if f.verdict == "refuse"
-        ]
-        if refused:
-            for f in refused:
-                print(f"refused: {f.task_id}: {f.message}", file=sys.stderr)
-            print("error: infeasible setup; no attempt was made (see `precheck`)", file=sys.stderr)
-            return 1
-    out = args.out
-    if out is None:
-        from harness_world.running.revision import make_revision
+        raise _UsageError(f"--size {args.size}: {exc}") from None
+    return tasks, agent, worlds
 
-        pinned = make_revision(
-            worlds=worlds,
-            tasks=tasks,
-            agent_settings=agent.settings(),
-            budgets={k: v for k, v in limits.items() if v is not None},
-            samples=args.samples,
-            seed=args.seed,
-        )
-        out = Path("runs") / pinned.id[:12]
-    show = not args.json
 
+def _refused(tasks: list[Task], args: argparse.Namespace) -> bool:
+    limits = limit_overrides(args)
+    refused = [f for f in precheck(tasks, size=args.size, limits=limits) if f.verdict == "refuse"]
+    for f in refused:
+        print(f"refused: {f.task_id}: {f.message}", file=sys.stderr)
+    if refused:
+        print("error: infeasible setup; no attempt was made (see `precheck`)", file=sys.stderr)
+    return bool(refused)
+
+
+def _default_out(
+    args: argparse.Namespace, tasks: list[Task], agent: Agent, worlds: dict[str, World]
+) -> Path:
+    from harness_world.running.revision import make_revision
+
+    pinned = make_revision(
+        worlds=worlds,
+        tasks=tasks,
+        agent_settings=agent.settings(),
+        budgets={k: v for k, v in limit_overrides(args).items() if v is not None},
+        samples=args.samples,
+        seed=args.seed,
+    )
+    return Path("runs") / pinned.id[:12]
+
+
+def _progress(*, show: bool) -> Callable[[RunProgress], None]:
     def progress(p: RunProgress) -> None:
         if show:
             print(
@@ -218,38 +290,46 @@ def main(args: argparse.Namespace) -> int:
                 flush=True,
             )
 
-    live = run_progress_hook(progress, quiet=args.quiet, enabled=show)  # issue 20: live progress
-    try:
-        result = run(
-            tasks,
-            agent,
-            samples=args.samples,
-            seed=args.seed,
-            workers=args.workers,
-            out=out,
-            size=args.size,
-            limits=limits,
-            retries=args.retries,
-            progress=live,  # issue 20
-        )
-    except RevisionMismatch as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    return progress
+
+
+def _summary(result: RunResult, *, as_json: bool) -> None:
     counts = msgspec.to_builtins(result.counts)
-    if args.json:
+    invalid = [s for s in result.slots if s.evidence != "missing" and not s.counted]
+    failed = [s for s in result.slots if s.counted and s.passed is False]
+    if as_json:
         payload: dict[str, Any] = {
             "out": str(result.out),
             "revision": result.revision.id,
             "resumed": result.resumed,
             "counts": counts,
+            "invalid": [_slot_line(s) for s in invalid],
+            "failed": {f"{s.task_id}/{s.sample}": s.failed for s in failed},
+            "not_reviewed": {
+                f"{s.task_id}/{s.sample}": s.not_reviewed for s in result.slots if s.not_reviewed
+            },
         }
         print(json.dumps(payload, indent=1))
-        return 0
+        return
     print(f"run directory: {result.out}")
     print(f"revision: {result.revision.id[:16]} ({len(result.revision.components)} components)")
     if result.resumed:
         print(f"resumed: {result.resumed} record(s) were already saved and kept")
     keys = ["scheduled", "executed", "valid", "invalid", "retried", "missing", "passed", "failed"]
     print(render_table(keys, [[str(counts[k]) for k in keys]]))
+    for slot in failed:  # one short reason per failed criterion (the JSON has them whole)
+        reasons = [r if len(r) <= 120 else r[:119] + "…" for r in slot.failed]
+        print(f"failed {slot.task_id}/{slot.sample}: " + "; ".join(reasons))
+    not_reviewed = sum(len(s.not_reviewed) for s in result.slots)
+    if not_reviewed:
+        print(f"{not_reviewed} prose criteria not reviewed (a person reviews them)")
+    for slot in invalid:
+        print(f"invalid {_slot_line(slot)}")
     print(f"\nre-check it: python -m harness_world verify {result.out}")
-    return 0
+
+
+def _slot_line(slot: SlotResult) -> str:
+    why = slot.reason or slot.outcome_reason or slot.not_graded
+    return f"{slot.task_id}/{slot.sample}: {slot.outcome or slot.evidence}" + (
+        f" ({why})" if why else ""
+    )

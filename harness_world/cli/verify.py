@@ -8,16 +8,27 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from harness_world.cli._output import Progress, render_table
 from harness_world.cli._progress import verify_progress
-from harness_world.engine.world import World, WorldError, load_world
+from harness_world.engine.world import World, WorldError, load_trusted_world, load_world
 from harness_world.evidence.record import Record, RecordError, load_record
-from harness_world.grading.task import Task, load_tasks
+from harness_world.grading.task import Task, TaskError, load_tasks
 from harness_world.grading.verify import Verification, verify
+from harness_world.running.pins import Pins, check_pins, load_pins
+from harness_world.running.rundir import MANIFEST, RunScan, SlotResult, record_path, scan_run
 
 __all__ = ["discover_records", "register"]
 
-_NOT_RECORDS = {"manifest.json", "inventory.json", "revision.json"}
+_NOT_RECORDS = {
+    "manifest.json",
+    "inventory.json",
+    "revision.json",
+    "counts.json",
+    "pins.json",
+    "index.sig.json",
+}
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -28,9 +39,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=(
             "Replay each record against a fresh session of the world it names and compare every "
             "call, write and final row. Evidence is verified only when nothing differs. With "
-            "tasks available, verified records are graded. Exit 0 when every record is verified "
-            "(and, with --require-pass, passed); 1 when any is ungraded, lost (or failed); 2 on "
-            "usage or input errors."
+            "tasks available, verified records are graded. A record's world is looked up only "
+            "among the built-in worlds (at a size the world declares) or the one given with "
+            "--world: nothing in a record is used as a path. In a run directory each record is "
+            "checked against its slot (task, sample, seed, revision, digest in the run's "
+            "index): a missing slot is lost, a foreign or swapped record ungraded. Exit 0 when "
+            "every record is verified (and, with --require-pass, passed); 1 when any is "
+            "ungraded, lost (or failed); 2 on usage or input errors."
         ),
     )
     parser.add_argument(
@@ -38,7 +53,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument(
         "--world",
-        help="world name or folder to replay against (default: the one each record names)",
+        help=(
+            "world name or folder to replay against, chosen by you (default: the built-in "
+            "world each record names)"
+        ),
     )
     parser.add_argument(
         "--size", default=None, help="seed size for --world (default: the record's)"
@@ -48,6 +66,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--tasks", type=Path, help="task folder to grade against (default: built-in tasks)"
     )
     parser.add_argument("--no-grade", action="store_true", help="check evidence only")
+    parser.add_argument(
+        "--pin",
+        type=Path,
+        help=(
+            "a pin file of world and task hashes (a run's pins.json): refuse when your worlds "
+            "or tasks differ from it; records of unpinned tasks are ungraded"
+        ),
+    )
+    parser.add_argument(
+        "--trust-key",
+        type=Path,
+        help=(
+            "Ed25519 public key (PEM) that must have signed each run directory's index "
+            "(provenance; extra: [sign])"
+        ),
+    )
     parser.add_argument("--require-pass", action="store_true", help="exit 1 when any grade failed")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(  # issue 20
@@ -57,7 +91,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def discover_records(paths: list[Path]) -> list[Path]:
-    """Expand files, folders and run directories into record files, sorted within each folder.
+    """Expand files and folders into record files, sorted within each folder.
 
     Raises:
         FileNotFoundError: for a path that does not exist.
@@ -81,124 +115,298 @@ def discover_records(paths: list[Path]) -> list[Path]:
     return found
 
 
+class _InputError(Exception):
+    """A usage or input problem: one ``error:`` line, exit 2."""
+
+
+@attrs.define(slots=True)
 class _Worlds:
-    """Worlds by (name, size), loaded once; an explicit --world overrides the record's."""
+    """Worlds the verifier trusts: an explicit --world, else built-in ones by name and size."""
 
-    def __init__(self, args: argparse.Namespace) -> None:
-        self.args = args
-        self.cache: dict[tuple[str, str], World] = {}
+    args: argparse.Namespace
+    cache: dict[tuple[str, str], World] = attrs.field(factory=dict)
 
-    def for_record(self, record: Record) -> World:
-        if self.args.world:
-            size = self.args.size or record.world.size
-            key = (self.args.world, size)
-            if key not in self.cache:
+    def explicit(self, size: str) -> World:
+        """The --world the verifier passed, at ``size`` (or --size / --seed-file).
+
+        Raises:
+            _InputError: when it cannot be loaded (the verifier's own input is wrong).
+        """
+        size = self.args.size or size
+        key = ("--world", size)
+        if key not in self.cache:
+            try:
                 self.cache[key] = load_world(
                     self.args.world, size=size, seed_file=self.args.seed_file
                 )
-            return self.cache[key]
-        key = (record.world.name, record.world.size)
-        if key not in self.cache:
-            self.cache[key] = load_world(record.world.name, size=record.world.size)
+            except (WorldError, OSError) as exc:
+                raise _InputError(f"--world {self.args.world}: {exc}") from None
         return self.cache[key]
 
+    def named(self, name: str, size: str) -> World:
+        """A world by name and size within the trust root (the --world when given)."""
+        if self.args.world:
+            return self.explicit(size)
+        key = (name, size)
+        if key not in self.cache:
+            self.cache[key] = load_trusted_world(name, size, seed_file=self.args.seed_file)
+        return self.cache[key]
 
-def _task_lookup(args: argparse.Namespace) -> dict[str, Task] | None:
-    if args.no_grade:
-        return None
-    return {t.id: t for t in load_tasks(folder=args.tasks)}
+    def for_record(self, record: Record) -> World:
+        """The world to replay ``record`` against; never a path the record names.
+
+        Raises:
+            WorldError: when the record names no built-in world or an undeclared size.
+        """
+        return self.named(record.world.name, record.world.size)
+
+
+@attrs.frozen(slots=True)
+class _Plan:
+    runs: list[Path]
+    files: list[Path]
+    tasks: dict[str, Task] | None
+
+
+def _plan(args: argparse.Namespace) -> _Plan:
+    runs = [p for p in args.paths if p.is_dir() and (p / MANIFEST).exists()]
+    try:
+        files = discover_records([p for p in args.paths if p not in runs])
+    except FileNotFoundError as exc:
+        raise _InputError(str(exc)) from None
+    if not files and not runs:
+        raise _InputError(f"no record files under {', '.join(map(str, args.paths))}")
+    if args.trust_key and files:
+        raise _InputError("--trust-key checks run directories only (their signed index)")
+    try:
+        tasks = None if args.no_grade else {t.id: t for t in load_tasks(folder=args.tasks)}
+    except (OSError, ValueError, TaskError) as exc:
+        raise _InputError(f"--tasks: {exc}") from None
+    return _Plan(runs=runs, files=files, tasks=tasks)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Verify every record found under the given paths."""
-    try:
-        files = discover_records(args.paths)
-    except FileNotFoundError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if not files:
-        print(f"error: no record files under {', '.join(map(str, args.paths))}", file=sys.stderr)
-        return 2
+    """Verify every record found under the given paths; run directories slot by slot."""
     worlds = _Worlds(args)
     try:
-        tasks = _task_lookup(args)
-    except (OSError, ValueError) as exc:
-        print(f"error: --tasks: {exc}", file=sys.stderr)
+        plan = _plan(args)
+        pins = _pins(args, plan, worlds)
+        rows = [row for root in plan.runs for row in _verify_run(root, plan, worlds)]
+        rows += _verify_files(plan, worlds, quiet=args.quiet, as_json=args.json)
+    except _InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
+    if pins is not None:
+        _unpinned(rows, pins)
+    summary, grades = _summarise(rows)
+    if args.json:
+        payload = {
+            "records": rows,
+            "evidence": summary,
+            "grades": grades,
+            "not_reviewed": sum(len(r["not_reviewed"]) for r in rows),
+        }
+        print(json.dumps(payload, indent=1))
+    else:
+        _print_table(rows, summary, grades)
+    if summary["ungraded"] or summary["lost"]:
+        return 1
+    if args.require_pass and (grades["failed"] or grades["passed"] < len(rows)):
+        return 1
+    return 0
+
+
+def _pins(args: argparse.Namespace, plan: _Plan, worlds: _Worlds) -> Pins | None:
+    """The --pin file, checked against the verifier's own worlds and tasks before any work."""
+    if args.pin is None:
+        return None
+    try:
+        pins = load_pins(args.pin)
+    except ValueError as exc:
+        raise _InputError(f"--pin: {exc}") from None
+    problems = check_pins(pins, worlds.named, plan.tasks)
+    if problems:
+        raise _InputError("refused by --pin: " + "; ".join(problems))
+    return pins
+
+
+def _unpinned(rows: list[dict[str, Any]], pins: Pins) -> None:
+    """Records of tasks the pin file does not pin are not graded evidence under it."""
+    for row in rows:
+        if row["task"] and row["task"] not in pins.tasks:
+            row.update(
+                evidence="ungraded",
+                grade="–",
+                first_problem=f"task {row['task']!r} is not pinned by --pin",
+                reasons=[],
+            )
+
+
+def _verify_files(
+    plan: _Plan, worlds: _Worlds, *, quiet: bool, as_json: bool
+) -> list[dict[str, Any]]:
+    files = plan.files
     progress = Progress(
-        len(files), "verifying", enabled=not args.json and len(files) >= 20 and sys.stderr.isatty()
+        len(files), "verifying", enabled=not as_json and len(files) >= 20 and sys.stderr.isatty()
     )
-    live = verify_progress(len(files), progress, quiet=args.quiet, json=args.json)  # issue 20
+    live = verify_progress(len(files), progress, quiet=quiet, json=as_json)  # issue 20
     rows: list[dict[str, Any]] = []
-    input_error = False
     for path in files:
-        record: Record | None = None
-        try:
-            record = load_record(path)
-        except RecordError as exc:
-            result = Verification(evidence="lost", reason=str(exc))
-        else:
-            try:
-                world = worlds.for_record(record)
-            except WorldError as exc:
-                input_error = True
-                result = Verification(evidence="lost", reason=f"world cannot be loaded: {exc}")
-            else:
-                task = tasks.get(record.task_id) if tasks is not None else None
-                result = verify(record, world=world, task=task)
+        record, result = _verify_one(path, plan, worlds)
         rows.append(_row(path, record, result))
         live.advance(path.name, rows[-1])  # issue 20
+    return rows
+
+
+def _verify_one(path: Path, plan: _Plan, worlds: _Worlds) -> tuple[Record | None, Verification]:
+    """One record file, isolated: whatever goes wrong ends this record only."""
+    try:
+        record = load_record(path)
+    except RecordError as exc:
+        return None, Verification(evidence="lost", reason=str(exc))
+    try:
+        world = worlds.for_record(record)
+    except WorldError as exc:
+        return record, Verification(evidence="lost", reason=f"world cannot be loaded: {exc}")
+    task = plan.tasks.get(record.task_id) if plan.tasks is not None else None
+    try:
+        return record, verify(record, world=world, task=task)
+    except Exception as exc:  # a hostile record never ends the batch
+        return record, Verification(evidence="lost", reason=f"{type(exc).__name__}: {exc}")
+
+
+def _verify_run(root: Path, plan: _Plan, worlds: _Worlds) -> list[dict[str, Any]]:
+    """Every slot of a run directory, each record checked against its slot; strays listed."""
+    given: dict[str, World] = {}
+    try:
+        if worlds.args.world:
+            from harness_world.running.rundir import load_manifest
+
+            sizes = list(load_manifest(root).sizes.values())
+            world = worlds.explicit(sizes[0] if sizes else "small")
+            given[world.name] = world
+        scan = scan_run(
+            root,
+            plan.tasks.values() if plan.tasks is not None else [],
+            write_counts=False,
+            worlds=given,
+        )
+    except (FileNotFoundError, ValueError) as exc:
+        raise _InputError(str(exc)) from None
+    rows = [_slot_row(slot) for slot in scan.slots]
+    rows += [_stray_row(path) for path in _strays(root, scan)]
+    if worlds.args.trust_key:
+        unsigned = _provenance(root, scan, worlds.args.trust_key)
+        if unsigned:
+            for row in rows:
+                row.update(evidence="ungraded", grade="–", first_problem=unsigned, reasons=[])
+    return rows
+
+
+def _provenance(root: Path, scan: RunScan, key: Path) -> str:
+    """Why the run is not signed by the trusted key, as a row's problem (empty when it is)."""
+    from harness_world.evidence.signing import SigningError, check_run_signature
+
+    try:
+        problem = check_run_signature(root, scan.manifest.revision.id, key)
+    except SigningError as exc:
+        raise _InputError(f"--trust-key: {exc}") from None
+    return f"provenance: {problem}" if problem else ""
+
+
+def _strays(root: Path, scan: RunScan) -> list[Path]:
+    """Record files in a run directory that are no scheduled slot and no kept failed try."""
+    slots = {Path(s.path) for s in scan.slots}
+    # Earlier tries kept beside a slot: retried infrastructure failures (`run`) and attempts
+    # an MCP client abandoned before the slot was served again.
+    tries = {
+        p
+        for task_id in scan.manifest.tasks
+        for sample in range(scan.manifest.samples)
+        for kind in ("failed", "interrupted")
+        for p in record_path(root, task_id, sample).parent.glob(f"{sample}.{kind}-*.json")
+    }
+    return [p for p in discover_records([root]) if p not in slots and p not in tries]
+
+
+def _slot_row(slot: SlotResult) -> dict[str, Any]:
+    evidence = "lost" if slot.evidence == "missing" else slot.evidence
+    grade = "–" if slot.passed is None else ("passed" if slot.passed else "failed")
+    reasons = [r if len(r) <= 120 else r[:119] + "…" for r in slot.failed]
+    problem = slot.reason if evidence != "verified" else ""
+    if slot.evidence == "missing":
+        problem = f"missing: {slot.reason}"
+    return {
+        "path": slot.path,
+        "task": slot.task_id,
+        "sample": slot.sample,
+        "outcome": slot.outcome,
+        "evidence": evidence,
+        "grade": grade,
+        "first_problem": problem or ", ".join(r.split(":", 1)[0] for r in slot.failed),
+        "reasons": reasons,
+        "not_reviewed": slot.not_reviewed,
+        "mismatches": [],
+        "verdicts": [],
+    }
+
+
+def _stray_row(path: Path) -> dict[str, Any]:
+    problem = "not a scheduled slot of this run (a foreign or duplicated record)"
+    return {
+        "path": str(path),
+        "task": "",
+        "sample": "",
+        "outcome": "",
+        "evidence": "ungraded",
+        "grade": "–",
+        "first_problem": problem,
+        "reasons": [],
+        "not_reviewed": [],
+        "mismatches": [],
+        "verdicts": [],
+    }
+
+
+def _summarise(rows: list[dict[str, Any]]) -> tuple[dict[str, int], dict[str, int]]:
     summary = {
         state: sum(r["evidence"] == state for r in rows)
         for state in ("verified", "ungraded", "lost")
     }
-    graded = [r for r in rows if r["grade"] in ("passed", "failed")]
-    summary_grades = {g: sum(r["grade"] == g for r in graded) for g in ("passed", "failed")}
-    if args.json:
-        print(
-            json.dumps({"records": rows, "evidence": summary, "grades": summary_grades}, indent=1)
-        )
-    else:
-        table = [
-            [
-                r["path"],
-                r["task"],
-                str(r["sample"]),
-                r["outcome"],
-                r["evidence"],
-                r["grade"],
-                r["first_problem"],
-            ]
-            for r in rows
+    grades = {g: sum(r["grade"] == g for r in rows) for g in ("passed", "failed")}
+    return summary, grades
+
+
+_HEADERS = ["record", "task", "sample", "outcome", "evidence", "grade", "problem / reasons"]
+
+
+def _print_table(
+    rows: list[dict[str, Any]], summary: dict[str, int], grades: dict[str, int]
+) -> None:
+    table = [
+        [
+            r["path"],
+            r["task"],
+            str(r["sample"]),
+            r["outcome"],
+            r["evidence"],
+            r["grade"],
+            "; ".join(r["reasons"]) if r["reasons"] else r["first_problem"],
         ]
-        print(
-            render_table(
-                [
-                    "record",
-                    "task",
-                    "sample",
-                    "outcome",
-                    "evidence",
-                    "grade",
-                    "first mismatch / failed criterion",
-                ],
-                table,
-            )
-        )
-        print()
-        print(
-            f"{len(rows)} record(s): {summary['verified']} verified, "
-            f"{summary['ungraded']} ungraded, "
-            f"{summary['lost']} lost; grades: {summary_grades['passed']} passed, "
-            f"{summary_grades['failed']} failed, {len(rows) - len(graded)} not graded"
-        )
-    if input_error:
-        return 2
-    if summary["ungraded"] or summary["lost"]:
-        return 1
-    if args.require_pass and (summary_grades["failed"] or len(graded) < len(rows)):
-        return 1
-    return 0
+        for r in rows
+    ]
+    print(render_table(_HEADERS, table, max_width=100))
+    print()
+    graded = grades["passed"] + grades["failed"]
+    line = (
+        f"{len(rows)} record(s): {summary['verified']} verified, {summary['ungraded']} ungraded, "
+        f"{summary['lost']} lost; grades: {grades['passed']} passed, {grades['failed']} failed, "
+        f"{len(rows) - graded} not graded"
+    )
+    not_reviewed = sum(len(r["not_reviewed"]) for r in rows)
+    if not_reviewed:
+        line += f"; {not_reviewed} prose criteria not reviewed"
+    print(line)
 
 
 def _row(path: Path, record: Record | None, result: Verification) -> dict[str, Any]:
@@ -206,6 +414,8 @@ def _row(path: Path, record: Record | None, result: Verification) -> dict[str, A
     problem = result.reason if result.evidence != "verified" else ""
     if result.mismatches:
         problem = str(result.mismatches[0])
+    if result.not_graded:
+        problem = f"not graded: {result.not_graded}"
     if result.grade is not None:
         grade = "passed" if result.grade.passed else "failed"
         if not result.grade.passed:
@@ -218,6 +428,8 @@ def _row(path: Path, record: Record | None, result: Verification) -> dict[str, A
         "evidence": result.evidence,
         "grade": grade,
         "first_problem": problem,
+        "reasons": result.grade.reasons() if result.grade else [],
+        "not_reviewed": result.grade.not_reviewed if result.grade else [],
         "mismatches": [str(m) for m in result.mismatches[:20]],
         "verdicts": [
             {"id": v.id, "kind": v.kind, "status": v.status, "detail": v.detail}

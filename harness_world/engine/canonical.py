@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 __all__ = [
+    "canonical_struct",
     "from_json",
     "sha256_hex",
     "to_json",
@@ -42,3 +43,36 @@ def sha256_hex(*parts: bytes) -> str:
         digest.update(len(part).to_bytes(8, "big"))
         digest.update(part)
     return digest.hexdigest()
+
+
+def canonical_struct(value: Any) -> Any:
+    """Plain values for a struct tree whose encoding does not depend on object identity.
+
+    msgspec's ``omit_defaults`` leaves a field out only when it *is* the default object for
+    some types (a nested struct default), so a copy made by pickling encodes differently. Here
+    a field is left out when it *equals* its default, which gives the same bytes as a freshly
+    built struct, whatever process or pickle made it.
+    """
+    if isinstance(value, msgspec.Struct):
+        config = value.__struct_config__
+        fields = msgspec.structs.fields(value)
+        out: dict[str, Any] = {}
+        for field in fields:
+            item = getattr(value, field.name)
+            if config.omit_defaults and _is_default(field, item):
+                continue
+            out[field.encode_name] = canonical_struct(item)
+        return out
+    if isinstance(value, list | tuple):
+        return [canonical_struct(v) for v in value]
+    if isinstance(value, dict):
+        return {k: canonical_struct(v) for k, v in value.items()}
+    return value
+
+
+def _is_default(field: msgspec.structs.FieldInfo, item: Any) -> bool:
+    if field.default is not msgspec.NODEFAULT:
+        return bool(item == field.default)
+    if field.default_factory is not msgspec.NODEFAULT:
+        return bool(item == field.default_factory())
+    return False

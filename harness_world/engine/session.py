@@ -15,6 +15,7 @@ import msgspec
 from harness_world.engine.calls import CallRecord, FinalRow, Observation, ToolError, WriteImage
 from harness_world.engine.canonical import from_json, to_json
 from harness_world.engine.contract import Tool, ToolFailure, validate_row
+from harness_world.engine.limits import ARGUMENT_DEPTH, check_json_value, clean_text
 from harness_world.engine.values import ABSENT, Key, index_token
 
 if TYPE_CHECKING:
@@ -128,7 +129,7 @@ class Session:
         must replace the log entry (see `Session._replace_last`).
         """
         seq = len(self._log) + 1
-        name = tool if isinstance(tool, str) else repr(tool)
+        name = clean_text(tool if isinstance(tool, str) else repr(tool))[:200]  # limits
         clock_before = self._clock
         recorded_args, given = _normalise_args(args)
         writes: list[WriteImage] = []
@@ -298,6 +299,10 @@ def _normalise_args(args: object) -> tuple[Any, object]:
     """
     if isinstance(args, str) and args.startswith(_UNENCODABLE_PREFIX):
         return args, f"arguments are not valid JSON ({args[len(_UNENCODABLE_PREFIX) :]})"
+    # Limits (depth, integer range, strings, JSON types): one typed error, never a crash.
+    problem = check_json_value(args, ARGUMENT_DEPTH)
+    if problem:
+        return _UNENCODABLE_PREFIX + problem, f"arguments are not valid JSON ({problem})"
     try:
         recorded = from_json(to_json(args))
     except (TypeError, ValueError, OverflowError, msgspec.EncodeError, msgspec.DecodeError) as exc:

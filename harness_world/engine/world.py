@@ -14,13 +14,25 @@ import msgspec
 
 from harness_world.engine.canonical import from_json, to_json
 from harness_world.engine.contract import Contract, Entity, Problem, sorted_problems, validate_row
+from harness_world.engine.limits import clean_text
 from harness_world.engine.paths import builtin_dir, cache_dir
 from harness_world.engine.plugins import PluginError, import_path
 from harness_world.engine.session import Session
 from harness_world.engine.values import ABSENT, Absent, Key, index_token
 from harness_world.errors import HarnessWorldError
 
-__all__ = ["ABSENT", "Absent", "Key", "World", "WorldError", "index_token", "load_world"]
+__all__ = [
+    "ABSENT",
+    "Absent",
+    "Key",
+    "World",
+    "WorldError",
+    "builtin_world_folder",
+    "declared_sizes",
+    "index_token",
+    "load_trusted_world",
+    "load_world",
+]
 
 
 class WorldError(HarnessWorldError):
@@ -317,21 +329,74 @@ def load_world(
     return world
 
 
+_SIZE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
+
+
+def declared_sizes(folder: Path, module: ModuleType) -> tuple[str, ...]:
+    """The sizes a world folder declares: its committed seeds and its ``GENERATED_SIZES``."""
+    committed = {
+        p.stem
+        for p in (folder / "seeds").glob("*")
+        if p.suffix in (".json", ".msgpack") and _SIZE_NAME.fullmatch(p.stem)
+    }
+    generated = {str(s) for s in getattr(module, "GENERATED_SIZES", ())}
+    return tuple(sorted(committed | generated))
+
+
+def builtin_world_folder(name: str) -> Path:
+    """The folder of the built-in world ``name``; never a path, never the working directory.
+
+    Raises:
+        WorldError: when ``name`` is not a built-in world.
+    """
+    root = builtin_dir("worlds")
+    available = sorted(p.name for p in root.iterdir() if (p / "world.py").is_file())
+    if name not in available:
+        raise WorldError(
+            f"world {clean_text(name)[:80]!r} is not a built-in world (built-in: "
+            f"{', '.join(available)}); a verifier passes its own worlds explicitly "
+            "(--world DIR, or world=...)"
+        )
+    return root / name
+
+
+def load_trusted_world(
+    name: str,
+    size: str,
+    *,
+    folders: Mapping[str, Path] | None = None,
+    seed_file: Path | None = None,
+) -> World:
+    """Load the world a record names, resolved only within the verifier's trust root.
+
+    ``name`` is looked up among ``folders`` (worlds the verifier itself passes) and then the
+    built-in worlds; ``size`` must be one the world declares, unless the verifier gives its
+    own ``seed_file``. Nothing is used as a path or import target.
+
+    Raises:
+        WorldError: for an unknown world or an undeclared size.
+    """
+    given = (folders or {}).get(name)
+    folder = given if given is not None else builtin_world_folder(name)
+    if seed_file is not None:
+        return load_world(folder, seed_file=seed_file)
+    return load_world(folder, size=size)
+
+
 def _load_sized(folder: Path, module: ModuleType, contract: Contract, size: str) -> World:
+    sizes = declared_sizes(folder, module)
+    if size not in sizes:  # a size is a name the world declares, never a path
+        raise WorldError(
+            f"world {contract.name!r} has no seed {clean_text(size)[:80]!r} "
+            f"(available: {', '.join(sizes) or 'none'})"
+        )
     for suffix in (".json", ".msgpack"):
         path = folder / "seeds" / f"{size}{suffix}"
         if path.is_file():
             return World.from_data(contract, _decode_seed(path), size=size, source=str(path))
     generate = getattr(module, "generate", None)
-    sizes: tuple[str, ...] = tuple(getattr(module, "GENERATED_SIZES", ()))
-    if generate is None or size not in sizes:
-        committed = sorted(
-            p.stem for p in (folder / "seeds").glob("*") if p.suffix in (".json", ".msgpack")
-        )
-        raise WorldError(
-            f"world {contract.name!r} has no seed {size!r} "
-            f"(available: {', '.join(sorted(set(committed) | set(sizes))) or 'none'})"
-        )
+    if generate is None:
+        raise WorldError(f"world {contract.name!r} declares size {size!r} but cannot generate it")
     source_hash = hashlib.sha256((folder / "world.py").read_bytes()).hexdigest()[:16]
     cached = cache_dir() / contract.name / f"{size}-{source_hash}.msgpack"
     if cached.is_file():

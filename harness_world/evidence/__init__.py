@@ -2,9 +2,17 @@
 
 A `Record` is sealed with a digest and saved atomically; `replay` re-executes it in a fresh
 session and lists every `Mismatch`. Replay proves consistency: whether a record verifies does
-not depend on anything the record says about itself beyond its calls.
+not depend on anything the record says about itself beyond its calls. A run's ``index.jsonl``
+(`IndexEntry`) binds each record to its slot; ``harness_world.evidence.signing`` signs it.
 """
 
+from harness_world.evidence.binding import (
+    INDEX,
+    IndexEntry,
+    append_index,
+    binding_problem,
+    read_index,
+)
 from harness_world.evidence.record import (
     FORMAT_VERSION,
     Outcome,
@@ -24,7 +32,9 @@ from harness_world.evidence.replay import Evidence, Mismatch, replay
 
 __all__ = [
     "FORMAT_VERSION",
+    "INDEX",
     "Evidence",
+    "IndexEntry",
     "Mismatch",
     "Outcome",
     "OutcomeStatus",
@@ -34,8 +44,11 @@ __all__ = [
     "Synthetic",
     "Usage",
     "WorldRef",
+    "append_index",
+    "binding_problem",
     "load_record",
     "make_record",
+    "read_index",
     "record_digest",
     "replay",
     "save_record",

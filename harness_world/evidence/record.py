@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -13,6 +14,7 @@ from msgspec import UNSET, UnsetType
 from harness_world.engine.calls import CallRecord, FinalRow
 from harness_world.engine.canonical import sha256_hex, to_json
 from harness_world.engine.faults import FaultLog
+from harness_world.engine.limits import RECORD_BYTES, RECORD_DEPTH, check_json_value, clean_text
 from harness_world.engine.session import Session
 from harness_world.errors import HarnessWorldError
 
@@ -33,7 +35,9 @@ __all__ = [
 ]
 
 FORMAT_VERSION = 1
-OutcomeStatus = Literal["completed", "error", "turn_limit", "budget_limit", "interrupted"]
+OutcomeStatus = Literal[
+    "completed", "error", "turn_limit", "budget_limit", "interrupted", "infrastructure"
+]
 
 
 class WorldRef(msgspec.Struct, frozen=True, kw_only=True):
@@ -56,7 +60,9 @@ class Outcome(msgspec.Struct, frozen=True, kw_only=True):
     """How execution ended (a fact apart from evidence and grade).
 
     Attributes:
-        status: ``completed``, ``error``, ``turn_limit``, ``budget_limit`` or ``interrupted``.
+        status: ``completed``, ``error`` (the agent's own code failed: counted as an attempt),
+            ``turn_limit``, ``budget_limit``, ``interrupted`` or ``infrastructure`` (the
+            harness or the model provider failed: not counted, the run exits 1).
         reason: Why, in words (empty for a plain completion).
     """
 
@@ -249,23 +255,70 @@ def save_record(record: Record, path: str | Path) -> Path:
 
 
 def decode_record(data: bytes, fmt: Literal["json", "msgpack"] = "json") -> Record:
-    """Decode record bytes with strict types.
+    """Decode record bytes with strict types, within the limits of `harness_world.engine.limits`.
+
+    Only JSON types are accepted in either format (no msgpack Ext or timestamps, string keys
+    only, no duplicate keys), so a record means the same whichever format holds it.
 
     Raises:
-        RecordError: on malformed or truncated input, or an unknown format version.
+        RecordError: on malformed or truncated input, a broken limit, or an unknown format
+            version.
     """
+    if len(data) > RECORD_BYTES:
+        raise RecordError(f"record of {len(data)} bytes is over the limit of {RECORD_BYTES}")
     try:
-        if fmt == "msgpack":
-            record = msgspec.msgpack.decode(data, type=Record)
-        else:
-            record = msgspec.json.decode(data, type=Record)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        plain = _decode_plain(data, fmt)
+    except RecursionError:
+        raise RecordError(f"not a valid record: nested deeper than {RECORD_DEPTH} levels") from None
+    problem = check_json_value(plain, RECORD_DEPTH)
+    if problem:
+        raise RecordError(f"not a valid record: {problem}")
+    if fmt == "msgpack" and len(_MSGPACK.encode(plain)) != len(data):
+        # Same size whatever the key order; smaller when keys repeat or widths are padded.
+        raise RecordError("not a valid record: msgpack not canonically encoded (duplicate keys?)")
+    try:
+        record = msgspec.convert(plain, type=Record)
+    except (msgspec.ValidationError, RecursionError) as exc:
         raise RecordError(f"not a valid record: {exc}") from None
     if record.format != FORMAT_VERSION:
         raise RecordError(
             f"record format {record.format} is not supported (this build reads {FORMAT_VERSION})"
         )
     return record
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        repeated = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise ValueError(f"duplicate key {clean_text(repeated)[:40]!r}")
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _decode_plain(data: bytes, fmt: Literal["json", "msgpack"]) -> Any:
+    """Decode into plain values; duplicate JSON keys and msgpack Ext values refused."""
+    if fmt == "msgpack":
+        try:
+            plain = msgspec.msgpack.decode(data, ext_hook=_refuse_ext)
+        except (msgspec.DecodeError, ValueError) as exc:
+            raise RecordError(f"not a valid record: {exc}") from None
+        return plain
+    try:
+        return json.loads(data, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+    except (ValueError, TypeError) as exc:
+        raise RecordError(f"not a valid record: {exc}") from None
+
+
+def _refuse_ext(code: int, data: memoryview) -> Any:
+    raise ValueError(f"msgpack extension type {code} is not JSON")
+
+
+_MSGPACK = msgspec.msgpack.Encoder(order="sorted")
 
 
 def load_record(path: str | Path) -> Record:
@@ -276,6 +329,8 @@ def load_record(path: str | Path) -> Record:
     """
     source = Path(path)
     try:
+        if source.exists() and not source.is_file():  # a FIFO or device would block
+            raise RecordError(f"{source}: not a regular file")
         data = source.read_bytes()
     except OSError as exc:
         raise RecordError(f"{source}: cannot read: {exc.strerror or exc}") from None

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from harness_world.engine.calls import FinalRow
 from harness_world.engine.canonical import from_json, to_json
 from harness_world.engine.faults import FaultPolicy
 from harness_world.engine.session import Session
@@ -100,24 +101,48 @@ def replay(
     is trusted. Returns the replayed session (usable to continue from the prefix) and every
     difference.
     """
-    mismatches: list[Mismatch] = []
-    if world.hash != record.world.hash:
-        mismatches.append(
-            Mismatch(seq=None, path="world.hash", recorded=record.world.hash, replayed=world.hash)
-        )
+    mismatches = _world_mismatches(record, world)
+    if mismatches and mismatches[0].path == "world.hash":
         return world.open_session(record.seed), mismatches
-    if world.contract.hash != record.world.contract_hash:
+    session = world.open_session(record.seed)
+    if record.faults is not None:  # fault hook: the same schedule and seed fire the same faults
+        session.faults = FaultPolicy.from_log(record.faults)
+    _replay_calls(record, session, mismatches, on_call)
+    _compare_final(record, session.touched(), mismatches)
+    _compare_faults(record, session, mismatches)
+    expected = record_digest(record)
+    if record.digest != expected:
         mismatches.append(
+            Mismatch(seq=None, path="digest", recorded=record.digest, replayed=expected)
+        )
+    return session, mismatches
+
+
+def _world_mismatches(record: Record, world: World) -> list[Mismatch]:
+    """Phase 1: the world hash (replay stops on a difference) and the contract hash."""
+    if world.hash != record.world.hash:
+        return [
+            Mismatch(seq=None, path="world.hash", recorded=record.world.hash, replayed=world.hash)
+        ]
+    if world.contract.hash != record.world.contract_hash:
+        return [
             Mismatch(
                 seq=None,
                 path="world.contract_hash",
                 recorded=record.world.contract_hash,
                 replayed=world.contract.hash,
             )
-        )
-    session = world.open_session(record.seed)
-    if record.faults is not None:  # fault hook: the same schedule and seed fire the same faults
-        session.faults = FaultPolicy.from_log(record.faults)
+        ]
+    return []
+
+
+def _replay_calls(
+    record: Record,
+    session: Session,
+    mismatches: list[Mismatch],
+    on_call: Callable[[int], None] | None,
+) -> None:
+    """Phase 2: re-execute each call and compare the whole entry."""
     for index, recorded in enumerate(record.calls):
         # The fresh result stays as raw JSON bytes: encoding the entry splices them in, so the
         # comparison costs one encode per side and no decode.
@@ -132,56 +157,59 @@ def replay(
             )
         if on_call is not None:
             on_call(index)
-    final = session.touched()
-    if to_json(record.final) != to_json(final):
-        # Keys are typed: the integer 1 and the string "1" are different rows.
-        recorded_rows = {f"{r.entity}:{to_json(r.key).decode()}": r.row for r in record.final}
-        replayed_rows = {f"{r.entity}:{to_json(r.key).decode()}": r.row for r in final}
-        before = len(mismatches)
-        if list(recorded_rows) != list(replayed_rows):
-            mismatches.append(
-                Mismatch(
-                    seq=None,
-                    path="final (touched keys)",
-                    recorded=_snippet(list(recorded_rows)),
-                    replayed=_snippet(list(replayed_rows)),
-                )
-            )
-        for key in recorded_rows.keys() & replayed_rows.keys():
-            _differences(
-                _builtins(recorded_rows[key]),
-                _builtins(replayed_rows[key]),
-                f"final[{key}].row",
-                None,
-                mismatches,
-            )
-        if len(record.final) != len(recorded_rows):
-            mismatches.append(
-                Mismatch(seq=None, path="final", recorded="duplicate keys", replayed="unique keys")
-            )
-        if len(mismatches) == before:  # the bytes differ: never let that pass unreported
-            mismatches.append(
-                Mismatch(
-                    seq=None,
-                    path="final",
-                    recorded=_snippet(_builtins(record.final)),
-                    replayed=_snippet(_builtins(final)),
-                )
-            )
-    if record.faults is not None and session.faults is not None:  # fault hook: compare firings
-        fired = session.faults.log().fired
-        if to_json(record.faults.fired) != to_json(fired):
-            mismatches.append(
-                Mismatch(
-                    seq=None,
-                    path="faults.fired",
-                    recorded=_snippet(_builtins(record.faults.fired)),
-                    replayed=_snippet(_builtins(fired)),
-                )
-            )
-    expected = record_digest(record)
-    if record.digest != expected:
+
+
+def _compare_final(record: Record, final: list[FinalRow], mismatches: list[Mismatch]) -> None:
+    """Phase 3: the touched keys and each final row."""
+    if to_json(record.final) == to_json(final):
+        return
+    # Keys are typed: the integer 1 and the string "1" are different rows.
+    recorded_rows = {f"{r.entity}:{to_json(r.key).decode()}": r.row for r in record.final}
+    replayed_rows = {f"{r.entity}:{to_json(r.key).decode()}": r.row for r in final}
+    before = len(mismatches)
+    if list(recorded_rows) != list(replayed_rows):
         mismatches.append(
-            Mismatch(seq=None, path="digest", recorded=record.digest, replayed=expected)
+            Mismatch(
+                seq=None,
+                path="final (touched keys)",
+                recorded=_snippet(list(recorded_rows)),
+                replayed=_snippet(list(replayed_rows)),
+            )
         )
-    return session, mismatches
+    for key in recorded_rows.keys() & replayed_rows.keys():
+        _differences(
+            _builtins(recorded_rows[key]),
+            _builtins(replayed_rows[key]),
+            f"final[{key}].row",
+            None,
+            mismatches,
+        )
+    if len(record.final) != len(recorded_rows):
+        mismatches.append(
+            Mismatch(seq=None, path="final", recorded="duplicate keys", replayed="unique keys")
+        )
+    if len(mismatches) == before:  # the bytes differ: never let that pass unreported
+        mismatches.append(
+            Mismatch(
+                seq=None,
+                path="final",
+                recorded=_snippet(_builtins(record.final)),
+                replayed=_snippet(_builtins(final)),
+            )
+        )
+
+
+def _compare_faults(record: Record, session: Session, mismatches: list[Mismatch]) -> None:
+    """Phase 4: every fault fired, as recorded (seed 000's fault schedules)."""
+    if record.faults is None or session.faults is None:
+        return
+    fired = session.faults.log().fired
+    if to_json(record.faults.fired) != to_json(fired):
+        mismatches.append(
+            Mismatch(
+                seq=None,
+                path="faults.fired",
+                recorded=_snippet(_builtins(record.faults.fired)),
+                replayed=_snippet(_builtins(fired)),
+            )
+        )

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from harness_world.engine.canonical import sha256_hex, to_json
+from harness_world.engine.canonical import canonical_struct, sha256_hex, to_json
 from harness_world.engine.faults import FaultSpec
 from harness_world.engine.paths import builtin_dir
 from harness_world.engine.values import ABSENT, Key
@@ -348,8 +348,8 @@ class Task(
 
     @property
     def hash(self) -> str:
-        """SHA-256 of the canonical encoding of the whole definition."""
-        return sha256_hex(to_json(self))
+        """SHA-256 of the canonical encoding of the whole definition (identity-independent)."""
+        return sha256_hex(to_json(canonical_struct(self)))
 
     def target(self, name: str = "") -> Target:
         """The target set called ``name`` (the first when empty).

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import msgspec
 
-from harness_world.engine.world import World, WorldError, load_world
+from harness_world.engine.world import World, WorldError, load_trusted_world
 from harness_world.evidence.record import Record, RecordError, load_record
 from harness_world.evidence.replay import Evidence, Mismatch, replay
 from harness_world.grading.checker import grade
@@ -53,12 +53,15 @@ def task_mismatch(record: Record, task: Task) -> str:
 
 
 def resolve_world(record: Record) -> World:
-    """Load the world a record names (built-in name and size).
+    """Load the world a record names: a built-in world at a size it declares.
+
+    The record's name and size are looked up, never used as a path or import target (see
+    `load_trusted_world`); a user's own world is passed by the verifier as ``world=``.
 
     Raises:
-        WorldError: when the world cannot be found or loaded.
+        WorldError: when the name is not a built-in world or the size is not declared.
     """
-    return load_world(record.world.name, size=record.world.size)
+    return load_trusted_world(record.world.name, record.world.size)
 
 
 def verify(record: Record, world: World | None = None, task: Task | None = None) -> Verification:

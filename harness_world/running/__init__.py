@@ -5,7 +5,13 @@ Every path that produces a record goes through an `Attempt`: agents via `drive`,
 """
 
 from harness_world.running.agents import Agent, ScriptedAgent, drive, oracle_agent
-from harness_world.running.attempt import Attempt, AttemptEnded, AttemptLimits, Reservation
+from harness_world.running.attempt import (
+    Attempt,
+    AttemptEnded,
+    AttemptLimits,
+    InfrastructureError,
+    Reservation,
+)
 from harness_world.running.context import (  # diagnose: bounded context
     ContextPolicy,
     bound_messages,
@@ -52,6 +58,7 @@ __all__ = [
     "ForkAttempt",
     "ForkBounds",
     "ForkError",
+    "InfrastructureError",
     "Reservation",
     "Revision",
     "RevisionMismatch",

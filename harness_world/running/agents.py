@@ -7,7 +7,11 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from harness_world.evidence.record import Record, RecordContext
-from harness_world.running.attempt import Attempt, AttemptEnded
+from harness_world.running.attempt import (
+    Attempt,
+    AttemptEnded,
+    InfrastructureError,
+)
 from harness_world.running.oracles import load_oracles
 from harness_world.running.scripted import Script, ScriptContext
 
@@ -74,16 +78,20 @@ def drive(agent: Agent, attempt: Attempt, context: RecordContext | None = None) 
     """Run an agent on an attempt and seal the record.
 
     A budget that ends the attempt is an outcome (``turn_limit``/``budget_limit``); an exception
-    from the agent's own code is ``error`` with its text. ``KeyboardInterrupt`` (and any other
-    ``BaseException``) propagates and nothing is sealed: an interrupted run leaves no record for
-    the attempt in flight, so resuming executes it again (the stdio bridge, which owns its
-    input, records ``interrupted`` itself when input ends without ``finish``).
+    from the agent's own code is ``error`` with its text (counted as an attempt: the agent is
+    the system under test); `InfrastructureError` is ``infrastructure`` (not counted).
+    ``KeyboardInterrupt`` (and any other ``BaseException``) propagates and nothing is sealed:
+    an interrupted run leaves no record for the attempt in flight, so resuming executes it
+    again (the stdio bridge, which owns its input, records ``interrupted`` itself when input
+    ends without ``finish``).
     """
     message = ""
     try:
         message = agent.run(attempt)
     except AttemptEnded:
         pass
-    except Exception as exc:  # the agent's defect or the provider's failure: an outcome
+    except InfrastructureError as exc:  # the harness or provider failed, not the agent
+        attempt.infrastructure_failed(str(exc))
+    except Exception as exc:  # the agent's defect: an outcome counted in the denominator
         attempt.fail(f"{type(exc).__name__}: {exc}")
     return attempt.finish(message if isinstance(message, str) else str(message), context)

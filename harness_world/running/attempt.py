@@ -15,6 +15,7 @@ import msgspec
 
 from harness_world.engine.calls import Observation
 from harness_world.engine.faults import attach_faults
+from harness_world.engine.limits import clean_text
 from harness_world.engine.schemas import SchemaFormat, tool_schemas
 from harness_world.engine.session import Session
 from harness_world.engine.world import World
@@ -30,7 +31,7 @@ from harness_world.evidence.record import (
 from harness_world.grading.briefing import briefing
 from harness_world.grading.task import Budgets, Task
 
-__all__ = ["Attempt", "AttemptEnded", "AttemptLimits", "Reservation"]
+__all__ = ["Attempt", "AttemptEnded", "AttemptLimits", "InfrastructureError", "Reservation"]
 
 
 class AttemptLimits(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -69,6 +70,15 @@ class AttemptEnded(HarnessWorldError):
     def __init__(self, outcome: Outcome) -> None:
         super().__init__(f"attempt ended: {outcome.status} ({outcome.reason})")
         self.outcome = outcome
+
+
+class InfrastructureError(HarnessWorldError):
+    """Raised by an agent driver when the infrastructure failed, not the agent.
+
+    An unreachable endpoint or a provider error that outlived its retries ends the attempt as
+    ``infrastructure``: not counted as an attempt, listed by ``run``, and ``run`` exits 1. Any
+    other exception from agent code ends it as ``error``, counted in the denominator.
+    """
 
 
 @attrs.frozen(slots=True)
@@ -231,9 +241,14 @@ class Attempt:
             self._outcome = Outcome(status="interrupted", reason=reason)
 
     def fail(self, reason: str) -> None:
-        """End the attempt as ``error`` (the harness or provider failed, not the agent)."""
+        """End the attempt as ``error``: the agent failed (counted as an attempt)."""
         if self._outcome is None:
             self._outcome = Outcome(status="error", reason=reason)
+
+    def infrastructure_failed(self, reason: str) -> None:
+        """End the attempt as ``infrastructure``: the harness or provider failed, not the agent."""
+        if self._outcome is None:
+            self._outcome = Outcome(status="infrastructure", reason=reason)
 
     def end(self, outcome: Outcome) -> None:
         """End the attempt with a given outcome (an importer replaying another harness's run).
@@ -253,6 +268,7 @@ class Attempt:
             assert self._outcome is not None
             raise AttemptEnded(self._outcome)
         self._sealed = True
+        final_message = clean_text(final_message)  # limits: no lone surrogate in a record
         if self._outcome is None:
             self._outcome = Outcome(status="completed")
         for number, amount in sorted(self._open_reservations.items()):

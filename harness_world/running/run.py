@@ -8,7 +8,6 @@ a changed component refuses to resume and names what changed.
 from __future__ import annotations
 
 import concurrent.futures
-import hashlib
 import multiprocessing
 import os
 import socket
@@ -18,6 +17,7 @@ from pathlib import Path
 import attrs
 
 from harness_world.engine.world import World, load_world
+from harness_world.evidence.binding import append_index, read_index
 from harness_world.evidence.record import (
     Record,
     RecordContext,
@@ -28,6 +28,7 @@ from harness_world.evidence.record import (
 from harness_world.grading.task import Task
 from harness_world.running.agents import Agent, drive
 from harness_world.running.attempt import Attempt, AttemptLimits
+from harness_world.running.pins import PINS, make_pins
 from harness_world.running.revision import Revision, make_revision
 from harness_world.running.rundir import (
     RunCounts,
@@ -36,7 +37,9 @@ from harness_world.running.rundir import (
     judge_record,
     open_run_directory,
     record_path,
+    sample_seed,
     scan_run,
+    write_json,
 )
 
 __all__ = ["RunProgress", "RunResult", "open_external_run", "run", "sample_seed"]
@@ -63,18 +66,14 @@ class RunResult:
         revision: The pinned revision.
         counts: What happened to every scheduled attempt, after the run.
         resumed: How many records were already on disk and kept.
+        slots: Every scheduled slot as judged after the run (failure reasons, invalid ones).
     """
 
     out: Path
     revision: Revision
     counts: RunCounts
     resumed: int
-
-
-def sample_seed(seed: int, task_id: str, sample: int) -> int:
-    """A sample's own seed: a pure function of the base seed, the task and the sample index."""
-    digest = hashlib.sha256(f"{seed}/{task_id}/{sample}".encode()).digest()
-    return int.from_bytes(digest[:6], "big")
+    slots: list[SlotResult] = attrs.field(factory=list)
 
 
 @attrs.frozen(slots=True)
@@ -111,16 +110,19 @@ def _execute(unit: _Unit, world: World) -> Record:
 def _perform(unit: _Unit) -> tuple[Path, SlotResult | None]:
     """Execute, save atomically, replay and grade one attempt; all in the calling process.
 
-    Returns the saved path and its result, or a None result when the attempt ended in error
-    and must be executed again (its record is kept as ``<sample>.failed-<n>.json``).
+    Returns the saved path and its result, or a None result when the infrastructure failed
+    and the attempt must be executed again (its record is kept as ``<sample>.failed-<n>.json``).
     """
     world = load_world(unit.world, size=unit.size)
     record = _execute(unit, world)
     path = record_path(unit.out, unit.task.id, unit.sample)
-    if record.outcome.status == "error" and unit.try_number < unit.retries:
+    if record.outcome.status == "infrastructure" and unit.try_number < unit.retries:
         failed = path.with_name(f"{unit.sample}.failed-{unit.try_number + 1}.json")
         save_record(record, failed)
         return failed, None
+    # Write-ahead: the index line (fsync'd) before the record, so a crash between the two
+    # leaves a bound slot without a file (executed again on resume), never an unbound record.
+    append_index(unit.out, record)
     save_record(record, path)
     earlier = [
         path.with_name(f"{unit.sample}.failed-{n}.json") for n in range(1, unit.try_number + 1)
@@ -192,17 +194,70 @@ def _execute_in_processes(units: Sequence[_Unit], workers: int, tally: _Tally) -
 
 
 def _pending_slots(root: Path, tasks: Sequence[Task], samples: int) -> Iterator[tuple[Task, int]]:
-    """Scheduled slots without a readable final record (resuming skips the others)."""
+    """Scheduled slots without a readable final record bound in the index.
+
+    Resuming skips the others; a record saved but never indexed (a crash between the two) is
+    executed again.
+    """
+    index, _ = read_index(root)
     for task in sorted(tasks, key=lambda t: t.id):
         for sample in range(samples):
             path = record_path(root, task.id, sample)
-            if path.is_file():
+            entry = index.get((task.id, sample))
+            if path.is_file() and entry is not None:
                 try:
-                    load_record(path)
-                    continue
+                    if load_record(path).digest == entry.digest:
+                        continue
                 except RecordError:
                     pass
             yield task, sample
+
+
+def _pin(
+    tasks: Sequence[Task],
+    agent: Agent,
+    overrides: Mapping[str, int | float],
+    *,
+    samples: int,
+    seed: int,
+    size: str,
+) -> tuple[dict[str, World], Revision, RunManifest]:
+    """Load the worlds and pin the revision and the manifest of a new run."""
+    worlds = {name: load_world(name, size=size) for name in sorted({t.world for t in tasks})}
+    revision = make_revision(
+        worlds=worlds,
+        tasks=tasks,
+        agent_settings=agent.settings(),
+        budgets=overrides,
+        samples=samples,
+        seed=seed,
+    )
+    fresh = RunManifest(
+        revision=revision,
+        agent=agent.name,
+        tasks=sorted(t.id for t in tasks),
+        samples=samples,
+        seed=seed,
+        sizes=dict.fromkeys(worlds, size),
+        limits=dict(overrides),
+    )
+    return worlds, revision, fresh
+
+
+def _units(
+    template: _Unit, pending: Sequence[tuple[Task, int]], overrides: Mapping[str, int | float]
+) -> list[_Unit]:
+    """One unit per pending slot, each with its task's budgets and the overrides applied."""
+    return [
+        attrs.evolve(
+            template,
+            world=task.world,
+            task=task,
+            sample=sample,
+            limits=AttemptLimits.from_task(task.budgets, **overrides),
+        )
+        for task, sample in pending
+    ]
 
 
 def run(
@@ -229,7 +284,8 @@ def run(
         out: The run directory; an existing one is resumed if its revision matches.
         size: The seed size of each world.
         limits: Budget overrides (turns, tool_calls, context_tokens, requests, cost).
-        retries: Extra executions of an attempt whose outcome is ``error``.
+        retries: Extra executions of an attempt whose outcome is ``infrastructure`` (an
+            agent's own ``error`` is its result and is never retried).
         progress: Called after each attempt.
 
     Raises:
@@ -241,52 +297,36 @@ def run(
     if not tasks:
         raise ValueError("no tasks selected")
     overrides = {k: v for k, v in (limits or {}).items() if v is not None}
-    worlds = {name: load_world(name, size=size) for name in sorted({t.world for t in tasks})}
-    revision = make_revision(
-        worlds=worlds,
-        tasks=tasks,
-        agent_settings=agent.settings(),
-        budgets=overrides,
-        samples=samples,
-        seed=seed,
-    )
+    worlds, revision, fresh = _pin(tasks, agent, overrides, samples=samples, seed=seed, size=size)
     root = Path(out)
-    fresh = RunManifest(
-        revision=revision,
-        agent=agent.name,
-        tasks=sorted(t.id for t in tasks),
-        samples=samples,
-        seed=seed,
-        sizes={n: size for n in worlds},
-        limits=overrides,
-    )
     open_run_directory(root, revision, fresh, workers)
+    write_json(root / PINS, make_pins(worlds, tasks))  # for `verify --pin`
     pending = list(_pending_slots(root, tasks, samples))
-    units = [
-        _Unit(
-            agent=agent,
-            world=task.world,
-            size=size,
-            task=task,
-            sample=sample,
-            seed=seed,
-            revision=revision.id,
-            limits=AttemptLimits.from_task(task.budgets, **overrides),
-            workers=workers,
-            out=root,
-            try_number=0,
-            retries=retries,
-        )
-        for task, sample in pending
-    ]
+    template = _Unit(
+        agent=agent,
+        world="",
+        size=size,
+        task=tasks[0],
+        sample=0,
+        seed=seed,
+        revision=revision.id,
+        limits=AttemptLimits(),
+        workers=workers,
+        out=root,
+        try_number=0,
+        retries=retries,
+    )
+    units = _units(template, pending, overrides)
     tally = _Tally(total=len(units), progress=progress)
     if workers <= 1:
         _execute_serially(units, tally)
     else:
         _execute_in_processes(units, workers, tally)
-    scan = scan_run(root, tasks, known=tally.results)
+    scan = scan_run(root, tasks, known=tally.results, worlds=worlds)
     resumed = len(tasks) * samples - len(pending)
-    return RunResult(out=root, revision=revision, counts=scan.counts, resumed=resumed)
+    return RunResult(
+        out=root, revision=revision, counts=scan.counts, resumed=resumed, slots=scan.slots
+    )
 
 
 def open_external_run(

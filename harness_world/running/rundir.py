@@ -2,25 +2,33 @@
 
 A run directory holds ``manifest.json`` (the revision and its components, plus context),
 ``records/<task>/<sample>.json`` (one record per scheduled slot, written atomically the moment
-the attempt ends; tries that ended in error beside it as ``<sample>.failed-<n>.json``) and
-``counts.json`` (what happened to every scheduled slot). `scan_run` is the only walk over a run
+the attempt ends; tries whose infrastructure failed beside it as ``<sample>.failed-<n>.json``),
+``index.jsonl`` (the append-only binding of each slot to its record's digest, written ahead of
+the record), ``pins.json`` (world and task hashes, for ``verify --pin``), optionally
+``index.sig.json`` (an Ed25519 signature over the index) and ``counts.json`` (what happened to
+every scheduled slot). Each record is judged against its slot: task, sample, derived seed, the
+manifest's revision and the slot's indexed digest. `scan_run` is the only walk over a run
 directory: `run`'s final counts, `report`, `compare` and `verify` read its result, so each
 record is replayed once per command.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
 import socket
+import stat
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+import attrs
 import msgspec
 
-from harness_world.engine.world import World, WorldError, load_world
+from harness_world.engine.world import World, WorldError, load_trusted_world
+from harness_world.evidence.binding import IndexEntry, binding_problem, read_index
 from harness_world.evidence.record import Record, RecordError, load_record
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.verify import verify
@@ -46,14 +54,26 @@ __all__ = [
     "load_manifest",
     "open_run_directory",
     "record_path",
+    "sample_seed",
     "scan_run",
     "write_json",
 ]
 
 MANIFEST = "manifest.json"
 COUNTS = "counts.json"
-COUNTED = ("completed", "turn_limit", "budget_limit")
-"""Outcomes that count as attempts (a budget cut-off is part of the task's conditions)."""
+COUNTED = ("completed", "error", "turn_limit", "budget_limit")
+"""Outcomes that count as attempts: a budget cut-off is part of the task's conditions, and
+``error`` (an exception in the agent's own code) is the system under test failing."""
+MAX_SAMPLES = 1_000_000
+MAX_TASKS = 100_000
+MAX_SLOTS = 10_000_000
+_MAX_MANIFEST_BYTES = 64 * 1024 * 1024
+
+
+def sample_seed(seed: int, task_id: str, sample: int) -> int:
+    """A sample's own seed: a pure function of the base seed, the task and the sample index."""
+    digest = hashlib.sha256(f"{seed}/{task_id}/{sample}".encode()).digest()
+    return int.from_bytes(digest[:6], "big")
 
 
 class RunContext(msgspec.Struct, frozen=True, kw_only=True):
@@ -94,9 +114,9 @@ class RunManifest(msgspec.Struct, frozen=True, kw_only=True):
     format: int = 1
     revision: Revision
     agent: str
-    tasks: list[str]
-    samples: int
-    seed: int
+    tasks: Annotated[list[str], msgspec.Meta(max_length=MAX_TASKS)]
+    samples: Annotated[int, msgspec.Meta(ge=1, le=MAX_SAMPLES)]
+    seed: Annotated[int, msgspec.Meta(ge=-(2**53), le=2**53)]
     sizes: dict[str, str]
     limits: dict[str, Any] = {}
     contexts: list[RunContext] = []
@@ -113,12 +133,14 @@ class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
         sample: The sample index.
         path: The final record's path (it may not exist).
         outcome: How execution ended (empty when there is no readable record).
+        outcome_reason: Why it ended that way, in words (the record's outcome reason).
         evidence: ``verified``, ``ungraded``, ``lost`` (unreadable record or world) or
             ``missing`` (no record for a scheduled slot).
         passed: The grade; null when not graded.
         failed: The failed automated criteria, each ``id: detail``.
         not_graded: Why a verified record has no grade (its task unknown or changed).
-        reason: Why the evidence is not verified.
+        not_reviewed: The prose criteria standing open until a person reviews them.
+        reason: Why the evidence is not verified (or, for a missing slot, that it is missing).
         tool_calls: Tool calls in the record.
         requests: Provider requests (retries included).
         input_tokens: Prompt tokens.
@@ -133,10 +155,12 @@ class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
     sample: int
     path: str
     outcome: str = ""
+    outcome_reason: str = ""
     evidence: SlotEvidence
     passed: bool | None = None
     failed: list[str] = []
     not_graded: str = ""
+    not_reviewed: list[str] = []
     reason: str = ""
     tool_calls: int = 0
     requests: int = 0
@@ -224,11 +248,22 @@ def load_manifest(out: str | Path) -> RunManifest:
     """
     path = Path(out) / MANIFEST
     try:
-        return msgspec.json.decode(path.read_bytes(), type=RunManifest)
+        info = path.stat()
     except FileNotFoundError:
         raise FileNotFoundError(f"{out}: not a run directory (no {MANIFEST})") from None
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_MANIFEST_BYTES:
+        raise ValueError(f"{path}: invalid manifest: not a regular file of sensible size")
+    try:
+        manifest = msgspec.json.decode(path.read_bytes(), type=RunManifest)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
         raise ValueError(f"{path}: invalid manifest: {exc}") from None
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if len(manifest.tasks) * manifest.samples > MAX_SLOTS:
+        raise ValueError(f"{path}: invalid manifest: more than {MAX_SLOTS} slots")
+    return manifest
 
 
 def write_json(path: Path, value: Any) -> None:
@@ -264,12 +299,14 @@ def judge_record(
         sample=record.sample,
         path=str(path),
         outcome=record.outcome.status,
+        outcome_reason=record.outcome.reason,
         evidence=result.evidence,
         passed=None if grade is None else grade.passed,
         failed=[]
         if grade is None
         else [f"{v.id}: {v.detail}" for v in grade.verdicts if v.status == "failed"],
         not_graded=not_graded,
+        not_reviewed=[] if grade is None else grade.not_reviewed,
         reason=result.reason,
         tool_calls=len(record.calls),
         requests=usage.requests,
@@ -282,37 +319,61 @@ def judge_record(
     )
 
 
-def _judge_slot(
-    path: Path, task_id: str, sample: int, task: Task | None, worlds: _Worlds
-) -> SlotResult:
+@attrs.frozen(slots=True)
+class _Slot:
+    """One scheduled slot and what binds a record to it."""
+
+    task_id: str
+    sample: int
+    seed: int
+    revision: str
+    entry: IndexEntry | None
+    task: Task | None
+
+
+def _slot_result(slot: _Slot, path: Path, evidence: SlotEvidence, **fields: Any) -> SlotResult:
+    return SlotResult(
+        task_id=slot.task_id, sample=slot.sample, path=str(path), evidence=evidence, **fields
+    )
+
+
+def _judge_slot(path: Path, slot: _Slot, worlds: _Worlds) -> SlotResult:
     if not path.is_file():
-        return SlotResult(task_id=task_id, sample=sample, path=str(path), evidence="missing")
+        return _slot_result(slot, path, "missing", reason="no record for this slot")
     retries = failed_tries(path)
     try:
         record = load_record(path)
-        world = worlds.get(record.world.name)
-    except (RecordError, WorldError, OSError) as exc:
-        return SlotResult(
-            task_id=task_id,
-            sample=sample,
-            path=str(path),
-            evidence="lost",
-            reason=str(exc),
-            retried=len(retries),
-        )
-    return judge_record(record, world, task, path, retries=retries)
+    except (RecordError, OSError) as exc:
+        return _slot_result(slot, path, "lost", reason=str(exc), retried=len(retries))
+    unbound = binding_problem(
+        record,
+        task_id=slot.task_id,
+        sample=slot.sample,
+        seed=slot.seed,
+        revision=slot.revision,
+        entry=slot.entry,
+    )
+    if unbound:
+        return _slot_result(slot, path, "ungraded", outcome=record.outcome.status, reason=unbound)
+    try:
+        world = worlds.get(slot.task.world if slot.task else record.world.name)
+        return judge_record(record, world, slot.task, path, retries=retries)
+    except (WorldError, OSError) as exc:
+        return _slot_result(slot, path, "lost", reason=str(exc), retried=len(retries))
+    except Exception as exc:  # one hostile record never ends the scan
+        return _slot_result(slot, path, "lost", reason=f"{type(exc).__name__}: {exc}")
 
 
 class _Worlds:
-    """Worlds by name at the run's sizes, loaded once per scan."""
+    """Worlds by name at the run's sizes, loaded once per scan, within the trust root."""
 
-    def __init__(self, sizes: Mapping[str, str]) -> None:
+    def __init__(self, sizes: Mapping[str, str], given: Mapping[str, World] | None) -> None:
         self.sizes = sizes
-        self.loaded: dict[str, World] = {}
+        self.loaded: dict[str, World] = dict(given or {})
 
     def get(self, name: str) -> World:
         if name not in self.loaded:
-            self.loaded[name] = load_world(name, size=self.sizes.get(name, "small"))
+            self.loaded[name] = load_trusted_world(name, self.sizes.get(name, "small"))
         return self.loaded[name]
 
 
@@ -322,14 +383,17 @@ def scan_run(
     *,
     known: Mapping[Path, SlotResult] | None = None,
     write_counts: bool = True,
+    worlds: Mapping[str, World] | None = None,
 ) -> RunScan:
-    """Judge every scheduled slot of a run directory once.
+    """Judge every scheduled slot of a run directory once, each record against its slot.
 
     Args:
         out: The run directory.
         tasks: The tasks to grade against (default: the built-in tasks).
         known: Results this process computed for records it saved itself (not replayed again).
         write_counts: Also write ``counts.json``.
+        worlds: Worlds the caller vouches for, by name; other names resolve only to built-in
+            worlds at sizes they declare (never a path from the run directory).
 
     Raises:
         FileNotFoundError: when ``out`` is not a run directory.
@@ -338,14 +402,23 @@ def scan_run(
     root = Path(out)
     manifest = load_manifest(root)
     by_id = {t.id: t for t in (tasks if tasks is not None else load_tasks())}
-    worlds = _Worlds(manifest.sizes)
+    loader = _Worlds(manifest.sizes, worlds)
+    index, _ = read_index(root)
     slots: list[SlotResult] = []
     for task_id in manifest.tasks:
         for sample in range(manifest.samples):
             path = record_path(root, task_id, sample)
             done = (known or {}).get(path)
             if done is None:
-                done = _judge_slot(path, task_id, sample, by_id.get(task_id), worlds)
+                slot = _Slot(
+                    task_id=task_id,
+                    sample=sample,
+                    seed=sample_seed(manifest.seed, task_id, sample),
+                    revision=manifest.revision.id,
+                    entry=index.get((task_id, sample)),
+                    task=by_id.get(task_id),
+                )
+                done = _judge_slot(path, slot, loader)
             slots.append(done)
     counts = count_slots(slots)
     if write_counts:

@@ -108,7 +108,9 @@ def test_a_task_made_impossible_is_attributed_to_the_world(
     impossible_run: tuple[Path, list[hw.Task]],
 ) -> None:
     out, tasks = impossible_run
-    scan = scan_run(out, tasks, write_counts=False)
+    # The verifier vouches for the user world (never resolved from the run directory).
+    vouched = {"helpdesk_notool": hw.load_world(out.parent / "helpdesk_notool")}
+    scan = scan_run(out, tasks, write_counts=False, worlds=vouched)
     assert scan.counts.passed == 1 and scan.counts.failed == 2
     report = attribute_scan(scan, tasks, oracles=ORACLES)
     sources = {a.task_id: a.source for a in report.attributions}
@@ -144,7 +146,9 @@ def test_reviewed_labels_override_and_are_counted_apart(
     )
     assert code == 0 and (out / ATTRIBUTIONS).is_file()
     counts_before = (out / "counts.json").read_bytes()
-    report = attribute_scan(scan_run(out, tasks, write_counts=False), tasks, oracles=ORACLES)
+    vouched = {"helpdesk_notool": hw.load_world(out.parent / "helpdesk_notool")}
+    scan = scan_run(out, tasks, write_counts=False, worlds=vouched)
+    report = attribute_scan(scan, tasks, oracles=ORACLES, worlds=vouched)
     labelled = next(a for a in report.attributions if a.task_id == "helpdesk.escalate_outage")
     assert labelled.source == "task_text" and labelled.reviewed and labelled.automatic == "agent"
     assert report.counts["task_text"] == {"reviewed": 1, "automatic": 0}

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from harness_world.analysis.results_csv import ResultsCsvError, format_results, parse_results
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
 from harness_world import stats
+from harness_world.analysis.results_csv import ResultsCsvError, format_results, parse_results
 from harness_world.cli import main
 from harness_world.stats import PairedTask, RunRow, StatsInputError, TaskTally
 from tests.conftest import examples

@@ -117,7 +117,7 @@ def test_openai_agent_gives_up_after_its_retries(small: hw.World) -> None:
         agent = OpenAIAgent(model="fake-1", base_url=server["base_url"], max_retries=2)
         record = drive(agent, hw.Attempt(small, task("helpdesk.reply_and_solve")))
         assert len(server["requests"]) == 3
-    assert record.outcome.status == "error" and "HTTP 500" in record.outcome.reason
+    assert record.outcome.status == "infrastructure" and "HTTP 500" in record.outcome.reason
     assert record.usage.requests == 3 and record.usage.retries == 2
 
 

@@ -257,12 +257,14 @@ def test_inventory_counts_error_outcomes_and_retries(tmp_path: Path) -> None:
 
     class Flaky(StubAgent):
         def run(self, attempt: hw.Attempt) -> str:
-            raise ConnectionError("provider down")
+            # A driver signals the provider's failure, not its own (see test_trust_agents).
+            raise hw.InfrastructureError("provider down")
 
     result = run(tasks, Flaky(**BASE), samples=2, out=tmp_path / "r", retries=1)
     inventory = result.counts
     assert inventory.scheduled == inventory.executed == 2 and inventory.retried == 2
-    assert inventory.valid == 0 and inventory.invalid == 2 and inventory.by_outcome == {"error": 2}
+    assert inventory.valid == 0 and inventory.invalid == 2
+    assert inventory.by_outcome == {"infrastructure": 2}
     assert scan_run(tmp_path / "r").counts == inventory
 
 

@@ -1,0 +1,149 @@
+"""Limits at every boundary: what a tool argument or a record may contain.
+
+One table (``docs/threat-model.md``) lists them. Each limit ends one call as a typed
+``invalid_arguments`` error or one record as ``lost``; a batch always goes on. The checks are
+iterative, so hostile nesting never reaches Python's recursion limit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Final
+
+__all__ = [
+    "ARGUMENT_DEPTH",
+    "MAX_INT",
+    "MAX_STRING",
+    "RECORD_BYTES",
+    "RECORD_DEPTH",
+    "check_json_value",
+    "clean_text",
+    "text_problem",
+]
+
+ARGUMENT_DEPTH: Final = 32
+"""Deepest nesting of a tool call's arguments (the object itself is level 1)."""
+RECORD_DEPTH: Final = 64
+"""Deepest nesting of a record file."""
+MAX_STRING: Final = 1_000_000
+"""Longest string, in characters, in arguments and records."""
+MAX_INT: Final = 2**53
+"""Integers must lie in [-2^53, 2^53]: exact in every JSON reader."""
+RECORD_BYTES: Final = 256 * 1024 * 1024
+"""Largest record file, in bytes."""
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def text_problem(text: str) -> str:
+    """Why ``text`` cannot be stored (a lone surrogate, or too long); empty when it can."""
+    if len(text) > MAX_STRING:
+        return f"a string of {len(text)} characters (the limit is {MAX_STRING})"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"a lone surrogate at character {exc.start} (not valid Unicode)"
+    return ""
+
+
+def clean_text(text: str) -> str:
+    """``text`` with lone surrogates escaped as backslash sequences (what a model may emit)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _scalar_problem(value: object) -> str:
+    if isinstance(value, bool) or value is None:
+        return ""
+    if isinstance(value, int):
+        if -MAX_INT <= value <= MAX_INT:
+            return ""
+        return "an integer out of range (outside ±2^53)"
+    if isinstance(value, float):
+        return "" if math.isfinite(value) else "a number out of range (not finite)"
+    if isinstance(value, str):
+        return text_problem(value)
+    return f"a value of type {type(value).__name__} (only JSON types are allowed)"
+
+
+def check_json_value(value: object, max_depth: int) -> str:
+    """The first limit ``value`` breaks, as ``"<path>: <problem>"``; empty when it is clean.
+
+    Allowed: objects with string keys, arrays, strings, finite numbers, integers within
+    ±2^53, booleans and null, nested at most ``max_depth`` levels, strings of valid Unicode
+    no longer than `MAX_STRING`. A fast pass decides; only a value that breaks a limit is
+    walked again to name where.
+    """
+    if _clean(value, max_depth):
+        return ""
+    return _explain(value, max_depth)
+
+
+def _clean_scalar(item: object) -> bool:
+    kind = type(item)
+    if kind is str:
+        text: str = item  # type: ignore[assignment]
+        return len(text) <= MAX_STRING and (text.isascii() or not text_problem(text))
+    if kind is int:
+        return -MAX_INT <= item <= MAX_INT  # type: ignore[operator]
+    if kind is float:
+        return math.isfinite(item)  # type: ignore[arg-type]
+    return kind is bool or item is None
+
+
+_CONTAINERS = (dict, list, tuple)
+
+
+def _clean(value: object, max_depth: int) -> bool:
+    """Whether ``value`` is within every limit (containers walked iteratively, no paths)."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if type(item) in _CONTAINERS:
+            if depth > max_depth or not _push_children(item, depth + 1, stack):
+                return False
+        elif not _clean_scalar(item):
+            return False
+    return True
+
+
+def _push_children(item: object, depth: int, stack: list[tuple[object, int]]) -> bool:
+    """Check a container's keys and scalar children; push its containers. False on a breach."""
+    children: Iterable[object]
+    if type(item) is dict:
+        for key in item:
+            if type(key) is not str or not (key.isascii() or not text_problem(key)):
+                return False
+        children = item.values()
+    else:
+        children = item  # type: ignore[assignment]
+    for child in children:
+        if type(child) in _CONTAINERS:
+            stack.append((child, depth))
+        elif not _clean_scalar(child):
+            return False
+    return True
+
+
+def _explain(value: object, max_depth: int) -> str:
+    stack: list[tuple[object, int, str]] = [(value, 1, "$")]
+    while stack:
+        item, depth, path = stack.pop()
+        if isinstance(item, dict | list | tuple):
+            if depth > max_depth:
+                return f"{path}: nested deeper than {max_depth} levels"
+            if not isinstance(item, dict):
+                stack.extend((v, depth + 1, f"{path}[{i}]") for i, v in enumerate(item))
+                continue
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    return f"{path}: a key of type {type(key).__name__} (keys must be strings)"
+                problem = text_problem(key)
+                if problem:
+                    return f"{path}: a key with {problem}"
+                stack.append((child, depth + 1, f"{path}.{clean_text(key)[:40]}"))
+            continue
+        problem = _scalar_problem(item)
+        if problem:
+            return f"{path}: {problem}"
+    return ""

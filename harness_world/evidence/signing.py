@@ -1,0 +1,146 @@
+"""Provenance: an Ed25519 signature over a run's index (extra: ``harness_world[sign]``).
+
+Replay proves a record consistent and the index binds it to its slot; neither says who made the
+run. ``run --sign-key KEY`` signs the run's revision and the exact bytes of its ``index.jsonl``
+(so every record digest) with the producer's private key; ``verify --trust-key PUB`` checks that
+signature against a public key the verifier trusts. Keys are PEM files, e.g. made with
+``openssl genpkey -algorithm ed25519 -out key.pem`` and
+``openssl pkey -in key.pem -pubout -out key.pub``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from harness_world.errors import HarnessWorldError
+from harness_world.evidence.binding import INDEX
+
+__all__ = [
+    "SIGNATURE",
+    "RunSignature",
+    "SigningError",
+    "check_private_key",
+    "check_run_signature",
+    "sign_run",
+]
+
+SIGNATURE = "index.sig.json"
+_DOMAIN = b"harness_world run index signature v1\n"
+
+
+class SigningError(HarnessWorldError):
+    """A key cannot be read, or the ``[sign]`` extra is not installed."""
+
+
+class RunSignature(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``index.sig.json``: who vouches for a run's index.
+
+    Attributes:
+        revision: The run's revision id (signed).
+        index_sha256: SHA-256 of the exact bytes of ``index.jsonl`` when signed (signed).
+        public_key: The signer's raw Ed25519 public key, hex (informative: the verifier uses
+            the key it trusts, never this one).
+        signature: The Ed25519 signature, hex.
+    """
+
+    revision: str
+    index_sha256: str
+    public_key: str
+    signature: str
+
+
+def _message(revision: str, index_sha256: str) -> bytes:
+    return _DOMAIN + revision.encode() + b"\n" + index_sha256.encode()
+
+
+def _serialization() -> Any:
+    try:
+        from cryptography.hazmat.primitives import serialization
+    except ImportError:
+        raise SigningError("signing needs the extra: pip install 'harness_world[sign]'") from None
+    return serialization
+
+
+def _load_key(path: Path, *, private: bool) -> Any:
+    serialization = _serialization()
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    try:
+        data = path.read_bytes()
+        key = (
+            serialization.load_pem_private_key(data, password=None)
+            if private
+            else serialization.load_pem_public_key(data)
+        )
+    except (OSError, ValueError, TypeError) as exc:
+        raise SigningError(f"{path}: not a readable PEM key: {exc}") from None
+    wanted = ed25519.Ed25519PrivateKey if private else ed25519.Ed25519PublicKey
+    if not isinstance(key, wanted):
+        raise SigningError(f"{path}: not an Ed25519 key")
+    return key
+
+
+def _raw_public(key: Any) -> str:
+    serialization = _serialization()
+    raw: bytes = key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return raw.hex()
+
+
+def check_private_key(key_file: Path) -> None:
+    """Check before any work that ``key_file`` holds a usable Ed25519 private key.
+
+    Raises:
+        SigningError: when it does not, or the extra is missing.
+    """
+    _load_key(key_file, private=True)
+
+
+def sign_run(out: Path, revision: str, key_file: Path) -> Path:
+    """Sign the run's revision and index with the private key in ``key_file``.
+
+    Raises:
+        SigningError: when the key cannot be read or the extra is missing.
+        OSError: when the signature cannot be written.
+    """
+    key = _load_key(key_file, private=True)
+    digest = hashlib.sha256((out / INDEX).read_bytes()).hexdigest()
+    signature = RunSignature(
+        revision=revision,
+        index_sha256=digest,
+        public_key=_raw_public(key.public_key()),
+        signature=key.sign(_message(revision, digest)).hex(),
+    )
+    path = out / SIGNATURE
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(msgspec.json.encode(signature) + b"\n")
+    tmp.replace(path)
+    return path
+
+
+def check_run_signature(out: Path, revision: str, public_key_file: Path) -> str:
+    """Why the run at ``out`` is not signed by the trusted key (empty when it is).
+
+    Raises:
+        SigningError: when the trusted key itself cannot be read (the verifier's input).
+    """
+    key = _load_key(public_key_file, private=False)
+    from cryptography.exceptions import InvalidSignature
+
+    try:
+        signature = msgspec.json.decode((out / SIGNATURE).read_bytes(), type=RunSignature)
+        index = (out / INDEX).read_bytes()
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+        return f"no valid signature: {exc}"
+    if signature.revision != revision:
+        return "the signature is for another revision"
+    if hashlib.sha256(index).hexdigest() != signature.index_sha256:
+        return "the index changed since it was signed"
+    try:
+        key.verify(bytes.fromhex(signature.signature), _message(revision, signature.index_sha256))
+    except (InvalidSignature, ValueError):
+        return "the signature does not verify with the trusted key"
+    return ""

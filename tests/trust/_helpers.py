@@ -1,0 +1,50 @@
+"""Shared helpers for the trust tests: CLI calls, resealing, small run directories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+import pytest
+
+import harness_world as hw
+from harness_world.cli import main
+from harness_world.coverage import ScriptContext, load_oracles
+from harness_world.evidence.record import record_digest
+
+TASKS = ("helpdesk.reply_and_solve", "helpdesk.security_count")
+
+
+def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def reseal(record: hw.Record) -> hw.Record:
+    return msgspec.structs.replace(record, digest=record_digest(record))
+
+
+def tasks(*ids: str) -> list[hw.Task]:
+    wanted = ids or TASKS
+    return [t for t in hw.load_tasks("helpdesk") if t.id in wanted]
+
+
+def do_nothing(ctx: ScriptContext) -> str:
+    """A wrong answer for every task: no calls, a final message that answers nothing."""
+    return "Done."
+
+
+def oracle_run(out: Path, samples: int = 1) -> Path:
+    hw.run(tasks(), hw.oracle_agent("helpdesk"), samples=samples, out=out)
+    return out
+
+
+def failing_run(out: Path, samples: int = 1) -> Path:
+    agent = hw.ScriptedAgent(name="lazy", scripts=dict.fromkeys(TASKS, do_nothing))
+    hw.run(tasks(), agent, samples=samples, out=out)
+    return out
+
+
+def oracle_script(task_id: str):  # type: ignore[no-untyped-def]
+    return load_oracles("helpdesk")[task_id]

@@ -1,0 +1,80 @@
+"""Hole 7 of issue 11: environment errors are one ``error:`` line and exit 2, never a lost record.
+
+``play --record`` is checked before any work; a failing disk during ``run`` leaves every saved
+record intact and the run resumable.
+"""
+
+from __future__ import annotations
+
+import errno
+import importlib
+import io
+import sys
+from pathlib import Path
+
+import pytest
+
+import harness_world as hw
+from harness_world.cli import main
+from tests.trust._helpers import TASKS, run_cli, tasks
+
+run_module = importlib.import_module("harness_world.running.run")  # the module, not `run`
+
+
+def test_play_refuses_a_folder_as_record_before_any_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO('{"finish": "x"}\n'))
+    argv = ["play", "--world", "helpdesk", "--task", TASKS[0], "--record", str(tmp_path)]
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and out == ""
+    assert err.startswith("error: --record") and "folder" in err
+
+
+def test_play_refuses_an_unwritable_record_path_before_any_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setattr(sys, "stdin", io.StringIO('{"finish": "x"}\n'))
+    record = blocker / "r.json"  # a path under a regular file can never be created
+    argv = ["play", "--world", "helpdesk", "--task", TASKS[0], "--record", str(record)]
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and out == "" and err.startswith("error: --record")
+
+
+def test_a_full_disk_during_run_is_one_error_line_and_resumable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    real = run_module.save_record
+    saved: list[Path] = []
+
+    def fill_up(record: hw.Record, path: Path) -> Path:
+        if saved:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        saved.append(real(record, path))
+        return saved[-1]
+
+    monkeypatch.setattr(run_module, "save_record", fill_up)
+    argv = ["run", "--world", "helpdesk", "--tasks", TASKS[0], TASKS[1]]
+    argv += ["--out", str(tmp_path / "r"), "--no-precheck"]
+    code, _, err = run_cli(argv, capsys)
+    last = err.strip().splitlines()[-1]
+    assert code == 2 and last.startswith("error: ") and "No space left" in last
+    assert "Traceback" not in err
+    monkeypatch.setattr(run_module, "save_record", real)
+    result = hw.run(tasks(), hw.oracle_agent("helpdesk"), out=tmp_path / "r")
+    assert result.resumed == 1 and result.counts.passed == 2
+    assert main(["verify", "--require-pass", str(tmp_path / "r")]) == 0
+
+
+def test_a_read_only_run_directory_is_one_error_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def read_only(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EROFS, "Read-only file system", str(tmp_path / "r"))
+
+    monkeypatch.setattr(run_module, "write_json", read_only)
+    argv = ["run", "--world", "helpdesk", "--tasks", TASKS[0], "--out", str(tmp_path / "r")]
+    code, _, err = run_cli(argv + ["--no-precheck"], capsys)
+    assert code == 2 and "Read-only file system" in err and "Traceback" not in err
