@@ -25,5 +25,31 @@ def test_demo_prints_outcome_evidence_and_grade_apart(
     assert "12 attempts completed cleanly and still failed" in text
     assert main(["verify", str(out), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["evidence"] == {"verified": 22, "ungraded": 0, "lost": 0}
-    assert report["grades"] == {"passed": 10, "failed": 12}
+    assert report["evidence"] == {"verified": 30, "ungraded": 0, "lost": 0}
+    assert report["grades"] == {"passed": 18, "failed": 12}
+
+
+def test_the_demo_is_a_run_directory_report_and_html_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "demo"
+    assert main(["demo", "--out", str(out), "--json"]) == 0
+    capsys.readouterr()
+    assert main(["report", str(out), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    counts = report["counts"]
+    assert (counts["scheduled"], counts["valid"], counts["passed"], counts["failed"]) == (
+        30,
+        30,
+        18,
+        12,
+    )
+    # running it again rewrites the same run (a demo directory only; anything else is refused)
+    assert main(["demo", "--out", str(out), "--json"]) == 0
+    capsys.readouterr()
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "keep.txt").write_text("mine")
+    assert main(["demo", "--out", str(other)]) == 2
+    assert "not a demo run directory" in capsys.readouterr().err
+    assert (other / "keep.txt").read_text() == "mine"
