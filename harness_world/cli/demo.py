@@ -29,8 +29,8 @@ from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.verify import verify
 from harness_world.running.attempt import Attempt
 from harness_world.running.oracles import load_routes, route_name
-from harness_world.running.rundir import MANIFEST, SlotResult, load_manifest
 from harness_world.running.run import run
+from harness_world.running.rundir import MANIFEST, SlotResult, load_manifest
 from harness_world.running.scripted import Script, ScriptContext, run_script
 
 __all__ = ["DEMO_WORLDS", "DemoAgent", "demo_agent", "register"]
