@@ -115,6 +115,13 @@ def _print_counts(report: RunReport) -> None:
         f"completed first try: {report.first_try_completed}, "
         f"eventually: {report.eventually_completed}"
     )
+    open_prose = [s for s in report.attempts if s.counted and s.not_reviewed]
+    if open_prose:
+        criteria = sum(len(s.not_reviewed) for s in open_prose)
+        print(
+            f"not reviewed: {criteria} prose criteria on {len(open_prose)} valid attempts stand "
+            "open until a person reviews them (grades count automated criteria only)"
+        )
 
 
 def _print_pass_k(report: RunReport) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -44,6 +45,13 @@ def test_the_demo_is_a_run_directory_report_and_html_read(
         18,
         12,
     )
+    # the HTML report reads it too (extra [report])
+    if importlib.util.find_spec("matplotlib") is not None:
+        page = tmp_path / "demo.html"
+        assert main(["report", str(out), "--html", str(page)]) == 0
+        capsys.readouterr()
+        html = page.read_text()
+        assert "create_for_john" in html and "https://" not in html
     # running it again rewrites the same run (a demo directory only; anything else is refused)
     assert main(["demo", "--out", str(out), "--json"]) == 0
     capsys.readouterr()
