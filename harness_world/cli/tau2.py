@@ -26,6 +26,7 @@ from harness_world.engine.paths import builtin_dir
 from harness_world.engine.plugins import PluginError
 from harness_world.engine.world import World, WorldError, resolve_world_folder
 from harness_world.tau2 import importer
+from harness_world.tau2.faithful import Tau2Hasher, Tau2Shape
 from harness_world.tau2.gold import (
     DatabaseHasher,
     GoldReport,
@@ -83,6 +84,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     _data_arguments(again)
     again.add_argument("results", type=Path, help="a τ²-bench results JSON file")
+    again.add_argument(
+        "--arguments",
+        choices=("strict", "tau2"),
+        default="strict",
+        help=(
+            "argument typing: strict (default) refuses ill-typed arguments; tau2 coerces the "
+            "ill-typed arguments τ² acts on (a string or empty object as a list, any value "
+            "as an unread summary) as τ² does, and lists each such call as coerced"
+        ),
+    )
     again.set_defaults(handler=run_regrade)
     parser.set_defaults(handler=lambda _args: _usage(parser))
 
@@ -96,7 +107,18 @@ def _data_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--data", type=Path, required=True, help="τ² retail data folder (db.json, tasks file)"
     )
-    parser.add_argument("--tasks", type=Path, help="τ² tasks file (default: DATA/tasks_train.json)")
+    parser.add_argument(
+        "--tasks", type=Path, help="a τ² tasks file (instead of a split of DATA)"
+    )
+    parser.add_argument(
+        "--split",
+        choices=importer.SPLITS,
+        help=(
+            "which tasks of DATA (default train): with DATA/tasks.json and "
+            "DATA/split_tasks.json as τ² lays them out, that split of tasks.json (all: every "
+            "task); otherwise DATA/tasks_train.json, DATA/tasks_test.json, or both"
+        ),
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -105,13 +127,26 @@ class _InputError(Exception):
 
 
 def _load(args: argparse.Namespace) -> tuple[World, list[ImportedTask]]:
+    if args.tasks is not None and args.split is not None:
+        raise _InputError("give --tasks or --split, not both")
     try:
         world: World = importer.load_world(args.data)
-        tasks_file = args.tasks if args.tasks is not None else args.data / importer.TASKS_FILE
-        tasks: list[ImportedTask] = importer.import_tasks(world, tasks_file)
+        tasks: list[ImportedTask]
+        if args.tasks is not None:
+            tasks = importer.import_tasks(world, args.tasks)
+        else:
+            _, tasks = importer.split_tasks(world, args.data, args.split or "train")
     except (importer.FormatError, WorldError) as exc:
         raise _InputError(str(exc).splitlines()[0]) from None
     return world, tasks
+
+
+def _tau2_hasher(args: argparse.Namespace, world: World) -> Tau2Hasher:
+    """τ²'s own database hash for the data's world (map orders from its db.json)."""
+    try:
+        return Tau2Hasher(Tau2Shape.from_data(world, Path(args.data) / importer.DB_FILE))
+    except (OSError, ValueError) as exc:
+        raise _InputError(f"{args.data}: cannot read {importer.DB_FILE}: {exc}") from None
 
 
 def load_explanations(path: Path) -> dict[str, str]:
@@ -160,13 +195,27 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     hasher = DatabaseHasher(world)
+    try:
+        tau2_hasher = _tau2_hasher(args, world)
+    except _InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     reports = [
-        check_gold(world, t, hasher, marks=marks, explanation=explanations.get(t.task.id, ""))
+        check_gold(
+            world,
+            t,
+            hasher,
+            marks=marks,
+            explanation=explanations.get(t.task.id, ""),
+            tau2_hasher=tau2_hasher,
+        )
         for t in tasks
     ]
     problems = [f"{r.task_id}: {p}" for r in reports for p in r.problems]
     problems += _stale_marks(marks, reports)
     summary = _summary(reports)
+    summary["initial_db_hash"] = hasher.hash()  # tau2: both hashes of the start database
+    summary["initial_tau2_db_hash"] = tau2_hasher.hash()
     if args.json:
         out = {
             "data_notice": importer.DATA_NOTICE,
@@ -352,12 +401,23 @@ def run_regrade(args: argparse.Namespace) -> int:
             runs = importer.read_results(args.results)
         except importer.FormatError as exc:
             raise _InputError(str(exc)) from None
+        tau2_hasher = _tau2_hasher(args, world)
     except _InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     by_id = {t.task.id: t for t in tasks}
     hasher = DatabaseHasher(world)
-    results = [regrade(world, by_id.get(f"{WORLD}.{run.task_id}"), run, hasher) for run in runs]
+    results = [
+        regrade(
+            world,
+            by_id.get(f"{WORLD}.{run.task_id}"),
+            run,
+            hasher,
+            arguments=args.arguments,
+            tau2_hasher=tau2_hasher,
+        )
+        for run in runs
+    ]
     if args.json:
         out = {
             "data_notice": importer.DATA_NOTICE,
@@ -406,6 +466,9 @@ def _render_regrade(results: list[RegradeResult], notice: str) -> str:
         if r.passed is not None and r.outcome in ("completed", "turn_limit", "budget_limit")
     ]
     lines = [f"data: {notice}", "", render_table(headers, rows), ""]
+    coerced = [f"  {r.source_task}/{r.trial}: {line}" for r in results for line in r.coerced]
+    if coerced:
+        lines += ["calls coerced the way τ² treats them (--arguments tau2):", *coerced, ""]
     lines.append(
         f"{len(results)} run(s): {sum(r.evidence == 'verified' for r in results)} verified, "
         f"{len(graded)} graded attempts; "

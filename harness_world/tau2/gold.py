@@ -18,6 +18,7 @@ benchmark-specific reading of files lives with its world):
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -34,6 +35,8 @@ from harness_world.grading.grade import Grade
 from harness_world.grading.task import Condition, Requirement, Target, Task
 from harness_world.grading.verify import verify
 from harness_world.running.scripted import record_calls
+from harness_world.tau2.arguments import ArgumentMode, coerce_call
+from harness_world.tau2.faithful import Tau2Hasher
 
 __all__ = [
     "DatabaseHasher",
@@ -177,6 +180,9 @@ class GoldReport(msgspec.Struct, frozen=True, kw_only=True):
         survived: Mutants that pass and are not (validly) marked equivalent.
         equivalent: Mutants that pass, are marked equivalent and leave the gold's database.
         problems: Everything that makes this task's check fail, in words.
+        gold_db_hash: Our whole-database hash (`DatabaseHasher`) of the gold end state.
+        tau2_db_hash: τ²'s own database hash of the gold end state (its serialisation, nulls
+            included; `harness_world.tau2.faithful.Tau2Hasher`), empty when not computed.
     """
 
     task_id: str
@@ -196,6 +202,8 @@ class GoldReport(msgspec.Struct, frozen=True, kw_only=True):
     survived: int
     equivalent: int
     problems: list[str]
+    gold_db_hash: str = ""
+    tau2_db_hash: str = ""
 
     @property
     def ok(self) -> bool:
@@ -240,6 +248,11 @@ class RegradeResult(msgspec.Struct, frozen=True, kw_only=True):
         reference_match: The reference's database verdict, recomputed here.
         recorded_reward: The reward the other harness recorded.
         problem: Why the run could not be graded, if so.
+        coerced: Calls whose ill-typed arguments were coerced the way τ² treats them
+            (``tau2`` argument mode only), one line each: call number, tool, class.
+        db_hash: Our whole-database hash of the run's end state.
+        tau2_db_hash: τ²'s own database hash of the run's end state (empty when not computed).
+        tau2_gold_db_hash: τ²'s own database hash of the gold end state.
     """
 
     task_id: str
@@ -255,6 +268,10 @@ class RegradeResult(msgspec.Struct, frozen=True, kw_only=True):
     reference_match: bool | None
     recorded_reward: float | None
     problem: str = ""
+    coerced: list[str] = []
+    db_hash: str = ""
+    tau2_db_hash: str = ""
+    tau2_gold_db_hash: str = ""
 
 
 # -- effects and targets derived from a gold run ---------------------------------------------
@@ -599,6 +616,7 @@ def check_gold(
     marks: Mapping[tuple[str, str], str] | None = None,
     explanation: str = "",
     operators: Sequence[str] = ALL_OPERATORS,
+    tau2_hasher: Tau2Hasher | None = None,
 ) -> GoldReport:
     """Check one imported task: oracle, reference verdict, do-nothing attempt, mutants.
 
@@ -617,6 +635,7 @@ def check_gold(
             marks an operator for every task.
         explanation: Why our grade of the oracle may disagree with the reference, if it does.
         operators: The mutation operators to apply.
+        tau2_hasher: τ²'s own database hash, reported beside ours for the gold end state.
     """
     task = imported.task
     reference = run_gold(world, task, imported.gold)
@@ -655,19 +674,49 @@ def check_gold(
         survived=sum(m.status == "survived" for m in mutants),
         equivalent=sum(m.status == "equivalent" for m in mutants),
         problems=problems,
+        gold_db_hash=gold_hash,
+        tau2_db_hash="" if tau2_hasher is None else tau2_hasher.hash(reference.final),
     )
 
 
 # -- regrading runs recorded elsewhere -------------------------------------------------------
 
 
+def _coerced_calls(
+    world: World, calls: Sequence[tuple[str, Any]], mode: ArgumentMode
+) -> tuple[list[tuple[str, Any]], list[str]]:
+    """The calls to run in argument ``mode`` and one line per coerced call."""
+    if mode == "strict":
+        return list(calls), []
+    out: list[tuple[str, Any]] = []
+    notes: list[str] = []
+    for i, (tool, args) in enumerate(calls, start=1):
+        used, coercions = coerce_call(world, tool, args)
+        out.append((tool, used))
+        notes += [
+            f"call {i} {tool}: {c.argument} {c.cls} ({json.dumps(c.given)} -> "
+            f"{json.dumps(c.used)})"
+            for c in coercions
+        ]
+    return out, notes
+
+
 def regrade(
-    world: World, imported: ImportedTask | None, run: ExternalRun, hasher: DatabaseHasher
+    world: World,
+    imported: ImportedTask | None,
+    run: ExternalRun,
+    hasher: DatabaseHasher,
+    *,
+    arguments: ArgumentMode = "strict",
+    tau2_hasher: Tau2Hasher | None = None,
 ) -> RegradeResult:
     """Replay an external run's tool calls in a fresh attempt; verify and grade the record.
 
     The reference verdict is recomputed too (the run's whole-database hash against the gold's),
     so it can be compared both with our grade and with the reward the other harness recorded.
+    With ``arguments="tau2"`` ill-typed arguments are first coerced the way τ² treats them
+    (`harness_world.tau2.arguments`); each such call is listed in ``coerced``. With a
+    ``tau2_hasher``, τ²'s own database hashes of the run and of the gold are reported too.
     """
     if imported is None:
         return RegradeResult(
@@ -686,15 +735,17 @@ def regrade(
             problem=f"unknown task {run.task_id!r}",
         )
     task = imported.task
+    calls, coerced = _coerced_calls(world, run.calls, arguments)
     record = record_calls(
         world,
         task,
-        run.calls,
+        calls,
         final_message=run.final_message,
         outcome=run.outcome,
         sample=run.trial,
     )
-    gold_hash = hasher.hash(run_gold(world, task, imported.gold).final)
+    gold = run_gold(world, task, imported.gold)
+    gold_hash = hasher.hash(gold.final)
     checked = _check_trajectory(world, task, record, hasher, gold_hash)
     grade = checked.grade
     return RegradeResult(
@@ -713,4 +764,8 @@ def regrade(
         reference_match=checked.reference_match,
         recorded_reward=run.reward,
         problem=checked.reason,
+        coerced=coerced,
+        db_hash=hasher.hash(record.final),
+        tau2_db_hash="" if tau2_hasher is None else tau2_hasher.hash(record.final),
+        tau2_gold_db_hash="" if tau2_hasher is None else tau2_hasher.hash(gold.final),
     )

@@ -21,6 +21,7 @@ Each τ² task becomes an `ImportedTask`:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,9 @@ DATA_NOTICE = "τ²-bench retail data © 2025 Sierra Research, MIT licence (see 
 WORLD = "tau2_retail"
 DB_FILE = "db.json"
 TASKS_FILE = "tasks_train.json"
+ALL_TASKS_FILE = "tasks.json"
+SPLIT_FILE = "split_tasks.json"
+SPLITS = ("train", "test", "all")
 
 # τ²'s termination reasons, mapped to our outcomes (anything else: completed, reason kept).
 _TERMINATION: dict[str, OutcomeStatus] = {
@@ -234,8 +238,10 @@ def import_task(world: World, raw: dict[str, Any], source: str = TASKS_FILE) -> 
     return ImportedTask(task=task, gold=gold, source=f"{source} #{tau2_id}")
 
 
-def import_tasks(world: World, path: str | Path) -> list[ImportedTask]:
-    """Every task of a τ² tasks file.
+def import_tasks(
+    world: World, path: str | Path, only: Iterable[str] | None = None
+) -> list[ImportedTask]:
+    """Every task of a τ² tasks file (only those with an id in ``only``, when given).
 
     Raises:
         FormatError: naming the file and the task at fault.
@@ -246,7 +252,63 @@ def import_tasks(world: World, path: str | Path) -> list[ImportedTask]:
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
         raise FormatError(f"{source}: duplicate task ids: {', '.join(duplicates)}")
+    if only is not None:
+        wanted = set(only)
+        raws = [r for r in raws if str(r["id"]) in wanted]
     return [import_task(world, raw, source.name) for raw in raws]
+
+
+def read_split(path: str | Path) -> dict[str, list[str]]:
+    """τ²'s split file: split name -> task ids (``{"train": [...], "test": [...], ...}``).
+
+    Raises:
+        FormatError: naming the file when it is not an object of lists of ids.
+    """
+    source = Path(path)
+    data = _read_json(source)
+    if not isinstance(data, dict) or not all(
+        isinstance(ids, list) and all(isinstance(i, str | int) for i in ids)
+        for ids in data.values()
+    ):
+        raise FormatError(f"{source}: expected an object mapping split names to lists of ids")
+    return {str(name): [str(i) for i in ids] for name, ids in data.items()}
+
+
+def split_tasks(
+    world: World, data: str | Path, split: str = "train"
+) -> tuple[Path, list[ImportedTask]]:
+    """The tasks of one split of a τ² data folder, and the tasks file they come from.
+
+    With τ²'s layout (``tasks.json`` and ``split_tasks.json``, as τ²'s ``get_tasks`` reads
+    them), a split is the tasks of ``tasks.json`` whose ids the split file lists under that
+    name; ``all`` is its ``base`` split when it has one, else every task. Without a split
+    file, ``train`` and ``test`` are ``tasks_train.json`` and ``tasks_test.json``, and ``all``
+    is ``tasks.json`` (else both of those).
+
+    Raises:
+        FormatError: for an unknown split, a split the folder does not hold, or a bad file.
+    """
+    folder = Path(data)
+    if split not in SPLITS:
+        raise FormatError(f"unknown split {split!r}: expected one of {', '.join(SPLITS)}")
+    every, split_file = folder / ALL_TASKS_FILE, folder / SPLIT_FILE
+    if every.is_file() and split_file.is_file():
+        splits = read_split(split_file)
+        name = "base" if split == "all" else split
+        if name not in splits and split != "all":
+            raise FormatError(f"{split_file}: no split {split!r} (has: {', '.join(splits)})")
+        return every, import_tasks(world, every, splits.get(name))
+    if split == "all" and every.is_file():
+        return every, import_tasks(world, every)
+    names = ["train", "test"] if split == "all" else [split]
+    files = [folder / f"tasks_{name}.json" for name in names]
+    present = [f for f in files if f.is_file()]
+    if not present or (split != "all" and len(present) != len(files)):
+        raise FormatError(
+            f"{folder}: no tasks for split {split!r} "
+            f"(looked for {SPLIT_FILE} with {ALL_TASKS_FILE}, and {files[0].name})"
+        )
+    return present[0], [t for f in present for t in import_tasks(world, f)]
 
 
 # -- results files ---------------------------------------------------------------------------
