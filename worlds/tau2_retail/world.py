@@ -525,8 +525,6 @@ def _number(text: str) -> int | float:
 
 
 def _apply(op: str, values: list[Any]) -> None:
-    if len(values) < (1 if op.startswith("u") else 2):
-        raise ToolFailure("invalid_arguments", "invalid syntax")
     if op == "u-":
         values.append(-values.pop())
     elif op == "u+":
@@ -536,13 +534,14 @@ def _apply(op: str, values: list[Any]) -> None:
         values.append(_BINARY[op](values.pop(), right))
 
 
-def _flat_eval(expression: str) -> Any:
-    """Python's arithmetic on the calculator's characters, without recursion.
+def _postfix(expression: str) -> list[int | float | str]:
+    """The expression in postfix order (numbers and operators), or ``invalid syntax``.
 
     Operator precedence by a stack, so its depth is bounded by the input's length, not by
-    Python's recursion limit. Same operators, precedence, association and number types as eval.
+    Python's recursion limit; the whole text is parsed before anything is evaluated, as
+    Python compiles before it runs.
     """
-    values: list[Any] = []
+    out: list[int | float | str] = []
     ops: list[str] = []
     expect_operand = True
     position, text = 0, expression.rstrip()
@@ -552,36 +551,45 @@ def _flat_eval(expression: str) -> Any:
             raise ToolFailure("invalid_arguments", "invalid syntax")
         position = match.end()
         number, symbol = match.groups()
-        if number is not None:
-            if not expect_operand:
-                raise ToolFailure("invalid_arguments", "invalid syntax")
-            values.append(_number(number))
+        if number is not None and expect_operand:
+            out.append(_number(number))
             expect_operand = False
         elif symbol == "(" and expect_operand:
             ops.append("(")
-        elif symbol == ")" and not expect_operand:
-            while ops and ops[-1] != "(":
-                _apply(ops.pop(), values)
-            if not ops:
-                raise ToolFailure("invalid_arguments", "unmatched ')'")
+        elif symbol == ")" and not expect_operand and "(" in ops:
+            while ops[-1] != "(":
+                out.append(ops.pop())
             ops.pop()
         elif symbol in ("+", "-") and expect_operand:
             ops.append("u" + symbol)
         elif symbol in _BINARY and not expect_operand:
-            right_assoc = symbol == "**"
             while ops and ops[-1] != "(" and (
                 _PRECEDENCE[ops[-1]] > _PRECEDENCE[symbol]
-                or (_PRECEDENCE[ops[-1]] == _PRECEDENCE[symbol] and not right_assoc)
+                or (_PRECEDENCE[ops[-1]] == _PRECEDENCE[symbol] and symbol != "**")
             ):
-                _apply(ops.pop(), values)
+                out.append(ops.pop())
             ops.append(symbol)
             expect_operand = True
         else:
             raise ToolFailure("invalid_arguments", "invalid syntax")
     if expect_operand or "(" in ops:
         raise ToolFailure("invalid_arguments", "invalid syntax")
-    while ops:
-        _apply(ops.pop(), values)
+    out.extend(reversed(ops))
+    return out
+
+
+def _flat_eval(expression: str) -> Any:
+    """Python's arithmetic on the calculator's characters, without recursion.
+
+    Same operators, precedence, association, number types and evaluation order as eval (a
+    number directly followed by ``(``, a call in Python, is ``invalid syntax`` here).
+    """
+    values: list[Any] = []
+    for item in _postfix(expression):
+        if isinstance(item, str):
+            _apply(item, values)
+        else:
+            values.append(item)
     return values[0]
 
 
