@@ -13,8 +13,10 @@ behave the same, and says so. Three classes:
     ``[]``: ``return_delivered_order_items`` then requests a return of no items,
     ``modify_pending_order_items`` records a 0.0 refund and marks the order modified.
 ``object_as_list``
-    An empty object where a list is expected: τ² iterates its (no) keys, so it becomes ``[]``.
-    A non-empty object is not coerced (τ² fails on it with a Python error our tools do not
+    An object where a list is expected: τ² iterates its keys. An empty object becomes ``[]``;
+    a non-empty one becomes the list of its keys where τ² only iterates the list
+    (``new_item_ids``: ``len``, ``zip``, ``sorted``) and is not coerced elsewhere (τ² calls
+    ``item_ids.count``, which fails on an object with a Python error our tools do not
     reproduce; both sides refuse the call and change nothing).
 ``unread_text``
     Any JSON value for a text parameter the tool never reads (``transfer_to_human_agents``'s
@@ -39,6 +41,14 @@ CoercionClass = Literal["text_as_list", "object_as_list", "unread_text"]
 
 UNREAD_TEXT: frozenset[tuple[str, str]] = frozenset({("transfer_to_human_agents", "summary")})
 """(tool, parameter) pairs of text parameters the τ² tool never reads."""
+
+ITERATED_ONLY: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("modify_pending_order_items", "new_item_ids"),
+        ("exchange_delivered_order_items", "new_item_ids"),
+    }
+)
+"""(tool, parameter) pairs of list parameters the τ² tool only iterates (never ``count``)."""
 
 
 class Coercion(msgspec.Struct, frozen=True, kw_only=True):
@@ -67,8 +77,8 @@ def _list_parameters(world: World, tool: str) -> set[str]:
 def _coerce_one(tool: str, name: str, value: Any, lists: set[str]) -> Coercion | None:
     if name in lists and isinstance(value, str):
         return Coercion(argument=name, cls="text_as_list", given=value, used=list(value))
-    if name in lists and isinstance(value, dict) and not value:
-        return Coercion(argument=name, cls="object_as_list", given=value, used=[])
+    if name in lists and isinstance(value, dict) and (not value or (tool, name) in ITERATED_ONLY):
+        return Coercion(argument=name, cls="object_as_list", given=value, used=list(value))
     if (tool, name) in UNREAD_TEXT and not isinstance(value, str):
         return Coercion(
             argument=name, cls="unread_text", given=value, used=json.dumps(value)

@@ -7,7 +7,11 @@ carry, and both are reproduced here from the contract and the data, without any 
   ``exchange_items``, ...) is a model field with a ``None`` default, so τ² always has it; our
   rows leave it absent until a tool sets it. Nested optional fields (a payment method's
   ``brand`` or ``balance``) belong to alternative models and stay absent in τ² as here.
-* **number types**: a ``float`` field holding a whole number is a float in τ² (``10.0``).
+* **number types**: τ² validates its data when it loads it, so a whole number in a ``float``
+  field of the data file is a float there (``10.0``); a value a tool assigns keeps its Python
+  type (τ²'s exchange records a price difference of ``0``, an int). A whole number that is
+  still the data's value at that place is therefore rendered as a float; any other value as
+  it is (our tools assign the same types as τ²'s).
 
 τ²'s database hash is ``sha256(json.dumps(db.model_dump(), sort_keys=True, default=str))``
 (default separators, ASCII escapes): `Tau2Hasher` gives that digest from row fragments
@@ -78,8 +82,8 @@ def _typed(field: Field, value: Any, template: Any, orders: KeyOrders = _NO_ORDE
     """``value`` shaped as τ²'s model holds it: floats as floats, maps in the data's order."""
     if value is None:
         return None
-    if field.type == "float" and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
+    if field.type == "float" and type(value) is int and type(template) is int and value == template:
+        return float(value)  # validated into a float when τ² loaded the data
     if field.type == "object" and field.fields is not None and isinstance(value, dict):
         tmpl = template if isinstance(template, dict) else {}
         return {
