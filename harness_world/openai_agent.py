@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 from harness_world.running.attempt import Attempt
+from harness_world.running.user import GREETING
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "OpenAIAgent"]
 
@@ -89,9 +90,12 @@ class OpenAIAgent:
         import openai
 
         client = self._client()
+        # tau2: with a simulated user, the conversation opens with the user's first message
+        opening = attempt.instruction if attempt.user is None else attempt.message_user(GREETING)
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": self.system_prompt},
-            {"role": "user", "content": attempt.instruction},
+            *([] if attempt.user is None else [{"role": "assistant", "content": GREETING}]),
+            {"role": "user", "content": opening},
         ]
         tools = attempt.tool_schemas("openai")
         while True:
@@ -145,7 +149,11 @@ class OpenAIAgent:
                 ]
             messages.append(entry)
             if not calls:
-                return message.content or ""
+                answer = _to_user(attempt, message.content or "")  # tau2: user channel
+                if answer is None:
+                    return message.content or ""
+                messages.append({"role": "user", "content": answer})
+                continue
             for tool_call in calls:
                 try:
                     args: Any = json.loads(tool_call.function.arguments or "{}")
@@ -156,6 +164,17 @@ class OpenAIAgent:
                     {
                         "role": "tool",
                         "tool_call_id": tool_call.id,
-                        "content": json.dumps(observation.to_message(), sort_keys=True),
+                        "content": attempt.render(observation),  # tau2: observation mode
                     }
                 )
+
+
+def _to_user(attempt: Attempt, text: str) -> str | None:
+    """A text answer goes to the simulated user: the user's reply, or None when it is final.
+
+    Without a user, or once the user has stopped, the text is the agent's final message.
+    """
+    if attempt.user is None or attempt.user_stopped:
+        return None
+    answer = attempt.message_user(text)
+    return None if attempt.user_stopped else answer

@@ -18,6 +18,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import attrs
 import msgspec
 
 from harness_world.cli._output import render_table
@@ -95,6 +96,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     again.set_defaults(handler=run_regrade)
+    _register_run(actions)  # tau2: user channel
     parser.set_defaults(handler=lambda _args: _usage(parser))
 
 
@@ -107,9 +109,7 @@ def _data_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--data", type=Path, required=True, help="τ² retail data folder (db.json, tasks file)"
     )
-    parser.add_argument(
-        "--tasks", type=Path, help="a τ² tasks file (instead of a split of DATA)"
-    )
+    parser.add_argument("--tasks", type=Path, help="a τ² tasks file (instead of a split of DATA)")
     parser.add_argument(
         "--split",
         choices=importer.SPLITS,
@@ -477,3 +477,157 @@ def _render_regrade(results: list[RegradeResult], notice: str) -> str:
         f"{sum(r.recorded_reward == 1 for r in results)}; prose criteria are not reviewed"
     )
     return "\n".join(lines)
+
+
+# -- tau2 run: τ² tasks end to end with a simulated user --------------------------------------
+
+
+def _register_run(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    conv = actions.add_parser(
+        "run",
+        help="run τ² tasks end to end: an agent talking to a simulated user, then verify",
+        description=(
+            "Run each τ² task once: the agent talks to a simulated user (scripted from the "
+            "task's user scenario, or a model over an OpenAI-compatible endpoint) and uses the "
+            "tools; the record (user turns included) is replayed and graded. Exit 0 when every "
+            "record verifies and is graded; 1 otherwise; 2 on bad input."
+        ),
+    )
+    _data_arguments(conv)
+    conv.add_argument(
+        "--agent",
+        choices=("oracle", "openai"),
+        default="oracle",
+        help="oracle: the gold calls driven through a conversation; openai: a model",
+    )
+    conv.add_argument(
+        "--user",
+        choices=("scripted", "openai"),
+        default="scripted",
+        help="the simulated user (default scripted)",
+    )
+    conv.add_argument(
+        "--observations",
+        choices=("ours", "tau2"),
+        default="ours",
+        help="what the agent sees: ours (default) or tau2 (τ²'s descriptions "
+        "and result strings; needs --tau2-src)",
+    )
+    conv.add_argument(
+        "--tau2-src", type=Path, help="a τ²-bench checkout (the folder holding the tau2 package)"
+    )
+    conv.add_argument("--out", type=Path, help="save each record in this folder")
+    model = conv.add_argument_group("--agent openai / --user openai")
+    model.add_argument("--model", help="agent model name")
+    model.add_argument("--base-url", help="agent endpoint (OpenAI-compatible)")
+    model.add_argument("--api-key", default="not-needed")
+    model.add_argument("--user-model", help="user model name (default: --model)")
+    model.add_argument("--user-base-url", help="user endpoint (default: --base-url)")
+    conv.set_defaults(handler=run_conversation)
+
+
+def _view(args: argparse.Namespace, world: World) -> Any:
+    """The τ² view (τ²'s schemas from --tau2-src), or None for ours."""
+    if args.observations != "tau2":
+        return None
+    if args.tau2_src is None:
+        raise _InputError("--observations tau2 needs --tau2-src PATH (a τ²-bench checkout)")
+    from harness_world.tau2.source import Tau2Source, Tau2SourceError
+    from harness_world.tau2.users import Tau2View
+
+    try:
+        source = Tau2Source.load(args.tau2_src, args.data)
+        env = source.environment(source.database(Path(args.data) / importer.DB_FILE))
+        schemas = source.tool_schemas(env)
+    except Tau2SourceError as exc:
+        raise _InputError(str(exc)) from None
+    shape = Tau2Shape.from_data(world, Path(args.data) / importer.DB_FILE)
+    return Tau2View(shape=shape, schemas=schemas)
+
+
+def _makers(args: argparse.Namespace) -> tuple[Any, Any]:
+    from harness_world.tau2.users import ConversationalOracle, OpenAIUser, ScriptedUser
+
+    if "openai" in (args.agent, args.user) and (not args.model or not args.base_url):
+        needs = "--agent openai" if args.agent == "openai" else "--user openai"
+        raise _InputError(f"{needs} needs --model and --base-url")
+    if args.agent == "openai":
+        from harness_world.openai_agent import OpenAIAgent
+
+        policy = Path(args.data) / "policy.md"
+        prompt = policy.read_text(encoding="utf-8") if policy.is_file() else ""
+        agent = OpenAIAgent(model=args.model, base_url=args.base_url, api_key=args.api_key)
+        if prompt:
+            agent = attrs.evolve(agent, system_prompt=prompt)
+
+        def agent_for(item: ImportedTask) -> Any:
+            return agent
+    else:
+
+        def agent_for(item: ImportedTask) -> Any:
+            return ConversationalOracle(item)
+
+    def user_for(item: ImportedTask) -> Any:
+        if args.user == "openai":
+            return OpenAIUser(
+                scenario=item.user_scenario,
+                model=args.user_model or args.model,
+                base_url=args.user_base_url or args.base_url,
+                api_key=args.api_key,
+            )
+        return ScriptedUser.from_scenario(item.user_scenario)
+
+    return agent_for, user_for
+
+
+def run_conversation(args: argparse.Namespace) -> int:
+    """Run every selected task with a simulated user; see the description for exit codes."""
+    from harness_world.tau2.conversation import run_conversations
+
+    try:
+        world, tasks = _load(args)
+        view = _view(args, world)
+        agent_for, user_for = _makers(args)
+    except _InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    done = run_conversations(world, tasks, agent_for, user_for, view=view, out=args.out)
+    results = [r for r, _ in done]
+    if args.json:
+        out = {
+            "data_notice": importer.DATA_NOTICE,
+            "runs": [msgspec.to_builtins(r) for r in results],
+        }
+        print(json.dumps(out, indent=1, ensure_ascii=False))
+    else:
+        rows = [
+            [
+                r.task_id,
+                str(r.user_turns),
+                "yes" if r.user_stopped else "no",
+                str(r.calls),
+                r.outcome,
+                r.evidence,
+                "-" if r.passed is None else ("passed" if r.passed else "failed"),
+                "; ".join(r.failed) or "-",
+            ]
+            for r in results
+        ]
+        headers = [
+            "task",
+            "user turns",
+            "user stopped",
+            "calls",
+            "outcome",
+            "evidence",
+            "ours",
+            "failed",
+        ]
+        print(f"data: {importer.DATA_NOTICE}\n")
+        print(render_table(headers, rows))
+        print(
+            f"\n{len(results)} task(s): {sum(r.evidence == 'verified' for r in results)} "
+            f"verified, {sum(bool(r.passed) for r in results)} passed"
+        )
+    bad = [r for r in results if r.evidence != "verified" or r.passed is None]
+    return 1 if bad else 0

@@ -80,11 +80,14 @@ class ImportedTask(msgspec.Struct, frozen=True, kw_only=True):
         task: The harness_world task.
         gold: The reference solution; run as a call list it is the task's oracle.
         source: Where the task came from, in words (file and id).
+        user_scenario: The reference's description of the user (τ²'s ``user_scenario``), for
+            simulated users; empty when the reference has none.
     """
 
     task: Task
     gold: list[GoldCall]
     source: str
+    user_scenario: dict[str, Any] = {}
 
 
 class GoldCallError(msgspec.Struct, frozen=True, kw_only=True):

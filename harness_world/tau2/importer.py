@@ -235,7 +235,13 @@ def import_task(world: World, raw: dict[str, Any], source: str = TASKS_FILE) -> 
     else:
         task = _reading_task(world, base, record, notes)
     task = msgspec.structs.replace(task, notes="\n".join(notes))
-    return ImportedTask(task=task, gold=gold, source=f"{source} #{tau2_id}")
+    scenario = raw.get("user_scenario")
+    return ImportedTask(
+        task=task,
+        gold=gold,
+        source=f"{source} #{tau2_id}",
+        user_scenario=scenario if isinstance(scenario, dict) else {},
+    )
 
 
 def import_tasks(
