@@ -68,7 +68,16 @@ import re
 import warnings
 from typing import Any
 
-from harness_world.engine import Contract, Entity, Field, Params, ToolContext, ToolFailure, tool
+from harness_world.engine import (
+    Contract,
+    Entity,
+    Field,
+    Key,
+    Params,
+    ToolContext,
+    ToolFailure,
+    tool,
+)
 
 _S = Field(type="str")
 _ADDRESS = Field(
@@ -338,6 +347,29 @@ def _address(p: ModifyPendingOrderAddress | ModifyUserAddress) -> dict[str, str]
 # -- read tools -----------------------------------------------------------------------------
 
 
+# Emails and names are never written by these tools, so the start world's users can be looked
+# up by them once per world (by content hash); zip codes can change (modify_user_address), so a
+# name's candidates are checked against the session's rows. Same answers as a scan in data
+# order (the first match), at the cost of the matches instead of every user.
+_BY_EMAIL: dict[str, dict[str, list[Key]]] = {}
+_BY_NAME: dict[str, dict[tuple[str, str], list[Key]]] = {}
+
+
+def _user_indexes(
+    ctx: ToolContext,
+) -> tuple[dict[str, list[Key]], dict[tuple[str, str], list[Key]]]:
+    world = ctx.world
+    if world.hash not in _BY_EMAIL:
+        by_email: dict[str, list[Key]] = {}
+        by_name: dict[tuple[str, str], list[Key]] = {}
+        for row in world.rows("users"):
+            by_email.setdefault(row["email"].lower(), []).append(row["user_id"])
+            name = (row["name"]["first_name"].lower(), row["name"]["last_name"].lower())
+            by_name.setdefault(name, []).append(row["user_id"])
+        _BY_EMAIL[world.hash], _BY_NAME[world.hash] = by_email, by_name
+    return _BY_EMAIL[world.hash], _BY_NAME[world.hash]
+
+
 @tool(
     "find_user_id_by_email",
     "Find a user id by email (case-insensitive; the first match in the data's order). Returns "
@@ -346,10 +378,8 @@ def _address(p: ModifyPendingOrderAddress | ModifyUserAddress) -> dict[str, str]
     "read",
 )
 def find_user_id_by_email(ctx: ToolContext, p: FindUserIdByEmail) -> str:
-    wanted = p.email.lower()
-    for key in ctx.select("users"):
-        row = ctx.get("users", key)
-        if row is not None and row["email"].lower() == wanted:
+    for key in _user_indexes(ctx)[0].get(p.email.lower(), []):
+        if ctx.exists("users", key):
             return str(key)
     raise ToolFailure("not_found", "User not found")
 
@@ -363,15 +393,10 @@ def find_user_id_by_email(ctx: ToolContext, p: FindUserIdByEmail) -> str:
     "read",
 )
 def find_user_id_by_name_zip(ctx: ToolContext, p: FindUserIdByNameZip) -> str:
-    first, last = p.first_name.lower(), p.last_name.lower()
-    for key in ctx.select("users"):
+    name = (p.first_name.lower(), p.last_name.lower())
+    for key in _user_indexes(ctx)[1].get(name, []):
         row = ctx.get("users", key)
-        if (
-            row is not None
-            and row["name"]["first_name"].lower() == first
-            and row["name"]["last_name"].lower() == last
-            and row["address"]["zip"] == p.zip
-        ):
+        if row is not None and row["address"]["zip"] == p.zip:
             return str(key)
     raise ToolFailure("not_found", "User not found")
 
@@ -563,9 +588,13 @@ def _postfix(expression: str) -> list[int | float | str]:
         elif symbol in ("+", "-") and expect_operand:
             ops.append("u" + symbol)
         elif symbol in _BINARY and not expect_operand:
-            while ops and ops[-1] != "(" and (
-                _PRECEDENCE[ops[-1]] > _PRECEDENCE[symbol]
-                or (_PRECEDENCE[ops[-1]] == _PRECEDENCE[symbol] and symbol != "**")
+            while (
+                ops
+                and ops[-1] != "("
+                and (
+                    _PRECEDENCE[ops[-1]] > _PRECEDENCE[symbol]
+                    or (_PRECEDENCE[ops[-1]] == _PRECEDENCE[symbol] and symbol != "**")
+                )
             ):
                 out.append(ops.pop())
             ops.append(symbol)
