@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+import msgspec
+
 from harness_world.engine.world import WorldError, load_world
 from harness_world.evidence.record import save_record
 from harness_world.grading.task import TaskError, load_tasks
@@ -27,7 +29,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             'The first line out is {"instruction": ..., "tools": [...]}. Send {"tool": NAME, '
             '"args": {...}} to call a tool (answer: the observation), or {"finish": "final '
             'message"} to end (answer: the record path, outcome, evidence and grade). End of '
-            "input without finish records the attempt as interrupted."
+            "input without finish records the attempt as interrupted. With a simulated user, "
+            '{"user": TEXT} sends the user a message (answer: {"user": reply, "stop": bool}).'
         ),
     )
     parser.add_argument("--world", required=True)
@@ -90,6 +93,9 @@ def serve(
         if "finish" in message:
             final = str(message["finish"])
             break
+        if "user" in message:  # tau2: user channel
+            _send(out, _to_user(attempt, message["user"], number))
+            continue
         if "tool" not in message:
             _send(
                 out,
@@ -122,6 +128,19 @@ def serve(
             "evidence": result.evidence,
             "grade": grade,
             "failed": failed,
+            "user_turns": [msgspec.to_builtins(t) for t in record.user_turns],  # tau2
         },
     )
     return 0
+
+
+def _to_user(attempt: Attempt, text: object, number: int) -> dict[str, Any]:
+    """tau2: a ``{"user": TEXT}`` line: the simulated user's answer, or why there is none."""
+    if attempt.user is None or attempt.user_stopped:
+        why = "this attempt has no simulated user" if attempt.user is None else "the user stopped"
+        return {"error": {"kind": "bad_request", "message": f"line {number}: {why}"}}
+    try:
+        answer = attempt.message_user(str(text))
+    except AttemptEnded as ended:
+        return {"ended": {"status": ended.outcome.status, "reason": ended.outcome.reason}}
+    return {"user": answer, "stop": attempt.user_stopped}

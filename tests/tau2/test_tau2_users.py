@@ -205,3 +205,27 @@ def test_a_model_user_over_the_loopback_fake(world: hw.World, imported: list[Imp
     assert record.user_turns[-1].stop
     checked = hw.verify(record, world=world, task=item.task)
     assert checked.grade is not None and checked.grade.passed
+
+
+def test_play_bridge_talks_to_the_user_and_reports_the_turns(
+    tmp_path: Path, world: hw.World, imported: list[ImportedTask]
+) -> None:
+    from harness_world.cli.play import serve
+
+    item = imported[0]
+    attempt = Attempt(world, item.task, user=ScriptedUser.from_scenario(item.user_scenario))
+    lines = [json.dumps({"user": GREETING}), json.dumps({"user": "Your email or zip, please?"})]
+    lines += [json.dumps({"tool": g.tool, "args": g.args}) for g in item.gold]
+    lines += [json.dumps({"user": "Anything else?"}), json.dumps({"user": "Hello?"})]
+    lines.append(json.dumps({"finish": "Bye."}))
+    out = io.StringIO()
+    assert serve(attempt, io.StringIO("\n".join(lines)), out, tmp_path / "r.json") == 0
+    answers = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert answers[1]["user"].startswith("You received") or answers[1]["user"]
+    assert answers[1]["stop"] is False
+    stopped = [a for a in answers if a.get("stop")]
+    assert len(stopped) == 1 and stopped[0]["user"] == STOP
+    assert "the user stopped" in answers[-2]["error"]["message"]
+    final = answers[-1]
+    assert final["grade"] == "passed" and len(final["user_turns"]) == 3
+    assert load_record(tmp_path / "r.json").user_turns[2].stop
