@@ -27,9 +27,11 @@ from harness_world.running.scripted import (
     record_calls,
     run_script,
 )
+from harness_world.running.user import AgentView, UserSimulator  # tau2: user channel
 
 __all__ = [
     "Agent",
+    "AgentView",
     "Attempt",
     "AttemptEnded",
     "AttemptLimits",
@@ -46,6 +48,7 @@ __all__ = [
     "ScriptContext",
     "ScriptedAgent",
     "SlotResult",
+    "UserSimulator",
     "drive",
     "exceed_tool_calls",
     "exceed_turns",
