@@ -90,13 +90,7 @@ class OpenAIAgent:
         import openai
 
         client = self._client()
-        # tau2: with a simulated user, the conversation opens with the user's first message
-        opening = attempt.instruction if attempt.user is None else attempt.message_user(GREETING)
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": self.system_prompt},
-            *([] if attempt.user is None else [{"role": "assistant", "content": GREETING}]),
-            {"role": "user", "content": opening},
-        ]
+        messages = _opening(attempt, self.system_prompt)  # tau2: user channel
         tools = attempt.tool_schemas("openai")
         while True:
             attempt.begin_turn()
@@ -167,6 +161,21 @@ class OpenAIAgent:
                         "content": attempt.render(observation),  # tau2: observation mode
                     }
                 )
+
+
+def _opening(attempt: Attempt, system_prompt: str) -> list[dict[str, Any]]:
+    """The first messages: the instruction, or with a simulated user its first message."""
+    if attempt.user is None:
+        return [
+            {"role": "system", "content": system_prompt},
+            {"role": "user", "content": attempt.instruction},
+        ]
+    opening = attempt.message_user(GREETING)
+    return [
+        {"role": "system", "content": system_prompt},
+        {"role": "assistant", "content": GREETING},
+        {"role": "user", "content": opening},
+    ]
 
 
 def _to_user(attempt: Attempt, text: str) -> str | None:
