@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from harness_world.cli import tau2  # tau2: τ² tasks with a simulated user
 from harness_world.cli._output import render_table
 from harness_world.cli._selection import (
     add_limit_options,
@@ -77,7 +78,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     add_limit_options(parser)
     parser.add_argument("--json", action="store_true", help="no progress; print one JSON object")
-    parser.set_defaults(handler=main)
+    tau2.add_run_command_options(parser)  # tau2: --world tau2_retail --data DIR --user …
+    parser.set_defaults(handler=tau2.route_run_command(main))  # tau2: else main
 
 
 def _agent(args: argparse.Namespace) -> Agent:

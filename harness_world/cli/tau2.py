@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tomllib
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +39,13 @@ from harness_world.tau2.gold import (
     regrade,
 )
 
-__all__ = ["load_explanations", "register"]
+__all__ = [
+    "add_run_command_options",
+    "load_explanations",
+    "register",
+    "route_run_command",
+    "run_from_run_command",
+]
 
 WORLD = "tau2_retail"
 
@@ -631,3 +639,57 @@ def run_conversation(args: argparse.Namespace) -> int:
         )
     bad = [r for r in results if r.evidence != "verified" or r.passed is None]
     return 1 if bad else 0
+
+
+# -- `run --world tau2_retail --data DIR --user …`: the same, from the run command ------------
+
+
+def add_run_command_options(parser: argparse.ArgumentParser) -> None:
+    """Options of ``run`` for τ² tasks (``--world tau2_retail --data DIR``)."""
+    group = parser.add_argument_group(
+        "--world tau2_retail --data DIR (τ²-bench tasks with a simulated user; see tau2 run)"
+    )
+    group.add_argument("--data", type=Path, help="τ² retail data folder")
+    group.add_argument("--split", choices=importer.SPLITS, help="which tasks (default train)")
+    group.add_argument("--user", choices=("scripted", "openai"), default="scripted")
+    group.add_argument("--observations", choices=("ours", "tau2"), default="ours")
+    group.add_argument("--tau2-src", type=Path, help="a τ²-bench checkout")
+    group.add_argument("--user-model", help="user model name (default: --model)")
+    group.add_argument("--user-base-url", help="user endpoint (default: --base-url)")
+
+
+def run_from_run_command(args: argparse.Namespace) -> int:
+    """``run --world tau2_retail --data DIR …`` as ``tau2 run`` (see its description)."""
+    if args.agent not in ("oracle", "openai"):
+        print("error: --world tau2_retail runs --agent oracle or openai", file=sys.stderr)
+        return 2
+    conv = argparse.Namespace(
+        data=args.data,
+        tasks=None,
+        split=args.split,
+        agent=args.agent,
+        user=args.user,
+        observations=args.observations,
+        tau2_src=args.tau2_src,
+        out=args.out,
+        model=args.model,
+        base_url=args.base_url,
+        api_key=os.environ.get(args.api_key_env, "not-needed"),
+        user_model=args.user_model,
+        user_base_url=args.user_base_url,
+        json=args.json,
+    )
+    return run_conversation(conv)
+
+
+def route_run_command(
+    main: Callable[[argparse.Namespace], int],
+) -> Callable[[argparse.Namespace], int]:
+    """The ``run`` handler: τ² tasks (``--world tau2_retail --data DIR``) here, else ``main``."""
+
+    def handler(args: argparse.Namespace) -> int:
+        if args.data is not None and args.world == "tau2_retail":
+            return run_from_run_command(args)
+        return main(args)
+
+    return handler

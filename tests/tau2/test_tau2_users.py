@@ -229,3 +229,35 @@ def test_play_bridge_talks_to_the_user_and_reports_the_turns(
     final = answers[-1]
     assert final["grade"] == "passed" and len(final["user_turns"]) == 3
     assert load_record(tmp_path / "r.json").user_turns[2].stop
+
+
+def test_run_command_runs_a_tau2_task_with_the_openai_agent_and_a_model_user(
+    tmp_path: Path, world: hw.World, imported: list[ImportedTask]
+) -> None:
+    raw = json.loads((TAU2_DATA / "tasks_train.json").read_text())[0]
+    item = next(i for i in imported if i.task.id == f"tau2_retail.{raw['id']}")
+    (tmp_path / "db.json").symlink_to(TAU2_DATA / "db.json")
+    (tmp_path / "tasks.json").write_text(json.dumps([raw]))
+    (tmp_path / "split_tasks.json").write_text(json.dumps({"train": [raw["id"]]}))
+    customer_lines = iter(["I want to exchange two items.", "Yusuf Rossi, 19122.", "yes", "yes"])
+
+    def customer(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"role": "assistant", "content": next(customer_lines, STOP)}
+
+    with (
+        fake_openai(_replaying_brain(_gold_conversation(item, world))) as agent_server,
+        fake_openai(customer) as user_server,
+    ):
+        code, out, err = cli(
+            "run", "--world", "tau2_retail", "--data", str(tmp_path), "--agent", "openai",
+            "--model", "fake", "--base-url", agent_server["base_url"],
+            "--user", "openai", "--user-base-url", user_server["base_url"],
+            "--out", str(tmp_path / "records"), "--json",
+        )
+    assert code == 0, err
+    (run,) = json.loads(out)["runs"]
+    assert run["passed"] and run["evidence"] == "verified" and run["user_stopped"]
+    record = load_record(run["record"])
+    assert record.user_turns[0].user == "I want to exchange two items."
+    code, _, err = cli("run", "--world", "tau2_retail", "--data", str(tmp_path), "--agent", "scripted")
+    assert code == 2 and "oracle or openai" in err
