@@ -29,11 +29,12 @@ from harness_world.coverage.mutation import ALL_OPERATORS, TraceMutant, trace_mu
 from harness_world.engine.calls import FinalRow, WriteImage
 from harness_world.engine.canonical import to_json
 from harness_world.engine.world import Key, World
-from harness_world.evidence.record import Outcome, Record
+from harness_world.evidence.record import Outcome, Record, UserTurn
 from harness_world.grading.checker import net_changes, returned_rows
 from harness_world.grading.grade import Grade
 from harness_world.grading.task import Condition, Requirement, Target, Task
 from harness_world.grading.verify import verify
+from harness_world.running.attempt import Attempt, AttemptLimits
 from harness_world.running.scripted import record_calls
 from harness_world.tau2.arguments import ArgumentMode, coerce_call
 from harness_world.tau2.faithful import Tau2Hasher
@@ -224,6 +225,8 @@ class ExternalRun(msgspec.Struct, frozen=True, kw_only=True):
         final_message: The agent's last text message.
         outcome: How the run ended, mapped to our outcome statuses.
         reward: The reward the other harness recorded (None when absent).
+        conversation: The user's messages, each as (tool calls made before it, the agent's
+            text it answers, the user's text); replayed as recorded user turns.
     """
 
     task_id: str
@@ -232,6 +235,7 @@ class ExternalRun(msgspec.Struct, frozen=True, kw_only=True):
     final_message: str
     outcome: Outcome
     reward: float | None
+    conversation: list[tuple[int, str, str]] = []
 
 
 class RegradeResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -256,6 +260,7 @@ class RegradeResult(msgspec.Struct, frozen=True, kw_only=True):
         db_hash: Our whole-database hash of the run's end state.
         tau2_db_hash: τ²'s own database hash of the run's end state (empty when not computed).
         tau2_gold_db_hash: τ²'s own database hash of the gold end state.
+        user_turns: The run's user messages, recorded as user turns of the regraded record.
     """
 
     task_id: str
@@ -275,6 +280,7 @@ class RegradeResult(msgspec.Struct, frozen=True, kw_only=True):
     db_hash: str = ""
     tau2_db_hash: str = ""
     tau2_gold_db_hash: str = ""
+    user_turns: int = 0
 
 
 # -- effects and targets derived from a gold run ---------------------------------------------
@@ -282,9 +288,7 @@ class RegradeResult(msgspec.Struct, frozen=True, kw_only=True):
 
 def run_gold(world: World, task: Task, gold: Sequence[GoldCall], final_message: str = "") -> Record:
     """The gold calls executed as an ordinary completed attempt."""
-    return record_calls(
-        world, task, [(c.tool, c.args) for c in gold], final_message=final_message
-    )
+    return record_calls(world, task, [(c.tool, c.args) for c in gold], final_message=final_message)
 
 
 def exact_effects(
@@ -697,11 +701,59 @@ def _coerced_calls(
         used, coercions = coerce_call(world, tool, args)
         out.append((tool, used))
         notes += [
-            f"call {i} {tool}: {c.argument} {c.cls} ({json.dumps(c.given)} -> "
-            f"{json.dumps(c.used)})"
+            f"call {i} {tool}: {c.argument} {c.cls} ({json.dumps(c.given)} -> {json.dumps(c.used)})"
             for c in coercions
         ]
     return out, notes
+
+
+@attrs.frozen(slots=True)
+class RecordedUser:
+    """A user whose answers were recorded elsewhere: the n-th message gets the n-th answer.
+
+    Attributes:
+        answers: The user's messages, in order.
+    """
+
+    answers: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        """``recorded``."""
+        return "recorded"
+
+    def settings(self) -> dict[str, Any]:
+        """The kind and the number of answers."""
+        return {"kind": "recorded", "answers": len(self.answers)}
+
+    def reply(self, history: Sequence[UserTurn], message: str) -> str:
+        """The recorded answer to the next message (empty past the end)."""
+        return self.answers[len(history)] if len(history) < len(self.answers) else ""
+
+
+def _external_record(
+    world: World, task: Task, run: ExternalRun, calls: Sequence[tuple[str, Any]]
+) -> Record:
+    """The run's calls, with its user messages as recorded user turns, as one attempt."""
+    if not run.conversation:
+        return record_calls(
+            world,
+            task,
+            calls,
+            final_message=run.final_message,
+            outcome=run.outcome,
+            sample=run.trial,
+        )
+    user = RecordedUser(tuple(text for _, _, text in run.conversation))
+    attempt = Attempt(world, task, sample=run.trial, limits=AttemptLimits(), user=user)
+    turns = list(run.conversation)
+    for i, (tool, args) in enumerate([*calls, ("", None)]):
+        while turns and turns[0][0] <= i and not attempt.user_stopped:
+            attempt.message_user(turns.pop(0)[1])
+        if tool:
+            attempt.call(tool, args)
+    attempt.end(run.outcome)
+    return attempt.finish(run.final_message)
 
 
 def regrade(
@@ -739,14 +791,7 @@ def regrade(
         )
     task = imported.task
     calls, coerced = _coerced_calls(world, run.calls, arguments)
-    record = record_calls(
-        world,
-        task,
-        calls,
-        final_message=run.final_message,
-        outcome=run.outcome,
-        sample=run.trial,
-    )
+    record = _external_record(world, task, run, calls)
     gold = run_gold(world, task, imported.gold)
     gold_hash = hasher.hash(gold.final)
     checked = _check_trajectory(world, task, record, hasher, gold_hash)
@@ -771,4 +816,5 @@ def regrade(
         db_hash=hasher.hash(record.final),
         tau2_db_hash="" if tau2_hasher is None else tau2_hasher.hash(record.final),
         tau2_gold_db_hash="" if tau2_hasher is None else tau2_hasher.hash(gold.final),
+        user_turns=len(record.user_turns),
     )

@@ -191,9 +191,7 @@ def _reading_task(world: World, base: Task, record: Record, notes: list[str]) ->
             else " The gold reads no row either."
         )
     )
-    return msgspec.structs.replace(
-        base, targets=targets, trace=["targets_read"] if targets else []
-    )
+    return msgspec.structs.replace(base, targets=targets, trace=["targets_read"] if targets else [])
 
 
 def import_task(world: World, raw: dict[str, Any], source: str = TASKS_FILE) -> ImportedTask:
@@ -359,24 +357,36 @@ def read_results(path: str | Path) -> list[ExternalRun]:
     return [_external_run(sim, f"{source}: simulation #{i}") for i, sim in enumerate(sims)]
 
 
-def _agent_calls(messages: list[Any], where: str) -> tuple[list[tuple[str, Any]], str]:
-    """The agent's tool calls in order, and its last text message."""
+def _agent_calls(
+    messages: list[Any], where: str
+) -> tuple[list[tuple[str, Any]], str, list[tuple[int, str, str]]]:
+    """The agent's tool calls in order, its last text message, and the conversation.
+
+    The conversation is one (tool calls made so far, the agent's last text, the user's text)
+    per user message with text.
+    """
     calls: list[tuple[str, Any]] = []
     final = ""
+    said = ""
+    conversation: list[tuple[int, str, str]] = []
     for j, message in enumerate(messages):
         if not isinstance(message, dict):
             raise FormatError(f"{where}: message #{j} is not an object")
+        content = message.get("content")
+        if message.get("role") == "user" and isinstance(content, str) and content.strip():
+            conversation.append((len(calls), said, content))
+            said = ""
         if message.get("role") != "assistant":
             continue
-        if isinstance(message.get("content"), str) and message["content"].strip():
-            final = message["content"]
+        if isinstance(content, str) and content.strip():
+            final = said = content
         for call in message.get("tool_calls") or []:
             if not isinstance(call, dict) or not isinstance(call.get("name"), str):
                 raise FormatError(f"{where}: message #{j}: malformed tool call {call!r}")
             if call.get("requestor", "assistant") == "user":
                 continue
             calls.append((call["name"], _arguments(call.get("arguments"), where)))
-    return calls, final
+    return calls, final, conversation
 
 
 def _external_run(sim: Any, where: str) -> ExternalRun:
@@ -385,7 +395,7 @@ def _external_run(sim: Any, where: str) -> ExternalRun:
     messages = sim.get("messages") or []
     if not isinstance(messages, list):
         raise FormatError(f"{where}: messages is not a list")
-    calls, final = _agent_calls(messages, where)
+    calls, final, conversation = _agent_calls(messages, where)
     reward_info = sim.get("reward_info")
     reward = reward_info.get("reward") if isinstance(reward_info, dict) else None
     termination = str(sim.get("termination_reason") or "")
@@ -400,4 +410,5 @@ def _external_run(sim: Any, where: str) -> ExternalRun:
         final_message=final,
         outcome=Outcome(status=status, reason=termination),
         reward=float(reward) if isinstance(reward, int | float) else None,
+        conversation=conversation,
     )

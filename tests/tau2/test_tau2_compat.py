@@ -293,3 +293,37 @@ def test_the_stack_evaluator_is_python_arithmetic(world: hw.World, tokens: list[
 def test_reference_helper_names_what_is_missing() -> None:
     reason = missing()
     assert reason == "" or "τ²" in reason
+
+
+@has_data
+def test_regrade_records_the_users_messages_as_user_turns(
+    tmp_path: Path, world: hw.World
+) -> None:
+    from harness_world.tau2.gold import DatabaseHasher, regrade
+
+    tasks = importer.import_tasks(world, TAU2_DATA / "tasks_train.json")
+    item = tasks[0]
+    messages: list[dict[str, Any]] = [
+        {"role": "assistant", "content": "Hi! How can I help you today?"},
+        {"role": "user", "content": "I want to exchange items."},
+        {"role": "assistant", "content": "Your name and zip?"},
+        {"role": "user", "content": "Yusuf Rossi, 19122."},
+    ]
+    for i, gold in enumerate(item.gold):
+        messages.append(
+            {"role": "assistant", "tool_calls": [{"id": str(i), "name": gold.tool, "arguments": gold.args}]}
+        )
+        messages.append({"role": "tool", "id": str(i), "content": "..."})
+    messages += [
+        {"role": "assistant", "content": "Done. Anything else?"},
+        {"role": "user", "content": "###STOP###"},
+    ]
+    path = tmp_path / "results.json"
+    sim = {"task_id": item.task.id.split(".", 1)[1], "trial": 0, "messages": messages}
+    path.write_text(json.dumps({"simulations": [sim]}))
+    (run,) = importer.read_results(path)
+    assert [c[0] for c in run.conversation] == [0, 0, len(item.gold)]
+    result = regrade(world, item, run, DatabaseHasher(world))
+    assert result.user_turns == 3 and result.evidence == "verified" and result.passed
+    code, out, _ = cli("tau2", "regrade", "--data", str(TAU2_DATA), str(path), "--json")
+    assert code == 0 and json.loads(out)["runs"][0]["user_turns"] == 3
