@@ -178,13 +178,22 @@ def test_openai_agent_replaying_the_gold_conversation_passes_in_tau2_mode(
 def test_openai_agent_over_every_train_task_with_a_scripted_user(
     world: hw.World, imported: list[ImportedTask]
 ) -> None:
-    for item in imported:
-        with fake_openai(_replaying_brain(_gold_conversation(item, world))) as server:
-            agent = OpenAIAgent(model="fake", base_url=server["base_url"])
+    """Every train task: one fake server, whose brain replays the current task's conversation."""
+    current: dict[str, Any] = {}
+
+    def brain(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        reply: dict[str, Any] = current["brain"](messages)
+        return reply
+
+    with fake_openai(brain) as server:
+        agent = OpenAIAgent(model="fake", base_url=server["base_url"])
+        for item in imported:
+            current["brain"] = _replaying_brain(_gold_conversation(item, world))
             user = ScriptedUser.from_scenario(item.user_scenario)
             record = drive(agent, Attempt(world, item.task, user=user))
-        checked = hw.verify(record, world=world, task=item.task)
-        assert checked.grade is not None and checked.grade.passed, item.task.id
+            checked = hw.verify(record, world=world, task=item.task)
+            assert checked.grade is not None and checked.grade.passed, item.task.id
+            assert record.user_turns[-1].stop
 
 
 def test_a_model_user_over_the_loopback_fake(world: hw.World, imported: list[ImportedTask]) -> None:
