@@ -16,6 +16,7 @@ import msgspec
 
 from harness_world.running.attempt import Attempt, InfrastructureError
 from harness_world.running.context import ContextPolicy, bound_messages
+from harness_world.running.user import GREETING
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "OpenAIAgent"]
 
@@ -93,10 +94,7 @@ class OpenAIAgent:
 
     def _start(self, attempt: Attempt) -> list[dict[str, Any]]:
         """System and user messages, then what a fork's agent has already seen (diagnose)."""
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": self.system_prompt},
-            {"role": "user", "content": attempt.instruction},
-        ]
+        messages = _opening(attempt, self.system_prompt)  # tau2: user channel
         for tool, args, observation in getattr(attempt, "shown", ()):
             call_id = f"fork_{observation.seq}"
             arguments = json.dumps(args, sort_keys=True)
@@ -129,7 +127,11 @@ class OpenAIAgent:
             calls = message.tool_calls or []
             messages.append(_assistant_entry(message, calls))
             if not calls:
-                return message.content or ""
+                answer = _to_user(attempt, message.content or "")  # tau2: user channel
+                if answer is None:
+                    return message.content or ""
+                messages.append({"role": "user", "content": answer})
+                continue
             for tool_call in calls:
                 messages.append(_tool_reply(attempt, tool_call))
 
@@ -197,5 +199,31 @@ def _tool_reply(attempt: Attempt, tool_call: Any) -> dict[str, Any]:
     return {
         "role": "tool",
         "tool_call_id": tool_call.id,
-        "content": json.dumps(observation.to_message(), sort_keys=True),
+        "content": attempt.render(observation),  # tau2: the observation mode decides the text
     }
+
+
+def _opening(attempt: Attempt, system_prompt: str) -> list[dict[str, Any]]:
+    """The first messages: the instruction, or with a simulated user its first message."""
+    if attempt.user is None:
+        return [
+            {"role": "system", "content": system_prompt},
+            {"role": "user", "content": attempt.instruction},
+        ]
+    opening = attempt.message_user(GREETING)
+    return [
+        {"role": "system", "content": system_prompt},
+        {"role": "assistant", "content": GREETING},
+        {"role": "user", "content": opening},
+    ]
+
+
+def _to_user(attempt: Attempt, text: str) -> str | None:
+    """A text answer goes to the simulated user: the user's reply, or None when it is final.
+
+    Without a user, or once the user has stopped, the text is the agent's final message.
+    """
+    if attempt.user is None or attempt.user_stopped:
+        return None
+    answer = attempt.message_user(text)
+    return None if attempt.user_stopped else answer

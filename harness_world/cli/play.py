@@ -10,6 +10,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
+import msgspec
+
 from harness_world.engine.world import WorldError, load_world
 from harness_world.evidence.record import Record, save_record
 from harness_world.grading.task import TaskError, load_tasks
@@ -31,7 +33,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             '"args": {...}} to call a tool (answer: the observation), or {"finish": "final '
             'message"} to end (answer: the record path, outcome, evidence, grade, one reason '
             "per failed criterion and the prose criteria not reviewed). End of input without "
-            "finish records the attempt as interrupted; the record is saved in every case."
+            "finish records the attempt as interrupted; the record is saved in every case. "
+            'With a simulated user, {"user": TEXT} sends the user a message (answer: '
+            '{"user": reply, "stop": bool}).'
         ),
     )
     parser.add_argument("--world", required=True)
@@ -116,8 +120,8 @@ def _parse(line: str, number: int) -> dict[str, Any] | str:
         return 'send either "tool" or "finish", not both'
     if "finish" in message and not isinstance(message["finish"], str):
         return '"finish" must be a string (the final message)'
-    if "tool" not in message and "finish" not in message:
-        return 'expected "tool" or "finish"'
+    if not any(k in message for k in ("tool", "finish", "user")):
+        return 'expected "tool", "finish" or "user"'
     return message
 
 
@@ -134,6 +138,9 @@ def _converse(attempt: Attempt, inp: TextIO, out: TextIO) -> str:
             continue
         if "finish" in message:
             return str(message["finish"])
+        if "user" in message:  # tau2: user channel
+            _send(out, _to_user(attempt, message["user"], number))
+            continue
         try:
             observation = attempt.call(message["tool"], message.get("args", {}))
         except AttemptEnded as ended:
@@ -189,4 +196,22 @@ def _result_line(record: Record, attempt: Attempt, record_path: Path) -> dict[st
         "failed": graded.failed if graded is not None else [],
         "reasons": graded.reasons() if graded is not None else [],
         "not_reviewed": graded.not_reviewed if graded is not None else [],
+        "user_turns": [msgspec.to_builtins(t) for t in record.user_turns],  # tau2
     }
+
+
+def _to_user(attempt: Attempt, text: object, number: int) -> dict[str, Any]:
+    """tau2: a ``{"user": TEXT}`` line: the simulated user's answer, or why there is none."""
+    if attempt.user is None or attempt.user_stopped:
+        why = "this attempt has no simulated user" if attempt.user is None else "the user stopped"
+        return _bad(number, why)
+    try:
+        answer = attempt.message_user(str(text))
+    except AttemptEnded as ended:
+        outcome = ended.outcome
+        return {
+            "ok": False,
+            "seq": None,
+            "ended": {"status": outcome.status, "reason": outcome.reason},
+        }
+    return {"ok": True, "seq": None, "user": answer, "stop": attempt.user_stopped}

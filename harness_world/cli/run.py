@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from harness_world.cli import tau2  # tau2: τ² tasks with a simulated user
 from harness_world.cli._output import render_table
 from harness_world.cli._progress import run_progress_hook
 from harness_world.cli._selection import (
@@ -117,7 +118,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(  # issue 20
         "--quiet", action="store_true", help="no progress display (the summary is still printed)"
     )
-    parser.set_defaults(handler=main)
+    tau2.add_run_command_options(parser)  # tau2: --world tau2_retail --data DIR --user …
+    parser.set_defaults(handler=tau2.route_run_command(main))  # tau2: else main
 
 
 def _agent(args: argparse.Namespace) -> Agent:

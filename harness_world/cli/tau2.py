@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tomllib
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import attrs
 import msgspec
 
 from harness_world.cli._output import render_table
@@ -26,6 +29,7 @@ from harness_world.engine.paths import builtin_dir
 from harness_world.engine.plugins import PluginError
 from harness_world.engine.world import World, WorldError, resolve_world_folder
 from harness_world.tau2 import importer
+from harness_world.tau2.faithful import Tau2Hasher, Tau2Shape
 from harness_world.tau2.gold import (
     DatabaseHasher,
     GoldReport,
@@ -35,7 +39,13 @@ from harness_world.tau2.gold import (
     regrade,
 )
 
-__all__ = ["load_explanations", "register"]
+__all__ = [
+    "add_run_command_options",
+    "load_explanations",
+    "register",
+    "route_run_command",
+    "run_from_run_command",
+]
 
 WORLD = "tau2_retail"
 
@@ -83,7 +93,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     _data_arguments(again)
     again.add_argument("results", type=Path, help="a τ²-bench results JSON file")
+    again.add_argument(
+        "--arguments",
+        choices=("strict", "tau2"),
+        default="strict",
+        help=(
+            "argument typing: strict (default) refuses ill-typed arguments; tau2 coerces the "
+            "ill-typed arguments τ² acts on (a string or empty object as a list, any value "
+            "as an unread summary) as τ² does, and lists each such call as coerced"
+        ),
+    )
     again.set_defaults(handler=run_regrade)
+    _register_run(actions)  # tau2: user channel
     parser.set_defaults(handler=lambda _args: _usage(parser))
 
 
@@ -96,7 +117,16 @@ def _data_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--data", type=Path, required=True, help="τ² retail data folder (db.json, tasks file)"
     )
-    parser.add_argument("--tasks", type=Path, help="τ² tasks file (default: DATA/tasks_train.json)")
+    parser.add_argument("--tasks", type=Path, help="a τ² tasks file (instead of a split of DATA)")
+    parser.add_argument(
+        "--split",
+        choices=importer.SPLITS,
+        help=(
+            "which tasks of DATA (default train): with DATA/tasks.json and "
+            "DATA/split_tasks.json as τ² lays them out, that split of tasks.json (all: every "
+            "task); otherwise DATA/tasks_train.json, DATA/tasks_test.json, or both"
+        ),
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -105,13 +135,26 @@ class _InputError(Exception):
 
 
 def _load(args: argparse.Namespace) -> tuple[World, list[ImportedTask]]:
+    if args.tasks is not None and args.split is not None:
+        raise _InputError("give --tasks or --split, not both")
     try:
         world: World = importer.load_world(args.data)
-        tasks_file = args.tasks if args.tasks is not None else args.data / importer.TASKS_FILE
-        tasks: list[ImportedTask] = importer.import_tasks(world, tasks_file)
+        tasks: list[ImportedTask]
+        if args.tasks is not None:
+            tasks = importer.import_tasks(world, args.tasks)
+        else:
+            _, tasks = importer.split_tasks(world, args.data, args.split or "train")
     except (importer.FormatError, WorldError) as exc:
         raise _InputError(str(exc).splitlines()[0]) from None
     return world, tasks
+
+
+def _tau2_hasher(args: argparse.Namespace, world: World) -> Tau2Hasher:
+    """τ²'s own database hash for the data's world (map orders from its db.json)."""
+    try:
+        return Tau2Hasher(Tau2Shape.from_data(world, Path(args.data) / importer.DB_FILE))
+    except (OSError, ValueError) as exc:
+        raise _InputError(f"{args.data}: cannot read {importer.DB_FILE}: {exc}") from None
 
 
 def load_explanations(path: Path) -> dict[str, str]:
@@ -160,13 +203,27 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     hasher = DatabaseHasher(world)
+    try:
+        tau2_hasher = _tau2_hasher(args, world)
+    except _InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     reports = [
-        check_gold(world, t, hasher, marks=marks, explanation=explanations.get(t.task.id, ""))
+        check_gold(
+            world,
+            t,
+            hasher,
+            marks=marks,
+            explanation=explanations.get(t.task.id, ""),
+            tau2_hasher=tau2_hasher,
+        )
         for t in tasks
     ]
     problems = [f"{r.task_id}: {p}" for r in reports for p in r.problems]
     problems += _stale_marks(marks, reports)
     summary = _summary(reports)
+    summary["initial_db_hash"] = hasher.hash()  # tau2: both hashes of the start database
+    summary["initial_tau2_db_hash"] = tau2_hasher.hash()
     if args.json:
         out = {
             "data_notice": importer.DATA_NOTICE,
@@ -352,12 +409,23 @@ def run_regrade(args: argparse.Namespace) -> int:
             runs = importer.read_results(args.results)
         except importer.FormatError as exc:
             raise _InputError(str(exc)) from None
+        tau2_hasher = _tau2_hasher(args, world)
     except _InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     by_id = {t.task.id: t for t in tasks}
     hasher = DatabaseHasher(world)
-    results = [regrade(world, by_id.get(f"{WORLD}.{run.task_id}"), run, hasher) for run in runs]
+    results = [
+        regrade(
+            world,
+            by_id.get(f"{WORLD}.{run.task_id}"),
+            run,
+            hasher,
+            arguments=args.arguments,
+            tau2_hasher=tau2_hasher,
+        )
+        for run in runs
+    ]
     if args.json:
         out = {
             "data_notice": importer.DATA_NOTICE,
@@ -406,6 +474,9 @@ def _render_regrade(results: list[RegradeResult], notice: str) -> str:
         if r.passed is not None and r.outcome in ("completed", "turn_limit", "budget_limit")
     ]
     lines = [f"data: {notice}", "", render_table(headers, rows), ""]
+    coerced = [f"  {r.source_task}/{r.trial}: {line}" for r in results for line in r.coerced]
+    if coerced:
+        lines += ["calls coerced the way τ² treats them (--arguments tau2):", *coerced, ""]
     lines.append(
         f"{len(results)} run(s): {sum(r.evidence == 'verified' for r in results)} verified, "
         f"{len(graded)} graded attempts; "
@@ -414,3 +485,211 @@ def _render_regrade(results: list[RegradeResult], notice: str) -> str:
         f"{sum(r.recorded_reward == 1 for r in results)}; prose criteria are not reviewed"
     )
     return "\n".join(lines)
+
+
+# -- tau2 run: τ² tasks end to end with a simulated user --------------------------------------
+
+
+def _register_run(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    conv = actions.add_parser(
+        "run",
+        help="run τ² tasks end to end: an agent talking to a simulated user, then verify",
+        description=(
+            "Run each τ² task once: the agent talks to a simulated user (scripted from the "
+            "task's user scenario, or a model over an OpenAI-compatible endpoint) and uses the "
+            "tools; the record (user turns included) is replayed and graded. Exit 0 when every "
+            "record verifies and is graded; 1 otherwise; 2 on bad input."
+        ),
+    )
+    _data_arguments(conv)
+    conv.add_argument(
+        "--agent",
+        choices=("oracle", "openai"),
+        default="oracle",
+        help="oracle: the gold calls driven through a conversation; openai: a model",
+    )
+    conv.add_argument(
+        "--user",
+        choices=("scripted", "openai"),
+        default="scripted",
+        help="the simulated user (default scripted)",
+    )
+    conv.add_argument(
+        "--observations",
+        choices=("ours", "tau2"),
+        default="ours",
+        help="what the agent sees: ours (default) or tau2 (τ²'s descriptions "
+        "and result strings; needs --tau2-src)",
+    )
+    conv.add_argument(
+        "--tau2-src", type=Path, help="a τ²-bench checkout (the folder holding the tau2 package)"
+    )
+    conv.add_argument("--out", type=Path, help="save each record in this folder")
+    model = conv.add_argument_group("--agent openai / --user openai")
+    model.add_argument("--model", help="agent model name")
+    model.add_argument("--base-url", help="agent endpoint (OpenAI-compatible)")
+    model.add_argument("--api-key", default="not-needed")
+    model.add_argument("--user-model", help="user model name (default: --model)")
+    model.add_argument("--user-base-url", help="user endpoint (default: --base-url)")
+    conv.set_defaults(handler=run_conversation)
+
+
+def _view(args: argparse.Namespace, world: World) -> Any:
+    """The τ² view (τ²'s schemas from --tau2-src), or None for ours."""
+    if args.observations != "tau2":
+        return None
+    if args.tau2_src is None:
+        raise _InputError("--observations tau2 needs --tau2-src PATH (a τ²-bench checkout)")
+    from harness_world.tau2.source import Tau2Source, Tau2SourceError
+    from harness_world.tau2.users import Tau2View
+
+    try:
+        source = Tau2Source.load(args.tau2_src, args.data)
+        env = source.environment(source.database(Path(args.data) / importer.DB_FILE))
+        schemas = source.tool_schemas(env)
+    except Tau2SourceError as exc:
+        raise _InputError(str(exc)) from None
+    shape = Tau2Shape.from_data(world, Path(args.data) / importer.DB_FILE)
+    return Tau2View(shape=shape, schemas=schemas)
+
+
+def _makers(args: argparse.Namespace) -> tuple[Any, Any]:
+    from harness_world.tau2.users import ConversationalOracle, OpenAIUser, ScriptedUser
+
+    if "openai" in (args.agent, args.user) and (not args.model or not args.base_url):
+        needs = "--agent openai" if args.agent == "openai" else "--user openai"
+        raise _InputError(f"{needs} needs --model and --base-url")
+    if args.agent == "openai":
+        from harness_world.openai_agent import OpenAIAgent
+
+        policy = Path(args.data) / "policy.md"
+        prompt = policy.read_text(encoding="utf-8") if policy.is_file() else ""
+        agent = OpenAIAgent(model=args.model, base_url=args.base_url, api_key=args.api_key)
+        if prompt:
+            agent = attrs.evolve(agent, system_prompt=prompt)
+
+        def agent_for(item: ImportedTask) -> Any:
+            return agent
+    else:
+
+        def agent_for(item: ImportedTask) -> Any:
+            return ConversationalOracle(item)
+
+    def user_for(item: ImportedTask) -> Any:
+        if args.user == "openai":
+            return OpenAIUser(
+                scenario=item.user_scenario,
+                model=args.user_model or args.model,
+                base_url=args.user_base_url or args.base_url,
+                api_key=args.api_key,
+            )
+        return ScriptedUser.from_scenario(item.user_scenario)
+
+    return agent_for, user_for
+
+
+def run_conversation(args: argparse.Namespace) -> int:
+    """Run every selected task with a simulated user; see the description for exit codes."""
+    from harness_world.tau2.conversation import run_conversations
+
+    try:
+        world, tasks = _load(args)
+        view = _view(args, world)
+        agent_for, user_for = _makers(args)
+    except _InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    done = run_conversations(world, tasks, agent_for, user_for, view=view, out=args.out)
+    results = [r for r, _ in done]
+    if args.json:
+        out = {
+            "data_notice": importer.DATA_NOTICE,
+            "runs": [msgspec.to_builtins(r) for r in results],
+        }
+        print(json.dumps(out, indent=1, ensure_ascii=False))
+    else:
+        rows = [
+            [
+                r.task_id,
+                str(r.user_turns),
+                "yes" if r.user_stopped else "no",
+                str(r.calls),
+                r.outcome,
+                r.evidence,
+                "-" if r.passed is None else ("passed" if r.passed else "failed"),
+                "; ".join(r.failed) or "-",
+            ]
+            for r in results
+        ]
+        headers = [
+            "task",
+            "user turns",
+            "user stopped",
+            "calls",
+            "outcome",
+            "evidence",
+            "ours",
+            "failed",
+        ]
+        print(f"data: {importer.DATA_NOTICE}\n")
+        print(render_table(headers, rows))
+        print(
+            f"\n{len(results)} task(s): {sum(r.evidence == 'verified' for r in results)} "
+            f"verified, {sum(bool(r.passed) for r in results)} passed"
+        )
+    bad = [r for r in results if r.evidence != "verified" or r.passed is None]
+    return 1 if bad else 0
+
+
+# -- `run --world tau2_retail --data DIR --user …`: the same, from the run command ------------
+
+
+def add_run_command_options(parser: argparse.ArgumentParser) -> None:
+    """Options of ``run`` for τ² tasks (``--world tau2_retail --data DIR``)."""
+    group = parser.add_argument_group(
+        "--world tau2_retail --data DIR (τ²-bench tasks with a simulated user; see tau2 run)"
+    )
+    group.add_argument("--data", type=Path, help="τ² retail data folder")
+    group.add_argument("--split", choices=importer.SPLITS, help="which tasks (default train)")
+    group.add_argument("--user", choices=("scripted", "openai"), default="scripted")
+    group.add_argument("--observations", choices=("ours", "tau2"), default="ours")
+    group.add_argument("--tau2-src", type=Path, help="a τ²-bench checkout")
+    group.add_argument("--user-model", help="user model name (default: --model)")
+    group.add_argument("--user-base-url", help="user endpoint (default: --base-url)")
+
+
+def run_from_run_command(args: argparse.Namespace) -> int:
+    """``run --world tau2_retail --data DIR …`` as ``tau2 run`` (see its description)."""
+    if args.agent not in ("oracle", "openai"):
+        print("error: --world tau2_retail runs --agent oracle or openai", file=sys.stderr)
+        return 2
+    conv = argparse.Namespace(
+        data=args.data,
+        tasks=None,
+        split=args.split,
+        agent=args.agent,
+        user=args.user,
+        observations=args.observations,
+        tau2_src=args.tau2_src,
+        out=args.out,
+        model=args.model,
+        base_url=args.base_url,
+        api_key=os.environ.get(args.api_key_env, "not-needed"),
+        user_model=args.user_model,
+        user_base_url=args.user_base_url,
+        json=args.json,
+    )
+    return run_conversation(conv)
+
+
+def route_run_command(
+    main: Callable[[argparse.Namespace], int],
+) -> Callable[[argparse.Namespace], int]:
+    """The ``run`` handler: τ² tasks (``--world tau2_retail --data DIR``) here, else ``main``."""
+
+    def handler(args: argparse.Namespace) -> int:
+        if args.data is not None and args.world == "tau2_retail":
+            return run_from_run_command(args)
+        return main(args)
+
+    return handler

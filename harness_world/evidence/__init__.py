@@ -22,6 +22,7 @@ from harness_world.evidence.record import (
     RecordError,
     Synthetic,  # diagnose: forks
     Usage,
+    UserTurn,
     WorldRef,
     load_record,
     make_record,
@@ -43,6 +44,7 @@ __all__ = [
     "RecordError",
     "Synthetic",
     "Usage",
+    "UserTurn",
     "WorldRef",
     "append_index",
     "binding_problem",

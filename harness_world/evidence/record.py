@@ -27,6 +27,7 @@ __all__ = [
     "RecordError",
     "Synthetic",
     "Usage",
+    "UserTurn",
     "WorldRef",
     "load_record",
     "make_record",
@@ -127,6 +128,31 @@ class Synthetic(msgspec.Struct, frozen=True, kw_only=True):
     shown: Any
 
 
+# -- user channel (tau2): user turns are recorded inputs, like model outputs ----------------------
+
+
+class UserTurn(msgspec.Struct, frozen=True, kw_only=True):
+    """One exchange with a simulated user: what the agent said and what the user answered.
+
+    User turns are inputs of an attempt (like a model's outputs): replay never recomputes them;
+    the record's digest covers them.
+
+    Attributes:
+        after_call: How many tool calls the attempt had made when the agent spoke.
+        agent: The agent's message to the user.
+        user: The user's answer (may end the conversation, see ``stop``).
+        stop: Whether the user ended the conversation with this answer.
+    """
+
+    after_call: int
+    agent: str
+    user: str
+    stop: bool = False
+
+
+# -- end user channel -------------------------------------------------------------------------
+
+
 class Record(msgspec.Struct, frozen=True, kw_only=True):
     """The evidence of one attempt; see ``docs/record-format.md`` for the file format.
 
@@ -143,6 +169,8 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
         outcome: How execution ended.
         final_message: The agent's last message.
         usage: Turns, requests, tokens and cost.
+        user_turns: The conversation with a simulated user, in order (empty without a user;
+            then left out of the digest, so records made before the field keep their digest).
         digest: SHA-256 over the canonical encoding of every field above (not ``context``):
             a single edited byte is detected even where replay cannot recompute the field.
         context: Wall-clock times, host, pid, parallelism: recorded, never compared.
@@ -164,6 +192,7 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
     outcome: Outcome
     final_message: str = ""
     usage: Usage = Usage()
+    user_turns: list[UserTurn] = []  # tau2: user channel
     digest: str = ""
     context: RecordContext = RecordContext()
     faults: FaultLog | None = None
@@ -179,11 +208,14 @@ class RecordError(HarnessWorldError):
 def record_digest(record: Record) -> str:
     """The digest of a record's evidence: everything except ``digest`` and ``context``."""
     body = msgspec.structs.replace(record, digest="", context=RecordContext())
-    if record.faults is None:  # faults field: absent from the digest when null (older records)
-        plain = msgspec.to_builtins(body)
+    plain = msgspec.to_builtins(body)
+    # Fields added after the format's first release are left out while they hold nothing, so
+    # older records keep their digests: a null `faults`, an empty `user_turns` (tau2).
+    if record.faults is None:
         del plain["faults"]
-        return sha256_hex(to_json(plain))
-    return sha256_hex(to_json(body))
+    if not record.user_turns:
+        del plain["user_turns"]
+    return sha256_hex(to_json(plain))
 
 
 def make_record(
@@ -197,6 +229,7 @@ def make_record(
     final_message: str = "",
     usage: Usage | None = None,
     context: RecordContext | None = None,
+    user_turns: list[UserTurn] | None = None,
 ) -> Record:
     """Seal a session's evidence into a record (the digest is computed here)."""
     world = session.world
@@ -214,6 +247,7 @@ def make_record(
         outcome=outcome,
         final_message=final_message,
         usage=usage or Usage(),
+        user_turns=list(user_turns or []),
         context=context or RecordContext(),
         faults=None if session.faults is None else session.faults.log(),
     )

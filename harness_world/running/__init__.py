@@ -47,9 +47,11 @@ from harness_world.running.scripted import (
     record_calls,
     run_script,
 )
+from harness_world.running.user import AgentView, UserSimulator  # tau2: user channel
 
 __all__ = [
     "Agent",
+    "AgentView",
     "Attempt",
     "AttemptEnded",
     "AttemptLimits",
@@ -71,6 +73,7 @@ __all__ = [
     "ScriptContext",
     "ScriptedAgent",
     "SlotResult",
+    "UserSimulator",
     "bound_messages",
     "drive",
     "estimate_tokens",

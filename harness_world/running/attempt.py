@@ -7,6 +7,7 @@ the attempt as ``turn_limit`` or ``budget_limit``, which still counts as an atte
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -26,10 +27,12 @@ from harness_world.evidence.record import (
     Record,
     RecordContext,
     Usage,
+    UserTurn,
     make_record,
 )
 from harness_world.grading.briefing import briefing
 from harness_world.grading.task import Budgets, Task
+from harness_world.running.user import STOP, AgentView, UserSimulator
 
 __all__ = ["Attempt", "AttemptEnded", "AttemptLimits", "InfrastructureError", "Reservation"]
 
@@ -105,6 +108,8 @@ class Attempt:
         sample: The sample index within the run.
         revision: The run revision id written into the record.
         limits: The budgets enforced.
+        user: A simulated user the agent can talk to (`message_user`); None: no user.
+        view: What the agent is shown (tool schemas, observation texts); None: ours.
     """
 
     world: World
@@ -113,6 +118,9 @@ class Attempt:
     sample: int = 0
     revision: str = ""
     limits: AttemptLimits | None = None
+    user: UserSimulator | None = None  # tau2: user channel
+    view: AgentView | None = None  # tau2: observation mode
+    _user_turns: list[UserTurn] = attrs.field(init=False, factory=list)  # tau2: user channel
     _session: Session = attrs.field(init=False)
     _usage: dict[str, Any] = attrs.field(init=False)
     _outcome: Outcome | None = attrs.field(init=False, default=None)
@@ -135,8 +143,50 @@ class Attempt:
         return briefing(self.task)
 
     def tool_schemas(self, format: SchemaFormat = "openai") -> list[dict[str, Any]]:
-        """The world's tools in a provider's tool-calling shape."""
+        """The world's tools in a provider's tool-calling shape (the view's, when set)."""
+        if self.view is not None:  # tau2: observation mode
+            return self.view.tool_schemas(format)
         return tool_schemas(self.world, format=format)
+
+    # -- tau2: observation mode and user channel ----------------------------------------------
+
+    def render(self, observation: Observation) -> str:
+        """The text an agent is shown for one observation (the view's, when set)."""
+        if self.view is not None:
+            return self.view.render(observation)
+        return json.dumps(observation.to_message(), sort_keys=True)
+
+    @property
+    def user_turns(self) -> tuple[UserTurn, ...]:
+        """The exchanges with the simulated user so far."""
+        return tuple(self._user_turns)
+
+    @property
+    def user_stopped(self) -> bool:
+        """Whether the simulated user has ended the conversation."""
+        return bool(self._user_turns) and self._user_turns[-1].stop
+
+    def message_user(self, message: str) -> str:
+        """Send a message to the simulated user and return the answer (recorded as a turn).
+
+        Raises:
+            AttemptEnded: when the attempt has ended.
+            RuntimeError: when the attempt has no user, or the user has already stopped.
+        """
+        self._check_open()
+        if self.user is None:
+            raise RuntimeError("this attempt has no simulated user")
+        if self.user_stopped:
+            raise RuntimeError("the user has ended the conversation")
+        answer = self.user.reply(self.user_turns, message)
+        self._user_turns.append(
+            UserTurn(
+                after_call=len(self._session.log), agent=message, user=answer, stop=STOP in answer
+            )
+        )
+        return answer
+
+    # -- end tau2 -------------------------------------------------------------------------------
 
     def call(self, tool: str, args: Any = None) -> Observation:
         """Execute one tool call; over the tool-call budget, end the attempt instead.
@@ -292,6 +342,7 @@ class Attempt:
             final_message=final_message,
             usage=Usage(**self._usage),
             context=context,
+            user_turns=self._user_turns,  # tau2: user channel
         )
 
     @property

@@ -18,6 +18,7 @@ benchmark-specific reading of files lives with its world):
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -28,12 +29,15 @@ from harness_world.coverage.mutation import ALL_OPERATORS, TraceMutant, trace_mu
 from harness_world.engine.calls import FinalRow, WriteImage
 from harness_world.engine.canonical import to_json
 from harness_world.engine.world import Key, World
-from harness_world.evidence.record import Outcome, Record
+from harness_world.evidence.record import Outcome, Record, UserTurn
 from harness_world.grading.checker import net_changes, returned_rows
 from harness_world.grading.grade import Grade
 from harness_world.grading.task import Condition, Requirement, Target, Task
 from harness_world.grading.verify import verify
+from harness_world.running.attempt import Attempt, AttemptLimits
 from harness_world.running.scripted import record_calls
+from harness_world.tau2.arguments import ArgumentMode, coerce_call
+from harness_world.tau2.faithful import Tau2Hasher
 
 __all__ = [
     "DatabaseHasher",
@@ -77,11 +81,14 @@ class ImportedTask(msgspec.Struct, frozen=True, kw_only=True):
         task: The harness_world task.
         gold: The reference solution; run as a call list it is the task's oracle.
         source: Where the task came from, in words (file and id).
+        user_scenario: The reference's description of the user (τ²'s ``user_scenario``), for
+            simulated users; empty when the reference has none.
     """
 
     task: Task
     gold: list[GoldCall]
     source: str
+    user_scenario: dict[str, Any] = {}
 
 
 class GoldCallError(msgspec.Struct, frozen=True, kw_only=True):
@@ -177,6 +184,9 @@ class GoldReport(msgspec.Struct, frozen=True, kw_only=True):
         survived: Mutants that pass and are not (validly) marked equivalent.
         equivalent: Mutants that pass, are marked equivalent and leave the gold's database.
         problems: Everything that makes this task's check fail, in words.
+        gold_db_hash: Our whole-database hash (`DatabaseHasher`) of the gold end state.
+        tau2_db_hash: τ²'s own database hash of the gold end state (its serialisation, nulls
+            included; `harness_world.tau2.faithful.Tau2Hasher`), empty when not computed.
     """
 
     task_id: str
@@ -196,6 +206,8 @@ class GoldReport(msgspec.Struct, frozen=True, kw_only=True):
     survived: int
     equivalent: int
     problems: list[str]
+    gold_db_hash: str = ""
+    tau2_db_hash: str = ""
 
     @property
     def ok(self) -> bool:
@@ -213,6 +225,8 @@ class ExternalRun(msgspec.Struct, frozen=True, kw_only=True):
         final_message: The agent's last text message.
         outcome: How the run ended, mapped to our outcome statuses.
         reward: The reward the other harness recorded (None when absent).
+        conversation: The user's messages, each as (tool calls made before it, the agent's
+            text it answers, the user's text); replayed as recorded user turns.
     """
 
     task_id: str
@@ -221,6 +235,7 @@ class ExternalRun(msgspec.Struct, frozen=True, kw_only=True):
     final_message: str
     outcome: Outcome
     reward: float | None
+    conversation: list[tuple[int, str, str]] = []
 
 
 class RegradeResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -240,6 +255,12 @@ class RegradeResult(msgspec.Struct, frozen=True, kw_only=True):
         reference_match: The reference's database verdict, recomputed here.
         recorded_reward: The reward the other harness recorded.
         problem: Why the run could not be graded, if so.
+        coerced: Calls whose ill-typed arguments were coerced the way τ² treats them
+            (``tau2`` argument mode only), one line each: call number, tool, class.
+        db_hash: Our whole-database hash of the run's end state.
+        tau2_db_hash: τ²'s own database hash of the run's end state (empty when not computed).
+        tau2_gold_db_hash: τ²'s own database hash of the gold end state.
+        user_turns: The run's user messages, recorded as user turns of the regraded record.
     """
 
     task_id: str
@@ -255,6 +276,11 @@ class RegradeResult(msgspec.Struct, frozen=True, kw_only=True):
     reference_match: bool | None
     recorded_reward: float | None
     problem: str = ""
+    coerced: list[str] = []
+    db_hash: str = ""
+    tau2_db_hash: str = ""
+    tau2_gold_db_hash: str = ""
+    user_turns: int = 0
 
 
 # -- effects and targets derived from a gold run ---------------------------------------------
@@ -262,9 +288,7 @@ class RegradeResult(msgspec.Struct, frozen=True, kw_only=True):
 
 def run_gold(world: World, task: Task, gold: Sequence[GoldCall], final_message: str = "") -> Record:
     """The gold calls executed as an ordinary completed attempt."""
-    return record_calls(
-        world, task, [(c.tool, c.args) for c in gold], final_message=final_message
-    )
+    return record_calls(world, task, [(c.tool, c.args) for c in gold], final_message=final_message)
 
 
 def exact_effects(
@@ -599,6 +623,7 @@ def check_gold(
     marks: Mapping[tuple[str, str], str] | None = None,
     explanation: str = "",
     operators: Sequence[str] = ALL_OPERATORS,
+    tau2_hasher: Tau2Hasher | None = None,
 ) -> GoldReport:
     """Check one imported task: oracle, reference verdict, do-nothing attempt, mutants.
 
@@ -617,6 +642,7 @@ def check_gold(
             marks an operator for every task.
         explanation: Why our grade of the oracle may disagree with the reference, if it does.
         operators: The mutation operators to apply.
+        tau2_hasher: τ²'s own database hash, reported beside ours for the gold end state.
     """
     task = imported.task
     reference = run_gold(world, task, imported.gold)
@@ -655,19 +681,97 @@ def check_gold(
         survived=sum(m.status == "survived" for m in mutants),
         equivalent=sum(m.status == "equivalent" for m in mutants),
         problems=problems,
+        gold_db_hash=gold_hash,
+        tau2_db_hash="" if tau2_hasher is None else tau2_hasher.hash(reference.final),
     )
 
 
 # -- regrading runs recorded elsewhere -------------------------------------------------------
 
 
+def _coerced_calls(
+    world: World, calls: Sequence[tuple[str, Any]], mode: ArgumentMode
+) -> tuple[list[tuple[str, Any]], list[str]]:
+    """The calls to run in argument ``mode`` and one line per coerced call."""
+    if mode == "strict":
+        return list(calls), []
+    out: list[tuple[str, Any]] = []
+    notes: list[str] = []
+    for i, (tool, args) in enumerate(calls, start=1):
+        used, coercions = coerce_call(world, tool, args)
+        out.append((tool, used))
+        notes += [
+            f"call {i} {tool}: {c.argument} {c.cls} ({json.dumps(c.given)} -> {json.dumps(c.used)})"
+            for c in coercions
+        ]
+    return out, notes
+
+
+@attrs.frozen(slots=True)
+class RecordedUser:
+    """A user whose answers were recorded elsewhere: the n-th message gets the n-th answer.
+
+    Attributes:
+        answers: The user's messages, in order.
+    """
+
+    answers: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        """``recorded``."""
+        return "recorded"
+
+    def settings(self) -> dict[str, Any]:
+        """The kind and the number of answers."""
+        return {"kind": "recorded", "answers": len(self.answers)}
+
+    def reply(self, history: Sequence[UserTurn], message: str) -> str:
+        """The recorded answer to the next message (empty past the end)."""
+        return self.answers[len(history)] if len(history) < len(self.answers) else ""
+
+
+def _external_record(
+    world: World, task: Task, run: ExternalRun, calls: Sequence[tuple[str, Any]]
+) -> Record:
+    """The run's calls, with its user messages as recorded user turns, as one attempt."""
+    if not run.conversation:
+        return record_calls(
+            world,
+            task,
+            calls,
+            final_message=run.final_message,
+            outcome=run.outcome,
+            sample=run.trial,
+        )
+    user = RecordedUser(tuple(text for _, _, text in run.conversation))
+    attempt = Attempt(world, task, sample=run.trial, limits=AttemptLimits(), user=user)
+    turns = list(run.conversation)
+    for i, (tool, args) in enumerate([*calls, ("", None)]):
+        while turns and turns[0][0] <= i and not attempt.user_stopped:
+            attempt.message_user(turns.pop(0)[1])
+        if tool:
+            attempt.call(tool, args)
+    attempt.end(run.outcome)
+    return attempt.finish(run.final_message)
+
+
 def regrade(
-    world: World, imported: ImportedTask | None, run: ExternalRun, hasher: DatabaseHasher
+    world: World,
+    imported: ImportedTask | None,
+    run: ExternalRun,
+    hasher: DatabaseHasher,
+    *,
+    arguments: ArgumentMode = "strict",
+    tau2_hasher: Tau2Hasher | None = None,
 ) -> RegradeResult:
     """Replay an external run's tool calls in a fresh attempt; verify and grade the record.
 
     The reference verdict is recomputed too (the run's whole-database hash against the gold's),
     so it can be compared both with our grade and with the reward the other harness recorded.
+    With ``arguments="tau2"`` ill-typed arguments are first coerced the way τ² treats them
+    (`harness_world.tau2.arguments`); each such call is listed in ``coerced``. With a
+    ``tau2_hasher``, τ²'s own database hashes of the run and of the gold are reported too.
     """
     if imported is None:
         return RegradeResult(
@@ -686,15 +790,10 @@ def regrade(
             problem=f"unknown task {run.task_id!r}",
         )
     task = imported.task
-    record = record_calls(
-        world,
-        task,
-        run.calls,
-        final_message=run.final_message,
-        outcome=run.outcome,
-        sample=run.trial,
-    )
-    gold_hash = hasher.hash(run_gold(world, task, imported.gold).final)
+    calls, coerced = _coerced_calls(world, run.calls, arguments)
+    record = _external_record(world, task, run, calls)
+    gold = run_gold(world, task, imported.gold)
+    gold_hash = hasher.hash(gold.final)
     checked = _check_trajectory(world, task, record, hasher, gold_hash)
     grade = checked.grade
     return RegradeResult(
@@ -713,4 +812,9 @@ def regrade(
         reference_match=checked.reference_match,
         recorded_reward=run.reward,
         problem=checked.reason,
+        coerced=coerced,
+        db_hash=hasher.hash(record.final),
+        tau2_db_hash="" if tau2_hasher is None else tau2_hasher.hash(record.final),
+        tau2_gold_db_hash="" if tau2_hasher is None else tau2_hasher.hash(gold.final),
+        user_turns=len(record.user_turns),
     )

@@ -21,6 +21,7 @@ Each τ² task becomes an `ImportedTask`:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,9 @@ DATA_NOTICE = "τ²-bench retail data © 2025 Sierra Research, MIT licence (see 
 WORLD = "tau2_retail"
 DB_FILE = "db.json"
 TASKS_FILE = "tasks_train.json"
+ALL_TASKS_FILE = "tasks.json"
+SPLIT_FILE = "split_tasks.json"
+SPLITS = ("train", "test", "all")
 
 # τ²'s termination reasons, mapped to our outcomes (anything else: completed, reason kept).
 _TERMINATION: dict[str, OutcomeStatus] = {
@@ -187,9 +191,7 @@ def _reading_task(world: World, base: Task, record: Record, notes: list[str]) ->
             else " The gold reads no row either."
         )
     )
-    return msgspec.structs.replace(
-        base, targets=targets, trace=["targets_read"] if targets else []
-    )
+    return msgspec.structs.replace(base, targets=targets, trace=["targets_read"] if targets else [])
 
 
 def import_task(world: World, raw: dict[str, Any], source: str = TASKS_FILE) -> ImportedTask:
@@ -231,11 +233,19 @@ def import_task(world: World, raw: dict[str, Any], source: str = TASKS_FILE) -> 
     else:
         task = _reading_task(world, base, record, notes)
     task = msgspec.structs.replace(task, notes="\n".join(notes))
-    return ImportedTask(task=task, gold=gold, source=f"{source} #{tau2_id}")
+    scenario = raw.get("user_scenario")
+    return ImportedTask(
+        task=task,
+        gold=gold,
+        source=f"{source} #{tau2_id}",
+        user_scenario=scenario if isinstance(scenario, dict) else {},
+    )
 
 
-def import_tasks(world: World, path: str | Path) -> list[ImportedTask]:
-    """Every task of a τ² tasks file.
+def import_tasks(
+    world: World, path: str | Path, only: Iterable[str] | None = None
+) -> list[ImportedTask]:
+    """Every task of a τ² tasks file (only those with an id in ``only``, when given).
 
     Raises:
         FormatError: naming the file and the task at fault.
@@ -246,7 +256,63 @@ def import_tasks(world: World, path: str | Path) -> list[ImportedTask]:
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
         raise FormatError(f"{source}: duplicate task ids: {', '.join(duplicates)}")
+    if only is not None:
+        wanted = set(only)
+        raws = [r for r in raws if str(r["id"]) in wanted]
     return [import_task(world, raw, source.name) for raw in raws]
+
+
+def read_split(path: str | Path) -> dict[str, list[str]]:
+    """τ²'s split file: split name -> task ids (``{"train": [...], "test": [...], ...}``).
+
+    Raises:
+        FormatError: naming the file when it is not an object of lists of ids.
+    """
+    source = Path(path)
+    data = _read_json(source)
+    if not isinstance(data, dict) or not all(
+        isinstance(ids, list) and all(isinstance(i, str | int) for i in ids)
+        for ids in data.values()
+    ):
+        raise FormatError(f"{source}: expected an object mapping split names to lists of ids")
+    return {str(name): [str(i) for i in ids] for name, ids in data.items()}
+
+
+def split_tasks(
+    world: World, data: str | Path, split: str = "train"
+) -> tuple[Path, list[ImportedTask]]:
+    """The tasks of one split of a τ² data folder, and the tasks file they come from.
+
+    With τ²'s layout (``tasks.json`` and ``split_tasks.json``, as τ²'s ``get_tasks`` reads
+    them), a split is the tasks of ``tasks.json`` whose ids the split file lists under that
+    name; ``all`` is its ``base`` split when it has one, else every task. Without a split
+    file, ``train`` and ``test`` are ``tasks_train.json`` and ``tasks_test.json``, and ``all``
+    is ``tasks.json`` (else both of those).
+
+    Raises:
+        FormatError: for an unknown split, a split the folder does not hold, or a bad file.
+    """
+    folder = Path(data)
+    if split not in SPLITS:
+        raise FormatError(f"unknown split {split!r}: expected one of {', '.join(SPLITS)}")
+    every, split_file = folder / ALL_TASKS_FILE, folder / SPLIT_FILE
+    if every.is_file() and split_file.is_file():
+        splits = read_split(split_file)
+        name = "base" if split == "all" else split
+        if name not in splits and split != "all":
+            raise FormatError(f"{split_file}: no split {split!r} (has: {', '.join(splits)})")
+        return every, import_tasks(world, every, splits.get(name))
+    if split == "all" and every.is_file():
+        return every, import_tasks(world, every)
+    names = ["train", "test"] if split == "all" else [split]
+    files = [folder / f"tasks_{name}.json" for name in names]
+    present = [f for f in files if f.is_file()]
+    if not present or (split != "all" and len(present) != len(files)):
+        raise FormatError(
+            f"{folder}: no tasks for split {split!r} "
+            f"(looked for {SPLIT_FILE} with {ALL_TASKS_FILE}, and {files[0].name})"
+        )
+    return present[0], [t for f in present for t in import_tasks(world, f)]
 
 
 # -- results files ---------------------------------------------------------------------------
@@ -291,24 +357,36 @@ def read_results(path: str | Path) -> list[ExternalRun]:
     return [_external_run(sim, f"{source}: simulation #{i}") for i, sim in enumerate(sims)]
 
 
-def _agent_calls(messages: list[Any], where: str) -> tuple[list[tuple[str, Any]], str]:
-    """The agent's tool calls in order, and its last text message."""
+def _agent_calls(
+    messages: list[Any], where: str
+) -> tuple[list[tuple[str, Any]], str, list[tuple[int, str, str]]]:
+    """The agent's tool calls in order, its last text message, and the conversation.
+
+    The conversation is one (tool calls made so far, the agent's last text, the user's text)
+    per user message with text.
+    """
     calls: list[tuple[str, Any]] = []
     final = ""
+    said = ""
+    conversation: list[tuple[int, str, str]] = []
     for j, message in enumerate(messages):
         if not isinstance(message, dict):
             raise FormatError(f"{where}: message #{j} is not an object")
+        content = message.get("content")
+        if message.get("role") == "user" and isinstance(content, str) and content.strip():
+            conversation.append((len(calls), said, content))
+            said = ""
         if message.get("role") != "assistant":
             continue
-        if isinstance(message.get("content"), str) and message["content"].strip():
-            final = message["content"]
+        if isinstance(content, str) and content.strip():
+            final = said = content
         for call in message.get("tool_calls") or []:
             if not isinstance(call, dict) or not isinstance(call.get("name"), str):
                 raise FormatError(f"{where}: message #{j}: malformed tool call {call!r}")
             if call.get("requestor", "assistant") == "user":
                 continue
             calls.append((call["name"], _arguments(call.get("arguments"), where)))
-    return calls, final
+    return calls, final, conversation
 
 
 def _external_run(sim: Any, where: str) -> ExternalRun:
@@ -317,7 +395,7 @@ def _external_run(sim: Any, where: str) -> ExternalRun:
     messages = sim.get("messages") or []
     if not isinstance(messages, list):
         raise FormatError(f"{where}: messages is not a list")
-    calls, final = _agent_calls(messages, where)
+    calls, final, conversation = _agent_calls(messages, where)
     reward_info = sim.get("reward_info")
     reward = reward_info.get("reward") if isinstance(reward_info, dict) else None
     termination = str(sim.get("termination_reason") or "")
@@ -332,4 +410,5 @@ def _external_run(sim: Any, where: str) -> ExternalRun:
         final_message=final,
         outcome=Outcome(status=status, reason=termination),
         reward=float(reward) if isinstance(reward, int | float) else None,
+        conversation=conversation,
     )

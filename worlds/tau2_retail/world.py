@@ -52,13 +52,19 @@ Where this differs from the original, on purpose:
 * Optional order fields the original keeps as ``null`` are absent here until a tool sets them.
 * ``calculate`` evaluates the expression with Python as the original does, but refuses an
   integer power whose result would exceed a million bits (``Exponent too large``) instead of
-  hanging the harness (``9**9**9**9`` is accepted by the original's character check).
+  hanging the harness (``9**9**9**9`` is accepted by the original's character check). An
+  expression nested deeper than Python's parser allows (a flat sum of thousands of terms,
+  which the original reports as ``maximum recursion depth exceeded ...``) is evaluated by a
+  stack-based parser with Python's precedence, association and number types instead: its cost
+  is bounded by the expression's length, not by the recursion limit.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import operator
+import re
 import warnings
 from typing import Any
 
@@ -67,6 +73,7 @@ from harness_world.engine import (
     Derived,
     Entity,
     Field,
+    Key,
     Params,
     ToolContext,
     ToolFailure,
@@ -341,6 +348,29 @@ def _address(p: ModifyPendingOrderAddress | ModifyUserAddress) -> dict[str, str]
 # -- read tools -----------------------------------------------------------------------------
 
 
+# Emails and names are never written by these tools, so the start world's users can be looked
+# up by them once per world (by content hash); zip codes can change (modify_user_address), so a
+# name's candidates are checked against the session's rows. Same answers as a scan in data
+# order (the first match), at the cost of the matches instead of every user.
+_BY_EMAIL: dict[str, dict[str, list[Key]]] = {}
+_BY_NAME: dict[str, dict[tuple[str, str], list[Key]]] = {}
+
+
+def _user_indexes(
+    ctx: ToolContext,
+) -> tuple[dict[str, list[Key]], dict[tuple[str, str], list[Key]]]:
+    world = ctx.world
+    if world.hash not in _BY_EMAIL:
+        by_email: dict[str, list[Key]] = {}
+        by_name: dict[tuple[str, str], list[Key]] = {}
+        for row in world.rows("users"):
+            by_email.setdefault(row["email"].lower(), []).append(row["user_id"])
+            name = (row["name"]["first_name"].lower(), row["name"]["last_name"].lower())
+            by_name.setdefault(name, []).append(row["user_id"])
+        _BY_EMAIL[world.hash], _BY_NAME[world.hash] = by_email, by_name
+    return _BY_EMAIL[world.hash], _BY_NAME[world.hash]
+
+
 @tool(
     "find_user_id_by_email",
     "Find a user id by email (case-insensitive; the first match in the data's order). Returns "
@@ -349,10 +379,8 @@ def _address(p: ModifyPendingOrderAddress | ModifyUserAddress) -> dict[str, str]
     "read",
 )
 def find_user_id_by_email(ctx: ToolContext, p: FindUserIdByEmail) -> str:
-    wanted = p.email.lower()
-    for key in ctx.select("users"):
-        row = ctx.get("users", key)
-        if row is not None and row["email"].lower() == wanted:
+    for key in _user_indexes(ctx)[0].get(p.email.lower(), []):
+        if ctx.exists("users", key):
             return str(key)
     raise ToolFailure("not_found", "User not found")
 
@@ -366,15 +394,10 @@ def find_user_id_by_email(ctx: ToolContext, p: FindUserIdByEmail) -> str:
     "read",
 )
 def find_user_id_by_name_zip(ctx: ToolContext, p: FindUserIdByNameZip) -> str:
-    first, last = p.first_name.lower(), p.last_name.lower()
-    for key in ctx.select("users"):
+    name = (p.first_name.lower(), p.last_name.lower())
+    for key in _user_indexes(ctx)[1].get(name, []):
         row = ctx.get("users", key)
-        if (
-            row is not None
-            and row["name"]["first_name"].lower() == first
-            and row["name"]["last_name"].lower() == last
-            and row["address"]["zip"] == p.zip
-        ):
+        if row is not None and row["address"]["zip"] == p.zip:
             return str(key)
     raise ToolFailure("not_found", "User not found")
 
@@ -481,18 +504,123 @@ def calculate(ctx: ToolContext, p: Calculate) -> str:
     if not all(char in CALC_CHARACTERS for char in p.expression):
         raise ToolFailure("invalid_arguments", "Invalid characters in expression")
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            # eval() of a string drops leading spaces; parse the same text eval would.
-            tree = ast.parse(p.expression.lstrip(" \t"), filename="<string>", mode="eval")
-            tree = ast.fix_missing_locations(_GuardPowers().visit(tree))
-            code = compile(tree, "<string>", "eval")
-        value = eval(code, {"__builtins__": None, "_hw_pow": _guarded_pow}, {})
+        try:
+            value = _python_eval(p.expression)
+        except RecursionError:
+            value = _flat_eval(p.expression)  # deeper than Python's parser goes: see notes
         return str(round(float(value), 2))
     except ToolFailure:
         raise
     except Exception as exc:  # the original reports whatever Python raised, by its message
         raise ToolFailure("invalid_arguments", str(exc)) from None
+
+
+def _python_eval(expression: str) -> Any:
+    """Python's eval, as the original calls it; powers go through the size guard."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if "**" not in expression:
+            return eval(expression, {"__builtins__": None}, {})
+        # eval() of a string drops leading spaces; parse the same text eval would.
+        tree = ast.parse(expression.lstrip(" \t"), filename="<string>", mode="eval")
+        tree = ast.fix_missing_locations(_GuardPowers().visit(tree))
+        code = compile(tree, "<string>", "eval")
+    return eval(code, {"__builtins__": None, "_hw_pow": _guarded_pow}, {})
+
+
+# Operator precedence and associativity of Python's arithmetic grammar; "u+"/"u-" are unary
+# (they bind looser than a ``**`` on their right: -2**2 == -4, and 2**-1 == 0.5).
+_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "//": 2, "u+": 3, "u-": 3, "**": 4}
+_BINARY: dict[str, Any] = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+    "//": operator.floordiv,
+    "**": _guarded_pow,
+}
+_TOKEN = re.compile(r"\s*(?:(\d+\.?\d*|\.\d+)|(\*\*|//|[-+*/()]))")
+
+
+def _number(text: str) -> int | float:
+    if "." in text:
+        return float(text)
+    if len(text) > 1 and text.startswith("0") and text.strip("0"):
+        raise ToolFailure("invalid_arguments", "invalid syntax")
+    return int(text)
+
+
+def _apply(op: str, values: list[Any]) -> None:
+    if op == "u-":
+        values.append(-values.pop())
+    elif op == "u+":
+        values.append(+values.pop())
+    else:
+        right = values.pop()
+        values.append(_BINARY[op](values.pop(), right))
+
+
+def _postfix(expression: str) -> list[int | float | str]:
+    """The expression in postfix order (numbers and operators), or ``invalid syntax``.
+
+    Operator precedence by a stack, so its depth is bounded by the input's length, not by
+    Python's recursion limit; the whole text is parsed before anything is evaluated, as
+    Python compiles before it runs.
+    """
+    out: list[int | float | str] = []
+    ops: list[str] = []
+    expect_operand = True
+    position, text = 0, expression.rstrip()
+    while position < len(text):
+        match = _TOKEN.match(text, position)
+        if match is None:
+            raise ToolFailure("invalid_arguments", "invalid syntax")
+        position = match.end()
+        number, symbol = match.groups()
+        if number is not None and expect_operand:
+            out.append(_number(number))
+            expect_operand = False
+        elif symbol == "(" and expect_operand:
+            ops.append("(")
+        elif symbol == ")" and not expect_operand and "(" in ops:
+            while ops[-1] != "(":
+                out.append(ops.pop())
+            ops.pop()
+        elif symbol in ("+", "-") and expect_operand:
+            ops.append("u" + symbol)
+        elif symbol in _BINARY and not expect_operand:
+            while (
+                ops
+                and ops[-1] != "("
+                and (
+                    _PRECEDENCE[ops[-1]] > _PRECEDENCE[symbol]
+                    or (_PRECEDENCE[ops[-1]] == _PRECEDENCE[symbol] and symbol != "**")
+                )
+            ):
+                out.append(ops.pop())
+            ops.append(symbol)
+            expect_operand = True
+        else:
+            raise ToolFailure("invalid_arguments", "invalid syntax")
+    if expect_operand or "(" in ops:
+        raise ToolFailure("invalid_arguments", "invalid syntax")
+    out.extend(reversed(ops))
+    return out
+
+
+def _flat_eval(expression: str) -> Any:
+    """Python's arithmetic on the calculator's characters, without recursion.
+
+    Same operators, precedence, association, number types and evaluation order as eval (a
+    number directly followed by ``(``, a call in Python, is ``invalid syntax`` here).
+    """
+    values: list[Any] = []
+    for item in _postfix(expression):
+        if isinstance(item, str):
+            _apply(item, values)
+        else:
+            values.append(item)
+    return values[0]
 
 
 @tool(

@@ -1,0 +1,272 @@
+"""The user channel on τ² tasks: scripted and model users, the OpenAI agent, τ² observation mode.
+
+The data (and, for τ² mode, τ²'s code) is read from the shared copy; tests are skipped with
+the reason when it is absent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+import harness_world as hw
+from harness_world.cli import main
+from harness_world.evidence import UserTurn, load_record, record_digest, replay
+from harness_world.openai_agent import OpenAIAgent
+from harness_world.running.agents import drive
+from harness_world.running.attempt import Attempt
+from harness_world.running.user import GREETING, STOP
+from harness_world.tau2 import ImportedTask, importer
+from harness_world.tau2.conversation import run_conversations
+from harness_world.tau2.faithful import Tau2Shape
+from harness_world.tau2.users import ConversationalOracle, OpenAIUser, ScriptedUser, Tau2View
+from tests.conftest import TAU2_DATA
+from tests.fake_openai import fake_openai, tool_call
+from tests.tau2.reference import needs_tau2, tau2_env, tau2_source
+
+pytestmark = pytest.mark.skipif(
+    not (TAU2_DATA / "db.json").is_file() or not (TAU2_DATA / "tasks_train.json").is_file(),
+    reason=f"τ² retail data not found in {TAU2_DATA}",
+)
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def world() -> hw.World:
+    return importer.load_world(TAU2_DATA)
+
+
+@pytest.fixture(scope="module")
+def imported(world: hw.World) -> list[ImportedTask]:
+    return importer.import_tasks(world, TAU2_DATA / "tasks_train.json")
+
+
+def test_every_train_task_with_a_scripted_user_and_the_oracle_verifies_and_passes(
+    world: hw.World, imported: list[ImportedTask]
+) -> None:
+    done = run_conversations(
+        world,
+        imported,
+        ConversationalOracle,
+        lambda item: ScriptedUser.from_scenario(item.user_scenario),
+    )
+    assert len(done) == 74
+    for result, record in done:
+        assert result.evidence == "verified" and result.passed, result
+        assert result.user_stopped and result.user_turns >= 3
+        assert record.user_turns[0].agent == GREETING
+        reason = record.user_turns[0].user
+        assert reason and reason != STOP
+
+
+def test_the_cli_runs_them_and_saves_records(tmp_path: Path) -> None:
+    code, out, err = cli("tau2", "run", "--data", str(TAU2_DATA), "--out", str(tmp_path), "--json")
+    assert code == 0, err
+    runs = json.loads(out)["runs"]
+    assert len(runs) == 74 and all(r["passed"] for r in runs)
+    record = load_record(runs[0]["record"])
+    assert record.user_turns
+    assert replay(record, importer.load_world(TAU2_DATA))[1] == []
+    code, _, err = cli("tau2", "run", "--data", str(TAU2_DATA), "--agent", "openai")
+    assert code == 2 and "--model" in err
+    code, _, err = cli("tau2", "run", "--data", str(TAU2_DATA), "--observations", "tau2")
+    assert code == 2 and "--tau2-src" in err
+
+
+def test_user_turns_are_covered_by_the_digest_and_never_recomputed(
+    world: hw.World, imported: list[ImportedTask]
+) -> None:
+    item = imported[0]
+    attempt = Attempt(world, item.task, user=ScriptedUser.from_scenario(item.user_scenario))
+    record = drive(ConversationalOracle(item), attempt)
+    assert replay(record, world)[1] == []
+    turns = list(record.user_turns)
+    turns[1] = msgspec.structs.replace(turns[1], user="I am somebody else.")
+    edited = msgspec.structs.replace(record, user_turns=turns)
+    assert [m.path for m in replay(edited, world)[1]] == ["digest"]
+    assert hw.verify(edited, world=world, task=item.task).evidence == "ungraded"
+    # a record without user turns keeps the digest it had before the field existed
+    plain = msgspec.structs.replace(record, user_turns=[])
+    fields = msgspec.structs.asdict(msgspec.structs.replace(plain, digest="", context=hw.evidence.RecordContext()))
+    del fields["user_turns"]
+    from harness_world.engine.canonical import sha256_hex, to_json
+
+    assert record_digest(plain) == sha256_hex(to_json(fields))
+
+
+def test_scripted_user_answers_by_kind_of_question() -> None:
+    user = ScriptedUser(reason="I want to return a lamp.", known="I am Ann, zip 12345.", max_turns=5)
+    history: list[UserTurn] = []
+
+    def say(message: str) -> str:
+        answer = user.reply(history, message)
+        history.append(UserTurn(after_call=0, agent=message, user=answer, stop=STOP in answer))
+        return answer
+
+    assert say(GREETING) == "I want to return a lamp."
+    assert say("Can you give me your email or zip code?") == "I am Ann, zip 12345."
+    assert say("Shall I proceed (yes/no)?") == "yes"
+    assert say("Let me look at that.") == "Please go ahead."
+    assert say("Still looking.") == STOP  # the turn limit
+
+
+def _gold_conversation(item: ImportedTask, world: hw.World) -> list[Any]:
+    """The gold calls as a model would make them, with confirmations before writes."""
+    steps: list[Any] = ["(greeting: sent by the driver)"]
+    steps.append("Could you give me your email address, or your name and zip code?")
+    for call in item.gold:
+        spec = world.contract.tool(call.tool)
+        if spec is not None and spec.kind == "write":
+            steps.append(f"I will now run {call.tool}. Do you confirm (yes/no)?")
+        steps.append([(call.tool, call.args)])
+    steps.append("Your request is handled. Is there anything else I can do?")
+    return steps
+
+
+def _replaying_brain(steps: list[Any]) -> Any:
+    def brain(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        turn = sum(1 for m in messages if m["role"] == "assistant")
+        step = steps[min(turn, len(steps) - 1)]
+        if isinstance(step, str):
+            return {"role": "assistant", "content": step}
+        calls = [tool_call(turn * 10 + i, name, args) for i, (name, args) in enumerate(step)]
+        return {"role": "assistant", "content": None, "tool_calls": calls}
+
+    return brain
+
+
+@needs_tau2
+def test_openai_agent_replaying_the_gold_conversation_passes_in_tau2_mode(
+    world: hw.World, imported: list[ImportedTask]
+) -> None:
+    source = tau2_source()
+    env: Any = tau2_env()
+    view = Tau2View(shape=Tau2Shape.from_data(world, TAU2_DATA / "db.json"), schemas=source.tool_schemas(env))
+    passed = 0
+    for item in imported[:12]:
+        with fake_openai(_replaying_brain(_gold_conversation(item, world))) as server:
+            agent = OpenAIAgent(model="fake", base_url=server["base_url"])
+            attempt = Attempt(world, item.task, user=ScriptedUser.from_scenario(item.user_scenario), view=view)
+            record = drive(agent, attempt)
+        checked = hw.verify(record, world=world, task=item.task)
+        assert checked.evidence == "verified" and checked.grade is not None, checked.reason
+        assert checked.grade.passed, (item.task.id, checked.grade.failed)
+        passed += 1
+        request = server["requests"][-1]
+        assert request["tools"] == source.tool_schemas(env)  # τ²'s own descriptions
+        # every tool message is τ²'s string for the same call on τ²'s side
+        tau2 = tau2_env()
+        tool_messages = [m for m in request["messages"] if m["role"] == "tool"]
+        for call, message in zip(item.gold, tool_messages, strict=True):
+            assert message["content"] == source.call(tau2, call.tool, call.args).content
+        assert record.user_turns[-1].stop
+    assert passed == 12
+
+
+def test_openai_agent_over_every_train_task_with_a_scripted_user(
+    world: hw.World, imported: list[ImportedTask]
+) -> None:
+    """Every train task: one fake server, whose brain replays the current task's conversation."""
+    current: dict[str, Any] = {}
+
+    def brain(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        reply: dict[str, Any] = current["brain"](messages)
+        return reply
+
+    with fake_openai(brain) as server:
+        agent = OpenAIAgent(model="fake", base_url=server["base_url"])
+        for item in imported:
+            current["brain"] = _replaying_brain(_gold_conversation(item, world))
+            user = ScriptedUser.from_scenario(item.user_scenario)
+            record = drive(agent, Attempt(world, item.task, user=user))
+            checked = hw.verify(record, world=world, task=item.task)
+            assert checked.grade is not None and checked.grade.passed, item.task.id
+            assert record.user_turns[-1].stop
+
+
+def test_a_model_user_over_the_loopback_fake(world: hw.World, imported: list[ImportedTask]) -> None:
+    item = imported[0]
+    lines = iter(["I want to exchange two items of order #W2378156.", "I am Yusuf Rossi, 19122."])
+
+    def customer(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        assert messages[0]["role"] == "system" and "Why you are contacting" in messages[0]["content"]
+        return {"role": "assistant", "content": next(lines, STOP)}
+
+    with fake_openai(customer) as server:
+        user = OpenAIUser(scenario=item.user_scenario, model="fake", base_url=server["base_url"])
+        record = drive(ConversationalOracle(item), Attempt(world, item.task, user=user))
+    assert [t.user for t in record.user_turns][:2] == [
+        "I want to exchange two items of order #W2378156.",
+        "I am Yusuf Rossi, 19122.",
+    ]
+    assert record.user_turns[-1].stop
+    checked = hw.verify(record, world=world, task=item.task)
+    assert checked.grade is not None and checked.grade.passed
+
+
+def test_play_bridge_talks_to_the_user_and_reports_the_turns(
+    tmp_path: Path, world: hw.World, imported: list[ImportedTask]
+) -> None:
+    from harness_world.cli.play import serve
+
+    item = imported[0]
+    attempt = Attempt(world, item.task, user=ScriptedUser.from_scenario(item.user_scenario))
+    lines = [json.dumps({"user": GREETING}), json.dumps({"user": "Your email or zip, please?"})]
+    lines += [json.dumps({"tool": g.tool, "args": g.args}) for g in item.gold]
+    lines += [json.dumps({"user": "Anything else?"}), json.dumps({"user": "Hello?"})]
+    lines.append(json.dumps({"finish": "Bye."}))
+    out = io.StringIO()
+    assert serve(attempt, io.StringIO("\n".join(lines)), out, tmp_path / "r.json") == 0
+    answers = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert answers[1]["user"].startswith("You received") or answers[1]["user"]
+    assert answers[1]["stop"] is False
+    stopped = [a for a in answers if a.get("stop")]
+    assert len(stopped) == 1 and stopped[0]["user"] == STOP
+    assert "the user stopped" in answers[-2]["error"]["message"]
+    final = answers[-1]
+    assert final["grade"] == "passed" and len(final["user_turns"]) == 3
+    assert load_record(tmp_path / "r.json").user_turns[2].stop
+
+
+def test_run_command_runs_a_tau2_task_with_the_openai_agent_and_a_model_user(
+    tmp_path: Path, world: hw.World, imported: list[ImportedTask]
+) -> None:
+    raw = json.loads((TAU2_DATA / "tasks_train.json").read_text())[0]
+    item = next(i for i in imported if i.task.id == f"tau2_retail.{raw['id']}")
+    (tmp_path / "db.json").symlink_to(TAU2_DATA / "db.json")
+    (tmp_path / "tasks.json").write_text(json.dumps([raw]))
+    (tmp_path / "split_tasks.json").write_text(json.dumps({"train": [raw["id"]]}))
+    customer_lines = iter(["I want to exchange two items.", "Yusuf Rossi, 19122.", "yes", "yes"])
+
+    def customer(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"role": "assistant", "content": next(customer_lines, STOP)}
+
+    with (
+        fake_openai(_replaying_brain(_gold_conversation(item, world))) as agent_server,
+        fake_openai(customer) as user_server,
+    ):
+        code, out, err = cli(
+            "run", "--world", "tau2_retail", "--data", str(tmp_path), "--agent", "openai",
+            "--model", "fake", "--base-url", agent_server["base_url"],
+            "--user", "openai", "--user-base-url", user_server["base_url"],
+            "--out", str(tmp_path / "records"), "--json",
+        )
+    assert code == 0, err
+    (run,) = json.loads(out)["runs"]
+    assert run["passed"] and run["evidence"] == "verified" and run["user_stopped"]
+    record = load_record(run["record"])
+    assert record.user_turns[0].user == "I want to exchange two items."
+    code, _, err = cli("run", "--world", "tau2_retail", "--data", str(tmp_path), "--agent", "scripted")
+    assert code == 2 and "oracle or openai" in err
