@@ -1,33 +1,6 @@
-"""Statistics for comparing agent configurations over repeated runs of a task suite.
-
-Every estimator here works on per-task counts first and averages over tasks second, because
-task difficulty varies too much for a pooled rate to stand in for a suite. Inputs are validated:
-a computation that would need more data than it was given raises `StatsInputError` (a
-`ValueError`) with a message naming what was missing; nothing returns NaN. Results that leave
-this module are frozen `msgspec.Struct` objects, so they encode to JSON unchanged. SciPy is
-imported only inside the functions that need it, so importing this module stays cheap.
-
-Conventions used throughout:
-
-* A *pass rate* is a fraction in [0, 1]; a *difference* is candidate minus baseline, also a
-  fraction (the CLI prints points, i.e. fractions times 100).
-* Sums use `math.fsum` (or exact integer/`Fraction` arithmetic) and inputs are put in a canonical
-  order before any order-sensitive step, so reordering the input never changes a result, not
-  even in the last bit.
-* The descriptive band multiplier is a normal quantile *z* for 30 or more paired tasks and a
-  Student *t* quantile with n - 1 degrees of freedom below that (see `band_multiplier`), as
-  in the seed articles. The ``compare`` gate does not use that switch: `assess` / `decide`
-  (module ``_gate``, re-exported here) test one-sidedly with t at every n, cluster over task
-  families and floor a degenerate spread (issue 12).
-
-Example:
-    >>> from harness_world import stats
-    >>> stats.pass_hat_k_exact(10, 8, 3)
-    Fraction(7, 15)
-    >>> stats.pass_at_k(10, 8, 3)
-    1.0
-
-"""
+"""The estimators behind `harness_world.stats`: pass^k and pass@k, proportion intervals,
+clustered standard errors, the paired cluster bootstrap, noise bands, task classes and flips,
+McNemar. The conventions are stated in the package docstring."""
 
 from __future__ import annotations
 
