@@ -1,6 +1,9 @@
-"""The estimators behind `harness_world.stats`: pass^k and pass@k, proportion intervals,
-clustered standard errors, the paired cluster bootstrap, noise bands, task classes and flips,
-McNemar. The conventions are stated in the package docstring."""
+"""The estimators behind `harness_world.stats`.
+
+pass^k and pass@k, proportion intervals, clustered standard errors, the paired cluster
+bootstrap, noise bands, task classes and flips, McNemar. The conventions are stated in the
+package docstring.
+"""
 
 from __future__ import annotations
 
