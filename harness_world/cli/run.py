@@ -48,6 +48,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     add_task_options(parser, world_required=True)
+    _add_agent_options(parser)
+    _add_run_options(parser)
+    _add_model_options(parser)
+    add_limit_options(parser)
+    parser.add_argument("--json", action="store_true", help="no progress; print one JSON object")
+    parser.add_argument(  # issue 20
+        "--quiet", action="store_true", help="no progress display (the summary is still printed)"
+    )
+    parser.set_defaults(handler=main)
+
+
+def _add_agent_options(parser: argparse.ArgumentParser) -> None:
+    """Which agent runs: --agent, and --script for the scripted one."""
     parser.add_argument(
         "--agent",
         choices=[
@@ -69,6 +82,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=Path,
         help="for --agent scripted: a .py file defining SCRIPTS = {task_id: script}",
     )
+
+
+def _add_run_options(parser: argparse.ArgumentParser) -> None:
+    """How the run goes: samples, seed, workers, retries, output, precheck and signing."""
     parser.add_argument("--samples", type=int, default=1, help="samples per task (k)")
     parser.add_argument(
         "--seed", type=int, default=0, help="base seed (sample seeds derive from it)"
@@ -87,6 +104,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=Path,
         help="Ed25519 private key (PEM) to sign the run's index with (extra: [sign])",
     )
+
+
+def _add_model_options(parser: argparse.ArgumentParser) -> None:
+    """The model agents' options (--agent openai and --agent anthropic)."""
     openai = parser.add_argument_group(
         "--agent openai (any OpenAI-compatible endpoint) and --agent anthropic (Messages API)"
     )
@@ -112,12 +133,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     openai.add_argument(
         "--price-out", type=float, default=0.0, help="USD per million completion tokens"
     )
-    add_limit_options(parser)
-    parser.add_argument("--json", action="store_true", help="no progress; print one JSON object")
-    parser.add_argument(  # issue 20
-        "--quiet", action="store_true", help="no progress display (the summary is still printed)"
-    )
-    parser.set_defaults(handler=main)
 
 
 def _agent(args: argparse.Namespace) -> Agent:
