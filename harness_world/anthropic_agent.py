@@ -96,82 +96,89 @@ class AnthropicAgent:
 
     def run(self, attempt: Attempt) -> str:
         """Loop: ask the model, execute its ``tool_use`` blocks in order, until it ends its turn."""
-        import anthropic
-
         client = self._client()
         messages: list[dict[str, Any]] = [{"role": "user", "content": attempt.instruction}]
         tools = attempt.tool_schemas("anthropic")
-        extra = {} if self.temperature is None else {"temperature": self.temperature}
         while True:
             attempt.begin_turn()
-            response = None
-            failure = ""
-            for try_number in range(self.max_retries + 1):
-                reservation = attempt.reserve(self._estimate(messages), retry=try_number > 0)
-                try:
-                    response = client.messages.create(
-                        model=self.model,
-                        system=self.system_prompt,
-                        messages=messages,
-                        tools=tools,
-                        max_tokens=self.max_tokens,
-                        extra_body=extra or None,
-                    )
-                except (anthropic.APIConnectionError, anthropic.APITimeoutError) as exc:
-                    attempt.lost(reservation)
-                    failure = f"{type(exc).__name__}: {exc}"
-                    continue
-                except anthropic.APIStatusError as exc:
-                    attempt.settle(reservation, cost=0.0, input_tokens=0, output_tokens=0)
-                    failure = f"HTTP {exc.status_code}: {exc.message}"
-                    if exc.status_code in RETRIED_STATUSES or exc.status_code >= 500:
-                        continue
-                    break
-                usage = response.usage
-                prompt = _input_tokens(usage)
-                completion = int(getattr(usage, "output_tokens", 0) or 0)
-                cost = (
-                    prompt * self.price_in_per_mtok + completion * self.price_out_per_mtok
-                ) / 1e6
-                attempt.settle(
-                    reservation, cost=cost, input_tokens=prompt, output_tokens=completion
-                )
-                break
+            response = self._request(client, attempt, messages, tools)
             if response is None:
-                attempt.fail(f"model request failed after {self.max_retries + 1} tries: {failure}")
                 return ""
-            content: list[dict[str, Any]] = []
-            texts: list[str] = []
-            uses: list[Any] = []
-            for block in response.content:
-                if block.type == "text":
-                    texts.append(block.text)
-                    content.append({"type": "text", "text": block.text})
-                elif block.type == "tool_use":
-                    uses.append(block)
-                    content.append(
-                        {
-                            "type": "tool_use",
-                            "id": block.id,
-                            "name": block.name,
-                            "input": block.input,
-                        }
-                    )
-            messages.append({"role": "assistant", "content": content})
+            texts = [block.text for block in response.content if block.type == "text"]
+            uses = [block for block in response.content if block.type == "tool_use"]
+            messages.append(_assistant_entry(response.content))
             if not uses:
                 return "".join(texts)
-            results: list[dict[str, Any]] = []
-            for use in uses:
-                observation = attempt.call(use.name, use.input)
-                results.append(
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": use.id,
-                        "content": json.dumps(observation.to_message(), sort_keys=True),
-                        "is_error": not observation.ok,
-                    }
+            messages.append({"role": "user", "content": [_tool_reply(attempt, u) for u in uses]})
+
+    def _request(
+        self,
+        client: Any,
+        attempt: Attempt,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+    ) -> Any:
+        """One model request with the driver's own retries, each metered by the attempt.
+
+        Returns None, after failing the attempt, when every try failed.
+        """
+        import anthropic
+
+        extra = {} if self.temperature is None else {"temperature": self.temperature}
+        failure = ""
+        for try_number in range(self.max_retries + 1):
+            reservation = attempt.reserve(self._estimate(messages), retry=try_number > 0)
+            try:
+                response = client.messages.create(
+                    model=self.model,
+                    system=self.system_prompt,
+                    messages=messages,
+                    tools=tools,
+                    max_tokens=self.max_tokens,
+                    extra_body=extra or None,
                 )
-            messages.append({"role": "user", "content": results})
+            except (anthropic.APIConnectionError, anthropic.APITimeoutError) as exc:
+                attempt.lost(reservation)
+                failure = f"{type(exc).__name__}: {exc}"
+                continue
+            except anthropic.APIStatusError as exc:
+                attempt.settle(reservation, cost=0.0, input_tokens=0, output_tokens=0)
+                failure = f"HTTP {exc.status_code}: {exc.message}"
+                if exc.status_code in RETRIED_STATUSES or exc.status_code >= 500:
+                    continue
+                break
+            usage = response.usage
+            prompt = _input_tokens(usage)
+            completion = int(getattr(usage, "output_tokens", 0) or 0)
+            cost = (prompt * self.price_in_per_mtok + completion * self.price_out_per_mtok) / 1e6
+            attempt.settle(reservation, cost=cost, input_tokens=prompt, output_tokens=completion)
+            return response
+        attempt.fail(f"model request failed after {self.max_retries + 1} tries: {failure}")
+        return None
+
+
+def _assistant_entry(blocks: list[Any]) -> dict[str, Any]:
+    """The assistant message to send back: its text and ``tool_use`` blocks, in order."""
+    content: list[dict[str, Any]] = []
+    for block in blocks:
+        if block.type == "text":
+            content.append({"type": "text", "text": block.text})
+        elif block.type == "tool_use":
+            content.append(
+                {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+            )
+    return {"role": "assistant", "content": content}
+
+
+def _tool_reply(attempt: Attempt, use: Any) -> dict[str, Any]:
+    """Execute one ``tool_use`` block and return its ``tool_result`` block."""
+    observation = attempt.call(use.name, use.input)
+    return {
+        "type": "tool_result",
+        "tool_use_id": use.id,
+        "content": json.dumps(observation.to_message(), sort_keys=True),
+        "is_error": not observation.ok,
+    }
 
 
 def _input_tokens(usage: Any) -> int:

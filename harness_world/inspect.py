@@ -119,36 +119,13 @@ def hw_task(
     loaded = load_world(world, size=size)
     chosen = _select(load_tasks(world=loaded.name), tasks)
     overrides = {k: v for k, v in (limits or {}).items() if v is not None}
-    worlds = {loaded.name: loaded}
-    if out is None:
-        from harness_world.running.revision import make_revision
-
-        pinned = make_revision(
-            worlds=worlds,
-            tasks=chosen,
-            agent_settings={"kind": "inspect", "name": label},
-            budgets=overrides,
-            samples=epochs,
-            seed=seed,
-        )
-        out = Path("runs") / f"inspect-{pinned.id[:12]}"
-    revision = open_run_dir(
-        out,
-        worlds=worlds,
-        tasks=chosen,
-        kind="inspect",
+    plan = _open_plan(
+        {loaded.name: loaded},
+        chosen,
+        out=out,
         label=label,
         samples=epochs,
         seed=seed,
-        overrides=overrides,
-    )
-    plan = _Plan(
-        worlds=worlds,
-        tasks={t.id: t for t in chosen},
-        out=Path(out),
-        seed=seed,
-        samples=epochs,
-        revision=revision.id,
         overrides=overrides,
     )
     dataset = [
@@ -166,6 +143,50 @@ def hw_task(
         scorer=hw_scorer(plan),
         epochs=epochs,
         name=f"harness_world/{loaded.name}",
+    )
+
+
+def _open_plan(
+    worlds: dict[str, World],
+    chosen: list[HwTask],
+    *,
+    out: str | Path | None,
+    label: str,
+    samples: int,
+    seed: int,
+    overrides: dict[str, int | float],
+) -> _Plan:
+    """Open (or resume) the run directory, by default named after the pinned revision."""
+    if out is None:
+        from harness_world.running.revision import make_revision
+
+        pinned = make_revision(
+            worlds=worlds,
+            tasks=chosen,
+            agent_settings={"kind": "inspect", "name": label},
+            budgets=overrides,
+            samples=samples,
+            seed=seed,
+        )
+        out = Path("runs") / f"inspect-{pinned.id[:12]}"
+    revision = open_run_dir(
+        out,
+        worlds=worlds,
+        tasks=chosen,
+        kind="inspect",
+        label=label,
+        samples=samples,
+        seed=seed,
+        overrides=overrides,
+    )
+    return _Plan(
+        worlds=worlds,
+        tasks={t.id: t for t in chosen},
+        out=Path(out),
+        seed=seed,
+        samples=samples,
+        revision=revision.id,
+        overrides=overrides,
     )
 
 

@@ -132,54 +132,70 @@ def parse_results(lines: Iterable[str]) -> list[RunRow]:
         if header is None:
             header = _parse_header(line, lineno)
             continue
-        cells = [cell.strip() for cell in line.split(",")]
-        if len(cells) != len(header):
-            raise ResultsCsvError(
-                f"expected {len(header)} cells ({','.join(header)} in header order), "
-                f"got {len(cells)}",
-                lineno,
-            )
-        if any('"' in cell for cell in cells):
-            raise ResultsCsvError(
-                "quoted cells are not supported; remove the double quotes", lineno
-            )
-        task_id = cells[header["task_id"]]
-        config = cells[header["config"]]
-        run_cell = cells[header["run_index"]]
-        if not task_id:
-            raise ResultsCsvError("task_id is empty; expected a task identifier", lineno)
-        if not config:
-            raise ResultsCsvError("config is empty; expected a configuration name", lineno)
-        if not _RUN_INDEX.fullmatch(run_cell):
-            raise ResultsCsvError(f"run_index {run_cell!r} is not a non-negative integer", lineno)
-        run_index = int(run_cell)
-        passed = _parse_passed(cells[header["passed"]], lineno)
-        family = cells[header["family"]] if "family" in header else ""
-        if family:
-            first = families.setdefault(task_id, (family, lineno))
-            if first[0] != family:
-                raise ResultsCsvError(
-                    f"task {task_id!r} has family {family!r} here but {first[0]!r} on line "
-                    f"{first[1]}; expected one family per task",
-                    lineno,
-                )
-        key = (task_id, run_index, config)
-        if key in seen:
-            raise ResultsCsvError(
-                f"duplicate row for task {task_id!r}, run {run_index}, config {config!r} "
-                f"(first on line {seen[key]}); expected each run once",
-                lineno,
-            )
-        seen[key] = lineno
-        rows.append(
-            RunRow(
-                task_id=task_id, run_index=run_index, config=config, passed=passed, family=family
-            )
-        )
+        row = _parse_row(line, header, lineno)
+        _check_family(row, families, lineno)
+        _check_unique(row, seen, lineno)
+        rows.append(row)
     if header is None:
         where = lineno + 1 if lineno else 1
         raise ResultsCsvError(f"no header found; expected the header {','.join(COLUMNS)}", where)
     return rows
+
+
+def _split_cells(line: str, header: dict[str, int], lineno: int) -> list[str]:
+    """The line's trimmed cells, checked for their number and for quotes."""
+    cells = [cell.strip() for cell in line.split(",")]
+    if len(cells) != len(header):
+        raise ResultsCsvError(
+            f"expected {len(header)} cells ({','.join(header)} in header order), got {len(cells)}",
+            lineno,
+        )
+    if any('"' in cell for cell in cells):
+        raise ResultsCsvError("quoted cells are not supported; remove the double quotes", lineno)
+    return cells
+
+
+def _parse_row(line: str, header: dict[str, int], lineno: int) -> RunRow:
+    """One data line as a row, each cell checked on its own (not against other rows)."""
+    cells = _split_cells(line, header, lineno)
+    task_id = cells[header["task_id"]]
+    config = cells[header["config"]]
+    run_cell = cells[header["run_index"]]
+    if not task_id:
+        raise ResultsCsvError("task_id is empty; expected a task identifier", lineno)
+    if not config:
+        raise ResultsCsvError("config is empty; expected a configuration name", lineno)
+    if not _RUN_INDEX.fullmatch(run_cell):
+        raise ResultsCsvError(f"run_index {run_cell!r} is not a non-negative integer", lineno)
+    run_index = int(run_cell)
+    passed = _parse_passed(cells[header["passed"]], lineno)
+    family = cells[header["family"]] if "family" in header else ""
+    return RunRow(task_id=task_id, run_index=run_index, config=config, passed=passed, family=family)
+
+
+def _check_family(row: RunRow, families: dict[str, tuple[str, int]], lineno: int) -> None:
+    """Refuse a task given a family different from the one an earlier line gave it."""
+    if not row.family:
+        return
+    first = families.setdefault(row.task_id, (row.family, lineno))
+    if first[0] != row.family:
+        raise ResultsCsvError(
+            f"task {row.task_id!r} has family {row.family!r} here but {first[0]!r} on line "
+            f"{first[1]}; expected one family per task",
+            lineno,
+        )
+
+
+def _check_unique(row: RunRow, seen: dict[tuple[str, int, str], int], lineno: int) -> None:
+    """Refuse a (task_id, run_index, config) triple an earlier line already gave."""
+    key = (row.task_id, row.run_index, row.config)
+    if key in seen:
+        raise ResultsCsvError(
+            f"duplicate row for task {row.task_id!r}, run {row.run_index}, "
+            f"config {row.config!r} (first on line {seen[key]}); expected each run once",
+            lineno,
+        )
+    seen[key] = lineno
 
 
 def read_results(path: str | Path) -> list[RunRow]:

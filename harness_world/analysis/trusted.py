@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+import attrs
 import msgspec
 
 from harness_world.engine.world import World, WorldError, load_world
@@ -131,79 +132,92 @@ def _cost(record: Record) -> float:
     return record.usage.cost + record.usage.uncertain_cost
 
 
-def trusted_report(run_dir: str | Path, tasks: Mapping[str, Task] | None = None) -> TrustedReport | None:
-    """Trusted-completion figures of a run directory.
+def _load_world(worlds: dict[tuple[str, str], World], record: Record) -> World | None:
+    """The record's world, loaded once per (name, size); None when it cannot be loaded."""
+    key = (record.world.name, record.world.size)
+    if key not in worlds:
+        try:
+            worlds[key] = load_world(*key)
+        except WorldError:
+            return None
+    return worlds[key]
 
-    Returns None when no task of the run declares a fault, a forbidden transition or a receipt
-    (the figures would only repeat the plain pass rate).
 
-    Raises:
-        OSError: when the run directory cannot be read.
-    """
-    root = Path(run_dir) / "records"
-    index = tasks if tasks is not None else {t.id: t for t in load_tasks()}
-    worlds: dict[tuple[str, str], World] = {}
-    results: dict[str, list[TrustedCompletion]] = {}
-    conditions: dict[str, str] = {}
-    exposure: dict[tuple[str, str], dict[str, int]] = {}
-    behaviours: dict[tuple[str, str], str] = {}
-    attempts = valid = retried = first_trusted = 0
-    cost = 0.0
-    relevant = False
-    for folder in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+@attrs.define(slots=True)
+class _Tally:
+    """What `trusted_report` gathers while it walks a run's record folders."""
+
+    index: Mapping[str, Task]
+    worlds: dict[tuple[str, str], World] = attrs.field(factory=dict)
+    results: dict[str, list[TrustedCompletion]] = attrs.field(factory=dict)
+    conditions: dict[str, str] = attrs.field(factory=dict)
+    exposure: dict[tuple[str, str], dict[str, int]] = attrs.field(factory=dict)
+    behaviours: dict[tuple[str, str], str] = attrs.field(factory=dict)
+    attempts: int = 0
+    valid: int = 0
+    retried: int = 0
+    first_trusted: int = 0
+    cost: float = 0.0
+    relevant: bool = False
+
+    def add_folder(self, folder: Path) -> None:
+        """Count one task's folder: the cost of its failed tries, then its final records."""
         failed_tries: dict[str, int] = {}
         for path in folder.iterdir():
             match = _FAILED_TRY.match(path.name)
             if match:
                 failed_tries[match.group(1)] = failed_tries.get(match.group(1), 0) + 1
                 with contextlib.suppress(RecordError):  # an unreadable try costs nothing known
-                    cost += _cost(load_record(path))
+                    self.cost += _cost(load_record(path))
         for path in sorted(folder.iterdir()):
-            if not _FINAL.match(path.name):
-                continue
-            attempts += 1
-            try:
-                record = load_record(path)
-            except RecordError:
-                continue
-            cost += _cost(record)
-            task = index.get(record.task_id)
-            if task is None:
-                continue
-            relevant = relevant or bool(task.faults or task.forbid or task.receipts)
-            key = (record.world.name, record.world.size)
-            if key not in worlds:
-                try:
-                    worlds[key] = load_world(*key)
-                except WorldError:
-                    continue
-            verification = verify(record, worlds[key], task)
-            if verification.grade is None:
-                continue
-            valid += 1
-            tc = trusted_completion(record, task, verification.grade)
-            results.setdefault(task.id, []).append(tc)
-            conditions[task.id] = _condition(task)
-            tries = failed_tries.get(path.name.removesuffix(".json"), 0)
-            retried += tries > 0
-            first_trusted += tc.trusted and tries == 0
-            for fault in tc.faults:
-                row = exposure.setdefault((task.id, fault.fault_id), {})
-                row[fault.status] = row.get(fault.status, 0) + 1
-                behaviours[(task.id, fault.fault_id)] = fault.behaviour
-    if not relevant:
-        return None
-    every = [tc for tcs in results.values() for tc in tcs]
-    trusted = sum(tc.trusted for tc in every)
+            if _FINAL.match(path.name):
+                self.add_final(path, failed_tries.get(path.name.removesuffix(".json"), 0))
+
+    def add_final(self, path: Path, tries: int) -> None:
+        """Count one final record, graded when it loads, its task is known and verifies."""
+        self.attempts += 1
+        try:
+            record = load_record(path)
+        except RecordError:
+            return
+        self.cost += _cost(record)
+        task = self.index.get(record.task_id)
+        if task is None:
+            return
+        self.relevant = self.relevant or bool(task.faults or task.forbid or task.receipts)
+        world = _load_world(self.worlds, record)
+        if world is None:
+            return
+        verification = verify(record, world, task)
+        if verification.grade is None:
+            return
+        self.valid += 1
+        tc = trusted_completion(record, task, verification.grade)
+        self.results.setdefault(task.id, []).append(tc)
+        self.conditions[task.id] = _condition(task)
+        self.retried += tries > 0
+        self.first_trusted += tc.trusted and tries == 0
+        for fault in tc.faults:
+            row = self.exposure.setdefault((task.id, fault.fault_id), {})
+            row[fault.status] = row.get(fault.status, 0) + 1
+            self.behaviours[(task.id, fault.fault_id)] = fault.behaviour
+
+
+def _trusted_pass_k(results: dict[str, list[TrustedCompletion]]) -> dict[str, float]:
+    """Trusted pass^k for k = 1..the smallest sample count, macro-averaged over tasks."""
     smallest = min((len(v) for v in results.values()), default=0)
-    pass_k = {
+    return {
         str(k): sum(pass_hat_k(len(v), sum(t.trusted for t in v), k) for v in results.values())
         / len(results)
         for k in range(1, smallest + 1)
     }
+
+
+def _by_condition(tally: _Tally) -> list[ConditionFigures]:
+    """The figures of each condition, in the conditions' sorted order."""
     by_condition = []
-    for condition in sorted(set(conditions.values())):
-        tcs = [tc for t, v in results.items() if conditions[t] == condition for tc in v]
+    for condition in sorted(set(tally.conditions.values())):
+        tcs = [tc for t, v in tally.results.items() if tally.conditions[t] == condition for tc in v]
         faults = [f for tc in tcs for f in tc.faults if f.status != "unexposed"]
         by_condition.append(
             ConditionFigures(
@@ -216,36 +230,68 @@ def trusted_report(run_dir: str | Path, tasks: Mapping[str, Task] | None = None)
                 recovered=sum(f.status == "recovered" for f in faults),
             )
         )
+    return by_condition
+
+
+def _exposure_rows(tally: _Tally) -> list[ExposureRow]:
+    """The fault exposure table, sorted by task and fault."""
+    return [
+        ExposureRow(
+            task_id=task_id,
+            fault_id=fault_id,
+            behaviour=tally.behaviours[(task_id, fault_id)],
+            unexposed=counts.get("unexposed", 0),
+            recovered=counts.get("recovered", 0),
+            not_recovered=counts.get("not_recovered", 0),
+        )
+        for (task_id, fault_id), counts in sorted(tally.exposure.items())
+    ]
+
+
+def _report(tally: _Tally) -> TrustedReport:
+    """The report of what the tally gathered."""
+    every = [tc for tcs in tally.results.values() for tc in tcs]
+    trusted = sum(tc.trusted for tc in every)
     return TrustedReport(
-        attempts=attempts,
-        valid=valid,
+        attempts=tally.attempts,
+        valid=tally.valid,
         trusted=trusted,
-        trusted_rate=trusted / valid if valid else None,
-        trusted_pass_hat_k=pass_k,
-        first_attempt_trusted=first_trusted,
+        trusted_rate=trusted / tally.valid if tally.valid else None,
+        trusted_pass_hat_k=_trusted_pass_k(tally.results),
+        first_attempt_trusted=tally.first_trusted,
         eventual_trusted=trusted,
-        retried=retried,
+        retried=tally.retried,
         safe_stops=sum(tc.safe_stop for tc in every),
         forbidden=sum(not tc.no_forbidden for tc in every),
         conjunct_failures={
             name: sum(bool(tc.failed[name]) for tc in every)
             for name in ("goal", "no_forbidden", "receipts", "within_budget")
         },
-        cost=cost,
-        cost_per_trusted=cost / trusted if trusted else None,
-        exposure=[
-            ExposureRow(
-                task_id=task_id,
-                fault_id=fault_id,
-                behaviour=behaviours[(task_id, fault_id)],
-                unexposed=counts.get("unexposed", 0),
-                recovered=counts.get("recovered", 0),
-                not_recovered=counts.get("not_recovered", 0),
-            )
-            for (task_id, fault_id), counts in sorted(exposure.items())
-        ],
-        by_condition=by_condition,
+        cost=tally.cost,
+        cost_per_trusted=tally.cost / trusted if trusted else None,
+        exposure=_exposure_rows(tally),
+        by_condition=_by_condition(tally),
     )
+
+
+def trusted_report(
+    run_dir: str | Path, tasks: Mapping[str, Task] | None = None
+) -> TrustedReport | None:
+    """Trusted-completion figures of a run directory.
+
+    Returns None when no task of the run declares a fault, a forbidden transition or a receipt
+    (the figures would only repeat the plain pass rate).
+
+    Raises:
+        OSError: when the run directory cannot be read.
+    """
+    root = Path(run_dir) / "records"
+    tally = _Tally(index=tasks if tasks is not None else {t.id: t for t in load_tasks()})
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+        tally.add_folder(folder)
+    if not tally.relevant:
+        return None
+    return _report(tally)
 
 
 def render_trusted(report: TrustedReport) -> str:
@@ -329,7 +375,9 @@ class TrustedComparison(msgspec.Struct, frozen=True, kw_only=True):
     neither: int
 
 
-def _attempt_trust(run_dir: Path, index: Mapping[str, Task]) -> dict[tuple[str, int, int], tuple[str, bool]]:
+def _attempt_trust(
+    run_dir: Path, index: Mapping[str, Task]
+) -> dict[tuple[str, int, int], tuple[str, bool]]:
     """(task, sample, fault seed) -> (condition, T) of every graded final record of a run."""
     out: dict[tuple[str, int, int], tuple[str, bool]] = {}
     worlds: dict[tuple[str, str], World] = {}
@@ -342,15 +390,12 @@ def _attempt_trust(run_dir: Path, index: Mapping[str, Task]) -> dict[tuple[str, 
         except RecordError:
             continue
         task = index.get(record.task_id)
-        key = (record.world.name, record.world.size)
         if task is None:
             continue
-        if key not in worlds:
-            try:
-                worlds[key] = load_world(*key)
-            except WorldError:
-                continue
-        grade = verify(record, worlds[key], task).grade
+        world = _load_world(worlds, record)
+        if world is None:
+            continue
+        grade = verify(record, world, task).grade
         if grade is None:
             continue
         seed = record.faults.seed if record.faults is not None else record.seed

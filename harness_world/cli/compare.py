@@ -39,7 +39,7 @@ from harness_world.stats import (
     StatsInputError,
     TaskTally,
 )
-from harness_world.stats.gate import Decision, GateName, GateResult, assess
+from harness_world.stats.gate import Decision, GateName, GateResult, Plan, assess
 
 __all__ = ["CompareReport", "gate_passed", "register", "render_text"]
 
@@ -96,6 +96,17 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         ),
         epilog=("exit codes: 0 gate passed (or --gate none), 1 gate failed, 2 bad input or usage"),
     )
+    _add_inputs(parser)
+    _add_gate_options(parser)
+    _add_data_options(parser)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_html_option(parser)  # issue 20: HTML report of the comparison, plots as PNG
+    add_png_option(parser)
+    parser.set_defaults(handler=run)
+
+
+def _add_inputs(parser: argparse.ArgumentParser) -> None:
+    """The inputs: a results CSV or two run directories, and the configs to compare."""
     parser.add_argument(
         "inputs",
         nargs="+",
@@ -108,6 +119,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     parser.add_argument("--baseline", metavar="CONFIG", help="baseline config name in the CSV")
     parser.add_argument("--candidate", metavar="CONFIG", help="candidate config name in the CSV")
+
+
+def _add_gate_options(parser: argparse.ArgumentParser) -> None:
+    """The gate and its level: --gate, --margin, --alpha and --z."""
     parser.add_argument(
         "--gate",
         choices=("improved", "no-regression", "non-inferior", "none"),
@@ -143,6 +158,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "multiplier is always the t quantile at that level"
         ),
     )
+
+
+def _add_data_options(parser: argparse.ArgumentParser) -> None:
+    """How runs count and what else to print: missing data, families and planning."""
     parser.add_argument(
         "--min-runs",
         type=int,
@@ -175,10 +194,6 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         metavar="POINTS",
         help="the smallest change worth detecting, in points (with --plan)",
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    add_html_option(parser)  # issue 20: HTML report of the comparison, plots as PNG
-    add_png_option(parser)
-    parser.set_defaults(handler=run)
 
 
 def gate_passed(verdict: str, gate: Gate) -> bool:
@@ -440,12 +455,35 @@ def _decision_lines(d: Decision, indent: str = "  ") -> list[str]:
 
 def render_text(comparison: Comparison, result: GateResult) -> str:
     """Render the human-readable report ``compare`` prints (ASCII only, ends with a newline)."""
-    c = comparison
-    r = result
+    lines = _summary_lines(comparison, result)
+    lines += _missing_lines(result)
+    if comparison.mcnemar is not None:
+        m = comparison.mcnemar
+        lines.append(
+            f"McNemar mid-p (one run per task, two-sided): {m.p_value:.4f} "
+            f"(baseline-only passes {m.baseline_only}, "
+            f"candidate-only passes {m.candidate_only})"
+        )
+    lines += _task_change_lines(comparison, result)
+    lines.extend(f"Warning: {w}" for w in _warnings(comparison))
+    if result.plan is not None:
+        lines += _plan_lines(result.plan)
+    if result.gate != "none":
+        r = result
+        what = f"{r.gate} --margin {r.margin * 100:g}" if r.margin is not None else r.gate
+        lines.append(
+            f"Gate {what}: {'PASSED' if r.passed else 'FAILED'} "
+            f"(one-sided {_level(r.alpha)}; {r.reason})"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _summary_lines(c: Comparison, r: GateResult) -> list[str]:
+    """Paired tasks, each side's mean, the change, its noise band, the decision and verdict."""
     d = r.observed
     band = c.band
     names = max(len(c.baseline), len(c.candidate))
-    lines = [
+    return [
         f"Paired tasks: {len(c.paired)} (every task with at least one run on each side)",
         (
             f"Baseline  {c.baseline:<{names}}  mean pass rate {_pct(c.baseline_mean):>6}  "
@@ -468,37 +506,39 @@ def render_text(comparison: Comparison, result: GateResult) -> str:
         f"  Families: {r.cluster_note}",
         f"Verdict: {_VERDICTS[_verdict(d)]}",
     ]
-    if r.missing:
-        lines.append(
-            f"Missing data: {len(r.missing)} task(s) short of runs or absent on one side"
-            + (
-                " (allowed by --allow-missing: decided on the observed runs)"
-                if r.allow_missing
-                else " (any gate fails unless --allow-missing)"
-            )
+
+
+def _missing_lines(r: GateResult) -> list[str]:
+    """The missing data, each task with its reason, and the worst case beside the observed."""
+    if not r.missing:
+        return ["Missing data: none (every task has its expected runs on both sides)"]
+    lines = [
+        f"Missing data: {len(r.missing)} task(s) short of runs or absent on one side"
+        + (
+            " (allowed by --allow-missing: decided on the observed runs)"
+            if r.allow_missing
+            else " (any gate fails unless --allow-missing)"
         )
-        lines.extend(f"  {m.task_id}: {m.reason}" for m in r.missing)
-        worst = r.worst_case
-        assert worst is not None
-        lines.append(
-            "Worst case (candidate's missing runs counted as failures, baseline's as passes): "
-            f"change {_signed_points(worst.mean)} points, one-sided bounds "
-            f"{_signed_points(worst.lower)} .. {_signed_points(worst.upper)}"
-            + (
-                ""
-                if r.gate == "none"
-                else f"; gate {r.gate} would {'PASS' if r.worst_case_passed else 'FAIL'}"
-            )
+    ]
+    lines.extend(f"  {m.task_id}: {m.reason}" for m in r.missing)
+    worst = r.worst_case
+    assert worst is not None
+    lines.append(
+        "Worst case (candidate's missing runs counted as failures, baseline's as passes): "
+        f"change {_signed_points(worst.mean)} points, one-sided bounds "
+        f"{_signed_points(worst.lower)} .. {_signed_points(worst.upper)}"
+        + (
+            ""
+            if r.gate == "none"
+            else f"; gate {r.gate} would {'PASS' if r.worst_case_passed else 'FAIL'}"
         )
-    else:
-        lines.append("Missing data: none (every task has its expected runs on both sides)")
-    if c.mcnemar is not None:
-        lines.append(
-            f"McNemar mid-p (one run per task, two-sided): {c.mcnemar.p_value:.4f} "
-            f"(baseline-only passes {c.mcnemar.baseline_only}, "
-            f"candidate-only passes {c.mcnemar.candidate_only})"
-        )
-    lines.append(f"Flipped tasks (solid <-> broken, listed for reading): {len(r.flips)}")
+    )
+    return lines
+
+
+def _task_change_lines(c: Comparison, r: GateResult) -> list[str]:
+    """Flipped tasks, then the per-task changes significant after the Holm correction."""
+    lines = [f"Flipped tasks (solid <-> broken, listed for reading): {len(r.flips)}"]
     lines.extend(
         f"  {f.task_id}: {f.baseline_class} -> {f.candidate_class} "
         f"({_runs(f.baseline)} -> {_runs(f.candidate)})"
@@ -516,32 +556,26 @@ def render_text(comparison: Comparison, result: GateResult) -> str:
     )
     rest = len(c.paired) - len(changes)
     lines.append(f"  the other {rest} task(s): within noise")
-    lines.extend(f"Warning: {w}" for w in _warnings(c))
-    if r.plan is not None:
-        p = r.plan
-        lines.append(
-            f"Plan: power to detect a change of {p.mde * 100:g} points at one-sided "
-            f"{_level(p.alpha)} with {p.tasks_now} tasks x {p.runs_now} runs: "
-            f"{p.power_now * 100:.0f}%"
+    return lines
+
+
+def _plan_lines(p: Plan) -> list[str]:
+    """The power now and the tasks needed at each number of runs (``--plan``)."""
+    lines = [
+        f"Plan: power to detect a change of {p.mde * 100:g} points at one-sided "
+        f"{_level(p.alpha)} with {p.tasks_now} tasks x {p.runs_now} runs: "
+        f"{p.power_now * 100:.0f}%",
+        f"  tasks needed for {p.power_target * 100:g}% power (between-task sd "
+        f"{math.sqrt(p.between_task_variance) * 100:.1f} points, design effect "
+        f"{p.design_effect:.2f}):",
+    ]
+    lines.extend(
+        f"  {row.runs:>3} run(s) per task per side: "
+        + (
+            f"{row.tasks} tasks ({row.total_runs} runs in all)"
+            if row.tasks is not None
+            else "not reachable with 10 million tasks"
         )
-        lines.append(
-            f"  tasks needed for {p.power_target * 100:g}% power (between-task sd "
-            f"{math.sqrt(p.between_task_variance) * 100:.1f} points, design effect "
-            f"{p.design_effect:.2f}):"
-        )
-        lines.extend(
-            f"  {row.runs:>3} run(s) per task per side: "
-            + (
-                f"{row.tasks} tasks ({row.total_runs} runs in all)"
-                if row.tasks is not None
-                else "not reachable with 10 million tasks"
-            )
-            for row in p.rows
-        )
-    if r.gate != "none":
-        what = f"{r.gate} --margin {r.margin * 100:g}" if r.margin is not None else r.gate
-        lines.append(
-            f"Gate {what}: {'PASSED' if r.passed else 'FAILED'} "
-            f"(one-sided {_level(r.alpha)}; {r.reason})"
-        )
-    return "\n".join(lines) + "\n"
+        for row in p.rows
+    )
+    return lines

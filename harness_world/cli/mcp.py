@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from harness_world.cli._selection import add_limit_options, limit_overrides
-from harness_world.engine.world import WorldError, load_world
-from harness_world.grading.task import TaskError, load_tasks
+from harness_world.engine.world import World, WorldError, load_world
+from harness_world.grading.task import Task, TaskError, load_tasks
 from harness_world.running.revision import RevisionMismatch
 
 if TYPE_CHECKING:
@@ -78,61 +78,80 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def main(args: argparse.Namespace) -> int:
     """Serve until the client disconnects; print what was saved on stderr as one JSON object."""
     if importlib.util.find_spec("mcp") is None:
-        print(
-            "error: the mcp command needs the extra: pip install 'harness_world[mcp]'",
-            file=sys.stderr,
-        )
-        return 2
-    from harness_world.mcp_server import AttemptServer, plan_run, targets_for_record
-
-    if (args.samples is None) != (args.out is None):
-        print(
-            "error: --samples and --out go together (k attempts into a run directory)",
-            file=sys.stderr,
-        )
-        return 2
-    if args.samples is not None and args.samples < 1:
-        print("error: --samples must be at least 1", file=sys.stderr)
-        return 2
+        return _error("the mcp command needs the extra: pip install 'harness_world[mcp]'")
+    problem = _option_problem(args)
+    if problem is not None:
+        return _error(problem)
     try:
         world = load_world(args.world, size=args.size)
         tasks = {t.id: t for t in load_tasks(world=world.name)}
     except (WorldError, TaskError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return _error(str(exc))
     task = tasks.get(args.task)
     if task is None:
-        print(
-            f"error: --task {args.task!r} is not a task of {world.name} "
-            f"(known: {', '.join(sorted(tasks))})",
-            file=sys.stderr,
+        return _error(
+            f"--task {args.task!r} is not a task of {world.name} "
+            f"(known: {', '.join(sorted(tasks))})"
         )
-        return 2
-    limits = limit_overrides(args)
     try:
-        if args.samples is not None:
-            state = plan_run(
-                world,
-                task,
-                samples=args.samples,
-                out=args.out,
-                seed=args.seed,
-                label=args.client_label,
-                limits=limits,
-            )
-        else:
-            from harness_world.running.attempt import AttemptLimits
-
-            state = AttemptServer(
-                world=world,
-                task=task,
-                targets=list(targets_for_record(args.record, args.seed)),
-                limits=AttemptLimits.from_task(task.budgets, **limits),
-            )
+        state = _attempt_state(args, world, task)
     except (RevisionMismatch, ValueError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return _error(str(exc))
+    code = _serve_until_done(args, state)
+    if code:
+        return code
+    _summary(state)
+    return 0
 
+
+def _error(message: str) -> int:
+    """Print ``error: message`` on stderr; return the usage exit code, 2."""
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def _option_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with --samples and --out together, or None."""
+    if (args.samples is None) != (args.out is None):
+        return "--samples and --out go together (k attempts into a run directory)"
+    if args.samples is not None and args.samples < 1:
+        return "--samples must be at least 1"
+    return None
+
+
+def _attempt_state(args: argparse.Namespace, world: World, task: Task) -> AttemptServer:
+    """The server's state: k samples into a run directory, or one attempt (with --record).
+
+    Raises:
+        RevisionMismatch: A resumed run directory was made by another revision.
+        ValueError: The options or a saved record do not fit.
+        OSError: The run directory or record cannot be written.
+    """
+    from harness_world.mcp_server import AttemptServer, plan_run, targets_for_record
+
+    limits = limit_overrides(args)
+    if args.samples is not None:
+        return plan_run(
+            world,
+            task,
+            samples=args.samples,
+            out=args.out,
+            seed=args.seed,
+            label=args.client_label,
+            limits=limits,
+        )
+    from harness_world.running.attempt import AttemptLimits
+
+    return AttemptServer(
+        world=world,
+        task=task,
+        targets=list(targets_for_record(args.record, args.seed)),
+        limits=AttemptLimits.from_task(task.budgets, **limits),
+    )
+
+
+def _serve_until_done(args: argparse.Namespace, state: AttemptServer) -> int:
+    """Serve over the chosen transport, then seal what is in flight; 2 when the port fails."""
     import anyio
 
     if args.transport == "http":
@@ -144,13 +163,11 @@ def main(args: argparse.Namespace) -> int:
         try:
             anyio.run(serve_http, state, args.port, ready)
         except OSError as exc:
-            print(f"error: --port {args.port}: {exc}", file=sys.stderr)
-            return 2
+            return _error(f"--port {args.port}: {exc}")
         state.close("server stopped")
     else:
         anyio.run(_serve, state)
         state.close("client disconnected")
-    _summary(state)
     return 0
 
 

@@ -49,6 +49,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     add_task_options(parser, world_required=True)
+    _add_agent_options(parser)
+    _add_run_options(parser)
+    _add_model_options(parser)
+    add_limit_options(parser)
+    parser.add_argument("--json", action="store_true", help="no progress; print one JSON object")
+    parser.add_argument(  # issue 20
+        "--quiet", action="store_true", help="no progress display (the summary is still printed)"
+    )
+    tau2.add_run_command_options(parser)  # tau2: --world tau2_retail --data DIR --user …
+    parser.set_defaults(handler=tau2.route_run_command(main))  # tau2: else main
+
+
+def _add_agent_options(parser: argparse.ArgumentParser) -> None:
+    """Which agent runs: --agent, and --script for the scripted one."""
     parser.add_argument(
         "--agent",
         choices=[
@@ -70,6 +84,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=Path,
         help="for --agent scripted: a .py file defining SCRIPTS = {task_id: script}",
     )
+
+
+def _add_run_options(parser: argparse.ArgumentParser) -> None:
+    """How the run goes: samples, seed, workers, retries, output, precheck and signing."""
     parser.add_argument("--samples", type=int, default=1, help="samples per task (k)")
     parser.add_argument(
         "--seed", type=int, default=0, help="base seed (sample seeds derive from it)"
@@ -88,6 +106,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=Path,
         help="Ed25519 private key (PEM) to sign the run's index with (extra: [sign])",
     )
+
+
+def _add_model_options(parser: argparse.ArgumentParser) -> None:
+    """The model agents' options (--agent openai and --agent anthropic)."""
     openai = parser.add_argument_group(
         "--agent openai (any OpenAI-compatible endpoint) and --agent anthropic (Messages API)"
     )
@@ -113,13 +135,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     openai.add_argument(
         "--price-out", type=float, default=0.0, help="USD per million completion tokens"
     )
-    add_limit_options(parser)
-    parser.add_argument("--json", action="store_true", help="no progress; print one JSON object")
-    parser.add_argument(  # issue 20
-        "--quiet", action="store_true", help="no progress display (the summary is still printed)"
-    )
-    tau2.add_run_command_options(parser)  # tau2: --world tau2_retail --data DIR --user …
-    parser.set_defaults(handler=tau2.route_run_command(main))  # tau2: else main
 
 
 def _agent(args: argparse.Namespace) -> Agent:

@@ -169,7 +169,8 @@ def _verdict(id_: str, found: list[str], clean: str, note: str = "") -> Criterio
     detail = clean
     if found:
         detail = _show(found) + (f" ({note})" if note else "")
-    return CriterionVerdict(id=id_, kind="trace", status="failed" if found else "passed", detail=detail)
+    status: Literal["passed", "failed"] = "failed" if found else "passed"
+    return CriterionVerdict(id=id_, kind="trace", status=status, detail=detail)
 
 
 def _forbidden(
@@ -178,56 +179,88 @@ def _forbidden(
     world: World,
     created: dict[str, dict[Key, dict[str, Any]]],
 ) -> CriterionVerdict:
-    found: list[str] = []
     if spec.kind == "duplicate":
-        groups: dict[bytes, list[str]] = {}
-        for key, row in created.get(spec.entity, {}).items():
-            if _matches(row, spec.match):
-                group = to_json([row.get(f) for f in spec.by])
-                groups.setdefault(group, []).append(str(key))
-        found = [
-            f"{group.decode()}: {' + '.join(keys)}"
-            for group, keys in groups.items()
-            if len(keys) > 1
-        ]
+        found = _duplicates(spec, created)
     elif spec.kind == "requires":
-        for key, row in created.get(spec.entity, {}).items():
-            if not _matches(row, spec.match):
-                continue
-            ref_key = row.get(spec.field)
-            ref = (
-                _final(record, world, spec.ref_entity, ref_key)
-                if isinstance(ref_key, str | int) and not isinstance(ref_key, bool)
-                else None
-            )
-            ok = (
-                ref is not None
-                and _matches(ref, spec.ref_match)
-                and all(_same(ref.get(a), row.get(b)) for a, b in spec.ref_link.items())
-                and all(
-                    isinstance(ref.get(a), int | float)
-                    and isinstance(row.get(b), int | float)
-                    and ref[a] >= row[b]
-                    for a, b in spec.ref_ge.items()
-                )
-            )
-            if not ok:
-                found.append(f"{spec.entity}:{key} ({spec.field}={ref_key!r})")
+        found = _unbacked(spec, record, world, created)
     elif spec.kind == "pattern":
-        pattern = re.compile(spec.regex)
-        for call in record.calls:
-            if spec.tools and call.tool not in spec.tools:
-                continue
-            if pattern.search(to_json(call.args).decode()):
-                found.append(f"call {call.seq} ({call.tool})")
-        if spec.final_message and pattern.search(record.final_message):
-            found.append("final message")
+        found = _pattern_hits(spec, record)
     else:  # append_only
-        for call in record.calls:
-            for write in call.writes:
-                if write.entity == spec.entity and write.before is not None:
-                    found.append(f"call {call.seq} rewrote {spec.entity}:{write.key}")
+        found = _rewrites(spec, record)
     return _verdict(f"forbidden.{spec.id}", found, "none", spec.note)
+
+
+def _duplicates(spec: Forbidden, created: dict[str, dict[Key, dict[str, Any]]]) -> list[str]:
+    """Groups of created rows (matching ``match``) sharing the ``by`` fields, more than one each."""
+    groups: dict[bytes, list[str]] = {}
+    for key, row in created.get(spec.entity, {}).items():
+        if _matches(row, spec.match):
+            group = to_json([row.get(f) for f in spec.by])
+            groups.setdefault(group, []).append(str(key))
+    return [
+        f"{group.decode()}: {' + '.join(keys)}" for group, keys in groups.items() if len(keys) > 1
+    ]
+
+
+def _unbacked(
+    spec: Forbidden,
+    record: Record,
+    world: World,
+    created: dict[str, dict[Key, dict[str, Any]]],
+) -> list[str]:
+    """Created rows (matching ``match``) whose referenced row, as it ended, does not back them."""
+    found: list[str] = []
+    for key, row in created.get(spec.entity, {}).items():
+        if not _matches(row, spec.match):
+            continue
+        ref_key = row.get(spec.field)
+        ref = (
+            _final(record, world, spec.ref_entity, ref_key)
+            if isinstance(ref_key, str | int) and not isinstance(ref_key, bool)
+            else None
+        )
+        if not _backs(spec, ref, row):
+            found.append(f"{spec.entity}:{key} ({spec.field}={ref_key!r})")
+    return found
+
+
+def _backs(spec: Forbidden, ref: dict[str, Any] | None, row: dict[str, Any]) -> bool:
+    """Whether the referenced row exists, matches ``ref_match``, links and covers the row."""
+    return (
+        ref is not None
+        and _matches(ref, spec.ref_match)
+        and all(_same(ref.get(a), row.get(b)) for a, b in spec.ref_link.items())
+        and all(
+            isinstance(ref.get(a), int | float)
+            and isinstance(row.get(b), int | float)
+            and ref[a] >= row[b]
+            for a, b in spec.ref_ge.items()
+        )
+    )
+
+
+def _pattern_hits(spec: Forbidden, record: Record) -> list[str]:
+    """Calls (of ``tools``, when given) whose arguments match the regex, and the final message."""
+    found: list[str] = []
+    pattern = re.compile(spec.regex)
+    for call in record.calls:
+        if spec.tools and call.tool not in spec.tools:
+            continue
+        if pattern.search(to_json(call.args).decode()):
+            found.append(f"call {call.seq} ({call.tool})")
+    if spec.final_message and pattern.search(record.final_message):
+        found.append("final message")
+    return found
+
+
+def _rewrites(spec: Forbidden, record: Record) -> list[str]:
+    """Writes that changed an existing row of an append-only entity."""
+    return [
+        f"call {call.seq} rewrote {spec.entity}:{write.key}"
+        for call in record.calls
+        for write in call.writes
+        if write.entity == spec.entity and write.before is not None
+    ]
 
 
 def _receipt(

@@ -329,39 +329,15 @@ def pass_k_summary(
     """
     if k < 1:
         raise StatsInputError(f"k must be at least 1, got {k}")
-    by_id: dict[str, TaskTally] = {}
-    for tally in tallies:
-        _check_tally(tally)
-        if tally.task_id in by_id:
-            raise StatsInputError(f"task {tally.task_id!r} appears twice")
-        by_id[tally.task_id] = tally
+    by_id = _tallies_by_id(tallies)
     if weights is not None:
         unknown = sorted(set(weights) - set(by_id))
         if unknown:
             raise StatsInputError(f"weights name unknown task(s): {', '.join(unknown)}")
-    included: list[TaskTally] = []
-    excluded: list[ExcludedTask] = []
-    for task_id in sorted(by_id):
-        tally = by_id[task_id]
-        if tally.runs < k:
-            excluded.append(
-                ExcludedTask(task_id=task_id, reason=f"{tally.runs} run(s), fewer than k={k}")
-            )
-        else:
-            included.append(tally)
+    included, excluded = _split_by_runs(by_id, k)
     if not included:
         raise StatsInputError(f"no task has at least k={k} runs")
-    exact_weights: list[Fraction] = []
-    for tally in included:
-        if weights is None:
-            exact_weights.append(Fraction(1))
-            continue
-        if tally.task_id not in weights:
-            raise StatsInputError(f"no weight declared for task {tally.task_id!r}")
-        declared = weights[tally.task_id]
-        if not math.isfinite(declared) or declared < 0:
-            raise StatsInputError(f"weight of task {tally.task_id!r} must be finite and >= 0")
-        exact_weights.append(Fraction(declared))
+    exact_weights = _exact_weights(included, weights)
     total = sum(exact_weights, Fraction(0))
     if total == 0:
         raise StatsInputError("the declared weights of the included tasks sum to 0")
@@ -392,6 +368,52 @@ def pass_k_summary(
         per_task=per_task,
         excluded=excluded,
     )
+
+
+def _tallies_by_id(tallies: Iterable[TaskTally]) -> dict[str, TaskTally]:
+    """The tallies by task id, each checked; a repeated task id is an error."""
+    by_id: dict[str, TaskTally] = {}
+    for tally in tallies:
+        _check_tally(tally)
+        if tally.task_id in by_id:
+            raise StatsInputError(f"task {tally.task_id!r} appears twice")
+        by_id[tally.task_id] = tally
+    return by_id
+
+
+def _split_by_runs(
+    by_id: Mapping[str, TaskTally], k: int
+) -> tuple[list[TaskTally], list[ExcludedTask]]:
+    """Tasks with at least k runs, and the others with their reason, both by task id."""
+    included: list[TaskTally] = []
+    excluded: list[ExcludedTask] = []
+    for task_id in sorted(by_id):
+        tally = by_id[task_id]
+        if tally.runs < k:
+            excluded.append(
+                ExcludedTask(task_id=task_id, reason=f"{tally.runs} run(s), fewer than k={k}")
+            )
+        else:
+            included.append(tally)
+    return included, excluded
+
+
+def _exact_weights(
+    included: list[TaskTally], weights: Mapping[str, float] | None
+) -> list[Fraction]:
+    """Each included task's weight as an exact fraction (1 each without declared weights)."""
+    exact_weights: list[Fraction] = []
+    for tally in included:
+        if weights is None:
+            exact_weights.append(Fraction(1))
+            continue
+        if tally.task_id not in weights:
+            raise StatsInputError(f"no weight declared for task {tally.task_id!r}")
+        declared = weights[tally.task_id]
+        if not math.isfinite(declared) or declared < 0:
+            raise StatsInputError(f"weight of task {tally.task_id!r} must be finite and >= 0")
+        exact_weights.append(Fraction(declared))
+    return exact_weights
 
 
 # --------------------------------------------------------------------------------------------
@@ -647,6 +669,30 @@ class BootstrapInterval(msgspec.Struct, frozen=True, kw_only=True):
     clusters: int
 
 
+def _check_bootstrap_inputs(
+    baseline: Sequence[float],
+    candidate: Sequence[float],
+    families: Sequence[str],
+    resamples: int,
+    confidence: float,
+) -> None:
+    """Refuse what `paired_cluster_bootstrap` cannot use (see its Raises)."""
+    if not len(baseline) == len(candidate) == len(families):
+        raise StatsInputError(
+            f"lengths differ: {len(baseline)} baseline, {len(candidate)} candidate, "
+            f"{len(families)} family labels"
+        )
+    n = len(baseline)
+    if n < 2:
+        raise StatsInputError(f"fewer than 2 paired tasks ({n})")
+    if resamples < 100:
+        raise StatsInputError(f"resamples must be at least 100, got {resamples}")
+    if not 0 < confidence < 1:
+        raise StatsInputError(f"confidence must be strictly between 0 and 1, got {confidence}")
+    if not all(math.isfinite(v) for v in (*baseline, *candidate)):
+        raise StatsInputError("values must be finite")
+
+
 def paired_cluster_bootstrap(
     baseline: Sequence[float],
     candidate: Sequence[float],
@@ -699,20 +745,8 @@ def paired_cluster_bootstrap(
             a non-finite value, ``resamples < 100``, or confidence outside (0, 1).
 
     """
-    if not len(baseline) == len(candidate) == len(families):
-        raise StatsInputError(
-            f"lengths differ: {len(baseline)} baseline, {len(candidate)} candidate, "
-            f"{len(families)} family labels"
-        )
+    _check_bootstrap_inputs(baseline, candidate, families, resamples, confidence)
     n = len(baseline)
-    if n < 2:
-        raise StatsInputError(f"fewer than 2 paired tasks ({n})")
-    if resamples < 100:
-        raise StatsInputError(f"resamples must be at least 100, got {resamples}")
-    if not 0 < confidence < 1:
-        raise StatsInputError(f"confidence must be strictly between 0 and 1, got {confidence}")
-    if not all(math.isfinite(v) for v in (*baseline, *candidate)):
-        raise StatsInputError("values must be finite")
     items = sorted((f, c - b) for f, b, c in zip(families, baseline, candidate, strict=True))
     grouped: dict[str, list[float]] = defaultdict(list)
     for f, d in items:
@@ -1313,11 +1347,7 @@ def compare_results(
     if min_runs < 1:
         raise StatsInputError(f"min_runs must be at least 1, got {min_runs}")
     row_list = list(rows)
-    present = sorted({r.config for r in row_list})
-    for role, name in (("baseline", baseline), ("candidate", candidate)):
-        if name not in present:
-            known = ", ".join(repr(p) for p in present) or "none"
-            raise StatsInputError(f"unknown {role} config {name!r} (configs in the data: {known})")
+    _check_configs(row_list, baseline, candidate)
     paired, excluded = pair_tallies(
         tally_runs(row_list, baseline),
         tally_runs(row_list, candidate),
@@ -1332,14 +1362,7 @@ def compare_results(
         )
     band = noise_band([p.difference for p in paired], z=z, t_always=t_always)
     n = len(paired)
-    single_run = all(p.baseline.runs == 1 and p.candidate.runs == 1 for p in paired)
-    mcnemar = (
-        mcnemar_midp(
-            [p.baseline.passes == 1 for p in paired], [p.candidate.passes == 1 for p in paired]
-        )
-        if single_run
-        else None
-    )
+    mcnemar = _single_run_mcnemar(paired)
     return Comparison(
         baseline=baseline,
         candidate=candidate,
@@ -1359,6 +1382,24 @@ def compare_results(
         regressions=regressions(paired),
         mcnemar=mcnemar,
         small_sample=n < SMALL_SAMPLE_TASKS,
+    )
+
+
+def _check_configs(rows: list[RunRow], baseline: str, candidate: str) -> None:
+    """Refuse a baseline or candidate with no rows, listing the configurations present."""
+    present = sorted({r.config for r in rows})
+    for role, name in (("baseline", baseline), ("candidate", candidate)):
+        if name not in present:
+            known = ", ".join(repr(p) for p in present) or "none"
+            raise StatsInputError(f"unknown {role} config {name!r} (configs in the data: {known})")
+
+
+def _single_run_mcnemar(paired: list[PairedTask]) -> McNemarResult | None:
+    """McNemar's mid-p when every paired task ran once on each side, else None."""
+    if not all(p.baseline.runs == 1 and p.candidate.runs == 1 for p in paired):
+        return None
+    return mcnemar_midp(
+        [p.baseline.passes == 1 for p in paired], [p.candidate.passes == 1 for p in paired]
     )
 
 

@@ -354,19 +354,9 @@ def decide(
     ]
     exact_mean = sum(diffs, Fraction(0)) / n
     residuals = [d - exact_mean for d in diffs]
-    labels = _cluster_labels(items, families)
-    method: Method = "paired-t"
-    clusters: int | None = None
-    if labels is not None and len(set(labels)) >= 2:
-        sums: dict[str, Fraction] = {}
-        for label, e in zip(labels, residuals, strict=True):
-            sums[label] = sums.get(label, Fraction(0)) + e
-        g = len(sums)
-        exact_var = Fraction(g, g - 1) * sum((v * v for v in sums.values()), Fraction(0)) / n**2
-        method, clusters, df = "cluster-robust-t", g, g - 1
-    else:
-        exact_var = sum((e * e for e in residuals), Fraction(0)) / (n * (n - 1))
-        df = n - 1
+    exact_var, method, clusters, df = _empirical_variance(
+        residuals, _cluster_labels(items, families)
+    )
     mean = float(exact_mean)
     variance = float(exact_var)
     empirical = math.sqrt(variance)
@@ -395,6 +385,25 @@ def decide(
         p_increase=float(special.stdtr(df, -t_stat)),
         p_decrease=float(special.stdtr(df, t_stat)),
     )
+
+
+def _empirical_variance(
+    residuals: list[Fraction], labels: list[str] | None
+) -> tuple[Fraction, Method, int | None, int]:
+    """The mean's variance (exact), its method, its cluster count and its degrees of freedom.
+
+    Cluster-robust (CR1, df G - 1) when the labels name at least 2 clusters, else paired
+    (df n - 1); see `decide`.
+    """
+    n = len(residuals)
+    if labels is not None and len(set(labels)) >= 2:
+        sums: dict[str, Fraction] = {}
+        for label, e in zip(labels, residuals, strict=True):
+            sums[label] = sums.get(label, Fraction(0)) + e
+        g = len(sums)
+        exact_var = Fraction(g, g - 1) * sum((v * v for v in sums.values()), Fraction(0)) / n**2
+        return exact_var, "cluster-robust-t", g, g - 1
+    return sum((e * e for e in residuals), Fraction(0)) / (n * (n - 1)), "paired-t", None, n - 1
 
 
 def gate_passes(decision: Decision, gate: GateName, margin: float | None = None) -> bool:
@@ -761,29 +770,8 @@ def assess(
     if missing:
         worst = decide(_worst_case(base, cand, missing), alpha=alpha, families=families)
         worst_passed = gate_passes(worst, gate, margin)
-    if not use_clusters and all_families:
-        note = "families present but ignored (--no-clusters): tasks treated as independent"
-    elif observed.method == "cluster-robust-t":
-        note = (
-            f"cluster-robust standard error over {observed.clusters} families "
-            f"(CR1, t with {observed.df} df)"
-        )
-    elif families:
-        note = "only one family: clustering impossible, tasks treated as independent"
-    else:
-        note = "no families in the data: tasks treated as independent"
-    decided = gate_passes(observed, gate, margin)
-    if gate == "none":
-        passed, reason = True, "no gate"
-    elif missing and not allow_missing:
-        passed = False
-        reason = (
-            f"{len(missing)} task(s) short of runs or missing on one side; pass --allow-missing "
-            "to decide on the observed runs"
-        )
-    else:
-        passed = decided
-        reason = _reason(gate, observed, margin, decided)
+    note = _cluster_note(observed, families, all_families, use_clusters=use_clusters)
+    passed, reason = _gate_outcome(observed, gate, margin, missing, allow_missing=allow_missing)
     plan = plan_power(paired, mde, alpha=alpha, families=families) if mde is not None else None
     result = GateResult(
         gate=gate,
@@ -805,6 +793,46 @@ def assess(
         plan=plan,
     )
     return comparison, result
+
+
+def _cluster_note(
+    observed: Decision,
+    families: Mapping[str, str],
+    all_families: Mapping[str, str],
+    *,
+    use_clusters: bool,
+) -> str:
+    """How families were used, in words, for the report."""
+    if not use_clusters and all_families:
+        return "families present but ignored (--no-clusters): tasks treated as independent"
+    if observed.method == "cluster-robust-t":
+        return (
+            f"cluster-robust standard error over {observed.clusters} families "
+            f"(CR1, t with {observed.df} df)"
+        )
+    if families:
+        return "only one family: clustering impossible, tasks treated as independent"
+    return "no families in the data: tasks treated as independent"
+
+
+def _gate_outcome(
+    observed: Decision,
+    gate: GateName,
+    margin: float | None,
+    missing: Sequence[MissingTask],
+    *,
+    allow_missing: bool,
+) -> tuple[bool, str]:
+    """Whether the gate passed and why: missing data fails it unless allowed."""
+    decided = gate_passes(observed, gate, margin)
+    if gate == "none":
+        return True, "no gate"
+    if missing and not allow_missing:
+        return False, (
+            f"{len(missing)} task(s) short of runs or missing on one side; pass --allow-missing "
+            "to decide on the observed runs"
+        )
+    return decided, _reason(gate, observed, margin, decided)
 
 
 def _reason(gate: GateName, d: Decision, margin: float | None, passed: bool) -> str:
