@@ -673,8 +673,9 @@ def run_from_run_command(args: argparse.Namespace) -> int:
         tau2_src=args.tau2_src,
         out=args.out,
         model=args.model,
-        base_url=args.base_url,
-        api_key=os.environ.get(args.api_key_env, "not-needed"),
+        # `run` leaves endpoint and key unset so each agent kind picks its own default.
+        base_url=args.base_url or os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
+        api_key=os.environ.get(args.api_key_env or "OPENAI_API_KEY", "not-needed"),
         user_model=args.user_model,
         user_base_url=args.user_base_url,
         json=args.json,

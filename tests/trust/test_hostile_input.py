@@ -78,11 +78,12 @@ def hostile_files(good: hw.Record) -> dict[str, bytes]:
     files["int-key.msgpack"] = msgspec.msgpack.encode(dict(base, usage={1: 2}))
     files["trailing.msgpack"] = packed + b"\x00"
     # One more entry (a repeated key) in the same map: rewrite the map header's count.
-    if 0x80 <= packed[0] < 0x8F:  # fixmap with room
-        header, body = bytes([packed[0] + 1]), packed[1:]
-    else:  # a full fixmap (15 entries) becomes a map16 of 16
-        assert packed[0] == 0x8F
-        header, body = b"\xde\x00\x10", packed[1:]
+    if 0x80 <= packed[0] <= 0x8F:  # fixmap
+        count, body = packed[0] - 0x80, packed[1:]
+    else:  # map16
+        assert packed[0] == 0xDE
+        count, body = int.from_bytes(packed[1:3], "big"), packed[3:]
+    header = bytes([0x80 + count + 1]) if count + 1 < 16 else b"\xde" + (count + 1).to_bytes(2, "big")
     files["duplicate.msgpack"] = header + body + b"\xa4seed\x00"
     files["deep.msgpack"] = b"\x91" * 5000 + b"\x01"
     return files
