@@ -20,7 +20,14 @@ from harness_world.running.attempt import Attempt
 
 __all__ = ["REFERENCE_AGENT_NAMES", "DoNothingAgent", "reference_agent"]
 
-REFERENCE_AGENT_NAMES: Final = ("oracle", "naive-retry", "give-up", "do-nothing")
+REFERENCE_AGENT_NAMES: Final = (
+    "oracle",
+    "naive-retry",
+    "give-up",
+    "deny-all",
+    "obey-data",
+    "do-nothing",
+)
 
 
 @attrs.frozen(slots=True)
