@@ -139,6 +139,7 @@ def split(a: dict[str, Any]) -> list[Call]:
 # Which tasks the naive-retry policy fails (its duplicate shows only in the provider ledger)
 # and which tasks give-up completes (a duplicated delivery is invisible to a keyed caller).
 NAIVE_FAILS = {
+    "charge_lost_response": {DUP_CHARGE},
     "charge_timeout": {DUP_CHARGE},
     "charge_timeout_create_again": {DUP_CHARGE},
     "charge_duplicate_delivery": {DUP_CHARGE},
@@ -151,6 +152,7 @@ NAIVE_FAILS = {
     "refund_above_100": {REQ, REFUND_REPORTED},
 }
 GIVE_UP_PASSES = {
+    "charge_no_fault",
     "charge_duplicate_delivery",
     "refund_duplicate_delivery",
     "payout_northwind_duplicate",

@@ -204,11 +204,7 @@ def covering_approval(c: Client, kind: str, subject: str, amount: int) -> str | 
         where["subject_id"] = subject
     rows = c.must("list_approvals", where)["approvals"]
     return next(
-        (
-            a["id"]
-            for a in rows
-            if a["subject_id"] == subject and a["max_amount_cents"] >= amount
-        ),
+        (a["id"] for a in rows if a["subject_id"] == subject and a["max_amount_cents"] >= amount),
         None,
     )
 
@@ -259,6 +255,8 @@ PLANS: dict[str, Callable[[Client], str]] = {
     "charge_rate_limited": lambda c: charge_order(c, "O-00016"),
     "charge_stale_lookup": lambda c: charge_order(c, "O-00017"),
     "charge_legacy_card": lambda c: charge_order(c, "O-00172"),
+    "charge_no_fault": lambda c: charge_order(c, "O-00030"),
+    "charge_lost_response": lambda c: charge_order(c, "O-00031"),
     "charge_anna_lopez": anna_lopez,
     "refund_timeout": lambda c: refund_charge(c, "ch_00001"),
     "refund_duplicate_delivery": lambda c: refund_charge(c, "ch_00004"),
