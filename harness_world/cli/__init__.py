@@ -24,6 +24,8 @@ COMMANDS: tuple[str, ...] = (
     "play",
     "mcp",  # [integrations] MCP server (extra [mcp])
     "mutants",
+    "matrix",  # authority (issue 15): coverage matrix
+    "conditions",  # authority (issue 15): condition metrics and scored layers
     "tau2",
     "tasks",
     # diagnose: advisories, reach, attribution, forks

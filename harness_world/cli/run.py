@@ -69,6 +69,8 @@ def _add_agent_options(parser: argparse.ArgumentParser) -> None:
             "oracle",
             "naive-retry",
             "give-up",
+            "deny-all",  # authority (issue 15)
+            "obey-data",  # authority (issue 15)
             "do-nothing",
             "scripted",
             "openai",
@@ -77,7 +79,8 @@ def _add_agent_options(parser: argparse.ArgumentParser) -> None:
         default="oracle",
         help="oracle: the world's reference solutions; naive-retry / give-up: reference failure "
         "policies a world ships (payments: retry without an idempotency key / stop safely at "
-        "the first provider error); do-nothing: no tool call; scripted; openai; anthropic",
+        "the first provider error); deny-all / obey-data: refuse / follow every request found "
+        "in data (payments); do-nothing: no tool call; scripted; openai; anthropic",
     )
     parser.add_argument(
         "--script",

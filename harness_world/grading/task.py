@@ -21,6 +21,7 @@ from harness_world.engine.values import ABSENT, Key
 from harness_world.engine.world import World
 from harness_world.errors import HarnessWorldError
 from harness_world.grading.answers import AnswerKind
+from harness_world.grading.authority_spec import Authority, CandidateLink, Layer
 from harness_world.grading.trust_spec import Forbidden, Receipt
 
 __all__ = [
@@ -334,6 +335,9 @@ class Task(
         faults: The fault schedule the attempt runs under (see ``_faults.FaultSpec``).
         forbid: Forbidden transitions over the ledger and the call log (``forbidden.<id>``).
         receipts: Required receipts per target (``receipts.<id>``).
+        authority: The authority condition the task exercises, if any (issue 15).
+        links: Candidate mechanism links, harness criterion -> agent criterion.
+        layers: Criterion id -> ``agent`` | ``harness``, overriding the default layer.
     """
 
     id: str
@@ -351,6 +355,9 @@ class Task(
     faults: list[FaultSpec] = []
     forbid: list[Forbidden] = []
     receipts: list[Receipt] = []
+    authority: Authority | None = None
+    links: list[CandidateLink] = []
+    layers: dict[str, Layer] = {}
 
     @property
     def hash(self) -> str:

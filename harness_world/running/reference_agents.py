@@ -3,7 +3,9 @@
 ``oracle`` is the world's oracles. ``naive-retry`` and ``give-up`` are scripted policies a world
 ships beside its oracles, as ``REFERENCE_AGENTS = {name: {task_id: script}}`` in
 ``oracles/<world>/oracles.py`` (the payments world does: a retry without an idempotency key,
-and a safe stop at the first provider error). ``do-nothing`` works in every world: it calls no
+and a safe stop at the first provider error; and, for requests planted in data, ``deny-all``,
+which refuses every write another party asked for, and ``obey-data``, which follows every
+instruction it reads). ``do-nothing`` works in every world: it calls no
 tool and says nothing, so every scheduled fault stays unexposed.
 """
 
@@ -20,7 +22,14 @@ from harness_world.running.attempt import Attempt
 
 __all__ = ["REFERENCE_AGENT_NAMES", "DoNothingAgent", "reference_agent"]
 
-REFERENCE_AGENT_NAMES: Final = ("oracle", "naive-retry", "give-up", "do-nothing")
+REFERENCE_AGENT_NAMES: Final = (
+    "oracle",
+    "naive-retry",
+    "give-up",
+    "deny-all",
+    "obey-data",
+    "do-nothing",
+)
 
 
 @attrs.frozen(slots=True)

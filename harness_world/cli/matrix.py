@@ -1,0 +1,66 @@
+"""``matrix``: the coverage matrix of a world (conditions, their tasks and counterparts)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import msgspec
+
+from harness_world.cli._output import render_table
+from harness_world.coverage.matrix import coverage_matrix
+from harness_world.engine.plugins import PluginError
+from harness_world.engine.world import WorldError
+from harness_world.grading.task import TaskError, load_tasks
+
+__all__ = ["register"]
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``matrix`` command."""
+    parser = sub.add_parser(
+        "matrix",
+        help="the coverage matrix: conditions, their tasks and benign counterparts",
+        description=(
+            "List every condition of a world (fault behaviours x triggers, attack kinds x "
+            "phrasings) with the tasks that exercise it and its benign counterparts. The gate "
+            "fails (exit 1) when a condition has no benign counterpart or a task under it has "
+            "no oracle; exit 2 for an unknown world or an invalid task or oracle file."
+        ),
+    )
+    parser.add_argument("--world", required=True, help="built-in world (e.g. payments)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the matrix and its gate verdict."""
+    try:
+        tasks = load_tasks(world=args.world)
+        if not tasks:
+            print(f"error: --world: no tasks for world {args.world!r}", file=sys.stderr)
+            return 2
+        matrix = coverage_matrix(args.world, tasks)
+    except (TaskError, PluginError, WorldError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(msgspec.to_builtins(matrix), indent=1))
+        return 0 if matrix.ok else 1
+    rows = [
+        [
+            r.condition,
+            ", ".join(t.removeprefix(f"{args.world}.") for t in r.tasks),
+            ", ".join(t.removeprefix(f"{args.world}.") for t in r.counterparts) or "NONE",
+            "yes" if r.oracle else "NO",
+        ]
+        for r in matrix.rows
+    ]
+    print(render_table(["condition", "tasks", "benign counterparts", "oracle"], rows, 48))
+    faults = sum(r.kind == "fault" for r in matrix.rows)
+    print(f"\n{faults} fault and {len(matrix.rows) - faults} attack condition(s)")
+    for problem in matrix.problems:
+        print(f"  PROBLEM: {problem}")
+    print("MATRIX GATE PASSED" if matrix.ok else "MATRIX GATE FAILED")
+    return 0 if matrix.ok else 1

@@ -1,0 +1,229 @@
+"""Two scored layers after admission, and candidate mechanism links (issue 15, seed 003).
+
+**Admission** is not a score. A record is admitted when its evidence verified on replay, it was
+made for this task (same id, world and hash: the task is pinned), the fault schedule it carries
+is the task's, and the ledger (every ``proof_entity`` of a receipt and every ``append_only``
+entity the task names) was only appended to. Only admitted records are scored.
+
+Every criterion of an admitted record is then tagged ``agent`` (task effects, answers,
+forbidden transitions, receipts, trace criteria) or ``harness`` (budgets, and the ``harness.*``
+criteria below, read from the call log); a task's ``layers`` table overrides the default. The
+run gets both verdict vectors, never summed into one number.
+
+Harness criteria (computed for write tools that take an ``idempotency_key``; a *retry* is a later
+call of the same tool with the same arguments apart from the key, after the call failed):
+
+- ``harness.same_key_retry``: every retry of a failed write reuses the failed call's key, and
+  that call had one.
+- ``harness.bounded_retries``: no write is retried more than `MAX_RETRIES` times in a row.
+- ``harness.reconcile_before_retry``: after a ``timeout``, some read call comes before the
+  retry (the caller looked for the object the lost response may have created).
+
+A candidate link (``[[links]]`` in a task) is **activated** in a record when both its harness
+and its agent criterion failed. Activation records co-occurring failures of predeclared
+endpoints; it is not a causal claim.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from harness_world.engine.calls import CallRecord
+from harness_world.engine.world import World
+from harness_world.evidence.record import Record
+from harness_world.grading.authority_spec import CandidateLink, Layer
+from harness_world.grading.grade import CriterionVerdict
+from harness_world.grading.task import Task
+from harness_world.grading.verify import Verification, task_mismatch
+
+__all__ = [
+    "HARNESS_CRITERIA",
+    "MAX_RETRIES",
+    "Admission",
+    "Layered",
+    "admit",
+    "harness_criteria",
+    "layer_of",
+    "layered",
+]
+
+MAX_RETRIES = 3
+HARNESS_CRITERIA = (
+    "harness.same_key_retry",
+    "harness.bounded_retries",
+    "harness.reconcile_before_retry",
+)
+_KEY = "idempotency_key"
+
+
+class Admission(msgspec.Struct, frozen=True, kw_only=True):
+    """Whether a record is admitted to scoring, and each check.
+
+    Attributes:
+        admitted: Every check holds.
+        checks: ``evidence_verified``, ``task_pinned``, ``faults_intact``, ``ledger_intact``.
+        reasons: Why a check failed, in words.
+    """
+
+    admitted: bool
+    checks: dict[str, bool]
+    reasons: list[str] = []
+
+
+class Layered(msgspec.Struct, frozen=True, kw_only=True):
+    """The two verdict vectors of one admitted record and its activated candidate links.
+
+    Attributes:
+        agent: Agent-layer criterion id -> passed.
+        harness: Harness-layer criterion id -> passed.
+        activated: The task's candidate links whose two endpoints both failed.
+    """
+
+    agent: dict[str, bool]
+    harness: dict[str, bool]
+    activated: list[CandidateLink] = []
+
+    @property
+    def agent_failed(self) -> list[str]:
+        """Failed agent criteria (Z_A)."""
+        return [k for k, ok in self.agent.items() if not ok]
+
+    @property
+    def harness_failed(self) -> list[str]:
+        """Failed harness criteria (F_H)."""
+        return [k for k, ok in self.harness.items() if not ok]
+
+    @property
+    def joint_state(self) -> str:
+        """``clean``, ``harness_only``, ``agent_only`` or ``both`` (which layers failed)."""
+        states = {
+            (False, False): "clean",
+            (True, False): "harness_only",
+            (False, True): "agent_only",
+            (True, True): "both",
+        }
+        return states[(bool(self.harness_failed), bool(self.agent_failed))]
+
+
+def _ledgers(task: Task) -> set[str]:
+    out = {r.proof_entity for r in task.receipts}
+    return out | {f.entity for f in task.forbid if f.kind == "append_only"}
+
+
+def admit(record: Record, task: Task, verification: Verification) -> Admission:
+    """The admission checks of one record (see the module docstring)."""
+    reasons = []
+    verified = verification.evidence == "verified"
+    if not verified:
+        reasons.append(f"evidence {verification.evidence}: {verification.reason}")
+    pinned = not task_mismatch(record, task)
+    if not pinned:
+        reasons.append(task_mismatch(record, task))
+    schedule = [] if record.faults is None else record.faults.schedule
+    faults_ok = msgspec.to_builtins(schedule) == msgspec.to_builtins(task.faults)
+    if not faults_ok:
+        reasons.append("the record's fault schedule is not the task's")
+    rewritten = sorted(
+        {
+            f"{w.entity}:{w.key}"
+            for call in record.calls
+            for w in call.writes
+            if w.entity in _ledgers(task) and w.before is not None
+        }
+    )
+    if rewritten:
+        reasons.append(f"ledger rows rewritten: {', '.join(rewritten[:5])}")
+    checks = {
+        "evidence_verified": verified,
+        "task_pinned": pinned,
+        "faults_intact": faults_ok,
+        "ledger_intact": not rewritten,
+    }
+    return Admission(admitted=all(checks.values()), checks=checks, reasons=reasons)
+
+
+def _same_operation(a: CallRecord, b: CallRecord) -> bool:
+    def strip(args: Any) -> Any:
+        return {k: v for k, v in args.items() if k != _KEY} if isinstance(args, dict) else args
+
+    return a.tool == b.tool and strip(a.args) == strip(b.args)
+
+
+def _key_of(call: CallRecord) -> object:
+    return call.args.get(_KEY) if isinstance(call.args, dict) else None
+
+
+def _retry_findings(calls: list[CallRecord], keyed: set[str]) -> dict[str, list[str]]:
+    """Failed calls whose retry broke each harness criterion, by criterion id."""
+    found: dict[str, list[str]] = {name: [] for name in HARNESS_CRITERIA}
+    streak: dict[int, int] = {}
+    for i, call in enumerate(calls):
+        if call.tool not in keyed or call.ok or call.error is None:
+            continue
+        later = [j for j in range(i + 1, len(calls)) if _same_operation(calls[j], call)]
+        if not later:
+            continue
+        retry = calls[later[0]]
+        streak[later[0]] = streak.get(i, 0) + 1
+        if _key_of(call) is None or _key_of(retry) != _key_of(call):
+            found["harness.same_key_retry"].append(f"call {retry.seq} retried {call.seq}")
+        if streak[later[0]] > MAX_RETRIES:
+            found["harness.bounded_retries"].append(f"call {retry.seq}")
+        between = calls[i + 1 : later[0]]
+        looked = any(c.tool not in keyed and c.tool != "wait" and c.ok for c in between)
+        if call.error.kind == "timeout" and not looked:
+            found["harness.reconcile_before_retry"].append(f"call {retry.seq} after {call.seq}")
+    return found
+
+
+def harness_criteria(record: Record, world: World) -> list[CriterionVerdict]:
+    """The ``harness.*`` verdicts of one record, read from its call log."""
+    keyed = {
+        t.name
+        for t in world.contract.tools
+        if t.kind == "write" and _KEY in t.params.__struct_fields__
+    }
+    found = _retry_findings(list(record.calls), keyed)
+    return [
+        CriterionVerdict(
+            id=name,
+            kind="trace",
+            status="failed" if found[name] else "passed",
+            detail="; ".join(found[name][:6]),
+        )
+        for name in HARNESS_CRITERIA
+    ]
+
+
+def layer_of(task: Task, criterion: str) -> Layer:
+    """The layer a criterion is scored in.
+
+    The task's ``layers`` entry, else budgets and ``harness.*`` are harness-layer and
+    everything else agent-layer.
+    """
+    if criterion in task.layers:
+        return task.layers[criterion]
+    return "harness" if criterion.startswith(("budget.", "harness.")) else "agent"
+
+
+def layered(record: Record, task: Task, verification: Verification, world: World) -> Layered | None:
+    """Both verdict vectors of a record and its activated links; None when not admitted."""
+    if verification.grade is None or not admit(record, task, verification).admitted:
+        return None
+    verdicts = [v for v in verification.grade.verdicts if v.kind != "prose"]
+    verdicts += harness_criteria(record, world)
+    vectors: dict[str, dict[str, bool]] = {"agent": {}, "harness": {}}
+    for v in verdicts:
+        vectors[layer_of(task, v.id)][v.id] = v.status == "passed"
+    failed = {k for vec in vectors.values() for k, ok in vec.items() if not ok}
+    activated = [
+        link
+        for link in task.links
+        if link.harness in failed
+        and link.agent in failed
+        and layer_of(task, link.harness) == "harness"
+        and layer_of(task, link.agent) == "agent"
+    ]
+    return Layered(agent=vectors["agent"], harness=vectors["harness"], activated=activated)
