@@ -117,7 +117,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(  # issue 20
         "--quiet", action="store_true", help="no progress display (the summary is still printed)"
     )
+    _add_scale_options(parser)  # issue 19
     parser.set_defaults(handler=main)
+
+
+def _add_scale_options(parser: argparse.ArgumentParser) -> None:
+    """Issue 19: concurrency in one process and the save mode."""
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=1,
+        help="attempts in flight at once in this process (async agents; others in threads)",
+    )
+    parser.add_argument(
+        "--no-group-commit",
+        action="store_true",
+        help="make each record durable on its own (three fsyncs) instead of in batches",
+    )
 
 
 def _agent(args: argparse.Namespace) -> Agent:
@@ -199,6 +215,8 @@ def main(args: argparse.Namespace) -> int:
             size=args.size,
             limits=limit_overrides(args),
             retries=args.retries,
+            concurrency=args.concurrency,  # issue 19
+            group_commit=not args.no_group_commit,  # issue 19
             # issue 20: live progress on a terminal, the plain counter otherwise
             progress=run_progress_hook(
                 _progress(show=not args.json), quiet=args.quiet, enabled=not args.json
@@ -241,6 +259,8 @@ def _prepare(args: argparse.Namespace) -> tuple[list[Task], Agent, dict[str, Wor
         raise _UsageError(str(exc)) from None
     if args.samples < 1 or args.workers < 1:
         raise _UsageError("--samples and --workers must be at least 1")
+    if args.concurrency < 1 or (args.concurrency > 1 and args.workers > 1):  # issue 19
+        raise _UsageError("--concurrency must be at least 1, and not combined with --workers")
     if args.sign_key:
         try:
             check_private_key(args.sign_key)

@@ -7,34 +7,33 @@ a changed component refuses to resume and names what changed.
 
 from __future__ import annotations
 
-import concurrent.futures
-import multiprocessing
-import os
-import socket
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import attrs
 
 from harness_world.engine.world import World, load_world
-from harness_world.evidence.binding import append_index, read_index
-from harness_world.evidence.record import (
-    Record,
-    RecordContext,
-    RecordError,
-    load_record,
-    save_record,
-)
+from harness_world.evidence.binding import read_index
+from harness_world.evidence.record import RecordError, load_record
 from harness_world.grading.task import Task
-from harness_world.running.agents import Agent, drive
-from harness_world.running.attempt import Attempt, AttemptLimits
+from harness_world.running.agents import Agent
+from harness_world.running.asyncrun import execute_concurrently
+from harness_world.running.attempt import AttemptLimits
+from harness_world.running.commit import GroupCommit, remove_temporaries
+from harness_world.running.executors import (
+    RunProgress,
+    Tally,
+    Unit,
+    execute_in_processes,
+    execute_serially,
+    is_async_agent,
+)
 from harness_world.running.pins import PINS, make_pins
 from harness_world.running.revision import Revision, make_revision
 from harness_world.running.rundir import (
     RunCounts,
     RunManifest,
     SlotResult,
-    judge_record,
     open_run_directory,
     record_path,
     sample_seed,
@@ -43,18 +42,6 @@ from harness_world.running.rundir import (
 )
 
 __all__ = ["RunProgress", "RunResult", "open_external_run", "run", "sample_seed"]
-
-
-@attrs.frozen(slots=True)
-class RunProgress:
-    """A progress report: done out of total, with pass, fail and ungraded counts so far."""
-
-    done: int
-    total: int
-    passed: int
-    failed: int
-    ungraded: int
-    task_id: str = ""  # issue 20: the task whose attempt just finished (live progress)
 
 
 @attrs.frozen(slots=True)
@@ -74,123 +61,6 @@ class RunResult:
     counts: RunCounts
     resumed: int
     slots: list[SlotResult] = attrs.field(factory=list)
-
-
-@attrs.frozen(slots=True)
-class _Unit:
-    """One execution of one attempt, self-contained so a worker process can run it."""
-
-    agent: Agent
-    world: str
-    size: str
-    task: Task
-    sample: int
-    seed: int
-    revision: str
-    limits: AttemptLimits
-    workers: int
-    out: Path
-    try_number: int
-    retries: int
-
-
-def _execute(unit: _Unit, world: World) -> Record:
-    attempt = Attempt(
-        world,
-        unit.task,
-        seed=sample_seed(unit.seed, unit.task.id, unit.sample),
-        sample=unit.sample,
-        revision=unit.revision,
-        limits=unit.limits,
-    )
-    context = RecordContext(host=socket.gethostname(), pid=os.getpid(), workers=unit.workers)
-    return drive(unit.agent, attempt, context)
-
-
-def _perform(unit: _Unit) -> tuple[Path, SlotResult | None]:
-    """Execute, save atomically, replay and grade one attempt; all in the calling process.
-
-    Returns the saved path and its result, or a None result when the infrastructure failed
-    and the attempt must be executed again (its record is kept as ``<sample>.failed-<n>.json``).
-    """
-    world = load_world(unit.world, size=unit.size)
-    record = _execute(unit, world)
-    path = record_path(unit.out, unit.task.id, unit.sample)
-    if record.outcome.status == "infrastructure" and unit.try_number < unit.retries:
-        failed = path.with_name(f"{unit.sample}.failed-{unit.try_number + 1}.json")
-        save_record(record, failed)
-        return failed, None
-    # Write-ahead: the index line (fsync'd) before the record, so a crash between the two
-    # leaves a bound slot without a file (executed again on resume), never an unbound record.
-    append_index(unit.out, record)
-    save_record(record, path)
-    earlier = [
-        path.with_name(f"{unit.sample}.failed-{n}.json") for n in range(1, unit.try_number + 1)
-    ]
-    return path, judge_record(record, world, unit.task, path, retries=earlier)
-
-
-@attrs.define(slots=True)
-class _Tally:
-    """Counts results as they arrive and reports progress."""
-
-    total: int
-    progress: Callable[[RunProgress], None] | None
-    results: dict[Path, SlotResult] = attrs.field(factory=dict)
-    passed: int = 0
-    failed: int = 0
-    ungraded: int = 0
-
-    def add(self, path: Path, result: SlotResult) -> None:
-        self.results[path] = result
-        if result.evidence != "verified" or result.passed is None:
-            self.ungraded += 1
-        elif result.passed:
-            self.passed += 1
-        else:
-            self.failed += 1
-        if self.progress is not None:
-            self.progress(
-                RunProgress(
-                    done=len(self.results),
-                    total=self.total,
-                    passed=self.passed,
-                    failed=self.failed,
-                    ungraded=self.ungraded,
-                    task_id=result.task_id,  # issue 20
-                )
-            )
-
-
-def _execute_serially(units: Sequence[_Unit], tally: _Tally) -> None:
-    queue = list(units)
-    while queue:
-        current = queue.pop(0)
-        path, result = _perform(current)
-        if result is None:
-            queue.insert(0, attrs.evolve(current, try_number=current.try_number + 1))
-        else:
-            tally.add(path, result)
-
-
-def _execute_in_processes(units: Sequence[_Unit], workers: int, tally: _Tally) -> None:
-    # Workers execute, save, replay and grade; the parent only counts. Fork keeps plug-in
-    # modules (oracles, scripts) importable by name in the children.
-    context = multiprocessing.get_context("fork")
-    with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = {pool.submit(_perform, u): u for u in units}
-        while futures:
-            ready, _ = concurrent.futures.wait(
-                futures, return_when=concurrent.futures.FIRST_COMPLETED
-            )
-            for future in ready:
-                current = futures.pop(future)
-                path, result = future.result()
-                if result is None:
-                    again = attrs.evolve(current, try_number=current.try_number + 1)
-                    futures[pool.submit(_perform, again)] = again
-                else:
-                    tally.add(path, result)
 
 
 def _pending_slots(root: Path, tasks: Sequence[Task], samples: int) -> Iterator[tuple[Task, int]]:
@@ -245,8 +115,8 @@ def _pin(
 
 
 def _units(
-    template: _Unit, pending: Sequence[tuple[Task, int]], overrides: Mapping[str, int | float]
-) -> list[_Unit]:
+    template: Unit, pending: Sequence[tuple[Task, int]], overrides: Mapping[str, int | float]
+) -> list[Unit]:
     """One unit per pending slot, each with its task's budgets and the overrides applied."""
     return [
         attrs.evolve(
@@ -272,8 +142,10 @@ def run(
     limits: Mapping[str, int | float | None] | None = None,
     retries: int = 1,
     progress: Callable[[RunProgress], None] | None = None,
+    concurrency: int = 1,
+    group_commit: bool = True,
 ) -> RunResult:
-    """Run every task ``samples`` times and save each record the moment it ends.
+    """Run every task ``samples`` times and save each record durably as it ends.
 
     Args:
         tasks: The tasks (from any built-in world).
@@ -286,12 +158,18 @@ def run(
         limits: Budget overrides (turns, tool_calls, context_tokens, requests, cost).
         retries: Extra executions of an attempt whose outcome is ``infrastructure`` (an
             agent's own ``error`` is its result and is never retried).
-        progress: Called after each attempt.
+        progress: Called after each attempt, once its record is durable.
+        concurrency: Attempts in flight at once in this process (an ``async def run`` agent
+            awaits its model; a synchronous one runs in threads). Context, not revision.
+        group_commit: Make the records finished within a short window durable together
+            (see `harness_world.running.commit`); False saves each on its own.
 
     Raises:
         RevisionMismatch: when ``out`` holds a run of another revision.
-        ValueError: for no tasks or fewer than one sample.
+        ValueError: for no tasks, fewer than one sample, or both workers and concurrency.
     """
+    if workers > 1 and concurrency > 1:
+        raise ValueError("use either workers (processes) or concurrency (one process), not both")
     if samples < 1:
         raise ValueError("samples must be at least 1")
     if not tasks:
@@ -301,8 +179,9 @@ def run(
     root = Path(out)
     open_run_directory(root, revision, fresh, workers)
     write_json(root / PINS, make_pins(worlds, tasks))  # for `verify --pin`
+    remove_temporaries(root)  # left by a run killed in the middle of a batch
     pending = list(_pending_slots(root, tasks, samples))
-    template = _Unit(
+    template = Unit(
         agent=agent,
         world="",
         size=size,
@@ -317,11 +196,14 @@ def run(
         retries=retries,
     )
     units = _units(template, pending, overrides)
-    tally = _Tally(total=len(units), progress=progress)
-    if workers <= 1:
-        _execute_serially(units, tally)
+    tally = Tally(total=len(units), progress=progress)
+    commit = GroupCommit(root, tally.count, group=group_commit)
+    if concurrency > 1 or is_async_agent(agent):
+        execute_concurrently(units, commit, concurrency)
+    elif workers <= 1:
+        execute_serially(units, commit)
     else:
-        _execute_in_processes(units, workers, tally)
+        execute_in_processes(units, workers, commit)
     scan = scan_run(root, tasks, known=tally.results, worlds=worlds)
     resumed = len(tasks) * samples - len(pending)
     return RunResult(
