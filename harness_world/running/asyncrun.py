@@ -18,7 +18,7 @@ import attrs
 
 from harness_world.engine.world import load_world
 from harness_world.running.agents import drive
-from harness_world.running.commit import Finished, GroupCommit
+from harness_world.running.commit import Committer, Finished
 from harness_world.running.executors import (
     Unit,
     drive_async,
@@ -30,10 +30,10 @@ from harness_world.running.executors import (
 __all__ = ["drive_async", "execute_concurrently", "is_async_agent"]
 
 
-async def _perform(unit: Unit, threaded: bool) -> Finished | Path:
+async def _perform(unit: Unit) -> Finished | Path:
     world = load_world(unit.world, size=unit.size)
     attempt, context = open_attempt(unit, world)
-    if threaded:
+    if not is_async_agent(unit.agent):
         record = await asyncio.to_thread(drive, unit.agent, attempt, context)
     else:
         record = await drive_async(unit.agent, attempt, context)
@@ -44,14 +44,13 @@ async def _perform(unit: Unit, threaded: bool) -> Finished | Path:
 class _Loop:
     """The state of one concurrent execution: the commit and the attempts left."""
 
-    commit: GroupCommit
-    threaded: bool
+    commit: Committer
     queue: list[Unit]
 
     async def worker(self) -> None:
         while self.queue:
             current = self.queue.pop(0)
-            done = await _perform(current, self.threaded)
+            done = await _perform(current)
             if isinstance(done, Path):
                 self.queue.insert(0, attrs.evolve(current, try_number=current.try_number + 1))
             else:
@@ -74,7 +73,7 @@ async def _main(loop: _Loop, concurrency: int) -> None:
         loop.commit.flush()
 
 
-def execute_concurrently(units: Sequence[Unit], commit: GroupCommit, concurrency: int) -> None:
+def execute_concurrently(units: Sequence[Unit], commit: Committer, concurrency: int) -> None:
     """Perform units with up to ``concurrency`` attempts in flight on one event loop.
 
     Raises:
@@ -84,6 +83,5 @@ def execute_concurrently(units: Sequence[Unit], commit: GroupCommit, concurrency
         raise ValueError("concurrency must be at least 1")
     if not units:
         return
-    threaded = not is_async_agent(units[0].agent)
-    state = _Loop(commit=commit, threaded=threaded, queue=list(units))
+    state = _Loop(commit=commit, queue=list(units))
     asyncio.run(_main(state, min(concurrency, len(units))))

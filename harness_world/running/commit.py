@@ -24,8 +24,9 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 import attrs
 import msgspec
@@ -34,7 +35,7 @@ from harness_world.evidence.binding import INDEX, IndexEntry
 from harness_world.evidence.record import Record, encode_record, write_atomically
 from harness_world.running.rundir import SlotResult
 
-__all__ = ["Finished", "GroupCommit", "finished", "remove_temporaries"]
+__all__ = ["CommitRouter", "Committer", "Finished", "GroupCommit", "finished", "remove_temporaries"]
 
 WINDOW_S = 0.05
 """How long the first record of a batch may wait for others before the batch is committed."""
@@ -196,6 +197,56 @@ class GroupCommit:
             self.durable(written)
         if failure is not None:
             raise failure
+
+
+class Committer(Protocol):
+    """What an executor needs of a commit: `GroupCommit`, or a `CommitRouter` over several."""
+
+    @property
+    def window_s(self) -> float:
+        """The longest a finished record waits for its batch."""
+        ...
+
+    def add(self, item: Finished) -> None:
+        """Queue one finished record."""
+        ...
+
+    def due(self) -> bool:
+        """Whether a pending batch should be committed now."""
+        ...
+
+    def flush(self) -> None:
+        """Commit everything pending."""
+        ...
+
+
+@attrs.define(slots=True)
+class CommitRouter:
+    """Several run directories executed together (a crossed run): one commit per directory.
+
+    Attributes:
+        commits: The commit of each run directory, by its root.
+    """
+
+    commits: Mapping[Path, GroupCommit]
+
+    @property
+    def window_s(self) -> float:
+        """The shortest window of the commits routed to."""
+        return min(c.window_s for c in self.commits.values())
+
+    def add(self, item: Finished) -> None:
+        """Queue a record in the commit of its run directory (``<root>/records/<task>/<n>``)."""
+        self.commits[item.path.parents[2]].add(item)
+
+    def due(self) -> bool:
+        """Whether any commit has a batch to commit now."""
+        return any(c.due() for c in self.commits.values())
+
+    def flush(self) -> None:
+        """Commit every pending batch."""
+        for commit in self.commits.values():
+            commit.flush()
 
 
 def remove_temporaries(root: Path) -> int:

@@ -29,7 +29,7 @@ from harness_world.running.attempt import (
     AttemptLimits,
     InfrastructureError,
 )
-from harness_world.running.commit import Finished, GroupCommit, finished
+from harness_world.running.commit import Committer, Finished, finished
 from harness_world.running.rundir import SlotResult, judge_record, record_path, sample_seed
 
 __all__ = [
@@ -177,7 +177,7 @@ class Tally:
             self.add(item.path, item.result)
 
 
-def execute_serially(units: Sequence[Unit], commit: GroupCommit) -> None:
+def execute_serially(units: Sequence[Unit], commit: Committer) -> None:
     """Perform units one after another in this process, committing in batches."""
     queue = list(units)
     try:
@@ -195,7 +195,7 @@ def execute_serially(units: Sequence[Unit], commit: GroupCommit) -> None:
         commit.flush()
 
 
-def execute_in_processes(units: Sequence[Unit], workers: int, commit: GroupCommit) -> None:
+def execute_in_processes(units: Sequence[Unit], workers: int, commit: Committer) -> None:
     """Perform units in worker processes; this process commits what they send back."""
     # Fork keeps plug-in modules (oracles, scripts) importable by name in the children.
     context = multiprocessing.get_context("fork")

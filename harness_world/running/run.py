@@ -19,7 +19,7 @@ from harness_world.grading.task import Task
 from harness_world.running.agents import Agent
 from harness_world.running.asyncrun import execute_concurrently
 from harness_world.running.attempt import AttemptLimits
-from harness_world.running.commit import GroupCommit, remove_temporaries
+from harness_world.running.commit import Committer, GroupCommit, remove_temporaries
 from harness_world.running.executors import (
     RunProgress,
     Tally,
@@ -41,7 +41,17 @@ from harness_world.running.rundir import (
     write_json,
 )
 
-__all__ = ["RunProgress", "RunResult", "open_external_run", "run", "sample_seed"]
+__all__ = [
+    "RunPlan",
+    "RunProgress",
+    "RunResult",
+    "execute_units",
+    "finish_run",
+    "open_external_run",
+    "prepare_run",
+    "run",
+    "sample_seed",
+]
 
 
 @attrs.frozen(slots=True)
@@ -170,6 +180,62 @@ def run(
     """
     if workers > 1 and concurrency > 1:
         raise ValueError("use either workers (processes) or concurrency (one process), not both")
+    plan = prepare_run(
+        tasks,
+        agent,
+        samples=samples,
+        seed=seed,
+        out=out,
+        size=size,
+        limits=limits,
+        workers=workers,
+        retries=retries,
+    )
+    tally = Tally(total=len(plan.units), progress=progress)
+    commit = GroupCommit(plan.root, tally.count, group=group_commit)
+    execute_units(plan.units, commit, workers=workers, concurrency=concurrency)
+    return finish_run(plan, tally.results)
+
+
+@attrs.frozen(slots=True)
+class RunPlan:
+    """A run directory opened (or resumed) and the attempts it still needs.
+
+    Attributes:
+        root: The run directory.
+        tasks: Its tasks.
+        worlds: Their worlds, loaded.
+        revision: The pinned revision.
+        units: One unit per pending slot, in slot order.
+        resumed: Slots whose records were already on disk and kept.
+    """
+
+    root: Path
+    tasks: Sequence[Task]
+    worlds: dict[str, World]
+    revision: Revision
+    units: list[Unit]
+    resumed: int
+
+
+def prepare_run(
+    tasks: Sequence[Task],
+    agent: Agent,
+    *,
+    samples: int,
+    seed: int,
+    out: str | Path,
+    size: str = "small",
+    limits: Mapping[str, int | float | None] | None = None,
+    workers: int = 1,
+    retries: int = 1,
+) -> RunPlan:
+    """Pin the revision, open (or resume) the run directory, and list the pending attempts.
+
+    Raises:
+        RevisionMismatch: when ``out`` holds a run of another revision.
+        ValueError: for no tasks or fewer than one sample.
+    """
     if samples < 1:
         raise ValueError("samples must be at least 1")
     if not tasks:
@@ -195,19 +261,37 @@ def run(
         try_number=0,
         retries=retries,
     )
-    units = _units(template, pending, overrides)
-    tally = Tally(total=len(units), progress=progress)
-    commit = GroupCommit(root, tally.count, group=group_commit)
-    if concurrency > 1 or is_async_agent(agent):
+    return RunPlan(
+        root=root,
+        tasks=tasks,
+        worlds=worlds,
+        revision=revision,
+        units=_units(template, pending, overrides),
+        resumed=len(tasks) * samples - len(pending),
+    )
+
+
+def execute_units(
+    units: Sequence[Unit], commit: Committer, *, workers: int = 1, concurrency: int = 1
+) -> None:
+    """Execute units in the order given: concurrently, serially or in worker processes."""
+    if concurrency > 1 or any(is_async_agent(u.agent) for u in units):
         execute_concurrently(units, commit, concurrency)
     elif workers <= 1:
         execute_serially(units, commit)
     else:
         execute_in_processes(units, workers, commit)
-    scan = scan_run(root, tasks, known=tally.results, worlds=worlds)
-    resumed = len(tasks) * samples - len(pending)
+
+
+def finish_run(plan: RunPlan, known: Mapping[Path, SlotResult]) -> RunResult:
+    """Judge the run directory once, reusing the results this process computed."""
+    scan = scan_run(plan.root, plan.tasks, known=known, worlds=plan.worlds)
     return RunResult(
-        out=root, revision=revision, counts=scan.counts, resumed=resumed, slots=scan.slots
+        out=plan.root,
+        revision=plan.revision,
+        counts=scan.counts,
+        resumed=plan.resumed,
+        slots=scan.slots,
     )
 
 
