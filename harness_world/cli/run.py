@@ -130,6 +130,12 @@ def _add_scale_options(parser: argparse.ArgumentParser) -> None:
         help="attempts in flight at once in this process (async agents; others in threads)",
     )
     parser.add_argument(
+        "--track",
+        choices=("fresh", "sequential"),
+        default="fresh",
+        help="sequential: one agent instance given the tasks one after another (memory kept)",
+    )
+    parser.add_argument(
         "--no-group-commit",
         action="store_true",
         help="make each record durable on its own (three fsyncs) instead of in batches",
@@ -217,6 +223,7 @@ def main(args: argparse.Namespace) -> int:
             retries=args.retries,
             concurrency=args.concurrency,  # issue 19
             group_commit=not args.no_group_commit,  # issue 19
+            track=args.track,  # issue 19
             # issue 20: live progress on a terminal, the plain counter otherwise
             progress=run_progress_hook(
                 _progress(show=not args.json), quiet=args.quiet, enabled=not args.json
@@ -261,6 +268,8 @@ def _prepare(args: argparse.Namespace) -> tuple[list[Task], Agent, dict[str, Wor
         raise _UsageError("--samples and --workers must be at least 1")
     if args.concurrency < 1 or (args.concurrency > 1 and args.workers > 1):  # issue 19
         raise _UsageError("--concurrency must be at least 1, and not combined with --workers")
+    if args.track == "sequential" and max(args.workers, args.concurrency) > 1:  # issue 19
+        raise _UsageError("--track sequential runs one attempt at a time (no --workers)")
     if args.sign_key:
         try:
             check_private_key(args.sign_key)
@@ -291,7 +300,9 @@ def _default_out(
     pinned = make_revision(
         worlds=worlds,
         tasks=tasks,
-        agent_settings=agent.settings(),
+        agent_settings=agent.settings()  # issue 19: the sequential track is in the revision
+        if args.track == "fresh"
+        else {**agent.settings(), "track": args.track},
         budgets={k: v for k, v in limit_overrides(args).items() if v is not None},
         samples=args.samples,
         seed=args.seed,

@@ -22,6 +22,7 @@ from harness_world.running.commit import Committer, Finished
 from harness_world.running.executors import (
     Unit,
     drive_async,
+    fresh_start,
     is_async_agent,
     open_attempt,
     settle,
@@ -33,6 +34,7 @@ __all__ = ["drive_async", "execute_concurrently", "is_async_agent"]
 async def _perform(unit: Unit) -> Finished | Path:
     world = load_world(unit.world, size=unit.size)
     attempt, context = open_attempt(unit, world)
+    fresh_start(unit)
     if not is_async_agent(unit.agent):
         record = await asyncio.to_thread(drive, unit.agent, attempt, context)
     else:

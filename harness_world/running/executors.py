@@ -39,6 +39,7 @@ __all__ = [
     "drive_async",
     "execute_in_processes",
     "execute_serially",
+    "fresh_start",
     "is_async_agent",
     "open_attempt",
     "perform",
@@ -74,6 +75,14 @@ class Unit:
     out: Path
     try_number: int
     retries: int
+    track: str = "fresh"
+
+
+def fresh_start(unit: Unit) -> None:
+    """On the fresh track an agent keeping memory (a ``reset()`` method) forgets it first."""
+    reset = getattr(unit.agent, "reset", None)
+    if unit.track == "fresh" and callable(reset):
+        reset()
 
 
 def open_attempt(unit: Unit, world: World) -> tuple[Attempt, RecordContext]:
@@ -132,6 +141,7 @@ def perform(unit: Unit) -> Finished | Path:
     """Execute, replay and grade one attempt in the calling process (not yet saved)."""
     world = load_world(unit.world, size=unit.size)
     attempt, context = open_attempt(unit, world)
+    fresh_start(unit)
     if is_async_agent(unit.agent):  # one attempt at a time here: its own event loop
         record = asyncio.run(drive_async(unit.agent, attempt, context))
     else:

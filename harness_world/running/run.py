@@ -40,6 +40,7 @@ from harness_world.running.rundir import (
     scan_run,
     write_json,
 )
+from harness_world.running.sequential import Track, order_units, write_sequence
 
 __all__ = [
     "RunPlan",
@@ -101,13 +102,19 @@ def _pin(
     samples: int,
     seed: int,
     size: str,
+    track: Track = "fresh",
 ) -> tuple[dict[str, World], Revision, RunManifest]:
-    """Load the worlds and pin the revision and the manifest of a new run."""
+    """Load the worlds and pin the revision and the manifest of a new run.
+
+    The sequential track is part of the revision (results depend on it); the fresh track
+    leaves the agent's settings as they are, so revisions made before tracks are unchanged.
+    """
     worlds = {name: load_world(name, size=size) for name in sorted({t.world for t in tasks})}
+    settings = agent.settings() if track == "fresh" else {**agent.settings(), "track": track}
     revision = make_revision(
         worlds=worlds,
         tasks=tasks,
-        agent_settings=agent.settings(),
+        agent_settings=settings,
         budgets=overrides,
         samples=samples,
         seed=seed,
@@ -120,6 +127,7 @@ def _pin(
         seed=seed,
         sizes=dict.fromkeys(worlds, size),
         limits=dict(overrides),
+        track=track,
     )
     return worlds, revision, fresh
 
@@ -154,6 +162,7 @@ def run(
     progress: Callable[[RunProgress], None] | None = None,
     concurrency: int = 1,
     group_commit: bool = True,
+    track: Track = "fresh",
 ) -> RunResult:
     """Run every task ``samples`` times and save each record durably as it ends.
 
@@ -173,13 +182,19 @@ def run(
             awaits its model; a synchronous one runs in threads). Context, not revision.
         group_commit: Make the records finished within a short window durable together
             (see `harness_world.running.commit`); False saves each on its own.
+        track: ``fresh``, or ``sequential``: one agent instance given the tasks one after
+            another, one pass per sample in a seeded order (see
+            `harness_world.running.sequential`); one attempt at a time in this process.
 
     Raises:
         RevisionMismatch: when ``out`` holds a run of another revision.
-        ValueError: for no tasks, fewer than one sample, or both workers and concurrency.
+        ValueError: for no tasks, fewer than one sample, both workers and concurrency, or a
+            sequential track with either.
     """
     if workers > 1 and concurrency > 1:
         raise ValueError("use either workers (processes) or concurrency (one process), not both")
+    if track == "sequential" and (workers > 1 or concurrency > 1):
+        raise ValueError("the sequential track runs one attempt at a time (one agent instance)")
     plan = prepare_run(
         tasks,
         agent,
@@ -190,10 +205,14 @@ def run(
         limits=limits,
         workers=workers,
         retries=retries,
+        track=track,
     )
-    tally = Tally(total=len(plan.units), progress=progress)
+    units = plan.units
+    if track == "sequential":
+        units = order_units(units, write_sequence(plan.root, tasks, samples, seed))
+    tally = Tally(total=len(units), progress=progress)
     commit = GroupCommit(plan.root, tally.count, group=group_commit)
-    execute_units(plan.units, commit, workers=workers, concurrency=concurrency)
+    execute_units(units, commit, workers=workers, concurrency=concurrency)
     return finish_run(plan, tally.results)
 
 
@@ -229,6 +248,7 @@ def prepare_run(
     limits: Mapping[str, int | float | None] | None = None,
     workers: int = 1,
     retries: int = 1,
+    track: Track = "fresh",
 ) -> RunPlan:
     """Pin the revision, open (or resume) the run directory, and list the pending attempts.
 
@@ -241,7 +261,9 @@ def prepare_run(
     if not tasks:
         raise ValueError("no tasks selected")
     overrides = {k: v for k, v in (limits or {}).items() if v is not None}
-    worlds, revision, fresh = _pin(tasks, agent, overrides, samples=samples, seed=seed, size=size)
+    worlds, revision, fresh = _pin(
+        tasks, agent, overrides, samples=samples, seed=seed, size=size, track=track
+    )
     root = Path(out)
     open_run_directory(root, revision, fresh, workers)
     write_json(root / PINS, make_pins(worlds, tasks))  # for `verify --pin`
@@ -260,6 +282,7 @@ def prepare_run(
         out=root,
         try_number=0,
         retries=retries,
+        track=track,
     )
     return RunPlan(
         root=root,
