@@ -63,7 +63,7 @@ class _Loop:
         while True:
             await asyncio.sleep(self.commit.window_s)
             if self.commit.due():
-                self.commit.flush()
+                self.commit.flush(settle=False)
 
 
 async def _main(loop: _Loop, concurrency: int) -> None:

@@ -7,7 +7,8 @@ folder. `GroupCommit` gathers the records finished in a short window and commits
 2. every record is written to a temporary file beside its final path;
 3. one flush makes all of that durable (``syncfs`` on Linux; elsewhere an fsync per file);
 4. the temporary files are renamed into place;
-5. one more flush makes the renames durable (elsewhere: an fsync per folder).
+5. the next batch's flush (or one more at the end) makes the renames durable (elsewhere: an
+   fsync per folder), and only then are the records reported.
 
 The index stays write-ahead of the records: every line of a batch is durable before the first
 rename is issued, so a crash leaves at worst a bound slot without a record (executed again on
@@ -147,6 +148,7 @@ class GroupCommit:
     max_batch: int = MAX_BATCH
     batches: int = attrs.field(init=False, default=0)
     _pending: list[Finished] = attrs.field(init=False, factory=list)
+    _renamed: list[Finished] = attrs.field(init=False, factory=list)
     _opened: float = attrs.field(init=False, default=0.0)
 
     def add(self, item: Finished) -> None:
@@ -155,48 +157,80 @@ class GroupCommit:
             self._opened = time.monotonic()
         self._pending.append(item)
         if not self.group or self.due():
-            self.flush()
+            self.flush(settle=False)
 
     def due(self) -> bool:
-        """Whether the pending batch should be committed now."""
-        return bool(self._pending) and (
+        """Whether to flush now.
+
+        A batch's window has passed or it is full, or records wait renamed but unreported
+        while no batch is pending.
+        """
+        if not self._pending:
+            return bool(self._renamed)
+        return (
             len(self._pending) >= self.max_batch or time.monotonic() - self._opened >= self.window_s
         )
 
-    def flush(self) -> None:
-        """Commit every pending record, index lines first, and report them durable.
+    def flush(self, *, settle: bool = True) -> None:
+        """Commit every pending record, index lines first, and report what is durable.
+
+        With ``settle=False`` (a batch whose window passed, more to come) the renames of this
+        batch are made durable by the next batch's flush, which then reports them: one flush
+        of the file system per batch instead of two. ``settle=True`` (the default, and at the
+        end) leaves nothing renamed and unreported.
 
         When writing one record fails (a full disk), the records written before it are still
         committed and reported, then the error propagates; the rest are executed on resume.
         """
         batch, self._pending = self._pending, []
-        if not batch:
-            return
-        self.batches += 1
         if not self.group:
-            for item in batch:
-                _append_lines(self.root, [item], sync=True)
-                write_atomically(item.data, item.path)
-                self.durable([item])
+            self._one_by_one(batch)
             return
-        index = _append_lines(self.root, batch, sync=False)
-        temporaries: list[Path] = []
-        failure: OSError | None = None
-        for item in batch:
-            try:
-                temporaries.append(_write_temporary(item))
-            except OSError as exc:
-                failure = exc
-                break
-        written = batch[: len(temporaries)]
-        _flush_file_system(self.root, [index, *temporaries])  # index and data durable
-        for item, tmp in zip(written, temporaries, strict=True):
-            os.replace(tmp, item.path)
-        _flush_file_system(self.root, sorted({item.path.parent for item in written}))
-        if written:
-            self.durable(written)
+        if batch:
+            self.batches += 1
+        failure = self._commit(batch)
+        if settle or failure is not None:
+            self._settle()
         if failure is not None:
             raise failure
+
+    def _one_by_one(self, batch: list[Finished]) -> None:
+        for item in batch:  # as before group commit: three fsyncs per record
+            _append_lines(self.root, [item], sync=True)
+            write_atomically(item.data, item.path)
+            self.durable([item])
+
+    def _commit(self, batch: list[Finished]) -> OSError | None:
+        """Index lines and data of ``batch`` durable, with the previous batch's renames; rename."""
+        paths = sorted({item.path.parent for item in self._renamed})
+        failure: OSError | None = None
+        temporaries: list[Path] = []
+        if batch:
+            paths.append(_append_lines(self.root, batch, sync=False))
+            for item in batch:
+                try:
+                    temporaries.append(_write_temporary(item))
+                except OSError as exc:
+                    failure = exc
+                    break
+        if not paths:
+            return failure
+        _flush_file_system(self.root, [*paths, *temporaries])
+        if self._renamed:
+            done, self._renamed = self._renamed, []
+            self.durable(done)
+        written = batch[: len(temporaries)]
+        for item, tmp in zip(written, temporaries, strict=True):
+            os.replace(tmp, item.path)
+        self._renamed = written
+        return failure
+
+    def _settle(self) -> None:
+        """Make the last renames durable and report them."""
+        if self._renamed:
+            done, self._renamed = self._renamed, []
+            _flush_file_system(self.root, sorted({item.path.parent for item in done}))
+            self.durable(done)
 
 
 class Committer(Protocol):
@@ -215,8 +249,8 @@ class Committer(Protocol):
         """Whether a pending batch should be committed now."""
         ...
 
-    def flush(self) -> None:
-        """Commit everything pending."""
+    def flush(self, *, settle: bool = True) -> None:
+        """Commit everything pending (``settle``: nothing left unreported)."""
         ...
 
 
@@ -243,10 +277,10 @@ class CommitRouter:
         """Whether any commit has a batch to commit now."""
         return any(c.due() for c in self.commits.values())
 
-    def flush(self) -> None:
+    def flush(self, *, settle: bool = True) -> None:
         """Commit every pending batch."""
         for commit in self.commits.values():
-            commit.flush()
+            commit.flush(settle=settle)
 
 
 def remove_temporaries(root: Path) -> int:

@@ -229,6 +229,6 @@ def execute_in_processes(units: Sequence[Unit], workers: int, commit: Committer)
                     else:
                         commit.add(done)
                 if commit.due():
-                    commit.flush()
+                    commit.flush(settle=False)
     finally:
         commit.flush()

@@ -112,3 +112,27 @@ def test_resuming_removes_temporaries_a_killed_batch_left(tmp_path: Path) -> Non
     stray.write_bytes(b"{half")
     result = hw.run(TASKS[:1], agent, out=out)
     assert result.resumed == 1 and not stray.exists()
+
+
+def test_a_batch_is_reported_only_after_the_next_flush_made_its_renames_durable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    flushed: list[list[str]] = []
+
+    def flush(root: Path, paths: list[Path]) -> None:
+        flushed.append(sorted(p.name for p in paths))
+
+    monkeypatch.setattr(commit_module, "_flush_file_system", flush)
+    reported: list[Sequence[Finished]] = []
+    commit = GroupCommit(tmp_path, reported.append, window_s=3600)
+    first, second, third = _items(tmp_path)
+    commit.add(first)
+    commit.flush(settle=False)  # renamed, not yet durable: not reported
+    assert reported == [] and first.path.is_file() and commit.due()
+    commit.add(second)
+    commit.add(third)
+    commit.flush(settle=False)  # one flush: the first batch's folder, this batch's data
+    assert reported == [[first]] and len(flushed) == 2
+    assert first.path.parent.name in flushed[1] and "index.jsonl" in flushed[1]
+    commit.flush()
+    assert reported == [[first], [second, third]] and len(flushed) == 3 and not commit.due()
