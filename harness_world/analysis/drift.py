@@ -35,7 +35,8 @@ class TaskDrift(msgspec.Struct, frozen=True, kw_only=True):
         fresh: Pass rate on the fresh track (paired samples only).
         sequential: Pass rate on the sequential track.
         drift: Sequential minus fresh.
-        positions: For each paired sample, how many tasks the instance had done before it.
+        positions: For each paired sample, how many tasks the instance had done before it
+            (earlier passes included).
         pairs: Samples valid and graded on both tracks.
     """
 
@@ -58,8 +59,8 @@ class DriftReport(msgspec.Struct, frozen=True, kw_only=True):
         sequential: Mean per-task pass rate on the sequential track.
         drift: Mean per-task drift.
         regressions: Tasks passing less often on the sequential track.
-        by_depth: Sequential minus fresh pass over the pairs at each position (tasks done
-            before), as ``[position, pairs, drift]``.
+        by_pass: Sequential minus fresh pass over the pairs of each pass (sample), as
+            ``[pass, pairs, drift]``: the first pass meets each task once, later ones again.
     """
 
     fresh_run: str
@@ -69,7 +70,7 @@ class DriftReport(msgspec.Struct, frozen=True, kw_only=True):
     sequential: float
     drift: float
     regressions: list[str]
-    by_depth: list[tuple[int, int, float]]
+    by_pass: list[tuple[int, int, float]]
 
 
 def _graded(slots: Iterable[SlotResult]) -> dict[tuple[str, int], bool]:
@@ -103,8 +104,8 @@ def track_drift(
     a, b = _graded(left.slots), _graded(right.slots)
     per_task: dict[str, list[tuple[int, bool, bool]]] = {}
     for task_id, sample in sorted(a.keys() & b.keys()):
-        position = sequence.position(task_id, sample)
-        per_task.setdefault(task_id, []).append((position, a[task_id, sample], b[task_id, sample]))
+        done = sequence.done_before(task_id, sample)
+        per_task.setdefault(task_id, []).append((done, a[task_id, sample], b[task_id, sample]))
     rows = [
         TaskDrift(
             task_id=task_id,
@@ -117,10 +118,9 @@ def track_drift(
         for task_id, pairs in per_task.items()
     ]
     rows.sort(key=lambda r: (r.drift, r.task_id))
-    depth: dict[int, list[int]] = {}
-    for pairs in per_task.values():
-        for position, f, s in pairs:
-            depth.setdefault(position, []).append(int(s) - int(f))
+    per_pass: dict[int, list[int]] = {}
+    for task_id, sample in sorted(a.keys() & b.keys()):
+        per_pass.setdefault(sample, []).append(int(b[task_id, sample]) - int(a[task_id, sample]))
     n = len(rows) or 1
     return DriftReport(
         fresh_run=str(fresh),
@@ -130,12 +130,12 @@ def track_drift(
         sequential=sum(r.sequential for r in rows) / n,
         drift=sum(r.drift for r in rows) / n,
         regressions=[r.task_id for r in rows if r.drift < 0],
-        by_depth=[(p, len(v), sum(v) / len(v)) for p, v in sorted(depth.items())],
+        by_pass=[(p, len(v), sum(v) / len(v)) for p, v in sorted(per_pass.items())],
     )
 
 
 def render_drift(report: DriftReport) -> str:
-    """The drift report as text: overall, per task (worst first), by depth, regressions."""
+    """The drift report as text: overall, per task (worst first), per pass, regressions."""
     lines = [
         f"sequential track {report.sequential_run} against fresh {report.fresh_run}: pass "
         f"{report.fresh * 100:.1f}% fresh -> {report.sequential * 100:.1f}% sequential "
@@ -147,8 +147,8 @@ def render_drift(report: DriftReport) -> str:
             f"  {r.task_id:<36} {r.fresh * 100:5.0f}% {r.sequential * 100:5.0f}% "
             f"{r.drift * 100:+6.0f}  {', '.join(map(str, r.positions))}"
         )
-    depth = ", ".join(f"{p}: {d * 100:+.0f} ({n})" for p, n, d in report.by_depth)
-    lines.append(f"  drift by tasks done before (pts, pairs): {depth}")
+    passes = ", ".join(f"pass {p + 1}: {d * 100:+.0f} ({n})" for p, n, d in report.by_pass)
+    lines.append(f"  drift per pass (pts, pairs): {passes}")
     lines.append(
         "  regressions (sequential below fresh): "
         + (", ".join(report.regressions) if report.regressions else "none")

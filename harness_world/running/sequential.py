@@ -4,8 +4,9 @@ On the ordinary (``fresh``) track every attempt starts from nothing the agent ke
 sequential track (``run --track sequential``) one agent instance is given the tasks one after
 another, keeping whatever memory it keeps; each task is still a fresh session on the start
 state, so anything remembered about the world can go stale. Each sample is one pass over the
-tasks in its own seeded order, kept in ``sequence.json``: a slot's position is the number of
-tasks the instance had done before it in that pass. `harness_world.analysis.drift` compares a
+tasks in its own seeded order, kept in ``sequence.json``; the instance goes through the passes
+one after another, so a slot comes after every task of the earlier passes and the ones before
+it in its own. `harness_world.analysis.drift` compares a
 sequential run with a fresh run of the same tasks, samples and seed, task by task.
 
 `RememberingAgent` is a scripted agent with such a memory: a read it has made before, in any
@@ -56,8 +57,12 @@ class TaskSequence(msgspec.Struct, frozen=True, kw_only=True):
     passes: list[list[str]]
 
     def position(self, task_id: str, sample: int) -> int:
-        """How many tasks the instance had done before this one in the sample's pass."""
+        """The slot's place in its sample's pass (0: the pass's first task)."""
         return self.passes[sample].index(task_id)
+
+    def done_before(self, task_id: str, sample: int) -> int:
+        """How many tasks the instance had done before this slot, earlier passes included."""
+        return sum(len(p) for p in self.passes[:sample]) + self.position(task_id, sample)
 
 
 def _passes(task_ids: Sequence[str], samples: int, seed: int) -> list[list[str]]:

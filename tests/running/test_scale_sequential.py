@@ -33,8 +33,10 @@ def test_a_memory_that_goes_stale_shows_drift_on_the_sequential_track(tmp_path: 
     by_task = {r.task_id: r for r in report.tasks}
     for task_id in report.regressions:
         assert by_task[task_id].sequential < by_task[task_id].fresh
-    assert sum(n for _, n, _ in report.by_depth) == 10
-    assert min(d for _, _, d in report.by_depth) < 0
+    assert [(p, n) for p, n, _ in report.by_pass] == [(0, 5), (1, 5)]
+    assert report.by_pass[1][2] < 0  # the second pass meets tasks the memory has seen
+    for row in report.tasks:  # after N earlier tasks: the second pass comes after all five
+        assert row.positions[0] < 5 <= row.positions[1]
 
 
 def test_an_agent_without_memory_does_not_drift(tmp_path: Path) -> None:
