@@ -21,6 +21,7 @@ from harness_world.cli._selection import (
     limit_overrides,
     select_tasks,
 )
+from harness_world.cli.crossed import run_crossed_command  # issue 19
 from harness_world.engine.plugins import PluginError, import_path
 from harness_world.engine.world import World, WorldError, load_world
 from harness_world.evidence.signing import SigningError, check_private_key, sign_run
@@ -136,6 +137,13 @@ def _add_scale_options(parser: argparse.ArgumentParser) -> None:
         help="sequential: one agent instance given the tasks one after another (memory kept)",
     )
     parser.add_argument(
+        "--crossed",
+        type=Path,
+        metavar="FILE",
+        help="a JSON list of configurations (name, harness, profile, agent, options) run "
+        "over the same slots in one seeded interleaved order into --out",
+    )
+    parser.add_argument(
         "--no-group-commit",
         action="store_true",
         help="make each record durable on its own (three fsyncs) instead of in batches",
@@ -210,6 +218,8 @@ def main(args: argparse.Namespace) -> int:
         tasks, agent, worlds = _prepare(args)
         if not args.no_precheck and _refused(tasks, args):
             return 1
+        if args.crossed is not None:  # issue 19: several configurations, interleaved
+            return run_crossed_command(args, tasks, _agent)
         out = args.out or _default_out(args, tasks, agent, worlds)
         result = run(
             tasks,

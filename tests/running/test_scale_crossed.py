@@ -116,3 +116,39 @@ def test_compare_cli_reads_a_crossed_run(
     assert data["signs_differ"] is True and len(data["profiles"]) == 2
     assert main(["compare", str(tmp_path / "x"), "--baseline", "Z"]) == 2
     assert main(["verify", str(tmp_path / "x" / "B@large")]) == 0
+
+
+SCRIPT = """
+from harness_world.running import oracle_agent
+
+SCRIPTS = {{k: v for k, v in oracle_agent("helpdesk").scripts.items() if k not in {without!r}}}
+"""
+
+
+def test_run_crossed_from_a_file_then_compare(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    t = [task.id for task in TASKS]
+    (tmp_path / "a.py").write_text(SCRIPT.format(without={t[0]}))
+    (tmp_path / "b.py").write_text(SCRIPT.format(without=set()))
+    configs = [
+        {"name": "A@p", "harness": "A", "profile": "p", "agent": "scripted",
+         "options": {"script": str(tmp_path / "a.py")}},
+        {"name": "B@p", "harness": "B", "profile": "p", "agent": "scripted",
+         "options": {"script": str(tmp_path / "b.py")}},
+    ]  # fmt: skip
+    (tmp_path / "c.json").write_text(json.dumps(configs))
+    argv = ["run", "--world", "helpdesk", "--tasks", *t, "--out", str(tmp_path / "x")]
+    argv += ["--crossed", str(tmp_path / "c.json"), "--samples", "2", "--json", "--no-precheck"]
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["configs"]["A@p"]["passed"] == 10 and data["configs"]["B@p"]["passed"] == 12
+    assert main(["compare", str(tmp_path / "x"), "--json"]) == 0
+    compared = json.loads(capsys.readouterr().out)
+    assert compared["aggregate"]["difference"] == pytest.approx(1 / 6)
+    configs[1]["options"] = {"no-such-flag": 1}
+    (tmp_path / "c.json").write_text(json.dumps(configs))
+    assert (
+        main([*argv[:-4], "--crossed", str(tmp_path / "c.json"), "--out", str(tmp_path / "y")]) == 2
+    )
+    assert "unknown option 'no-such-flag'" in capsys.readouterr().err
