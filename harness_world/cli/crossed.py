@@ -11,6 +11,7 @@ directory holding ``crossed.json`` here; the comparison lives in
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -25,12 +26,26 @@ from harness_world.running.agents import Agent
 from harness_world.running.crossed import CROSSED, CrossedConfig, CrossedError, run_crossed
 from harness_world.running.revision import RevisionMismatch
 
-__all__ = ["compare_crossed_command", "is_crossed_run", "run_crossed_command"]
+__all__ = ["compare_crossed_command", "crossed_aware", "is_crossed_run", "run_crossed_command"]
 
 
 def is_crossed_run(inputs: list[str]) -> bool:
     """Whether ``compare`` was given one crossed run directory."""
     return len(inputs) == 1 and (Path(inputs[0]) / CROSSED).is_file()
+
+
+def crossed_aware(
+    handler: Callable[[argparse.Namespace], int],
+) -> Callable[[argparse.Namespace], int]:
+    """Wrap ``compare``'s handler: one crossed run directory goes to `compare_crossed_command`."""
+
+    @functools.wraps(handler)
+    def handle(args: argparse.Namespace) -> int:
+        if is_crossed_run(args.inputs):
+            return compare_crossed_command(args)
+        return handler(args)
+
+    return handle
 
 
 def compare_crossed_command(args: argparse.Namespace) -> int:
