@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import importlib
+import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -12,9 +17,12 @@ import pytest
 
 import harness_world as hw
 from harness_world.evidence.binding import read_index
+from harness_world.grading import verify_file
 from harness_world.running import oracle_agent
 from harness_world.running.commit import Finished, GroupCommit, finished
 from harness_world.running.rundir import judge_record, record_path
+from tests.conftest import REPO
+from tests.running.test_runs import SLOW_SCRIPTS
 
 commit_module = importlib.import_module("harness_world.running.commit")
 TASKS = hw.load_tasks("helpdesk")[:3]
@@ -136,3 +144,39 @@ def test_a_batch_is_reported_only_after_the_next_flush_made_its_renames_durable(
     assert first.path.parent.name in flushed[1] and "index.jsonl" in flushed[1]
     commit.flush()
     assert reported == [[first], [second, third]] and len(flushed) == 3 and not commit.due()
+
+
+def test_kill_9_during_a_concurrent_group_committed_run_loses_and_doubles_nothing(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "slow.py"
+    script.write_text(SLOW_SCRIPTS)
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "harness_world", "run", "--world", "helpdesk"]
+    command += ["--agent", "scripted", "--script", str(script), "--samples", "4"]
+    command += ["--out", str(out), "--json", "--concurrency", "6"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        command, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.time() + 60
+    while time.time() < deadline and len(list((out / "records").rglob("*.json"))) < 8:
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    saved = {p: p.read_bytes() for p in (out / "records").rglob("*.json")}
+    assert 8 <= len(saved) < 48, len(saved)
+    index, _ = read_index(out)
+    for path in saved:  # every record on disk is whole and bound (index written ahead)
+        assert verify_file(path)[1].evidence == "verified"
+        assert (path.parent.name, int(path.stem)) in index
+    done = subprocess.run(
+        command, env=env, cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    counts = json.loads(done.stdout)["counts"]
+    assert counts["scheduled"] == counts["valid"] == counts["passed"] == 48
+    assert len(list((out / "records").rglob("*.json"))) == 48
+    assert not list(out.rglob(".*.tmp"))
+    for path, blob in saved.items():
+        assert path.read_bytes() == blob  # kept, not re-run
