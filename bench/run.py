@@ -1,9 +1,11 @@
-"""Run throughput: attempts per second with the scripted (oracle) agent at 1 and 2 workers,
-and the harness's own overhead per tool call, measured side by side in one run.
+"""Run throughput: attempts per second with the scripted (oracle) agent, saves one by one
+against group commit, 1 and 2 workers, async concurrency 1 against 32, and the harness's own
+overhead per tool call, measured side by side in one run.
 
-Without model latency an attempt costs about 3 ms, two thirds of it the two fsyncs of a durable
-save, so a second worker gains little on one disk; with (simulated) model latency the workers
-overlap waiting and the ratio approaches 2.
+Group commit (issue 19): records finished within 50 ms are made durable by one flush of the file
+system instead of three fsyncs each; repeats alternate the two modes so load falls on both.
+Async: a plan-replaying agent with ``async def run`` awaits 20 ms of simulated model latency
+before every tool call (one model turn per call), at ``concurrency`` 1 and 32.
 
 Overhead per call = (time of a full attempt through Attempt/drive/save/verify - time of the same
 calls made directly on a bare session) / number of calls. Conditions: helpdesk small seed, every
@@ -16,6 +18,7 @@ Last line: one JSON object.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import statistics
 import sys
@@ -25,6 +28,7 @@ from pathlib import Path
 
 import harness_world as hw
 from harness_world.coverage import Script, ScriptContext, load_oracles, run_script
+from harness_world.grading.task import Task
 from harness_world.running import oracle_agent
 from harness_world.running.run import run
 
@@ -47,7 +51,37 @@ class _WithLatency:
 LATENCY_S = 0.02
 
 
-def attempts_per_second(workers: int, root: Path, tag: str, latency: bool = False) -> float:
+class _AsyncPlans:
+    """An async agent replaying each task's oracle calls, awaiting a model turn before each."""
+
+    name = "oracle-plans+latency"
+
+    def __init__(self, plans: dict[str, list[tuple[str, object]]]) -> None:
+        self.plans = plans
+
+    def settings(self) -> dict[str, object]:
+        return {"kind": "bench-async", "latency_s": LATENCY_S}
+
+    async def run(self, attempt: hw.Attempt) -> str:
+        for tool, args in self.plans[attempt.task.id]:
+            await asyncio.sleep(LATENCY_S)  # the model's round trip
+            attempt.call(tool, args)
+        return "done"
+
+
+def _plans() -> tuple[list[Task], dict[str, list[tuple[str, object]]]]:
+    world = hw.load_world("helpdesk")
+    tasks = hw.load_tasks("helpdesk")
+    oracles = load_oracles("helpdesk")
+    plans = {
+        t.id: [(c.tool, c.args) for c in run_script(world, t, oracles[t.id]).calls] for t in tasks
+    }
+    return tasks, plans
+
+
+def attempts_per_second(
+    workers: int, root: Path, tag: str, latency: bool = False, group: bool = True
+) -> float:
     tasks = hw.load_tasks("helpdesk")
     agent = oracle_agent("helpdesk")
     if latency:
@@ -56,10 +90,45 @@ def attempts_per_second(workers: int, root: Path, tag: str, latency: bool = Fals
     rates = []
     for i in range(REPEATS):
         start = time.perf_counter()
-        result = run(tasks, agent, samples=SAMPLES, out=root / f"{tag}-{i}", workers=workers)
+        result = run(
+            tasks,
+            agent,
+            samples=SAMPLES,
+            out=root / f"{tag}-{i}",
+            workers=workers,
+            group_commit=group,
+        )
         elapsed = time.perf_counter() - start
         rates.append(result.counts.executed / elapsed)
     return statistics.median(rates)
+
+
+def group_commit_rates(root: Path) -> tuple[float, float]:
+    """Attempts/s with saves one by one and with group commit, repeats alternating."""
+    alone, grouped = [], []
+    for i in range(REPEATS + 1):
+        alone.append(attempts_per_second(1, root, f"g0-{i}", group=False))
+        grouped.append(attempts_per_second(1, root, f"g1-{i}", group=True))
+    return statistics.median(alone), statistics.median(grouped)
+
+
+def async_rates(root: Path) -> tuple[float, float, int]:
+    """Attempts/s of the async agent at concurrency 1 and 32 (20 ms before every call).
+
+    Each sample runs every task once, so rates over 1 and over 10 samples share a task mix;
+    concurrency 32 needs many attempts in flight to show its rate.
+    """
+    tasks, plans = _plans()
+    agent = _AsyncPlans(plans)
+    rates = {}
+    for concurrency, samples in ((1, 1), (32, 10)):
+        start = time.perf_counter()
+        result = run(
+            tasks, agent, samples=samples, out=root / f"a{concurrency}", concurrency=concurrency
+        )
+        rates[concurrency] = result.counts.executed / (time.perf_counter() - start)
+        assert result.counts.valid == result.counts.scheduled, result.counts
+    return rates[1], rates[32], len(tasks) * 11
 
 
 def overhead_per_call() -> tuple[float, float, int]:
@@ -93,12 +162,22 @@ def main() -> None:
     hw.load_world("helpdesk")
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
+        alone, grouped = group_commit_rates(root)
+        async_1, async_32, async_attempts = async_rates(root)
         one = attempts_per_second(1, root, "w1")
         two = attempts_per_second(2, root, "w2")
         slow_one = attempts_per_second(1, root, "s1", latency=True)
         slow_two = attempts_per_second(2, root, "s2", latency=True)
     bare, full, calls = overhead_per_call()
     figures = {
+        "attempts_per_s_1_worker_saves_one_by_one": round(alone, 1),
+        "attempts_per_s_1_worker_group_commit": round(grouped, 1),
+        "ratio_group_commit_over_one_by_one": round(grouped / alone, 3),
+        "attempts_per_s_async_concurrency_1_20ms_per_turn": round(async_1, 2),
+        "attempts_per_s_async_concurrency_32_20ms_per_turn": round(async_32, 2),
+        "ratio_async_32_over_1": round(async_32 / async_1, 3),
+        "async_attempts": async_attempts,
+        "overhead_over_bare_call": round((full - bare) / bare, 3),
         "attempts_per_s_1_worker": round(one, 1),
         "attempts_per_s_2_workers": round(two, 1),
         "ratio_2_over_1_workers": round(two / one, 3),
@@ -111,6 +190,14 @@ def main() -> None:
         "calls_per_task_set": calls,
     }
     print(
+        f"1 worker, attempts/s: saves one by one {alone:.1f}, group commit {grouped:.1f} "
+        f"(x{grouped / alone:.2f})"
+    )
+    print(
+        f"async agent, {LATENCY_S * 1000:.0f} ms before every tool call: concurrency 1 "
+        f"{async_1:.2f}/s, concurrency 32 {async_32:.2f}/s (x{async_32 / async_1:.1f})"
+    )
+    print(
         f"attempts/s (run, save, verify, grade): 1 worker {one:.1f}, 2 workers {two:.1f} "
         f"(x{two / one:.2f})"
     )
@@ -120,7 +207,8 @@ def main() -> None:
     )
     print(
         f"per tool call: bare session {bare * 1e6:.1f} us, with attempt + record + replay + grade "
-        f"{full * 1e6:.1f} us -> harness overhead {(full - bare) * 1e6:.1f} us"
+        f"{full * 1e6:.1f} us -> harness overhead {(full - bare) * 1e6:.1f} us "
+        f"(x{(full - bare) / bare:.2f} the bare call)"
     )
     print(json.dumps(figures, sort_keys=True))
 

@@ -30,6 +30,7 @@ import msgspec
 from harness_world.analysis.results_csv import ResultsCsvError, read_results
 from harness_world.analysis.trusted import TrustedComparison, compare_trusted
 from harness_world.cli._visual import add_html_option, add_png_option, write_compare_visuals
+from harness_world.cli.crossed import crossed_aware  # issue 19
 from harness_world.stats import (
     DEFAULT_ALPHA,
     SMALL_SAMPLE_TASKS,
@@ -307,6 +308,7 @@ def _check_csv_options(args: argparse.Namespace) -> Path:
     return paths[0]
 
 
+@crossed_aware  # issue 19: one crossed run is compared per model profile
 def run(args: argparse.Namespace) -> int:
     """Handle ``compare``; returns the exit code."""
     notes: list[str] = []

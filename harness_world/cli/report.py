@@ -13,6 +13,7 @@ from harness_world.analysis.results_csv import write_results
 from harness_world.analysis.trusted import TrustedReport, render_trusted, trusted_report
 from harness_world.cli._output import render_table
 from harness_world.cli._visual import add_html_option, add_png_option, write_run_visuals
+from harness_world.cli.drift import add_drift_option, drift_command  # issue 19
 from harness_world.stats import ProportionInterval, RunRow
 
 __all__ = ["register"]
@@ -43,6 +44,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     add_html_option(parser)  # issue 20: HTML report and PNG plots
     add_png_option(parser)
+    add_drift_option(parser)  # issue 19: --fresh RUN, drift of a sequential track
     parser.set_defaults(handler=main)
 
 
@@ -52,6 +54,8 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 
 def main(args: argparse.Namespace) -> int:
     """Build and print the report."""
+    if getattr(args, "fresh", None) is not None:  # issue 19
+        return drift_command(args)
     try:
         report = build_report(args.run)
     except (OSError, ValueError) as exc:

@@ -22,6 +22,7 @@ from harness_world.cli._selection import (
     limit_overrides,
     select_tasks,
 )
+from harness_world.cli.crossed import run_crossed_command  # issue 19
 from harness_world.engine.plugins import PluginError, import_path
 from harness_world.engine.world import World, WorldError, load_world
 from harness_world.evidence.signing import SigningError, check_private_key, sign_run
@@ -57,6 +58,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(  # issue 20
         "--quiet", action="store_true", help="no progress display (the summary is still printed)"
     )
+    _add_scale_options(parser)  # issue 19
     tau2.add_run_command_options(parser)  # tau2: --world tau2_retail --data DIR --user …
     parser.set_defaults(handler=tau2.route_run_command(main))  # tau2: else main
 
@@ -140,6 +142,34 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_scale_options(parser: argparse.ArgumentParser) -> None:
+    """Issue 19: concurrency in one process and the save mode."""
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=1,
+        help="attempts in flight at once in this process (async agents; others in threads)",
+    )
+    parser.add_argument(
+        "--track",
+        choices=("fresh", "sequential"),
+        default="fresh",
+        help="sequential: one agent instance given the tasks one after another (memory kept)",
+    )
+    parser.add_argument(
+        "--crossed",
+        type=Path,
+        metavar="FILE",
+        help="a JSON list of configurations (name, harness, profile, agent, options) run "
+        "over the same slots in one seeded interleaved order into --out",
+    )
+    parser.add_argument(
+        "--no-group-commit",
+        action="store_true",
+        help="make each record durable on its own (three fsyncs) instead of in batches",
+    )
+
+
 def _agent(args: argparse.Namespace) -> Agent:
     if args.agent == "oracle":
         return oracle_agent(args.world)
@@ -208,6 +238,8 @@ def main(args: argparse.Namespace) -> int:
         tasks, agent, worlds = _prepare(args)
         if not args.no_precheck and _refused(tasks, args):
             return 1
+        if args.crossed is not None:  # issue 19: several configurations, interleaved
+            return run_crossed_command(args, tasks, _agent)
         out = args.out or _default_out(args, tasks, agent, worlds)
         result = run(
             tasks,
@@ -219,6 +251,9 @@ def main(args: argparse.Namespace) -> int:
             size=args.size,
             limits=limit_overrides(args),
             retries=args.retries,
+            concurrency=args.concurrency,  # issue 19
+            group_commit=not args.no_group_commit,  # issue 19
+            track=args.track,  # issue 19
             # issue 20: live progress on a terminal, the plain counter otherwise
             progress=run_progress_hook(
                 _progress(show=not args.json), quiet=args.quiet, enabled=not args.json
@@ -261,6 +296,10 @@ def _prepare(args: argparse.Namespace) -> tuple[list[Task], Agent, dict[str, Wor
         raise _UsageError(str(exc)) from None
     if args.samples < 1 or args.workers < 1:
         raise _UsageError("--samples and --workers must be at least 1")
+    if args.concurrency < 1 or (args.concurrency > 1 and args.workers > 1):  # issue 19
+        raise _UsageError("--concurrency must be at least 1, and not combined with --workers")
+    if args.track == "sequential" and max(args.workers, args.concurrency) > 1:  # issue 19
+        raise _UsageError("--track sequential runs one attempt at a time (no --workers)")
     if args.sign_key:
         try:
             check_private_key(args.sign_key)
@@ -291,7 +330,9 @@ def _default_out(
     pinned = make_revision(
         worlds=worlds,
         tasks=tasks,
-        agent_settings=agent.settings(),
+        agent_settings=agent.settings()  # issue 19: the sequential track is in the revision
+        if args.track == "fresh"
+        else {**agent.settings(), "track": args.track},
         budgets={k: v for k, v in limit_overrides(args).items() if v is not None},
         samples=args.samples,
         seed=args.seed,

@@ -55,7 +55,7 @@ def canonical_struct(value: Any) -> Any:
     """
     if isinstance(value, msgspec.Struct):
         config = value.__struct_config__
-        fields = msgspec.structs.fields(value)
+        fields = _fields(type(value))  # issue 19: resolved once per type, not per value
         out: dict[str, Any] = {}
         for field in fields:
             item = getattr(value, field.name)
@@ -68,6 +68,17 @@ def canonical_struct(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: canonical_struct(v) for k, v in value.items()}
     return value
+
+
+_FIELDS: dict[type, tuple[msgspec.structs.FieldInfo, ...]] = {}
+
+
+def _fields(kind: type) -> tuple[msgspec.structs.FieldInfo, ...]:
+    """A struct type's fields (issue 19: msgspec resolves the annotations on every call)."""
+    found = _FIELDS.get(kind)
+    if found is None:
+        found = _FIELDS[kind] = msgspec.structs.fields(kind)
+    return found
 
 
 def _is_default(field: msgspec.structs.FieldInfo, item: Any) -> bool:

@@ -33,6 +33,7 @@ __all__ = [
     "make_record",
     "record_digest",
     "save_record",
+    "write_atomically",
 ]
 
 FORMAT_VERSION = 1
@@ -268,8 +269,15 @@ def save_record(record: Record, path: str | Path) -> Path:
     crash at any moment leaves either the previous file or the complete new one, never half.
     """
     target = Path(path)
+    return write_atomically(
+        encode_record(record, "msgpack" if target.suffix == ".msgpack" else "json"), target
+    )
+
+
+def write_atomically(data: bytes, path: str | Path) -> Path:
+    """Write bytes already encoded (e.g. by `encode_record`) as `save_record` writes a record."""
+    target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    data = encode_record(record, "msgpack" if target.suffix == ".msgpack" else "json")
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:

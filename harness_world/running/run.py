@@ -7,54 +7,52 @@ a changed component refuses to resume and names what changed.
 
 from __future__ import annotations
 
-import concurrent.futures
-import multiprocessing
-import os
-import socket
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import attrs
 
 from harness_world.engine.world import World, load_world
-from harness_world.evidence.binding import append_index, read_index
-from harness_world.evidence.record import (
-    Record,
-    RecordContext,
-    RecordError,
-    load_record,
-    save_record,
-)
+from harness_world.evidence.binding import read_index
+from harness_world.evidence.record import RecordError, load_record
 from harness_world.grading.task import Task
-from harness_world.running.agents import Agent, drive
-from harness_world.running.attempt import Attempt, AttemptLimits
+from harness_world.running.agents import Agent
+from harness_world.running.asyncrun import execute_concurrently
+from harness_world.running.attempt import AttemptLimits
+from harness_world.running.commit import Committer, GroupCommit, remove_temporaries
+from harness_world.running.executors import (
+    RunProgress,
+    Tally,
+    Unit,
+    execute_in_processes,
+    execute_serially,
+    is_async_agent,
+)
 from harness_world.running.pins import PINS, make_pins
 from harness_world.running.revision import Revision, make_revision
 from harness_world.running.rundir import (
     RunCounts,
     RunManifest,
     SlotResult,
-    judge_record,
     open_run_directory,
     record_path,
     sample_seed,
     scan_run,
     write_json,
 )
+from harness_world.running.sequential import Track, order_units, write_sequence
 
-__all__ = ["RunProgress", "RunResult", "open_external_run", "run", "sample_seed"]
-
-
-@attrs.frozen(slots=True)
-class RunProgress:
-    """A progress report: done out of total, with pass, fail and ungraded counts so far."""
-
-    done: int
-    total: int
-    passed: int
-    failed: int
-    ungraded: int
-    task_id: str = ""  # issue 20: the task whose attempt just finished (live progress)
+__all__ = [
+    "RunPlan",
+    "RunProgress",
+    "RunResult",
+    "execute_units",
+    "finish_run",
+    "open_external_run",
+    "prepare_run",
+    "run",
+    "sample_seed",
+]
 
 
 @attrs.frozen(slots=True)
@@ -74,123 +72,6 @@ class RunResult:
     counts: RunCounts
     resumed: int
     slots: list[SlotResult] = attrs.field(factory=list)
-
-
-@attrs.frozen(slots=True)
-class _Unit:
-    """One execution of one attempt, self-contained so a worker process can run it."""
-
-    agent: Agent
-    world: str
-    size: str
-    task: Task
-    sample: int
-    seed: int
-    revision: str
-    limits: AttemptLimits
-    workers: int
-    out: Path
-    try_number: int
-    retries: int
-
-
-def _execute(unit: _Unit, world: World) -> Record:
-    attempt = Attempt(
-        world,
-        unit.task,
-        seed=sample_seed(unit.seed, unit.task.id, unit.sample),
-        sample=unit.sample,
-        revision=unit.revision,
-        limits=unit.limits,
-    )
-    context = RecordContext(host=socket.gethostname(), pid=os.getpid(), workers=unit.workers)
-    return drive(unit.agent, attempt, context)
-
-
-def _perform(unit: _Unit) -> tuple[Path, SlotResult | None]:
-    """Execute, save atomically, replay and grade one attempt; all in the calling process.
-
-    Returns the saved path and its result, or a None result when the infrastructure failed
-    and the attempt must be executed again (its record is kept as ``<sample>.failed-<n>.json``).
-    """
-    world = load_world(unit.world, size=unit.size)
-    record = _execute(unit, world)
-    path = record_path(unit.out, unit.task.id, unit.sample)
-    if record.outcome.status == "infrastructure" and unit.try_number < unit.retries:
-        failed = path.with_name(f"{unit.sample}.failed-{unit.try_number + 1}.json")
-        save_record(record, failed)
-        return failed, None
-    # Write-ahead: the index line (fsync'd) before the record, so a crash between the two
-    # leaves a bound slot without a file (executed again on resume), never an unbound record.
-    append_index(unit.out, record)
-    save_record(record, path)
-    earlier = [
-        path.with_name(f"{unit.sample}.failed-{n}.json") for n in range(1, unit.try_number + 1)
-    ]
-    return path, judge_record(record, world, unit.task, path, retries=earlier)
-
-
-@attrs.define(slots=True)
-class _Tally:
-    """Counts results as they arrive and reports progress."""
-
-    total: int
-    progress: Callable[[RunProgress], None] | None
-    results: dict[Path, SlotResult] = attrs.field(factory=dict)
-    passed: int = 0
-    failed: int = 0
-    ungraded: int = 0
-
-    def add(self, path: Path, result: SlotResult) -> None:
-        self.results[path] = result
-        if result.evidence != "verified" or result.passed is None:
-            self.ungraded += 1
-        elif result.passed:
-            self.passed += 1
-        else:
-            self.failed += 1
-        if self.progress is not None:
-            self.progress(
-                RunProgress(
-                    done=len(self.results),
-                    total=self.total,
-                    passed=self.passed,
-                    failed=self.failed,
-                    ungraded=self.ungraded,
-                    task_id=result.task_id,  # issue 20
-                )
-            )
-
-
-def _execute_serially(units: Sequence[_Unit], tally: _Tally) -> None:
-    queue = list(units)
-    while queue:
-        current = queue.pop(0)
-        path, result = _perform(current)
-        if result is None:
-            queue.insert(0, attrs.evolve(current, try_number=current.try_number + 1))
-        else:
-            tally.add(path, result)
-
-
-def _execute_in_processes(units: Sequence[_Unit], workers: int, tally: _Tally) -> None:
-    # Workers execute, save, replay and grade; the parent only counts. Fork keeps plug-in
-    # modules (oracles, scripts) importable by name in the children.
-    context = multiprocessing.get_context("fork")
-    with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = {pool.submit(_perform, u): u for u in units}
-        while futures:
-            ready, _ = concurrent.futures.wait(
-                futures, return_when=concurrent.futures.FIRST_COMPLETED
-            )
-            for future in ready:
-                current = futures.pop(future)
-                path, result = future.result()
-                if result is None:
-                    again = attrs.evolve(current, try_number=current.try_number + 1)
-                    futures[pool.submit(_perform, again)] = again
-                else:
-                    tally.add(path, result)
 
 
 def _pending_slots(root: Path, tasks: Sequence[Task], samples: int) -> Iterator[tuple[Task, int]]:
@@ -221,13 +102,19 @@ def _pin(
     samples: int,
     seed: int,
     size: str,
+    track: Track = "fresh",
 ) -> tuple[dict[str, World], Revision, RunManifest]:
-    """Load the worlds and pin the revision and the manifest of a new run."""
+    """Load the worlds and pin the revision and the manifest of a new run.
+
+    The sequential track is part of the revision (results depend on it); the fresh track
+    leaves the agent's settings as they are, so revisions made before tracks are unchanged.
+    """
     worlds = {name: load_world(name, size=size) for name in sorted({t.world for t in tasks})}
+    settings = agent.settings() if track == "fresh" else {**agent.settings(), "track": track}
     revision = make_revision(
         worlds=worlds,
         tasks=tasks,
-        agent_settings=agent.settings(),
+        agent_settings=settings,
         budgets=overrides,
         samples=samples,
         seed=seed,
@@ -240,13 +127,14 @@ def _pin(
         seed=seed,
         sizes=dict.fromkeys(worlds, size),
         limits=dict(overrides),
+        track=track,
     )
     return worlds, revision, fresh
 
 
 def _units(
-    template: _Unit, pending: Sequence[tuple[Task, int]], overrides: Mapping[str, int | float]
-) -> list[_Unit]:
+    template: Unit, pending: Sequence[tuple[Task, int]], overrides: Mapping[str, int | float]
+) -> list[Unit]:
     """One unit per pending slot, each with its task's budgets and the overrides applied."""
     return [
         attrs.evolve(
@@ -272,8 +160,11 @@ def run(
     limits: Mapping[str, int | float | None] | None = None,
     retries: int = 1,
     progress: Callable[[RunProgress], None] | None = None,
+    concurrency: int = 1,
+    group_commit: bool = True,
+    track: Track = "fresh",
 ) -> RunResult:
-    """Run every task ``samples`` times and save each record the moment it ends.
+    """Run every task ``samples`` times and save each record durably as it ends.
 
     Args:
         tasks: The tasks (from any built-in world).
@@ -286,7 +177,80 @@ def run(
         limits: Budget overrides (turns, tool_calls, context_tokens, requests, cost).
         retries: Extra executions of an attempt whose outcome is ``infrastructure`` (an
             agent's own ``error`` is its result and is never retried).
-        progress: Called after each attempt.
+        progress: Called after each attempt, once its record is durable.
+        concurrency: Attempts in flight at once in this process (an ``async def run`` agent
+            awaits its model; a synchronous one runs in threads). Context, not revision.
+        group_commit: Make the records finished within a short window durable together
+            (see `harness_world.running.commit`); False saves each on its own.
+        track: ``fresh``, or ``sequential``: one agent instance given the tasks one after
+            another, one pass per sample in a seeded order (see
+            `harness_world.running.sequential`); one attempt at a time in this process.
+
+    Raises:
+        RevisionMismatch: when ``out`` holds a run of another revision.
+        ValueError: for no tasks, fewer than one sample, both workers and concurrency, or a
+            sequential track with either.
+    """
+    if workers > 1 and concurrency > 1:
+        raise ValueError("use either workers (processes) or concurrency (one process), not both")
+    if track == "sequential" and (workers > 1 or concurrency > 1):
+        raise ValueError("the sequential track runs one attempt at a time (one agent instance)")
+    plan = prepare_run(
+        tasks,
+        agent,
+        samples=samples,
+        seed=seed,
+        out=out,
+        size=size,
+        limits=limits,
+        workers=workers,
+        retries=retries,
+        track=track,
+    )
+    units = plan.units
+    if track == "sequential":
+        units = order_units(units, write_sequence(plan.root, tasks, samples, seed))
+    tally = Tally(total=len(units), progress=progress)
+    commit = GroupCommit(plan.root, tally.count, group=group_commit)
+    execute_units(units, commit, workers=workers, concurrency=concurrency)
+    return finish_run(plan, tally.results)
+
+
+@attrs.frozen(slots=True)
+class RunPlan:
+    """A run directory opened (or resumed) and the attempts it still needs.
+
+    Attributes:
+        root: The run directory.
+        tasks: Its tasks.
+        worlds: Their worlds, loaded.
+        revision: The pinned revision.
+        units: One unit per pending slot, in slot order.
+        resumed: Slots whose records were already on disk and kept.
+    """
+
+    root: Path
+    tasks: Sequence[Task]
+    worlds: dict[str, World]
+    revision: Revision
+    units: list[Unit]
+    resumed: int
+
+
+def prepare_run(
+    tasks: Sequence[Task],
+    agent: Agent,
+    *,
+    samples: int,
+    seed: int,
+    out: str | Path,
+    size: str = "small",
+    limits: Mapping[str, int | float | None] | None = None,
+    workers: int = 1,
+    retries: int = 1,
+    track: Track = "fresh",
+) -> RunPlan:
+    """Pin the revision, open (or resume) the run directory, and list the pending attempts.
 
     Raises:
         RevisionMismatch: when ``out`` holds a run of another revision.
@@ -297,12 +261,15 @@ def run(
     if not tasks:
         raise ValueError("no tasks selected")
     overrides = {k: v for k, v in (limits or {}).items() if v is not None}
-    worlds, revision, fresh = _pin(tasks, agent, overrides, samples=samples, seed=seed, size=size)
+    worlds, revision, fresh = _pin(
+        tasks, agent, overrides, samples=samples, seed=seed, size=size, track=track
+    )
     root = Path(out)
     open_run_directory(root, revision, fresh, workers)
     write_json(root / PINS, make_pins(worlds, tasks))  # for `verify --pin`
+    remove_temporaries(root)  # left by a run killed in the middle of a batch
     pending = list(_pending_slots(root, tasks, samples))
-    template = _Unit(
+    template = Unit(
         agent=agent,
         world="",
         size=size,
@@ -315,17 +282,39 @@ def run(
         out=root,
         try_number=0,
         retries=retries,
+        track=track,
     )
-    units = _units(template, pending, overrides)
-    tally = _Tally(total=len(units), progress=progress)
-    if workers <= 1:
-        _execute_serially(units, tally)
+    return RunPlan(
+        root=root,
+        tasks=tasks,
+        worlds=worlds,
+        revision=revision,
+        units=_units(template, pending, overrides),
+        resumed=len(tasks) * samples - len(pending),
+    )
+
+
+def execute_units(
+    units: Sequence[Unit], commit: Committer, *, workers: int = 1, concurrency: int = 1
+) -> None:
+    """Execute units in the order given: concurrently, serially or in worker processes."""
+    if concurrency > 1 or any(is_async_agent(u.agent) for u in units):
+        execute_concurrently(units, commit, concurrency)
+    elif workers <= 1:
+        execute_serially(units, commit)
     else:
-        _execute_in_processes(units, workers, tally)
-    scan = scan_run(root, tasks, known=tally.results, worlds=worlds)
-    resumed = len(tasks) * samples - len(pending)
+        execute_in_processes(units, workers, commit)
+
+
+def finish_run(plan: RunPlan, known: Mapping[Path, SlotResult]) -> RunResult:
+    """Judge the run directory once, reusing the results this process computed."""
+    scan = scan_run(plan.root, plan.tasks, known=known, worlds=plan.worlds)
     return RunResult(
-        out=root, revision=revision, counts=scan.counts, resumed=resumed, slots=scan.slots
+        out=plan.root,
+        revision=plan.revision,
+        counts=scan.counts,
+        resumed=plan.resumed,
+        slots=scan.slots,
     )
 
 

@@ -109,6 +109,8 @@ class RunManifest(msgspec.Struct, frozen=True, kw_only=True):
         sizes: The seed size used per world.
         limits: Budget overrides applied on top of each task's budgets.
         contexts: One context per execution of the run (the first, then each resume).
+        track: ``fresh`` (every attempt from nothing kept) or ``sequential`` (one agent
+            instance given the tasks one after another; issue 19).
     """
 
     format: int = 1
@@ -120,6 +122,7 @@ class RunManifest(msgspec.Struct, frozen=True, kw_only=True):
     sizes: dict[str, str]
     limits: dict[str, Any] = {}
     contexts: list[RunContext] = []
+    track: Literal["fresh", "sequential"] = "fresh"
 
 
 SlotEvidence = Literal["verified", "ungraded", "lost", "missing"]

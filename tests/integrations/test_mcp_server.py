@@ -260,6 +260,24 @@ def test_sigterm_mid_attempt_saves_an_interrupted_record(tmp_path: Path) -> None
     assert hw.verify(record, task=task()).evidence == "verified"
 
 
+def _wait_until_listening(url: str, timeout: float = 20.0) -> None:
+    """The server announces its URL as it starts; on a loaded machine it binds a moment later."""
+    import socket
+    import time
+    from urllib.parse import urlparse
+
+    parts = urlparse(url)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection((parts.hostname, parts.port), timeout=1):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def test_streamable_http_on_loopback(tmp_path: Path) -> None:
     import signal
     import subprocess
@@ -279,6 +297,7 @@ def test_streamable_http_on_loopback(tmp_path: Path) -> None:
     try:
         url = json.loads(proc.stderr.readline())["url"]
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
+        _wait_until_listening(url)
 
         async def session() -> dict[str, Any]:
             async with Client(url) as client:

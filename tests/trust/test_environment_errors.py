@@ -19,6 +19,8 @@ from harness_world.cli import main
 from tests.trust._helpers import TASKS, run_cli, tasks
 
 run_module = importlib.import_module("harness_world.running.run")  # the module, not `run`
+# issue 19: records are written by the group commit; its per-record write is the seam
+commit_module = importlib.import_module("harness_world.running.commit")
 
 
 def test_play_refuses_a_folder_as_record_before_any_work(
@@ -46,23 +48,23 @@ def test_play_refuses_an_unwritable_record_path_before_any_work(
 def test_a_full_disk_during_run_is_one_error_line_and_resumable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    real = run_module.save_record
+    real = commit_module._write_temporary  # issue 19
     saved: list[Path] = []
 
-    def fill_up(record: hw.Record, path: Path) -> Path:
+    def fill_up(item: object) -> Path:
         if saved:
-            raise OSError(errno.ENOSPC, "No space left on device", str(path))
-        saved.append(real(record, path))
+            raise OSError(errno.ENOSPC, "No space left on device", "record")
+        saved.append(real(item))
         return saved[-1]
 
-    monkeypatch.setattr(run_module, "save_record", fill_up)
+    monkeypatch.setattr(commit_module, "_write_temporary", fill_up)
     argv = ["run", "--world", "helpdesk", "--tasks", TASKS[0], TASKS[1]]
     argv += ["--out", str(tmp_path / "r"), "--no-precheck"]
     code, _, err = run_cli(argv, capsys)
     last = err.strip().splitlines()[-1]
     assert code == 2 and last.startswith("error: ") and "No space left" in last
     assert "Traceback" not in err
-    monkeypatch.setattr(run_module, "save_record", real)
+    monkeypatch.setattr(commit_module, "_write_temporary", real)
     result = hw.run(tasks(), hw.oracle_agent("helpdesk"), out=tmp_path / "r")
     assert result.resumed == 1 and result.counts.passed == 2
     assert main(["verify", "--require-pass", str(tmp_path / "r")]) == 0

@@ -1,0 +1,150 @@
+"""Crossed runs on the command line (issue 19): ``run --crossed FILE`` and ``compare`` of one.
+
+``run --crossed FILE`` reads a JSON list of configurations, each
+``{"name", "harness", "profile", "agent", "options": {flag: value}}`` (options named like
+``run``'s flags, e.g. ``{"script": "b.py"}`` or ``{"model": "m", "base-url": "..."}``), and
+runs them over the same slots, interleaved. `harness_world.cli.compare` hands a single
+directory holding ``crossed.json`` here; the comparison lives in
+`harness_world.analysis.crossed`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from harness_world.analysis.crossed import CrossedCompareError, compare_crossed, render_crossed
+from harness_world.cli._selection import limit_overrides
+from harness_world.grading.task import Task
+from harness_world.running.agents import Agent
+from harness_world.running.crossed import CROSSED, CrossedConfig, CrossedError, run_crossed
+from harness_world.running.revision import RevisionMismatch
+
+__all__ = ["compare_crossed_command", "crossed_aware", "is_crossed_run", "run_crossed_command"]
+
+
+def is_crossed_run(inputs: list[str]) -> bool:
+    """Whether ``compare`` was given one crossed run directory."""
+    return len(inputs) == 1 and (Path(inputs[0]) / CROSSED).is_file()
+
+
+def crossed_aware(
+    handler: Callable[[argparse.Namespace], int],
+) -> Callable[[argparse.Namespace], int]:
+    """Wrap ``compare``'s handler: one crossed run directory goes to `compare_crossed_command`."""
+
+    @functools.wraps(handler)
+    def handle(args: argparse.Namespace) -> int:
+        if is_crossed_run(args.inputs):
+            return compare_crossed_command(args)
+        return handler(args)
+
+    return handle
+
+
+def compare_crossed_command(args: argparse.Namespace) -> int:
+    """Print the crossed comparison (``--json``: one object); exit 0, or 2 on bad input.
+
+    ``--baseline`` and ``--candidate`` name harnesses here (default: the first two named).
+    A crossed comparison reports; it applies no gate (exit 0 whatever the difference).
+    """
+    try:
+        result = compare_crossed(args.inputs[0], baseline=args.baseline, candidate=args.candidate)
+    except (CrossedError, CrossedCompareError, OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if getattr(args, "json", False):
+        sys.stdout.write(msgspec.json.encode(result).decode() + "\n")
+    else:
+        sys.stdout.write(render_crossed(result))
+    return 0
+
+
+class CrossedFileError(ValueError):
+    """A ``run --crossed`` file that cannot be used, named with its entry."""
+
+
+def _configs_from_file(
+    path: Path, args: argparse.Namespace, make_agent: Callable[[argparse.Namespace], Agent]
+) -> list[tuple[CrossedConfig, Agent]]:
+    """Each entry: name, harness, profile, agent, and options named like ``run``'s flags."""
+    try:
+        entries = msgspec.json.decode(path.read_bytes(), type=list[_Entry])
+    except OSError as exc:
+        raise CrossedFileError(f"--crossed {path}: cannot read: {exc.strerror or exc}") from None
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise CrossedFileError(f"--crossed {path}: {exc}") from None
+    out = []
+    for number, entry in enumerate(entries, start=1):
+        unknown = sorted(k for k in entry.options if k.replace("-", "_") not in vars(args))
+        if unknown:
+            raise CrossedFileError(
+                f"--crossed {path}: entry {number}: unknown option {unknown[0]!r}"
+            )
+        values = {**vars(args), "agent": entry.agent}
+        for key, value in entry.options.items():
+            name = key.replace("-", "_")
+            values[name] = Path(value) if name in _PATHS and value is not None else value
+        try:
+            agent = make_agent(argparse.Namespace(**values))
+        except (ValueError, OSError) as exc:
+            raise CrossedFileError(f"--crossed {path}: entry {number}: {exc}") from None
+        config = CrossedConfig(name=entry.name, harness=entry.harness, profile=entry.profile)
+        out.append((config, agent))
+    return out
+
+
+class _Entry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    name: str
+    harness: str
+    profile: str
+    agent: str = "oracle"
+    options: dict[str, Any] = {}
+
+
+_PATHS = {"script", "system_prompt_file"}
+
+
+def run_crossed_command(
+    args: argparse.Namespace,
+    tasks: Sequence[Task],
+    make_agent: Callable[[argparse.Namespace], Agent],
+) -> int:
+    """``run --crossed FILE``: every configuration of the file over the same slots, interleaved.
+
+    Prints one line per configuration (``--json``: one object); exit 0 when every attempt is
+    valid, 1 when any is not, 2 on a bad file or another design in ``--out``.
+    """
+    if args.out is None:
+        print("error: --crossed needs --out DIR", file=sys.stderr)
+        return 2
+    try:
+        configs = _configs_from_file(args.crossed, args, make_agent)
+        result = run_crossed(
+            configs,
+            tasks,
+            out=args.out,
+            samples=args.samples,
+            seed=args.seed,
+            size=args.size,
+            limits=limit_overrides(args),
+            concurrency=args.concurrency,
+        )
+    except (CrossedFileError, CrossedError, RevisionMismatch) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    counts = {name: r.counts for name, r in result.runs.items()}
+    if args.json:
+        data = {"out": str(result.out), "configs": msgspec.to_builtins(counts)}
+        sys.stdout.write(msgspec.json.encode(data).decode() + "\n")
+    else:
+        for name, c in counts.items():
+            print(f"{name}: {c.valid}/{c.scheduled} valid, {c.passed} passed")
+        print(f"crossed run in {result.out}; compare it with: compare {result.out}")
+    return 1 if any(c.invalid for c in counts.values()) else 0

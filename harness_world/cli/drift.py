@@ -1,0 +1,45 @@
+"""``report SEQUENTIAL --fresh FRESH`` (issue 19): drift between the two tracks, per task.
+
+`harness_world.cli.report` adds the option and hands over when it is given; the comparison
+lives in `harness_world.analysis.drift`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import msgspec
+
+from harness_world.analysis.drift import DriftError, render_drift, track_drift
+
+__all__ = ["add_drift_option", "drift_command"]
+
+
+def add_drift_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--fresh RUN`` to ``report``."""
+    parser.add_argument(
+        "--fresh",
+        type=Path,
+        metavar="RUN",
+        help=(
+            "report drift: the run given is of the sequential track, RUN the fresh track of "
+            "the same tasks, samples and seed; per task fresh vs after N earlier tasks, and "
+            "the regression list"
+        ),
+    )
+
+
+def drift_command(args: argparse.Namespace) -> int:
+    """Print the drift report (``--json``: one object); exit 0, or 2 on bad input."""
+    try:
+        report = track_drift(args.fresh, args.run)
+    except (DriftError, OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
+    else:
+        sys.stdout.write(render_drift(report))
+    return 0
