@@ -25,7 +25,7 @@ from harness_world.evidence.record import Record, RecordError, load_record
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.trusted import TrustedCompletion, trusted_completion
 from harness_world.grading.verify import verify
-from harness_world.stats import pass_hat_k
+from harness_world.stats import StatsInputError, mcnemar_midp, pass_hat_k
 
 __all__ = [
     "ConditionFigures",
@@ -435,3 +435,31 @@ def compare_trusted(baseline: str | Path, candidate: str | Path) -> TrustedCompa
         only_candidate=sum(p.candidate and not p.baseline for p in pairs),
         neither=sum(not p.baseline and not p.candidate for p in pairs),
     )
+
+
+def render_trusted_comparison(comparison: TrustedComparison) -> str:
+    """``compare``'s text for two runs of fault tasks: attempts paired by task, condition and
+    fault seed, trusted in both, in one only, in neither; per condition; and a McNemar mid-p
+    over the discordant pairs (each pair ran under the same faults, so only the harness or the
+    agent differs).
+    """
+    c = comparison
+    lines = [
+        "Trusted completion, attempts paired by task, condition and fault seed:",
+        f"  pairs {len(c.pairs)} (unpaired {c.unpaired}); trusted in both {c.both}, "
+        f"baseline only {c.only_baseline}, candidate only {c.only_candidate}, "
+        f"neither {c.neither}",
+    ]
+    try:
+        test = mcnemar_midp([p.baseline for p in c.pairs], [p.candidate for p in c.pairs])
+        lines.append(f"  McNemar mid-p over the discordant pairs: {test.p_value:.4f} (two-sided)")
+    except StatsInputError as exc:
+        lines.append(f"  McNemar mid-p: undefined ({exc})")
+    by_condition: dict[str, list[TrustedPair]] = {}
+    for pair in c.pairs:
+        by_condition.setdefault(pair.condition, []).append(pair)
+    for condition, pairs in sorted(by_condition.items()):
+        base = sum(p.baseline for p in pairs)
+        cand = sum(p.candidate for p in pairs)
+        lines.append(f"  {condition}: {len(pairs)} pairs, trusted {base} -> {cand}")
+    return "\n".join(lines) + "\n"

@@ -28,7 +28,11 @@ from typing import Any
 import msgspec
 
 from harness_world.analysis.results_csv import ResultsCsvError, read_results
-from harness_world.analysis.trusted import TrustedComparison, compare_trusted
+from harness_world.analysis.trusted import (
+    TrustedComparison,
+    compare_trusted,
+    render_trusted_comparison,
+)
 from harness_world.cli._visual import add_html_option, add_png_option, write_compare_visuals
 from harness_world.cli.crossed import crossed_aware  # issue 19
 from harness_world.stats import (
@@ -368,6 +372,9 @@ def run(args: argparse.Namespace) -> int:
         for note in notes:
             sys.stdout.write(note + "\n")
         sys.stdout.write(render_text(comparison, result))
+        trusted = _trusted(args.inputs)  # seed 000: the paired vectors, in words too
+        if trusted is not None:
+            sys.stdout.write(render_trusted_comparison(trusted))
     return 0 if result.passed else 1
 
 
