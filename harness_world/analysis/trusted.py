@@ -438,10 +438,11 @@ def compare_trusted(baseline: str | Path, candidate: str | Path) -> TrustedCompa
 
 
 def render_trusted_comparison(comparison: TrustedComparison) -> str:
-    """``compare``'s text for two runs of fault tasks: attempts paired by task, condition and
-    fault seed, trusted in both, in one only, in neither; per condition; and a McNemar mid-p
-    over the discordant pairs (each pair ran under the same faults, so only the harness or the
-    agent differs).
+    """``compare``'s text for two runs of fault tasks, attempts paired.
+
+    Pairs share task, condition and fault seed, so only the harness or the agent differs
+    within one: trusted in both, in one only, in neither; per condition; and a McNemar mid-p
+    over the discordant pairs.
     """
     c = comparison
     lines = [
