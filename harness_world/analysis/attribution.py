@@ -28,7 +28,7 @@ from typing import Literal
 
 import msgspec
 
-from harness_world.engine.world import World, WorldError, load_world
+from harness_world.engine.world import World, WorldError, load_trusted_world
 from harness_world.errors import HarnessWorldError
 from harness_world.evidence.record import Record, RecordError, load_record
 from harness_world.grading.task import Task
@@ -327,7 +327,7 @@ def _load(
     name = record.world.name
     try:
         if name not in loaded:
-            loaded[name] = load_world(name, size=scan.manifest.sizes.get(name, "small"))
+            loaded[name] = load_trusted_world(name, scan.manifest.sizes.get(name, "small"))
     except (WorldError, OSError):
         return record, None
     return record, loaded[name]

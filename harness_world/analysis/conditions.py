@@ -27,7 +27,7 @@ from pathlib import Path
 
 import msgspec
 
-from harness_world.engine.world import World, WorldError, load_world
+from harness_world.engine.world import World, WorldError, load_trusted_world
 from harness_world.evidence.record import Record, RecordError, load_record
 from harness_world.grading.layers import Layered, admit, layered
 from harness_world.grading.task import Task, load_tasks
@@ -146,7 +146,7 @@ def _load_graded(run_dir: Path, index: Mapping[str, Task]) -> list[_Seen]:
             continue
         if key not in worlds:
             try:
-                worlds[key] = load_world(*key)
+                worlds[key] = load_trusted_world(*key)
             except WorldError:
                 continue
         verification = verify(record, worlds[key], task)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import msgspec
 
-from harness_world.engine.world import World, WorldError, load_world
+from harness_world.engine.world import World, WorldError, load_trusted_world
 from harness_world.evidence.record import RecordError, load_record
 from harness_world.grading.advice import ADVISORIES, Advisory, advise
 from harness_world.grading.task import Task
@@ -146,7 +146,7 @@ def advise_scan(
             record = load_record(Path(slot.path))
             name = record.world.name
             if name not in loaded:
-                loaded[name] = load_world(name, size=scan.manifest.sizes.get(name, "small"))
+                loaded[name] = load_trusted_world(name, scan.manifest.sizes.get(name, "small"))
         except (RecordError, WorldError, OSError):
             continue
         found = advise(record, task, loaded[name])

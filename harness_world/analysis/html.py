@@ -35,7 +35,7 @@ from harness_world.analysis.process import (
 from harness_world.analysis.report import RunReport
 from harness_world.analysis.trace_html import attempt_state, trace_fragment
 from harness_world.analysis.trace_record import TraceRecord, read_trace
-from harness_world.engine.world import World, WorldError, load_world
+from harness_world.engine.world import World, WorldError, load_trusted_world
 from harness_world.evidence.record import Record, RecordError, load_record
 from harness_world.grading.checker import grade as grade_record
 from harness_world.grading.grade import Grade
@@ -107,7 +107,9 @@ def _grade(path: str, task: Task | None, worlds: dict[str, World]) -> Grade | No
     if record.task_hash != task.hash:
         return None
     try:
-        world = worlds.get(record.world.name) or load_world(record.world.name, record.world.size)
+        # Only within the trust root: a record's world name is never a path or import target.
+        name, size = record.world.name, record.world.size
+        world = worlds.get(name) or load_trusted_world(name, size)
     except WorldError:
         return None
     worlds[record.world.name] = world

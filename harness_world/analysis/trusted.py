@@ -20,7 +20,7 @@ from pathlib import Path
 import attrs
 import msgspec
 
-from harness_world.engine.world import World, WorldError, load_world
+from harness_world.engine.world import World, WorldError, load_trusted_world
 from harness_world.evidence.record import Record, RecordError, load_record
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.trusted import TrustedCompletion, trusted_completion
@@ -137,7 +137,7 @@ def _load_world(worlds: dict[tuple[str, str], World], record: Record) -> World |
     key = (record.world.name, record.world.size)
     if key not in worlds:
         try:
-            worlds[key] = load_world(*key)
+            worlds[key] = load_trusted_world(*key)
         except WorldError:
             return None
     return worlds[key]
