@@ -33,6 +33,7 @@ from harness_world.grading.layers import Layered, admit, layered
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.trusted import TrustedCompletion, trusted_completion
 from harness_world.grading.verify import verify
+from harness_world.running.rundir import bound_records
 from harness_world.stats import wilson_interval
 
 __all__ = ["ConditionsReport", "LayerFigures", "Rate", "conditions_report", "render_conditions"]
@@ -133,8 +134,9 @@ def _load_graded(run_dir: Path, index: Mapping[str, Task]) -> list[_Seen]:
     worlds: dict[tuple[str, str], World] = {}
     seen: list[_Seen] = []
     root = run_dir / "records"
+    bound = bound_records(run_dir, index.values())  # foreign or unindexed records never count
     for path in sorted(root.rglob("*.json")) if root.is_dir() else []:
-        if not _FINAL.match(path.name):
+        if not _FINAL.match(path.name) or path.resolve() not in bound:
             continue
         try:
             record: Record = load_record(path)

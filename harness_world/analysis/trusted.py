@@ -25,6 +25,7 @@ from harness_world.evidence.record import Record, RecordError, load_record
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.trusted import TrustedCompletion, trusted_completion
 from harness_world.grading.verify import verify
+from harness_world.running.rundir import bound_records
 from harness_world.stats import StatsInputError, mcnemar_midp, pass_hat_k
 
 __all__ = [
@@ -148,6 +149,7 @@ class _Tally:
     """What `trusted_report` gathers while it walks a run's record folders."""
 
     index: Mapping[str, Task]
+    bound: frozenset[Path] = frozenset()
     worlds: dict[tuple[str, str], World] = attrs.field(factory=dict)
     results: dict[str, list[TrustedCompletion]] = attrs.field(factory=dict)
     conditions: dict[str, str] = attrs.field(factory=dict)
@@ -162,6 +164,11 @@ class _Tally:
 
     def add_folder(self, folder: Path) -> None:
         """Count one task's folder: the cost of its failed tries, then its final records."""
+        scheduled = self.index.get(folder.name)  # relevance from the task, not its records
+        if scheduled is not None:
+            self.relevant = self.relevant or bool(
+                scheduled.faults or scheduled.forbid or scheduled.receipts
+            )
         failed_tries: dict[str, int] = {}
         for path in folder.iterdir():
             match = _FAILED_TRY.match(path.name)
@@ -176,6 +183,8 @@ class _Tally:
     def add_final(self, path: Path, tries: int) -> None:
         """Count one final record, graded when it loads, its task is known and verifies."""
         self.attempts += 1
+        if path.resolve() not in self.bound:  # foreign, swapped, unindexed or tampered
+            return
         try:
             record = load_record(path)
         except RecordError:
@@ -286,7 +295,8 @@ def trusted_report(
         OSError: when the run directory cannot be read.
     """
     root = Path(run_dir) / "records"
-    tally = _Tally(index=tasks if tasks is not None else {t.id: t for t in load_tasks()})
+    index = tasks if tasks is not None else {t.id: t for t in load_tasks()}
+    tally = _Tally(index=index, bound=bound_records(run_dir, index.values()))
     for folder in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
         tally.add_folder(folder)
     if not tally.relevant:
@@ -382,8 +392,9 @@ def _attempt_trust(
     out: dict[tuple[str, int, int], tuple[str, bool]] = {}
     worlds: dict[tuple[str, str], World] = {}
     root = run_dir / "records"
+    bound = bound_records(run_dir, index.values())
     for path in sorted(root.rglob("*.json")) if root.is_dir() else []:
-        if not _FINAL.match(path.name):
+        if not _FINAL.match(path.name) or path.resolve() not in bound:
             continue
         try:
             record = load_record(path)

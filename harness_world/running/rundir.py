@@ -48,6 +48,7 @@ __all__ = [
     "RunManifest",
     "RunScan",
     "SlotResult",
+    "bound_records",
     "check_resumable",
     "count_slots",
     "judge_record",
@@ -501,3 +502,13 @@ def check_resumable(out: str | Path, revision: Revision) -> None:
             raise RevisionMismatch(
                 changed, f"{root}: {describe_mismatch(previous.revision, revision)}"
             )
+
+
+def bound_records(out: str | Path, tasks: Iterable[Task] | None = None) -> frozenset[Path]:
+    """Resolved paths of the records `scan_run` verifies in their slots (bound, replayed).
+
+    Readers that walk a run's record files for figures of their own count only these, so a
+    foreign, swapped, unindexed or tampered record never enters any figure.
+    """
+    scan = scan_run(out, tasks, write_counts=False)
+    return frozenset(Path(s.path).resolve() for s in scan.slots if s.evidence == "verified")

@@ -49,3 +49,28 @@ def test_no_reader_imports_a_world_a_record_names(
     main([*command, str(run)])
     capsys.readouterr()
     assert not marker.exists(), f"{command} imported a world named by a record"
+
+
+def test_a_foreign_record_never_enters_the_trusted_figures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    from harness_world.running.reference_agents import reference_agent
+
+    tasks = [t for t in hw.load_tasks("payments") if t.id == "payments.charge_timeout"]
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    hw.run(tasks, reference_agent("payments", "oracle"), samples=1, out=good)
+    hw.run(tasks, reference_agent("payments", "naive-retry"), samples=1, out=bad)
+
+    def trusted(run: Path) -> int:
+        assert main(["report", str(run), "--json"]) in (0, 1)
+        figures = json.loads(capsys.readouterr().out)["trusted"]
+        return int(figures["trusted"])
+
+    before = trusted(bad)
+    assert before == 0  # the naive retry pays twice
+    # a forger copies the oracle's record over the failing one (a valid record, another run)
+    path = Path("records") / "payments.charge_timeout" / "0.json"
+    shutil.copy(good / path, bad / path)
+    assert trusted(bad) == 0
