@@ -112,14 +112,14 @@ def test_a_task_made_impossible_is_attributed_to_the_world(
     vouched = {"helpdesk_notool": hw.load_world(out.parent / "helpdesk_notool")}
     scan = scan_run(out, tasks, write_counts=False, worlds=vouched)
     assert scan.counts.passed == 1 and scan.counts.failed == 2
-    report = attribute_scan(scan, tasks, oracles=ORACLES)
+    report = attribute_scan(scan, tasks, oracles=ORACLES, worlds=vouched)
     sources = {a.task_id: a.source for a in report.attributions}
     assert sources == {"helpdesk.reply_and_solve": "world", "helpdesk.escalate_outage": "agent"}
     world = next(a for a in report.attributions if a.source == "world")
     assert "reference solution" in world.evidence and not world.reviewed
     assert report.counts["world"] == {"reviewed": 0, "automatic": 1}
     # the advisories of the same run name the unfollowed page; the grade is untouched
-    advice = {a.task_id: a for a in advise_scan(scan, tasks)}
+    advice = {a.task_id: a for a in advise_scan(scan, tasks, worlds=vouched)}
     names = {x.name for x in advice["helpdesk.escalate_outage"].advisories}
     assert "unfollowed_page" in names and advice["helpdesk.escalate_outage"].passed is False
     # with the tool present (the built-in world) the same reference solution passes: agent
