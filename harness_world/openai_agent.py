@@ -14,11 +14,11 @@ from typing import Any
 import attrs
 import msgspec
 
-from harness_world.running.attempt import Attempt, InfrastructureError
+from harness_world.running.attempt import Attempt, InfrastructureError, Reservation
 from harness_world.running.context import ContextPolicy, bound_messages
 from harness_world.running.user import GREETING
 
-__all__ = ["DEFAULT_SYSTEM_PROMPT", "OpenAIAgent"]
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "AsyncOpenAIAgent", "OpenAIAgent"]
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a support operations agent. Use the tools to do exactly what the instruction asks, "
@@ -124,16 +124,9 @@ class OpenAIAgent:
         while True:
             attempt.begin_turn()
             message = self._request(client, attempt, messages, tools).choices[0].message
-            calls = message.tool_calls or []
-            messages.append(_assistant_entry(message, calls))
-            if not calls:
-                answer = _to_user(attempt, message.content or "")  # tau2: user channel
-                if answer is None:
-                    return message.content or ""
-                messages.append({"role": "user", "content": answer})
-                continue
-            for tool_call in calls:
-                messages.append(_tool_reply(attempt, tool_call))
+            final = _after_reply(attempt, messages, message)
+            if final is not None:
+                return final
 
     def _request(
         self,
@@ -150,30 +143,134 @@ class OpenAIAgent:
         for try_number in range(self.max_retries + 1):
             reservation = attempt.reserve(self._estimate(prompt_messages), retry=try_number > 0)
             try:
-                response = client.chat.completions.create(
-                    model=self.model,
-                    messages=prompt_messages,
-                    tools=tools,
-                    temperature=self.temperature,
-                    max_tokens=self.max_tokens,
-                )
-            except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-                attempt.lost(reservation)
-                failure = f"{type(exc).__name__}: {exc}"
-                continue
-            except openai.APIStatusError as exc:
-                attempt.settle(reservation, cost=0.0, input_tokens=0, output_tokens=0)
-                failure = f"HTTP {exc.status_code}: {exc.message}"
-                if exc.status_code in (408, 409, 429) or exc.status_code >= 500:
+                response = client.chat.completions.create(**self._body(prompt_messages, tools))
+            except openai.APIError as exc:
+                failure, again = _failed_try(attempt, reservation, exc)
+                if again:
                     continue
                 break
-            usage = response.usage
-            prompt = usage.prompt_tokens if usage is not None else 0
-            completion = usage.completion_tokens if usage is not None else 0
-            cost = (prompt * self.price_in_per_mtok + completion * self.price_out_per_mtok) / 1e6
-            attempt.settle(reservation, cost=cost, input_tokens=prompt, output_tokens=completion)
+            self._settle(attempt, reservation, response)
             return response
         raise InfrastructureError(f"model request failed after {try_number + 1} tries: {failure}")
+
+    async def _arequest(
+        self,
+        client: Any,
+        attempt: Attempt,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+    ) -> Any:
+        """`_request` over the SDK's async client: the same tries, metering and outcomes."""
+        import openai
+
+        failure = ""
+        prompt_messages = bound_messages(messages, self.context)
+        for try_number in range(self.max_retries + 1):
+            reservation = attempt.reserve(self._estimate(prompt_messages), retry=try_number > 0)
+            try:
+                body = self._body(prompt_messages, tools)
+                response = await client.chat.completions.create(**body)
+            except openai.APIError as exc:
+                failure, again = _failed_try(attempt, reservation, exc)
+                if again:
+                    continue
+                break
+            self._settle(attempt, reservation, response)
+            return response
+        raise InfrastructureError(f"model request failed after {try_number + 1} tries: {failure}")
+
+    def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "messages": messages,
+            "tools": tools,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+
+    def _settle(self, attempt: Attempt, reservation: Reservation, response: Any) -> None:
+        usage = response.usage
+        prompt = usage.prompt_tokens if usage is not None else 0
+        completion = usage.completion_tokens if usage is not None else 0
+        cost = (prompt * self.price_in_per_mtok + completion * self.price_out_per_mtok) / 1e6
+        attempt.settle(reservation, cost=cost, input_tokens=prompt, output_tokens=completion)
+
+
+@attrs.frozen(slots=True)
+class AsyncOpenAIAgent:
+    """`OpenAIAgent` over the SDK's async client: ``async def run``, for ``run --concurrency``.
+
+    The same loop, retries, metering and settings (hence the same revision and the same records
+    apart from context); attempts in flight overlap their waiting on one event loop.
+
+    Attributes:
+        config: The agent's settings.
+    """
+
+    config: OpenAIAgent
+
+    @property
+    def name(self) -> str:
+        """The configured agent's name."""
+        return self.config.name
+
+    def settings(self) -> dict[str, Any]:
+        """The configured agent's settings (the client kind changes no result)."""
+        return self.config.settings()
+
+    async def run(self, attempt: Attempt) -> str:
+        """The tool loop, awaiting each model request.
+
+        Raises:
+            InfrastructureError: when a request fails after its retries.
+        """
+        import openai
+
+        cfg = self.config
+        client = openai.AsyncOpenAI(
+            base_url=cfg.base_url, api_key=cfg.api_key, max_retries=0, timeout=cfg.timeout_s
+        )
+        messages = cfg._start(attempt)
+        tools = attempt.tool_schemas("openai")
+        async with client:
+            while True:
+                attempt.begin_turn()
+                reply = await cfg._arequest(client, attempt, messages, tools)
+                final = _after_reply(attempt, messages, reply.choices[0].message)
+                if final is not None:
+                    return final
+
+
+def _failed_try(attempt: Attempt, reservation: Reservation, exc: Exception) -> tuple[str, bool]:
+    """Account for a failed try; return its text and whether to try again.
+
+    A lost response keeps its reservation as uncertain exposure; an error status settles at
+    zero and is retried when transient (408, 409, 429, 5xx).
+    """
+    import openai
+
+    if isinstance(exc, openai.APIConnectionError | openai.APITimeoutError):
+        attempt.lost(reservation)
+        return f"{type(exc).__name__}: {exc}", True
+    attempt.settle(reservation, cost=0.0, input_tokens=0, output_tokens=0)
+    status = getattr(exc, "status_code", 0)
+    text = f"HTTP {status}: {getattr(exc, 'message', exc)}"
+    return text, status in (408, 409, 429) or status >= 500
+
+
+def _after_reply(attempt: Attempt, messages: list[dict[str, Any]], message: Any) -> str | None:
+    """Run the reply's tool calls (or pass its text to the user); the final message, or None."""
+    calls = message.tool_calls or []
+    messages.append(_assistant_entry(message, calls))
+    if not calls:
+        answer = _to_user(attempt, message.content or "")  # tau2: user channel
+        if answer is None:
+            return str(message.content or "")
+        messages.append({"role": "user", "content": answer})
+        return None
+    for tool_call in calls:
+        messages.append(_tool_reply(attempt, tool_call))
+    return None
 
 
 def _assistant_entry(message: Any, calls: list[Any]) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -27,6 +27,7 @@ from harness_world.engine.plugins import PluginError, import_path
 from harness_world.engine.world import World, WorldError, load_world
 from harness_world.evidence.signing import SigningError, check_private_key, sign_run
 from harness_world.grading.task import Task, TaskError
+from harness_world.openai_agent import AsyncOpenAIAgent, OpenAIAgent
 from harness_world.running.agents import Agent, ScriptedAgent, oracle_agent
 from harness_world.running.precheck import precheck
 from harness_world.running.reference_agents import REFERENCE_AGENT_NAMES, reference_agent
@@ -300,6 +301,7 @@ def _prepare(args: argparse.Namespace) -> tuple[list[Task], Agent, dict[str, Wor
         raise _UsageError("--concurrency must be at least 1, and not combined with --workers")
     if args.track == "sequential" and max(args.workers, args.concurrency) > 1:  # issue 19
         raise _UsageError("--track sequential runs one attempt at a time (no --workers)")
+    agent = _for_concurrency(agent, args.concurrency)
     if args.sign_key:
         try:
             check_private_key(args.sign_key)
@@ -310,6 +312,19 @@ def _prepare(args: argparse.Namespace) -> tuple[list[Task], Agent, dict[str, Wor
     except WorldError as exc:
         raise _UsageError(f"--size {args.size}: {exc}") from None
     return tasks, agent, worlds
+
+
+def _for_concurrency(agent: Agent, concurrency: int) -> Agent:
+    """With ``--concurrency`` above 1, the OpenAI agent runs on the SDK's async client.
+
+    Attempts in flight then overlap their waiting on one event loop; settings, hence the
+    revision and the records, stay the same.
+    """
+    if concurrency > 1 and isinstance(agent, OpenAIAgent):
+        # `run` accepts an agent whose `run` is a coroutine function (executors.is_async_agent);
+        # the Agent protocol spells the synchronous form.
+        return cast(Agent, AsyncOpenAIAgent(agent))
+    return agent
 
 
 def _refused(tasks: list[Task], args: argparse.Namespace) -> bool:
