@@ -19,9 +19,9 @@ from typing import Any
 
 import attrs
 
-from harness_world.running.attempt import Attempt
+from harness_world.running.attempt import Attempt, InfrastructureError, Reservation
 
-__all__ = ["DEFAULT_SYSTEM_PROMPT", "AnthropicAgent"]
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "AnthropicAgent", "AsyncAnthropicAgent"]
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a support operations agent. Use the tools to do exactly what the instruction asks, "
@@ -95,21 +95,22 @@ class AnthropicAgent:
         ) / 1e6
 
     def run(self, attempt: Attempt) -> str:
-        """Loop: ask the model, execute its ``tool_use`` blocks in order, until it ends its turn."""
+        """Loop: ask the model, execute its ``tool_use`` blocks in order, until it ends its turn.
+
+        Raises:
+            InfrastructureError: when a request fails after its retries (an unreachable
+                endpoint, a provider error): the attempt is then not counted, and ``run``
+                exits 1.
+        """
         client = self._client()
         messages: list[dict[str, Any]] = [{"role": "user", "content": attempt.instruction}]
         tools = attempt.tool_schemas("anthropic")
         while True:
             attempt.begin_turn()
             response = self._request(client, attempt, messages, tools)
-            if response is None:
-                return ""
-            texts = [block.text for block in response.content if block.type == "text"]
-            uses = [block for block in response.content if block.type == "tool_use"]
-            messages.append(_assistant_entry(response.content))
-            if not uses:
-                return "".join(texts)
-            messages.append({"role": "user", "content": [_tool_reply(attempt, u) for u in uses]})
+            final = _after_reply(attempt, messages, response)
+            if final is not None:
+                return final
 
     def _request(
         self,
@@ -118,43 +119,135 @@ class AnthropicAgent:
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]],
     ) -> Any:
-        """One model request with the driver's own retries, each metered by the attempt.
-
-        Returns None, after failing the attempt, when every try failed.
-        """
+        """One model request with the driver's own retries, each metered by the attempt."""
         import anthropic
 
-        extra = {} if self.temperature is None else {"temperature": self.temperature}
         failure = ""
         for try_number in range(self.max_retries + 1):
             reservation = attempt.reserve(self._estimate(messages), retry=try_number > 0)
             try:
-                response = client.messages.create(
-                    model=self.model,
-                    system=self.system_prompt,
-                    messages=messages,
-                    tools=tools,
-                    max_tokens=self.max_tokens,
-                    extra_body=extra or None,
-                )
-            except (anthropic.APIConnectionError, anthropic.APITimeoutError) as exc:
-                attempt.lost(reservation)
-                failure = f"{type(exc).__name__}: {exc}"
-                continue
-            except anthropic.APIStatusError as exc:
-                attempt.settle(reservation, cost=0.0, input_tokens=0, output_tokens=0)
-                failure = f"HTTP {exc.status_code}: {exc.message}"
-                if exc.status_code in RETRIED_STATUSES or exc.status_code >= 500:
+                response = client.messages.create(**self._body(messages, tools))
+            except anthropic.APIError as exc:
+                failure, again = _failed_try(attempt, reservation, exc)
+                if again:
                     continue
                 break
-            usage = response.usage
-            prompt = _input_tokens(usage)
-            completion = int(getattr(usage, "output_tokens", 0) or 0)
-            cost = (prompt * self.price_in_per_mtok + completion * self.price_out_per_mtok) / 1e6
-            attempt.settle(reservation, cost=cost, input_tokens=prompt, output_tokens=completion)
+            self._settle(attempt, reservation, response)
             return response
-        attempt.fail(f"model request failed after {self.max_retries + 1} tries: {failure}")
-        return None
+        raise InfrastructureError(f"model request failed after {try_number + 1} tries: {failure}")
+
+    async def _arequest(
+        self,
+        client: Any,
+        attempt: Attempt,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+    ) -> Any:
+        """`_request` over the SDK's async client: the same tries, metering and outcomes."""
+        import anthropic
+
+        failure = ""
+        for try_number in range(self.max_retries + 1):
+            reservation = attempt.reserve(self._estimate(messages), retry=try_number > 0)
+            try:
+                response = await client.messages.create(**self._body(messages, tools))
+            except anthropic.APIError as exc:
+                failure, again = _failed_try(attempt, reservation, exc)
+                if again:
+                    continue
+                break
+            self._settle(attempt, reservation, response)
+            return response
+        raise InfrastructureError(f"model request failed after {try_number + 1} tries: {failure}")
+
+    def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        # The installed SDK takes no `temperature` argument: it goes in the body when set.
+        extra = {} if self.temperature is None else {"temperature": self.temperature}
+        return {
+            "model": self.model,
+            "system": self.system_prompt,
+            "messages": messages,
+            "tools": tools,
+            "max_tokens": self.max_tokens,
+            "extra_body": extra or None,
+        }
+
+    def _settle(self, attempt: Attempt, reservation: Reservation, response: Any) -> None:
+        usage = response.usage
+        prompt = _input_tokens(usage)
+        completion = int(getattr(usage, "output_tokens", 0) or 0)
+        cost = (prompt * self.price_in_per_mtok + completion * self.price_out_per_mtok) / 1e6
+        attempt.settle(reservation, cost=cost, input_tokens=prompt, output_tokens=completion)
+
+
+@attrs.frozen(slots=True)
+class AsyncAnthropicAgent:
+    """`AnthropicAgent` over the SDK's async client: ``async def run``, for ``--concurrency``.
+
+    Attributes:
+        config: The agent's settings (the same settings, hence the same revision).
+    """
+
+    config: AnthropicAgent
+
+    @property
+    def name(self) -> str:
+        """The configured agent's name."""
+        return self.config.name
+
+    def settings(self) -> dict[str, Any]:
+        """The configured agent's settings (the client kind changes no result)."""
+        return self.config.settings()
+
+    async def run(self, attempt: Attempt) -> str:
+        """The tool loop, awaiting each model request.
+
+        Raises:
+            InfrastructureError: when a request fails after its retries.
+        """
+        import anthropic
+
+        cfg = self.config
+        client = anthropic.AsyncAnthropic(
+            base_url=cfg.base_url, api_key=cfg.api_key, max_retries=0, timeout=cfg.timeout_s
+        )
+        messages: list[dict[str, Any]] = [{"role": "user", "content": attempt.instruction}]
+        tools = attempt.tool_schemas("anthropic")
+        async with client:
+            while True:
+                attempt.begin_turn()
+                response = await cfg._arequest(client, attempt, messages, tools)
+                final = _after_reply(attempt, messages, response)
+                if final is not None:
+                    return final
+
+
+def _failed_try(attempt: Attempt, reservation: Reservation, exc: Exception) -> tuple[str, bool]:
+    """Account for a failed try; return its text and whether to try again.
+
+    A lost response keeps its reservation as uncertain exposure; an error status settles at
+    zero and is retried when transient (408, 409, 429, 5xx including 529 overloaded).
+    """
+    import anthropic
+
+    if isinstance(exc, anthropic.APIConnectionError | anthropic.APITimeoutError):
+        attempt.lost(reservation)
+        return f"{type(exc).__name__}: {exc}", True
+    attempt.settle(reservation, cost=0.0, input_tokens=0, output_tokens=0)
+    status = getattr(exc, "status_code", 0)
+    text = f"HTTP {status}: {getattr(exc, 'message', exc)}"
+    return text, status in RETRIED_STATUSES or status >= 500
+
+
+def _after_reply(attempt: Attempt, messages: list[dict[str, Any]], response: Any) -> str | None:
+    """Run the reply's ``tool_use`` blocks; the final text when there are none, else None."""
+    texts = [block.text for block in response.content if block.type == "text"]
+    uses = [block for block in response.content if block.type == "tool_use"]
+    messages.append(_assistant_entry(response.content))
+    if not uses:
+        return "".join(texts)
+    messages.append({"role": "user", "content": [_tool_reply(attempt, u) for u in uses]})
+    return None
 
 
 def _assistant_entry(blocks: list[Any]) -> dict[str, Any]:

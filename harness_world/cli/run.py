@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import msgspec
 
+from harness_world.anthropic_agent import AnthropicAgent, AsyncAnthropicAgent
 from harness_world.cli import tau2  # tau2: τ² tasks with a simulated user
 from harness_world.cli._output import render_table
 from harness_world.cli._progress import run_progress_hook
@@ -315,15 +316,17 @@ def _prepare(args: argparse.Namespace) -> tuple[list[Task], Agent, dict[str, Wor
 
 
 def _for_concurrency(agent: Agent, concurrency: int) -> Agent:
-    """With ``--concurrency`` above 1, the OpenAI agent runs on the SDK's async client.
+    """With ``--concurrency`` above 1, the model agents run on their SDK's async client.
 
     Attempts in flight then overlap their waiting on one event loop; settings, hence the
     revision and the records, stay the same.
     """
+    # `run` accepts an agent whose `run` is a coroutine function (executors.is_async_agent);
+    # the Agent protocol spells the synchronous form.
     if concurrency > 1 and isinstance(agent, OpenAIAgent):
-        # `run` accepts an agent whose `run` is a coroutine function (executors.is_async_agent);
-        # the Agent protocol spells the synchronous form.
         return cast(Agent, AsyncOpenAIAgent(agent))
+    if concurrency > 1 and isinstance(agent, AnthropicAgent):
+        return cast(Agent, AsyncAnthropicAgent(agent))
     return agent
 
 
