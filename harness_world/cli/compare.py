@@ -353,6 +353,15 @@ def run(args: argparse.Namespace) -> int:
     runs = [Path(p) for p in args.inputs] if notes else []  # issue 20: --html
     if write_compare_visuals(args, comparison, runs, [*notes, *_warnings(comparison)]):
         return 2
+    _print(args, comparison, result, notes)
+    return 0 if result.passed else 1
+
+
+def _print(
+    args: argparse.Namespace, comparison: Comparison, result: GateResult, notes: list[str]
+) -> None:
+    """The comparison as one JSON object or as text, with the trusted vectors when present."""
+    trusted = _trusted(args.inputs)  # seed 000: paired trusted-completion vectors
     if args.json:
         report = CompareReport(
             gate=result.gate,
@@ -364,18 +373,15 @@ def run(args: argparse.Namespace) -> int:
             decision=result,
         )
         data = msgspec.to_builtins(report)
-        trusted = _trusted(args.inputs)  # seed 000: paired trusted-completion vectors
         if trusted is not None:
             data["trusted"] = msgspec.to_builtins(trusted)
         sys.stdout.write(msgspec.json.encode(data).decode() + "\n")
-    else:
-        for note in notes:
-            sys.stdout.write(note + "\n")
-        sys.stdout.write(render_text(comparison, result))
-        trusted = _trusted(args.inputs)  # seed 000: the paired vectors, in words too
-        if trusted is not None:
-            sys.stdout.write(render_trusted_comparison(trusted))
-    return 0 if result.passed else 1
+        return
+    for note in notes:
+        sys.stdout.write(note + "\n")
+    sys.stdout.write(render_text(comparison, result))
+    if trusted is not None:
+        sys.stdout.write(render_trusted_comparison(trusted))
 
 
 def _trusted(inputs: list[str]) -> TrustedComparison | None:
