@@ -44,6 +44,8 @@ class PerAttempt(msgspec.Struct, frozen=True, kw_only=True):
         requests_per_pass: Total requests over passed attempts.
         tokens_per_pass: Total tokens over passed attempts.
         cost_per_pass: Total cost, failures and retries included, over passed attempts.
+        user_turns: Mean exchanges with a simulated user per valid attempt; unset (left out of
+            JSON) when no record of the run has a user turn.
     """
 
     tool_calls: float | None
@@ -54,6 +56,7 @@ class PerAttempt(msgspec.Struct, frozen=True, kw_only=True):
     requests_per_pass: float | None
     tokens_per_pass: float | None
     cost_per_pass: float | None
+    user_turns: float | msgspec.UnsetType | None = msgspec.UNSET  # tau2: user channel
 
 
 class FamilyFigures(msgspec.Struct, frozen=True, kw_only=True):
@@ -188,7 +191,18 @@ def _per_attempt(slots: list[SlotResult]) -> PerAttempt:
         requests_per_pass=_mean(sum(s.requests for s in executed), passes),
         tokens_per_pass=_mean(sum(s.input_tokens + s.output_tokens for s in executed), passes),
         cost_per_pass=_mean(sum(spent), passes),
+        user_turns=_user_turns(slots, valid),
     )
+
+
+def _user_turns(
+    slots: list[SlotResult], valid: list[SlotResult]
+) -> float | msgspec.UnsetType | None:
+    """Mean user turns per valid attempt; unset when no record of the run has a user turn."""
+    if all(s.user_turns is msgspec.UNSET for s in slots):
+        return msgspec.UNSET
+    turns = [s.user_turns for s in valid if not isinstance(s.user_turns, msgspec.UnsetType)]
+    return _mean(sum(turns), len(valid))
 
 
 def _families(scan: RunScan) -> list[FamilyFigures]:
