@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import msgspec
 import numpy as np
 
+from harness_world.engine.world import World
 from harness_world.grading.task import Task
 from harness_world.running.rundir import RunCounts, RunManifest, RunScan, SlotResult, scan_run
 from harness_world.stats import (
@@ -135,13 +136,20 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
     attempts: list[SlotResult]
 
 
-def run_rows(out: str | Path, config: str) -> tuple[list[RunRow], RunManifest]:
+def run_rows(
+    out: str | Path,
+    config: str,
+    *,
+    tasks: Sequence[Task] | None = None,
+    worlds: Mapping[str, World] | None = None,
+) -> tuple[list[RunRow], RunManifest]:
     """Valid attempts of a run as four-column rows (task_id, run_index, config, passed).
 
     Ungraded, lost, errored and interrupted attempts are not rows: they are not evidence of
-    quality and are reported beside it (in the counts).
+    quality and are reported beside it (in the counts). ``tasks`` and ``worlds`` are the
+    verifier's own (default: the built-in ones), as in `scan_run`.
     """
-    scan = scan_run(out, write_counts=False)
+    scan = scan_run(out, tasks, write_counts=False, worlds=worlds)
     return rows_of(scan, config), scan.manifest
 
 
