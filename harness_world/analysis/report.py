@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import msgspec
 import numpy as np
 
+from harness_world.engine.world import World
 from harness_world.grading.task import Task
 from harness_world.running.rundir import RunCounts, RunManifest, RunScan, SlotResult, scan_run
 from harness_world.stats import (
@@ -44,6 +45,8 @@ class PerAttempt(msgspec.Struct, frozen=True, kw_only=True):
         requests_per_pass: Total requests over passed attempts.
         tokens_per_pass: Total tokens over passed attempts.
         cost_per_pass: Total cost, failures and retries included, over passed attempts.
+        user_turns: Mean exchanges with a simulated user per valid attempt; unset (left out of
+            JSON) when no record of the run has a user turn.
     """
 
     tool_calls: float | None
@@ -54,6 +57,7 @@ class PerAttempt(msgspec.Struct, frozen=True, kw_only=True):
     requests_per_pass: float | None
     tokens_per_pass: float | None
     cost_per_pass: float | None
+    user_turns: float | msgspec.UnsetType | None = msgspec.UNSET  # tau2: user channel
 
 
 class FamilyFigures(msgspec.Struct, frozen=True, kw_only=True):
@@ -132,13 +136,20 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
     attempts: list[SlotResult]
 
 
-def run_rows(out: str | Path, config: str) -> tuple[list[RunRow], RunManifest]:
+def run_rows(
+    out: str | Path,
+    config: str,
+    *,
+    tasks: Sequence[Task] | None = None,
+    worlds: Mapping[str, World] | None = None,
+) -> tuple[list[RunRow], RunManifest]:
     """Valid attempts of a run as four-column rows (task_id, run_index, config, passed).
 
     Ungraded, lost, errored and interrupted attempts are not rows: they are not evidence of
-    quality and are reported beside it (in the counts).
+    quality and are reported beside it (in the counts). ``tasks`` and ``worlds`` are the
+    verifier's own (default: the built-in ones), as in `scan_run`.
     """
-    scan = scan_run(out, write_counts=False)
+    scan = scan_run(out, tasks, write_counts=False, worlds=worlds)
     return rows_of(scan, config), scan.manifest
 
 
@@ -188,7 +199,18 @@ def _per_attempt(slots: list[SlotResult]) -> PerAttempt:
         requests_per_pass=_mean(sum(s.requests for s in executed), passes),
         tokens_per_pass=_mean(sum(s.input_tokens + s.output_tokens for s in executed), passes),
         cost_per_pass=_mean(sum(spent), passes),
+        user_turns=_user_turns(slots, valid),
     )
+
+
+def _user_turns(
+    slots: list[SlotResult], valid: list[SlotResult]
+) -> float | msgspec.UnsetType | None:
+    """Mean user turns per valid attempt; unset when no record of the run has a user turn."""
+    if all(s.user_turns is msgspec.UNSET for s in slots):
+        return msgspec.UNSET
+    turns = [s.user_turns for s in valid if not isinstance(s.user_turns, msgspec.UnsetType)]
+    return _mean(sum(turns), len(valid))
 
 
 def _families(scan: RunScan) -> list[FamilyFigures]:

@@ -7,6 +7,7 @@ everything, and its path is printed beside the trace.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 from typing import Any
 
@@ -14,6 +15,7 @@ import msgspec
 
 from harness_world.analysis.trace_record import TraceCall, TraceRecord, raw_text
 from harness_world.engine.calls import WriteImage
+from harness_world.evidence.record import UserTurn
 from harness_world.grading.grade import Grade
 from harness_world.running.rundir import SlotResult
 
@@ -122,6 +124,30 @@ def _compact_call(call: TraceCall) -> str:
     )
 
 
+def _user_turn(turn: UserTurn, limit: int) -> str:
+    """One exchange with the simulated user, as an item among the calls (tau2: user channel)."""
+    stop = " · <b>ended the conversation</b>" if turn.stop else ""
+    return (
+        f'<li class="user"><p><span class="clock">after call {turn.after_call}</span> '
+        f"agent → user: {escape(shorten(turn.agent, limit))}</p>"
+        f"<p>user: {escape(shorten(turn.user, limit))}{stop}</p></li>"
+    )
+
+
+def _items(record: TraceRecord, render: Callable[[TraceCall], str], limit: int) -> str:
+    """The calls in order, each user turn placed after the calls made before it was spoken."""
+    turns = sorted(record.user_turns, key=lambda t: t.after_call)
+    parts: list[str] = []
+    at = 0
+    for position, call in enumerate(record.calls):
+        while at < len(turns) and turns[at].after_call <= position:
+            parts.append(_user_turn(turns[at], limit))
+            at += 1
+        parts.append(render(call))
+    parts.extend(_user_turn(t, limit) for t in turns[at:])
+    return "".join(parts)
+
+
 def _criteria(slot: SlotResult, grade: Grade | None) -> str:
     if grade is not None:
         items = [
@@ -156,7 +182,9 @@ def trace_fragment(
     """One attempt's ``<article>``: header, calls, final message, then each criterion.
 
     Each call shows its arguments, its result or typed error, its write images as before/after
-    diffs and the logical clock around it; each criterion its verdict and reason.
+    diffs and the logical clock around it; each exchange with a simulated user stands in its
+    place among the calls (after the calls made before the agent spoke); each criterion its
+    verdict and reason.
 
     Args:
         index: The attempt's index in the report (its anchor is ``{prefix}-{index}``).
@@ -180,10 +208,10 @@ def trace_fragment(
     )
     body = ""
     if record is not None and compact:
-        body = f'<ol class="calls">{"".join(_compact_call(c) for c in record.calls)}</ol>'
+        body = f'<ol class="calls">{_items(record, _compact_call, 120)}</ol>'
     elif record is not None:
-        limit = max(60, budget // max(1, len(record.calls) + 1))
-        calls = "".join(_call(c, limit) for c in record.calls)
+        limit = max(60, budget // max(1, len(record.calls) + len(record.user_turns) + 1))
+        calls = _items(record, lambda c: _call(c, limit), limit)
         body = (
             f'<ol class="calls">{calls}</ol>'
             f'<p class="final">final message: {escape(shorten(record.final_message, limit))}</p>'

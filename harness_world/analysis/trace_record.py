@@ -15,7 +15,14 @@ from typing import Any
 import msgspec
 
 from harness_world.engine.calls import ToolError, WriteImage
-from harness_world.evidence.record import Outcome, RecordContext, RecordError, Usage, load_record
+from harness_world.evidence.record import (
+    Outcome,
+    RecordContext,
+    RecordError,
+    Usage,
+    UserTurn,
+    load_record,
+)
 
 __all__ = ["TraceCall", "TraceRecord", "raw_text", "read_trace"]
 
@@ -59,6 +66,7 @@ class TraceRecord(msgspec.Struct, frozen=True, kw_only=True):
         final_message: The agent's last message.
         usage: Turns, requests, tokens and cost.
         context: Wall-clock facts (latency).
+        user_turns: The exchanges with a simulated user, in order (empty without a user).
     """
 
     task_id: str = ""
@@ -68,6 +76,7 @@ class TraceRecord(msgspec.Struct, frozen=True, kw_only=True):
     final_message: str = ""
     usage: Usage = Usage()
     context: RecordContext = RecordContext()
+    user_turns: list[UserTurn] = []  # tau2: user channel
 
 
 _DECODER = msgspec.json.Decoder(TraceRecord)

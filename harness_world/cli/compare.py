@@ -199,6 +199,9 @@ def _add_data_options(parser: argparse.ArgumentParser) -> None:
         metavar="POINTS",
         help="the smallest change worth detecting, in points (with --plan)",
     )
+    from harness_world.cli.tau2 import add_data_option
+
+    add_data_option(parser)  # tau2: `tau2 run --out` directories
 
 
 def gate_passed(verdict: str, gate: Gate) -> bool:
@@ -224,6 +227,16 @@ def _fail(message: str) -> int:
     return 2
 
 
+def _tau2_sources(args: argparse.Namespace) -> dict[str, Any]:
+    """``--tau2-data``: τ²'s world and tasks for `run_rows` (none: the built-in ones)."""
+    if getattr(args, "tau2_data", None) is None:
+        return {}
+    from harness_world.cli.tau2 import data_sources
+
+    world, tasks = data_sources(args.tau2_data, args.tau2_tasks)
+    return {"tasks": tasks, "worlds": {world.name: world}}
+
+
 def _run_directories(
     args: argparse.Namespace,
 ) -> tuple[list[RunRow], str, str, list[str], list[str], int]:
@@ -238,8 +251,9 @@ def _run_directories(
     if names[0] == names[1]:
         names = ["baseline", "candidate"]
     try:
-        base_rows, base = run_rows(paths[0], names[0])
-        cand_rows, cand = run_rows(paths[1], names[1])
+        sources = _tau2_sources(args)  # tau2: `tau2 run --out` directories
+        base_rows, base = run_rows(paths[0], names[0], **sources)
+        cand_rows, cand = run_rows(paths[1], names[1], **sources)
     except (FileNotFoundError, ValueError) as exc:
         raise _InputError(str(exc)) from None
     changed = diff_revisions(base.revision, cand.revision)

@@ -8,12 +8,14 @@ from pathlib import Path
 
 import msgspec
 
-from harness_world.analysis.report import RunReport, build_report
+from harness_world.analysis.report import RunReport, build_report, report_from_scan
 from harness_world.analysis.results_csv import write_results
 from harness_world.analysis.trusted import TrustedReport, render_trusted, trusted_report
 from harness_world.cli._output import render_table
 from harness_world.cli._visual import add_html_option, add_png_option, write_run_visuals
 from harness_world.cli.drift import add_drift_option, drift_command  # issue 19
+from harness_world.cli.tau2 import add_data_option, data_sources  # tau2
+from harness_world.running.rundir import scan_run
 from harness_world.stats import ProportionInterval, RunRow
 
 __all__ = ["register"]
@@ -45,6 +47,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_html_option(parser)  # issue 20: HTML report and PNG plots
     add_png_option(parser)
     add_drift_option(parser)  # issue 19: --fresh RUN, drift of a sequential track
+    add_data_option(parser)  # tau2: runs of `tau2 run --out`
     parser.set_defaults(handler=main)
 
 
@@ -57,7 +60,7 @@ def main(args: argparse.Namespace) -> int:
     if getattr(args, "fresh", None) is not None:  # issue 19
         return drift_command(args)
     try:
-        report = build_report(args.run)
+        report = _build(args)
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -91,6 +94,14 @@ def main(args: argparse.Namespace) -> int:
 
     print("\n".join(report_section(report)))
     return 0
+
+
+def _build(args: argparse.Namespace) -> RunReport:
+    """The report; with ``--tau2-data``, graded against τ²'s world and tasks (tau2)."""
+    if args.tau2_data is None:
+        return build_report(args.run)
+    world, tasks = data_sources(args.tau2_data, args.tau2_tasks)
+    return report_from_scan(scan_run(args.run, tasks, worlds={world.name: world}))
 
 
 def _trusted(run: Path) -> TrustedReport | None:
@@ -157,8 +168,13 @@ def _print_consumption(report: RunReport) -> None:
             _fmt(per.cost_per_pass, 4),
         ],
     ]
+    headers = ["per", "tool calls", "requests", "tokens", "cost $"]
+    if not isinstance(per.user_turns, msgspec.UnsetType):  # tau2: runs with a simulated user
+        headers.append("user turns")
+        rows[0].append(_fmt(per.user_turns, 1))
+        rows[1].append("-")
     print()
-    print(render_table(["per", "tool calls", "requests", "tokens", "cost $"], rows))
+    print(render_table(headers, rows))
     print(
         f"\nlatency (context): p50 {_fmt(report.latency_p50_s)} s, "
         f"p95 {_fmt(report.latency_p95_s)} s"

@@ -28,6 +28,8 @@ from harness_world.coverage.gate import read_equivalents
 from harness_world.engine.paths import builtin_dir
 from harness_world.engine.plugins import PluginError
 from harness_world.engine.world import World, WorldError, resolve_world_folder
+from harness_world.grading.task import Task
+from harness_world.running.revision import RevisionMismatch
 from harness_world.tau2 import importer
 from harness_world.tau2.faithful import Tau2Hasher, Tau2Shape
 from harness_world.tau2.gold import (
@@ -40,7 +42,9 @@ from harness_world.tau2.gold import (
 )
 
 __all__ = [
+    "add_data_option",
     "add_run_command_options",
+    "data_sources",
     "load_explanations",
     "register",
     "route_run_command",
@@ -524,7 +528,15 @@ def _register_run(actions: argparse._SubParsersAction[argparse.ArgumentParser]) 
     conv.add_argument(
         "--tau2-src", type=Path, help="a τ²-bench checkout (the folder holding the tau2 package)"
     )
-    conv.add_argument("--out", type=Path, help="save each record in this folder")
+    conv.add_argument(
+        "--out",
+        type=Path,
+        help="write a run directory here (manifest, records bound to their slots, counts) "
+        "that verify, report and compare read; an existing one of the same revision is resumed",
+    )
+    conv.add_argument(
+        "--samples", type=int, default=1, metavar="K", help="attempts per task (default 1)"
+    )
     model = conv.add_argument_group("--agent openai / --user openai")
     model.add_argument("--model", help="agent model name")
     model.add_argument("--base-url", help="agent endpoint (OpenAI-compatible)")
@@ -588,20 +600,16 @@ def _makers(args: argparse.Namespace) -> tuple[Any, Any]:
     return agent_for, user_for
 
 
-def run_conversation(args: argparse.Namespace) -> int:
-    """Run every selected task with a simulated user; see the description for exit codes."""
-    from harness_world.tau2.conversation import run_conversations
+def _label(args: argparse.Namespace) -> str:
+    """The driver's name in a run directory's manifest: agent, user and what the agent sees."""
+    agent = f"openai:{args.model}" if args.agent == "openai" else args.agent
+    user = f"openai:{args.user_model or args.model}" if args.user == "openai" else args.user
+    return f"tau2 agent={agent} user={user} observations={args.observations}"
 
-    try:
-        world, tasks = _load(args)
-        view = _view(args, world)
-        agent_for, user_for = _makers(args)
-    except _InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    done = run_conversations(world, tasks, agent_for, user_for, view=view, out=args.out)
-    results = [r for r, _ in done]
-    if args.json:
+
+def _print_conversations(results: list[Any], *, as_json: bool) -> None:
+    """The attempts of `tau2 run`: one JSON object, or a table and a summary line."""
+    if as_json:
         out = {
             "data_notice": importer.DATA_NOTICE,
             "runs": [msgspec.to_builtins(r) for r in results],
@@ -611,6 +619,7 @@ def run_conversation(args: argparse.Namespace) -> int:
         rows = [
             [
                 r.task_id,
+                str(r.sample),
                 str(r.user_turns),
                 "yes" if r.user_stopped else "no",
                 str(r.calls),
@@ -623,6 +632,7 @@ def run_conversation(args: argparse.Namespace) -> int:
         ]
         headers = [
             "task",
+            "sample",
             "user turns",
             "user stopped",
             "calls",
@@ -634,9 +644,40 @@ def run_conversation(args: argparse.Namespace) -> int:
         print(f"data: {importer.DATA_NOTICE}\n")
         print(render_table(headers, rows))
         print(
-            f"\n{len(results)} task(s): {sum(r.evidence == 'verified' for r in results)} "
+            f"\n{len(results)} attempt(s): {sum(r.evidence == 'verified' for r in results)} "
             f"verified, {sum(bool(r.passed) for r in results)} passed"
         )
+
+
+def run_conversation(args: argparse.Namespace) -> int:
+    """Run every selected task with a simulated user; see the description for exit codes."""
+    from harness_world.tau2.conversation import run_conversations
+
+    try:
+        if args.samples < 1:
+            raise _InputError(f"--samples must be at least 1 (got {args.samples})")
+        world, tasks = _load(args)
+        view = _view(args, world)
+        agent_for, user_for = _makers(args)
+    except _InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        done = run_conversations(
+            world,
+            tasks,
+            agent_for,
+            user_for,
+            view=view,
+            out=args.out,
+            samples=args.samples,
+            label=_label(args),
+        )
+    except RevisionMismatch as exc:
+        print(f"error: --out {exc}", file=sys.stderr)
+        return 2
+    results = [r for r, _ in done]
+    _print_conversations(results, as_json=args.json)
     bad = [r for r in results if r.evidence != "verified" or r.passed is None]
     return 1 if bad else 0
 
@@ -672,6 +713,7 @@ def run_from_run_command(args: argparse.Namespace) -> int:
         observations=args.observations,
         tau2_src=args.tau2_src,
         out=args.out,
+        samples=args.samples,
         model=args.model,
         # `run` leaves endpoint and key unset so each agent kind picks its own default.
         base_url=args.base_url or os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
@@ -694,3 +736,45 @@ def route_run_command(
         return main(args)
 
     return handler
+
+
+# -- `verify` / `report` of a τ² run directory: the world and tasks from the data folder ------
+
+
+def add_data_option(parser: argparse.ArgumentParser) -> None:
+    """``--tau2-data DIR``: replay against τ²'s database and grade against its imported tasks."""
+    parser.add_argument(
+        "--tau2-data",
+        type=Path,
+        metavar="DIR",
+        help="a τ² retail data folder: replay tau2_retail records against its db.json and "
+        "grade them against its imported tasks (every split); for runs of `tau2 run --out`",
+    )
+    parser.add_argument(
+        "--tau2-tasks",
+        type=Path,
+        metavar="FILE",
+        help="with --tau2-data: the τ² tasks file the run used (`tau2 run --tasks FILE`) "
+        "instead of every split (an imported task names the file it came from)",
+    )
+
+
+def data_sources(data: Path, tasks_file: Path | None = None) -> tuple[World, list[Task]]:
+    """The world and the tasks of a τ² data folder, chosen by the verifier.
+
+    Args:
+        data: The data folder (its db.json).
+        tasks_file: A τ² tasks file (default: every split of ``data``).
+
+    Raises:
+        ValueError: naming the folder or file at fault.
+    """
+    try:
+        world = importer.load_world(data)
+        if tasks_file is not None:
+            tasks = importer.import_tasks(world, tasks_file)
+        else:
+            _, tasks = importer.split_tasks(world, data, "all")
+    except (importer.FormatError, WorldError) as exc:
+        raise ValueError(f"--tau2-data: {str(exc).splitlines()[0]}") from None
+    return world, [item.task for item in tasks]

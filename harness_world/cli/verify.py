@@ -12,6 +12,7 @@ import attrs
 
 from harness_world.cli._output import Progress, render_table
 from harness_world.cli._progress import verify_progress
+from harness_world.cli.tau2 import add_data_option, data_sources  # tau2
 from harness_world.engine.world import World, WorldError, load_trusted_world, load_world
 from harness_world.evidence.record import Record, RecordError, load_record
 from harness_world.grading.task import Task, TaskError, load_tasks
@@ -82,6 +83,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "(provenance; extra: [sign])"
         ),
     )
+    add_data_option(parser)  # tau2: runs of `tau2 run --out`
     parser.add_argument("--require-pass", action="store_true", help="exit 1 when any grade failed")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(  # issue 20
@@ -178,11 +180,25 @@ def _plan(args: argparse.Namespace) -> _Plan:
         raise _InputError(f"no record files under {', '.join(map(str, args.paths))}")
     if args.trust_key and files:
         raise _InputError("--trust-key checks run directories only (their signed index)")
+    if args.tau2_data is not None:  # tau2: τ²'s world and tasks, chosen by the verifier
+        return _Plan(runs=runs, files=files, tasks=None if args.no_grade else _tau2_tasks(args))
     try:
         tasks = None if args.no_grade else {t.id: t for t in load_tasks(folder=args.tasks)}
     except (OSError, ValueError, TaskError) as exc:
         raise _InputError(f"--tasks: {exc}") from None
     return _Plan(runs=runs, files=files, tasks=tasks)
+
+
+def _tau2_tasks(args: argparse.Namespace) -> dict[str, Task]:
+    """``--tau2-data``: its imported tasks; the world becomes ``--world`` on its db.json."""
+    if args.world or args.tasks or args.seed_file:
+        raise _InputError("--tau2-data names the world and tasks: not with --world/--tasks")
+    try:
+        world, tasks = data_sources(args.tau2_data, args.tau2_tasks)
+    except ValueError as exc:
+        raise _InputError(str(exc)) from None
+    args.world, args.seed_file = world.name, Path(args.tau2_data) / "db.json"
+    return {t.id: t for t in tasks}
 
 
 def run(args: argparse.Namespace) -> int:

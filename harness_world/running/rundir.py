@@ -153,6 +153,8 @@ class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
         retried: Tries of this slot that ended in error and were executed again.
         retry_cost: What those tries cost.
         latency_s: Wall-clock duration (context).
+        user_turns: Exchanges with a simulated user; unset (left out of JSON) for a record
+            without any, so runs without a user report as before.
     """
 
     task_id: str
@@ -174,6 +176,7 @@ class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
     retried: int = 0
     retry_cost: float = 0.0
     latency_s: float = 0.0
+    user_turns: int | msgspec.UnsetType = msgspec.UNSET  # tau2: user channel
 
     @property
     def counted(self) -> bool:
@@ -320,6 +323,7 @@ def judge_record(
         retried=len(retries),
         retry_cost=retry_cost,
         latency_s=record.context.latency_s,
+        user_turns=len(record.user_turns) if record.user_turns else msgspec.UNSET,  # tau2
     )
 
 

@@ -1,8 +1,10 @@
 """Running τ² tasks end to end: an agent, a simulated user, our world, replay and grade.
 
-`run_conversations` runs each imported task once as an `Attempt` carrying a simulated user
-(and, in τ² observation mode, a `Tau2View`), seals the record, verifies it (replay, then
-grade) and reports one `ConversationResult` per task.
+`run_conversations` runs each imported task (``samples`` times) as an `Attempt` carrying a
+simulated user (and, in τ² observation mode, a `Tau2View`), seals the record, verifies it
+(replay, then grade) and reports one `ConversationResult` per attempt; given a folder, it
+writes a run directory (`harness_world.running.run.open_external_run`) that ``verify``,
+``report`` and ``compare`` read like any other.
 """
 
 from __future__ import annotations
@@ -13,10 +15,13 @@ from pathlib import Path
 import msgspec
 
 from harness_world.engine.world import World
+from harness_world.evidence.binding import append_index
 from harness_world.evidence.record import Record, save_record
 from harness_world.grading.verify import verify
 from harness_world.running.agents import Agent, drive
 from harness_world.running.attempt import Attempt
+from harness_world.running.run import open_external_run
+from harness_world.running.rundir import record_path, sample_seed, scan_run
 from harness_world.running.user import AgentView, UserSimulator
 from harness_world.tau2.gold import ImportedTask
 
@@ -36,6 +41,7 @@ class ConversationResult(msgspec.Struct, frozen=True, kw_only=True):
         passed: Our grade (None when not graded).
         failed: Failed automated criteria.
         record: Where the record was saved (empty when not saved).
+        sample: The sample index (``--samples``).
     """
 
     task_id: str
@@ -47,6 +53,7 @@ class ConversationResult(msgspec.Struct, frozen=True, kw_only=True):
     passed: bool | None
     failed: list[str]
     record: str = ""
+    sample: int = 0
 
 
 def run_conversations(
@@ -57,8 +64,15 @@ def run_conversations(
     *,
     view: AgentView | None = None,
     out: Path | None = None,
+    samples: int = 1,
+    seed: int = 0,
+    label: str = "tau2",
 ) -> list[tuple[ConversationResult, Record]]:
-    """Run every task once with its agent and its simulated user; verify each record.
+    """Run every task ``samples`` times with its agent and its simulated user; verify each record.
+
+    With ``out``, the attempts form a run directory as `run` writes one (manifest, records
+    bound to their slots in the index, counts), so ``verify``, ``report`` and ``compare`` read
+    it; an existing run directory of the same revision is resumed (its slots run again).
 
     Args:
         world: The world (τ²'s data).
@@ -66,27 +80,69 @@ def run_conversations(
         agent_for: The agent for a task.
         user_for: The simulated user for a task (e.g. from its user scenario).
         view: What agents are shown (None: our tool schemas and observations).
-        out: A folder to save each record in (``<task id>.json``), or None.
+        out: A run directory to save the records in, or None.
+        samples: Attempts per task (each with its own sample seed).
+        seed: The base seed (sample seeds derive from it as in `run`).
+        label: The driver's name in the run's manifest and revision (e.g. agent and user).
+
+    Raises:
+        ValueError: for fewer than one sample.
+        harness_world.RevisionMismatch: when ``out`` holds a run of another revision.
     """
+    if samples < 1:
+        raise ValueError("samples must be at least 1")
+    revision = ""
+    if out is not None:
+        revision = open_external_run(
+            out,
+            worlds={world.name: world},
+            tasks=[item.task for item in tasks],
+            kind="tau2",
+            label=label,
+            samples=samples,
+            seed=seed,
+            overrides={},
+        ).id
     results = []
     for item in tasks:
-        attempt = Attempt(world, item.task, user=user_for(item), view=view)
-        record = drive(agent_for(item), attempt)
-        saved = ""
-        if out is not None:
-            saved = str(save_record(record, out / f"{item.task.id}.json"))
-        checked = verify(record, world=world, task=item.task)
-        grade = checked.grade
-        result = ConversationResult(
-            task_id=item.task.id,
-            user_turns=len(record.user_turns),
-            user_stopped=bool(record.user_turns) and record.user_turns[-1].stop,
-            calls=len(record.calls),
-            outcome=record.outcome.status,
-            evidence=checked.evidence,
-            passed=None if grade is None else grade.passed,
-            failed=[] if grade is None else grade.failed,
-            record=saved,
-        )
-        results.append((result, record))
+        for sample in range(samples):
+            attempt = Attempt(
+                world,
+                item.task,
+                seed=sample_seed(seed, item.task.id, sample),
+                sample=sample,
+                revision=revision,
+                user=user_for(item),
+                view=view,
+            )
+            record = drive(agent_for(item), attempt)
+            saved = "" if out is None else str(_save(out, record))
+            results.append((_result(world, item, record, saved), record))
+    if out is not None:
+        scan_run(out, [item.task for item in tasks], worlds={world.name: world})  # counts.json
     return results
+
+
+def _save(out: Path, record: Record) -> Path:
+    """Save a record to its slot, bound in the run's index first (write-ahead, as `run`)."""
+    path = record_path(out, record.task_id, record.sample)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    append_index(out, record)
+    return save_record(record, path)
+
+
+def _result(world: World, item: ImportedTask, record: Record, saved: str) -> ConversationResult:
+    checked = verify(record, world=world, task=item.task)
+    grade = checked.grade
+    return ConversationResult(
+        task_id=item.task.id,
+        sample=record.sample,
+        user_turns=len(record.user_turns),
+        user_stopped=bool(record.user_turns) and record.user_turns[-1].stop,
+        calls=len(record.calls),
+        outcome=record.outcome.status,
+        evidence=checked.evidence,
+        passed=None if grade is None else grade.passed,
+        failed=[] if grade is None else grade.failed,
+        record=saved,
+    )

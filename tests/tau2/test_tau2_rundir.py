@@ -1,0 +1,155 @@
+"""`tau2 run --out DIR` writes a run directory; reports and the trace viewer show user turns.
+
+The data is read from the shared copy; tests are skipped with the reason when it is absent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+from pathlib import Path
+
+import msgspec
+import pytest
+
+import harness_world as hw
+from harness_world.analysis.report import build_report
+from harness_world.analysis.trace_html import trace_fragment
+from harness_world.analysis.trace_record import read_trace
+from harness_world.cli import main
+from harness_world.coverage import load_oracles
+from harness_world.evidence.binding import read_index
+from harness_world.running import run
+from harness_world.running.rundir import load_manifest, record_path
+from tests.conftest import TAU2_DATA
+
+pytestmark = pytest.mark.skipif(
+    not (TAU2_DATA / "db.json").is_file() or not (TAU2_DATA / "tasks_train.json").is_file(),
+    reason=f"τ² retail data not found in {TAU2_DATA}",
+)
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def three(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Three train tasks × 2 samples, scripted user, oracle agent: (run directory, tasks file)."""
+    root = tmp_path_factory.mktemp("tau2run")
+    tasks = root / "three.json"
+    raw = json.loads((TAU2_DATA / "tasks_train.json").read_text(encoding="utf-8"))
+    tasks.write_text(json.dumps(raw[:3]), encoding="utf-8")
+    out = root / "run"
+    code, text, err = cli(
+        "tau2", "run", "--data", str(TAU2_DATA), "--tasks", str(tasks),
+        "--samples", "2", "--out", str(out), "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    runs = json.loads(text)["runs"]
+    assert [(r["task_id"], r["sample"]) for r in runs] == [
+        (f"tau2_retail.{t['id']}", s) for t in raw[:3] for s in (0, 1)
+    ]
+    assert all(r["passed"] for r in runs)
+    return out, tasks
+
+
+def _sources(tasks: Path) -> tuple[str, ...]:
+    return ("--tau2-data", str(TAU2_DATA), "--tau2-tasks", str(tasks))
+
+
+def test_tau2_run_out_is_a_run_directory_that_verify_reads(three: tuple[Path, Path]) -> None:
+    out, tasks = three
+    manifest = load_manifest(out)
+    assert manifest.samples == 2 and len(manifest.tasks) == 3
+    assert manifest.agent == "tau2 agent=oracle user=scripted observations=ours"
+    index, _ = read_index(out)
+    assert len(index) == 6
+    for task_id in manifest.tasks:
+        for sample in (0, 1):
+            assert record_path(out, task_id, sample).is_file()
+            assert index[(task_id, sample)].revision == manifest.revision.id
+    assert json.loads((out / "counts.json").read_text())["valid"] == 6
+    code, text, err = cli("verify", str(out), *_sources(tasks), "--require-pass", "--json")
+    assert code == 0, err
+    assert json.loads(text)["grades"]["passed"] == 6
+    # without τ²'s world and tasks the verifier cannot grade it (never a path from the run)
+    code, _, _ = cli("verify", str(out), "--require-pass")
+    assert code == 1
+    code, _, err = cli("verify", str(out), *_sources(tasks), "--world", "helpdesk")
+    assert code == 2 and "--tau2-data" in err
+
+
+def test_report_counts_and_user_turns_per_attempt(three: tuple[Path, Path]) -> None:
+    out, tasks = three
+    code, text, err = cli("report", str(out), *_sources(tasks), "--json")
+    assert code == 0, err
+    data = json.loads(text)
+    assert data["counts"]["valid"] == 6 and data["counts"]["passed"] == 6
+    turns = [a["user_turns"] for a in data["attempts"]]
+    assert all(t >= 3 for t in turns)
+    assert data["per_attempt"]["user_turns"] == pytest.approx(sum(turns) / 6)
+    code, text, err = cli("report", str(out), *_sources(tasks))
+    assert code == 0, err
+    header = next(line for line in text.splitlines() if line.startswith("per "))
+    assert header.split()[-2:] == ["user", "turns"]
+    valid_row = next(line for line in text.splitlines() if line.startswith("valid attempt"))
+    assert valid_row.split()[-1] == f"{sum(turns) / 6:.1f}"
+    code, text, err = cli("compare", str(out), str(out), *_sources(tasks))
+    assert code == 0, err
+    assert "Paired tasks: 3" in text and "mean pass rate 100.0%" in text
+
+
+def test_a_run_without_user_turns_reports_no_user_turns(tmp_path: Path) -> None:
+    tasks = hw.load_tasks("helpdesk")[:2]
+    oracles = load_oracles("helpdesk")
+    out = tmp_path / "run"
+    run(tasks, hw.ScriptedAgent(name="main", scripts=oracles), samples=1, out=out)
+    report = build_report(out)
+    assert b'"user_turns":' not in msgspec.json.encode(report)
+    assert isinstance(report.per_attempt.user_turns, msgspec.UnsetType)
+    code, text, _ = cli("report", str(out))
+    assert code == 0 and "user turns" not in text and "tool calls" in text
+
+
+def test_the_trace_viewer_shows_each_user_turn_in_its_place(three: tuple[Path, Path]) -> None:
+    out, _ = three
+    report = build_report(out, [])
+    slot = report.attempts[0]
+    trace = read_trace(slot.path)
+    assert trace is not None and trace.user_turns
+    for compact in (False, True):
+        html = trace_fragment(0, slot, trace, None, 20_000, compact=compact)
+        items = re.findall(r'<li(?: class="(\w+)[^"]*")?>', html)
+        kinds = ["user" if k == "user" else "call" for k in items if k != "passed"]
+        expected: list[str] = []
+        turns = sorted(trace.user_turns, key=lambda t: t.after_call)
+        for position in range(len(trace.calls) + 1):
+            expected += ["user" for t in turns if t.after_call == position]
+            if position < len(trace.calls):
+                expected.append("call")
+        assert kinds[: len(expected)] == expected
+        for turn in trace.user_turns:
+            assert turn.user[:40].replace("'", "&#x27;") in html
+    without = msgspec.structs.replace(trace, user_turns=[])
+    assert 'class="user"' not in trace_fragment(0, slot, without, None, 20_000)
+
+
+def test_tau2_run_out_refuses_another_revision_and_bad_samples(
+    three: tuple[Path, Path],
+) -> None:
+    out, tasks = three
+    before = (out / "index.jsonl").read_bytes()
+    code, _, err = cli(
+        "tau2", "run", "--data", str(TAU2_DATA), "--tasks", str(tasks),
+        "--samples", "3", "--out", str(out),
+    )  # fmt: skip
+    assert code == 2 and "--out" in err and "samples" in err
+    assert (out / "index.jsonl").read_bytes() == before
+    code, _, err = cli("tau2", "run", "--data", str(TAU2_DATA), "--samples", "0")
+    assert code == 2 and "--samples" in err
