@@ -22,6 +22,11 @@ Measured in one process, side by side:
 
     python bench/report_html.py            # 10,000 attempts
     python bench/report_html.py --quick    # 1,000 attempts (CI smoke)
+    python bench/report_html.py --against REV   # also REV's code and this tree's, side by side
+
+With ``--against REV`` (a git revision of this repository), the same run directory is also
+measured by REV's code and by this tree's, alternating, each in a fresh process (best of 2), and
+their scan results and pages (the page's minute stamp aside) are compared byte for byte.
 
 Last line: one JSON object with every figure.
 """
@@ -30,6 +35,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -42,8 +49,16 @@ from harness_world.analysis.html import load_run_view, run_html
 from harness_world.analysis.report import report_from_scan
 from harness_world.coverage import load_mutants, load_oracles
 from harness_world.evidence import load_record, record_digest
+from harness_world.evidence.binding import INDEX, IndexEntry
 from harness_world.running import ScriptedAgent, run
-from harness_world.running.rundir import MANIFEST, load_manifest, record_path, scan_run, write_json
+from harness_world.running.rundir import (
+    MANIFEST,
+    load_manifest,
+    record_path,
+    sample_seed,
+    scan_run,
+    write_json,
+)
 
 TASKS_PER_WORLD = ("helpdesk", "inventory")
 
@@ -71,20 +86,83 @@ def synthesize(out: Path, samples: int) -> int:
     run(tasks, agent, samples=2, out=out, retries=0)
     manifest = load_manifest(out)
     write_json(out / MANIFEST, msgspec.structs.replace(manifest, samples=samples))
+    lines: list[bytes] = []
     for task in tasks:
         real = [load_record(record_path(out, task.id, s)) for s in (0, 1)]
         for sample in range(2, samples):
-            copy = msgspec.structs.replace(real[sample % 2], sample=sample, digest="")
+            seed = sample_seed(manifest.seed, task.id, sample)
+            copy = msgspec.structs.replace(real[sample % 2], sample=sample, seed=seed, digest="")
             copy = msgspec.structs.replace(copy, digest=record_digest(copy))
             path = record_path(out, task.id, sample)
             path.write_bytes(msgspec.json.encode(copy))  # compact: the bench's disk, not its timing
+            entry = IndexEntry(
+                task=task.id, sample=sample, seed=seed, revision=copy.revision, digest=copy.digest
+            )
+            lines.append(msgspec.json.encode(entry) + b"\n")
+    with open(out / INDEX, "ab") as index:  # bound to its slot, as the runner binds it
+        index.write(b"".join(lines))
     (out / "counts.json").unlink(missing_ok=True)
     return len(tasks) * samples
 
 
+def measure(out: Path) -> tuple[float, float, str, bytes, int]:
+    """Scan + text report, then the HTML; returns both times, the page, the slots and valid."""
+    started = time.perf_counter()
+    scan = scan_run(out, write_counts=False)
+    report = report_from_scan(scan)
+    scan_s = time.perf_counter() - started
+    started = time.perf_counter()
+    page = run_html(load_run_view(report))
+    html_s = time.perf_counter() - started
+    return scan_s, html_s, page, msgspec.json.encode(scan.slots), scan.counts.valid
+
+
+def _child(out: Path, into: Path) -> None:
+    """``--child RUN INTO``: measure once in this process (whichever code is on its path)."""
+    scan_s, html_s, page, slots, _ = measure(out)
+    (into / "report.html").write_text(_STAMP.sub("<generated>", page))
+    (into / "slots.json").write_bytes(slots)
+    print(json.dumps({"scan_s": scan_s, "html_s": html_s}))
+
+
+_STAMP = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")  # the page's generation minute
+
+
+def against(revision: str, out: Path, folder: Path, rounds: int) -> dict[str, object]:
+    """The same run measured by ``revision``'s code and by this tree's, alternating, each in a
+    fresh process; best of ``rounds`` each; whether both wrote byte-identical slots and pages."""
+    root = Path(__file__).resolve().parents[1]
+    base = folder / "base"
+    base.mkdir()
+    tar = subprocess.run(
+        ["git", "-C", str(root), "archive", revision], check=True, capture_output=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(base)], input=tar.stdout, check=True)
+    best: dict[str, tuple[float, float]] = {}
+    for _ in range(rounds):
+        for name, path in (("before", base), ("after", root)):
+            into = folder / name
+            into.mkdir(exist_ok=True)
+            env = {**os.environ, "PYTHONPATH": str(path)}
+            argv = [sys.executable, str(Path(__file__).resolve()), "--child", str(out), str(into)]
+            done = subprocess.run(argv, env=env, check=True, capture_output=True, text=True)
+            got = json.loads(done.stdout.strip().splitlines()[-1])
+            previous = best.get(name, (float("inf"), float("inf")))
+            best[name] = (min(previous[0], got["scan_s"]), min(previous[1], got["html_s"]))
+    same = all(
+        (folder / "before" / f).read_bytes() == (folder / "after" / f).read_bytes()
+        for f in ("report.html", "slots.json")
+    )
+    return {"revision": revision, "before": best["before"], "after": best["after"], "same": same}
+
+
 def main() -> None:
     """Synthesize, measure, print."""
+    if sys.argv[1:2] == ["--child"]:
+        _child(Path(sys.argv[2]), Path(sys.argv[3]))
+        return
     quick = "--quick" in sys.argv
+    revision = sys.argv[sys.argv.index("--against") + 1] if "--against" in sys.argv else ""
     tasks = sum(len(hw.load_tasks(w)) for w in TASKS_PER_WORLD)
     samples = -(-(1_000 if quick else 10_000) // tasks)  # at least 1,000 or 10,000 attempts
     with tempfile.TemporaryDirectory(prefix="hw-bench-html-") as folder:
@@ -92,17 +170,10 @@ def main() -> None:
         started = time.perf_counter()
         attempts = synthesize(out, samples)
         made = time.perf_counter() - started
-
-        started = time.perf_counter()
-        report = report_from_scan(scan_run(out, write_counts=False))
-        scan_s = time.perf_counter() - started
-
-        started = time.perf_counter()
-        page = run_html(load_run_view(report))
-        html_s = time.perf_counter() - started
+        scan_s, html_s, page, _, valid = measure(out)
         size = len(page.encode())
-        (Path(folder) / "report.html").write_text(page)
-    print(f"attempts: {attempts} (synthesized in {made:.1f} s)")
+        side = against(revision, out, Path(folder), 2) if revision else {}
+    print(f"attempts: {attempts} (synthesized in {made:.1f} s); verified and graded: {valid}")
     print(f"scan + text report: {scan_s:.2f} s")
     print(
         f"HTML (records read, graded, plots, heatmap, traces): {html_s:.2f} s "
@@ -110,6 +181,8 @@ def main() -> None:
     )
     print(f"HTML size: {size / 1e6:.2f} MB = {size / attempts:.0f} bytes per attempt")
     total = scan_s + html_s
+    if side:
+        _print_side(side)
     load = os.getloadavg()[0]
     print(f"machine load average (1 min) at the end: {load:.2f} on {os.cpu_count()} cores")
     print(f"HTML part: {html_s:.2f} s (target <= 10 s); size {size / 1e6:.2f} MB (target <= 20 MB)")
@@ -118,6 +191,7 @@ def main() -> None:
         json.dumps(
             {
                 "attempts": attempts,
+                "all_verified": valid == attempts,
                 "scan_s": round(scan_s, 3),
                 "html_s": round(html_s, 3),
                 "total_s": round(total, 3),
@@ -129,9 +203,21 @@ def main() -> None:
                 "within_size": size <= 20_000_000,
                 "load_average": round(load, 2),
                 "quick": quick,
+                "against": side,
             }
         )
     )
+
+
+def _print_side(side: dict[str, object]) -> None:
+    before: tuple[float, float] = side["before"]  # type: ignore[assignment]
+    after: tuple[float, float] = side["after"]  # type: ignore[assignment]
+    print(f"side by side, best of 2 each, fresh processes, {side['revision']} -> this tree:")
+    for i, part in enumerate(("scan", "HTML")):
+        print(f"  {part}: {before[i]:.2f} s -> {after[i]:.2f} s: x{before[i] / after[i]:.2f}")
+    b, a = sum(before), sum(after)
+    print(f"  in all: {b:.2f} s -> {a:.2f} s: x{b / a:.2f}")
+    print(f"  slots and page byte-identical (page's minute stamp aside): {side['same']}")
 
 
 if __name__ == "__main__":

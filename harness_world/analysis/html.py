@@ -7,8 +7,10 @@ attempt's trace. Everything but filtering works with JavaScript off.
 
 from __future__ import annotations
 
+import gc
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -116,6 +118,23 @@ def _grade(path: str, task: Task | None, worlds: dict[str, World]) -> Grade | No
     return grade_record(record, task, world)
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while many records are decoded and kept.
+
+    Decoded records hold no reference cycles, so the collector has nothing to free in them; left
+    on, it walks the growing list of kept records again at every full collection (reading 10,000
+    records took 2.5 × as long). Reference counting still frees everything as usual.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def load_run_view(
     report: RunReport, name: str | None = None, tasks: Iterable[Task] | None = None
 ) -> RunView:
@@ -128,16 +147,19 @@ def load_run_view(
     """
     by_id = {t.id: t for t in (tasks if tasks is not None else load_tasks())}
     worlds: dict[str, World] = {}
-    records = [read_trace(a.path) if a.evidence != "missing" else None for a in report.attempts]
-    full = len(report.attempts) <= FULL_DETAIL_UP_TO
-    grades = [
-        _grade(a.path, by_id.get(a.task_id), worlds) if full and a.evidence == "verified" else None
-        for a in report.attempts
-    ]
-    process = [
-        None if r is None else process_of(r, a.passed if a.counted else None)
-        for a, r in zip(report.attempts, records, strict=True)
-    ]
+    with _collector_paused():
+        records = [read_trace(a.path) if a.evidence != "missing" else None for a in report.attempts]
+        full = len(report.attempts) <= FULL_DETAIL_UP_TO
+        grades = [
+            _grade(a.path, by_id.get(a.task_id), worlds)
+            if full and a.evidence == "verified"
+            else None
+            for a in report.attempts
+        ]
+        process = [
+            None if r is None else process_of(r, a.passed if a.counted else None)
+            for a, r in zip(report.attempts, records, strict=True)
+        ]
     valid = [
         p for a, p in zip(report.attempts, process, strict=True) if p is not None and a.counted
     ]

@@ -246,6 +246,27 @@ def failed_tries(path: Path) -> list[Path]:
     return sorted(path.parent.glob(f"{sample}.failed-*.json"))
 
 
+def failed_tries_by_sample(folder: Path) -> dict[str, list[Path]]:
+    """`failed_tries` for every sample of one task's folder, from one listing of it.
+
+    Keys are the sample indices as written in the names (``"3"`` for ``3.failed-*.json``);
+    each list is oldest first, as `failed_tries` gives it. A scan calls this once per task
+    instead of globbing the folder once per sample (quadratic in the samples).
+    """
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return {}
+    found: dict[str, list[Path]] = {}
+    for name in names:
+        sample, marker, rest = name.partition(".failed-")
+        if marker and rest.endswith(".json"):
+            found.setdefault(sample, []).append(folder / name)
+    for paths in found.values():
+        paths.sort()
+    return found
+
+
 def load_manifest(out: str | Path) -> RunManifest:
     """Read a run directory's manifest.
 
@@ -337,6 +358,7 @@ class _Slot:
     revision: str
     entry: IndexEntry | None
     task: Task | None
+    retries: Sequence[Path] = ()
 
 
 def _slot_result(slot: _Slot, path: Path, evidence: SlotEvidence, **fields: Any) -> SlotResult:
@@ -348,7 +370,7 @@ def _slot_result(slot: _Slot, path: Path, evidence: SlotEvidence, **fields: Any)
 def _judge_slot(path: Path, slot: _Slot, worlds: _Worlds) -> SlotResult:
     if not path.is_file():
         return _slot_result(slot, path, "missing", reason="no record for this slot")
-    retries = failed_tries(path)
+    retries = slot.retries
     try:
         record = load_record(path)
     except (RecordError, OSError) as exc:
@@ -414,6 +436,7 @@ def scan_run(
     index, _ = read_index(root)
     slots: list[SlotResult] = []
     for task_id in manifest.tasks:
+        tries = failed_tries_by_sample(record_path(root, task_id, 0).parent)
         for sample in range(manifest.samples):
             path = record_path(root, task_id, sample)
             done = (known or {}).get(path)
@@ -425,6 +448,7 @@ def scan_run(
                     revision=manifest.revision.id,
                     entry=index.get((task_id, sample)),
                     task=by_id.get(task_id),
+                    retries=tries.get(str(sample), ()),
                 )
                 done = _judge_slot(path, slot, loader)
             slots.append(done)
