@@ -18,6 +18,14 @@ call of the same tool with the same arguments apart from the key, after the call
 - ``harness.bounded_retries``: no write is retried more than `MAX_RETRIES` times in a row.
 - ``harness.reconcile_before_retry``: after a ``timeout``, some read call comes before the
   retry (the caller looked for the object the lost response may have created).
+- ``harness.no_unverified_action``: after a write whose response was lost (a ``timeout``: the
+  provider may or may not have committed it), the next write of another operation comes only
+  after a successful read. Acting on top of an outcome nobody checked (recording a payment,
+  sending a receipt for a charge that may not exist) is acting on unverified tool output.
+
+Budgets are harness-layer too: ``budget.context_tokens`` (when a task declares it) is the
+"context bounded" criterion, ``budget.tool_calls`` / ``budget.turns`` / ``budget.cost`` the
+"budget respected" ones.
 
 A candidate link (``[[links]]`` in a task) is **activated** in a record when both its harness
 and its agent criterion failed. Activation records co-occurring failures of predeclared
@@ -54,6 +62,7 @@ HARNESS_CRITERIA = (
     "harness.same_key_retry",
     "harness.bounded_retries",
     "harness.reconcile_before_retry",
+    "harness.no_unverified_action",
 )
 _KEY = "idempotency_key"
 
@@ -178,6 +187,25 @@ def _retry_findings(calls: list[CallRecord], keyed: set[str]) -> dict[str, list[
     return found
 
 
+def _unverified_actions(calls: list[CallRecord], writes: set[str]) -> list[str]:
+    """Writes of another operation made after a lost write response, before any good read."""
+    found: list[str] = []
+    for i, call in enumerate(calls):
+        if call.tool not in writes or call.ok or call.error is None:
+            continue
+        if call.error.kind != "timeout":
+            continue
+        for later in calls[i + 1 :]:
+            if later.ok and later.tool not in writes and later.tool != "wait":
+                break  # the caller looked before acting
+            if later.ok and _same_operation(later, call):
+                break  # the operation itself came back with a result: that one is verified
+            if later.tool in writes and not _same_operation(later, call):
+                found.append(f"call {later.seq} acted on the unverified call {call.seq}")
+                break
+    return found
+
+
 def harness_criteria(record: Record, world: World) -> list[CriterionVerdict]:
     """The ``harness.*`` verdicts of one record, read from its call log."""
     keyed = {
@@ -185,7 +213,10 @@ def harness_criteria(record: Record, world: World) -> list[CriterionVerdict]:
         for t in world.contract.tools
         if t.kind == "write" and _KEY in t.params.__struct_fields__
     }
-    found = _retry_findings(list(record.calls), keyed)
+    calls = list(record.calls)
+    found = _retry_findings(calls, keyed)
+    writes = {t.name for t in world.contract.tools if t.kind == "write"}
+    found["harness.no_unverified_action"] = _unverified_actions(calls, writes)
     return [
         CriterionVerdict(
             id=name,
