@@ -165,6 +165,17 @@ def _add_scale_options(parser: argparse.ArgumentParser) -> None:
         help="a JSON list of configurations (name, harness, profile, agent, options) run "
         "over the same slots in one seeded interleaved order into --out",
     )
+    parser.add_argument(  # issue 19: the Ray executor
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="ray: every attempt a Ray task, this process saving (extra: [ray])",
+    )
+    parser.add_argument(
+        "--address",
+        help="with --executor ray: the Ray cluster ('auto': the one `ray start --head` started "
+        "here; default: a local Ray for this run)",
+    )
     parser.add_argument(
         "--no-group-commit",
         action="store_true",
@@ -256,6 +267,8 @@ def main(args: argparse.Namespace) -> int:
             concurrency=args.concurrency,  # issue 19
             group_commit=not args.no_group_commit,  # issue 19
             track=args.track,  # issue 19
+            executor=args.executor,  # issue 19: the Ray executor
+            address=args.address,
             # issue 20: live progress on a terminal, the plain counter otherwise
             progress=run_progress_hook(
                 _progress(show=not args.json), quiet=args.quiet, enabled=not args.json
@@ -302,6 +315,7 @@ def _prepare(args: argparse.Namespace) -> tuple[list[Task], Agent, dict[str, Wor
         raise _UsageError("--concurrency must be at least 1, and not combined with --workers")
     if args.track == "sequential" and max(args.workers, args.concurrency) > 1:  # issue 19
         raise _UsageError("--track sequential runs one attempt at a time (no --workers)")
+    _check_executor(args)  # issue 19: the Ray executor
     agent = _for_concurrency(agent, args.concurrency)
     if args.sign_key:
         try:
@@ -313,6 +327,18 @@ def _prepare(args: argparse.Namespace) -> tuple[list[Task], Agent, dict[str, Wor
     except WorldError as exc:
         raise _UsageError(f"--size {args.size}: {exc}") from None
     return tasks, agent, worlds
+
+
+def _check_executor(args: argparse.Namespace) -> None:
+    """Issue 19: ``--executor ray`` needs Ray and schedules alone; ``--address`` needs it."""
+    if args.executor != "ray":
+        if args.address is not None:
+            raise _UsageError("--address needs --executor ray")
+        return
+    if importlib.util.find_spec("ray") is None:
+        raise _UsageError("--executor ray needs the extra: pip install 'harness_world[ray]'")
+    if max(args.workers, args.concurrency) > 1 or args.track == "sequential":
+        raise _UsageError("--executor ray takes no --workers, --concurrency or --track sequential")
 
 
 def _for_concurrency(agent: Agent, concurrency: int) -> Agent:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Literal
 
 import attrs
 
@@ -29,6 +30,7 @@ from harness_world.running.executors import (
     is_async_agent,
 )
 from harness_world.running.pins import PINS, make_pins
+from harness_world.running.rayrun import execute_on_ray, import_ray
 from harness_world.running.revision import Revision, make_revision
 from harness_world.running.rundir import (
     RunCounts,
@@ -43,6 +45,7 @@ from harness_world.running.rundir import (
 from harness_world.running.sequential import Track, order_units, write_sequence
 
 __all__ = [
+    "Executor",
     "RunPlan",
     "RunProgress",
     "RunResult",
@@ -53,6 +56,9 @@ __all__ = [
     "run",
     "sample_seed",
 ]
+
+Executor = Literal["local", "ray"]
+"""Where attempts execute: here (one process, threads or worker processes) or as Ray tasks."""
 
 
 @attrs.frozen(slots=True)
@@ -163,6 +169,8 @@ def run(
     concurrency: int = 1,
     group_commit: bool = True,
     track: Track = "fresh",
+    executor: Executor = "local",
+    address: str | None = None,
 ) -> RunResult:
     """Run every task ``samples`` times and save each record durably as it ends.
 
@@ -185,14 +193,28 @@ def run(
         track: ``fresh``, or ``sequential``: one agent instance given the tasks one after
             another, one pass per sample in a seeded order (see
             `harness_world.running.sequential`); one attempt at a time in this process.
+        executor: ``local`` (this process, or ``workers`` processes), or ``ray``: every
+            attempt a Ray task (extra ``[ray]``; see `harness_world.running.rayrun`), this
+            process saving; the same run directory, records apart from context, and resume.
+        address: With ``executor="ray"``, the Ray cluster to connect to (``"auto"``: the one
+            started on this machine); None starts a local Ray unless already connected.
 
     Raises:
         RevisionMismatch: when ``out`` holds a run of another revision.
-        ValueError: for no tasks, fewer than one sample, both workers and concurrency, or a
-            sequential track with either.
+        RayUnavailable: for ``executor="ray"`` without Ray installed.
+        ValueError: for no tasks, fewer than one sample, both workers and concurrency, a
+            sequential track with either, or the Ray executor with any of them.
     """
     if workers > 1 and concurrency > 1:
         raise ValueError("use either workers (processes) or concurrency (one process), not both")
+    if executor not in ("local", "ray"):
+        raise ValueError(f"executor must be 'local' or 'ray', not {executor!r}")
+    if executor == "ray" and (workers > 1 or concurrency > 1 or track == "sequential"):
+        raise ValueError(
+            "the Ray executor takes no workers, concurrency or sequential track (Ray schedules)"
+        )
+    if executor == "ray":
+        import_ray()  # without Ray, fail before the run directory is opened
     if track == "sequential" and (workers > 1 or concurrency > 1):
         raise ValueError("the sequential track runs one attempt at a time (one agent instance)")
     plan = prepare_run(
@@ -212,7 +234,9 @@ def run(
         units = order_units(units, write_sequence(plan.root, tasks, samples, seed))
     tally = Tally(total=len(units), progress=progress)
     commit = GroupCommit(plan.root, tally.count, group=group_commit)
-    execute_units(units, commit, workers=workers, concurrency=concurrency)
+    execute_units(
+        units, commit, workers=workers, concurrency=concurrency, executor=executor, address=address
+    )
     return finish_run(plan, tally.results)
 
 
@@ -295,10 +319,18 @@ def prepare_run(
 
 
 def execute_units(
-    units: Sequence[Unit], commit: Committer, *, workers: int = 1, concurrency: int = 1
+    units: Sequence[Unit],
+    commit: Committer,
+    *,
+    workers: int = 1,
+    concurrency: int = 1,
+    executor: Executor = "local",
+    address: str | None = None,
 ) -> None:
-    """Execute units in the order given: concurrently, serially or in worker processes."""
-    if concurrency > 1 or any(is_async_agent(u.agent) for u in units):
+    """Execute units in the order given: as Ray tasks, concurrently, serially or in processes."""
+    if executor == "ray":
+        execute_on_ray(units, commit, address=address)
+    elif concurrency > 1 or any(is_async_agent(u.agent) for u in units):
         execute_concurrently(units, commit, concurrency)
     elif workers <= 1:
         execute_serially(units, commit)

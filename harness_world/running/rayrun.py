@@ -1,0 +1,281 @@
+"""The Ray executor (extra ``[ray]``): a run's attempts as Ray tasks, on one machine or a cluster.
+
+Each attempt is one Ray task. The task and everything else about the attempt travel as bytes
+(msgspec); the agent is put in Ray's object store once per run. A worker process loads each
+world once (`load_world` caches per process), executes, replays and grades the attempt, and sends
+back the record's canonical bytes, its index line and its judged slot. This process, the
+driver, saves everything: the `GroupCommit` of the run directory writes records and index lines
+exactly as the local executors do, and a failed try (an ``infrastructure`` outcome with retries
+left) is saved here too, so the workers need no access to the run directory. Records are
+byte-identical to the local executors' apart from their context.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import sys
+from collections import deque
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import msgspec
+
+from harness_world.engine.world import load_world
+from harness_world.errors import HarnessWorldError
+from harness_world.evidence.binding import IndexEntry
+from harness_world.evidence.record import RecordError, encode_record, load_record, write_atomically
+from harness_world.grading.task import Task
+from harness_world.running.agents import Agent, drive
+from harness_world.running.attempt import AttemptLimits
+from harness_world.running.commit import Committer, Finished, finished
+from harness_world.running.executors import (
+    Unit,
+    drive_async,
+    fresh_start,
+    is_async_agent,
+    open_attempt,
+)
+from harness_world.running.rundir import SlotResult, judge_record, record_path
+
+__all__ = ["RayUnavailable", "execute_on_ray", "import_ray"]
+
+_PLUGIN_PREFIX = "harness_world_"  # `engine.plugins.import_path` names plug-in modules so
+
+
+class RayUnavailable(HarnessWorldError, RuntimeError):
+    """The Ray executor was asked for but Ray is not installed."""
+
+
+def import_ray() -> Any:
+    """The ``ray`` module.
+
+    Raises:
+        RayUnavailable: when Ray is not installed (with the extra to install).
+    """
+    try:
+        return importlib.import_module("ray")
+    except ImportError:
+        raise RayUnavailable(
+            "the Ray executor needs the extra: pip install 'harness_world[ray]'"
+        ) from None
+
+
+class _Order(msgspec.Struct, frozen=True, kw_only=True):
+    """A unit without its agent and task: what a Ray task is told, as bytes."""
+
+    world: str
+    size: str
+    sample: int
+    seed: int
+    revision: str
+    limits: AttemptLimits
+    workers: int
+    out: str
+    try_number: int
+    retries: int
+    track: str
+
+
+class _Reply(msgspec.Struct, frozen=True, kw_only=True):
+    """What a Ray task sends back: the record's canonical bytes and, when final, its judgement."""
+
+    record: bytes
+    entry: IndexEntry | None = None  # None: an infrastructure failure to execute again
+    result: SlotResult | None = None
+
+
+_ORDER = msgspec.msgpack.Decoder(_Order)
+_REPLY = msgspec.msgpack.Decoder(_Reply)
+_TASK = msgspec.msgpack.Decoder(Task)
+_TASKS: dict[bytes, Task] = {}  # per worker process: each task decoded once (its hash cached)
+_TASKS_MAX = 10_000
+
+
+def _task(data: bytes) -> Task:
+    task = _TASKS.get(data)
+    if task is None:
+        if len(_TASKS) >= _TASKS_MAX:
+            _TASKS.clear()
+        task = _TASKS[data] = _TASK.decode(data)
+    return task
+
+
+def perform_remote(agent: Agent, task_data: bytes, order_data: bytes) -> bytes:
+    """Execute, replay and grade one attempt in a Ray worker; the reply as bytes (not saved)."""
+    order = _ORDER.decode(order_data)
+    task = _task(task_data)
+    unit = Unit(
+        agent=agent,
+        world=order.world,
+        size=order.size,
+        task=task,
+        sample=order.sample,
+        seed=order.seed,
+        revision=order.revision,
+        limits=order.limits,
+        workers=order.workers,
+        out=Path(order.out),
+        try_number=order.try_number,
+        retries=order.retries,
+        track=order.track,
+    )
+    world = load_world(unit.world, size=unit.size)
+    attempt, context = open_attempt(unit, world)
+    fresh_start(unit)
+    if is_async_agent(agent):
+        record = asyncio.run(drive_async(agent, attempt, context))
+    else:
+        record = drive(agent, attempt, context)
+    if record.outcome.status == "infrastructure" and unit.try_number < unit.retries:
+        return msgspec.msgpack.encode(_Reply(record=encode_record(record)))
+    path = record_path(unit.out, task.id, unit.sample)
+    done = finished(record, path, judge_record(record, world, task, path))
+    return msgspec.msgpack.encode(_Reply(record=done.data, entry=done.entry, result=done.result))
+
+
+def _order(unit: Unit) -> bytes:
+    return msgspec.msgpack.encode(
+        _Order(
+            world=unit.world,
+            size=unit.size,
+            sample=unit.sample,
+            seed=unit.seed,
+            revision=unit.revision,
+            limits=unit.limits,
+            workers=unit.workers,
+            out=str(unit.out),
+            try_number=unit.try_number,
+            retries=unit.retries,
+            track=unit.track,
+        )
+    )
+
+
+def _with_retries(unit: Unit, result: SlotResult) -> SlotResult:
+    """The slot as the local executors judge it: the earlier failed tries and what they cost.
+
+    The worker cannot read the failed tries (they are saved here), so they are added here.
+    """
+    if unit.try_number == 0:
+        return result
+    path = record_path(unit.out, unit.task.id, unit.sample)
+    cost = 0.0
+    for n in range(1, unit.try_number + 1):
+        try:
+            spent = load_record(path.with_name(f"{unit.sample}.failed-{n}.json")).usage
+        except RecordError:
+            continue
+        cost += spent.cost + spent.uncertain_cost
+    return msgspec.structs.replace(result, retried=unit.try_number, retry_cost=cost)
+
+
+def _share_plugins(ray: Any) -> None:
+    """Plug-in modules (oracles, scripts) are not importable in a worker: pickle them by value."""
+    for name, module in list(sys.modules.items()):
+        if name.startswith(_PLUGIN_PREFIX) and "." not in name:
+            ray.cloudpickle.register_pickle_by_value(module)
+
+
+@attrs.define(slots=True)
+class _Dispatch:
+    """The attempts of one execution: queued, in flight as Ray tasks, and committed."""
+
+    ray: Any
+    commit: Committer
+    queue: deque[Unit]
+    in_flight: int
+    remote: Any = None
+    pending: dict[Any, Unit] = attrs.field(factory=dict)
+    agents: dict[int, Any] = attrs.field(factory=dict)  # id(agent) -> its object reference
+    tasks: dict[int, Any] = attrs.field(factory=dict)  # id(task) -> its bytes' reference
+
+    def submit(self, unit: Unit) -> None:
+        """Start one attempt as a Ray task; agent and task go to the object store once each."""
+        agent = self.agents.get(id(unit.agent))
+        if agent is None:
+            agent = self.agents[id(unit.agent)] = self.ray.put(unit.agent)
+        task = self.tasks.get(id(unit.task))
+        if task is None:
+            task = self.tasks[id(unit.task)] = self.ray.put(msgspec.msgpack.encode(unit.task))
+        self.pending[self.remote.remote(agent, task, _order(unit))] = unit
+
+    def receive(self, ref: Any) -> None:
+        """Save a failed try and execute it again, or queue a final record for the commit."""
+        unit = self.pending.pop(ref)
+        reply = _REPLY.decode(self.ray.get(ref))
+        path = record_path(unit.out, unit.task.id, unit.sample)
+        if reply.entry is None or reply.result is None:
+            failed = path.with_name(f"{unit.sample}.failed-{unit.try_number + 1}.json")
+            write_atomically(reply.record, failed)  # as `settle` saves it, from here
+            self.queue.appendleft(attrs.evolve(unit, try_number=unit.try_number + 1))
+            return
+        result = _with_retries(unit, reply.result)
+        self.commit.add(Finished(path=path, data=reply.record, entry=reply.entry, result=result))
+
+    def loop(self) -> None:
+        """Keep up to ``in_flight`` attempts running; commit batches as their windows pass."""
+        while self.queue or self.pending:
+            while self.queue and len(self.pending) < self.in_flight:
+                self.submit(self.queue.popleft())
+            refs = list(self.pending)
+            ready, _ = self.ray.wait(refs, num_returns=1, timeout=self.commit.window_s)
+            if ready:  # everything else already done too, without waiting
+                ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0)
+            for ref in ready:
+                self.receive(ref)
+            if self.commit.due():
+                self.commit.flush(settle=False)
+
+
+def execute_on_ray(
+    units: Sequence[Unit],
+    commit: Committer,
+    *,
+    address: str | None = None,
+    in_flight: int | None = None,
+) -> None:
+    """Perform units as Ray tasks; this process commits what they send back.
+
+    Uses the Ray instance this process is already connected to; otherwise connects to
+    ``address`` (``"auto"``: the cluster started on this machine with ``ray start --head``) or,
+    with none, starts a new local instance (even when a cluster runs on this machine), shut
+    down again at the end.
+
+    Args:
+        units: The attempts, in order.
+        commit: The run directory's commit.
+        address: A Ray cluster to connect to when not connected yet.
+        in_flight: The most Ray tasks submitted at once (default: twice the cluster's CPUs).
+
+    Raises:
+        RayUnavailable: when Ray is not installed.
+    """
+    ray = import_ray()
+    if not units:
+        return
+    started = not ray.is_initialized()
+    if started:
+        if address is None:  # a new local instance, even when a cluster runs here
+            ray.init(address="local", include_dashboard=False, log_to_driver=False)
+        else:
+            ray.init(address=address, log_to_driver=False)
+    try:
+        _share_plugins(ray)
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        dispatch = _Dispatch(
+            ray=ray,
+            commit=commit,
+            queue=deque(units),
+            in_flight=in_flight or max(2, 2 * cpus),
+            remote=ray.remote(num_cpus=1)(perform_remote),
+        )
+        try:
+            dispatch.loop()
+        finally:
+            commit.flush()
+    finally:
+        if started:
+            ray.shutdown()
