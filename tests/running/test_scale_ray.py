@@ -22,7 +22,7 @@ from harness_world.running.rundir import SlotResult
 TASKS = hw.load_tasks("helpdesk")[:2]
 HAVE_RAY = importlib.util.find_spec("ray") is not None
 needs_ray = pytest.mark.skipif(
-    not HAVE_RAY, reason="ray is not installed (extra [ray]; not part of [dev])"
+    not HAVE_RAY, reason="ray is not installed (extra [ray], part of [dev])"
 )
 
 
