@@ -76,6 +76,7 @@ class Session:
     _counters: dict[str, int]
     _clock: int
     _log: list[CallRecord]
+    _raw_images: bool
 
     def __init__(self, world: World, seed: int = 0) -> None:
         self.world = world
@@ -86,6 +87,7 @@ class Session:
         self._counters = {}
         self._clock = 0
         self._log = []
+        self._raw_images = False  # replay's calls log write images as raw JSON (see `_run`)
 
     # -- public, agent-independent view -------------------------------------------------------
 
@@ -125,13 +127,20 @@ class Session:
         """Run one tool call and log it; returns the log entry and the result's JSON bytes.
 
         Replay uses this directly: it compares the log entry and has no use for an observation.
-        With ``raw``, the logged result is left as `msgspec.Raw` JSON (no decode); the caller
-        must replace the log entry (see `Session._replace_last`).
+        With ``raw`` (replay), the arguments are used as given (replay's come out of a JSON
+        decoder: no normalising copy; the limits still apply), and the logged result and write
+        images are left as `msgspec.Raw` JSON (no decode); the caller must replace the log
+        entry (see `Session._replace_last`).
         """
         seq = len(self._log) + 1
-        name = clean_text(tool if isinstance(tool, str) else repr(tool))[:200]  # limits
+        name = (
+            tool
+            if type(tool) is str and len(tool) <= 200 and tool.isascii()  # clean already
+            else clean_text(tool if isinstance(tool, str) else repr(tool))[:200]  # limits
+        )
         clock_before = self._clock
-        recorded_args, given = _normalise_args(args)
+        recorded_args, given = _normalise_args(args, copy=not raw)
+        self._raw_images = raw
         writes: list[WriteImage] = []
         result_blob = b"null"
         error: ToolError | None
@@ -186,15 +195,20 @@ class Session:
 
     def touched(self) -> list[FinalRow]:
         """The final state of every key the session wrote, whether or not it changed."""
+        return self._touched(from_json)
+
+    def _touched_json(self) -> bytes:
+        """`touched` as canonical JSON, splicing the stored row bytes (no decode, no copy)."""
+        return to_json(self._touched(msgspec.Raw))
+
+    def _touched(self, row: Callable[[bytes], Any]) -> list[FinalRow]:
         out: list[FinalRow] = []
         for entity in self._ordered_layer_entities():
             layer = self._layer[entity]
             for key in sorted(layer, key=lambda k: self._position(entity, k)):
                 final = layer[key]
                 out.append(
-                    FinalRow(
-                        entity=entity, key=key, row=None if final is None else from_json(final)
-                    )
+                    FinalRow(entity=entity, key=key, row=None if final is None else row(final))
                 )
         return out
 
@@ -291,11 +305,14 @@ def _timestamp(epoch: str, ticks: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(_epoch_seconds(epoch) + ticks))
 
 
-def _normalise_args(args: object) -> tuple[Any, object]:
+def _normalise_args(args: object, *, copy: bool = True) -> tuple[Any, object]:
     """Return (what the log records, what validation receives).
 
     Validation receives an error message string instead of arguments when they are not a JSON
-    object; the recorded form is chosen so that replaying it yields the same message.
+    object; the recorded form is chosen so that replaying it yields the same message. With
+    ``copy`` (live calls) the arguments are normalised through a JSON round trip, so the log
+    owns plain values the caller cannot change afterwards; without it (replay) they are used
+    as they are, once the same limits have accepted them.
     """
     if isinstance(args, str) and args.startswith(_UNENCODABLE_PREFIX):
         return args, f"arguments are not valid JSON ({args[len(_UNENCODABLE_PREFIX) :]})"
@@ -304,7 +321,7 @@ def _normalise_args(args: object) -> tuple[Any, object]:
     if problem:
         return _UNENCODABLE_PREFIX + problem, f"arguments are not valid JSON ({problem})"
     try:
-        recorded = from_json(to_json(args))
+        recorded = from_json(to_json(args)) if copy else args
     except (TypeError, ValueError, OverflowError, msgspec.EncodeError, msgspec.DecodeError) as exc:
         reason = f"{type(exc).__name__}: {exc}"
         return _UNENCODABLE_PREFIX + reason, f"arguments are not valid JSON ({reason})"
@@ -410,6 +427,15 @@ class ToolContext:
         """An independent copy of a row, or None if it does not exist."""
         data = self._session._raw(entity, key)
         return None if data is None else from_json(data)
+
+    def get_json(self, entity: str, key: Key) -> msgspec.Raw | None:
+        """A row as canonical JSON for a tool to return unchanged, or None if it does not exist.
+
+        The stored bytes are handed over as `msgspec.Raw` (no decode, no copy): the result's
+        encoding splices them, so a read tool that returns a whole row costs no per-field work.
+        """
+        data = self._session._raw(entity, key)
+        return None if data is None else msgspec.Raw(data)
 
     def get_many(self, entity: str, keys: Sequence[Key]) -> list[dict[str, Any] | None]:
         """Independent copies of several rows (None for a missing one), in the order given."""
@@ -545,12 +571,13 @@ class ToolContext:
                 created[key] = len(created)
         layer[key] = data
         session._clock += 1
+        row: Callable[[bytes], Any] = msgspec.Raw if session._raw_images else from_json
         self._writes.append(
             WriteImage(
                 entity=entity,
                 key=key,
-                before=None if before is None else from_json(before),
-                after=None if data is None else from_json(data),
+                before=None if before is None else row(before),
+                after=None if data is None else row(data),
             )
         )
 

@@ -206,17 +206,63 @@ class RecordError(HarnessWorldError):
     """A record file could not be read: missing, truncated, malformed, or of another format."""
 
 
-def record_digest(record: Record) -> str:
-    """The digest of a record's evidence: everything except ``digest`` and ``context``."""
-    body = msgspec.structs.replace(record, digest="", context=RecordContext())
-    plain = msgspec.to_builtins(body)
-    # Fields added after the format's first release are left out while they hold nothing, so
-    # older records keep their digests: a null `faults`, an empty `user_turns` (tau2).
-    if record.faults is None:
-        del plain["faults"]
-    if not record.user_turns:
-        del plain["user_turns"]
-    return sha256_hex(to_json(plain))
+class _DigestBody(msgspec.Struct, frozen=True, kw_only=True):
+    """What the digest hashes: a record without ``digest`` and ``context`` (both blanked).
+
+    Encoded with sorted keys, it is byte for byte the canonical JSON of the record's builtins
+    with those two fields blanked; fields added after the format's first release are unset
+    while they hold nothing (a null ``faults``, empty ``user_turns``), so older records keep
+    their digests. ``calls`` and ``final`` may be pre-encoded `msgspec.Raw` JSON (replay has
+    encoded them to compare them; splicing saves encoding them again).
+    """
+
+    format: int
+    world: WorldRef
+    task_id: str
+    task_hash: str
+    revision: str
+    sample: int
+    seed: int
+    calls: Any
+    final: Any
+    outcome: Outcome
+    final_message: str
+    usage: Usage
+    user_turns: list[UserTurn] | UnsetType = UNSET
+    digest: str = ""
+    context: RecordContext = RecordContext()
+    faults: FaultLog | UnsetType = UNSET
+    synthetic: list[Synthetic] | UnsetType = UNSET
+
+
+def record_digest(
+    record: Record, *, calls_json: list[bytes] | None = None, final_json: bytes | None = None
+) -> str:
+    """The digest of a record's evidence: everything except ``digest`` and ``context``.
+
+    Args:
+        record: The record.
+        calls_json: The canonical JSON of each of ``record.calls``, when the caller has it.
+        final_json: The canonical JSON of ``record.final``, when the caller has it.
+    """
+    body = _DigestBody(
+        format=record.format,
+        world=record.world,
+        task_id=record.task_id,
+        task_hash=record.task_hash,
+        revision=record.revision,
+        sample=record.sample,
+        seed=record.seed,
+        calls=record.calls if calls_json is None else [msgspec.Raw(c) for c in calls_json],
+        final=record.final if final_json is None else msgspec.Raw(final_json),
+        outcome=record.outcome,
+        final_message=record.final_message,
+        usage=record.usage,
+        user_turns=record.user_turns or UNSET,
+        faults=UNSET if record.faults is None else record.faults,
+        synthetic=record.synthetic,
+    )
+    return sha256_hex(to_json(body))
 
 
 def make_record(

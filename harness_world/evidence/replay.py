@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from harness_world.engine.calls import FinalRow
-from harness_world.engine.canonical import from_json, to_json
+from harness_world.engine.calls import CallRecord
+from harness_world.engine.canonical import to_json
 from harness_world.engine.faults import FaultPolicy
 from harness_world.engine.session import Session
 from harness_world.engine.world import World
@@ -107,10 +107,11 @@ def replay(
     session = world.open_session(record.seed)
     if record.faults is not None:  # fault hook: the same schedule and seed fire the same faults
         session.faults = FaultPolicy.from_log(record.faults)
-    _replay_calls(record, session, mismatches, on_call)
-    _compare_final(record, session.touched(), mismatches)
+    calls_json = _replay_calls(record, session, mismatches, on_call)
+    final_json = _compare_final(record, session, mismatches)
     _compare_faults(record, session, mismatches)
-    expected = record_digest(record)
+    # The digest splices the encodings made for the comparisons instead of encoding again.
+    expected = record_digest(record, calls_json=calls_json, final_json=final_json)
     if record.digest != expected:
         mismatches.append(
             Mismatch(seq=None, path="digest", recorded=record.digest, replayed=expected)
@@ -141,28 +142,39 @@ def _replay_calls(
     session: Session,
     mismatches: list[Mismatch],
     on_call: Callable[[int], None] | None,
-) -> None:
-    """Phase 2: re-execute each call and compare the whole entry."""
+) -> list[bytes]:
+    """Phase 2: re-execute each call and compare the whole entry; returns each entry's JSON.
+
+    The recorded entry is encoded before its call runs (a tool that mutated the arguments it
+    was given would then show as a difference); the fresh entry's result and write images stay
+    as raw JSON bytes, which its encoding splices, so comparing costs one encode per side and
+    no decode. The recorded arguments are handed to the tool as they are: they came out of a
+    JSON decoder (or are the caller's in-memory values, which the same limits then check).
+    """
+    encoded: list[bytes] = []
     for index, recorded in enumerate(record.calls):
-        # The fresh result stays as raw JSON bytes: encoding the entry splices them in, so the
-        # comparison costs one encode per side and no decode.
-        fresh, blob = session._run(recorded.tool, recorded.args, raw=True)
-        if to_json(recorded) == to_json(fresh):
+        recorded_json = to_json(recorded)
+        encoded.append(recorded_json)
+        fresh, _ = session._run(recorded.tool, recorded.args, raw=True)
+        if recorded_json == to_json(fresh):
             session._replace_last(recorded)  # byte-identical: keep the decoded twin in the log
         else:
-            decoded = msgspec.structs.replace(fresh, result=from_json(blob) if fresh.ok else None)
+            decoded = msgspec.json.decode(to_json(fresh), type=CallRecord)
             session._replace_last(decoded)
             _differences(
                 _builtins(recorded), _builtins(decoded), f"calls[{index}]", recorded.seq, mismatches
             )
         if on_call is not None:
             on_call(index)
+    return encoded
 
 
-def _compare_final(record: Record, final: list[FinalRow], mismatches: list[Mismatch]) -> None:
-    """Phase 3: the touched keys and each final row."""
-    if to_json(record.final) == to_json(final):
-        return
+def _compare_final(record: Record, session: Session, mismatches: list[Mismatch]) -> bytes:
+    """Phase 3: the touched keys and each final row; returns the recorded final rows' JSON."""
+    recorded_json = to_json(record.final)
+    if recorded_json == session._touched_json():
+        return recorded_json
+    final = session.touched()
     # Keys are typed: the integer 1 and the string "1" are different rows.
     recorded_rows = {f"{r.entity}:{to_json(r.key).decode()}": r.row for r in record.final}
     replayed_rows = {f"{r.entity}:{to_json(r.key).decode()}": r.row for r in final}
@@ -197,6 +209,7 @@ def _compare_final(record: Record, final: list[FinalRow], mismatches: list[Misma
                 replayed=_snippet(_builtins(final)),
             )
         )
+    return recorded_json
 
 
 def _compare_faults(record: Record, session: Session, mismatches: list[Mismatch]) -> None:

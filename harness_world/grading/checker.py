@@ -16,6 +16,7 @@ from msgspec import UNSET
 from harness_world.engine.calls import CallRecord
 from harness_world.engine.canonical import to_json
 from harness_world.engine.contract import Entity
+from harness_world.engine.values import typed_equal
 from harness_world.engine.world import Key, World
 from harness_world.evidence.record import Record
 from harness_world.grading.answers import IdAnswer, judge
@@ -44,7 +45,9 @@ class Change:
         before, after = self.before or {}, self.after or {}
         names = sorted(set(before) | set(after))
         return [
-            n for n in names if n not in before or n not in after or not _same(before[n], after[n])
+            n
+            for n in names
+            if n not in before or n not in after or not typed_equal(before[n], after[n])
         ]
 
 
@@ -53,18 +56,9 @@ def net_changes(record: Record, world: World) -> list[Change]:
     out = []
     for final in record.final:
         start = world.get(final.entity, final.key)
-        if start != final.row or not _same(start, final.row):
+        if start != final.row or not typed_equal(start, final.row):
             out.append(Change(final.entity, final.key, start, final.row))
     return out
-
-
-def _typed(value: Any) -> Any:
-    # Equality that keeps 1, 1.0 and True apart.
-    if isinstance(value, dict):
-        return {k: _typed(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_typed(v) for v in value]
-    return (type(value).__name__, value)
 
 
 def _is_row(value: dict[str, Any], entity: Entity) -> bool:
@@ -74,23 +68,6 @@ def _is_row(value: dict[str, Any], entity: Entity) -> bool:
         if name not in value and not spec.optional:
             return False
     return all(name in entity.fields for name in value)
-
-
-def _same(a: Any, b: Any) -> bool:
-    """``_typed(a) == _typed(b)``, decided without building either (the grader's hot path)."""
-    if isinstance(a, dict):
-        if not isinstance(b, dict) or len(a) != len(b):
-            return False
-        return all(key in b and _same(value, b[key]) for key, value in a.items())
-    if isinstance(a, list):
-        return (
-            isinstance(b, list)
-            and len(a) == len(b)
-            and all(_same(x, y) for x, y in zip(a, b, strict=True))
-        )
-    if isinstance(b, dict | list):
-        return False
-    return type(a).__name__ == type(b).__name__ and (a is b or a == b)
 
 
 def _walk_dicts(value: Any) -> Iterator[dict[str, Any]]:
@@ -259,7 +236,7 @@ def _row_required(ctx: _Context, req: Requirement, by_key: _ByKey, allowed: _Ato
         for name in sorted(set(final) | set(expected)):
             want = expected.get(name, _MISSING)
             found = final.get(name, _MISSING)
-            if _typed(want) != _typed(found):  # _MISSING only ever equals itself
+            if not typed_equal(want, found):  # _MISSING only ever equals itself
                 missing.append(f"{where}.{name} expected {_fmt(want)}, found {_fmt(found)}")
     return missing
 
@@ -290,14 +267,13 @@ def _equal(found: Any, expected: Any, *, as_set: bool) -> bool:
         and not isinstance(found, bool)
     ):
         return abs(found - expected) < 1e-9
-    same: bool = _typed(found) == _typed(expected)
-    return same
+    return typed_equal(found, expected)
 
 
 def _row_matches(row: dict[str, Any] | None, match: dict[str, Any]) -> bool:
     if row is None:
         return False
-    return all(name in row and _typed(row[name]) == _typed(v) for name, v in match.items())
+    return all(name in row and typed_equal(row[name], v) for name, v in match.items())
 
 
 def _allowed(ctx: _Context, required_atoms: set[tuple[str, Key, str]]) -> CriterionVerdict:
@@ -363,21 +339,51 @@ def _all_targets(ctx: _Context) -> dict[tuple[str, Key], str]:
 
 
 def _first_returned(ctx: _Context) -> dict[tuple[str, Key], int]:
-    """For each target row, the first call whose result contained it (computed once)."""
+    """For each target row, the first call whose result contained it whole (computed once).
+
+    Only target rows are looked for: a dict is tested as a row only when its key field holds
+    a target key, so the walk costs one lookup per dict and entity (a τ² product listing holds
+    hundreds of variant dicts, none of them a row).
+    """
     if ctx._first_read is not None:
         return ctx._first_read
+    wanted: dict[str, tuple[Entity, set[Key]]] = {}
+    for entity_name, key in _all_targets(ctx):
+        if entity_name not in wanted:
+            wanted[entity_name] = (ctx.world.contract.entity(entity_name), set())
+        wanted[entity_name][1].add(key)
+    looked_for = [wanted[name] for name in sorted(wanted)]
+    # A target row inside a result puts `"<key field>":<key>` in the result's canonical JSON:
+    # calls whose bytes hold no such pair are skipped unwalked (encoding is C; the walk is
+    # Python and an order of magnitude dearer).
+    spellings = [
+        to_json(entity.key) + b":" + to_json(key) for entity, keys in looked_for for key in keys
+    ]
     seen: dict[tuple[str, Key], int] = {}
-    entities = [ctx.world.contract.entity(e) for e in sorted({t.entity for t in ctx.task.targets})]
     for call in ctx.record.calls:
-        if not call.ok:
-            continue
-        dicts = list(_walk_dicts(call.result))
-        for entity in entities:
-            for d in dicts:
-                if _is_row(d, entity):
-                    seen.setdefault((entity.name, d[entity.key]), call.seq)
+        if call.ok and spellings:
+            blob = to_json(call.result)
+            if any(spelling in blob for spelling in spellings):
+                _rows_returned(call, looked_for, seen)
     ctx._first_read = seen
     return seen
+
+
+def _rows_returned(
+    call: CallRecord, looked_for: list[tuple[Entity, set[Key]]], seen: dict[tuple[str, Key], int]
+) -> None:
+    """Note (first call only) every looked-for row inside ``call.result``, at any depth."""
+    stack = [call.result]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for entity, keys in looked_for:
+                key = item.get(entity.key)
+                if isinstance(key, str | int) and key in keys and _is_row(item, entity):
+                    seen.setdefault((entity.name, key), call.seq)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 def _read_before_write(ctx: _Context) -> CriterionVerdict:
@@ -500,7 +506,7 @@ def _no_reverted(ctx: _Context) -> CriterionVerdict:
         if start is None or end is None:
             continue
         for field in sorted(fields):
-            if _typed(start.get(field, _MISSING)) == _typed(end.get(field, _MISSING)):
+            if typed_equal(start.get(field, _MISSING), end.get(field, _MISSING)):
                 reverted.append(f"{atom[0]}:{atom[1]}.{field}")
     return _findings(
         "trace.no_reverted_writes",

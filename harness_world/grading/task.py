@@ -17,7 +17,7 @@ from msgspec import UNSET, UnsetType
 from harness_world.engine.canonical import canonical_struct, sha256_hex, to_json
 from harness_world.engine.faults import FaultSpec
 from harness_world.engine.paths import builtin_dir
-from harness_world.engine.values import ABSENT, Key
+from harness_world.engine.values import ABSENT, Key, typed_equal
 from harness_world.engine.world import World
 from harness_world.errors import HarnessWorldError
 from harness_world.grading.answers import AnswerKind
@@ -92,10 +92,10 @@ class Condition(
         if not present:
             return False
         if self.eq is not UNSET:
-            return _same(value, self.eq)
+            return typed_equal(value, self.eq)
         if isinstance(self.in_, list):
-            return any(_same(value, v) for v in self.in_)
-        return isinstance(value, list) and any(_same(v, self.contains) for v in value)
+            return any(typed_equal(value, v) for v in self.in_)
+        return isinstance(value, list) and any(typed_equal(v, self.contains) for v in value)
 
     def index_probes(self) -> list[object] | None:
         """Values to look up in an index on this field, or None if the index cannot answer.
@@ -116,10 +116,6 @@ class Condition(
         if self.is_ == "null":
             return [None]
         return None
-
-
-def _same(a: object, b: object) -> bool:
-    return type(a) is type(b) and a == b
 
 
 class Clause(

@@ -16,6 +16,7 @@ from typing import Any, Literal
 import msgspec
 
 from harness_world.engine.canonical import to_json
+from harness_world.engine.values import typed_equal
 from harness_world.engine.world import Key, World
 from harness_world.evidence.record import Record
 from harness_world.grading.grade import CriterionVerdict, Grade
@@ -139,12 +140,8 @@ def _show(items: list[str]) -> str:
     return head + (f" and {len(items) - _SHOWN} more" if len(items) > _SHOWN else "")
 
 
-def _same(a: object, b: object) -> bool:
-    return type(a) is type(b) and a == b
-
-
 def _matches(row: dict[str, Any], wanted: dict[str, Any]) -> bool:
-    return all(name in row and _same(row[name], value) for name, value in wanted.items())
+    return all(name in row and typed_equal(row[name], value) for name, value in wanted.items())
 
 
 def _created(record: Record, world: World) -> dict[str, dict[Key, dict[str, Any]]]:
@@ -160,7 +157,7 @@ def _created(record: Record, world: World) -> dict[str, dict[Key, dict[str, Any]
 
 def _final(record: Record, world: World, entity: str, key: Key) -> dict[str, Any] | None:
     for row in record.final:
-        if row.entity == entity and _same(row.key, key):
+        if row.entity == entity and typed_equal(row.key, key):
             return row.row
     return world.get(entity, key)
 
@@ -229,7 +226,7 @@ def _backs(spec: Forbidden, ref: dict[str, Any] | None, row: dict[str, Any]) -> 
     return (
         ref is not None
         and _matches(ref, spec.ref_match)
-        and all(_same(ref.get(a), row.get(b)) for a, b in spec.ref_link.items())
+        and all(typed_equal(ref.get(a), row.get(b)) for a, b in spec.ref_link.items())
         and all(
             isinstance(ref.get(a), int | float)
             and isinstance(row.get(b), int | float)
@@ -288,7 +285,9 @@ def _receipt(
             continue
         if spec.link:
             rows = [
-                r for r in created.get(spec.entity, {}).values() if _same(r.get(spec.link), key)
+                r
+                for r in created.get(spec.entity, {}).values()
+                if typed_equal(r.get(spec.link), key)
             ]
         else:
             final = _final(record, world, target_entity, key)

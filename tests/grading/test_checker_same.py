@@ -8,7 +8,18 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness_world.grading.checker import _same, _typed, _walk_dicts
+from harness_world.engine.values import typed_equal as _same
+from harness_world.grading.checker import _walk_dicts
+
+
+def _typed(value: Any) -> Any:
+    """The plain definition: tag every scalar with its type name, at every depth."""
+    if isinstance(value, dict):
+        return {k: _typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    return (type(value).__name__, value)
+
 
 _NAN = float("nan")
 _SCALARS = st.one_of(
@@ -57,3 +68,5 @@ def test_same_keeps_one_one_point_zero_and_true_apart() -> None:
     assert not _same({"n": [1, {"m": 0}]}, {"n": [1, {"m": False}]})
     assert _same({"n": [1, {"m": 0}]}, {"n": [1, {"m": 0}]})
     assert not _same([1], (1,))
+    assert _same({"x": -0.0}, {"x": 0.0})  # equal JSON bytes are not required: -0.0 == 0.0
+    assert not _same({"x": [1, 2]}, {"x": [1, 2.0]})

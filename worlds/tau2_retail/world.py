@@ -62,11 +62,14 @@ Where this differs from the original, on purpose:
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import operator
 import re
 import warnings
 from typing import Any
+
+import msgspec
 
 from harness_world.engine import (
     Contract,
@@ -409,8 +412,11 @@ def find_user_id_by_name_zip(ctx: ToolContext, p: FindUserIdByNameZip) -> str:
     GetUserDetails,
     "read",
 )
-def get_user_details(ctx: ToolContext, p: GetUserDetails) -> dict[str, Any]:
-    return _user(ctx, p.user_id)
+def get_user_details(ctx: ToolContext, p: GetUserDetails) -> msgspec.Raw:
+    row = ctx.get_json("users", p.user_id)  # the stored row, returned without a decode
+    if row is None:
+        raise ToolFailure("not_found", "User not found")
+    return row
 
 
 @tool(
@@ -419,8 +425,11 @@ def get_user_details(ctx: ToolContext, p: GetUserDetails) -> dict[str, Any]:
     GetOrderDetails,
     "read",
 )
-def get_order_details(ctx: ToolContext, p: GetOrderDetails) -> dict[str, Any]:
-    return _order(ctx, p.order_id)
+def get_order_details(ctx: ToolContext, p: GetOrderDetails) -> msgspec.Raw:
+    row = ctx.get_json("orders", p.order_id)  # the stored row, returned without a decode
+    if row is None:
+        raise ToolFailure("not_found", "Order not found")
+    return row
 
 
 @tool(
@@ -430,8 +439,11 @@ def get_order_details(ctx: ToolContext, p: GetOrderDetails) -> dict[str, Any]:
     GetProductDetails,
     "read",
 )
-def get_product_details(ctx: ToolContext, p: GetProductDetails) -> dict[str, Any]:
-    return _product(ctx, p.product_id)
+def get_product_details(ctx: ToolContext, p: GetProductDetails) -> msgspec.Raw:
+    row = ctx.get_json("products", p.product_id)  # the stored row, returned without a decode
+    if row is None:
+        raise ToolFailure("not_found", "Product not found")
+    return row
 
 
 @tool(
@@ -517,15 +529,24 @@ def calculate(ctx: ToolContext, p: Calculate) -> str:
 
 def _python_eval(expression: str) -> Any:
     """Python's eval, as the original calls it; powers go through the size guard."""
+    code = _compiled(expression) if len(expression) <= 256 else _compile(expression)
+    return eval(code, {"__builtins__": None, "_hw_pow": _guarded_pow}, {})
+
+
+def _compile(expression: str) -> Any:
+    """The code eval would run for ``expression`` (powers rewritten to the guarded one)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        # eval() of a string drops leading spaces and tabs; compile the same text eval would.
         if "**" not in expression:
-            return eval(expression, {"__builtins__": None}, {})
-        # eval() of a string drops leading spaces; parse the same text eval would.
+            return compile(expression.lstrip(" \t"), "<string>", "eval")
         tree = ast.parse(expression.lstrip(" \t"), filename="<string>", mode="eval")
         tree = ast.fix_missing_locations(_GuardPowers().visit(tree))
-        code = compile(tree, "<string>", "eval")
-    return eval(code, {"__builtins__": None, "_hw_pow": _guarded_pow}, {})
+        return compile(tree, "<string>", "eval")
+
+
+# Short expressions repeat (agents recompute totals, replay re-runs every call): compile once.
+_compiled = functools.lru_cache(maxsize=4096)(_compile)
 
 
 # Operator precedence and associativity of Python's arithmetic grammar; "u+"/"u-" are unary
