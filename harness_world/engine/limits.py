@@ -74,9 +74,31 @@ def check_json_value(value: object, max_depth: int) -> str:
     no longer than `MAX_STRING`. A fast pass decides; only a value that breaks a limit is
     walked again to name where.
     """
-    if _clean(value, max_depth):
+    if _flat_clean(value) or _clean(value, max_depth):
         return ""
     return _explain(value, max_depth)
+
+
+def _flat_clean(value: object) -> bool:
+    """The common tool call, decided in one loop: an object of ASCII keys and scalar values.
+
+    False means "not decided here" (a nested or non-ASCII value goes to the full walk).
+    """
+    if type(value) is not dict:
+        return False
+    for key, item in value.items():
+        if type(key) is not str or not key.isascii() or len(key) > MAX_STRING:
+            return False
+        kind = type(item)
+        if kind is str:
+            if not item.isascii() or len(item) > MAX_STRING:
+                return False
+        elif kind is int:
+            if not -MAX_INT <= item <= MAX_INT:
+                return False
+        elif kind is not bool and item is not None:
+            return False  # floats (finiteness), containers: the full walk decides
+    return True
 
 
 def _clean_scalar(item: object) -> bool:

@@ -51,6 +51,9 @@ def typed_equal(a: Any, b: Any) -> bool:
     """
     if a is b:
         return True
+    kind = type(a)
+    if kind is type(b) and kind is not dict and kind is not list:
+        return bool(a == b)  # the common case: two scalars of one type
     if isinstance(a, dict | list) or isinstance(b, dict | list):
         if a != b:
             return False

@@ -7,13 +7,14 @@ set A (R ⊆ delta and delta ⊆ A, reported separately); trace criteria read th
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import Any
 
 import attrs
 from msgspec import UNSET
 
-from harness_world.engine.calls import CallRecord
+from harness_world.engine.calls import CallRecord, WriteImage
 from harness_world.engine.canonical import to_json
 from harness_world.engine.contract import Entity
 from harness_world.engine.values import typed_equal
@@ -29,6 +30,7 @@ __all__ = ["Change", "grade", "net_changes", "returned_rows"]
 
 _MISSING = object()
 _SHOWN = 6
+_SCALAR_TYPES = frozenset({str, int, float, bool})
 
 
 @attrs.frozen(slots=True)
@@ -40,15 +42,25 @@ class Change:
     before: dict[str, Any] | None
     after: dict[str, Any] | None
 
+    @functools.cached_property
+    def _changed(self) -> tuple[str, ...]:
+        before, after = self.before or {}, self.after or {}
+        changed = []
+        for name in before.keys() | after.keys():
+            old, new = before.get(name, _MISSING), after.get(name, _MISSING)
+            kind = type(old)
+            # Most fields are one scalar type on both sides: decided inline, no call.
+            if kind is type(new) and kind in _SCALAR_TYPES:
+                if old is not new and old != new:
+                    changed.append(name)
+            elif not typed_equal(old, new):
+                changed.append(name)
+        changed.sort()
+        return tuple(changed)
+
     def fields(self) -> list[str]:
         """Fields whose value differs, type-aware at every depth (absent is not null)."""
-        before, after = self.before or {}, self.after or {}
-        names = sorted(set(before) | set(after))
-        return [
-            n
-            for n in names
-            if n not in before or n not in after or not typed_equal(before[n], after[n])
-        ]
+        return list(self._changed)
 
 
 def net_changes(record: Record, world: World) -> list[Change]:
@@ -341,30 +353,36 @@ def _all_targets(ctx: _Context) -> dict[tuple[str, Key], str]:
 def _first_returned(ctx: _Context) -> dict[tuple[str, Key], int]:
     """For each target row, the first call whose result contained it whole (computed once).
 
-    Only target rows are looked for: a dict is tested as a row only when its key field holds
-    a target key, so the walk costs one lookup per dict and entity (a τ² product listing holds
-    hundreds of variant dicts, none of them a row).
+    Only target rows not yet found are looked for. A target row inside a result puts
+    ``"<key field>":<key>`` in the result's canonical JSON, so a call whose bytes hold none of
+    the pending pairs is skipped unwalked (encoding is C; the walk is Python and an order of
+    magnitude dearer), and a dict is tested as a row only when its key field holds a pending
+    key. The scan stops once every target has been found.
     """
     if ctx._first_read is not None:
         return ctx._first_read
-    wanted: dict[str, tuple[Entity, set[Key]]] = {}
+    pending: dict[tuple[str, Key], bytes] = {}
+    entities: dict[str, Entity] = {}
     for entity_name, key in _all_targets(ctx):
-        if entity_name not in wanted:
-            wanted[entity_name] = (ctx.world.contract.entity(entity_name), set())
-        wanted[entity_name][1].add(key)
-    looked_for = [wanted[name] for name in sorted(wanted)]
-    # A target row inside a result puts `"<key field>":<key>` in the result's canonical JSON:
-    # calls whose bytes hold no such pair are skipped unwalked (encoding is C; the walk is
-    # Python and an order of magnitude dearer).
-    spellings = [
-        to_json(entity.key) + b":" + to_json(key) for entity, keys in looked_for for key in keys
-    ]
+        entity = entities.setdefault(entity_name, ctx.world.contract.entity(entity_name))
+        pending[(entity_name, key)] = to_json(entity.key) + b":" + to_json(key)
     seen: dict[tuple[str, Key], int] = {}
     for call in ctx.record.calls:
-        if call.ok and spellings:
-            blob = to_json(call.result)
-            if any(spelling in blob for spelling in spellings):
-                _rows_returned(call, looked_for, seen)
+        if not pending:
+            break
+        if not call.ok:
+            continue
+        blob = to_json(call.result)
+        present = [atom for atom, spelling in pending.items() if spelling in blob]
+        if not present:
+            continue
+        looked_for: dict[str, tuple[Entity, set[Key]]] = {}
+        for entity_name, key in present:
+            looked_for.setdefault(entity_name, (entities[entity_name], set()))[1].add(key)
+        _rows_returned(call, [looked_for[name] for name in sorted(looked_for)], seen)
+        for atom in present:
+            if atom in seen:
+                del pending[atom]
     ctx._first_read = seen
     return seen
 
@@ -486,12 +504,23 @@ def _no_repeated(ctx: _Context) -> CriterionVerdict:
 
 
 def _no_reverted(ctx: _Context) -> CriterionVerdict:
+    """A field changed by a write and back at its start value at the end (an undone write).
+
+    A row written once cannot have been restored: its one image goes from the start row to
+    the final row (the images of a session chain, a rolled-back call leaves none), so only
+    rows written two or more times are diffed image by image.
+    """
     final = {(f.entity, f.key): f.row for f in ctx.record.final}
-    written: dict[tuple[str, Key], set[str]] = {}
-    created: set[tuple[str, Key]] = set()
+    images: dict[tuple[str, Key], list[WriteImage]] = {}
     for call in ctx.record.calls:
         for image in call.writes:
-            atom = (image.entity, image.key)
+            images.setdefault((image.entity, image.key), []).append(image)
+    written: dict[tuple[str, Key], set[str]] = {}
+    created: set[tuple[str, Key]] = set()
+    for atom, chain in images.items():
+        if len(chain) < 2:
+            continue
+        for image in chain:
             if image.before is None and image.after is not None:
                 created.add(atom)
             change = Change(image.entity, image.key, image.before, image.after)

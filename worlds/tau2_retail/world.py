@@ -454,9 +454,15 @@ def get_product_details(ctx: ToolContext, p: GetProductDetails) -> msgspec.Raw:
     "read",
 )
 def get_item_details(ctx: ToolContext, p: GetItemDetails) -> dict[str, Any]:
+    # A product holding the item spells its id as a JSON string in its stored bytes: only
+    # those products are decoded (the scan is over bytes, not over 50 decoded catalogues).
+    spelled = msgspec.json.encode(p.item_id)
     for key in ctx.select("products"):
-        product = ctx.get("products", key)
-        if product is not None and p.item_id in product["variants"]:
+        stored = ctx.get_json("products", key)
+        if stored is None or spelled not in bytes(stored):
+            continue
+        product = msgspec.json.decode(stored)
+        if p.item_id in product["variants"]:
             variant: dict[str, Any] = product["variants"][p.item_id]
             return variant
     raise ToolFailure("not_found", "Item not found")
