@@ -256,6 +256,10 @@ def test_a_batched_ray_run_resumes_and_counts_each_record_once(
     assert len(seen) == 3 and seen[-1].done == 3  # each record counted once, when durable
     with pytest.raises(ValueError, match="ray_batch"):
         hw.run(TASKS, agent, out=tmp_path / "x", ray_batch=2)
+    argv = ["run", "--world", "helpdesk", "--tasks", TASKS[0].id, "--samples", "3", "--json"]
+    argv += ["--out", str(tmp_path / "cli"), "--executor", "ray", "--ray-batch", "2"]
+    assert main(argv) == 0
+    assert len(_files(tmp_path / "cli")) == 3
 
 
 @needs_ray
