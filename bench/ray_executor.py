@@ -6,7 +6,8 @@ of simulated model latency per attempt. Every run must end with every attempt va
 Ray run's records must equal the local run's apart from their context. Then batching: a Ray
 run with one attempt per Ray task against the default batches; and ``verify``: one run
 directory's records verified here (`scan_run`) against verified on Ray (`RayVerifier.scan`),
-one record per Ray task and in default batches, every scan equal to the local one.
+one record per Ray task and in default batches, every scan equal to the local one. Those two
+comparisons alternate their ways three times and keep each way's best.
 
     python bench/ray_executor.py [--quick]
 
@@ -19,6 +20,7 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import ray
@@ -27,11 +29,12 @@ import harness_world as hw
 from harness_world.coverage import Script, ScriptContext, load_oracles
 from harness_world.running.agents import ScriptedAgent
 from harness_world.running.rayverify import WorldChoice, ray_verifier
-from harness_world.running.rundir import scan_run
+from harness_world.running.rundir import RunScan, scan_run
 
 QUICK = "--quick" in sys.argv
 SAMPLES = 2 if QUICK else 8
 VERIFY_SAMPLES = 8 if QUICK else 40
+REPEATS = 1 if QUICK else 3  # alternating repeats of the batching and verify figures; best kept
 LATENCY_S = 0.02
 
 
@@ -69,17 +72,23 @@ def _body(path: str) -> bytes:
 
 
 def _batching(tmp: Path) -> dict[str, float]:
-    """Ray runs: one attempt per Ray task against the default batches."""
+    """Ray runs: one attempt per Ray task against the default batches, best of alternating runs."""
     agent = _agent(False)
     hw.run(hw.load_tasks("helpdesk"), agent, out=tmp / "warm", executor="ray")  # workers up
-    one, single = _rate(tmp / "batch-1", agent, executor="ray", ray_batch=1)
-    batched, default = _rate(tmp / "batch-default", agent, executor="ray")
-    assert [_body(s.path) for s in single.slots] == [_body(s.path) for s in default.slots]
+    best = {"run_ray_batch_1": 0.0, "run_ray_batched": 0.0}
+    bodies = []
+    for n in range(REPEATS):
+        for key, batch in (("run_ray_batch_1", 1), ("run_ray_batched", None)):
+            rate, result = _rate(tmp / f"{key}-{n}", agent, executor="ray", ray_batch=batch)
+            best[key] = max(best[key], rate)
+            bodies.append([_body(s.path) for s in result.slots])
+    assert all(b == bodies[0] for b in bodies)
+    one, batched = best["run_ray_batch_1"], best["run_ray_batched"]
     print(
         f"ray run attempts/s: 1 per Ray task {one:7.1f}  default batches {batched:7.1f}  "
         f"x{batched / one:.2f}"
     )
-    return {"run_ray_batch_1": one, "run_ray_batched": batched}
+    return best
 
 
 def _verification(tmp: Path) -> dict[str, float]:
@@ -88,26 +97,34 @@ def _verification(tmp: Path) -> dict[str, float]:
     out = tmp / "to-verify"
     hw.run(tasks, _agent(False), samples=VERIFY_SAMPLES, out=out)
     records = len(tasks) * VERIFY_SAMPLES
-    scan_run(out, tasks, write_counts=False)  # worlds loaded and cached: timing starts warm
-    start = time.perf_counter()
-    local = scan_run(out, tasks, write_counts=False)
-    figures = {"verify_local": records / (time.perf_counter() - start)}
+    local = scan_run(out, tasks, write_counts=False)  # worlds loaded: timing starts warm
     assert local.counts.passed == records, local.counts
     by_id = {t.id: t for t in tasks}
-    for key, batch in (("verify_ray_batch_1", 1), ("verify_ray_batched", None)):
-        with ray_verifier(address=None, choice=WorldChoice(), tasks=by_id, batch=batch) as remote:
-            remote.scan(out)  # every worker warm (its worlds loaded), as locally
-            start = time.perf_counter()
-            scan = remote.scan(out)
-            figures[key] = records / (time.perf_counter() - start)
-        assert scan == local
+    best = dict.fromkeys(("verify_local", "verify_ray_batch_1", "verify_ray_batched"), 0.0)
+    with (
+        ray_verifier(address=None, choice=WorldChoice(), tasks=by_id, batch=1) as single,
+        ray_verifier(address=None, choice=WorldChoice(), tasks=by_id) as batched,
+    ):
+        ways: dict[str, Callable[[], RunScan]] = {
+            "verify_local": lambda: scan_run(out, tasks, write_counts=False),
+            "verify_ray_batch_1": lambda: single.scan(out),
+            "verify_ray_batched": lambda: batched.scan(out),
+        }
+        for way in ways.values():
+            way()  # every worker warm (its worlds loaded), as here
+        for _ in range(REPEATS):
+            for key, way in ways.items():
+                start = time.perf_counter()
+                scan = way()
+                best[key] = max(best[key], records / (time.perf_counter() - start))
+                assert scan == local
     print(
-        f"verify records/s ({records}): here {figures['verify_local']:7.1f}  "
-        f"ray 1 per task {figures['verify_ray_batch_1']:7.1f}  "
-        f"ray batched {figures['verify_ray_batched']:7.1f}  "
-        f"ray batched / here x{figures['verify_ray_batched'] / figures['verify_local']:.2f}"
+        f"verify records/s ({records}): here {best['verify_local']:7.1f}  "
+        f"ray 1 per task {best['verify_ray_batch_1']:7.1f}  "
+        f"ray batched {best['verify_ray_batched']:7.1f}  "
+        f"ray batched / here x{best['verify_ray_batched'] / best['verify_local']:.2f}"
     )
-    return figures
+    return best
 
 
 def main() -> None:
