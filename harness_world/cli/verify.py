@@ -23,7 +23,7 @@ from harness_world.grading.verify import Verification, verify
 from harness_world.running.pins import Pins, check_pins, load_pins
 from harness_world.running.rundir import MANIFEST, RunScan, SlotResult, record_path, scan_run
 
-if TYPE_CHECKING:  # rayverify: imported only with --executor ray (extra [ray])
+if TYPE_CHECKING:  # rayverify: the module itself is imported only with --executor ray
     from harness_world.running.rayverify import FileVerdict, RayVerifier
 
 __all__ = ["discover_records", "register"]
