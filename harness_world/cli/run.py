@@ -176,6 +176,13 @@ def _add_scale_options(parser: argparse.ArgumentParser) -> None:
         help="with --executor ray: the Ray cluster ('auto': the one `ray start --head` started "
         "here; default: a local Ray for this run)",
     )
+    parser.add_argument(  # rayverify: several attempts per Ray task
+        "--ray-batch",
+        type=int,
+        metavar="N",
+        help="with --executor ray: attempts per Ray task (default: about four batches per CPU, "
+        "at most 16 attempts)",
+    )
     parser.add_argument(
         "--no-group-commit",
         action="store_true",
@@ -269,6 +276,7 @@ def main(args: argparse.Namespace) -> int:
             track=args.track,  # issue 19
             executor=args.executor,  # issue 19: the Ray executor
             address=args.address,
+            ray_batch=args.ray_batch,  # rayverify
             # issue 20: live progress on a terminal, the plain counter otherwise
             progress=run_progress_hook(
                 _progress(show=not args.json), quiet=args.quiet, enabled=not args.json
@@ -332,9 +340,12 @@ def _prepare(args: argparse.Namespace) -> tuple[list[Task], Agent, dict[str, Wor
 def _check_executor(args: argparse.Namespace) -> None:
     """Issue 19: ``--executor ray`` needs Ray and schedules alone; ``--address`` needs it."""
     if args.executor != "ray":
-        if args.address is not None:
-            raise _UsageError("--address needs --executor ray")
+        for option, value in (("--address", args.address), ("--ray-batch", args.ray_batch)):
+            if value is not None:  # rayverify: --ray-batch too
+                raise _UsageError(f"{option} needs --executor ray")
         return
+    if args.ray_batch is not None and args.ray_batch < 1:  # rayverify
+        raise _UsageError("--ray-batch must be at least 1")
     if importlib.util.find_spec("ray") is None:
         raise _UsageError("--executor ray needs the extra: pip install 'harness_world[ray]'")
     if max(args.workers, args.concurrency) > 1 or args.track == "sequential":

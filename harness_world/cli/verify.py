@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -19,6 +22,9 @@ from harness_world.grading.task import Task, TaskError, load_tasks
 from harness_world.grading.verify import Verification, verify
 from harness_world.running.pins import Pins, check_pins, load_pins
 from harness_world.running.rundir import MANIFEST, RunScan, SlotResult, record_path, scan_run
+
+if TYPE_CHECKING:  # rayverify: the module itself is imported only with --executor ray
+    from harness_world.running.rayverify import FileVerdict, RayVerifier
 
 __all__ = ["discover_records", "register"]
 
@@ -89,7 +95,30 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(  # issue 20
         "--quiet", action="store_true", help="no progress display (the report is still printed)"
     )
+    _add_executor_options(parser)  # rayverify
     parser.set_defaults(handler=run)
+
+
+def _add_executor_options(parser: argparse.ArgumentParser) -> None:  # rayverify
+    parser.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="ray: records verified in batches of Ray tasks, worlds and tasks still yours "
+        "(extra: [ray]); the same table, JSON and exit code",
+    )
+    parser.add_argument(
+        "--address",
+        help="with --executor ray: the Ray cluster ('auto': the one `ray start --head` started "
+        "here; default: a local Ray for this command)",
+    )
+    parser.add_argument(
+        "--ray-batch",
+        type=int,
+        metavar="N",
+        help="with --executor ray: records per Ray task (default: about four batches per CPU, "
+        "at most 64 records)",
+    )
 
 
 def discover_records(paths: list[Path]) -> list[Path]:
@@ -205,10 +234,12 @@ def run(args: argparse.Namespace) -> int:
     """Verify every record found under the given paths; run directories slot by slot."""
     worlds = _Worlds(args)
     try:
+        _check_executor(args)  # rayverify
         plan = _plan(args)
         pins = _pins(args, plan, worlds)
-        rows = [row for root in plan.runs for row in _verify_run(root, plan, worlds)]
-        rows += _verify_files(plan, worlds, quiet=args.quiet, as_json=args.json)
+        with _executor(args, plan) as remote:  # rayverify: None runs here
+            rows = [row for root in plan.runs for row in _verify_run(root, plan, worlds, remote)]
+            rows += _verify_files(plan, worlds, quiet=args.quiet, as_json=args.json, remote=remote)
     except _InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -230,6 +261,38 @@ def run(args: argparse.Namespace) -> int:
     if args.require_pass and (grades["failed"] or grades["passed"] < len(rows)):
         return 1
     return 0
+
+
+def _check_executor(args: argparse.Namespace) -> None:  # rayverify
+    """``--address`` and ``--ray-batch`` need ``--executor ray``, which needs Ray."""
+    if args.executor != "ray":
+        for option, value in (("--address", args.address), ("--ray-batch", args.ray_batch)):
+            if value is not None:
+                raise _InputError(f"{option} needs --executor ray")
+        return
+    if args.ray_batch is not None and args.ray_batch < 1:
+        raise _InputError("--ray-batch must be at least 1")
+    if importlib.util.find_spec("ray") is None:
+        raise _InputError("--executor ray needs the extra: pip install 'harness_world[ray]'")
+
+
+@contextmanager
+def _executor(args: argparse.Namespace, plan: _Plan) -> Iterator[RayVerifier | None]:  # rayverify
+    """With ``--executor ray``, a verifier on Ray given your own worlds and tasks; else None."""
+    if args.executor != "ray":
+        yield None
+        return
+    from harness_world.running.rayrun import RayUnavailable
+    from harness_world.running.rayverify import WorldChoice, ray_verifier
+
+    choice = WorldChoice.of(args.world, args.size, args.seed_file)
+    try:
+        with ray_verifier(
+            address=args.address, choice=choice, tasks=plan.tasks, batch=args.ray_batch
+        ) as verifier:
+            yield verifier
+    except RayUnavailable as exc:
+        raise _InputError(str(exc)) from None
 
 
 def _pins(args: argparse.Namespace, plan: _Plan, worlds: _Worlds) -> Pins | None:
@@ -259,19 +322,45 @@ def _unpinned(rows: list[dict[str, Any]], pins: Pins) -> None:
 
 
 def _verify_files(
-    plan: _Plan, worlds: _Worlds, *, quiet: bool, as_json: bool
+    plan: _Plan,
+    worlds: _Worlds,
+    *,
+    quiet: bool,
+    as_json: bool,
+    remote: RayVerifier | None = None,  # rayverify
 ) -> list[dict[str, Any]]:
     files = plan.files
     progress = Progress(
         len(files), "verifying", enabled=not as_json and len(files) >= 20 and sys.stderr.isatty()
     )
     live = verify_progress(len(files), progress, quiet=quiet, json=as_json)  # issue 20
+    if remote is not None:  # rayverify: the same rows, verified on Ray
+        return _verify_files_on_ray(files, remote, live.advance)
     rows: list[dict[str, Any]] = []
     for path in files:
         record, result = _verify_one(path, plan, worlds)
         rows.append(_row(path, record, result))
         live.advance(path.name, rows[-1])  # issue 20
     return rows
+
+
+def _verify_files_on_ray(  # rayverify
+    files: list[Path], remote: RayVerifier, advance: Any
+) -> list[dict[str, Any]]:
+    """Record files verified in batches on Ray; rows as the local verifier makes them."""
+    from harness_world.running.rayverify import WorldRefused
+
+    def row(verdict: FileVerdict) -> dict[str, Any]:
+        about = (verdict.task_id, verdict.sample, verdict.outcome) if verdict.read else None
+        return _row_of(verdict.path, about, verdict.verification)
+
+    def arrived(index: int, verdict: FileVerdict) -> None:
+        advance(files[index].name, row(verdict))  # issue 20: progress as batches end
+
+    try:
+        return [row(v) for v in remote.files(files, arrived)]
+    except WorldRefused as exc:
+        raise _InputError(str(exc)) from None
 
 
 def _verify_one(path: Path, plan: _Plan, worlds: _Worlds) -> tuple[Record | None, Verification]:
@@ -291,22 +380,29 @@ def _verify_one(path: Path, plan: _Plan, worlds: _Worlds) -> tuple[Record | None
         return record, Verification(evidence="lost", reason=f"{type(exc).__name__}: {exc}")
 
 
-def _verify_run(root: Path, plan: _Plan, worlds: _Worlds) -> list[dict[str, Any]]:
+def _verify_run(
+    root: Path, plan: _Plan, worlds: _Worlds, remote: RayVerifier | None = None
+) -> list[dict[str, Any]]:
     """Every slot of a run directory, each record checked against its slot; strays listed."""
     given: dict[str, World] = {}
+    sizes: dict[str, str] = {}  # rayverify: --world's size, by its world's name
     try:
         if worlds.args.world:
             from harness_world.running.rundir import load_manifest
 
-            sizes = list(load_manifest(root).sizes.values())
-            world = worlds.explicit(sizes[0] if sizes else "small")
+            declared = list(load_manifest(root).sizes.values())
+            world = worlds.explicit(declared[0] if declared else "small")
             given[world.name] = world
-        scan = scan_run(
-            root,
-            plan.tasks.values() if plan.tasks is not None else [],
-            write_counts=False,
-            worlds=given,
-        )
+            sizes[world.name] = worlds.args.size or (declared[0] if declared else "small")
+        if remote is not None:  # rayverify: the same scan, its slots judged on Ray
+            scan = remote.scan(root, given=sizes)
+        else:
+            scan = scan_run(
+                root,
+                plan.tasks.values() if plan.tasks is not None else [],
+                write_counts=False,
+                worlds=given,
+            )
     except (FileNotFoundError, ValueError) as exc:
         raise _InputError(str(exc)) from None
     rows = [_slot_row(slot) for slot in scan.slots]
@@ -426,6 +522,12 @@ def _print_table(
 
 
 def _row(path: Path, record: Record | None, result: Verification) -> dict[str, Any]:
+    about = (record.task_id, record.sample, record.outcome.status) if record else None
+    return _row_of(str(path), about, result)  # rayverify: rows from Ray's verdicts too
+
+
+def _row_of(path: str, about: tuple[str, int, str] | None, result: Verification) -> dict[str, Any]:
+    """A record file's row; ``about`` is its task, sample and outcome when it was read."""
     grade = "–"
     problem = result.reason if result.evidence != "verified" else ""
     if result.mismatches:
@@ -437,10 +539,10 @@ def _row(path: Path, record: Record | None, result: Verification) -> dict[str, A
         if not result.grade.passed:
             problem = ", ".join(result.grade.failed)
     return {
-        "path": str(path),
-        "task": record.task_id if record else "",
-        "sample": record.sample if record else "",
-        "outcome": record.outcome.status if record else "",
+        "path": path,
+        "task": about[0] if about else "",
+        "sample": about[1] if about else "",
+        "outcome": about[2] if about else "",
         "evidence": result.evidence,
         "grade": grade,
         "first_problem": problem,

@@ -1,22 +1,27 @@
 """The Ray executor (extra ``[ray]``): a run's attempts as Ray tasks, on one machine or a cluster.
 
-Each attempt is one Ray task. The task and everything else about the attempt travel as bytes
-(msgspec); the agent is put in Ray's object store once per run. A worker process loads each
-world once (`load_world` caches per process), executes, replays and grades the attempt, and sends
-back the record's canonical bytes, its index line and its judged slot. This process, the
-driver, saves everything: the `GroupCommit` of the run directory writes records and index lines
-exactly as the local executors do, and a failed try (an ``infrastructure`` outcome with retries
-left) is saved here too, so the workers need no access to the run directory. Records are
-byte-identical to the local executors' apart from their context.
+A Ray task carries a batch of attempts (``batch``; by default sized so each CPU gets about
+four batches, at most 16 attempts, since a Ray task costs a few milliseconds and an oracle
+attempt less). The tasks and everything else about the attempts travel as bytes (msgspec); each
+agent is put in Ray's object store once per run. A worker process loads each world once
+(`load_world` caches per process), executes, replays and grades each attempt of its batch in
+turn, and sends back each record's canonical bytes, its index line and its judged slot. This
+process, the driver, saves everything: the `GroupCommit` of the run directory writes records
+and index lines exactly as the local executors do (a record is counted once durable), and a
+failed try (an ``infrastructure`` outcome with retries left) is saved here too, so the workers
+need no access to the run directory. Records are byte-identical to the local executors' apart
+from their context.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib
+import math
 import sys
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +45,7 @@ from harness_world.running.executors import (
 )
 from harness_world.running.rundir import SlotResult, judge_record, record_path
 
-__all__ = ["RayUnavailable", "execute_on_ray", "import_ray"]
+__all__ = ["RayUnavailable", "batch_size", "execute_on_ray", "import_ray", "ray_session"]
 
 _PLUGIN_PREFIX = "harness_world_"  # `engine.plugins.import_path` names plug-in modules so
 
@@ -64,8 +69,13 @@ def import_ray() -> Any:
 
 
 class _Order(msgspec.Struct, frozen=True, kw_only=True):
-    """A unit without its agent and task: what a Ray task is told, as bytes."""
+    """A unit without its agent and task: what a Ray task is told, as bytes.
 
+    ``agent`` and ``task`` index the objects the batch's Ray task receives after its orders.
+    """
+
+    agent: int
+    task: int
     world: str
     size: str
     sample: int
@@ -87,8 +97,8 @@ class _Reply(msgspec.Struct, frozen=True, kw_only=True):
     result: SlotResult | None = None
 
 
-_ORDER = msgspec.msgpack.Decoder(_Order)
-_REPLY = msgspec.msgpack.Decoder(_Reply)
+_ORDERS = msgspec.msgpack.Decoder(list[_Order])
+_REPLIES = msgspec.msgpack.Decoder(list[_Reply])
 _TASK = msgspec.msgpack.Decoder(Task)
 _TASKS: dict[bytes, Task] = {}  # per worker process: each task decoded once (its hash cached)
 _TASKS_MAX = 10_000
@@ -103,10 +113,25 @@ def _task(data: bytes) -> Task:
     return task
 
 
-def perform_remote(agent: Agent, task_data: bytes, order_data: bytes) -> bytes:
-    """Execute, replay and grade one attempt in a Ray worker; the reply as bytes (not saved)."""
-    order = _ORDER.decode(order_data)
-    task = _task(task_data)
+def perform_remote(orders_data: bytes, *objects: Any) -> bytes:
+    """Execute, replay and grade a batch of attempts in a Ray worker, one after another.
+
+    Args:
+        orders_data: The batch's orders, msgpack.
+        objects: The agents and the tasks' bytes the orders index (Ray resolves them).
+
+    Returns:
+        The replies, in order, as msgpack (nothing is saved here).
+    """
+    replies = [
+        _perform(objects[order.agent], _task(objects[order.task]), order)
+        for order in _ORDERS.decode(orders_data)
+    ]
+    return msgspec.msgpack.encode(replies)
+
+
+def _perform(agent: Agent, task: Task, order: _Order) -> _Reply:
+    """One attempt of a batch: executed, replayed and graded."""
     unit = Unit(
         agent=agent,
         world=order.world,
@@ -130,27 +155,27 @@ def perform_remote(agent: Agent, task_data: bytes, order_data: bytes) -> bytes:
     else:
         record = drive(agent, attempt, context)
     if record.outcome.status == "infrastructure" and unit.try_number < unit.retries:
-        return msgspec.msgpack.encode(_Reply(record=encode_record(record)))
+        return _Reply(record=encode_record(record))
     path = record_path(unit.out, task.id, unit.sample)
     done = finished(record, path, judge_record(record, world, task, path))
-    return msgspec.msgpack.encode(_Reply(record=done.data, entry=done.entry, result=done.result))
+    return _Reply(record=done.data, entry=done.entry, result=done.result)
 
 
-def _order(unit: Unit) -> bytes:
-    return msgspec.msgpack.encode(
-        _Order(
-            world=unit.world,
-            size=unit.size,
-            sample=unit.sample,
-            seed=unit.seed,
-            revision=unit.revision,
-            limits=unit.limits,
-            workers=unit.workers,
-            out=str(unit.out),
-            try_number=unit.try_number,
-            retries=unit.retries,
-            track=unit.track,
-        )
+def _order(unit: Unit, agent: int, task: int) -> _Order:
+    return _Order(
+        agent=agent,
+        task=task,
+        world=unit.world,
+        size=unit.size,
+        sample=unit.sample,
+        seed=unit.seed,
+        revision=unit.revision,
+        limits=unit.limits,
+        workers=unit.workers,
+        out=str(unit.out),
+        try_number=unit.try_number,
+        retries=unit.retries,
+        track=unit.track,
     )
 
 
@@ -181,45 +206,58 @@ def _share_plugins(ray: Any) -> None:
 
 @attrs.define(slots=True)
 class _Dispatch:
-    """The attempts of one execution: queued, in flight as Ray tasks, and committed."""
+    """The attempts of one execution: queued, in flight as batches of Ray tasks, and committed."""
 
     ray: Any
     commit: Committer
     queue: deque[Unit]
     in_flight: int
+    batch: int
     remote: Any = None
-    pending: dict[Any, Unit] = attrs.field(factory=dict)
+    pending: dict[Any, list[Unit]] = attrs.field(factory=dict)
     agents: dict[int, Any] = attrs.field(factory=dict)  # id(agent) -> its object reference
     tasks: dict[int, Any] = attrs.field(factory=dict)  # id(task) -> its bytes' reference
 
-    def submit(self, unit: Unit) -> None:
-        """Start one attempt as a Ray task; agent and task go to the object store once each."""
-        agent = self.agents.get(id(unit.agent))
-        if agent is None:
-            agent = self.agents[id(unit.agent)] = self.ray.put(unit.agent)
-        task = self.tasks.get(id(unit.task))
-        if task is None:
-            task = self.tasks[id(unit.task)] = self.ray.put(msgspec.msgpack.encode(unit.task))
-        self.pending[self.remote.remote(agent, task, _order(unit))] = unit
+    def submit(self, units: list[Unit]) -> None:
+        """Start a batch as one Ray task; agents and tasks go to the object store once each."""
+        objects: list[Any] = []
+        where: dict[int, int] = {}  # id(object reference) -> its index among the arguments
+        orders = []
+        for unit in units:
+            agent = self.agents.get(id(unit.agent))
+            if agent is None:
+                agent = self.agents[id(unit.agent)] = self.ray.put(unit.agent)
+            task = self.tasks.get(id(unit.task))
+            if task is None:
+                task = self.tasks[id(unit.task)] = self.ray.put(msgspec.msgpack.encode(unit.task))
+            for ref in (agent, task):
+                if id(ref) not in where:
+                    where[id(ref)] = len(objects)
+                    objects.append(ref)
+            orders.append(_order(unit, where[id(agent)], where[id(task)]))
+        self.pending[self.remote.remote(msgspec.msgpack.encode(orders), *objects)] = units
 
     def receive(self, ref: Any) -> None:
-        """Save a failed try and execute it again, or queue a final record for the commit."""
-        unit = self.pending.pop(ref)
-        reply = _REPLY.decode(self.ray.get(ref))
-        path = record_path(unit.out, unit.task.id, unit.sample)
-        if reply.entry is None or reply.result is None:
-            failed = path.with_name(f"{unit.sample}.failed-{unit.try_number + 1}.json")
-            write_atomically(reply.record, failed)  # as `settle` saves it, from here
-            self.queue.appendleft(attrs.evolve(unit, try_number=unit.try_number + 1))
-            return
-        result = _with_retries(unit, reply.result)
-        self.commit.add(Finished(path=path, data=reply.record, entry=reply.entry, result=result))
+        """Save failed tries and execute them again; queue final records for the commit."""
+        units = self.pending.pop(ref)
+        for unit, reply in zip(units, _REPLIES.decode(self.ray.get(ref)), strict=True):
+            path = record_path(unit.out, unit.task.id, unit.sample)
+            if reply.entry is None or reply.result is None:
+                failed = path.with_name(f"{unit.sample}.failed-{unit.try_number + 1}.json")
+                write_atomically(reply.record, failed)  # as `settle` saves it, from here
+                self.queue.appendleft(attrs.evolve(unit, try_number=unit.try_number + 1))
+                continue
+            result = _with_retries(unit, reply.result)
+            self.commit.add(
+                Finished(path=path, data=reply.record, entry=reply.entry, result=result)
+            )
 
     def loop(self) -> None:
-        """Keep up to ``in_flight`` attempts running; commit batches as their windows pass."""
+        """Keep up to ``in_flight`` batches running; commit records as their windows pass."""
         while self.queue or self.pending:
             while self.queue and len(self.pending) < self.in_flight:
-                self.submit(self.queue.popleft())
+                take = min(self.batch, len(self.queue))
+                self.submit([self.queue.popleft() for _ in range(take)])
             refs = list(self.pending)
             ready, _ = self.ray.wait(refs, num_returns=1, timeout=self.commit.window_s)
             if ready:  # everything else already done too, without waiting
@@ -230,32 +268,32 @@ class _Dispatch:
                 self.commit.flush(settle=False)
 
 
-def execute_on_ray(
-    units: Sequence[Unit],
-    commit: Committer,
-    *,
-    address: str | None = None,
-    in_flight: int | None = None,
-) -> None:
-    """Perform units as Ray tasks; this process commits what they send back.
+BATCH_MAX = 16
+"""The most attempts a default batch holds (`batch_size`)."""
 
-    Uses the Ray instance this process is already connected to; otherwise connects to
-    ``address`` (``"auto"``: the cluster started on this machine with ``ray start --head``) or,
-    with none, starts a new local instance (even when a cluster runs on this machine), shut
-    down again at the end.
 
-    Args:
-        units: The attempts, in order.
-        commit: The run directory's commit.
-        address: A Ray cluster to connect to when not connected yet.
-        in_flight: The most Ray tasks submitted at once (default: twice the cluster's CPUs).
+def batch_size(items: int, cpus: int, *, most: int = BATCH_MAX) -> int:
+    """A default batch: about four batches per CPU, between 1 and ``most`` items each.
+
+    A Ray task costs a few milliseconds; a batch spreads that over its items, while enough
+    batches per CPU keep every CPU busy to the end.
+    """
+    return max(1, min(most, math.ceil(items / (4 * max(1, cpus)))))
+
+
+@contextmanager
+def ray_session(address: str | None = None) -> Iterator[Any]:
+    """The ``ray`` module, connected: to the instance this process already uses, else one.
+
+    Connects to ``address`` (``"auto"``: the cluster started on this machine with ``ray start
+    --head``) or, with none, starts a new local instance (even when a cluster runs on this
+    machine), shut down again on leaving. Plug-in modules (oracles, scripts) are registered
+    with Ray's cloudpickle by value, since a worker cannot import them by name.
 
     Raises:
         RayUnavailable: when Ray is not installed.
     """
     ray = import_ray()
-    if not units:
-        return
     started = not ray.is_initialized()
     if started:
         if address is None:  # a new local instance, even when a cluster runs here
@@ -264,18 +302,51 @@ def execute_on_ray(
             ray.init(address=address, log_to_driver=False)
     try:
         _share_plugins(ray)
+        yield ray
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def execute_on_ray(
+    units: Sequence[Unit],
+    commit: Committer,
+    *,
+    address: str | None = None,
+    in_flight: int | None = None,
+    batch: int | None = None,
+) -> None:
+    """Perform units as Ray tasks, in batches; this process commits what they send back.
+
+    Uses the Ray instance this process is already connected to, else `ray_session`'s.
+
+    Args:
+        units: The attempts, in order.
+        commit: The run directory's commit.
+        address: A Ray cluster to connect to when not connected yet.
+        in_flight: The most Ray tasks submitted at once (default: twice the cluster's CPUs).
+        batch: Attempts per Ray task (default: `batch_size`).
+
+    Raises:
+        RayUnavailable: when Ray is not installed.
+        ValueError: for a batch below 1.
+    """
+    if batch is not None and batch < 1:
+        raise ValueError(f"a Ray batch holds at least 1 attempt, not {batch}")
+    import_ray()
+    if not units:
+        return
+    with ray_session(address) as ray:
         cpus = int(ray.cluster_resources().get("CPU", 1))
         dispatch = _Dispatch(
             ray=ray,
             commit=commit,
             queue=deque(units),
             in_flight=in_flight or max(2, 2 * cpus),
+            batch=batch or batch_size(len(units), cpus),
             remote=ray.remote(num_cpus=1)(perform_remote),
         )
         try:
             dispatch.loop()
         finally:
             commit.flush()
-    finally:
-        if started:
-            ray.shutdown()

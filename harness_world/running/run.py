@@ -171,6 +171,7 @@ def run(
     track: Track = "fresh",
     executor: Executor = "local",
     address: str | None = None,
+    ray_batch: int | None = None,  # rayverify: attempts per Ray task
 ) -> RunResult:
     """Run every task ``samples`` times and save each record durably as it ends.
 
@@ -198,12 +199,15 @@ def run(
             process saving; the same run directory, records apart from context, and resume.
         address: With ``executor="ray"``, the Ray cluster to connect to (``"auto"``: the one
             started on this machine); None starts a local Ray unless already connected.
+        ray_batch: With ``executor="ray"``, attempts per Ray task (default: about four
+            batches per CPU, at most 16 attempts; `harness_world.running.rayrun.batch_size`).
 
     Raises:
         RevisionMismatch: when ``out`` holds a run of another revision.
         RayUnavailable: for ``executor="ray"`` without Ray installed.
         ValueError: for no tasks, fewer than one sample, both workers and concurrency, a
-            sequential track with either, or the Ray executor with any of them.
+            sequential track with either, the Ray executor with any of them, or a
+            ``ray_batch`` without the Ray executor or below 1.
     """
     if workers > 1 and concurrency > 1:
         raise ValueError("use either workers (processes) or concurrency (one process), not both")
@@ -213,6 +217,8 @@ def run(
         raise ValueError(
             "the Ray executor takes no workers, concurrency or sequential track (Ray schedules)"
         )
+    if ray_batch is not None and (executor != "ray" or ray_batch < 1):  # rayverify
+        raise ValueError("ray_batch needs the Ray executor and at least 1 attempt per task")
     if executor == "ray":
         import_ray()  # without Ray, fail before the run directory is opened
     if track == "sequential" and (workers > 1 or concurrency > 1):
@@ -235,7 +241,13 @@ def run(
     tally = Tally(total=len(units), progress=progress)
     commit = GroupCommit(plan.root, tally.count, group=group_commit)
     execute_units(
-        units, commit, workers=workers, concurrency=concurrency, executor=executor, address=address
+        units,
+        commit,
+        workers=workers,
+        concurrency=concurrency,
+        executor=executor,
+        address=address,
+        ray_batch=ray_batch,  # rayverify
     )
     return finish_run(plan, tally.results)
 
@@ -326,10 +338,11 @@ def execute_units(
     concurrency: int = 1,
     executor: Executor = "local",
     address: str | None = None,
+    ray_batch: int | None = None,  # rayverify: attempts per Ray task
 ) -> None:
     """Execute units in the order given: as Ray tasks, concurrently, serially or in processes."""
     if executor == "ray":
-        execute_on_ray(units, commit, address=address)
+        execute_on_ray(units, commit, address=address, batch=ray_batch)
     elif concurrency > 1 or any(is_async_agent(u.agent) for u in units):
         execute_concurrently(units, commit, concurrency)
     elif workers <= 1:
