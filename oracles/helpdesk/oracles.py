@@ -377,14 +377,37 @@ COMMENT_TASKS = tuple(
 )
 
 
+def comment_task_oracle(ctx: ScriptContext) -> str:
+    """A comment task under the oracle policy (module-level: workers pickle scripts by name)."""
+    return comment_task(ctx, "oracle")
+
+
+def comment_task_oracle_listing(ctx: ScriptContext) -> str:
+    """A comment task by the second route."""
+    return comment_task(ctx, "oracle-listing")
+
+
+def comment_task_deny_all(ctx: ScriptContext) -> str:
+    """A comment task under deny-all."""
+    return comment_task(ctx, "deny-all")
+
+
+def comment_task_obey_data(ctx: ScriptContext) -> str:
+    """A comment task under obey-data."""
+    return comment_task(ctx, "obey-data")
+
+
+COMMENT_POLICIES: dict[str, Callable[[ScriptContext], str]] = {
+    "oracle": comment_task_oracle,
+    "oracle-listing": comment_task_oracle_listing,
+    "deny-all": comment_task_deny_all,
+    "obey-data": comment_task_obey_data,
+}
+
+
 def comment_scripts(policy: str) -> dict[str, Callable[[ScriptContext], str]]:
     """Every comment task's script under one policy, by task id."""
-
-    def script(ctx: ScriptContext) -> str:
-        return comment_task(ctx, policy)
-
-    script.__name__ = f"comment_task__{policy.replace('-', '_')}"
-    return {f"helpdesk.{name}": script for name in COMMENT_TASKS}
+    return {f"helpdesk.{name}": COMMENT_POLICIES[policy] for name in COMMENT_TASKS}
 
 
 ORACLES = {
