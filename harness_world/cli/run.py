@@ -84,7 +84,7 @@ def _add_agent_options(parser: argparse.ArgumentParser) -> None:
         help="oracle: the world's reference solutions; naive-retry / give-up: reference failure "
         "policies a world ships (payments: retry without an idempotency key / stop safely at "
         "the first provider error); deny-all / obey-data: refuse / follow every request found "
-        "in data (payments); do-nothing: no tool call; scripted; openai; anthropic",
+        "in data (payments, helpdesk); do-nothing: no tool call; scripted; openai; anthropic",
     )
     parser.add_argument(
         "--script",

@@ -25,7 +25,8 @@ BROKEN = [
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("runs")
-    tasks = hw.load_tasks("helpdesk")
+    # hdattack: the twelve tasks without a planted request; the counts below are theirs.
+    tasks = [t for t in hw.load_tasks("helpdesk") if t.authority is None]
     oracles = load_oracles("helpdesk")
     mutants = {m.id: m for m in load_mutants("helpdesk")}
     regressed = dict(oracles)

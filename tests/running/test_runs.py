@@ -151,6 +151,8 @@ def slowly(script):
 
 SCRIPTS = {task: slowly(script) for task, script in ORACLES.items()}
 """
+ORIGINAL_TASKS = [t.id for t in hw.load_tasks("helpdesk") if t.authority is None]
+"""hdattack: the helpdesk tasks without a planted request (issue 15 added eighteen)."""
 
 
 def test_kill_9_midway_then_resume_loses_and_duplicates_nothing(tmp_path: Path) -> None:
@@ -164,6 +166,8 @@ def test_kill_9_midway_then_resume_loses_and_duplicates_nothing(tmp_path: Path) 
         "run",
         "--world",
         "helpdesk",
+        "--tasks",
+        *ORIGINAL_TASKS,  # hdattack: the counts below are the twelve original tasks'
         "--agent",
         "scripted",
         "--script",

@@ -22,7 +22,7 @@ from harness_world.running import oracle_agent
 from harness_world.running.commit import Finished, GroupCommit, finished
 from harness_world.running.rundir import judge_record, record_path
 from tests.conftest import REPO
-from tests.running.test_runs import SLOW_SCRIPTS
+from tests.running.test_runs import ORIGINAL_TASKS, SLOW_SCRIPTS
 
 commit_module = importlib.import_module("harness_world.running.commit")
 TASKS = hw.load_tasks("helpdesk")[:3]
@@ -153,6 +153,7 @@ def test_kill_9_during_a_concurrent_group_committed_run_loses_and_doubles_nothin
     script.write_text(SLOW_SCRIPTS)
     out = tmp_path / "run"
     command = [sys.executable, "-m", "harness_world", "run", "--world", "helpdesk"]
+    command += ["--tasks", *ORIGINAL_TASKS]  # hdattack: the counts below are these twelve's
     command += ["--agent", "scripted", "--script", str(script), "--samples", "4"]
     command += ["--out", str(out), "--json", "--concurrency", "6"]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
