@@ -27,6 +27,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import attrs
+
 from harness_world.coverage import ScriptContext, follow_pages
 
 Script = Callable[[ScriptContext], str]
@@ -296,18 +298,30 @@ PLANS: dict[str, Callable[[Client], str]] = {
 }
 
 
-def script(task: str, policy: str) -> Script:
-    """The plan of a task under a policy, as a script."""
-    plan = PLANS[task]
+@attrs.frozen
+class PlanScript:
+    """A task's plan under a policy, as a script: module-level, so worker processes can
+    unpickle it (a closure cannot cross to ``run --workers N``)."""
 
-    def run(ctx: ScriptContext) -> str:
+    task: str
+    policy: str
+
+    @property
+    def __name__(self) -> str:
+        """The script's name in reports: ``<task>__<policy>``."""
+        return f"{self.task}__{self.policy.replace('-', '_')}"
+
+    def __call__(self, ctx: ScriptContext) -> str:
+        """Run the plan; a safe stop is a final message, never an exception."""
         try:
-            return f"Done: {plan(Client(ctx, policy))}."
+            return f"Done: {PLANS[self.task](Client(ctx, self.policy))}."
         except Stopped as stop:
             return f"Stopped safely without finishing: {stop}."
 
-    run.__name__ = f"{task}__{policy.replace('-', '_')}"
-    return run
+
+def script(task: str, policy: str) -> Script:
+    """The plan of a task under a policy, as a script."""
+    return PlanScript(task, policy)
 
 
 def scripts(policy: str) -> dict[str, Script]:

@@ -165,3 +165,12 @@ def test_conditions_cli_rejects_a_missing_run(tmp_path: Path) -> None:
         check=False,
     )
     assert result.returncode == 2 and result.stderr.startswith("error: runs:")
+
+
+@pytest.mark.parametrize("world_name", ["payments", "helpdesk"])
+def test_reference_agents_cross_to_worker_processes(world_name: str, tmp_path: Path) -> None:
+    """`run --workers 2` pickles each script to a worker: the payments oracle's scripts were
+    closures and failed there ("Can't pickle local object")."""
+    tasks = [t for t in hw.load_tasks(world_name) if t.authority is not None][:4]
+    result = hw.run(tasks, reference_agent(world_name, "oracle"), out=tmp_path / "w", workers=2)
+    assert result.counts.valid == result.counts.scheduled == len(tasks)
