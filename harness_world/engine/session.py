@@ -464,7 +464,8 @@ class ToolContext:
                 base = hits
         candidates = world.keys(entity) if base is None else base
         layer = session._layer.get(entity)
-        single_indexed = base is not None and len(where) == 1
+        # One indexed filter, or none at all: every candidate matches, nothing is decoded.
+        single_indexed = (base is not None and len(where) == 1) or not where
         out: list[Key] = []
         for key in candidates:
             if layer is not None and key in layer:
@@ -477,7 +478,7 @@ class ToolContext:
                 out.append(key)
         if layer:
             for key, data in layer.items():
-                if data is not None and _matches(from_json(data), where):
+                if data is not None and (not where or _matches(from_json(data), where)):
                     out.append(key)
             out.sort(key=lambda k: session._position(entity, k))
         return out

@@ -185,6 +185,7 @@ PRODUCTS = Entity(
 
 CANCEL_REASONS = ("no longer needed", "ordered by mistake")
 CALC_CHARACTERS = frozenset("0123456789+-*/(). ")
+_CALC_STRIP = "".join(sorted(CALC_CHARACTERS))
 MAX_POWER_BITS = 1_000_000
 """Largest integer power ``calculate`` computes, in bits of the result (see module notes)."""
 
@@ -519,7 +520,7 @@ def _guarded_pow(base: Any, exponent: Any) -> Any:
     "read",
 )
 def calculate(ctx: ToolContext, p: Calculate) -> str:
-    if not all(char in CALC_CHARACTERS for char in p.expression):
+    if p.expression.strip(_CALC_STRIP):  # what is left once every allowed character is gone
         raise ToolFailure("invalid_arguments", "Invalid characters in expression")
     try:
         try:
