@@ -64,6 +64,12 @@ def resolve_world(record: Record) -> World:
     return load_trusted_world(record.world.name, record.world.size)
 
 
+# What encoding a hostile in-memory record can raise (nesting past the encoder's depth,
+# non-JSON objects, out-of-range numbers): records read from files are held to the limits
+# on loading and never get here.
+_UNENCODABLE = (RecursionError, TypeError, ValueError, OverflowError, msgspec.EncodeError)
+
+
 def verify(record: Record, world: World | None = None, task: Task | None = None) -> Verification:
     """Replay a record and, if it verifies and a task is given, grade it.
 
@@ -86,7 +92,14 @@ def verify(record: Record, world: World | None = None, task: Task | None = None)
             world = resolve_world(record)
         except (WorldError, OSError) as exc:
             return Verification(evidence="lost", reason=f"world cannot be loaded: {exc}")
-    _, mismatches = replay(record, world)
+    try:
+        _, mismatches = replay(record, world)
+    except _UNENCODABLE as exc:  # an in-memory record never loaded under the file limits
+        return Verification(
+            evidence="ungraded",
+            reason="the record holds values no JSON encoding carries "
+            f"({type(exc).__name__}: {str(exc)[:200]})",
+        )
     if mismatches:
         first = mismatches[0]
         reason = (

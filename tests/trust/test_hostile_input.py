@@ -286,3 +286,33 @@ def test_fuzz_hostile_records_never_crash_a_command(
         assert "Traceback" not in capsys.readouterr().err
     finally:
         slot.write_bytes(saved)
+
+
+def _nested(depth: int) -> list[object]:
+    root: list[object] = []
+    inner = root
+    for _ in range(depth):
+        deeper: list[object] = []
+        inner.append(deeper)
+        inner = deeper
+    return root
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"a": _nested(100_000)},  # past the encoder's depth: RecursionError
+        {"a": {1, 2}},  # not JSON: sets never come out of a decoder
+        {"a": 2**80},  # past any JSON reader's integers
+    ],
+    ids=["deep", "set", "huge-int"],
+)
+def test_a_hostile_in_memory_record_is_ungraded_never_a_crash(
+    good: hw.Record, small: hw.World, args: dict[str, object]
+) -> None:
+    """`hw.verify` on a record built in memory (never held to the file limits)."""
+    first = msgspec.structs.replace(good.calls[0], args=args)
+    forged = msgspec.structs.replace(good, calls=[first, *good.calls[1:]])
+    result = hw.verify(forged, world=small)
+    assert result.evidence == "ungraded"
+    assert result.grade is None
