@@ -1,8 +1,10 @@
 """What the limits cost: loading a record strictly (JSON values only, within the limits) against
 msgspec's plain typed decode, and both against a whole ``verify`` (load + replay + grade).
 
-The strict loader decodes into plain values first (Python's ``json`` with a duplicate-key hook,
-or msgspec msgpack with an Ext hook and a canonical-length check), walks them iteratively against
+The strict loader reads a JSON file laid out as ``save_record`` writes it on a fast path (typed
+decode, limits read off the bytes, byte-identical re-encoding: D28); otherwise it decodes into
+plain values first (Python's ``json`` with a duplicate-key hook, or msgspec msgpack with an Ext
+hook and a canonical-length check), walks them iteratively against
 ``harness_world.engine.limits``, then converts to a ``Record``. Measured side by side in one run,
 interleaved, on the oracle record of ``helpdesk.vip_two_statuses`` (small seed) in both
 encodings.

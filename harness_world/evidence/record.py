@@ -14,7 +14,13 @@ from msgspec import UNSET, UnsetType
 from harness_world.engine.calls import CallRecord, FinalRow
 from harness_world.engine.canonical import sha256_hex, to_json
 from harness_world.engine.faults import FaultLog
-from harness_world.engine.limits import RECORD_BYTES, RECORD_DEPTH, check_json_value, clean_text
+from harness_world.engine.limits import (
+    MAX_STRING,
+    RECORD_BYTES,
+    RECORD_DEPTH,
+    check_json_value,
+    clean_text,
+)
 from harness_world.engine.session import Session
 from harness_world.errors import HarnessWorldError
 
@@ -354,6 +360,18 @@ def decode_record(data: bytes, fmt: Literal["json", "msgpack"] = "json") -> Reco
     """
     if len(data) > RECORD_BYTES:
         raise RecordError(f"record of {len(data)} bytes is over the limit of {RECORD_BYTES}")
+    record = _decode_canonical(data) if fmt == "json" else None
+    if record is None:
+        record = _decode_strict(data, fmt)
+    if record.format != FORMAT_VERSION:
+        raise RecordError(
+            f"record format {record.format} is not supported (this build reads {FORMAT_VERSION})"
+        )
+    return record
+
+
+def _decode_strict(data: bytes, fmt: Literal["json", "msgpack"]) -> Record:
+    """Plain values first, walked against the limits, then typed; every refusal worded."""
     try:
         plain = _decode_plain(data, fmt)
     except RecursionError:
@@ -365,14 +383,45 @@ def decode_record(data: bytes, fmt: Literal["json", "msgpack"] = "json") -> Reco
         # Same size whatever the key order; smaller when keys repeat or widths are padded.
         raise RecordError("not a valid record: msgpack not canonically encoded (duplicate keys?)")
     try:
-        record = msgspec.convert(plain, type=Record)
+        return msgspec.convert(plain, type=Record)
     except (msgspec.ValidationError, RecursionError) as exc:
         raise RecordError(f"not a valid record: {exc}") from None
-    if record.format != FORMAT_VERSION:
-        raise RecordError(
-            f"record format {record.format} is not supported (this build reads {FORMAT_VERSION})"
-        )
-    return record
+
+
+# A line indented this deep holds a value nested past the limit, or nearly (see below).
+_DEEP_LINE = b"\n" + b" " * RECORD_DEPTH
+# Every integer outside ±2^53 has at least 16 digits (2^53 = 9007199254740992): with every
+# digit mapped to "0", such a run is a run of sixteen "0" bytes (translate and find are C).
+_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_SIXTEEN_DIGITS = b"0" * 16
+_RECORD_JSON = msgspec.json.Decoder(Record)
+
+
+def _decode_canonical(data: bytes) -> Record | None:
+    """The fast path: a JSON record byte for byte as `encode_record` writes it, or None.
+
+    Such a file is decoded straight into a `Record` (C speed, no plain pass, no walk) and the
+    limits are read off its bytes: it is at most `MAX_STRING` bytes long (so no string is
+    longer), it holds no run of 16 digits (so every integer is within ±2^53), and no line is
+    indented `RECORD_DEPTH` spaces (with one space per level, a value at indentation k sits in
+    a container at level k, so no container is deeper than the limit). Equality with the
+    canonical encoding of what was decoded proves there were no duplicate keys, no escapes of
+    lone surrogates and nothing else the strict loader would refuse. Anything else (another
+    layout, a long digit run inside a string, a bigger record) returns None and takes the
+    exact, slower path, which also words every refusal.
+    """
+    if (
+        len(data) > MAX_STRING
+        or _DEEP_LINE in data
+        or _SIXTEEN_DIGITS in data.translate(_DIGITS_TO_ZERO)
+    ):
+        return None
+    try:
+        record = _RECORD_JSON.decode(data)
+        canonical = encode_record(record)
+    except (msgspec.DecodeError, msgspec.EncodeError, RecursionError, ValueError, TypeError):
+        return None
+    return record if canonical == data else None
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

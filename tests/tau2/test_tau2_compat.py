@@ -249,11 +249,15 @@ def test_long_flat_sums_are_computed(world: hw.World, terms: int) -> None:
     assert observation.result == str(round(float(expected), 2))
 
 
-def _flat_eval(world: hw.World) -> Any:
+def _module(world: hw.World) -> Any:
+    """The retail world's module (loaded as a plugin: not importable by a fixed name)."""
     import sys
 
-    module = sys.modules[world.contract.tool("calculate").run.__module__]
-    return module._flat_eval
+    return sys.modules[world.contract.tool("calculate").run.__module__]
+
+
+def _flat_eval(world: hw.World) -> Any:
+    return _module(world)._flat_eval
 
 
 _TOKENS = st.sampled_from(
@@ -289,6 +293,9 @@ def test_the_stack_evaluator_is_python_arithmetic(world: hw.World, tokens: list[
         got = ("syntax",)
     except Exception as exc:
         got = ("error", str(exc))
+    ok_int = expected[0] == "ok" and isinstance(expected[1], int)
+    if got == ("syntax",) and ok_int and expected[1].bit_length() > _module(world).MAX_POWER_BITS:
+        return  # "11**1111010": the guard refuses a power this size, Python computes it
     if expected[0] == "ok" and got[0] == "ok":
         assert type(got[1]) is type(expected[1]) and str(got[1]) == str(expected[1]), expression
     else:
