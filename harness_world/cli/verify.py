@@ -282,6 +282,8 @@ def _executor(args: argparse.Namespace, plan: _Plan) -> Iterator[RayVerifier | N
     if args.executor != "ray":
         yield None
         return
+    from ray.exceptions import RayError
+
     from harness_world.running.rayrun import RayUnavailable
     from harness_world.running.rayverify import WorldChoice, ray_verifier
 
@@ -293,6 +295,12 @@ def _executor(args: argparse.Namespace, plan: _Plan) -> Iterator[RayVerifier | N
             yield verifier
     except RayUnavailable as exc:
         raise _InputError(str(exc)) from None
+    except RayError as exc:  # a worker died or the cluster went away: no verdict, exit 2
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        raise _InputError(
+            f"a Ray task failed, so nothing is reported as verified ({type(exc).__name__}: "
+            f"{first})"
+        ) from None
 
 
 def _pins(args: argparse.Namespace, plan: _Plan, worlds: _Worlds) -> Pins | None:

@@ -278,3 +278,29 @@ def test_the_ray_scan_is_scan_run(batch: int | None, tmp_path: Path, local_ray: 
     tasks = {t.id: t for t in TASKS}
     with ray_verifier(address=None, choice=WorldChoice(), tasks=tasks, batch=batch) as remote:
         assert remote.scan(out) == here
+
+
+def test_a_failed_ray_task_is_exit_2_with_one_line_not_a_traceback(
+    runs: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A worker that dies mid-verification (here: every use of the verifier) gives no verdict."""
+    from contextlib import contextmanager
+
+    from ray.exceptions import RaySystemError
+
+    from harness_world.running import rayverify
+
+    class _Dead:
+        def __getattr__(self, name: str) -> Any:
+            raise RaySystemError("the worker process died")
+
+    @contextmanager
+    def dead_verifier(**_: object) -> Any:
+        yield _Dead()
+
+    monkeypatch.setattr(rayverify, "ray_verifier", dead_verifier)
+    assert main(["verify", str(runs["good"]), "--executor", "ray"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("error: a Ray task failed, so nothing is reported as verified")
+    assert "the worker process died" in captured.err
