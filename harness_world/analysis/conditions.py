@@ -21,24 +21,19 @@ itself is trusted), then read three ways:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 
 import msgspec
 
-from harness_world.engine.world import World, WorldError, load_trusted_world
-from harness_world.evidence.record import Record, RecordError, load_record
 from harness_world.grading.layers import Layered, admit, layered
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.trusted import TrustedCompletion, trusted_completion
-from harness_world.grading.verify import verify
-from harness_world.running.rundir import bound_records
+from harness_world.running.rundir import verified_records
 from harness_world.stats import wilson_interval
 
 __all__ = ["ConditionsReport", "LayerFigures", "Rate", "conditions_report", "render_conditions"]
 
-_FINAL = re.compile(r"^(\d+)\.json$")
 JOINT_STATES = ("clean", "harness_only", "agent_only", "both")
 
 
@@ -131,28 +126,14 @@ class _Seen(msgspec.Struct, kw_only=True):
 
 
 def _load_graded(run_dir: Path, index: Mapping[str, Task]) -> list[_Seen]:
-    worlds: dict[tuple[str, str], World] = {}
     seen: list[_Seen] = []
-    root = run_dir / "records"
-    bound = bound_records(run_dir, index.values())  # foreign or unindexed records never count
-    for path in sorted(root.rglob("*.json")) if root.is_dir() else []:
-        if not _FINAL.match(path.name) or path.resolve() not in bound:
-            continue
-        try:
-            record: Record = load_record(path)
-        except RecordError:
-            continue
+    # One scan: foreign or unindexed records never count, and each record is replayed once.
+    verified = verified_records(run_dir, index.values())
+    for path in sorted(verified):
+        record, world = verified[path].record, verified[path].world
         task = index.get(record.task_id)
-        key = (record.world.name, record.world.size)
-        if task is None:
-            continue
-        if key not in worlds:
-            try:
-                worlds[key] = load_trusted_world(*key)
-            except WorldError:
-                continue
-        verification = verify(record, worlds[key], task)
-        if verification.grade is None:
+        verification = verified[path].verification
+        if task is None or verification.grade is None or not verified[path].graded_against(task):
             continue
         admission = admit(record, task, verification)
         seen.append(
@@ -160,7 +141,7 @@ def _load_graded(run_dir: Path, index: Mapping[str, Task]) -> list[_Seen]:
                 task=task,
                 tc=trusted_completion(record, task, verification.grade),
                 failed={v.id for v in verification.grade.verdicts if v.status == "failed"},
-                layered=layered(record, task, verification, worlds[key]),
+                layered=layered(record, task, verification, world),
                 refusal="; ".join(admission.reasons),
             )
         )

@@ -17,7 +17,7 @@ from harness_world.engine.world import World, WorldError, load_trusted_world
 from harness_world.evidence.record import RecordError, load_record
 from harness_world.grading.advice import ADVISORIES, Advisory, advise
 from harness_world.grading.task import Task
-from harness_world.running.rundir import RunScan
+from harness_world.running.rundir import RunScan, VerifiedRecord
 
 __all__ = ["Reach", "ReachRow", "SlotAdvice", "advise_scan", "reach", "reach_lines"]
 
@@ -122,7 +122,11 @@ def reach_lines(result: Reach) -> list[str]:
 
 
 def advise_scan(
-    scan: RunScan, tasks: Iterable[Task], *, worlds: Mapping[str, World] | None = None
+    scan: RunScan,
+    tasks: Iterable[Task],
+    *,
+    worlds: Mapping[str, World] | None = None,
+    kept: Mapping[Path, VerifiedRecord] | None = None,
 ) -> list[SlotAdvice]:
     """The advisories of every graded, valid attempt of a scanned run.
 
@@ -134,6 +138,8 @@ def advise_scan(
         scan: The run, judged once by `scan_run`.
         tasks: The tasks graded against (as given to `scan_run`).
         worlds: Worlds by name (default: each record's world loaded at the run's size).
+        kept: The records the scan verified (`scan_run`'s ``keep``): read from there instead
+            of from disk again.
     """
     by_id = {t.id: t for t in tasks}
     loaded: dict[str, World] = dict(worlds or {})
@@ -142,8 +148,9 @@ def advise_scan(
         task = by_id.get(slot.task_id)
         if not slot.counted or slot.passed is None or task is None:
             continue
+        known = (kept or {}).get(Path(slot.path).resolve())
         try:
-            record = load_record(Path(slot.path))
+            record = known.record if known is not None else load_record(Path(slot.path))
             name = record.world.name
             if name not in loaded:
                 loaded[name] = load_trusted_world(name, scan.manifest.sizes.get(name, "small"))

@@ -20,12 +20,10 @@ from pathlib import Path
 import attrs
 import msgspec
 
-from harness_world.engine.world import World, WorldError, load_trusted_world
 from harness_world.evidence.record import Record, RecordError, load_record
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.trusted import TrustedCompletion, trusted_completion
-from harness_world.grading.verify import verify
-from harness_world.running.rundir import bound_records
+from harness_world.running.rundir import VerifiedRecord, verified_records
 from harness_world.stats import StatsInputError, mcnemar_midp, pass_hat_k
 
 __all__ = [
@@ -133,24 +131,12 @@ def _cost(record: Record) -> float:
     return record.usage.cost + record.usage.uncertain_cost
 
 
-def _load_world(worlds: dict[tuple[str, str], World], record: Record) -> World | None:
-    """The record's world, loaded once per (name, size); None when it cannot be loaded."""
-    key = (record.world.name, record.world.size)
-    if key not in worlds:
-        try:
-            worlds[key] = load_trusted_world(*key)
-        except WorldError:
-            return None
-    return worlds[key]
-
-
 @attrs.define(slots=True)
 class _Tally:
     """What `trusted_report` gathers while it walks a run's record folders."""
 
     index: Mapping[str, Task]
-    bound: frozenset[Path] = frozenset()
-    worlds: dict[tuple[str, str], World] = attrs.field(factory=dict)
+    verified: Mapping[Path, VerifiedRecord] = attrs.field(factory=dict)
     results: dict[str, list[TrustedCompletion]] = attrs.field(factory=dict)
     conditions: dict[str, str] = attrs.field(factory=dict)
     exposure: dict[tuple[str, str], dict[str, int]] = attrs.field(factory=dict)
@@ -183,25 +169,20 @@ class _Tally:
     def add_final(self, path: Path, tries: int) -> None:
         """Count one final record, graded when it loads, its task is known and verifies."""
         self.attempts += 1
-        if path.resolve() not in self.bound:  # foreign, swapped, unindexed or tampered
+        verified = self.verified.get(path.resolve())
+        if verified is None:  # foreign, swapped, unindexed, tampered or unreadable
             return
-        try:
-            record = load_record(path)
-        except RecordError:
-            return
+        record = verified.record
         self.cost += _cost(record)
         task = self.index.get(record.task_id)
         if task is None:
             return
         self.relevant = self.relevant or bool(task.faults or task.forbid or task.receipts)
-        world = _load_world(self.worlds, record)
-        if world is None:
-            return
-        verification = verify(record, world, task)
-        if verification.grade is None:
+        grade = verified.verification.grade
+        if grade is None or not verified.graded_against(task):
             return
         self.valid += 1
-        tc = trusted_completion(record, task, verification.grade)
+        tc = trusted_completion(record, task, grade)
         self.results.setdefault(task.id, []).append(tc)
         self.conditions[task.id] = _condition(task)
         self.retried += tries > 0
@@ -284,19 +265,30 @@ def _report(tally: _Tally) -> TrustedReport:
 
 
 def trusted_report(
-    run_dir: str | Path, tasks: Mapping[str, Task] | None = None
+    run_dir: str | Path,
+    tasks: Mapping[str, Task] | None = None,
+    *,
+    verified: Mapping[Path, VerifiedRecord] | None = None,
 ) -> TrustedReport | None:
     """Trusted-completion figures of a run directory.
 
     Returns None when no task of the run declares a fault, a forbidden transition or a receipt
     (the figures would only repeat the plain pass rate).
 
+    Args:
+        run_dir: The run directory.
+        tasks: The tasks by id (default: the built-in ones).
+        verified: What a scan of this run with these tasks kept (`scan_run`'s ``keep``), so
+            nothing is replayed again; by default the run is scanned here, once.
+
     Raises:
         OSError: when the run directory cannot be read.
     """
     root = Path(run_dir) / "records"
     index = tasks if tasks is not None else {t.id: t for t in load_tasks()}
-    tally = _Tally(index=index, bound=bound_records(run_dir, index.values()))
+    if verified is None:
+        verified = verified_records(run_dir, index.values())
+    tally = _Tally(index=index, verified=verified)
     for folder in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
         tally.add_folder(folder)
     if not tally.relevant:
@@ -390,24 +382,12 @@ def _attempt_trust(
 ) -> dict[tuple[str, int, int], tuple[str, bool]]:
     """(task, sample, fault seed) -> (condition, T) of every graded final record of a run."""
     out: dict[tuple[str, int, int], tuple[str, bool]] = {}
-    worlds: dict[tuple[str, str], World] = {}
-    root = run_dir / "records"
-    bound = bound_records(run_dir, index.values())
-    for path in sorted(root.rglob("*.json")) if root.is_dir() else []:
-        if not _FINAL.match(path.name) or path.resolve() not in bound:
-            continue
-        try:
-            record = load_record(path)
-        except RecordError:
-            continue
+    verified = verified_records(run_dir, index.values())  # one scan: each record replayed once
+    for path in sorted(verified):
+        record = verified[path].record
         task = index.get(record.task_id)
-        if task is None:
-            continue
-        world = _load_world(worlds, record)
-        if world is None:
-            continue
-        grade = verify(record, world, task).grade
-        if grade is None:
+        grade = verified[path].verification.grade
+        if task is None or grade is None or not verified[path].graded_against(task):
             continue
         seed = record.faults.seed if record.faults is not None else record.seed
         tc = trusted_completion(record, task, grade)

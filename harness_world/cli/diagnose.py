@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from harness_world.grading.advice import ADVISORIES, advise
 from harness_world.grading.task import TaskError, load_tasks
 from harness_world.grading.verify import verify
 from harness_world.running.oracles import load_oracles
-from harness_world.running.rundir import RunScan, load_manifest, scan_run
+from harness_world.running.rundir import RunScan, VerifiedRecord, load_manifest, scan_run
 from harness_world.running.scripted import run_script
 
 __all__ = ["DEMO_WORLDS", "demo_advice", "register", "report_section"]
@@ -116,11 +117,14 @@ def _print(advice: list[SlotAdvice], attribution: AttributionReport | None) -> N
     print(f"\nattribution of {len(attribution.attributions)} attempts that did not pass: {counts}")
 
 
-def report_section(report: RunReport) -> list[str]:
+def report_section(
+    report: RunReport, kept: Mapping[Path, VerifiedRecord] | None = None
+) -> list[str]:
     """Lines `report` prints after its figures: advisories' reach and attribution counts.
 
-    Reads the slots the report already judged (no record is replayed again); records are read
-    once more to compute advisories, and each failing task's reference solution runs once.
+    Reads the slots the report already judged (no record is replayed again) and the records
+    its scan kept (others are read once more from disk); each failing task's reference
+    solution runs once.
     """
     scan = RunScan(
         out=report.out,
@@ -130,7 +134,7 @@ def report_section(report: RunReport) -> list[str]:
         families={},
     )
     tasks = load_tasks()
-    advice = advise_scan(scan, tasks)
+    advice = advise_scan(scan, tasks, kept=kept)
     lines = ["", *reach_lines(reach((a.passed, a.advisories) for a in advice))]
     for a in advice:
         if a.advisories and not a.passed:

@@ -7,13 +7,14 @@ parameter structs, so there is one declaration for each fact.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 import attrs
 import msgspec
 
-from harness_world.engine.canonical import sha256_hex, to_json
+from harness_world.engine.canonical import from_json, sha256_hex, to_json
 from harness_world.errors import HarnessWorldError
 
 __all__ = [
@@ -199,16 +200,28 @@ class Tool:
         return any(d.covers(entity, key, args) for d in self.derives)
 
     def schema(self) -> dict[str, Any]:
-        """Return the JSON Schema of the parameters, inlined (no top-level ``$ref``)."""
-        (root,), components = msgspec.json.schema_components(
-            [self.params], ref_template="#/$defs/{name}"
-        )
-        name = root["$ref"].rsplit("/", 1)[-1]
-        schema: dict[str, Any] = dict(components.pop(name))
-        schema.pop("title", None)
-        if components:
-            schema["$defs"] = components
-        return schema
+        """Return the JSON Schema of the parameters, inlined (no top-level ``$ref``).
+
+        A fresh copy each time (callers may change it); derived once per parameter type.
+        """
+        decoded: dict[str, Any] = from_json(_params_schema(self.params))
+        return decoded
+
+
+@functools.lru_cache(maxsize=1024)
+def _params_schema(params: type) -> bytes:
+    """The schema of a parameter struct, as JSON.
+
+    msgspec's derivation costs ~0.1 ms a tool, and reports ask for every tool's schema once per
+    record (the advisories read the enums).
+    """
+    (root,), components = msgspec.json.schema_components([params], ref_template="#/$defs/{name}")
+    name = root["$ref"].rsplit("/", 1)[-1]
+    schema: dict[str, Any] = dict(components.pop(name))
+    schema.pop("title", None)
+    if components:
+        schema["$defs"] = components
+    return msgspec.json.encode(schema)
 
 
 def tool(

@@ -23,7 +23,7 @@ from harness_world.engine.schemas import tool_schemas
 from harness_world.engine.values import Key
 from harness_world.engine.world import World
 from harness_world.evidence.record import Record
-from harness_world.grading.checker import returned_rows
+from harness_world.grading.checker import returned_row_keys
 from harness_world.grading.task import Task, select_targets
 
 __all__ = ["ADVISORIES", "Advisory", "advise"]
@@ -167,7 +167,7 @@ def _no_writes(t: _Trace) -> Advisory | None:
 def _write_without_read(t: _Trace) -> Advisory | None:
     seen: set[tuple[str, Key]] = set()
     found: list[tuple[int, str]] = []
-    entities = {e.name: e for e in t.world.contract.entities}
+    entities = list(t.world.contract.entities)
     for call in t.calls:
         for image in call.writes:
             atom = (image.entity, image.key)
@@ -179,8 +179,7 @@ def _write_without_read(t: _Trace) -> Advisory | None:
                     )
                 )
                 seen.add(atom)  # report each row once
-        for entity in entities.values():
-            seen.update((entity.name, k) for k in returned_rows(call, entity))
+        seen.update(returned_row_keys(call, entities))
     return _found("write_without_read", found)
 
 

@@ -8,7 +8,7 @@ set A (R ⊆ delta and delta ⊆ A, reported separately); trace criteria read th
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import attrs
@@ -26,7 +26,7 @@ from harness_world.grading.grade import CriterionKind, CriterionVerdict, Grade
 from harness_world.grading.task import Answer, Requirement, Task, select_targets
 from harness_world.grading.trusted import trusted_criteria
 
-__all__ = ["Change", "grade", "net_changes", "returned_rows"]
+__all__ = ["Change", "grade", "net_changes", "returned_row_keys", "returned_rows"]
 
 _MISSING = object()
 _SHOWN = 6
@@ -92,6 +92,19 @@ def _walk_dicts(value: Any) -> Iterator[dict[str, Any]]:
             stack.extend(reversed(item.values()))
         elif isinstance(item, list):
             stack.extend(reversed(item))
+
+
+def returned_row_keys(call: CallRecord, entities: Iterable[Entity]) -> set[tuple[str, Key]]:
+    """(entity, key) of every whole row of any of ``entities`` in a call's result (one walk)."""
+    if not call.ok:
+        return set()
+    candidates = [(e, e.key) for e in entities]
+    found: set[tuple[str, Key]] = set()
+    for d in _walk_dicts(call.result):
+        for entity, key_field in candidates:
+            if key_field in d and _is_row(d, entity):
+                found.add((entity.name, d[key_field]))
+    return found
 
 
 def returned_rows(call: CallRecord, entity: Entity) -> set[Key]:

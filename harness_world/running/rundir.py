@@ -31,7 +31,7 @@ from harness_world.engine.world import World, WorldError, load_trusted_world
 from harness_world.evidence.binding import IndexEntry, binding_problem, read_index
 from harness_world.evidence.record import Record, RecordError, load_record
 from harness_world.grading.task import Task, load_tasks
-from harness_world.grading.verify import verify
+from harness_world.grading.verify import Verification, verify
 from harness_world.running.revision import (
     Revision,
     RevisionMismatch,
@@ -48,6 +48,7 @@ __all__ = [
     "RunManifest",
     "RunScan",
     "SlotResult",
+    "VerifiedRecord",
     "bound_records",
     "check_resumable",
     "count_slots",
@@ -57,6 +58,7 @@ __all__ = [
     "record_path",
     "sample_seed",
     "scan_run",
+    "verified_records",
     "write_json",
 ]
 
@@ -305,11 +307,47 @@ def write_json(path: Path, value: Any) -> None:
     tmp.replace(path)
 
 
+@attrs.frozen(slots=True)
+class VerifiedRecord:
+    """A final record `scan_run` verified in its slot, kept in memory for readers of the run.
+
+    Attributes:
+        record: The record as loaded.
+        world: The world it was replayed against.
+        task: The slot's task (None when the task is not known here).
+        verification: Its verification (``verified``; graded when the task is known).
+    """
+
+    record: Record
+    world: World
+    task: Task | None
+    verification: Verification
+
+    def graded_against(self, task: Task) -> bool:
+        """Whether it was graded against ``task`` (the same definition, whichever object)."""
+        return (
+            self.verification.grade is not None
+            and self.task is not None
+            and self.task.hash == task.hash
+        )
+
+
 def judge_record(
-    record: Record, world: World, task: Task | None, path: Path, *, retries: Sequence[Path] = ()
+    record: Record,
+    world: World,
+    task: Task | None,
+    path: Path,
+    *,
+    retries: Sequence[Path] = (),
+    keep: dict[Path, VerifiedRecord] | None = None,
 ) -> SlotResult:
-    """Replay one record of a slot and grade it against its task (when that task is known)."""
+    """Replay one record of a slot and grade it against its task (when that task is known).
+
+    With ``keep``, a verified record is also kept there under its resolved path.
+    """
     result = verify(record, world=world, task=task)
+    if keep is not None and result.evidence == "verified":
+        keep[path.resolve()] = VerifiedRecord(record, world, task, result)
     grade = result.grade
     usage = record.usage
     retry_cost = 0.0  # tries that ended in error cost money too
@@ -367,7 +405,9 @@ def _slot_result(slot: _Slot, path: Path, evidence: SlotEvidence, **fields: Any)
     )
 
 
-def _judge_slot(path: Path, slot: _Slot, worlds: _Worlds) -> SlotResult:
+def _judge_slot(
+    path: Path, slot: _Slot, worlds: _Worlds, keep: dict[Path, VerifiedRecord] | None
+) -> SlotResult:
     if not path.is_file():
         return _slot_result(slot, path, "missing", reason="no record for this slot")
     retries = slot.retries
@@ -387,7 +427,7 @@ def _judge_slot(path: Path, slot: _Slot, worlds: _Worlds) -> SlotResult:
         return _slot_result(slot, path, "ungraded", outcome=record.outcome.status, reason=unbound)
     try:
         world = worlds.get(slot.task.world if slot.task else record.world.name)
-        return judge_record(record, world, slot.task, path, retries=retries)
+        return judge_record(record, world, slot.task, path, retries=retries, keep=keep)
     except (WorldError, OSError) as exc:
         return _slot_result(slot, path, "lost", reason=str(exc), retried=len(retries))
     except Exception as exc:  # one hostile record never ends the scan
@@ -414,6 +454,7 @@ def scan_run(
     known: Mapping[Path, SlotResult] | None = None,
     write_counts: bool = True,
     worlds: Mapping[str, World] | None = None,
+    keep: dict[Path, VerifiedRecord] | None = None,
 ) -> RunScan:
     """Judge every scheduled slot of a run directory once, each record against its slot.
 
@@ -424,6 +465,9 @@ def scan_run(
         write_counts: Also write ``counts.json``.
         worlds: Worlds the caller vouches for, by name; other names resolve only to built-in
             worlds at sizes they declare (never a path from the run directory).
+        keep: Filled with every record verified in its slot, by resolved path, so that readers
+            computing figures of their own (trusted completion, conditions) replay nothing
+            again.
 
     Raises:
         FileNotFoundError: when ``out`` is not a run directory.
@@ -450,7 +494,7 @@ def scan_run(
                     task=by_id.get(task_id),
                     retries=tries.get(str(sample), ()),
                 )
-                done = _judge_slot(path, slot, loader)
+                done = _judge_slot(path, slot, loader, keep)
             slots.append(done)
     counts = count_slots(slots)
     if write_counts:
@@ -532,11 +576,19 @@ def check_resumable(out: str | Path, revision: Revision) -> None:
             )
 
 
-def bound_records(out: str | Path, tasks: Iterable[Task] | None = None) -> frozenset[Path]:
-    """Resolved paths of the records `scan_run` verifies in their slots (bound, replayed).
+def verified_records(
+    out: str | Path, tasks: Iterable[Task] | None = None
+) -> dict[Path, VerifiedRecord]:
+    """Every record `scan_run` verifies in its slot (bound, replayed), by resolved path.
 
-    Readers that walk a run's record files for figures of their own count only these, so a
-    foreign, swapped, unindexed or tampered record never enters any figure.
+    Readers that compute figures of their own use only these, so a foreign, swapped,
+    unindexed or tampered record never enters any figure, and nothing is replayed twice.
     """
-    scan = scan_run(out, tasks, write_counts=False)
-    return frozenset(Path(s.path).resolve() for s in scan.slots if s.evidence == "verified")
+    keep: dict[Path, VerifiedRecord] = {}
+    scan_run(out, tasks, write_counts=False, keep=keep)
+    return keep
+
+
+def bound_records(out: str | Path, tasks: Iterable[Task] | None = None) -> frozenset[Path]:
+    """Resolved paths of the records `scan_run` verifies in their slots (bound, replayed)."""
+    return frozenset(verified_records(out, tasks))
