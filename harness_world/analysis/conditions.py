@@ -29,7 +29,7 @@ import msgspec
 from harness_world.grading.layers import Layered, admit, layered
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.trusted import TrustedCompletion, trusted_completion
-from harness_world.running.rundir import verified_records
+from harness_world.running.rundir import VerifiedRecord, scan_run
 from harness_world.stats import wilson_interval
 
 __all__ = ["ConditionsReport", "LayerFigures", "Rate", "conditions_report", "render_conditions"]
@@ -126,26 +126,30 @@ class _Seen(msgspec.Struct, kw_only=True):
 
 
 def _load_graded(run_dir: Path, index: Mapping[str, Task]) -> list[_Seen]:
-    seen: list[_Seen] = []
-    # One scan: foreign or unindexed records never count, and each record is replayed once.
-    verified = verified_records(run_dir, index.values())
-    for path in sorted(verified):
-        record, world = verified[path].record, verified[path].world
+    """What the metrics need of every graded record, in path order.
+
+    One scan, no record kept: foreign or unindexed records never count, and each record is
+    replayed once.
+    """
+    seen: dict[Path, _Seen] = {}
+
+    def observe(path: Path, verified: VerifiedRecord) -> None:
+        record, world = verified.record, verified.world
         task = index.get(record.task_id)
-        verification = verified[path].verification
-        if task is None or verification.grade is None or not verified[path].graded_against(task):
-            continue
+        verification = verified.verification
+        if task is None or verification.grade is None or not verified.graded_against(task):
+            return
         admission = admit(record, task, verification)
-        seen.append(
-            _Seen(
-                task=task,
-                tc=trusted_completion(record, task, verification.grade),
-                failed={v.id for v in verification.grade.verdicts if v.status == "failed"},
-                layered=layered(record, task, verification, world),
-                refusal="; ".join(admission.reasons),
-            )
+        seen[path] = _Seen(
+            task=task,
+            tc=trusted_completion(record, task, verification.grade),
+            failed={v.id for v in verification.grade.verdicts if v.status == "failed"},
+            layered=layered(record, task, verification, world),
+            refusal="; ".join(admission.reasons),
         )
-    return seen
+
+    scan_run(run_dir, index.values(), write_counts=False, observe=observe)
+    return [seen[path] for path in sorted(seen)]
 
 
 def _layer_figures(seen: list[_Seen]) -> LayerFigures:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+import attrs
 import msgspec
 
 from harness_world.engine.world import World, WorldError, load_trusted_world
@@ -19,7 +20,15 @@ from harness_world.grading.advice import ADVISORIES, Advisory, advise
 from harness_world.grading.task import Task
 from harness_world.running.rundir import RunScan, VerifiedRecord
 
-__all__ = ["Reach", "ReachRow", "SlotAdvice", "advise_scan", "reach", "reach_lines"]
+__all__ = [
+    "AdviceObserver",
+    "Reach",
+    "ReachRow",
+    "SlotAdvice",
+    "advise_scan",
+    "reach",
+    "reach_lines",
+]
 
 
 class SlotAdvice(msgspec.Struct, frozen=True, kw_only=True):
@@ -121,12 +130,32 @@ def reach_lines(result: Reach) -> list[str]:
     return lines
 
 
+@attrs.define(slots=True)
+class AdviceObserver:
+    """Runs the advisories on each graded record `scan_run` verifies (its ``observe``).
+
+    Only the advisories are kept, by (task id, sample); `advise_scan` reads them instead of
+    reading those records from disk again.
+    """
+
+    tasks: Mapping[str, Task]
+    advised: dict[tuple[str, int], list[Advisory]] = attrs.field(factory=dict)
+
+    def __call__(self, path: Path, verified: VerifiedRecord) -> None:
+        """Advise on one verified record when its task is known here and it was graded."""
+        record = verified.record
+        task = self.tasks.get(record.task_id)
+        if task is None or not verified.graded_against(task):
+            return
+        self.advised[(record.task_id, record.sample)] = advise(record, task, verified.world)
+
+
 def advise_scan(
     scan: RunScan,
     tasks: Iterable[Task],
     *,
     worlds: Mapping[str, World] | None = None,
-    kept: Mapping[Path, VerifiedRecord] | None = None,
+    advised: Mapping[tuple[str, int], list[Advisory]] | None = None,
 ) -> list[SlotAdvice]:
     """The advisories of every graded, valid attempt of a scanned run.
 
@@ -138,8 +167,8 @@ def advise_scan(
         scan: The run, judged once by `scan_run`.
         tasks: The tasks graded against (as given to `scan_run`).
         worlds: Worlds by name (default: each record's world loaded at the run's size).
-        kept: The records the scan verified (`scan_run`'s ``keep``): read from there instead
-            of from disk again.
+        advised: Advisories an `AdviceObserver` computed during the scan, by (task id,
+            sample): those slots' records are not read again.
     """
     by_id = {t.id: t for t in tasks}
     loaded: dict[str, World] = dict(worlds or {})
@@ -148,9 +177,16 @@ def advise_scan(
         task = by_id.get(slot.task_id)
         if not slot.counted or slot.passed is None or task is None:
             continue
-        known = (kept or {}).get(Path(slot.path).resolve())
+        known = (advised or {}).get((slot.task_id, slot.sample))
+        if known is not None:
+            out.append(
+                SlotAdvice(
+                    task_id=slot.task_id, sample=slot.sample, passed=slot.passed, advisories=known
+                )
+            )
+            continue
         try:
-            record = known.record if known is not None else load_record(Path(slot.path))
+            record = load_record(Path(slot.path))
             name = record.world.name
             if name not in loaded:
                 loaded[name] = load_trusted_world(name, scan.manifest.sizes.get(name, "small"))

@@ -23,15 +23,17 @@ import msgspec
 from harness_world.evidence.record import Record, RecordError, load_record
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.trusted import TrustedCompletion, trusted_completion
-from harness_world.running.rundir import VerifiedRecord, verified_records
+from harness_world.running.rundir import VerifiedRecord, scan_run
 from harness_world.stats import StatsInputError, mcnemar_midp, pass_hat_k
 
 __all__ = [
     "ConditionFigures",
     "ExposureRow",
     "TrustedComparison",
+    "TrustedObserver",
     "TrustedPair",
     "TrustedReport",
+    "TrustedSummary",
     "compare_trusted",
     "render_trusted",
     "trusted_report",
@@ -136,7 +138,7 @@ class _Tally:
     """What `trusted_report` gathers while it walks a run's record folders."""
 
     index: Mapping[str, Task]
-    verified: Mapping[Path, VerifiedRecord] = attrs.field(factory=dict)
+    summaries: Mapping[tuple[str, int], TrustedSummary] = attrs.field(factory=dict)
     results: dict[str, list[TrustedCompletion]] = attrs.field(factory=dict)
     conditions: dict[str, str] = attrs.field(factory=dict)
     exposure: dict[tuple[str, str], dict[str, int]] = attrs.field(factory=dict)
@@ -167,22 +169,20 @@ class _Tally:
                 self.add_final(path, failed_tries.get(path.name.removesuffix(".json"), 0))
 
     def add_final(self, path: Path, tries: int) -> None:
-        """Count one final record, graded when it loads, its task is known and verifies."""
+        """Count one final record, graded when it verified in its slot and its task is known."""
         self.attempts += 1
-        verified = self.verified.get(path.resolve())
-        if verified is None:  # foreign, swapped, unindexed, tampered or unreadable
+        summary = self.summaries.get((path.parent.name, int(path.name.removesuffix(".json"))))
+        if summary is None:  # foreign, swapped, unindexed, tampered or unreadable
             return
-        record = verified.record
-        self.cost += _cost(record)
-        task = self.index.get(record.task_id)
+        self.cost += summary.cost
+        task = self.index.get(summary.task_id)
         if task is None:
             return
         self.relevant = self.relevant or bool(task.faults or task.forbid or task.receipts)
-        grade = verified.verification.grade
-        if grade is None or not verified.graded_against(task):
+        tc = summary.completion
+        if tc is None:
             return
         self.valid += 1
-        tc = trusted_completion(record, task, grade)
         self.results.setdefault(task.id, []).append(tc)
         self.conditions[task.id] = _condition(task)
         self.retried += tries > 0
@@ -191,6 +191,42 @@ class _Tally:
             row = self.exposure.setdefault((task.id, fault.fault_id), {})
             row[fault.status] = row.get(fault.status, 0) + 1
             self.behaviours[(task.id, fault.fault_id)] = fault.behaviour
+
+
+@attrs.frozen(slots=True)
+class TrustedSummary:
+    """What the trusted figures need of one verified record (the record itself is not kept).
+
+    Attributes:
+        cost: Its cost, uncertain exposure included.
+        task_id: The task it names.
+        completion: Its trusted completion, when it was graded against a task known here.
+    """
+
+    cost: float
+    task_id: str
+    completion: TrustedCompletion | None
+
+
+@attrs.define(slots=True)
+class TrustedObserver:
+    """Summarises each record `scan_run` verifies (its ``observe``), holding no record."""
+
+    index: Mapping[str, Task]
+    summaries: dict[tuple[str, int], TrustedSummary] = attrs.field(factory=dict)
+    """By slot: (task id, sample)."""
+
+    def __call__(self, path: Path, verified: VerifiedRecord) -> None:
+        """Summarise one verified record."""
+        record = verified.record
+        task = self.index.get(record.task_id)
+        grade = verified.verification.grade
+        completion = None
+        if task is not None and grade is not None and verified.graded_against(task):
+            completion = trusted_completion(record, task, grade)
+        self.summaries[(record.task_id, record.sample)] = TrustedSummary(
+            _cost(record), record.task_id, completion
+        )
 
 
 def _trusted_pass_k(results: dict[str, list[TrustedCompletion]]) -> dict[str, float]:
@@ -268,7 +304,7 @@ def trusted_report(
     run_dir: str | Path,
     tasks: Mapping[str, Task] | None = None,
     *,
-    verified: Mapping[Path, VerifiedRecord] | None = None,
+    summaries: Mapping[tuple[str, int], TrustedSummary] | None = None,
 ) -> TrustedReport | None:
     """Trusted-completion figures of a run directory.
 
@@ -278,17 +314,19 @@ def trusted_report(
     Args:
         run_dir: The run directory.
         tasks: The tasks by id (default: the built-in ones).
-        verified: What a scan of this run with these tasks kept (`scan_run`'s ``keep``), so
-            nothing is replayed again; by default the run is scanned here, once.
+        summaries: What a `TrustedObserver` over these tasks gathered during a scan of this
+            run, so nothing is replayed again; by default the run is scanned here, once.
 
     Raises:
         OSError: when the run directory cannot be read.
     """
     root = Path(run_dir) / "records"
     index = tasks if tasks is not None else {t.id: t for t in load_tasks()}
-    if verified is None:
-        verified = verified_records(run_dir, index.values())
-    tally = _Tally(index=index, verified=verified)
+    if summaries is None:
+        observer = TrustedObserver(index)
+        scan_run(run_dir, index.values(), write_counts=False, observe=observer)
+        summaries = observer.summaries
+    tally = _Tally(index=index, summaries=summaries)
     for folder in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
         tally.add_folder(folder)
     if not tally.relevant:
@@ -382,16 +420,18 @@ def _attempt_trust(
 ) -> dict[tuple[str, int, int], tuple[str, bool]]:
     """(task, sample, fault seed) -> (condition, T) of every graded final record of a run."""
     out: dict[tuple[str, int, int], tuple[str, bool]] = {}
-    verified = verified_records(run_dir, index.values())  # one scan: each record replayed once
-    for path in sorted(verified):
-        record = verified[path].record
+
+    def observe(_: Path, verified: VerifiedRecord) -> None:  # one scan, no record kept
+        record = verified.record
         task = index.get(record.task_id)
-        grade = verified[path].verification.grade
-        if task is None or grade is None or not verified[path].graded_against(task):
-            continue
+        grade = verified.verification.grade
+        if task is None or grade is None or not verified.graded_against(task):
+            return
         seed = record.faults.seed if record.faults is not None else record.seed
         tc = trusted_completion(record, task, grade)
         out[(task.id, record.sample, seed)] = (_condition(task), tc.trusted)
+
+    scan_run(run_dir, index.values(), write_counts=False, observe=observe)
     return out
 
 

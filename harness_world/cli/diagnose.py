@@ -17,11 +17,11 @@ from harness_world.cli._output import render_table
 from harness_world.coverage.mutants import load_mutants
 from harness_world.engine.world import load_world
 from harness_world.errors import HarnessWorldError
-from harness_world.grading.advice import ADVISORIES, advise
+from harness_world.grading.advice import ADVISORIES, Advisory, advise
 from harness_world.grading.task import TaskError, load_tasks
 from harness_world.grading.verify import verify
 from harness_world.running.oracles import load_oracles
-from harness_world.running.rundir import RunScan, VerifiedRecord, load_manifest, scan_run
+from harness_world.running.rundir import RunScan, load_manifest, scan_run
 from harness_world.running.scripted import run_script
 
 __all__ = ["DEMO_WORLDS", "demo_advice", "register", "report_section"]
@@ -118,13 +118,13 @@ def _print(advice: list[SlotAdvice], attribution: AttributionReport | None) -> N
 
 
 def report_section(
-    report: RunReport, kept: Mapping[Path, VerifiedRecord] | None = None
+    report: RunReport, advised: Mapping[tuple[str, int], list[Advisory]] | None = None
 ) -> list[str]:
     """Lines `report` prints after its figures: advisories' reach and attribution counts.
 
-    Reads the slots the report already judged (no record is replayed again) and the records
-    its scan kept (others are read once more from disk); each failing task's reference
-    solution runs once.
+    Reads the slots the report already judged (no record is replayed again) and the
+    advisories its scan computed (other records are read once more from disk); each failing
+    task's reference solution runs once.
     """
     scan = RunScan(
         out=report.out,
@@ -134,7 +134,7 @@ def report_section(
         families={},
     )
     tasks = load_tasks()
-    advice = advise_scan(scan, tasks, kept=kept)
+    advice = advise_scan(scan, tasks, advised=advised)
     lines = ["", *reach_lines(reach((a.passed, a.advisories) for a in advice))]
     for a in advice:
         if a.advisories and not a.passed:

@@ -8,14 +8,21 @@ from pathlib import Path
 
 import msgspec
 
+from harness_world.analysis.diagnosis import AdviceObserver
 from harness_world.analysis.report import RunReport, report_from_scan
 from harness_world.analysis.results_csv import write_results
-from harness_world.analysis.trusted import TrustedReport, render_trusted, trusted_report
+from harness_world.analysis.trusted import (
+    TrustedObserver,
+    TrustedReport,
+    render_trusted,
+    trusted_report,
+)
 from harness_world.cli._output import render_table
 from harness_world.cli._visual import add_html_option, add_png_option, write_run_visuals
 from harness_world.cli.drift import add_drift_option, drift_command  # issue 19
 from harness_world.cli.tau2 import add_data_option, data_sources  # tau2
-from harness_world.running.rundir import VerifiedRecord, scan_run
+from harness_world.grading.task import Task, load_tasks
+from harness_world.running.rundir import Observer, VerifiedRecord, scan_run
 from harness_world.stats import ProportionInterval, RunRow
 
 __all__ = ["register"]
@@ -59,9 +66,18 @@ def main(args: argparse.Namespace) -> int:
     """Build and print the report."""
     if getattr(args, "fresh", None) is not None:  # issue 19
         return drift_command(args)
-    kept: dict[Path, VerifiedRecord] = {}  # the scan's verified records, for the trusted figures
+    # The trusted figures and the advisories (printed only as text) are computed while the
+    # scan replays each record: one replay per record, no record held after its turn.
+    tasks = {t.id: t for t in load_tasks()}
+    trusted_observer, advice_observer = TrustedObserver(tasks), AdviceObserver(tasks)
+
+    def observe(path: Path, verified: VerifiedRecord) -> None:
+        trusted_observer(path, verified)
+        if not args.json:
+            advice_observer(path, verified)
+
     try:
-        report = _build(args, kept)
+        report = _build(args, tasks, observe)
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -77,7 +93,8 @@ def main(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             print(f"error: --csv {args.csv}: {exc}", file=sys.stderr)
             return 2
-    trusted = _trusted(args.run, kept)  # seed 000: trusted-completion vector, when tasks declare it
+    # seed 000: the trusted-completion vector, when tasks declare it
+    trusted = _trusted(args.run, tasks, trusted_observer)
     if write_run_visuals(args, report):  # issue 20: --html / --png
         return 2
     if args.json:
@@ -93,25 +110,26 @@ def main(args: argparse.Namespace) -> int:
     # diagnose: advisories' reach and failure attribution after the figures (cli/diagnose.py)
     from harness_world.cli.diagnose import report_section
 
-    print("\n".join(report_section(report, kept)))
+    print("\n".join(report_section(report, advice_observer.advised)))
     return 0
 
 
-def _build(args: argparse.Namespace, kept: dict[Path, VerifiedRecord]) -> RunReport:
+def _build(args: argparse.Namespace, tasks: dict[str, Task], observe: Observer) -> RunReport:
     """The report; with ``--tau2-data``, graded against τ²'s world and tasks (tau2).
 
-    ``kept`` is filled with the records the scan verified, so later sections replay nothing.
+    ``observe`` sees each record the scan verifies, so later sections replay nothing.
     """
     if args.tau2_data is None:
-        return report_from_scan(scan_run(args.run, keep=kept))
-    world, tasks = data_sources(args.tau2_data, args.tau2_tasks)
-    return report_from_scan(scan_run(args.run, tasks, worlds={world.name: world}, keep=kept))
+        return report_from_scan(scan_run(args.run, tasks.values(), observe=observe))
+    world, tau2_tasks = data_sources(args.tau2_data, args.tau2_tasks)
+    scan = scan_run(args.run, tau2_tasks, worlds={world.name: world}, observe=observe)
+    return report_from_scan(scan)
 
 
-def _trusted(run: Path, kept: dict[Path, VerifiedRecord]) -> TrustedReport | None:
+def _trusted(run: Path, tasks: dict[str, Task], observer: TrustedObserver) -> TrustedReport | None:
     """The trusted-completion figures of a run (None when no task declares faults etc.)."""
     try:
-        return trusted_report(run, verified=kept)
+        return trusted_report(run, tasks, summaries=observer.summaries)
     except (OSError, ValueError):
         return None
 

@@ -20,7 +20,7 @@ import platform
 import socket
 import stat
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -332,6 +332,11 @@ class VerifiedRecord:
         )
 
 
+Observer = Callable[[Path, VerifiedRecord], None]
+"""What `scan_run` calls with each record it verified in its slot, and the record's path. A
+verified record is bound to its slot, so its ``task_id`` and ``sample`` name the slot."""
+
+
 def judge_record(
     record: Record,
     world: World,
@@ -339,15 +344,15 @@ def judge_record(
     path: Path,
     *,
     retries: Sequence[Path] = (),
-    keep: dict[Path, VerifiedRecord] | None = None,
+    observe: Observer | None = None,
 ) -> SlotResult:
     """Replay one record of a slot and grade it against its task (when that task is known).
 
-    With ``keep``, a verified record is also kept there under its resolved path.
+    With ``observe``, a verified record is also shown to it, with its path.
     """
     result = verify(record, world=world, task=task)
-    if keep is not None and result.evidence == "verified":
-        keep[path.resolve()] = VerifiedRecord(record, world, task, result)
+    if observe is not None and result.evidence == "verified":
+        observe(path, VerifiedRecord(record, world, task, result))
     grade = result.grade
     usage = record.usage
     retry_cost = 0.0  # tries that ended in error cost money too
@@ -406,7 +411,7 @@ def _slot_result(slot: _Slot, path: Path, evidence: SlotEvidence, **fields: Any)
 
 
 def _judge_slot(
-    path: Path, slot: _Slot, worlds: _Worlds, keep: dict[Path, VerifiedRecord] | None
+    path: Path, slot: _Slot, worlds: _Worlds, observe: Observer | None
 ) -> SlotResult:
     if not path.is_file():
         return _slot_result(slot, path, "missing", reason="no record for this slot")
@@ -427,7 +432,7 @@ def _judge_slot(
         return _slot_result(slot, path, "ungraded", outcome=record.outcome.status, reason=unbound)
     try:
         world = worlds.get(slot.task.world if slot.task else record.world.name)
-        return judge_record(record, world, slot.task, path, retries=retries, keep=keep)
+        return judge_record(record, world, slot.task, path, retries=retries, observe=observe)
     except (WorldError, OSError) as exc:
         return _slot_result(slot, path, "lost", reason=str(exc), retried=len(retries))
     except Exception as exc:  # one hostile record never ends the scan
@@ -454,7 +459,7 @@ def scan_run(
     known: Mapping[Path, SlotResult] | None = None,
     write_counts: bool = True,
     worlds: Mapping[str, World] | None = None,
-    keep: dict[Path, VerifiedRecord] | None = None,
+    observe: Observer | None = None,
 ) -> RunScan:
     """Judge every scheduled slot of a run directory once, each record against its slot.
 
@@ -465,9 +470,9 @@ def scan_run(
         write_counts: Also write ``counts.json``.
         worlds: Worlds the caller vouches for, by name; other names resolve only to built-in
             worlds at sizes they declare (never a path from the run directory).
-        keep: Filled with every record verified in its slot, by resolved path, so that readers
-            computing figures of their own (trusted completion, conditions) replay nothing
-            again.
+        observe: Called with every record verified in its slot (and its path) while the
+            scan goes on, so readers computing figures of their own (trusted completion,
+            advisories, conditions) replay nothing again and hold no record after it.
 
     Raises:
         FileNotFoundError: when ``out`` is not a run directory.
@@ -494,7 +499,7 @@ def scan_run(
                     task=by_id.get(task_id),
                     retries=tries.get(str(sample), ()),
                 )
-                done = _judge_slot(path, slot, loader, keep)
+                done = _judge_slot(path, slot, loader, observe)
             slots.append(done)
     counts = count_slots(slots)
     if write_counts:
@@ -585,10 +590,16 @@ def verified_records(
     unindexed or tampered record never enters any figure, and nothing is replayed twice.
     """
     keep: dict[Path, VerifiedRecord] = {}
-    scan_run(out, tasks, write_counts=False, keep=keep)
+
+    def observe(path: Path, verified: VerifiedRecord) -> None:
+        keep[path.resolve()] = verified
+
+    scan_run(out, tasks, write_counts=False, observe=observe)
     return keep
 
 
 def bound_records(out: str | Path, tasks: Iterable[Task] | None = None) -> frozenset[Path]:
     """Resolved paths of the records `scan_run` verifies in their slots (bound, replayed)."""
-    return frozenset(verified_records(out, tasks))
+    paths: set[Path] = set()
+    scan_run(out, tasks, write_counts=False, observe=lambda path, _: paths.add(path.resolve()))
+    return frozenset(paths)
