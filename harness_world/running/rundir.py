@@ -58,7 +58,6 @@ __all__ = [
     "record_path",
     "sample_seed",
     "scan_run",
-    "verified_records",
     "write_json",
 ]
 
@@ -579,23 +578,6 @@ def check_resumable(out: str | Path, revision: Revision) -> None:
             raise RevisionMismatch(
                 changed, f"{root}: {describe_mismatch(previous.revision, revision)}"
             )
-
-
-def verified_records(
-    out: str | Path, tasks: Iterable[Task] | None = None
-) -> dict[Path, VerifiedRecord]:
-    """Every record `scan_run` verifies in its slot (bound, replayed), by resolved path.
-
-    Readers that compute figures of their own use only these, so a foreign, swapped,
-    unindexed or tampered record never enters any figure, and nothing is replayed twice.
-    """
-    keep: dict[Path, VerifiedRecord] = {}
-
-    def observe(path: Path, verified: VerifiedRecord) -> None:
-        keep[path.resolve()] = verified
-
-    scan_run(out, tasks, write_counts=False, observe=observe)
-    return keep
 
 
 def bound_records(out: str | Path, tasks: Iterable[Task] | None = None) -> frozenset[Path]:
