@@ -10,7 +10,14 @@ import numpy as np
 
 from harness_world.engine.world import World
 from harness_world.grading.task import Task
-from harness_world.running.rundir import RunCounts, RunManifest, RunScan, SlotResult, scan_run
+from harness_world.running.rundir import (
+    Observer,
+    RunCounts,
+    RunManifest,
+    RunScan,
+    SlotResult,
+    scan_run,
+)
 from harness_world.stats import (
     PassKSummary,
     ProportionInterval,
@@ -142,14 +149,15 @@ def run_rows(
     *,
     tasks: Sequence[Task] | None = None,
     worlds: Mapping[str, World] | None = None,
+    observe: Observer | None = None,
 ) -> tuple[list[RunRow], RunManifest]:
     """Valid attempts of a run as four-column rows (task_id, run_index, config, passed).
 
     Ungraded, lost, errored and interrupted attempts are not rows: they are not evidence of
-    quality and are reported beside it (in the counts). ``tasks`` and ``worlds`` are the
-    verifier's own (default: the built-in ones), as in `scan_run`.
+    quality and are reported beside it (in the counts). ``tasks``, ``worlds`` and ``observe``
+    are as in `scan_run` (the verifier's own tasks and worlds, by default the built-in ones).
     """
-    scan = scan_run(out, tasks, write_counts=False, worlds=worlds)
+    scan = scan_run(out, tasks, write_counts=False, worlds=worlds, observe=observe)
     return rows_of(scan, config), scan.manifest
 
 

@@ -35,6 +35,7 @@ __all__ = [
     "TrustedReport",
     "TrustedSummary",
     "compare_trusted",
+    "observe_trusted",
     "render_trusted",
     "trusted_report",
 ]
@@ -201,11 +202,14 @@ class TrustedSummary:
         cost: Its cost, uncertain exposure included.
         task_id: The task it names.
         completion: Its trusted completion, when it was graded against a task known here.
+        fault_seed: The seed its faults were drawn with (the sample seed without faults):
+            what pairs attempts across two runs.
     """
 
     cost: float
     task_id: str
     completion: TrustedCompletion | None
+    fault_seed: int = 0
 
 
 @attrs.define(slots=True)
@@ -224,8 +228,9 @@ class TrustedObserver:
         completion = None
         if task is not None and grade is not None and verified.graded_against(task):
             completion = trusted_completion(record, task, grade)
+        seed = record.faults.seed if record.faults is not None else record.seed
         self.summaries[(record.task_id, record.sample)] = TrustedSummary(
-            _cost(record), record.task_id, completion
+            _cost(record), record.task_id, completion, seed
         )
 
 
@@ -323,9 +328,7 @@ def trusted_report(
     root = Path(run_dir) / "records"
     index = tasks if tasks is not None else {t.id: t for t in load_tasks()}
     if summaries is None:
-        observer = TrustedObserver(index)
-        scan_run(run_dir, index.values(), write_counts=False, observe=observer)
-        summaries = observer.summaries
+        summaries = observe_trusted(run_dir, index).summaries
     tally = _Tally(index=index, summaries=summaries)
     for folder in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
         tally.add_folder(folder)
@@ -416,34 +419,50 @@ class TrustedComparison(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def _attempt_trust(
-    run_dir: Path, index: Mapping[str, Task]
+    summaries: Mapping[tuple[str, int], TrustedSummary], index: Mapping[str, Task]
 ) -> dict[tuple[str, int, int], tuple[str, bool]]:
     """(task, sample, fault seed) -> (condition, T) of every graded final record of a run."""
     out: dict[tuple[str, int, int], tuple[str, bool]] = {}
-
-    def observe(_: Path, verified: VerifiedRecord) -> None:  # one scan, no record kept
-        record = verified.record
-        task = index.get(record.task_id)
-        grade = verified.verification.grade
-        if task is None or grade is None or not verified.graded_against(task):
-            return
-        seed = record.faults.seed if record.faults is not None else record.seed
-        tc = trusted_completion(record, task, grade)
-        out[(task.id, record.sample, seed)] = (_condition(task), tc.trusted)
-
-    scan_run(run_dir, index.values(), write_counts=False, observe=observe)
+    for (task_id, sample), summary in summaries.items():
+        task = index.get(task_id)
+        if task is not None and summary.completion is not None:
+            key = (task_id, sample, summary.fault_seed)
+            out[key] = (_condition(task), summary.completion.trusted)
     return out
 
 
-def compare_trusted(baseline: str | Path, candidate: str | Path) -> TrustedComparison | None:
-    """Pair two runs' attempts by task, condition and fault seed (None without fault tasks)."""
-    index = {t.id: t for t in load_tasks()}
-    base_report = trusted_report(baseline, index)
-    cand_report = trusted_report(candidate, index)
+def observe_trusted(run_dir: str | Path, index: Mapping[str, Task]) -> TrustedObserver:
+    """One scan of a run with a `TrustedObserver` over ``index`` (each record replayed once)."""
+    observer = TrustedObserver(index)
+    scan_run(run_dir, index.values(), write_counts=False, observe=observer)
+    return observer
+
+
+def compare_trusted(
+    baseline: str | Path,
+    candidate: str | Path,
+    *,
+    tasks: Mapping[str, Task] | None = None,
+    observed: tuple[TrustedObserver, TrustedObserver] | None = None,
+) -> TrustedComparison | None:
+    """Pair two runs' attempts by task, condition and fault seed (None without fault tasks).
+
+    Args:
+        baseline: The baseline run directory.
+        candidate: The candidate run directory.
+        tasks: The tasks by id (default: the built-in ones).
+        observed: `TrustedObserver`s over ``tasks`` that watched a scan of each run (so
+            nothing is replayed again); by default each run is scanned here, once.
+    """
+    index = tasks if tasks is not None else {t.id: t for t in load_tasks()}
+    if observed is None:
+        observed = (observe_trusted(baseline, index), observe_trusted(candidate, index))
+    base_report = trusted_report(baseline, index, summaries=observed[0].summaries)
+    cand_report = trusted_report(candidate, index, summaries=observed[1].summaries)
     if base_report is None or cand_report is None:
         return None
-    base = _attempt_trust(Path(baseline), index)
-    cand = _attempt_trust(Path(candidate), index)
+    base = _attempt_trust(observed[0].summaries, index)
+    cand = _attempt_trust(observed[1].summaries, index)
     pairs = [
         TrustedPair(
             task_id=task_id,

@@ -30,11 +30,13 @@ import msgspec
 from harness_world.analysis.results_csv import ResultsCsvError, read_results
 from harness_world.analysis.trusted import (
     TrustedComparison,
+    TrustedObserver,
     compare_trusted,
     render_trusted_comparison,
 )
 from harness_world.cli._visual import add_html_option, add_png_option, write_compare_visuals
 from harness_world.cli.crossed import crossed_aware  # issue 19
+from harness_world.grading.task import Task, load_tasks
 from harness_world.stats import (
     DEFAULT_ALPHA,
     SMALL_SAMPLE_TASKS,
@@ -238,9 +240,12 @@ def _tau2_sources(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _run_directories(
-    args: argparse.Namespace,
+    args: argparse.Namespace, watch: tuple[TrustedObserver, TrustedObserver]
 ) -> tuple[list[RunRow], str, str, list[str], list[str], int]:
-    """Rows of two run directories, their names, notes, scheduled tasks and samples."""
+    """Rows of two run directories, their names, notes, scheduled tasks and samples.
+
+    ``watch`` observes each run's scan (baseline, candidate) for the trusted pairing.
+    """
     from harness_world.analysis.report import run_rows
     from harness_world.running.revision import diff_revisions
 
@@ -252,8 +257,8 @@ def _run_directories(
         names = ["baseline", "candidate"]
     try:
         sources = _tau2_sources(args)  # tau2: `tau2 run --out` directories
-        base_rows, base = run_rows(paths[0], names[0], **sources)
-        cand_rows, cand = run_rows(paths[1], names[1], **sources)
+        base_rows, base = run_rows(paths[0], names[0], observe=watch[0], **sources)
+        cand_rows, cand = run_rows(paths[1], names[1], observe=watch[1], **sources)
     except (FileNotFoundError, ValueError) as exc:
         raise _InputError(str(exc)) from None
     changed = diff_revisions(base.revision, cand.revision)
@@ -331,11 +336,14 @@ def run(args: argparse.Namespace) -> int:
     """Handle ``compare``; returns the exit code."""
     notes: list[str] = []
     scheduled: list[str] = []
+    # The trusted pairing is computed while the runs' own scans replay each record (seed 000).
+    index = {t.id: t for t in load_tasks()}
+    watch = (TrustedObserver(index), TrustedObserver(index))
     try:
         _check_common(args)
         alpha = _alpha(args)
         if any(Path(p).is_dir() for p in args.inputs):
-            rows, baseline, candidate, notes, scheduled, samples = _run_directories(args)
+            rows, baseline, candidate, notes, scheduled, samples = _run_directories(args, watch)
             min_runs = args.min_runs if args.min_runs is not None else samples
         else:
             path = _check_csv_options(args)
@@ -367,15 +375,18 @@ def run(args: argparse.Namespace) -> int:
     runs = [Path(p) for p in args.inputs] if notes else []  # issue 20: --html
     if write_compare_visuals(args, comparison, runs, [*notes, *_warnings(comparison)]):
         return 2
-    _print(args, comparison, result, notes)
+    _print(args, comparison, result, notes, _trusted(args.inputs, index, watch))
     return 0 if result.passed else 1
 
 
 def _print(
-    args: argparse.Namespace, comparison: Comparison, result: GateResult, notes: list[str]
+    args: argparse.Namespace,
+    comparison: Comparison,
+    result: GateResult,
+    notes: list[str],
+    trusted: TrustedComparison | None,
 ) -> None:
     """The comparison as one JSON object or as text, with the trusted vectors when present."""
-    trusted = _trusted(args.inputs)  # seed 000: paired trusted-completion vectors
     if args.json:
         report = CompareReport(
             gate=result.gate,
@@ -398,13 +409,20 @@ def _print(
         sys.stdout.write(render_trusted_comparison(trusted))
 
 
-def _trusted(inputs: list[str]) -> TrustedComparison | None:
-    """Paired trusted-completion vectors of two run directories (None otherwise)."""
+def _trusted(
+    inputs: list[str],
+    index: dict[str, Task],
+    watched: tuple[TrustedObserver, TrustedObserver],
+) -> TrustedComparison | None:
+    """Paired trusted-completion vectors of two run directories (None otherwise).
+
+    Built from what the observers saw while the runs were scanned.
+    """
     paths = [Path(p) for p in inputs]
     if len(paths) != 2 or not all(p.is_dir() for p in paths):
         return None
     try:
-        return compare_trusted(paths[0], paths[1])
+        return compare_trusted(paths[0], paths[1], tasks=index, observed=watched)
     except (OSError, ValueError):
         return None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import shutil
 from pathlib import Path
 
 import pytest
@@ -52,3 +53,18 @@ def test_each_record_is_replayed_once(
     assert len(seen) == records
     if command == ["report"]:
         assert "trusted" in printed.lower()  # the section that used to scan the run again
+
+
+def test_compare_replays_each_record_of_each_run_once(
+    payments_run: tuple[Path, int],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out, records = payments_run
+    copy = tmp_path / "candidate"
+    shutil.copytree(out, copy)
+    seen = _count_replays(monkeypatch)
+    assert main(["compare", str(out), str(copy)]) in (0, 1)
+    assert "trusted" in capsys.readouterr().out.lower()  # the pairing that scanned again
+    assert len(seen) == 2 * records
