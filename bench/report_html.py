@@ -50,6 +50,7 @@ from harness_world.analysis.report import report_from_scan
 from harness_world.coverage import load_mutants, load_oracles
 from harness_world.evidence import load_record, record_digest
 from harness_world.evidence.binding import INDEX, IndexEntry
+from harness_world.evidence.record import encode_record
 from harness_world.running import ScriptedAgent, run
 from harness_world.running.rundir import (
     MANIFEST,
@@ -94,7 +95,8 @@ def synthesize(out: Path, samples: int) -> int:
             copy = msgspec.structs.replace(real[sample % 2], sample=sample, seed=seed, digest="")
             copy = msgspec.structs.replace(copy, digest=record_digest(copy))
             path = record_path(out, task.id, sample)
-            path.write_bytes(msgspec.json.encode(copy))  # compact: the bench's disk, not its timing
+            # As `run` saves them (canonical, indented): loading reads them as users' records
+            path.write_bytes(encode_record(copy))
             entry = IndexEntry(
                 task=task.id, sample=sample, seed=seed, revision=copy.revision, digest=copy.digest
             )
