@@ -31,6 +31,7 @@ from harness_world.grading.task import Task, TaskError
 from harness_world.openai_agent import AsyncOpenAIAgent, OpenAIAgent
 from harness_world.running.agents import Agent, ScriptedAgent, oracle_agent
 from harness_world.running.precheck import precheck
+from harness_world.running.rayrun import RayTasksLost
 from harness_world.running.reference_agents import REFERENCE_AGENT_NAMES, reference_agent
 from harness_world.running.revision import RevisionMismatch
 from harness_world.running.run import RunProgress, RunResult, run
@@ -290,6 +291,9 @@ def main(args: argparse.Namespace) -> int:
     except RevisionMismatch as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except RayTasksLost as exc:  # Ray workers died: the rest is committed, resumable
+        print(f"{'' if args.json else chr(10)}error: {exc}", file=sys.stderr)
+        return 1
     except OSError as exc:  # disk full, read-only run directory, ...: nothing torn, resumable
         newline = "" if args.json else "\n"  # end a progress line left open
         print(

@@ -45,13 +45,28 @@ from harness_world.running.executors import (
 )
 from harness_world.running.rundir import SlotResult, judge_record, record_path
 
-__all__ = ["RayUnavailable", "batch_size", "execute_on_ray", "import_ray", "ray_session"]
+__all__ = [
+    "RayTasksLost",
+    "RayUnavailable",
+    "batch_size",
+    "execute_on_ray",
+    "import_ray",
+    "ray_session",
+]
 
 _PLUGIN_PREFIX = "harness_world_"  # `engine.plugins.import_path` names plug-in modules so
 
 
 class RayUnavailable(HarnessWorldError, RuntimeError):
     """The Ray executor was asked for but Ray is not installed."""
+
+
+class RayTasksLost(HarnessWorldError, RuntimeError):
+    """Attempts whose Ray tasks kept failing (a worker died, the cluster lost a node).
+
+    Everything else of the run was committed; running the same command again resumes the
+    lost slots (their attempts never produced a record, so nothing of theirs is counted).
+    """
 
 
 def import_ray() -> Any:
@@ -217,6 +232,8 @@ class _Dispatch:
     pending: dict[Any, list[Unit]] = attrs.field(factory=dict)
     agents: dict[int, Any] = attrs.field(factory=dict)  # id(agent) -> its object reference
     tasks: dict[int, Any] = attrs.field(factory=dict)  # id(task) -> its bytes' reference
+    crashes: dict[tuple[str, int], int] = attrs.field(factory=dict)  # slot -> lost Ray tasks
+    lost: list[str] = attrs.field(factory=list)  # "task#sample: why", given up on
 
     def submit(self, units: list[Unit]) -> None:
         """Start a batch as one Ray task; agents and tasks go to the object store once each."""
@@ -240,7 +257,12 @@ class _Dispatch:
     def receive(self, ref: Any) -> None:
         """Save failed tries and execute them again; queue final records for the commit."""
         units = self.pending.pop(ref)
-        for unit, reply in zip(units, _REPLIES.decode(self.ray.get(ref)), strict=True):
+        try:
+            replies = _REPLIES.decode(self.ray.get(ref))
+        except self.ray.exceptions.RayError as exc:
+            self.resubmit(units, exc)
+            return
+        for unit, reply in zip(units, replies, strict=True):
             path = record_path(unit.out, unit.task.id, unit.sample)
             if reply.entry is None or reply.result is None:
                 failed = path.with_name(f"{unit.sample}.failed-{unit.try_number + 1}.json")
@@ -251,6 +273,21 @@ class _Dispatch:
             self.commit.add(
                 Finished(path=path, data=reply.record, entry=reply.entry, result=result)
             )
+
+    def resubmit(self, units: list[Unit], exc: Exception) -> None:
+        """A Ray task failed with no reply (its worker died): its attempts go round again.
+
+        The same try is sent again, since it left no record behind (so nothing is counted
+        twice); a slot whose Ray tasks fail more often than its retries allow is given up.
+        """
+        why = (str(exc).strip().splitlines() or [""])[0][:200]
+        for unit in units:
+            slot = (unit.task.id, unit.sample)
+            self.crashes[slot] = self.crashes.get(slot, 0) + 1
+            if self.crashes[slot] <= max(1, unit.retries):
+                self.queue.append(unit)
+            else:
+                self.lost.append(f"{unit.task.id}#{unit.sample}: {type(exc).__name__}: {why}")
 
     def loop(self) -> None:
         """Keep up to ``in_flight`` batches running; commit records as their windows pass."""
@@ -329,6 +366,7 @@ def execute_on_ray(
 
     Raises:
         RayUnavailable: when Ray is not installed.
+        RayTasksLost: when some attempts' Ray tasks kept failing (the rest is committed).
         ValueError: for a batch below 1.
     """
     if batch is not None and batch < 1:
@@ -350,3 +388,10 @@ def execute_on_ray(
             dispatch.loop()
         finally:
             commit.flush()
+    if dispatch.lost:
+        shown = "; ".join(dispatch.lost[:3])
+        more = f" and {len(dispatch.lost) - 3} more" if len(dispatch.lost) > 3 else ""
+        raise RayTasksLost(
+            f"{len(dispatch.lost)} attempt(s) lost with their Ray tasks ({shown}{more}); "
+            "every other record is saved: run the same command again to resume"
+        )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from harness_world.cli import main
 from harness_world.evidence.binding import read_index
 from harness_world.running import oracle_agent
 from harness_world.running.attempt import InfrastructureError
-from harness_world.running.rayrun import RayUnavailable
+from harness_world.running.rayrun import RayTasksLost, RayUnavailable
 from harness_world.running.rundir import SlotResult
 
 TASKS = hw.load_tasks("helpdesk")[:2]
@@ -183,3 +184,67 @@ def test_the_command_line_refuses_a_ray_run_it_cannot_do(
     if HAVE_RAY:
         assert main([*args, "--executor", "ray", "--workers", "2"]) == 2
         assert "takes no --workers" in capsys.readouterr().err
+
+
+@attrs.frozen
+class DyingOracle:
+    """The oracle, whose worker process dies on the first try of chosen samples (kill -9 of a
+    Ray worker, as when a node goes away); with ``always``, on every try."""
+
+    marks: str
+    samples: tuple[int, ...] = (1,)
+    always: bool = False
+    name: str = "dying-oracle"
+
+    def settings(self) -> dict[str, Any]:
+        return {"kind": "test-dying"}
+
+    def run(self, attempt: hw.Attempt) -> str:
+        mark = Path(self.marks) / f"{attempt.task.id}.{attempt.sample}"
+        if attempt.sample in self.samples and (self.always or not mark.exists()):
+            mark.touch()
+            os._exit(1)  # the worker process ends mid-attempt: no reply, no record
+        return oracle_agent("helpdesk").run(attempt)
+
+
+@needs_ray
+def test_a_dead_worker_costs_its_attempts_one_more_go_nothing_else(
+    tmp_path: Path, local_ray: object
+) -> None:
+    """Ray runs a task again when its worker dies; the dead try left no record."""
+    (tmp_path / "m").mkdir()
+    agent = DyingOracle(str(tmp_path / "m"))
+    result = hw.run(TASKS, agent, samples=2, out=tmp_path / "ray", executor="ray", ray_batch=1)
+    assert result.counts.valid == result.counts.scheduled == 2 * len(TASKS)
+    assert result.counts.retried == 0  # no record was left by the dead try: nothing to count
+    assert not list((tmp_path / "ray").rglob("*.failed-*.json"))
+
+
+@needs_ray
+def test_a_worker_that_always_dies_is_given_up_and_resumable(
+    tmp_path: Path, local_ray: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "m").mkdir()
+    agent = DyingOracle(str(tmp_path / "m"), always=True)
+    out = tmp_path / "ray"
+    with pytest.raises(RayTasksLost, match=r"attempt\(s\) lost with their Ray tasks"):
+        hw.run(TASKS, agent, samples=2, out=out, executor="ray", ray_batch=1, retries=1)
+    saved = sorted(p.name for p in out.rglob("*.json") if p.parent.parent.name == "records")
+    assert saved == ["0.json"] * len(TASKS)  # every sample 0 committed, no sample 1
+    recovered = DyingOracle(str(tmp_path / "m"))  # the same agent; its marks are left now
+    resumed = hw.run(TASKS, recovered, samples=2, out=out, executor="ray", ray_batch=1, retries=1)
+    assert resumed.counts.valid == 2 * len(TASKS)
+
+
+def test_lost_ray_tasks_end_run_with_exit_1_and_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import harness_world.cli.run as run_command
+
+    def lost(*_: object, **__: object) -> object:
+        raise RayTasksLost("1 attempt(s) lost with their Ray tasks (x#1: WorkerCrashedError)")
+
+    monkeypatch.setattr(run_command, "run", lost)
+    argv = ["run", "--world", "helpdesk", "--tasks", TASKS[0].id, "--out", str(tmp_path / "r")]
+    assert main(argv) == 1
+    assert "error: 1 attempt(s) lost with their Ray tasks" in capsys.readouterr().err
