@@ -86,3 +86,10 @@ def test_a_duplicate_key_in_canonical_layout_is_refused(records: list[hw.Record]
     assert record_module._decode_canonical(forged) is None
     with pytest.raises(RecordError, match="duplicate key"):
         decode_record(forged)
+
+
+def test_a_lone_surrogate_escape_in_canonical_layout_is_refused(records: list[hw.Record]) -> None:
+    data = _with_args(records[0], {"s": "PLACEHOLDER"}).replace(b"PLACEHOLDER", b"\\ud800")
+    assert record_module._decode_canonical(data) is None
+    with pytest.raises(RecordError, match="surrogate"):
+        decode_record(data)
