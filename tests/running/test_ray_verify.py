@@ -32,7 +32,7 @@ from tests.running.test_scale_ray import (
     local_ray,
     needs_ray,
 )
-from tests.trust._helpers import failing_run, oracle_run, reseal
+from tests.trust._helpers import failing_run, keypair, oracle_run, reseal
 
 __all__ = ["local_ray"]  # the Ray fixture, one local instance for this module too
 
@@ -48,27 +48,6 @@ def _both(
     remote = capsys.readouterr().out
     assert (there, remote) == (here, local)
     return here, local
-
-
-def _keypair(folder: Path) -> tuple[Path, Path]:
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import ed25519
-
-    key = ed25519.Ed25519PrivateKey.generate()
-    private, public = folder / "key.pem", folder / "key.pub"
-    private.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    public.write_bytes(
-        key.public_key().public_bytes(
-            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-        )
-    )
-    return private, public
 
 
 @pytest.fixture(scope="module")
@@ -131,9 +110,9 @@ def test_a_signed_run_is_checked_alike(
     tmp_path: Path, local_ray: object, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytest.importorskip("cryptography")
-    private, public = _keypair(tmp_path)
+    private, public = keypair(tmp_path)
     (tmp_path / "other").mkdir()
-    _, wrong = _keypair(tmp_path / "other")
+    _, wrong = keypair(tmp_path / "other")
     argv = ["run", "--world", "helpdesk", "--tasks", TASKS[0].id, "--samples", "2", "--json"]
     assert main([*argv, "--out", str(tmp_path / "run"), "--sign-key", str(private)]) == 0
     capsys.readouterr()

@@ -48,3 +48,25 @@ def failing_run(out: Path, samples: int = 1) -> Path:
 
 def oracle_script(task_id: str):  # type: ignore[no-untyped-def]
     return load_oracles("helpdesk")[task_id]
+
+
+def keypair(folder: Path, name: str = "key") -> tuple[Path, Path]:
+    """A fresh Ed25519 key pair as PEM files ``<name>.pem`` / ``<name>.pub`` in ``folder``."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    key = ed25519.Ed25519PrivateKey.generate()
+    private, public = folder / f"{name}.pem", folder / f"{name}.pub"
+    private.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    public.write_bytes(
+        key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    )
+    return private, public

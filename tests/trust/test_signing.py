@@ -8,38 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.trust._helpers import TASKS, run_cli
+from tests.trust._helpers import TASKS, keypair, run_cli
 
 pytest.importorskip("cryptography")
-
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ed25519
-
-
-def _keypair(folder: Path, name: str) -> tuple[Path, Path]:
-    key = ed25519.Ed25519PrivateKey.generate()
-    private = folder / f"{name}.pem"
-    public = folder / f"{name}.pub"
-    private.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    public.write_bytes(
-        key.public_key().public_bytes(
-            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-        )
-    )
-    return private, public
 
 
 @pytest.fixture(scope="module")
 def signed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     folder = tmp_path_factory.mktemp("signed")
-    private, public = _keypair(folder, "producer")
-    _, stranger = _keypair(folder, "stranger")
+    private, public = keypair(folder, "producer")
+    _, stranger = keypair(folder, "stranger")
     from harness_world.cli import main
 
     argv = ["run", "--world", "helpdesk", "--tasks", *TASKS, "--out", str(folder / "run")]
