@@ -19,7 +19,8 @@ from typing import Any
 
 import attrs
 
-from harness_world.running.attempt import Attempt, InfrastructureError, Reservation
+from harness_world.running.attempt import Attempt, Reservation
+from harness_world.running.metered import ProviderErrors, metered_request, metered_request_async
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "AnthropicAgent", "AsyncAnthropicAgent"]
 
@@ -28,9 +29,6 @@ DEFAULT_SYSTEM_PROMPT = (
     "nothing more. Read a record before changing it, follow every page of a listing, and when "
     "you are done, reply with a short final message."
 )
-
-RETRIED_STATUSES = frozenset({408, 409, 429})
-"""Statuses retried besides every 5xx (529 ``overloaded_error`` is a 5xx)."""
 
 
 @attrs.frozen(slots=True)
@@ -120,21 +118,14 @@ class AnthropicAgent:
         tools: list[dict[str, Any]],
     ) -> Any:
         """One model request with the driver's own retries, each metered by the attempt."""
-        import anthropic
-
-        failure = ""
-        for try_number in range(self.max_retries + 1):
-            reservation = attempt.reserve(self._estimate(messages), retry=try_number > 0)
-            try:
-                response = client.messages.create(**self._body(messages, tools))
-            except anthropic.APIError as exc:
-                failure, again = _failed_try(attempt, reservation, exc)
-                if again:
-                    continue
-                break
-            self._settle(attempt, reservation, response)
-            return response
-        raise InfrastructureError(f"model request failed after {try_number + 1} tries: {failure}")
+        return metered_request(
+            attempt,
+            tries=self.max_retries + 1,
+            estimate=self._estimate(messages),
+            send=lambda: client.messages.create(**self._body(messages, tools)),
+            settle=self._settle,
+            errors=_errors(),
+        )
 
     async def _arequest(
         self,
@@ -144,21 +135,14 @@ class AnthropicAgent:
         tools: list[dict[str, Any]],
     ) -> Any:
         """`_request` over the SDK's async client: the same tries, metering and outcomes."""
-        import anthropic
-
-        failure = ""
-        for try_number in range(self.max_retries + 1):
-            reservation = attempt.reserve(self._estimate(messages), retry=try_number > 0)
-            try:
-                response = await client.messages.create(**self._body(messages, tools))
-            except anthropic.APIError as exc:
-                failure, again = _failed_try(attempt, reservation, exc)
-                if again:
-                    continue
-                break
-            self._settle(attempt, reservation, response)
-            return response
-        raise InfrastructureError(f"model request failed after {try_number + 1} tries: {failure}")
+        return await metered_request_async(
+            attempt,
+            tries=self.max_retries + 1,
+            estimate=self._estimate(messages),
+            send=lambda: client.messages.create(**self._body(messages, tools)),
+            settle=self._settle,
+            errors=_errors(),
+        )
 
     def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         # The installed SDK takes no `temperature` argument: it goes in the body when set.
@@ -222,21 +206,17 @@ class AsyncAnthropicAgent:
                     return final
 
 
-def _failed_try(attempt: Attempt, reservation: Reservation, exc: Exception) -> tuple[str, bool]:
-    """Account for a failed try; return its text and whether to try again.
+def _errors() -> ProviderErrors:
+    """What the Anthropic SDK's errors mean (imported when a request is made).
 
-    A lost response keeps its reservation as uncertain exposure; an error status settles at
-    zero and is retried when transient (408, 409, 429, 5xx including 529 overloaded).
+    Its 529 ``overloaded_error`` is a 5xx, so it is tried again.
     """
     import anthropic
 
-    if isinstance(exc, anthropic.APIConnectionError | anthropic.APITimeoutError):
-        attempt.lost(reservation)
-        return f"{type(exc).__name__}: {exc}", True
-    attempt.settle(reservation, cost=0.0, input_tokens=0, output_tokens=0)
-    status = getattr(exc, "status_code", 0)
-    text = f"HTTP {status}: {getattr(exc, 'message', exc)}"
-    return text, status in RETRIED_STATUSES or status >= 500
+    return ProviderErrors(
+        api_error=anthropic.APIError,
+        lost=(anthropic.APIConnectionError, anthropic.APITimeoutError),
+    )
 
 
 def _after_reply(attempt: Attempt, messages: list[dict[str, Any]], response: Any) -> str | None:

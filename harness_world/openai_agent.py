@@ -14,8 +14,9 @@ from typing import Any
 import attrs
 import msgspec
 
-from harness_world.running.attempt import Attempt, InfrastructureError, Reservation
+from harness_world.running.attempt import Attempt, Reservation
 from harness_world.running.context import ContextPolicy, bound_messages
+from harness_world.running.metered import ProviderErrors, metered_request, metered_request_async
 from harness_world.running.user import GREETING
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "AsyncOpenAIAgent", "OpenAIAgent"]
@@ -136,22 +137,15 @@ class OpenAIAgent:
         tools: list[dict[str, Any]],
     ) -> Any:
         """One model request with the driver's own retries, each metered by the attempt."""
-        import openai
-
-        failure = ""
-        prompt_messages = bound_messages(messages, self.context)  # diagnose: bounded context
-        for try_number in range(self.max_retries + 1):
-            reservation = attempt.reserve(self._estimate(prompt_messages), retry=try_number > 0)
-            try:
-                response = client.chat.completions.create(**self._body(prompt_messages, tools))
-            except openai.APIError as exc:
-                failure, again = _failed_try(attempt, reservation, exc)
-                if again:
-                    continue
-                break
-            self._settle(attempt, reservation, response)
-            return response
-        raise InfrastructureError(f"model request failed after {try_number + 1} tries: {failure}")
+        prompt = bound_messages(messages, self.context)  # diagnose: bounded context
+        return metered_request(
+            attempt,
+            tries=self.max_retries + 1,
+            estimate=self._estimate(prompt),
+            send=lambda: client.chat.completions.create(**self._body(prompt, tools)),
+            settle=self._settle,
+            errors=_errors(),
+        )
 
     async def _arequest(
         self,
@@ -161,23 +155,15 @@ class OpenAIAgent:
         tools: list[dict[str, Any]],
     ) -> Any:
         """`_request` over the SDK's async client: the same tries, metering and outcomes."""
-        import openai
-
-        failure = ""
-        prompt_messages = bound_messages(messages, self.context)
-        for try_number in range(self.max_retries + 1):
-            reservation = attempt.reserve(self._estimate(prompt_messages), retry=try_number > 0)
-            try:
-                body = self._body(prompt_messages, tools)
-                response = await client.chat.completions.create(**body)
-            except openai.APIError as exc:
-                failure, again = _failed_try(attempt, reservation, exc)
-                if again:
-                    continue
-                break
-            self._settle(attempt, reservation, response)
-            return response
-        raise InfrastructureError(f"model request failed after {try_number + 1} tries: {failure}")
+        prompt = bound_messages(messages, self.context)
+        return await metered_request_async(
+            attempt,
+            tries=self.max_retries + 1,
+            estimate=self._estimate(prompt),
+            send=lambda: client.chat.completions.create(**self._body(prompt, tools)),
+            settle=self._settle,
+            errors=_errors(),
+        )
 
     def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         return {
@@ -241,21 +227,13 @@ class AsyncOpenAIAgent:
                     return final
 
 
-def _failed_try(attempt: Attempt, reservation: Reservation, exc: Exception) -> tuple[str, bool]:
-    """Account for a failed try; return its text and whether to try again.
-
-    A lost response keeps its reservation as uncertain exposure; an error status settles at
-    zero and is retried when transient (408, 409, 429, 5xx).
-    """
+def _errors() -> ProviderErrors:
+    """What the OpenAI SDK's errors mean (imported when a request is made)."""
     import openai
 
-    if isinstance(exc, openai.APIConnectionError | openai.APITimeoutError):
-        attempt.lost(reservation)
-        return f"{type(exc).__name__}: {exc}", True
-    attempt.settle(reservation, cost=0.0, input_tokens=0, output_tokens=0)
-    status = getattr(exc, "status_code", 0)
-    text = f"HTTP {status}: {getattr(exc, 'message', exc)}"
-    return text, status in (408, 409, 429) or status >= 500
+    return ProviderErrors(
+        api_error=openai.APIError, lost=(openai.APIConnectionError, openai.APITimeoutError)
+    )
 
 
 def _after_reply(attempt: Attempt, messages: list[dict[str, Any]], message: Any) -> str | None:

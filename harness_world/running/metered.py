@@ -1,0 +1,114 @@
+"""Model requests metered by an attempt, with the driver's own retries (model-backed agents).
+
+Every provider driver (OpenAI-compatible, Anthropic; sync and async clients) sends a request the
+same way: reserve the money a try may cost before sending it, send, then settle what the
+response reports; a lost response (connection error, timeout) keeps its reservation as
+uncertain exposure, an error status settles at zero, and transient failures are tried again up
+to the driver's limit. Only what differs per provider is passed in: how to send, how to settle
+a response, and which errors are which (`ProviderErrors`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import attrs
+
+from harness_world.running.attempt import Attempt, InfrastructureError, Reservation
+
+__all__ = ["RETRIED_STATUSES", "ProviderErrors", "metered_request", "metered_request_async"]
+
+RETRIED_STATUSES = frozenset({408, 409, 429})
+"""HTTP statuses worth another try besides every 5xx (timeout, conflict, rate limit)."""
+
+
+@attrs.frozen(slots=True)
+class ProviderErrors:
+    """How one SDK reports failures.
+
+    Attributes:
+        api_error: The SDK's base error class: anything else is not a request failure.
+        lost: Error classes for a response that never arrived (the request may have been
+            billed): the reservation stays as uncertain exposure, and the try is repeated.
+    """
+
+    api_error: type[Exception]
+    lost: tuple[type[Exception], ...]
+
+    def failed_try(
+        self, attempt: Attempt, reservation: Reservation, exc: Exception
+    ) -> tuple[str, bool]:
+        """Account for a failed try; return its text and whether to try again."""
+        if isinstance(exc, self.lost):
+            attempt.lost(reservation)
+            return f"{type(exc).__name__}: {exc}", True
+        attempt.settle(reservation, cost=0.0, input_tokens=0, output_tokens=0)
+        status = getattr(exc, "status_code", 0)
+        text = f"HTTP {status}: {getattr(exc, 'message', exc)}"
+        return text, status in RETRIED_STATUSES or status >= 500
+
+
+Settle = Callable[[Attempt, Reservation, Any], None]
+
+
+def metered_request(
+    attempt: Attempt,
+    *,
+    tries: int,
+    estimate: float,
+    send: Callable[[], Any],
+    settle: Settle,
+    errors: ProviderErrors,
+) -> Any:
+    """Send one model request, trying at most ``tries`` times, each try metered.
+
+    Args:
+        attempt: The attempt that pays.
+        tries: The most tries (the driver's retries plus one).
+        estimate: US dollars one try may cost at most (reserved before it is sent).
+        send: Sends the request once and returns the response.
+        settle: Settles a response's reported usage against its reservation.
+        errors: What the SDK's errors mean.
+
+    Raises:
+        InfrastructureError: when every try failed, or a failure is not worth another try.
+    """
+    failure = ""
+    for try_number in range(tries):
+        reservation = attempt.reserve(estimate, retry=try_number > 0)
+        try:
+            response = send()
+        except errors.api_error as exc:
+            failure, again = errors.failed_try(attempt, reservation, exc)
+            if again:
+                continue
+            break
+        settle(attempt, reservation, response)
+        return response
+    raise InfrastructureError(f"model request failed after {try_number + 1} tries: {failure}")
+
+
+async def metered_request_async(
+    attempt: Attempt,
+    *,
+    tries: int,
+    estimate: float,
+    send: Callable[[], Awaitable[Any]],
+    settle: Settle,
+    errors: ProviderErrors,
+) -> Any:
+    """`metered_request` over an async client: the same tries, metering and outcomes."""
+    failure = ""
+    for try_number in range(tries):
+        reservation = attempt.reserve(estimate, retry=try_number > 0)
+        try:
+            response = await send()
+        except errors.api_error as exc:
+            failure, again = errors.failed_try(attempt, reservation, exc)
+            if again:
+                continue
+            break
+        settle(attempt, reservation, response)
+        return response
+    raise InfrastructureError(f"model request failed after {try_number + 1} tries: {failure}")
