@@ -363,39 +363,50 @@ def _all_targets(ctx: _Context) -> dict[tuple[str, Key], str]:
     return {(ctx.task.target(n).entity, k): n for n, keys in ctx.targets.items() for k in keys}
 
 
+_PREFILTER_MAX = 8
+"""Up to this many pending targets, a call's JSON is searched for each one's key pair before
+its result is walked; beyond it the search costs more than the walk it would save."""
+
+
 def _first_returned(ctx: _Context) -> dict[tuple[str, Key], int]:
     """For each target row, the first call whose result contained it whole (computed once).
 
-    Only target rows not yet found are looked for. A target row inside a result puts
-    ``"<key field>":<key>`` in the result's canonical JSON, so a call whose bytes hold none of
-    the pending pairs is skipped unwalked (encoding is C; the walk is Python and an order of
-    magnitude dearer), and a dict is tested as a row only when its key field holds a pending
-    key. The scan stops once every target has been found.
+    Only target rows not yet found are looked for, and the scan stops once every target has
+    been found. A dict is tested as a row only when its key field holds a pending key. With
+    few targets pending, a call whose canonical JSON holds none of their ``"<key field>":<key>``
+    pairs is skipped unwalked (the search is C; the walk is Python and dearer).
     """
     if ctx._first_read is not None:
         return ctx._first_read
-    pending: dict[tuple[str, Key], bytes] = {}
     entities: dict[str, Entity] = {}
+    pending: dict[tuple[str, Key], bytes] = {}
+    wanted: dict[str, tuple[Entity, set[Key]]] = {}
     for entity_name, key in _all_targets(ctx):
         entity = entities.setdefault(entity_name, ctx.world.contract.entity(entity_name))
         pending[(entity_name, key)] = to_json(entity.key) + b":" + to_json(key)
+        wanted.setdefault(entity_name, (entity, set()))[1].add(key)
     seen: dict[tuple[str, Key], int] = {}
     for call in ctx.record.calls:
         if not pending:
             break
         if not call.ok:
             continue
-        blob = to_json(call.result)
-        present = [atom for atom, spelling in pending.items() if spelling in blob]
-        if not present:
-            continue
-        looked_for: dict[str, tuple[Entity, set[Key]]] = {}
-        for entity_name, key in present:
-            looked_for.setdefault(entity_name, (entities[entity_name], set()))[1].add(key)
-        _rows_returned(call, [looked_for[name] for name in sorted(looked_for)], seen)
-        for atom in present:
-            if atom in seen:
+        looked_for = [wanted[name] for name in sorted(wanted) if wanted[name][1]]
+        if len(pending) <= _PREFILTER_MAX:
+            blob = to_json(call.result)
+            present = [atom for atom, spelling in pending.items() if spelling in blob]
+            if not present:
+                continue
+            few: dict[str, tuple[Entity, set[Key]]] = {}
+            for entity_name, key in present:
+                few.setdefault(entity_name, (entities[entity_name], set()))[1].add(key)
+            looked_for = [few[name] for name in sorted(few)]
+        found_before = len(seen)
+        _rows_returned(call, looked_for, seen)
+        if len(seen) != found_before:
+            for atom in [a for a in pending if a in seen]:
                 del pending[atom]
+                wanted[atom[0]][1].discard(atom[1])
     ctx._first_read = seen
     return seen
 
