@@ -565,7 +565,7 @@ def note_scripts(policy: str) -> dict[str, Callable[[ScriptContext], str]]:
     return {f"inventory.{name}": NOTE_POLICIES[policy] for name in NOTE_TASKS}
 
 
-ORACLES = {
+ORACLES: dict[str, list[Callable[[ScriptContext], str]]] = {
     f"inventory.{primary.__name__}": [primary, second]
     for primary, second in (
         (recount_patch_cord, recount_patch_cord_by_exact_query),
