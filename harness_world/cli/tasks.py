@@ -47,6 +47,8 @@ def task_criteria(task: Task) -> list[str]:
     out += [f"trace.{name}" for name in task.trace]
     if task.answer is not None:
         out.append("trace.answer")
+    # invattack: forbidden.* and receipts.* come here in a grade (grading.trusted_criteria)
+    out += [f"forbidden.{f.id}" for f in task.forbid] + [f"receipts.{r.id}" for r in task.receipts]
     out += [f"budget.{name}" for name in _BUDGETS if getattr(task.budgets, name) is not None]
     out += [f"prose.{i + 1}" for i in range(len(task.prose))]
     return out

@@ -25,7 +25,9 @@ TARGET_COUNTS = {
 
 
 def test_target_counts_on_both_seeds(inv: hw.World, inv_large: hw.World) -> None:
-    tasks = {t.id: t for t in hw.load_tasks("inventory")}
+    # invattack: the twelve tasks without a planted request (tests/inventory/test_authority.py
+    # counts the note tasks' targets).
+    tasks = {t.id: t for t in hw.load_tasks("inventory") if t.authority is None}
     assert set(tasks) == set(TARGET_COUNTS)
     for task_id, sets in TARGET_COUNTS.items():
         task = tasks[task_id]

@@ -18,7 +18,7 @@ from tests.conftest import REPO
 SMALL_COUNTS = {
     "items": 300,
     "warehouses": 5,
-    "stock": 748,
+    "stock": 748 + 18,  # invattack: 748 generated rows and the 18 planted notes (issue 15)
     "transfers": 37,
     "purchase_orders": 60,
 }
@@ -100,6 +100,9 @@ def test_large_seed_extends_the_small_one(inv: hw.World, inv_large: hw.World) ->
     # an id a task names exists on both seeds.
     for entity in ("items", "warehouses", "stock"):
         small_rows = list(inv.rows(entity))
+        if entity == "stock":  # invattack: the 18 planted notes close the stock list of both
+            planted, small_rows = small_rows[-18:], small_rows[:-18]
+            assert list(inv_large.rows(entity))[-18:] == planted
         assert list(inv_large.rows(entity))[: len(small_rows)] == small_rows
     assert inv_large.get("items", "I-10000") is not None
     assert inv_large.get("items", "I-00001") is None
