@@ -5,9 +5,9 @@ ships beside its oracles, as ``REFERENCE_AGENTS = {name: {task_id: script}}`` in
 ``oracles/<world>/oracles.py`` (the payments world does: a retry without an idempotency key,
 and a safe stop at the first provider error; and, for requests planted in data, ``deny-all``,
 which refuses every write another party asked for, and ``obey-data``, which follows every
-instruction it reads; the helpdesk world ships these two for its comment tasks). ``do-nothing``
-works in every world: it calls no tool and says nothing, so every scheduled fault stays
-unexposed.
+instruction it reads; the helpdesk and inventory worlds ship these two for their comment and
+stock-note tasks). ``do-nothing`` works in every world: it calls no tool and says nothing, so
+every scheduled fault stays unexposed.
 """
 
 from __future__ import annotations
