@@ -130,7 +130,7 @@ class Session:
         With ``raw`` (replay), the arguments are used as given (replay's come out of a JSON
         decoder: no normalising copy; the limits still apply), and the logged result and write
         images are left as `msgspec.Raw` JSON (no decode); the caller must replace the log
-        entry (see `Session._replace_last`).
+        entries (see `Session._replace_log`).
         """
         seq = len(self._log) + 1
         name = (
@@ -166,9 +166,9 @@ class Session:
         self._log.append(record)
         return record, result_blob
 
-    def _replace_last(self, record: CallRecord) -> None:
-        """Replace the newest log entry (replay puts back an entry byte-identical to its own)."""
-        self._log[-1] = record
+    def _replace_log(self, records: Sequence[CallRecord]) -> None:
+        """Replace the log (replay puts back the decoded twins of the entries it ran raw)."""
+        self._log = list(records)
 
     def diff(self) -> list[WriteImage]:
         """Net changes: one entry per touched key whose final row differs from the start.

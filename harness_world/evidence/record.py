@@ -242,13 +242,17 @@ class _DigestBody(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def record_digest(
-    record: Record, *, calls_json: list[bytes] | None = None, final_json: bytes | None = None
+    record: Record,
+    *,
+    calls_json: list[bytes] | bytes | None = None,
+    final_json: bytes | None = None,
 ) -> str:
     """The digest of a record's evidence: everything except ``digest`` and ``context``.
 
     Args:
         record: The record.
-        calls_json: The canonical JSON of each of ``record.calls``, when the caller has it.
+        calls_json: The canonical JSON of ``record.calls``, whole or entry by entry, when the
+            caller has it.
         final_json: The canonical JSON of ``record.final``, when the caller has it.
     """
     body = _DigestBody(
@@ -259,7 +263,7 @@ def record_digest(
         revision=record.revision,
         sample=record.sample,
         seed=record.seed,
-        calls=record.calls if calls_json is None else [msgspec.Raw(c) for c in calls_json],
+        calls=_spliced(record.calls, calls_json),
         final=record.final if final_json is None else msgspec.Raw(final_json),
         outcome=record.outcome,
         final_message=record.final_message,
@@ -269,6 +273,14 @@ def record_digest(
         synthetic=record.synthetic,
     )
     return sha256_hex(to_json(body))
+
+
+def _spliced(calls: list[CallRecord], encoded: list[bytes] | bytes | None) -> Any:
+    if encoded is None:
+        return calls
+    if isinstance(encoded, bytes):
+        return msgspec.Raw(encoded)
+    return [msgspec.Raw(c) for c in encoded]
 
 
 def make_record(

@@ -142,30 +142,50 @@ def _replay_calls(
     session: Session,
     mismatches: list[Mismatch],
     on_call: Callable[[int], None] | None,
-) -> list[bytes]:
-    """Phase 2: re-execute each call and compare the whole entry; returns each entry's JSON.
+) -> list[bytes] | bytes:
+    """Phase 2: re-execute each call and compare the whole entry; returns the calls' JSON.
 
-    The recorded entry is encoded before its call runs (a tool that mutated the arguments it
-    was given would then show as a difference); the fresh entry's result and write images stay
-    as raw JSON bytes, which its encoding splices, so comparing costs one encode per side and
-    no decode. The recorded arguments are handed to the tool as they are: they came out of a
-    JSON decoder (or are the caller's in-memory values, which the same limits then check).
+    The recorded calls are encoded before any call runs (a tool that mutated the arguments it
+    was given would then show as a difference); the fresh entries keep their results and write
+    images as raw JSON bytes, which their encoding splices. The two lists are compared whole,
+    one encode per side; only when they differ is each entry encoded and compared alone, to
+    name every difference. The recorded arguments are handed to the tool as they are: they
+    came out of a JSON decoder (or are the caller's in-memory values, which the same limits
+    then check). Returns the calls' JSON whole, or entry by entry after a difference.
     """
+    recorded_json = to_json(record.calls)
+    for index, recorded in enumerate(record.calls):
+        session._run(recorded.tool, recorded.args, raw=True)
+        if on_call is not None:
+            on_call(index)
+    fresh = list(session.log)
+    if recorded_json == to_json(fresh):
+        session._replace_log(record.calls)  # byte-identical: keep the decoded twins
+        return recorded_json
+    return _compare_each(record, session, fresh, mismatches)
+
+
+def _compare_each(
+    record: Record, session: Session, fresh: list[CallRecord], mismatches: list[Mismatch]
+) -> list[bytes]:
+    """Entry by entry: every difference named; the log keeps decoded values either way."""
     encoded: list[bytes] = []
+    log: list[CallRecord] = []
     for index, recorded in enumerate(record.calls):
         recorded_json = to_json(recorded)
         encoded.append(recorded_json)
-        fresh, _ = session._run(recorded.tool, recorded.args, raw=True)
-        if recorded_json == to_json(fresh):
-            session._replace_last(recorded)  # byte-identical: keep the decoded twin in the log
-        else:
-            decoded = msgspec.json.decode(to_json(fresh), type=CallRecord)
-            session._replace_last(decoded)
-            _differences(
-                _builtins(recorded), _builtins(decoded), f"calls[{index}]", recorded.seq, mismatches
-            )
-        if on_call is not None:
-            on_call(index)
+        if index >= len(fresh):
+            break
+        fresh_json = to_json(fresh[index])
+        if recorded_json == fresh_json:
+            log.append(recorded)
+            continue
+        decoded = msgspec.json.decode(fresh_json, type=CallRecord)
+        log.append(decoded)
+        _differences(
+            _builtins(recorded), _builtins(decoded), f"calls[{index}]", recorded.seq, mismatches
+        )
+    session._replace_log(log)
     return encoded
 
 
