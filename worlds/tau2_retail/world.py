@@ -305,11 +305,23 @@ def _product(ctx: ToolContext, product_id: str) -> dict[str, Any]:
     return row
 
 
+class _Variants(msgspec.Struct):
+    """A product's variants left as JSON: one is decoded, not the whole catalogue entry."""
+
+    variants: dict[str, msgspec.Raw]
+
+
+_VARIANTS = msgspec.json.Decoder(_Variants)
+
+
 def _variant(ctx: ToolContext, product_id: str, item_id: str) -> dict[str, Any]:
-    variants = _product(ctx, product_id)["variants"]
+    stored = ctx.get_json("products", product_id)
+    if stored is None:
+        raise ToolFailure("not_found", "Product not found")
+    variants = _VARIANTS.decode(stored).variants
     if item_id not in variants:
         raise ToolFailure("not_found", "Variant not found")
-    variant: dict[str, Any] = variants[item_id]
+    variant: dict[str, Any] = msgspec.json.decode(variants[item_id])
     return variant
 
 
