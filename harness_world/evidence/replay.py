@@ -168,14 +168,15 @@ def _replay_calls(
 def _compare_each(
     record: Record, session: Session, fresh: list[CallRecord], mismatches: list[Mismatch]
 ) -> list[bytes]:
-    """Entry by entry: every difference named; the log keeps decoded values either way."""
+    """Entry by entry: every difference named; the log keeps decoded values either way.
+
+    ``fresh`` holds one entry per recorded call (replay ran each once).
+    """
     encoded: list[bytes] = []
     log: list[CallRecord] = []
     for index, recorded in enumerate(record.calls):
         recorded_json = to_json(recorded)
         encoded.append(recorded_json)
-        if index >= len(fresh):
-            break
         fresh_json = to_json(fresh[index])
         if recorded_json == fresh_json:
             log.append(recorded)

@@ -109,9 +109,7 @@ def returned_row_keys(call: CallRecord, entities: Iterable[Entity]) -> set[tuple
 
 def returned_rows(call: CallRecord, entity: Entity) -> set[Key]:
     """Keys of whole rows of ``entity`` that a call's result actually contained."""
-    if not call.ok:
-        return set()
-    return {d[entity.key] for d in _walk_dicts(call.result) if _is_row(d, entity)}
+    return {key for _, key in returned_row_keys(call, [entity])}
 
 
 def _findings(
