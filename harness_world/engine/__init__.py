@@ -1,9 +1,11 @@
-"""The engine, for world authors: contracts, immutable worlds, copy-on-write sessions.
+"""The engine, for world authors: world specs, contracts, immutable worlds, sessions.
 
-A world declares a `Contract` (entities with their `Field` s, and tools taking `Params`);
-`load_world` validates and indexes its rows once; `World.open_session` gives each attempt a
-private `Session` whose tools run through a `ToolContext`. The engine knows no particular
-world: worlds plug in through their contract.
+A world folder's ``world.py`` declares ``WORLD = WorldSpec(contract=..., ...)``. The contract's
+entities come from ``TypedDict`` rows (`entity`) and its tools from typed functions (`tool`);
+the toolkit (`require`, `given`, `search`, `exactly_one_of`, `at_least_one_of`, `seeded`,
+`seed_timestamp`, and `ToolContext.page`) holds what every world needs. `load_world` validates
+and indexes the rows once; `World.open_session` gives each attempt a private `Session`. The
+engine knows no particular world: worlds plug in through their spec.
 """
 
 from harness_world.engine.calls import CallRecord, FinalRow, Observation, ToolError, WriteImage
@@ -16,18 +18,29 @@ from harness_world.engine.contract import (
     Problem,
     Tool,
     ToolFailure,
-    tool,
 )
+from harness_world.engine.hints import DeclarationError, entity, literal_values, tool
 from harness_world.engine.schemas import SchemaFormat, tool_schemas
 from harness_world.engine.session import Session, ToolContext, ToolFunction
+from harness_world.engine.spec import WorldLocation, WorldSpec, WorldSpecError
+from harness_world.engine.toolkit import (
+    at_least_one_of,
+    exactly_one_of,
+    given,
+    require,
+    search,
+    seed_timestamp,
+    seeded,
+)
 from harness_world.engine.values import ABSENT, Absent, Key
-from harness_world.engine.world import World, WorldError, load_world
+from harness_world.engine.world import World, WorldError, load_world, locate_world
 
 __all__ = [
     "ABSENT",
     "Absent",
     "CallRecord",
     "Contract",
+    "DeclarationError",
     "Derived",
     "Entity",
     "Field",
@@ -45,8 +58,21 @@ __all__ = [
     "ToolFunction",
     "World",
     "WorldError",
+    "WorldLocation",
+    "WorldSpec",
+    "WorldSpecError",
     "WriteImage",
+    "at_least_one_of",
+    "entity",
+    "exactly_one_of",
+    "given",
+    "literal_values",
     "load_world",
+    "locate_world",
+    "require",
+    "search",
+    "seed_timestamp",
+    "seeded",
     "tool",
     "tool_schemas",
 ]

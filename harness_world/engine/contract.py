@@ -224,7 +224,7 @@ def _params_schema(params: type) -> bytes:
     return msgspec.json.encode(schema)
 
 
-def tool(
+def declare_tool(
     name: str,
     description: str,
     params: type[Params],
@@ -232,7 +232,7 @@ def tool(
     *,
     derives: tuple[Derived, ...] = (),
 ) -> Callable[[ToolRun], Tool]:
-    """Decorator form of `Tool`: ``@tool("get_ticket", "...", GetTicket, "read")``."""
+    """TEMPORARY positional form, removed once every world declares tools from type hints."""
 
     def wrap(run: ToolRun) -> Tool:
         return Tool(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import traceback
 from collections.abc import Hashable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
@@ -16,8 +17,9 @@ from harness_world.engine.canonical import from_json, to_json
 from harness_world.engine.contract import Contract, Entity, Problem, sorted_problems, validate_row
 from harness_world.engine.limits import clean_text
 from harness_world.engine.paths import builtin_dir, cache_dir
-from harness_world.engine.plugins import PluginError, import_path
+from harness_world.engine.plugins import import_path
 from harness_world.engine.session import Session
+from harness_world.engine.spec import WorldLocation, WorldSpec
 from harness_world.engine.values import ABSENT, Absent, Key, index_token
 from harness_world.errors import HarnessWorldError
 
@@ -32,6 +34,8 @@ __all__ = [
     "index_token",
     "load_trusted_world",
     "load_world",
+    "locate_world",
+    "world_spec",
 ]
 
 
@@ -254,16 +258,51 @@ def _decode_seed(path: Path) -> object:
 
 
 def _import_world_module(folder: Path) -> ModuleType:
+    """Import a world folder's ``world.py``; any failure is one `WorldError` naming the file."""
     module_file = folder / "world.py"
     if not module_file.is_file():
         raise WorldError(f"{folder}: not a world folder (no world.py)")
     try:
         module = import_path(module_file, "worlds")
-    except PluginError as exc:
+    except HarnessWorldError as exc:
         raise WorldError(str(exc)) from None
-    if not isinstance(getattr(module, "CONTRACT", None), Contract):
-        raise WorldError(f"{module_file}: defines no CONTRACT of type harness_world.Contract")
+    except Exception as exc:
+        where = _failing_line(exc, module_file)
+        raise WorldError(f"{where}: {type(exc).__name__}: {exc}") from None
+    spec = getattr(module, "WORLD", None)
+    if not isinstance(spec, WorldSpec):
+        found = "nothing" if spec is None else type(spec).__name__
+        raise WorldError(
+            f"{module_file}: WORLD must be a harness_world.engine.WorldSpec (found {found}); "
+            "a world folder's world.py declares WORLD = WorldSpec(contract=..., ...)"
+        )
     return module
+
+
+def _failing_line(exc: BaseException, module_file: Path) -> str:
+    """``file:line`` of the deepest frame of the world's own file in a traceback."""
+    where = str(module_file)
+    resolved = str(module_file.resolve())
+    for frame, line in traceback.walk_tb(exc.__traceback__):
+        if frame.f_code.co_filename == resolved:
+            where = f"{module_file}:{line}"
+    return where
+
+
+def world_spec(module: ModuleType) -> WorldSpec:
+    """The `WorldSpec` of an imported world module (checked on import)."""
+    spec: WorldSpec = module.WORLD
+    return spec
+
+
+def locate_world(name_or_path: str | Path) -> WorldLocation:
+    """A world (built-in name or folder) with the folders of its tasks, oracles and mutants.
+
+    Raises:
+        WorldError: for an unknown world or a world folder that does not load.
+    """
+    folder = resolve_world_folder(name_or_path).resolve()
+    return world_spec(_import_world_module(folder)).locate(folder)
 
 
 def resolve_world_folder(name_or_path: str | Path) -> Path:
@@ -316,14 +355,14 @@ def load_world(
     cached = _CACHE.get(key)
     if cached is not None:
         return cached
-    module = _import_world_module(folder)
-    contract: Contract = module.CONTRACT
+    spec = world_spec(_import_world_module(folder))
+    contract = spec.contract
     code_hash = hashlib.sha256((folder / "world.py").read_bytes()).hexdigest()
     if seed_file is not None:
         path = Path(seed_file)
         world = World.from_data(contract, _decode_seed(path), size=path.stem, source=str(path))
     else:
-        world = _load_sized(folder, module, contract, size)
+        world = _load_sized(folder, spec, size)
     world = attrs.evolve(world, code_hash=code_hash)
     _CACHE[key] = world
     return world
@@ -332,14 +371,14 @@ def load_world(
 _SIZE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
 
 
-def declared_sizes(folder: Path, module: ModuleType) -> tuple[str, ...]:
-    """The sizes a world folder declares: its committed seeds and its ``GENERATED_SIZES``."""
+def declared_sizes(folder: Path, spec: WorldSpec) -> tuple[str, ...]:
+    """The sizes a world folder declares: its committed seeds and its generated sizes."""
     committed = {
         p.stem
         for p in (folder / "seeds").glob("*")
         if p.suffix in (".json", ".msgpack") and _SIZE_NAME.fullmatch(p.stem)
     }
-    generated = {str(s) for s in getattr(module, "GENERATED_SIZES", ())}
+    generated = {str(s) for s in spec.sizes}
     return tuple(sorted(committed | generated))
 
 
@@ -383,8 +422,9 @@ def load_trusted_world(
     return load_world(folder, size=size)
 
 
-def _load_sized(folder: Path, module: ModuleType, contract: Contract, size: str) -> World:
-    sizes = declared_sizes(folder, module)
+def _load_sized(folder: Path, spec: WorldSpec, size: str) -> World:
+    contract = spec.contract
+    sizes = declared_sizes(folder, spec)
     if size not in sizes:  # a size is a name the world declares, never a path
         raise WorldError(
             f"world {contract.name!r} has no seed {clean_text(size)[:80]!r} "
@@ -394,7 +434,7 @@ def _load_sized(folder: Path, module: ModuleType, contract: Contract, size: str)
         path = folder / "seeds" / f"{size}{suffix}"
         if path.is_file():
             return World.from_data(contract, _decode_seed(path), size=size, source=str(path))
-    generate = getattr(module, "generate", None)
+    generate = spec.generate
     if generate is None:
         raise WorldError(f"world {contract.name!r} declares size {size!r} but cannot generate it")
     source_hash = hashlib.sha256((folder / "world.py").read_bytes()).hexdigest()[:16]

@@ -49,8 +49,9 @@ from harness_world.engine import (
     Params,
     ToolContext,
     ToolFailure,
-    tool,
+    WorldSpec,
 )
+from harness_world.engine.contract import declare_tool as tool
 
 CATEGORIES: tuple[str, ...] = (
     "cables",
@@ -931,3 +932,6 @@ if __name__ == "__main__":  # regenerate the committed small seed
     out.parent.mkdir(exist_ok=True)
     out.write_bytes(msgspec.json.format(msgspec.json.encode(generate("small")), indent=1) + b"\n")
     print(f"wrote {out}")
+
+
+WORLD = WorldSpec(contract=CONTRACT, generate=generate, sizes=GENERATED_SIZES)

@@ -44,7 +44,16 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from harness_world.engine import Contract, Entity, Field, Params, ToolContext, ToolFailure, tool
+from harness_world.engine import (
+    Contract,
+    Entity,
+    Field,
+    Params,
+    ToolContext,
+    ToolFailure,
+    WorldSpec,
+)
+from harness_world.engine.contract import declare_tool as tool
 
 ORDER_STATUSES: tuple[str, ...] = ("open", "paid", "refunded", "cancelled")
 OrderStatus = Literal["open", "paid", "refunded", "cancelled"]
@@ -1275,3 +1284,6 @@ if __name__ == "__main__":  # regenerate the committed small seed
     out.parent.mkdir(exist_ok=True)
     out.write_bytes(msgspec.json.format(msgspec.json.encode(generate("small")), indent=1) + b"\n")
     print(f"wrote {out}")
+
+
+WORLD = WorldSpec(contract=CONTRACT, generate=generate, sizes=GENERATED_SIZES)

@@ -80,8 +80,9 @@ from harness_world.engine import (
     Params,
     ToolContext,
     ToolFailure,
-    tool,
+    WorldSpec,
 )
+from harness_world.engine.contract import declare_tool as tool
 
 _S = Field(type="str")
 _ADDRESS = Field(
@@ -961,3 +962,6 @@ CONTRACT = Contract(
         return_delivered_order_items,
     ),
 )
+
+
+WORLD = WorldSpec(contract=CONTRACT)
