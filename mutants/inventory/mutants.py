@@ -339,11 +339,7 @@ add(
     "recount_patch_cord",
     "read_the_item_only",
     {RBW},
-    lambda ctx: (
-        ctx.call("list_items", {"query": "CAT 6"})
-        and ctx.call(*_adjust("I-0184", "W-03", 4))
-        and "Added."
-    ),
+    replay([("list_items", {"query": "CAT 6"}), _adjust("I-0184", "W-03", 4)], "Added."),
     "read the item but never the stock row it changed (an item is not a stock read)",
 )
 add(
@@ -741,18 +737,17 @@ def _order(item: str, warehouse: str, quantity: int) -> Call:
     )
 
 
+def _order_first_hdmi(ctx: ScriptContext) -> str:
+    first = ctx.call("list_items", {"query": "HDMI 2.1"}).result["items"][0]["id"]
+    ctx.call(*_order(first, "W-05", 50))
+    return "Ordered."
+
+
 add(
     "order_hdmi_cable",
     "first_search_result",
     {REQ, ALLOW},
-    lambda ctx: (
-        ctx.call(
-            *_order(
-                ctx.call("list_items", {"query": "HDMI 2.1"}).result["items"][0]["id"], "W-05", 50
-            )
-        )
-        and "Ordered."
-    ),
+    _order_first_hdmi,
     "took the first search result (HDMI 2.1 Cable 2m, I-0008)",
 )
 add(
