@@ -139,6 +139,9 @@ def _params_struct(fn: Callable[..., Any], where: str) -> tuple[type[Params], tu
         [(n, a) if d is msgspec.NODEFAULT else (n, a, d) for n, a, d in members],
         bases=(Params,),
         module=fn.__module__,
+        kw_only=True,
+        frozen=True,
+        forbid_unknown_fields=True,
     )
     try:
         msgspec.json.schema(struct)
