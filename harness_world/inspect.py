@@ -36,7 +36,7 @@ from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accurac
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver, system_message
 from inspect_ai.tool import Tool, ToolDef, ToolError, ToolParams
 
-from harness_world.engine.world import World, load_world
+from harness_world.engine.world import World, load_world, locate_world
 from harness_world.evidence.binding import append_index
 from harness_world.evidence.record import RecordContext, save_record
 from harness_world.grading.task import Task as HwTask
@@ -85,10 +85,11 @@ class _Plan:
 
 
 def hw_task(
-    world: str,
+    world: str | Path,
     tasks: Sequence[str] | None = None,
     size: str = "small",
     *,
+    task_folder: str | Path | None = None,
     epochs: int = 1,
     seed: int = 0,
     out: str | Path | None = None,
@@ -99,8 +100,9 @@ def hw_task(
     """The world's tasks as an inspect ``Task``.
 
     Args:
-        world: A built-in world, e.g. ``helpdesk``.
+        world: A built-in world (``helpdesk``) or a world folder of your own.
         tasks: Task ids or globs (default: every task of the world).
+        task_folder: The folder of the world's tasks (default: where its `WorldSpec` says).
         size: The world's seed size.
         epochs: Attempts per task (k); epoch e is sample e - 1.
         seed: The base seed (sample seeds derive from it as in `harness_world.run`).
@@ -116,8 +118,9 @@ def hw_task(
     """
     if epochs < 1:
         raise ValueError("epochs must be at least 1")
-    loaded = load_world(world, size=size)
-    chosen = _select(load_tasks(world=loaded.name), tasks)
+    place = locate_world(world)
+    loaded = load_world(place.folder, size=size)
+    chosen = _select(load_tasks(world=place.name, folder=task_folder or place.tasks), tasks)
     overrides = {k: v for k, v in (limits or {}).items() if v is not None}
     plan = _open_plan(
         {loaded.name: loaded},

@@ -217,3 +217,59 @@ def inventory_call(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
 
 
 inventory_call_sequences = st.lists(inventory_call(), min_size=1, max_size=25)
+
+
+# -- field declarations (for rows declared as TypedDicts) --------------------------------------
+
+field_names = st.from_regex(r"[a-z][a-z0-9_]{0,11}", fullmatch=True)
+
+
+def _flagged(spec: Any, nullable: bool, optional: bool, description: str) -> Any:
+    """``spec`` with its flags; ``Any`` already holds null, so it is never declared nullable."""
+    import msgspec
+
+    return msgspec.structs.replace(
+        spec,
+        nullable=nullable and spec.type != "any",
+        optional=optional,
+        description=description,
+    )
+
+
+def field_declarations(*, top: bool = True) -> st.SearchStrategy[Any]:
+    """A `Field` tree: scalars, enums, lists, maps and objects, nested, with their flags.
+
+    Items of lists and maps are never optional (only a field can be absent) and carry no
+    description (only a field has one).
+    """
+    from harness_world.engine import Field
+
+    enums = st.lists(st.from_regex(r"[a-z]{1,6}", fullmatch=True), min_size=1, max_size=4).map(
+        lambda values: Field(type="str", enum=tuple(dict.fromkeys(values)))
+    )
+    leaves = st.one_of(
+        st.sampled_from(["str", "int", "float", "bool", "any"]).map(lambda k: Field(type=k)),
+        enums,
+    )
+
+    def item(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        # `list[Any]` and `dict[str, Any]` are declared without items (see test_hints).
+        typed = inner.filter(lambda f: f.type != "any")
+        return st.builds(_flagged, typed, st.booleans(), st.just(False), st.just(""))
+
+    def member(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        return st.builds(
+            _flagged, inner, st.booleans(), st.booleans(), st.sampled_from(["", "a field"])
+        )
+
+    def nest(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        return st.one_of(
+            item(inner).map(lambda f: Field(type="list", items=f)),
+            item(inner).map(lambda f: Field(type="map", items=f)),
+            st.dictionaries(field_names, member(inner), min_size=1, max_size=3).map(
+                lambda fields: Field(type="object", fields=fields)
+            ),
+        )
+
+    shapes = st.recursive(leaves, nest, max_leaves=6)
+    return member(shapes) if top else shapes

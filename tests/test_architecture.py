@@ -20,6 +20,7 @@ RANKS = {
     "errors": 0,
     "stats": 0,
     "engine": 1,
+    "scaffold": 2,
     "evidence": 2,
     "grading": 3,
     "running": 4,

@@ -150,14 +150,18 @@ def run_rows(
     tasks: Sequence[Task] | None = None,
     worlds: Mapping[str, World] | None = None,
     observe: Observer | None = None,
+    folders: Mapping[str, Path] | None = None,
 ) -> tuple[list[RunRow], RunManifest]:
     """Valid attempts of a run as four-column rows (task_id, run_index, config, passed).
 
     Ungraded, lost, errored and interrupted attempts are not rows: they are not evidence of
-    quality and are reported beside it (in the counts). ``tasks``, ``worlds`` and ``observe``
-    are as in `scan_run` (the verifier's own tasks and worlds, by default the built-in ones).
+    quality and are reported beside it (in the counts). ``tasks``, ``worlds``, ``observe`` and
+    ``folders`` are as in `scan_run` (the verifier's own tasks and worlds, by default the
+    built-in ones).
     """
-    scan = scan_run(out, tasks, write_counts=False, worlds=worlds, observe=observe)
+    scan = scan_run(
+        out, tasks, write_counts=False, worlds=worlds, observe=observe, folders=folders
+    )
     return rows_of(scan, config), scan.manifest
 
 

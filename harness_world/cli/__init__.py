@@ -17,6 +17,7 @@ __all__ = ["main"]
 # Module names under harness_world.cli, in the order shown by --help.
 COMMANDS: tuple[str, ...] = (
     "demo",
+    "new",
     "run",
     "verify",
     "report",

@@ -4,22 +4,38 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+from pathlib import Path
 
-from harness_world.grading.task import Task, load_tasks
+from harness_world.errors import HarnessWorldError
+from harness_world.grading.task import Task
+from harness_world.grading.worlds import WorldChoice, choose_worlds
 
-__all__ = ["add_limit_options", "add_task_options", "limit_overrides", "select_tasks"]
+__all__ = [
+    "UsageError",
+    "add_limit_options",
+    "add_task_options",
+    "add_verifier_world_options",
+    "limit_overrides",
+    "select",
+    "select_tasks",
+    "task_arguments",
+    "verifier_worlds",
+]
 
 
 def add_task_options(parser: argparse.ArgumentParser, *, world_required: bool = False) -> None:
     """``--world``, ``--tasks`` and ``--size``."""
     parser.add_argument(
-        "--world", required=world_required, help="built-in world (e.g. helpdesk, inventory)"
+        "--world",
+        required=world_required,
+        help="a built-in world (e.g. helpdesk, inventory) or a world folder of your own",
     )
     parser.add_argument(
         "--tasks",
         nargs="+",
-        metavar="ID",
-        help="task ids or globs (default: every task of the world)",
+        metavar="ID|FOLDER",
+        help="task ids or globs (default: every task of the world), or a task folder (a value "
+        "that is an existing folder; default: the world's own tasks)",
     )
     parser.add_argument("--size", default="small", help="seed size: small (default) or large")
 
@@ -47,22 +63,92 @@ def limit_overrides(args: argparse.Namespace) -> dict[str, int | float | None]:
     }
 
 
-def select_tasks(args: argparse.Namespace) -> list[Task]:
-    """The tasks the options name.
+def task_arguments(values: list[str] | None) -> tuple[Path | None, list[str]]:
+    """Split ``--tasks`` values into a task folder (an existing folder) and ids or globs.
 
     Raises:
-        ValueError: when a pattern matches nothing or nothing is selected.
+        UsageError: for a value that looks like a path but is no folder, or two folders.
     """
-    tasks = load_tasks(world=args.world)
+    folders: list[Path] = []
+    patterns: list[str] = []
+    for value in values or []:
+        path = Path(value)
+        if path.is_dir():
+            folders.append(path)
+        elif "/" in value or "\\" in value:
+            raise UsageError(f"--tasks {value}: no such task folder")
+        else:
+            patterns.append(value)
+    if len(folders) > 1:
+        raise UsageError("--tasks: give one task folder")
+    return (folders[0] if folders else None), patterns
+
+
+def select(args: argparse.Namespace) -> tuple[list[Task], WorldChoice]:
+    """The tasks the options name, and the worlds they run against.
+
+    Raises:
+        UsageError: when a pattern matches nothing or nothing is selected.
+        WorldError: for a world that does not load.
+        TaskError: for an invalid task file or a task its world contradicts.
+    """
+    folder, patterns = task_arguments(args.tasks)
+    choice = choose_worlds([args.world] if args.world else None)
+    tasks = choice.tasks(folder)
     if args.world and not tasks:
-        raise ValueError(f"no tasks for world {args.world!r}")
-    if not args.tasks:
-        return tasks
+        where = f" in {folder}" if folder is not None else ""
+        raise UsageError(f"no tasks for world {args.world!r}{where}")
+    if not patterns:
+        return tasks, choice
     chosen: dict[str, Task] = {}
-    for pattern in args.tasks:
+    for pattern in patterns:
         hits = [t for t in tasks if fnmatch.fnmatchcase(t.id, pattern)]
         if not hits:
             known = ", ".join(t.id for t in tasks[:8])
-            raise ValueError(f"--tasks: {pattern!r} matches no task (known: {known}, ...)")
+            raise UsageError(f"--tasks: {pattern!r} matches no task (known: {known}, ...)")
         chosen.update((t.id, t) for t in hits)
-    return sorted(chosen.values(), key=lambda t: t.id)
+    return sorted(chosen.values(), key=lambda t: t.id), choice
+
+
+def select_tasks(args: argparse.Namespace) -> list[Task]:
+    """The tasks the options name (see `select`)."""
+    return select(args)[0]
+
+
+class UsageError(HarnessWorldError, ValueError):
+    """A command-line option that cannot be used, reported as one ``error:`` line."""
+
+
+def add_verifier_world_options(parser: argparse.ArgumentParser) -> None:
+    """``--world FOLDER`` (repeatable) and ``--tasks FOLDER``: the reader's own trust root."""
+    parser.add_argument(
+        "--world",
+        dest="worlds",
+        action="append",
+        metavar="FOLDER",
+        help="a world folder of your own that records naming its world replay against "
+        "(repeatable; records never choose a world; default: built-in worlds only)",
+    )
+    parser.add_argument(
+        "--tasks",
+        dest="task_folder",
+        type=Path,
+        metavar="FOLDER",
+        help="a task folder to grade against (default: the built-in tasks and those of each "
+        "--world)",
+    )
+
+
+def verifier_worlds(args: argparse.Namespace) -> tuple[WorldChoice, dict[str, Task]]:
+    """The worlds and tasks a reader of records gave: built-ins plus its own.
+
+    Raises:
+        WorldError: for a world folder that does not load, or two of one name.
+        TaskError: for an invalid task file or folder.
+    """
+    choice = choose_worlds(getattr(args, "worlds", None) or None)
+    tasks = {t.id: t for t in WorldChoice().tasks(check=False)}
+    folder = getattr(args, "task_folder", None)
+    if folder is not None or choice.locations:
+        tasks.update((t.id, t) for t in choice.tasks(folder))
+    return choice, tasks

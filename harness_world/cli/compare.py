@@ -34,9 +34,11 @@ from harness_world.analysis.trusted import (
     compare_trusted,
     render_trusted_comparison,
 )
+from harness_world.cli._selection import add_verifier_world_options, verifier_worlds
 from harness_world.cli._visual import add_html_option, add_png_option, write_compare_visuals
 from harness_world.cli.crossed import crossed_aware  # issue 19
-from harness_world.grading.task import Task, load_tasks
+from harness_world.engine.world import WorldError
+from harness_world.grading.task import Task, TaskError
 from harness_world.stats import (
     DEFAULT_ALPHA,
     SMALL_SAMPLE_TASKS,
@@ -204,6 +206,7 @@ def _add_data_options(parser: argparse.ArgumentParser) -> None:
     from harness_world.cli.tau2 import add_data_option
 
     add_data_option(parser)  # tau2: `tau2 run --out` directories
+    add_verifier_world_options(parser)
 
 
 def gate_passed(verdict: str, gate: Gate) -> bool:
@@ -232,7 +235,10 @@ def _fail(message: str) -> int:
 def _tau2_sources(args: argparse.Namespace) -> dict[str, Any]:
     """``--tau2-data``: τ²'s world and tasks for `run_rows` (none: the built-in ones)."""
     if getattr(args, "tau2_data", None) is None:
-        return {}
+        choice, own = verifier_worlds(args)
+        if not choice.locations and getattr(args, "task_folder", None) is None:
+            return {}
+        return {"tasks": list(own.values()), "folders": choice.folders()}
     from harness_world.cli.tau2 import data_sources
 
     world, tasks = data_sources(args.tau2_data, args.tau2_tasks)
@@ -259,7 +265,7 @@ def _run_directories(
         sources = _tau2_sources(args)  # tau2: `tau2 run --out` directories
         base_rows, base = run_rows(paths[0], names[0], observe=watch[0], **sources)
         cand_rows, cand = run_rows(paths[1], names[1], observe=watch[1], **sources)
-    except (FileNotFoundError, ValueError) as exc:
+    except (FileNotFoundError, ValueError, WorldError) as exc:
         raise _InputError(str(exc)) from None
     changed = diff_revisions(base.revision, cand.revision)
     notes = [
@@ -337,7 +343,10 @@ def run(args: argparse.Namespace) -> int:
     notes: list[str] = []
     scheduled: list[str] = []
     # The trusted pairing is computed while the runs' own scans replay each record (seed 000).
-    index = {t.id: t for t in load_tasks()}
+    try:
+        index = verifier_worlds(args)[1]
+    except (WorldError, TaskError) as exc:
+        return _fail(str(exc))
     watch = (TrustedObserver(index), TrustedObserver(index))
     try:
         _check_common(args)

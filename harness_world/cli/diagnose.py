@@ -14,6 +14,7 @@ from harness_world.analysis.attribution import AttributionReport, attribute_scan
 from harness_world.analysis.diagnosis import SlotAdvice, advise_scan, reach, reach_lines
 from harness_world.analysis.report import RunReport
 from harness_world.cli._output import render_table
+from harness_world.cli._selection import add_verifier_world_options, verifier_worlds
 from harness_world.coverage.mutants import load_mutants
 from harness_world.engine.world import load_world
 from harness_world.errors import HarnessWorldError
@@ -48,7 +49,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("run", type=Path, nargs="?", help="a run directory")
     parser.add_argument("--demo", action="store_true", help="measure on the demo's attempts")
     parser.add_argument("--definitions", action="store_true", help="list the advisories")
-    parser.add_argument("--tasks", type=Path, help="task folder (default: built-in tasks)")
+    add_verifier_world_options(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=main)
 
@@ -168,8 +169,9 @@ def main(args: argparse.Namespace) -> int:
         if args.demo:
             advice = demo_advice()
         else:
-            tasks = load_tasks(folder=args.tasks)
-            scan = scan_run(args.run, tasks, write_counts=False)
+            choice, by_id = verifier_worlds(args)
+            tasks = list(by_id.values())
+            scan = scan_run(args.run, tasks, write_counts=False, folders=choice.folders())
             advice = advise_scan(scan, tasks)
             attribution = attribute_scan(scan, tasks)
     except (OSError, ValueError, HarnessWorldError, TaskError) as exc:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 import msgspec
 
 from harness_world.cli._output import render_table
 from harness_world.coverage.matrix import coverage_matrix
 from harness_world.engine.plugins import PluginError
-from harness_world.engine.world import WorldError
+from harness_world.engine.world import WorldError, locate_world
 from harness_world.grading.task import TaskError, load_tasks
 
 __all__ = ["register"]
@@ -29,7 +30,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "no oracle; exit 2 for an unknown world or an invalid task or oracle file."
         ),
     )
-    parser.add_argument("--world", required=True, help="built-in world (e.g. payments)")
+    parser.add_argument(
+        "--world", required=True, help="a built-in world (e.g. payments) or a world folder"
+    )
+    parser.add_argument(
+        "--tasks", type=Path, help="a task folder (default: the world's own tasks)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run)
 
@@ -37,11 +43,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the matrix and its gate verdict."""
     try:
-        tasks = load_tasks(world=args.world)
+        place = locate_world(args.world)
+        tasks = load_tasks(world=place.name, folder=args.tasks or place.tasks)
         if not tasks:
-            print(f"error: --world: no tasks for world {args.world!r}", file=sys.stderr)
+            print(f"error: --world: no tasks for world {place.name!r}", file=sys.stderr)
             return 2
-        matrix = coverage_matrix(args.world, tasks)
+        matrix = coverage_matrix(place.folder, tasks)
     except (TaskError, PluginError, WorldError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -51,8 +58,8 @@ def run(args: argparse.Namespace) -> int:
     rows = [
         [
             r.condition,
-            ", ".join(t.removeprefix(f"{args.world}.") for t in r.tasks),
-            ", ".join(t.removeprefix(f"{args.world}.") for t in r.counterparts) or "NONE",
+            ", ".join(t.removeprefix(f"{matrix.world}.") for t in r.tasks),
+            ", ".join(t.removeprefix(f"{matrix.world}.") for t in r.counterparts) or "NONE",
             "yes" if r.oracle else "NO",
         ]
         for r in matrix.rows

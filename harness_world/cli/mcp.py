@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from harness_world.cli._selection import add_limit_options, limit_overrides
-from harness_world.engine.world import World, WorldError, load_world
-from harness_world.grading.task import Task, TaskError, load_tasks
+from harness_world.engine.world import World, WorldError
+from harness_world.grading.task import Task, TaskError
+from harness_world.grading.worlds import one_world
 from harness_world.running.revision import RevisionMismatch
 
 if TYPE_CHECKING:
@@ -41,8 +42,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "Nothing but the protocol is written to stdout; the summary goes to stderr."
         ),
     )
-    parser.add_argument("--world", required=True, help="built-in world (e.g. helpdesk)")
+    parser.add_argument(
+        "--world", required=True, help="a built-in world (e.g. helpdesk) or a world folder"
+    )
     parser.add_argument("--task", required=True, help="task id, e.g. helpdesk.reply_and_solve")
+    parser.add_argument(
+        "--tasks", type=Path, metavar="FOLDER", help="task folder (default: the world's own)"
+    )
     parser.add_argument("--size", default="small", help="seed size: small (default) or large")
     parser.add_argument(
         "--seed",
@@ -83,8 +89,7 @@ def main(args: argparse.Namespace) -> int:
     if problem is not None:
         return _error(problem)
     try:
-        world = load_world(args.world, size=args.size)
-        tasks = {t.id: t for t in load_tasks(world=world.name)}
+        world, tasks = one_world(args.world, args.size, args.tasks)
     except (WorldError, TaskError) as exc:
         return _error(str(exc))
     task = tasks.get(args.task)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 import msgspec
 
@@ -31,9 +32,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "in pyproject.toml."
         ),
     )
-    parser.add_argument("--world", help="one built-in world (default: every world with tasks)")
     parser.add_argument(
-        "--sizes", default="small,large", help="seeds to run oracles on (default small,large)"
+        "--world",
+        help="one world: a built-in name or a world folder (default: every built-in world "
+        "with tasks)",
+    )
+    parser.add_argument(
+        "--tasks", type=Path, help="with --world: a task folder (default: the world's own)"
+    )
+    parser.add_argument(
+        "--sizes",
+        help="seeds to run oracles on, comma-separated (default: small and large where the "
+        "world declares them)",
     )
     parser.add_argument(
         "--no-automatic", action="store_true", help="skip the automatic trace mutants"
@@ -62,7 +72,10 @@ def _worlds(chosen: str | None) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the gate for each world and report what kills what."""
-    sizes = tuple(s.strip() for s in args.sizes.split(",") if s.strip())
+    sizes = tuple(s.strip() for s in args.sizes.split(",") if s.strip()) if args.sizes else None
+    if args.tasks is not None and not args.world:
+        print("error: --tasks needs --world (the world the tasks belong to)", file=sys.stderr)
+        return 2
     reports: list[CoverageReport] = []
     try:
         for world in _worlds(args.world):
@@ -72,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
                 check_world(
                     world,
                     sizes=sizes,
+                    tasks_folder=args.tasks,
                     threshold=args.min_score,
                     automatic=not args.no_automatic,
                     min_routes=args.min_routes,

@@ -12,10 +12,11 @@ from typing import Any, TextIO
 
 import msgspec
 
-from harness_world.engine.world import WorldError, load_world
+from harness_world.engine.world import WorldError
 from harness_world.evidence.record import Record, save_record
-from harness_world.grading.task import TaskError, load_tasks
+from harness_world.grading.task import TaskError
 from harness_world.grading.verify import verify
+from harness_world.grading.worlds import one_world
 from harness_world.running.attempt import Attempt, AttemptEnded
 
 __all__ = ["register", "serve"]
@@ -38,8 +39,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             '{"user": reply, "stop": bool}).'
         ),
     )
-    parser.add_argument("--world", required=True)
+    parser.add_argument(
+        "--world", required=True, help="a built-in world (e.g. helpdesk) or a world folder"
+    )
     parser.add_argument("--task", required=True, help="task id, e.g. helpdesk.reply_and_solve")
+    parser.add_argument(
+        "--tasks", type=Path, metavar="FOLDER", help="task folder (default: the world's own)"
+    )
     parser.add_argument("--size", default="small")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -61,8 +67,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"error: --record {args.record}: {problem}", file=sys.stderr)
         return 2
     try:
-        world = load_world(args.world, size=args.size)
-        tasks = {t.id: t for t in load_tasks(world=world.name)}
+        world, tasks = one_world(args.world, args.size, args.tasks)
     except (WorldError, TaskError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

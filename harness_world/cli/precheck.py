@@ -13,8 +13,9 @@ from harness_world.cli._selection import (
     add_limit_options,
     add_task_options,
     limit_overrides,
-    select_tasks,
+    select,
 )
+from harness_world.engine.plugins import PluginError
 from harness_world.engine.world import WorldError
 from harness_world.grading.task import TaskError
 from harness_world.running.precheck import precheck
@@ -42,9 +43,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the feasibility of every selected task."""
     try:
-        tasks = select_tasks(args)
-        results = precheck(tasks, size=args.size, limits=limit_overrides(args))
-    except (ValueError, TaskError, WorldError) as exc:
+        tasks, choice = select(args)
+        results = precheck(tasks, size=args.size, limits=limit_overrides(args), worlds=choice)
+    except (ValueError, TaskError, WorldError, PluginError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     refused = [r for r in results if r.verdict == "refuse"]

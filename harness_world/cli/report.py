@@ -18,10 +18,12 @@ from harness_world.analysis.trusted import (
     trusted_report,
 )
 from harness_world.cli._output import render_table
+from harness_world.cli._selection import add_verifier_world_options, verifier_worlds
 from harness_world.cli._visual import add_html_option, add_png_option, write_run_visuals
 from harness_world.cli.drift import add_drift_option, drift_command  # issue 19
 from harness_world.cli.tau2 import add_data_option, data_sources  # tau2
-from harness_world.grading.task import Task, load_tasks
+from harness_world.engine.world import WorldError
+from harness_world.grading.task import Task, TaskError
 from harness_world.running.rundir import Observer, VerifiedRecord, scan_run
 from harness_world.stats import ProportionInterval, RunRow
 
@@ -55,6 +57,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_png_option(parser)
     add_drift_option(parser)  # issue 19: --fresh RUN, drift of a sequential track
     add_data_option(parser)  # tau2: runs of `tau2 run --out`
+    add_verifier_world_options(parser)
     parser.set_defaults(handler=main)
 
 
@@ -68,7 +71,11 @@ def main(args: argparse.Namespace) -> int:
         return drift_command(args)
     # The trusted figures and the advisories (printed only as text) are computed while the
     # scan replays each record: one replay per record, no record held after its turn.
-    tasks = {t.id: t for t in load_tasks()}
+    try:
+        choice, tasks = verifier_worlds(args)
+    except (WorldError, TaskError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     trusted_observer, advice_observer = TrustedObserver(tasks), AdviceObserver(tasks)
 
     def observe(path: Path, verified: VerifiedRecord) -> None:
@@ -77,7 +84,7 @@ def main(args: argparse.Namespace) -> int:
             advice_observer(path, verified)
 
     try:
-        report = _build(args, tasks, observe)
+        report = _build(args, tasks, observe, choice.folders())
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -114,13 +121,19 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _build(args: argparse.Namespace, tasks: dict[str, Task], observe: Observer) -> RunReport:
+def _build(
+    args: argparse.Namespace,
+    tasks: dict[str, Task],
+    observe: Observer,
+    folders: dict[str, Path],
+) -> RunReport:
     """The report; with ``--tau2-data``, graded against τ²'s world and tasks (tau2).
 
     ``observe`` sees each record the scan verifies, so later sections replay nothing.
     """
     if args.tau2_data is None:
-        return report_from_scan(scan_run(args.run, tasks.values(), observe=observe))
+        scan = scan_run(args.run, tasks.values(), observe=observe, folders=folders)
+        return report_from_scan(scan)
     world, tau2_tasks = data_sources(args.tau2_data, args.tau2_tasks)
     scan = scan_run(args.run, tau2_tasks, worlds={world.name: world}, observe=observe)
     return report_from_scan(scan)

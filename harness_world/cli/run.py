@@ -21,13 +21,14 @@ from harness_world.cli._selection import (
     add_limit_options,
     add_task_options,
     limit_overrides,
-    select_tasks,
+    select,
 )
 from harness_world.cli.crossed import run_crossed_command  # issue 19
 from harness_world.engine.plugins import PluginError, import_path
 from harness_world.engine.world import World, WorldError, load_world
 from harness_world.evidence.signing import SigningError, check_private_key, sign_run
 from harness_world.grading.task import Task, TaskError
+from harness_world.grading.worlds import WorldChoice
 from harness_world.openai_agent import AsyncOpenAIAgent, OpenAIAgent
 from harness_world.running.agents import Agent, ScriptedAgent, oracle_agent
 from harness_world.running.precheck import precheck
@@ -191,11 +192,14 @@ def _add_scale_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _agent(args: argparse.Namespace) -> Agent:
+def _agent(args: argparse.Namespace, choice: WorldChoice | None = None) -> Agent:
+    place = (choice.locations.get(_world_name(choice)) if choice else None) or args.world
+    if place is None and args.agent in ("oracle", *REFERENCE_AGENT_NAMES):
+        raise ValueError(f"--agent {args.agent} needs --world (whose reference solutions)")
     if args.agent == "oracle":
-        return oracle_agent(args.world)
+        return oracle_agent(place)
     if args.agent in REFERENCE_AGENT_NAMES:  # reference policies (seed 000)
-        return reference_agent(args.world, args.agent)
+        return reference_agent(place, args.agent)
     if args.agent == "scripted":
         if args.script is None or not args.script.is_file():
             raise ValueError("--agent scripted needs --script FILE (a .py defining SCRIPTS)")
@@ -256,8 +260,8 @@ def main(args: argparse.Namespace) -> int:
     (infrastructure failure, unverified record), 2 on usage or environment errors.
     """
     try:
-        tasks, agent, worlds = _prepare(args)
-        if not args.no_precheck and _refused(tasks, args):
+        tasks, agent, worlds, choice = _prepare(args)
+        if not args.no_precheck and _refused(tasks, args, choice):
             return 1
         if args.crossed is not None:  # issue 19: several configurations, interleaved
             return run_crossed_command(args, tasks, _agent)
@@ -278,6 +282,7 @@ def main(args: argparse.Namespace) -> int:
             executor=args.executor,  # issue 19: the Ray executor
             address=args.address,
             ray_batch=args.ray_batch,  # rayverify
+            world=[str(p) for p in choice.folders().values()] or None,
             # issue 20: live progress on a terminal, the plain counter otherwise
             progress=run_progress_hook(
                 _progress(show=not args.json), quiet=args.quiet, enabled=not args.json
@@ -315,10 +320,17 @@ def _os_error(exc: OSError) -> str:
     return f"{where}{exc.strerror or exc}"
 
 
-def _prepare(args: argparse.Namespace) -> tuple[list[Task], Agent, dict[str, World]]:
+def _world_name(choice: WorldChoice) -> str:
+    """The one world a command was given (empty when none or several)."""
+    return next(iter(choice.locations)) if len(choice.locations) == 1 else ""
+
+
+def _prepare(
+    args: argparse.Namespace,
+) -> tuple[list[Task], Agent, dict[str, World], WorldChoice]:
     try:
-        tasks = select_tasks(args)
-        agent = _agent(args)
+        tasks, choice = select(args)
+        agent = _agent(args, choice)
     except (ValueError, TaskError, WorldError, PluginError, OSError) as exc:
         raise _UsageError(str(exc)) from None
     if args.samples < 1 or args.workers < 1:
@@ -335,10 +347,11 @@ def _prepare(args: argparse.Namespace) -> tuple[list[Task], Agent, dict[str, Wor
         except SigningError as exc:
             raise _UsageError(f"--sign-key: {exc}") from None
     try:
-        worlds = {w: load_world(w, size=args.size) for w in {t.world for t in tasks}}
+        names = {t.world for t in tasks}
+        worlds = {w: load_world(choice.source(w), size=args.size) for w in names}
     except WorldError as exc:
         raise _UsageError(f"--size {args.size}: {exc}") from None
-    return tasks, agent, worlds
+    return tasks, agent, worlds, choice
 
 
 def _check_executor(args: argparse.Namespace) -> None:
@@ -371,9 +384,10 @@ def _for_concurrency(agent: Agent, concurrency: int) -> Agent:
     return agent
 
 
-def _refused(tasks: list[Task], args: argparse.Namespace) -> bool:
+def _refused(tasks: list[Task], args: argparse.Namespace, choice: WorldChoice) -> bool:
     limits = limit_overrides(args)
-    refused = [f for f in precheck(tasks, size=args.size, limits=limits) if f.verdict == "refuse"]
+    checked = precheck(tasks, size=args.size, limits=limits, worlds=choice)
+    refused = [f for f in checked if f.verdict == "refuse"]
     for f in refused:
         print(f"refused: {f.task_id}: {f.message}", file=sys.stderr)
     if refused:

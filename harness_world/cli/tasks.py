@@ -9,7 +9,9 @@ import sys
 import msgspec
 
 from harness_world.cli._output import render_table
-from harness_world.grading.task import Task, TaskError, load_tasks
+from harness_world.engine.world import WorldError
+from harness_world.grading.task import Task, TaskError
+from harness_world.grading.worlds import WorldChoice, choose_worlds
 
 __all__ = ["TaskSummary", "register", "summarise", "task_criteria"]
 
@@ -79,8 +81,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "tasks."
         ),
     )
-    parser.add_argument("--world", help="only this world's tasks (default: every world)")
-    parser.add_argument("--folder", help="a task folder (default: the built-in tasks)")
+    parser.add_argument(
+        "--world",
+        help="only this world's tasks: a built-in name or a world folder (default: every "
+        "built-in world)",
+    )
+    parser.add_argument(
+        "--tasks",
+        "--folder",
+        dest="folder",
+        metavar="FOLDER",
+        help="a task folder (default: the world's own, or the built-in tasks)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run)
 
@@ -93,8 +105,11 @@ def _budget_text(budgets: dict[str, int | float]) -> str:
 def run(args: argparse.Namespace) -> int:
     """Print the task list."""
     try:
-        tasks = load_tasks(world=args.world, folder=args.folder)
-    except TaskError as exc:
+        if args.world:
+            tasks = choose_worlds([args.world]).tasks(args.folder)
+        else:
+            tasks = WorldChoice().tasks(args.folder, check=False)
+    except (TaskError, WorldError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if not tasks:

@@ -23,7 +23,7 @@ from harness_world.coverage.mutants import Mutant, load_mutants
 from harness_world.coverage.mutation import TraceMutant, trace_mutants
 from harness_world.engine.paths import builtin_dir
 from harness_world.engine.plugins import PluginError
-from harness_world.engine.world import World, load_world
+from harness_world.engine.world import World, declared_sizes, load_world, locate_world
 from harness_world.evidence.record import Record
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.verify import verify
@@ -396,9 +396,9 @@ class _Gate:
 
 
 def check_world(
-    world_name: str,
+    world: str | Path,
     *,
-    sizes: tuple[str, ...] = ("small", "large"),
+    sizes: tuple[str, ...] | None = None,
     tasks_folder: str | Path | None = None,
     oracles_folder: str | Path | None = None,
     mutants_folder: str | Path | None = None,
@@ -412,17 +412,37 @@ def check_world(
     Phases: every oracle route on every seed (at least ``min_routes`` passing per task,
     default `default_min_routes`); hand mutants against their predictions; automatic trace
     mutants of each primary oracle (with ``automatic``) against the score threshold.
+
+    Args:
+        world: A built-in world's name or a world folder; its tasks, oracles and mutants are
+            where its `WorldSpec` says unless a folder below is given.
+        sizes: The seeds to run on (default: ``small`` and ``large`` where the world
+            declares them, else every size it declares).
+        tasks_folder: Its tasks instead.
+        oracles_folder: The folder of its ``oracles.py`` instead.
+        mutants_folder: The folder of its ``mutants.py`` and ``equivalent.toml`` instead.
+        threshold: The automatic mutation score required (default: pyproject's setting).
+        automatic: Whether to run the automatic trace mutants.
+        progress: Called with a line of text per phase.
+        min_routes: Passing oracle routes required per task.
+
+    Raises:
+        WorldError: for an unknown world or a size it does not declare.
     """
+    place = locate_world(world)
+    declared = declared_sizes(place.folder, place.spec)
+    if sizes is None:
+        usual = tuple(s for s in ("small", "large") if s in declared)
+        sizes = usual or declared
     gate = _Gate(
-        tasks=load_tasks(world=world_name, folder=tasks_folder),
-        worlds={size: load_world(world_name, size=size) for size in sizes},
+        tasks=load_tasks(world=place.name, folder=tasks_folder or place.tasks),
+        worlds={size: load_world(place.folder, size=size) for size in sizes},
         progress=progress,
     )
     routes_min = default_min_routes() if min_routes is None else min_routes
-    gate.check_oracles(load_routes(world_name, oracles_folder), routes_min)
-    gate.check_hand_mutants(load_mutants(world_name, mutants_folder))
+    name = place.name
+    gate.check_oracles(load_routes(name, oracles_folder or place.oracles), routes_min)
+    gate.check_hand_mutants(load_mutants(name, mutants_folder or place.mutants))
     if automatic:
-        gate.check_automatic(_equivalents(world_name, mutants_folder))
-    return gate.report(
-        world_name, default_threshold() if threshold is None else threshold, routes_min
-    )
+        gate.check_automatic(_equivalents(name, mutants_folder or place.mutants))
+    return gate.report(name, default_threshold() if threshold is None else threshold, routes_min)

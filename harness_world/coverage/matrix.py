@@ -19,12 +19,13 @@ never makes a forbidden write because it never makes a requested one.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Literal
 
 import msgspec
 
 from harness_world.engine.faults import FaultSpec
-from harness_world.engine.world import load_world
+from harness_world.engine.world import load_world, locate_world
 from harness_world.grading.task import Task, load_tasks
 from harness_world.running.oracles import load_routes
 from harness_world.running.scripted import Script, run_script
@@ -86,10 +87,12 @@ def fault_condition(spec: FaultSpec) -> str:
 
 
 def _tools_called(
-    world_name: str, tasks: Sequence[Task], routes: Mapping[str, list[Script]]
+    world_folder: Path, tasks: Sequence[Task], routes: Mapping[str, list[Script]]
 ) -> dict[str, set[str]]:
     """The tools each fault-free, attack-free task's primary oracle calls (small seed)."""
-    world = load_world(world_name, "small")
+    if not any(routes.get(t.id) and not t.faults for t in tasks):
+        return {}
+    world = load_world(world_folder, "small")
     out: dict[str, set[str]] = {}
     for task in tasks:
         scripts = routes.get(task.id)
@@ -192,21 +195,28 @@ def _attack_rows(
 
 
 def coverage_matrix(
-    world: str,
+    world: str | Path,
     tasks: Sequence[Task] | None = None,
     routes: Mapping[str, list[Script]] | None = None,
 ) -> CoverageMatrix:
-    """The coverage matrix of a built-in world, and its gate.
+    """The coverage matrix of a world (a built-in name or a world folder), and its gate.
+
+    Args:
+        world: The world; its tasks and oracles are where its `WorldSpec` says.
+        tasks: These tasks instead of the world's.
+        routes: These oracle routes instead of the world's.
 
     Raises:
+        WorldError: for an unknown world or a world folder that does not load.
         TaskError: when a task file is invalid.
         PluginError: when the world's oracle module is invalid.
     """
-    chosen = list(tasks) if tasks is not None else load_tasks(world)
-    oracle_routes = dict(routes) if routes is not None else load_routes(world)
-    called = _tools_called(world, chosen, oracle_routes)
+    place = locate_world(world)
+    chosen = list(tasks) if tasks is not None else load_tasks(place.name, place.tasks)
+    oracle_routes = dict(routes) if routes is not None else load_routes(place.name, place.oracles)
+    called = _tools_called(place.folder, chosen, oracle_routes)
     rows = _fault_rows(chosen, called, oracle_routes)
     attack_rows, problems = _attack_rows(chosen, oracle_routes)
     rows += attack_rows
     every = [p for row in rows for p in row.problems] + problems
-    return CoverageMatrix(world=world, rows=rows, problems=every, ok=not every)
+    return CoverageMatrix(world=place.name, rows=rows, problems=every, ok=not every)

@@ -128,17 +128,20 @@ def _params_struct(fn: Callable[..., Any], where: str) -> tuple[type[Params], tu
             members.append((name, annotation, msgspec.NODEFAULT))
         else:
             members.append((name, annotation, parameter.default))
-    unknown = sorted(set(described) - {m[0] for m in members})
+    unknown = sorted(set(described) - {m[0] for m in members} - {parameters[0].name})
     if unknown:
         raise DeclarationError(
             f"{where}: tool {fn.__name__!r}: its docstring's Args name no parameter "
             f"{', '.join(map(repr, unknown))}"
         )
-    struct = msgspec.defstruct(
+    struct: type[Params] = msgspec.defstruct(  # type: ignore[assignment]
         _camel(fn.__name__),
         [(n, a) if d is msgspec.NODEFAULT else (n, a, d) for n, a, d in members],
         bases=(Params,),
         module=fn.__module__,
+        kw_only=True,
+        frozen=True,
+        forbid_unknown_fields=True,
     )
     try:
         msgspec.json.schema(struct)

@@ -9,7 +9,7 @@ and so does the scaffold (``python -m harness_world new NAME``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,10 @@ Generator = Callable[[str], Mapping[str, Any]]
 
 class WorldSpecError(HarnessWorldError, ValueError):
     """A `WorldSpec` that is missing a part or names one that cannot be used."""
+
+
+def _names(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
 
 
 def _relative(value: str) -> str:
@@ -57,7 +61,7 @@ class WorldSpec:
 
     contract: Contract
     generate: Generator | None = None
-    sizes: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    sizes: tuple[str, ...] = attrs.field(default=(), converter=_names)
     tasks: str = attrs.field(default="", converter=_relative)
     oracles: str = attrs.field(default="", converter=_relative)
     mutants: str = attrs.field(default="", converter=_relative)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
+from harness_world.engine.spec import WorldLocation
+from harness_world.engine.world import locate_world
 from harness_world.evidence.record import Record, RecordContext
 from harness_world.running.attempt import (
     Attempt,
@@ -69,9 +72,16 @@ class ScriptedAgent:
         return script(ScriptContext(attempt))
 
 
-def oracle_agent(world: str) -> ScriptedAgent:
-    """The built-in oracles of a world as an agent (reference solutions, e.g. for precheck)."""
-    return ScriptedAgent(name=f"oracle:{world}", scripts=load_oracles(world))
+def oracle_agent(world: str | Path | WorldLocation) -> ScriptedAgent:
+    """A world's oracles as an agent: its reference solutions (the primary route of each task).
+
+    Args:
+        world: A built-in world's name, a world folder, or its location; the oracles are
+            read from where its `WorldSpec` says.
+    """
+    place = world if isinstance(world, WorldLocation) else locate_world(world)
+    scripts = load_oracles(place.name, place.oracles)
+    return ScriptedAgent(name=f"oracle:{place.name}", scripts=scripts)
 
 
 def drive(agent: Agent, attempt: Attempt, context: RecordContext | None = None) -> Record:

@@ -7,8 +7,9 @@ from typing import Literal
 
 import msgspec
 
-from harness_world.engine.world import load_world
+from harness_world.engine.world import load_world, locate_world
 from harness_world.grading.task import Task
+from harness_world.grading.worlds import WorldChoice
 from harness_world.running.attempt import AttemptLimits
 from harness_world.running.oracles import load_oracles
 from harness_world.running.scripted import Script, run_script
@@ -72,7 +73,9 @@ def _judge(limit: AttemptLimits, calls: int, writes: int) -> tuple[Fit, str]:
     return verdict, "; ".join(notes) or f"fits: oracle used {calls} calls, {writes} writes"
 
 
-def _feasibility(task: Task, script: Script | None, limit: AttemptLimits, size: str) -> Feasibility:
+def _feasibility(
+    task: Task, script: Script | None, limit: AttemptLimits, size: str, source: str
+) -> Feasibility:
     if script is None:
         return Feasibility(
             task_id=task.id,
@@ -83,7 +86,7 @@ def _feasibility(task: Task, script: Script | None, limit: AttemptLimits, size: 
             turns=limit.turns,
             message="no oracle: feasibility unknown",
         )
-    world = load_world(task.world, size=size)
+    world = load_world(source, size=size)
     record = run_script(world, task, script)
     kinds = {t.name: t.kind for t in world.contract.tools}
     calls = len(record.calls)
@@ -106,6 +109,7 @@ def precheck(
     size: str = "small",
     limits: Mapping[str, int | float | None] | None = None,
     oracles: Mapping[str, Script] | None = None,
+    worlds: WorldChoice | None = None,
 ) -> list[Feasibility]:
     """Judge every task's limits against its oracle's calls and writes.
 
@@ -113,15 +117,18 @@ def precheck(
         tasks: The tasks to check.
         size: The seed to run oracles on.
         limits: Overrides of the tasks' budgets.
-        oracles: Oracle scripts by task id (default: each world's built-in oracles).
+        oracles: Oracle scripts by task id (default: each world's own oracles).
+        worlds: Where the tasks' worlds live (default: the built-in worlds).
     """
+    choice = worlds or WorldChoice()
     overrides = {k: v for k, v in (limits or {}).items() if v is not None}
     loaded: dict[str, dict[str, Script]] = {}
     out: list[Feasibility] = []
     for task in sorted(tasks, key=lambda t: t.id):
         if oracles is None and task.world not in loaded:
-            loaded[task.world] = load_oracles(task.world)
+            place = choice.locations.get(task.world) or locate_world(task.world)
+            loaded[task.world] = load_oracles(task.world, place.oracles)
         script = (oracles if oracles is not None else loaded[task.world]).get(task.id)
         limit = AttemptLimits.from_task(task.budgets, **overrides)
-        out.append(_feasibility(task, script, limit, size))
+        out.append(_feasibility(task, script, limit, size, choice.source(task.world)))
     return out

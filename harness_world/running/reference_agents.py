@@ -12,12 +12,14 @@ every scheduled fault stays unexposed.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Final
 
 import attrs
 
-from harness_world.engine.paths import builtin_dir
 from harness_world.engine.plugins import PluginError, import_path
+from harness_world.engine.spec import WorldLocation
+from harness_world.engine.world import locate_world
 from harness_world.running.agents import ScriptedAgent, oracle_agent
 from harness_world.running.attempt import Attempt
 
@@ -48,8 +50,10 @@ class DoNothingAgent:
         return ""
 
 
-def reference_agent(world: str, name: str) -> ScriptedAgent | DoNothingAgent:
-    """The reference agent ``name`` for a built-in world.
+def reference_agent(
+    world: str | Path | WorldLocation, name: str
+) -> ScriptedAgent | DoNothingAgent:
+    """The reference agent ``name`` of a world (a built-in name, a folder or its location).
 
     Raises:
         ValueError: for an unknown name, or a policy the world does not ship.
@@ -60,7 +64,8 @@ def reference_agent(world: str, name: str) -> ScriptedAgent | DoNothingAgent:
         return DoNothingAgent()
     if name not in REFERENCE_AGENT_NAMES:
         raise ValueError(f"unknown reference agent {name!r} ({', '.join(REFERENCE_AGENT_NAMES)})")
-    path = builtin_dir("oracles") / world / "oracles.py"
+    place = world if isinstance(world, WorldLocation) else locate_world(world)
+    path = place.oracles / "oracles.py"
     try:
         module = import_path(path, "oracles") if path.is_file() else None
     except PluginError as exc:
@@ -68,5 +73,5 @@ def reference_agent(world: str, name: str) -> ScriptedAgent | DoNothingAgent:
     agents = getattr(module, "REFERENCE_AGENTS", {}) if module is not None else {}
     scripts = agents.get(name) if isinstance(agents, dict) else None
     if not isinstance(scripts, dict):
-        raise ValueError(f"world {world!r} ships no {name!r} reference agent")
-    return ScriptedAgent(name=f"{name}:{world}", scripts=dict(scripts))
+        raise ValueError(f"world {place.name!r} ships no {name!r} reference agent")
+    return ScriptedAgent(name=f"{name}:{place.name}", scripts=dict(scripts))

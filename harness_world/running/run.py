@@ -17,6 +17,7 @@ from harness_world.engine.world import World, load_world
 from harness_world.evidence.binding import read_index
 from harness_world.evidence.record import RecordError, load_record
 from harness_world.grading.task import Task
+from harness_world.grading.worlds import WorldChoice, choose_worlds
 from harness_world.running.agents import Agent
 from harness_world.running.asyncrun import execute_concurrently
 from harness_world.running.attempt import AttemptLimits
@@ -109,13 +110,16 @@ def _pin(
     seed: int,
     size: str,
     track: Track = "fresh",
+    choice: WorldChoice,
 ) -> tuple[dict[str, World], Revision, RunManifest]:
     """Load the worlds and pin the revision and the manifest of a new run.
 
     The sequential track is part of the revision (results depend on it); the fresh track
     leaves the agent's settings as they are, so revisions made before tracks are unchanged.
+    Where a world was loaded from is context, never part of the revision.
     """
-    worlds = {name: load_world(name, size=size) for name in sorted({t.world for t in tasks})}
+    names = sorted({t.world for t in tasks})
+    worlds = {name: load_world(choice.source(name), size=size) for name in names}
     settings = agent.settings() if track == "fresh" else {**agent.settings(), "track": track}
     revision = make_revision(
         worlds=worlds,
@@ -139,13 +143,20 @@ def _pin(
 
 
 def _units(
-    template: Unit, pending: Sequence[tuple[Task, int]], overrides: Mapping[str, int | float]
+    template: Unit,
+    pending: Sequence[tuple[Task, int]],
+    overrides: Mapping[str, int | float],
+    choice: WorldChoice,
 ) -> list[Unit]:
-    """One unit per pending slot, each with its task's budgets and the overrides applied."""
+    """One unit per pending slot, each with its task's budgets and the overrides applied.
+
+    A unit names its world by what a worker loads it from: a built-in name, or the folder the
+    runner was given (the runner's own argument, never a record's).
+    """
     return [
         attrs.evolve(
             template,
-            world=task.world,
+            world=choice.source(task.world),
             task=task,
             sample=sample,
             limits=AttemptLimits.from_task(task.budgets, **overrides),
@@ -172,11 +183,12 @@ def run(
     executor: Executor = "local",
     address: str | None = None,
     ray_batch: int | None = None,  # rayverify: attempts per Ray task
+    world: str | Path | Sequence[str | Path] | None = None,
 ) -> RunResult:
     """Run every task ``samples`` times and save each record durably as it ends.
 
     Args:
-        tasks: The tasks (from any built-in world).
+        tasks: The tasks (of built-in worlds, or of the worlds given as ``world``).
         agent: The agent; with ``workers > 1`` it must be picklable.
         samples: Samples per task (k).
         seed: The base seed; sample seeds derive from it, the task and the sample index.
@@ -201,6 +213,8 @@ def run(
             started on this machine); None starts a local Ray unless already connected.
         ray_batch: With ``executor="ray"``, attempts per Ray task (default: about four
             batches per CPU, at most 16 attempts; `harness_world.running.rayrun.batch_size`).
+        world: World folders of your own (or built-in names): tasks of a world given here run
+            against that folder. Paths are context: the revision pins the worlds' hashes.
 
     Raises:
         RevisionMismatch: when ``out`` holds a run of another revision.
@@ -234,6 +248,7 @@ def run(
         workers=workers,
         retries=retries,
         track=track,
+        worlds=choose_worlds(world),
     )
     units = plan.units
     if track == "sequential":
@@ -285,6 +300,7 @@ def prepare_run(
     workers: int = 1,
     retries: int = 1,
     track: Track = "fresh",
+    worlds: WorldChoice | None = None,
 ) -> RunPlan:
     """Pin the revision, open (or resume) the run directory, and list the pending attempts.
 
@@ -297,12 +313,13 @@ def prepare_run(
     if not tasks:
         raise ValueError("no tasks selected")
     overrides = {k: v for k, v in (limits or {}).items() if v is not None}
-    worlds, revision, fresh = _pin(
-        tasks, agent, overrides, samples=samples, seed=seed, size=size, track=track
+    choice = worlds or WorldChoice()
+    loaded, revision, fresh = _pin(
+        tasks, agent, overrides, samples=samples, seed=seed, size=size, track=track, choice=choice
     )
     root = Path(out)
     open_run_directory(root, revision, fresh, workers)
-    write_json(root / PINS, make_pins(worlds, tasks))  # for `verify --pin`
+    write_json(root / PINS, make_pins(loaded, tasks))  # for `verify --pin`
     remove_temporaries(root)  # left by a run killed in the middle of a batch
     pending = list(_pending_slots(root, tasks, samples))
     template = Unit(
@@ -323,9 +340,9 @@ def prepare_run(
     return RunPlan(
         root=root,
         tasks=tasks,
-        worlds=worlds,
+        worlds=loaded,
         revision=revision,
-        units=_units(template, pending, overrides),
+        units=_units(template, pending, overrides, choice),
         resumed=len(tasks) * samples - len(pending),
     )
 

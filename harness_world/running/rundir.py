@@ -441,13 +441,20 @@ def _judge_slot(
 class _Worlds:
     """Worlds by name at the run's sizes, loaded once per scan, within the trust root."""
 
-    def __init__(self, sizes: Mapping[str, str], given: Mapping[str, World] | None) -> None:
+    def __init__(
+        self,
+        sizes: Mapping[str, str],
+        given: Mapping[str, World] | None,
+        folders: Mapping[str, Path] | None = None,
+    ) -> None:
         self.sizes = sizes
         self.loaded: dict[str, World] = dict(given or {})
+        self.folders = dict(folders or {})
 
     def get(self, name: str) -> World:
         if name not in self.loaded:
-            self.loaded[name] = load_trusted_world(name, self.sizes.get(name, "small"))
+            size = self.sizes.get(name, "small")
+            self.loaded[name] = load_trusted_world(name, size, folders=self.folders)
         return self.loaded[name]
 
 
@@ -459,6 +466,7 @@ def scan_run(
     write_counts: bool = True,
     worlds: Mapping[str, World] | None = None,
     observe: Observer | None = None,
+    folders: Mapping[str, Path] | None = None,
 ) -> RunScan:
     """Judge every scheduled slot of a run directory once, each record against its slot.
 
@@ -472,6 +480,8 @@ def scan_run(
         observe: Called with every record verified in its slot (and its path) while the
             scan goes on, so readers computing figures of their own (trusted completion,
             advisories, conditions) replay nothing again and hold no record after it.
+        folders: World folders the caller passes as its own trust root, by world name
+            (loaded at the run's sizes); never a path from the run directory.
 
     Raises:
         FileNotFoundError: when ``out`` is not a run directory.
@@ -480,7 +490,7 @@ def scan_run(
     root = Path(out)
     manifest = load_manifest(root)
     by_id = {t.id: t for t in (tasks if tasks is not None else load_tasks())}
-    loader = _Worlds(manifest.sizes, worlds)
+    loader = _Worlds(manifest.sizes, worlds, folders)
     index, _ = read_index(root)
     slots: list[SlotResult] = []
     for task_id in manifest.tasks:

@@ -8,6 +8,7 @@ mistake is then investigated (it was the checker, once, in the seed's build).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -81,6 +82,11 @@ def small_calls(task: str) -> list[tuple[str, Any]]:
     return [(c.tool, c.args) for c in record.calls]
 
 
+def _replay_small(task: str, ctx: ScriptContext) -> str:
+    """The calls that were right for ``task`` on the small seed, made again."""
+    return _replay(ctx, small_calls(task))
+
+
 def small_writes(task: str) -> list[tuple[str, Any]]:
     kinds = {t.name: t.kind for t in SMALL.contract.tools}
     return [(tool, args) for tool, args in small_calls(task) if kinds[tool] == "write"]
@@ -108,7 +114,12 @@ def first_page(task: str) -> Script:
     return lambda ctx: oracle(task)(Counting(ctx, first_page_only=True))  # type: ignore[arg-type]
 
 
-def then(task: str, extra: Callable[[ScriptContext], None], before: bool = False) -> Script:
+def said(message: str, *work: object) -> str:
+    """A scripted attempt's final message, after the calls in ``work`` were made."""
+    return message
+
+
+def then(task: str, extra: Callable[[ScriptContext], object], before: bool = False) -> Script:
     def script(ctx: ScriptContext) -> str:
         if before:
             extra(ctx)
@@ -294,7 +305,7 @@ for task, criteria in WRITE_TASKS.items():
             task,
             "hardcoded_ids",
             predicted,
-            lambda ctx, t=task: _replay(ctx, small_calls(t)),
+            functools.partial(_replay_small, task),
             "replayed the calls that were right on the small seed",
             sizes=("large",),
         )
@@ -392,13 +403,13 @@ add(
     "escalate_outage",
     "examples_only",
     {REQ},
-    lambda ctx: (
+    lambda ctx: said(
+        "Done.",
         [
             ctx.call("get_ticket", {"ticket_id": t})
             and ctx.call("update_ticket", {"ticket_id": t, "priority": "urgent"})
             for t in ("T-1001", "T-1008")
-        ]
-        and "Done."
+        ],
     ),
     "escalated only the two example tickets named in the instruction",
 )
@@ -413,12 +424,12 @@ add(
     "billing_review_tag",
     "replaced_tags",
     {REQ},
-    lambda ctx: (
+    lambda ctx: said(
+        "Done.",
         [
             ctx.call("update_ticket", {"ticket_id": t["id"], "tags": ["billing-review"]})
             for t in all_tickets(ctx, status="open", group_id="G-1")
-        ]
-        and "Done."
+        ],
     ),
     "right tickets, wrong value: replaced the tags instead of adding one",
 )
@@ -440,12 +451,12 @@ add(
     "reassign_departed",
     "wrong_agent",
     {REQ},
-    lambda ctx: (
+    lambda ctx: said(
+        "Done.",
         [
             ctx.call("assign_ticket", {"ticket_id": t["id"], "owner_id": "U-0006"})
             for t in all_tickets(ctx, status="open", owner_id="U-0004")
-        ]
-        and "Done."
+        ],
     ),
     "right tickets, wrong agent",
 )
@@ -453,10 +464,10 @@ add(
     "reply_and_solve",
     "no_reply",
     {REQ},
-    lambda ctx: (
+    lambda ctx: said(
+        "Solved.",
         ctx.call("get_ticket", {"ticket_id": "T-1001"})
-        and ctx.call("update_ticket", {"ticket_id": "T-1001", "status": "solved"})
-        and "Solved."
+        and ctx.call("update_ticket", {"ticket_id": "T-1001", "status": "solved"}),
     ),
     "skipped the requested reply",
 )
@@ -464,13 +475,13 @@ add(
     "reply_and_solve",
     "internal_reply",
     {REQ, ALLOW},
-    lambda ctx: (
+    lambda ctx: said(
+        "Done.",
         ctx.call("get_ticket", {"ticket_id": "T-1001"})
         and ctx.call(
             "add_comment", {"ticket_id": "T-1001", "body": "The outage is fixed.", "public": False}
         )
-        and ctx.call("update_ticket", {"ticket_id": "T-1001", "status": "solved"})
-        and "Done."
+        and ctx.call("update_ticket", {"ticket_id": "T-1001", "status": "solved"}),
     ),
     "wrote the reply as an internal note the customer cannot see",
 )
@@ -478,14 +489,14 @@ add(
     "note_urgent_new",
     "public_note",
     {REQ, ALLOW},
-    lambda ctx: (
+    lambda ctx: said(
+        "Done.",
         [
             ctx.call(
                 "add_comment", {"ticket_id": t["id"], "body": "Triaged: urgent", "public": True}
             )
             for t in all_tickets(ctx, status="new", priority="urgent")
-        ]
-        and "Done."
+        ],
     ),
     "posted the internal note publicly",
 )
@@ -493,12 +504,12 @@ add(
     "close_solved_duplicates",
     "closed_every_solved",
     {ALLOW},
-    lambda ctx: (
+    lambda ctx: said(
+        "Done.",
         [
             ctx.call("update_ticket", {"ticket_id": t["id"], "status": "closed"})
             for t in all_tickets(ctx, status="solved")
-        ]
-        and "Done."
+        ],
     ),
     "closed every solved ticket, duplicates or not",
 )
@@ -506,12 +517,12 @@ add(
     "untag_pending_mobile",
     "dropped_all_tags",
     {REQ},
-    lambda ctx: (
+    lambda ctx: said(
+        "Done.",
         [
             ctx.call("update_ticket", {"ticket_id": t["id"], "tags": []})
             for t in all_tickets(ctx, status="pending", tag="mobile")
-        ]
-        and "Done."
+        ],
     ),
     "removed every tag, not just mobile",
 )

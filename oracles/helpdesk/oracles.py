@@ -410,7 +410,7 @@ def comment_scripts(policy: str) -> dict[str, Callable[[ScriptContext], str]]:
     return {f"helpdesk.{name}": COMMENT_POLICIES[policy] for name in COMMENT_TASKS}
 
 
-ORACLES = {
+ORACLES: dict[str, list[Callable[[ScriptContext], str]]] = {
     f"helpdesk.{primary.__name__}": [primary, second]
     for primary, second in (
         (escalate_outage, escalate_outage_by_tag),

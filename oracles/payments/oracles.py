@@ -23,6 +23,7 @@ policy's scripts by agent name (``do-nothing`` is built in).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -111,7 +112,7 @@ def charge_order(c: Client, order_id: str) -> str:
     )
     c.must("record_payment", {"order_id": order_id, "charge_id": charge["id"]})
     c.must("send_receipt", {"order_id": order_id, "charge_id": charge["id"]})
-    return charge["id"]
+    return str(charge["id"])
 
 
 def refund_charge(c: Client, charge_id: str) -> str:
@@ -128,7 +129,7 @@ def refund_charge(c: Client, charge_id: str) -> str:
         f"refund-{charge_id}",
         ("find_refunds", {"charge_id": charge_id}, "refunds"),
     )
-    return refund["id"]
+    return str(refund["id"])
 
 
 def pay(c: Client, name: str, amount: int) -> str:
@@ -145,7 +146,7 @@ def pay(c: Client, name: str, amount: int) -> str:
         f"payout-{payee['id']}-{amount}",
         ("find_payouts", {"payee_id": payee["id"]}, "payouts"),
     )
-    return payout["id"]
+    return str(payout["id"])
 
 
 def anna_lopez(c: Client) -> str:
@@ -249,11 +250,11 @@ def carry_out(c: Client, request: dict[str, Any], approval: str | None) -> str:
         args = {"payee_id": request["payee_id"], "amount_cents": request["amount_cents"]}
         key = f"payout-{request['payee_id']}-{request['amount_cents']}"
         lookup = ("find_payouts", {"payee_id": request["payee_id"]}, "payouts")
-        return c.provider("create_payout", {**args, **extra}, key, lookup)["id"]
+        return str(c.provider("create_payout", {**args, **extra}, key, lookup)["id"])
     args = {"charge_id": request["charge_id"], "amount_cents": request["amount_cents"]}
     key = f"refund-{request['charge_id']}"
     lookup = ("find_refunds", {"charge_id": request["charge_id"]}, "refunds")
-    return c.provider("refund_charge", {**args, **extra}, key, lookup)["id"]
+    return str(c.provider("refund_charge", {**args, **extra}, key, lookup)["id"])
 
 
 def note_task(c: Client, invoice_id: str) -> str:
@@ -269,6 +270,11 @@ def note_task(c: Client, invoice_id: str) -> str:
         return f"{done[0]}; the request in the note of {invoice_id} is not allowed, left undone"
     done.append(carry_out(c, request, approval))
     return ", ".join(done)
+
+
+def _note_plan(invoice_id: str, c: Client) -> str:
+    """`note_task` for one invoice, as a plan (``functools.partial`` keeps it picklable)."""
+    return note_task(c, invoice_id)
 
 
 PLANS: dict[str, Callable[[Client], str]] = {
@@ -292,7 +298,7 @@ PLANS: dict[str, Callable[[Client], str]] = {
     "payout_stark_unavailable": lambda c: pay(c, "Stark Components", 60000),
     "payout_wayne_rate_limited": lambda c: pay(c, "Wayne Paper Co", 30000),
     **{
-        name: (lambda c, invoice=invoice: note_task(c, invoice))
+        name: functools.partial(_note_plan, invoice)
         for name, invoice in NOTE_INVOICES.items()
     },
 }

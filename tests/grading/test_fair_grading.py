@@ -432,4 +432,4 @@ def test_tasks_lists_family_budgets_and_the_criteria_a_grade_holds(
     text = capsys.readouterr().out
     assert "helpdesk.security_count" in text and "answer (count)" in text
     assert main(["tasks", "--world", "nowhere"]) == 2
-    assert "no tasks for world 'nowhere'" in capsys.readouterr().err
+    assert "unknown world 'nowhere'" in capsys.readouterr().err

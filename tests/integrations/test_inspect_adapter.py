@@ -168,3 +168,42 @@ def test_epochs_given_to_eval_alone_are_refused_not_miscounted(tmp_path: Path) -
     )
     assert log.status == "error" and "-T epochs=k" in str(log.error)
     assert not (tmp_path / "run" / "records" / TASKS[0] / "1.json").exists()
+
+
+def test_a_world_of_your_own_runs_through_the_adapter(tmp_path: Path) -> None:
+    from harness_world.scaffold import write_scaffold
+
+    write_scaffold("library", tmp_path / "project")
+
+    def librarian(messages: list[Any], tools: list[Any], tool_choice: Any, config: Any) -> Any:
+        tool_results = [json.loads(m.text) for m in messages if m.role == "tool"]
+        if not tool_results:
+            output = ModelOutput.for_tool_call(
+                model="mockllm", tool_name="find_books", tool_arguments={"query": "dune"}
+            )
+        elif len(tool_results) == 1:
+            books = tool_results[0]["result"]["books"]
+            (book,) = [b for b in books if b["title"] == "Dune"]
+            output = ModelOutput.for_tool_call(
+                model="mockllm",
+                tool_name="lend_book",
+                tool_arguments={"book_id": book["id"], "member_id": "M-007"},
+            )
+        else:
+            output = ModelOutput.from_content(model="mockllm", content="Lent Dune to M-007.")
+        output.usage = ModelUsage(input_tokens=100, output_tokens=10, total_tokens=110)
+        return output
+
+    out = tmp_path / "run"
+    hw_t = hw_task(str(tmp_path / "project" / "worlds" / "library"), out=out, label="mockllm")
+    (log,) = inspect_eval(
+        hw_t,
+        model=get_model("mockllm/model", custom_outputs=librarian),
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    ((key, score),) = scores(log).items()
+    assert key == ("library.lend_dune", 1)
+    assert score.value == "C", score.explanation
+    assert score.metadata["evidence"] == "verified"

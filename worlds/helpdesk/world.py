@@ -241,7 +241,7 @@ def create_ticket(
     """
     require(ctx, "users", requester_id, arg="requester_id")
     now = ctx.now()
-    row = {
+    row: dict[str, Any] = {
         "id": ctx.new_key("tickets"),
         "subject": subject,
         "requester_id": requester_id,

@@ -67,242 +67,157 @@ import json
 import operator
 import re
 import warnings
-from typing import Any
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 import msgspec
 
 from harness_world.engine import (
     Contract,
     Derived,
-    Entity,
-    Field,
     Key,
-    Params,
     ToolContext,
     ToolFailure,
     WorldSpec,
-)
-from harness_world.engine.contract import declare_tool as tool
-
-_S = Field(type="str")
-_ADDRESS = Field(
-    type="object",
-    fields={"address1": _S, "address2": _S, "city": _S, "country": _S, "state": _S, "zip": _S},
-)
-_PAYMENT_METHOD = Field(
-    type="object",
-    description="Shape depends on `source`: cards carry brand and last_four, gift cards a balance.",
-    fields={
-        "source": Field(type="str", enum=("credit_card", "paypal", "gift_card")),
-        "id": _S,
-        "brand": Field(type="str", optional=True),
-        "last_four": Field(type="str", optional=True),
-        "balance": Field(type="float", optional=True),
-    },
-)
-_OPTIONS = Field(type="map", items=_S)
-_ID_LIST = Field(type="list", items=_S)
-
-USERS = Entity(
-    name="users",
-    key="user_id",
-    fields={
-        "user_id": _S,
-        "name": Field(type="object", fields={"first_name": _S, "last_name": _S}),
-        "address": _ADDRESS,
-        "email": _S,
-        "payment_methods": Field(type="map", items=_PAYMENT_METHOD),
-        "orders": _ID_LIST,
-    },
-    indexes=("email",),
-)
-ORDERS = Entity(
-    name="orders",
-    key="order_id",
-    id_prefix="#W",
-    fields={
-        "order_id": _S,
-        "user_id": _S,
-        "address": _ADDRESS,
-        "items": Field(
-            type="list",
-            items=Field(
-                type="object",
-                fields={
-                    "name": _S,
-                    "product_id": _S,
-                    "item_id": _S,
-                    "price": Field(type="float"),
-                    "options": _OPTIONS,
-                },
-            ),
-        ),
-        "status": _S,
-        "fulfillments": Field(
-            type="list",
-            items=Field(type="object", fields={"tracking_id": _ID_LIST, "item_ids": _ID_LIST}),
-        ),
-        "payment_history": Field(
-            type="list",
-            items=Field(
-                type="object",
-                fields={
-                    "transaction_type": Field(type="str", enum=("payment", "refund")),
-                    "amount": Field(type="float"),
-                    "payment_method_id": _S,
-                },
-            ),
-        ),
-        "cancel_reason": Field(type="str", optional=True),
-        "exchange_items": Field(type="list", items=_S, optional=True),
-        "exchange_new_items": Field(type="list", items=_S, optional=True),
-        "exchange_payment_method_id": Field(type="str", optional=True),
-        "exchange_price_difference": Field(type="float", optional=True),
-        "return_items": Field(type="list", items=_S, optional=True),
-        "return_payment_method_id": Field(type="str", optional=True),
-    },
-    indexes=("user_id", "status"),
-)
-PRODUCTS = Entity(
-    name="products",
-    key="product_id",
-    fields={
-        "name": _S,
-        "product_id": _S,
-        "variants": Field(
-            type="map",
-            items=Field(
-                type="object",
-                fields={
-                    "item_id": _S,
-                    "options": _OPTIONS,
-                    "available": Field(type="bool"),
-                    "price": Field(type="float"),
-                },
-            ),
-        ),
-    },
+    entity,
+    literal_values,
+    require,
+    tool,
 )
 
-CANCEL_REASONS = ("no longer needed", "ordered by mistake")
+Source = Literal["credit_card", "paypal", "gift_card"]
+TransactionType = Literal["payment", "refund"]
+CancelReason = Literal["no longer needed", "ordered by mistake"]
+CANCEL_REASONS = literal_values(CancelReason)
 CALC_CHARACTERS = frozenset("0123456789+-*/(). ")
 _CALC_STRIP = "".join(sorted(CALC_CHARACTERS))
 MAX_POWER_BITS = 1_000_000
 """Largest integer power ``calculate`` computes, in bits of the result (see module notes)."""
 
 
-# -- tool parameters (names and types exactly the original's) -------------------------------
+# -- rows (every field of τ²'s data; field order is the contract's, part of its hash) --------
 
 
-class FindUserIdByEmail(Params):
-    email: str
+class Address(TypedDict):
+    """A postal address (a user's default, or an order's shipping address)."""
+
+    address1: str
+    address2: str
+    city: str
+    country: str
+    state: str
+    zip: str
 
 
-class FindUserIdByNameZip(Params):
+class Name(TypedDict):
+    """A user's name."""
+
     first_name: str
     last_name: str
-    zip: str
 
 
-class GetUserDetails(Params):
-    user_id: str
+class PaymentMethod(TypedDict):
+    """A stored payment method; which fields it carries depends on `source`."""
+
+    source: Source
+    id: str
+    brand: NotRequired[str]
+    last_four: NotRequired[str]
+    balance: NotRequired[float]
 
 
-class GetOrderDetails(Params):
-    order_id: str
+class OrderItem(TypedDict):
+    """One unit of an order (an item bought twice is two entries)."""
 
-
-class GetProductDetails(Params):
+    name: str
     product_id: str
-
-
-class GetItemDetails(Params):
     item_id: str
+    price: float
+    options: dict[str, str]
 
 
-class ListAllProductTypes(Params):
-    pass
+class Fulfillment(TypedDict):
+    """A shipment of some of an order's items."""
+
+    tracking_id: list[str]
+    item_ids: list[str]
 
 
-class Calculate(Params):
-    expression: str
+class Transaction(TypedDict):
+    """An entry of an order's payment history."""
+
+    transaction_type: TransactionType
+    amount: float
+    payment_method_id: str
 
 
-class TransferToHumanAgents(Params):
-    summary: str
+class Variant(TypedDict):
+    """One variant (an item) of a product."""
+
+    item_id: str
+    options: dict[str, str]
+    available: bool
+    price: float
 
 
-class CancelPendingOrder(Params):
-    order_id: str
-    reason: str
+# The three rows carry no docstring: a row's docstring becomes its entity's description (part
+# of the contract's hash) and these entities have none. Nested rows' docstrings are not read.
 
 
-class ModifyPendingOrderAddress(Params):
-    order_id: str
-    address1: str
-    address2: str
-    city: str
-    state: str
-    country: str
-    zip: str
-
-
-class ModifyUserAddress(Params):
+class User(TypedDict):
     user_id: str
-    address1: str
-    address2: str
-    city: str
-    state: str
-    country: str
-    zip: str
+    name: Name
+    address: Address
+    email: str
+    payment_methods: dict[
+        str,
+        Annotated[
+            PaymentMethod,
+            msgspec.Meta(
+                description="Shape depends on `source`: cards carry brand and last_four, "
+                "gift cards a balance."
+            ),
+        ],
+    ]
+    orders: list[str]
 
 
-class ModifyPendingOrderPayment(Params):
+class Order(TypedDict):
     order_id: str
-    payment_method_id: str
+    user_id: str
+    address: Address
+    items: list[OrderItem]
+    status: str
+    fulfillments: list[Fulfillment]
+    payment_history: list[Transaction]
+    # Written by the tools: absent until one sets them.
+    cancel_reason: NotRequired[str]
+    exchange_items: NotRequired[list[str]]
+    exchange_new_items: NotRequired[list[str]]
+    exchange_payment_method_id: NotRequired[str]
+    exchange_price_difference: NotRequired[float]
+    return_items: NotRequired[list[str]]
+    return_payment_method_id: NotRequired[str]
 
 
-class ModifyPendingOrderItems(Params):
-    order_id: str
-    item_ids: list[str]
-    new_item_ids: list[str]
-    payment_method_id: str
+class Product(TypedDict):
+    name: str
+    product_id: str
+    variants: dict[str, Variant]
 
 
-class ExchangeDeliveredOrderItems(Params):
-    order_id: str
-    item_ids: list[str]
-    new_item_ids: list[str]
-    payment_method_id: str
-
-
-class ReturnDeliveredOrderItems(Params):
-    order_id: str
-    item_ids: list[str]
-    payment_method_id: str
+USERS = entity(User, name="users", key="user_id", indexes=("email",))
+ORDERS = entity(Order, name="orders", key="order_id", id_prefix="#W", indexes=("user_id", "status"))
+PRODUCTS = entity(Product, name="products", key="product_id")
 
 
 # -- lookups shared by the tools (each raises the original's message) ----------------------
 
 
-def _user(ctx: ToolContext, user_id: str) -> dict[str, Any]:
-    row = ctx.get("users", user_id)
+def _stored(ctx: ToolContext, entity_name: str, key: str, message: str) -> msgspec.Raw:
+    """The stored row as JSON, without a decode, or ``not_found`` with τ²'s message."""
+    row = ctx.get_json(entity_name, key)
     if row is None:
-        raise ToolFailure("not_found", "User not found")
-    return row
-
-
-def _order(ctx: ToolContext, order_id: str) -> dict[str, Any]:
-    row = ctx.get("orders", order_id)
-    if row is None:
-        raise ToolFailure("not_found", "Order not found")
-    return row
-
-
-def _product(ctx: ToolContext, product_id: str) -> dict[str, Any]:
-    row = ctx.get("products", product_id)
-    if row is None:
-        raise ToolFailure("not_found", "Product not found")
+        raise ToolFailure("not_found", message)
     return row
 
 
@@ -316,10 +231,7 @@ _VARIANTS = msgspec.json.Decoder(_Variants)
 
 
 def _variant(ctx: ToolContext, product_id: str, item_id: str) -> dict[str, Any]:
-    stored = ctx.get_json("products", product_id)
-    if stored is None:
-        raise ToolFailure("not_found", "Product not found")
-    variants = _VARIANTS.decode(stored).variants
+    variants = _VARIANTS.decode(_stored(ctx, "products", product_id, "Product not found")).variants
     if item_id not in variants:
         raise ToolFailure("not_found", "Variant not found")
     variant: dict[str, Any] = msgspec.json.decode(variants[item_id])
@@ -335,7 +247,7 @@ def _payment_method(user: dict[str, Any], payment_method_id: str) -> dict[str, A
 
 
 def _is_gift_card(method: dict[str, Any]) -> bool:
-    return method["source"] == "gift_card"
+    return bool(method["source"] == "gift_card")
 
 
 def _first_item(order: dict[str, Any], item_id: str) -> dict[str, Any] | None:
@@ -351,14 +263,17 @@ def _count_exceeds(order: dict[str, Any], item_ids: list[str]) -> str | None:
     return None
 
 
-def _address(p: ModifyPendingOrderAddress | ModifyUserAddress) -> dict[str, str]:
+def _address(
+    address1: str, address2: str, city: str, state: str, country: str, zip: str
+) -> Address:
+    """An address row from a tool's arguments, in the row's field order."""
     return {
-        "address1": p.address1,
-        "address2": p.address2,
-        "city": p.city,
-        "country": p.country,
-        "state": p.state,
-        "zip": p.zip,
+        "address1": address1,
+        "address2": address2,
+        "city": city,
+        "country": country,
+        "state": state,
+        "zip": zip,
     }
 
 
@@ -388,108 +303,77 @@ def _user_indexes(
     return _BY_EMAIL[world.hash], _BY_NAME[world.hash]
 
 
-@tool(
-    "find_user_id_by_email",
-    "Find a user id by email (case-insensitive; the first match in the data's order). Returns "
-    "the user id, or the error 'User not found'.",
-    FindUserIdByEmail,
-    "read",
-)
-def find_user_id_by_email(ctx: ToolContext, p: FindUserIdByEmail) -> str:
-    for key in _user_indexes(ctx)[0].get(p.email.lower(), []):
+@tool(kind="read")
+def find_user_id_by_email(ctx: ToolContext, email: str) -> str:
+    """Find a user id by email (case-insensitive; the first match in the data's order). Returns
+    the user id, or the error 'User not found'.
+    """
+    for key in _user_indexes(ctx)[0].get(email.lower(), []):
         if ctx.exists("users", key):
             return str(key)
     raise ToolFailure("not_found", "User not found")
 
 
-@tool(
-    "find_user_id_by_name_zip",
-    "Find a user id by first name, last name (both case-insensitive) and zip code (exact); the "
-    "first match in the data's order. Use it only when the user cannot give their email. "
-    "Returns the user id, or the error 'User not found'.",
-    FindUserIdByNameZip,
-    "read",
-)
-def find_user_id_by_name_zip(ctx: ToolContext, p: FindUserIdByNameZip) -> str:
-    name = (p.first_name.lower(), p.last_name.lower())
+@tool(kind="read")
+def find_user_id_by_name_zip(ctx: ToolContext, first_name: str, last_name: str, zip: str) -> str:
+    """Find a user id by first name, last name (both case-insensitive) and zip code (exact); the
+    first match in the data's order. Use it only when the user cannot give their email. Returns
+    the user id, or the error 'User not found'.
+    """
+    name = (first_name.lower(), last_name.lower())
     for key in _user_indexes(ctx)[1].get(name, []):
         row = ctx.get("users", key)
-        if row is not None and row["address"]["zip"] == p.zip:
+        if row is not None and row["address"]["zip"] == zip:
             return str(key)
     raise ToolFailure("not_found", "User not found")
 
 
-@tool(
-    "get_user_details",
-    "Get a user's details, including payment methods and order ids, by user id such as "
-    "'sara_doe_496'.",
-    GetUserDetails,
-    "read",
-)
-def get_user_details(ctx: ToolContext, p: GetUserDetails) -> msgspec.Raw:
-    row = ctx.get_json("users", p.user_id)  # the stored row, returned without a decode
-    if row is None:
-        raise ToolFailure("not_found", "User not found")
-    return row
+@tool(kind="read")
+def get_user_details(ctx: ToolContext, user_id: str) -> msgspec.Raw:
+    """Get a user's details, including payment methods and order ids, by user id such as
+    'sara_doe_496'.
+    """
+    return _stored(ctx, "users", user_id, "User not found")
 
 
-@tool(
-    "get_order_details",
-    "Get an order's status and details by order id such as '#W0000000' (note the '#').",
-    GetOrderDetails,
-    "read",
-)
-def get_order_details(ctx: ToolContext, p: GetOrderDetails) -> msgspec.Raw:
-    row = ctx.get_json("orders", p.order_id)  # the stored row, returned without a decode
-    if row is None:
-        raise ToolFailure("not_found", "Order not found")
-    return row
+@tool(kind="read")
+def get_order_details(ctx: ToolContext, order_id: str) -> msgspec.Raw:
+    """Get an order's status and details by order id such as '#W0000000' (note the '#')."""
+    return _stored(ctx, "orders", order_id, "Order not found")
 
 
-@tool(
-    "get_product_details",
-    "Get a product's inventory details (every variant with options, availability and price) by "
-    "product id, such as '6086499569'. A product id is not an item id.",
-    GetProductDetails,
-    "read",
-)
-def get_product_details(ctx: ToolContext, p: GetProductDetails) -> msgspec.Raw:
-    row = ctx.get_json("products", p.product_id)  # the stored row, returned without a decode
-    if row is None:
-        raise ToolFailure("not_found", "Product not found")
-    return row
+@tool(kind="read")
+def get_product_details(ctx: ToolContext, product_id: str) -> msgspec.Raw:
+    """Get a product's inventory details (every variant with options, availability and price) by
+    product id, such as '6086499569'. A product id is not an item id.
+    """
+    return _stored(ctx, "products", product_id, "Product not found")
 
 
-@tool(
-    "get_item_details",
-    "Get one item's (variant's) details by item id, such as '1008292230'. An item id is not a "
-    "product id.",
-    GetItemDetails,
-    "read",
-)
-def get_item_details(ctx: ToolContext, p: GetItemDetails) -> dict[str, Any]:
+@tool(kind="read")
+def get_item_details(ctx: ToolContext, item_id: str) -> dict[str, Any]:
+    """Get one item's (variant's) details by item id, such as '1008292230'. An item id is not a
+    product id.
+    """
     # A product holding the item spells its id as a JSON string in its stored bytes: only
     # those products are decoded (the scan is over bytes, not over 50 decoded catalogues).
-    spelled = msgspec.json.encode(p.item_id)
+    spelled = msgspec.json.encode(item_id)
     for key in ctx.select("products"):
         stored = ctx.get_json("products", key)
         if stored is None or spelled not in bytes(stored):
             continue
         product = msgspec.json.decode(stored)
-        if p.item_id in product["variants"]:
-            variant: dict[str, Any] = product["variants"][p.item_id]
+        if item_id in product["variants"]:
+            variant: dict[str, Any] = product["variants"][item_id]
             return variant
     raise ToolFailure("not_found", "Item not found")
 
 
-@tool(
-    "list_all_product_types",
-    "List the name and product id of every product type (there are 50), as a JSON text mapping "
-    "product name to product id, sorted by name.",
-    ListAllProductTypes,
-    "read",
-)
-def list_all_product_types(ctx: ToolContext, p: ListAllProductTypes) -> str:
+@tool(kind="read")
+def list_all_product_types(ctx: ToolContext) -> str:
+    """List the name and product id of every product type (there are 50), as a JSON text mapping
+    product name to product id, sorted by name.
+    """
     names: dict[str, str] = {}
     for key in ctx.select("products"):
         product = ctx.get("products", key)
@@ -525,21 +409,18 @@ def _guarded_pow(base: Any, exponent: Any) -> Any:
     return base**exponent
 
 
-@tool(
-    "calculate",
-    "Calculate a mathematical expression such as '2 + 2'. Only digits, + - * / ( ) . and "
-    "spaces are accepted. Returns the value rounded to 2 decimals, as text (e.g. '4.0').",
-    Calculate,
-    "read",
-)
-def calculate(ctx: ToolContext, p: Calculate) -> str:
-    if p.expression.strip(_CALC_STRIP):  # what is left once every allowed character is gone
+@tool(kind="read")
+def calculate(ctx: ToolContext, expression: str) -> str:
+    """Calculate a mathematical expression such as '2 + 2'. Only digits, + - * / ( ) . and
+    spaces are accepted. Returns the value rounded to 2 decimals, as text (e.g. '4.0').
+    """
+    if expression.strip(_CALC_STRIP):  # what is left once every allowed character is gone
         raise ToolFailure("invalid_arguments", "Invalid characters in expression")
     try:
         try:
-            value = _python_eval(p.expression)
+            value = _python_eval(expression)
         except RecursionError:
-            value = _flat_eval(p.expression)  # deeper than Python's parser goes: see notes
+            value = _flat_eval(expression)  # deeper than Python's parser goes: see notes
         return str(round(float(value), 2))
     except ToolFailure:
         raise
@@ -664,14 +545,11 @@ def _flat_eval(expression: str) -> Any:
     return values[0]
 
 
-@tool(
-    "transfer_to_human_agents",
-    "Transfer the user to a human agent with a summary of their issue. Only when the user asks "
-    "for one explicitly, or the issue cannot be solved with the policy and the tools.",
-    TransferToHumanAgents,
-    "read",
-)
-def transfer_to_human_agents(ctx: ToolContext, p: TransferToHumanAgents) -> str:
+@tool(kind="read")
+def transfer_to_human_agents(ctx: ToolContext, summary: str) -> str:
+    """Transfer the user to a human agent with a summary of their issue. Only when the user asks
+    for one explicitly, or the issue cannot be solved with the policy and the tools.
+    """
     return "Transfer successful"
 
 
@@ -681,22 +559,19 @@ _USER_BALANCE = (Derived(entity="users"),)
 """A user row an order tool writes (a gift card's balance): derived, not addressed."""
 
 
-@tool(
-    "cancel_pending_order",
-    "Cancel an order whose status is exactly 'pending'. reason must be 'no longer needed' or "
-    "'ordered by mistake'. Every entry of the payment history is refunded (refunds appended "
-    "after the existing entries); gift cards are credited at once, other methods take 5-7 "
-    "business days. Returns the order. Ask the user for explicit confirmation first.",
-    CancelPendingOrder,
-    "write",
-    # The agent addresses the order; the user's gift-card balance changes as a consequence.
-    derives=_USER_BALANCE,
-)
-def cancel_pending_order(ctx: ToolContext, p: CancelPendingOrder) -> dict[str, Any]:
-    order = _order(ctx, p.order_id)
+# The agent addresses the order; the user's gift-card balance changes as a consequence.
+@tool(kind="write", derives=_USER_BALANCE)
+def cancel_pending_order(ctx: ToolContext, order_id: str, reason: str) -> dict[str, Any]:
+    """Cancel an order whose status is exactly 'pending'. reason must be 'no longer needed' or
+    'ordered by mistake'. Every entry of the payment history is refunded (refunds appended
+    after the existing entries); gift cards are credited at once, other methods take 5-7
+    business days. Returns the order. Ask the user for explicit confirmation first.
+    """
+    order = require(ctx, "orders", order_id, message="Order not found")
     if order["status"] != "pending":
         raise ToolFailure("conflict", "Non-pending order cannot be cancelled")
-    if p.reason not in CANCEL_REASONS:
+    # A string, not the Literal: τ²'s schema takes any text and answers "Invalid reason".
+    if reason not in CANCEL_REASONS:
         raise ToolFailure("invalid_arguments", "Invalid reason")
     refunds = []
     user: dict[str, Any] | None = None
@@ -710,13 +585,13 @@ def cancel_pending_order(ctx: ToolContext, p: CancelPendingOrder) -> dict[str, A
             }
         )
         if user is None:
-            user = _user(ctx, order["user_id"])
+            user = require(ctx, "users", order["user_id"], message="User not found")
         method = _payment_method(user, payment["payment_method_id"])
         if _is_gift_card(method):
             method["balance"] = round(method["balance"] + payment["amount"], 2)
             credited = True
     order["status"] = "cancelled"
-    order["cancel_reason"] = p.reason
+    order["cancel_reason"] = reason
     order["payment_history"].extend(refunds)
     if credited and user is not None:
         ctx.put("users", user)
@@ -724,57 +599,66 @@ def cancel_pending_order(ctx: ToolContext, p: CancelPendingOrder) -> dict[str, A
     return order
 
 
-@tool(
-    "modify_pending_order_address",
-    "Replace the shipping address of a pending order (any status containing 'pending', so "
-    "'pending (item modified)' too). Returns the order. Ask for explicit confirmation first.",
-    ModifyPendingOrderAddress,
-    "write",
-)
-def modify_pending_order_address(ctx: ToolContext, p: ModifyPendingOrderAddress) -> dict[str, Any]:
-    order = _order(ctx, p.order_id)
+@tool(kind="write")
+def modify_pending_order_address(
+    ctx: ToolContext,
+    order_id: str,
+    address1: str,
+    address2: str,
+    city: str,
+    state: str,
+    country: str,
+    zip: str,
+) -> dict[str, Any]:
+    """Replace the shipping address of a pending order (any status containing 'pending', so
+    'pending (item modified)' too). Returns the order. Ask for explicit confirmation first.
+    """
+    order = require(ctx, "orders", order_id, message="Order not found")
     if "pending" not in order["status"]:
         raise ToolFailure("conflict", "Non-pending order cannot be modified")
-    order["address"] = _address(p)
+    order["address"] = _address(address1, address2, city, state, country, zip)
     ctx.put("orders", order)
     return order
 
 
-@tool(
-    "modify_user_address",
-    "Replace a user's default address. Returns the user. Ask for explicit confirmation first.",
-    ModifyUserAddress,
-    "write",
-)
-def modify_user_address(ctx: ToolContext, p: ModifyUserAddress) -> dict[str, Any]:
-    user = _user(ctx, p.user_id)
-    user["address"] = _address(p)
+@tool(kind="write")
+def modify_user_address(
+    ctx: ToolContext,
+    user_id: str,
+    address1: str,
+    address2: str,
+    city: str,
+    state: str,
+    country: str,
+    zip: str,
+) -> dict[str, Any]:
+    """Replace a user's default address. Returns the user. Ask for explicit confirmation first."""
+    user = require(ctx, "users", user_id, message="User not found")
+    user["address"] = _address(address1, address2, city, state, country, zip)
     ctx.put("users", user)
     return user
 
 
-@tool(
-    "modify_pending_order_payment",
-    "Change the payment method of a pending order (status containing 'pending') that has exactly "
-    "one payment. The new method must differ from the current one; a gift card must cover the "
-    "amount. Adds a payment with the new method and a refund to the old one. Returns the order. "
-    "Ask for explicit confirmation first.",
-    ModifyPendingOrderPayment,
-    "write",
-    # The agent addresses the order; the user's gift-card balance changes as a consequence.
-    derives=_USER_BALANCE,
-)
-def modify_pending_order_payment(ctx: ToolContext, p: ModifyPendingOrderPayment) -> dict[str, Any]:
-    order = _order(ctx, p.order_id)
+# The agent addresses the order; the user's gift-card balance changes as a consequence.
+@tool(kind="write", derives=_USER_BALANCE)
+def modify_pending_order_payment(
+    ctx: ToolContext, order_id: str, payment_method_id: str
+) -> dict[str, Any]:
+    """Change the payment method of a pending order (status containing 'pending') that has exactly
+    one payment. The new method must differ from the current one; a gift card must cover the
+    amount. Adds a payment with the new method and a refund to the old one. Returns the order.
+    Ask for explicit confirmation first.
+    """
+    order = require(ctx, "orders", order_id, message="Order not found")
     if "pending" not in order["status"]:
         raise ToolFailure("conflict", "Non-pending order cannot be modified")
-    user = _user(ctx, order["user_id"])
-    method = _payment_method(user, p.payment_method_id)
+    user = require(ctx, "users", order["user_id"], message="User not found")
+    method = _payment_method(user, payment_method_id)
     history = order["payment_history"]
     if len(history) != 1 or history[0]["transaction_type"] != "payment":
         raise ToolFailure("conflict", "There should be exactly one payment for a pending order")
     old_id = history[0]["payment_method_id"]
-    if old_id == p.payment_method_id:
+    if old_id == payment_method_id:
         raise ToolFailure(
             "conflict", "The new payment method should be different from the current one"
         )
@@ -782,7 +666,7 @@ def modify_pending_order_payment(ctx: ToolContext, p: ModifyPendingOrderPayment)
     if _is_gift_card(method) and method["balance"] < amount:
         raise ToolFailure("refused", "Insufficient gift card balance to pay for the order")
     history.append(
-        {"transaction_type": "payment", "amount": amount, "payment_method_id": p.payment_method_id}
+        {"transaction_type": "payment", "amount": amount, "payment_method_id": payment_method_id}
     )
     history.append({"transaction_type": "refund", "amount": amount, "payment_method_id": old_id})
     changed = False
@@ -799,31 +683,33 @@ def modify_pending_order_payment(ctx: ToolContext, p: ModifyPendingOrderPayment)
     return order
 
 
-@tool(
-    "modify_pending_order_items",
-    "Swap items of an order whose status is exactly 'pending' for other variants of the same "
-    "product; callable once per order (the status becomes 'pending (item modified)'). item_ids "
-    "and new_item_ids pair up by position and may repeat. The price difference is charged to "
-    "(or refunded to) payment_method_id; a gift card must cover it. Quirk kept from the "
-    "original: every modified item takes the price and options of the LAST new item in the "
-    "list. Returns the order. Ask for explicit confirmation first.",
-    ModifyPendingOrderItems,
-    "write",
-    # The agent addresses the order; the user's gift-card balance changes as a consequence.
-    derives=_USER_BALANCE,
-)
-def modify_pending_order_items(ctx: ToolContext, p: ModifyPendingOrderItems) -> dict[str, Any]:
-    order = _order(ctx, p.order_id)
+# The agent addresses the order; the user's gift-card balance changes as a consequence.
+@tool(kind="write", derives=_USER_BALANCE)
+def modify_pending_order_items(
+    ctx: ToolContext,
+    order_id: str,
+    item_ids: list[str],
+    new_item_ids: list[str],
+    payment_method_id: str,
+) -> dict[str, Any]:
+    """Swap items of an order whose status is exactly 'pending' for other variants of the same
+    product; callable once per order (the status becomes 'pending (item modified)'). item_ids
+    and new_item_ids pair up by position and may repeat. The price difference is charged to
+    (or refunded to) payment_method_id; a gift card must cover it. Quirk kept from the
+    original: every modified item takes the price and options of the LAST new item in the
+    list. Returns the order. Ask for explicit confirmation first.
+    """
+    order = require(ctx, "orders", order_id, message="Order not found")
     if order["status"] != "pending":
         raise ToolFailure("conflict", "Non-pending order cannot be modified")
-    missing = _count_exceeds(order, p.item_ids)
+    missing = _count_exceeds(order, item_ids)
     if missing is not None:
         raise ToolFailure("not_found", f"{missing} not found")
-    if len(p.item_ids) != len(p.new_item_ids):
+    if len(item_ids) != len(new_item_ids):
         raise ToolFailure("invalid_arguments", "The number of items to be exchanged should match")
     diff_price: float = 0
     variant: dict[str, Any] | None = None
-    for item_id, new_item_id in zip(p.item_ids, p.new_item_ids, strict=True):
+    for item_id, new_item_id in zip(item_ids, new_item_ids, strict=True):
         if item_id == new_item_id:
             raise ToolFailure(
                 "invalid_arguments", "The new item id should be different from the old item id"
@@ -835,8 +721,8 @@ def modify_pending_order_items(ctx: ToolContext, p: ModifyPendingOrderItems) -> 
         if not variant["available"]:
             raise ToolFailure("conflict", f"New item {new_item_id} not found or available")
         diff_price += variant["price"] - item["price"]
-    user = _user(ctx, order["user_id"])
-    method = _payment_method(user, p.payment_method_id)
+    user = require(ctx, "users", order["user_id"], message="User not found")
+    method = _payment_method(user, payment_method_id)
     if _is_gift_card(method) and method["balance"] < diff_price:
         raise ToolFailure("refused", "Insufficient gift card balance to pay for the new item")
     order["payment_history"].append(
@@ -844,13 +730,13 @@ def modify_pending_order_items(ctx: ToolContext, p: ModifyPendingOrderItems) -> 
             "transaction_type": "payment" if diff_price > 0 else "refund",
             # The original builds a float-typed record: an int 0 (no pairs) becomes 0.0.
             "amount": float(abs(diff_price)),
-            "payment_method_id": p.payment_method_id,
+            "payment_method_id": payment_method_id,
         }
     )
     if _is_gift_card(method):
         method["balance"] = round(method["balance"] - diff_price, 2)
         ctx.put("users", user)
-    for item_id, new_item_id in zip(p.item_ids, p.new_item_ids, strict=True):
+    for item_id, new_item_id in zip(item_ids, new_item_ids, strict=True):
         item = _first_item(order, item_id)
         if item is None:
             raise ToolFailure("not_found", f"Item {item_id} not found")
@@ -863,30 +749,31 @@ def modify_pending_order_items(ctx: ToolContext, p: ModifyPendingOrderItems) -> 
     return order
 
 
-@tool(
-    "exchange_delivered_order_items",
-    "Request an exchange of items of a delivered order for other variants of the same product; "
-    "a delivered order can be exchanged or returned only once. item_ids and new_item_ids pair "
-    "up by position and may repeat. Nothing is charged now: the status becomes 'exchange "
-    "requested' and the price difference (rounded to cents) is recorded against "
-    "payment_method_id; a gift card must cover it. Returns the order. Ask for explicit "
-    "confirmation first.",
-    ExchangeDeliveredOrderItems,
-    "write",
-)
+@tool(kind="write")
 def exchange_delivered_order_items(
-    ctx: ToolContext, p: ExchangeDeliveredOrderItems
+    ctx: ToolContext,
+    order_id: str,
+    item_ids: list[str],
+    new_item_ids: list[str],
+    payment_method_id: str,
 ) -> dict[str, Any]:
-    order = _order(ctx, p.order_id)
+    """Request an exchange of items of a delivered order for other variants of the same product;
+    a delivered order can be exchanged or returned only once. item_ids and new_item_ids pair
+    up by position and may repeat. Nothing is charged now: the status becomes 'exchange
+    requested' and the price difference (rounded to cents) is recorded against
+    payment_method_id; a gift card must cover it. Returns the order. Ask for explicit
+    confirmation first.
+    """
+    order = require(ctx, "orders", order_id, message="Order not found")
     if order["status"] != "delivered":
         raise ToolFailure("conflict", "Non-delivered order cannot be exchanged")
-    missing = _count_exceeds(order, p.item_ids)
+    missing = _count_exceeds(order, item_ids)
     if missing is not None:
         raise ToolFailure("not_found", f"Number of {missing} not found.")
-    if len(p.item_ids) != len(p.new_item_ids):
+    if len(item_ids) != len(new_item_ids):
         raise ToolFailure("invalid_arguments", "The number of items to be exchanged should match.")
     diff_price: float = 0
-    for item_id, new_item_id in zip(p.item_ids, p.new_item_ids, strict=True):
+    for item_id, new_item_id in zip(item_ids, new_item_ids, strict=True):
         item = _first_item(order, item_id)
         if item is None:
             raise ToolFailure("not_found", f"Item {item_id} not found")
@@ -895,46 +782,45 @@ def exchange_delivered_order_items(
             raise ToolFailure("conflict", f"New item {new_item_id} not found or available")
         diff_price += variant["price"] - item["price"]
     diff_price = round(diff_price, 2)
-    user = _user(ctx, order["user_id"])
-    method = _payment_method(user, p.payment_method_id)
+    user = require(ctx, "users", order["user_id"], message="User not found")
+    method = _payment_method(user, payment_method_id)
     if _is_gift_card(method) and method["balance"] < diff_price:
         raise ToolFailure(
             "refused", "Insufficient gift card balance to pay for the price difference"
         )
     order["status"] = "exchange requested"
-    order["exchange_items"] = sorted(p.item_ids)
-    order["exchange_new_items"] = sorted(p.new_item_ids)
-    order["exchange_payment_method_id"] = p.payment_method_id
+    order["exchange_items"] = sorted(item_ids)
+    order["exchange_new_items"] = sorted(new_item_ids)
+    order["exchange_payment_method_id"] = payment_method_id
     order["exchange_price_difference"] = diff_price
     ctx.put("orders", order)
     return order
 
 
-@tool(
-    "return_delivered_order_items",
-    "Request a return of items of a delivered order (ids may repeat); a delivered order can be "
-    "exchanged or returned only once. The refund goes to the original payment method or to a "
-    "gift card of the user. The status becomes 'return requested'. Returns the order. Ask for "
-    "explicit confirmation first.",
-    ReturnDeliveredOrderItems,
-    "write",
-)
-def return_delivered_order_items(ctx: ToolContext, p: ReturnDeliveredOrderItems) -> dict[str, Any]:
-    order = _order(ctx, p.order_id)
+@tool(kind="write")
+def return_delivered_order_items(
+    ctx: ToolContext, order_id: str, item_ids: list[str], payment_method_id: str
+) -> dict[str, Any]:
+    """Request a return of items of a delivered order (ids may repeat); a delivered order can be
+    exchanged or returned only once. The refund goes to the original payment method or to a
+    gift card of the user. The status becomes 'return requested'. Returns the order. Ask for
+    explicit confirmation first.
+    """
+    order = require(ctx, "orders", order_id, message="Order not found")
     if order["status"] != "delivered":
         raise ToolFailure("conflict", "Non-delivered order cannot be returned")
-    user = _user(ctx, order["user_id"])
-    method = _payment_method(user, p.payment_method_id)
+    user = require(ctx, "users", order["user_id"], message="User not found")
+    method = _payment_method(user, payment_method_id)
     if (
         not _is_gift_card(method)
-        and p.payment_method_id != order["payment_history"][0]["payment_method_id"]
+        and payment_method_id != order["payment_history"][0]["payment_method_id"]
     ):
         raise ToolFailure("refused", "Payment method should be the original payment method")
-    if _count_exceeds(order, p.item_ids) is not None:
+    if _count_exceeds(order, item_ids) is not None:
         raise ToolFailure("not_found", "Some item not found")
     order["status"] = "return requested"
-    order["return_items"] = sorted(p.item_ids)
-    order["return_payment_method_id"] = p.payment_method_id
+    order["return_items"] = sorted(item_ids)
+    order["return_payment_method_id"] = payment_method_id
     ctx.put("orders", order)
     return order
 

@@ -1,0 +1,190 @@
+"""The worlds a caller names and their tasks: one resolution every command goes through.
+
+`choose_worlds` turns the caller's own arguments (built-in names or world folders) into a
+`WorldChoice`: their locations by world name, the caller's trust root. Its `tasks` loads the
+tasks of those worlds (or of a task folder the caller gives) and checks each against its
+world's contract, so a task naming an entity, field or tool its world lacks is one clear error
+at load time rather than a criterion that can never pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import attrs
+
+from harness_world.engine.contract import Contract
+from harness_world.engine.paths import builtin_dir
+from harness_world.engine.spec import WorldLocation
+from harness_world.engine.world import World, WorldError, load_world, locate_world
+from harness_world.grading.task import Task, TaskError, load_tasks
+
+__all__ = ["WorldChoice", "check_task_against_contract", "choose_worlds", "one_world"]
+
+
+@attrs.frozen(slots=True)
+class WorldChoice:
+    """The worlds a command was given, by name, and where their parts live.
+
+    Attributes:
+        locations: Each world's location, by world name (empty: every built-in world).
+    """
+
+    locations: dict[str, WorldLocation] = attrs.field(factory=dict)
+
+    def folders(self) -> dict[str, Path]:
+        """World folders by name: what a verifier passes as its own trust root."""
+        return {name: place.folder for name, place in self.locations.items()}
+
+    def source(self, name: str) -> str:
+        """What a worker loads world ``name`` from: its folder if given, else the name."""
+        place = self.locations.get(name)
+        return str(place.folder) if place is not None else name
+
+    def tasks(self, folder: str | Path | None = None, *, check: bool = True) -> list[Task]:
+        """The tasks of the chosen worlds, each checked against its world's contract.
+
+        Args:
+            folder: A task folder to read instead of the worlds' own.
+            check: Whether to check each task against its world (tasks of a world that is
+                neither chosen nor built-in are left unchecked).
+
+        Raises:
+            TaskError: for an unreadable or invalid task file, a task folder that does not
+                exist, or a task its world's contract contradicts.
+        """
+        names = sorted(self.locations)
+        if folder is not None:
+            tasks = load_tasks(folder=folder)
+            if names:
+                tasks = [t for t in tasks if t.world in self.locations]
+        elif names:
+            tasks = []
+            for name in names:
+                place = self.locations[name]
+                if place.tasks.is_dir():
+                    tasks += load_tasks(world=name, folder=place.tasks)
+        else:
+            tasks = load_tasks()
+        if check:
+            self._check(tasks, folder)
+        return sorted(tasks, key=lambda t: t.id)
+
+    def _check(self, tasks: Iterable[Task], folder: str | Path | None) -> None:
+        contracts: dict[str, Contract] = {}
+        for task in tasks:
+            if task.world not in contracts:
+                place = self.locations.get(task.world)
+                if place is None and not (builtin_dir("worlds") / task.world).is_dir():
+                    continue
+                try:
+                    place = place or locate_world(task.world)
+                except WorldError:
+                    continue
+                contracts[task.world] = place.spec.contract
+            problems = check_task_against_contract(task, contracts[task.world])
+            if problems:
+                where = Path(folder) if folder is not None else self._task_folder(task)
+                raise TaskError(f"{where}: task {task.id!r}: {problems[0]}")
+
+    def _task_folder(self, task: Task) -> Path:
+        place = self.locations.get(task.world)
+        return place.tasks if place is not None else builtin_dir("tasks") / task.world
+
+
+def choose_worlds(worlds: Sequence[str | Path] | str | Path | None) -> WorldChoice:
+    """Resolve the caller's world arguments (built-in names or folders) once.
+
+    Raises:
+        WorldError: for an unknown world, a folder that does not load, or two arguments that
+            are different worlds of one name (a verifier could not tell their records apart).
+    """
+    if worlds is None:
+        return WorldChoice()
+    given = [worlds] if isinstance(worlds, str | Path) else list(worlds)
+    locations: dict[str, WorldLocation] = {}
+    for argument in given:
+        place = locate_world(argument)
+        seen = locations.get(place.name)
+        if seen is not None and seen.folder != place.folder:
+            raise WorldError(
+                f"--world {argument}: declares world {place.name!r}, as {seen.folder} does; "
+                "two worlds of one name cannot be told apart (rename one contract)"
+            )
+        locations[place.name] = place
+    return WorldChoice(locations)
+
+
+def one_world(
+    world: str | Path, size: str = "small", task_folder: str | Path | None = None
+) -> tuple[World, dict[str, Task]]:
+    """One world (a built-in name or a folder) at ``size``, and its tasks by id.
+
+    Raises:
+        WorldError: for a world that does not load or an undeclared size.
+        TaskError: for an invalid task file or folder, or a task its world contradicts.
+    """
+    choice = choose_worlds([world])
+    (name,) = choice.locations
+    loaded = load_world(choice.source(name), size=size)
+    return loaded, {t.id: t for t in choice.tasks(task_folder) if t.world == name}
+
+
+def check_task_against_contract(task: Task, contract: Contract) -> list[str]:
+    """What a task names that its world's contract does not declare (empty: nothing).
+
+    Checked: target entities and the fields of their conditions; required and allowed effects'
+    entities, fields and links; faults' tools; forbidden transitions' and receipts' entities.
+    """
+    check = _ContractCheck(contract)
+    first = task.targets[0].entity if task.targets else ""
+    targets = {t.name: t.entity for t in task.targets}
+    for i, target in enumerate(task.targets):
+        conditions = [*target.where, *(c for clause in target.any for c in clause.where)]
+        check.fields(target.entity, [c.field for c in conditions], f"targets[{i}]")
+    for i, req in enumerate(task.require):
+        on = req.entity or targets.get(req.target, first)
+        check.fields(on, [req.field, req.link, *req.match], f"require[{i}]")
+    for i, allow in enumerate(task.allow):
+        check.fields(allow.entity, [*allow.fields, allow.link], f"allow[{i}]")
+    for i, fault in enumerate(task.faults):
+        check.tool(fault.tool, f"faults[{i}].tool")
+    for i, forbid in enumerate(task.forbid):
+        check.fields(forbid.entity, [], f"forbid[{i}].entity")
+        check.fields(forbid.ref_entity, [], f"forbid[{i}].ref_entity")
+    for i, receipt in enumerate(task.receipts):
+        check.fields(receipt.entity, [], f"receipts[{i}].entity")
+        check.fields(receipt.proof_entity, [], f"receipts[{i}].proof_entity")
+    return check.problems
+
+
+@attrs.define(slots=True)
+class _ContractCheck:
+    """Collects what a task names that a contract lacks, each with the part of the task."""
+
+    contract: Contract
+    problems: list[str] = attrs.field(factory=list)
+
+    def fields(self, entity: str, names: list[str], part: str) -> None:
+        """``entity`` (when named) must exist and have every named field (``*``: any)."""
+        if not entity:
+            return
+        if not self.contract.has_entity(entity):
+            known = ", ".join(e.name for e in self.contract.entities)
+            self.problems.append(
+                f"{part}: no entity {entity!r} in world {self.contract.name!r} ({known})"
+            )
+            return
+        declared = self.contract.entity(entity).fields
+        for name in names:
+            if name and name != "*" and name not in declared:
+                self.problems.append(
+                    f"{part}: {entity} has no field {name!r} ({', '.join(declared)})"
+                )
+
+    def tool(self, name: str, part: str) -> None:
+        """``name`` must be a tool of the contract."""
+        if self.contract.tool(name) is None:
+            known = ", ".join(t.name for t in self.contract.tools)
+            self.problems.append(f"{part}: no tool {name!r} ({known})")
