@@ -224,24 +224,6 @@ def _params_schema(params: type) -> bytes:
     return msgspec.json.encode(schema)
 
 
-def declare_tool(
-    name: str,
-    description: str,
-    params: type[Params],
-    kind: Literal["read", "write"],
-    *,
-    derives: tuple[Derived, ...] = (),
-) -> Callable[[ToolRun], Tool]:
-    """TEMPORARY positional form, removed once every world declares tools from type hints."""
-
-    def wrap(run: ToolRun) -> Tool:
-        return Tool(
-            name=name, description=description, params=params, kind=kind, run=run, derives=derives
-        )
-
-    return wrap
-
-
 @attrs.frozen(slots=True)
 class Contract:
     """Everything a world declares about itself.

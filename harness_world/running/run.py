@@ -223,20 +223,7 @@ def run(
             sequential track with either, the Ray executor with any of them, or a
             ``ray_batch`` without the Ray executor or below 1.
     """
-    if workers > 1 and concurrency > 1:
-        raise ValueError("use either workers (processes) or concurrency (one process), not both")
-    if executor not in ("local", "ray"):
-        raise ValueError(f"executor must be 'local' or 'ray', not {executor!r}")
-    if executor == "ray" and (workers > 1 or concurrency > 1 or track == "sequential"):
-        raise ValueError(
-            "the Ray executor takes no workers, concurrency or sequential track (Ray schedules)"
-        )
-    if ray_batch is not None and (executor != "ray" or ray_batch < 1):  # rayverify
-        raise ValueError("ray_batch needs the Ray executor and at least 1 attempt per task")
-    if executor == "ray":
-        import_ray()  # without Ray, fail before the run directory is opened
-    if track == "sequential" and (workers > 1 or concurrency > 1):
-        raise ValueError("the sequential track runs one attempt at a time (one agent instance)")
+    _check_modes(workers, concurrency, executor, track, ray_batch)
     plan = prepare_run(
         tasks,
         agent,
@@ -265,6 +252,26 @@ def run(
         ray_batch=ray_batch,  # rayverify
     )
     return finish_run(plan, tally.results)
+
+
+def _check_modes(
+    workers: int, concurrency: int, executor: Executor, track: Track, ray_batch: int | None
+) -> None:
+    """Refuse combinations of execution modes that cannot go together (see `run`)."""
+    if workers > 1 and concurrency > 1:
+        raise ValueError("use either workers (processes) or concurrency (one process), not both")
+    if executor not in ("local", "ray"):
+        raise ValueError(f"executor must be 'local' or 'ray', not {executor!r}")
+    if executor == "ray" and (workers > 1 or concurrency > 1 or track == "sequential"):
+        raise ValueError(
+            "the Ray executor takes no workers, concurrency or sequential track (Ray schedules)"
+        )
+    if ray_batch is not None and (executor != "ray" or ray_batch < 1):
+        raise ValueError("ray_batch needs the Ray executor and at least 1 attempt per task")
+    if executor == "ray":
+        import_ray()  # without Ray, fail before the run directory is opened
+    if track == "sequential" and (workers > 1 or concurrency > 1):
+        raise ValueError("the sequential track runs one attempt at a time (one agent instance)")
 
 
 @attrs.frozen(slots=True)

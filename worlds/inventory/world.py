@@ -833,7 +833,7 @@ WORLD = WorldSpec(
     contract=CONTRACT,
     generate=generate,
     # mypy reads WorldSpec's converter=tuple as an unbound Iterable[_T_co]; a tuple is right.
-    sizes=tuple(SIZES),  # type: ignore[arg-type]
+    sizes=tuple(SIZES),
     description="A stock system: items, warehouses, stock levels, transfers, purchase orders.",
 )
 """``small`` is also committed as ``seeds/small.json``; ``large`` is generated and cached."""
