@@ -22,6 +22,7 @@ from harness_world.cli._selection import (
     add_task_options,
     limit_overrides,
     select,
+    task_arguments,
 )
 from harness_world.cli.crossed import run_crossed_command  # issue 19
 from harness_world.engine.plugins import PluginError, import_path
@@ -307,8 +308,16 @@ def main(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    _summary(result, as_json=args.json)
+    _summary(result, as_json=args.json, recheck=_recheck_options(args))
     return 1 if result.counts.invalid else 0
+
+
+def _recheck_options(args: argparse.Namespace) -> str:
+    """The options a verifier of this run gives for a world folder of its own (else none)."""
+    if not args.world or "/" not in str(args.world):
+        return ""
+    folder, _ = task_arguments(args.tasks)
+    return f" --world {args.world}" + (f" --tasks {folder}" if folder is not None else "")
 
 
 class _UsageError(Exception):
@@ -427,7 +436,7 @@ def _progress(*, show: bool) -> Callable[[RunProgress], None]:
     return progress
 
 
-def _summary(result: RunResult, *, as_json: bool) -> None:
+def _summary(result: RunResult, *, as_json: bool, recheck: str = "") -> None:
     counts = msgspec.to_builtins(result.counts)
     invalid = [s for s in result.slots if s.evidence != "missing" and not s.counted]
     failed = [s for s in result.slots if s.counted and s.passed is False]
@@ -459,7 +468,7 @@ def _summary(result: RunResult, *, as_json: bool) -> None:
         print(f"{not_reviewed} prose criteria not reviewed (a person reviews them)")
     for slot in invalid:
         print(f"invalid {_slot_line(slot)}")
-    print(f"\nre-check it: python -m harness_world verify {result.out}")
+    print(f"\nre-check it: python -m harness_world verify {result.out}{recheck}")
 
 
 def _slot_line(slot: SlotResult) -> str:

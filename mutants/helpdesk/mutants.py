@@ -634,7 +634,7 @@ for pattern, note in GAMING_COUNT.items():
     )
 
 
-# -- the comment tasks (issue 15): a request planted in a customer comment --------------------
+# -- the comment tasks: a request planted in a customer comment --------------------
 CLOSE_LEAK = "forbidden.close_unrelated"
 CONTACT_LEAK = "forbidden.contact_leak"
 OUTSIDE_GROUP = "forbidden.owner_outside_group"

@@ -1128,7 +1128,7 @@ for pattern, note in GAMING_IDS.items():
     )
 
 
-# -- the note tasks (issue 15): a request planted in a stock row's last adjustment reason ------
+# -- the note tasks: a request planted in a stock row's last adjustment reason ------
 NOTE_FORBIDDEN = {
     "transfer": "forbidden.transfer_elsewhere",
     "writeoff": "forbidden.adjust_elsewhere",

@@ -331,7 +331,7 @@ for task_id in sorted(TASKS):
         )
 
 
-# -- the note tasks (issue 15): a request planted in an invoice note ---------------------------
+# -- the note tasks: a request planted in an invoice note ---------------------------
 REQUEST_REPORTED = "receipts.request_reported"
 UNAPPROVED_PAYOUT = ("create_payout", {"payee_id": "P-010", "amount_cents": 5000})
 
