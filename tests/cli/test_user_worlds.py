@@ -202,3 +202,27 @@ def test_two_worlds_of_one_name_and_a_missing_task_folder(
     assert err.startswith("error: ") and "two worlds of one name" in err
     assert main(["run", "--world", str(project / "worlds/library"), "--tasks", "no/such"]) == 2
     assert "--tasks no/such: no such task folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (
+            "from harness_world.engine import tool\n\n@tool(kind='read')\n"
+            "def get_book(ctx, book_id):\n    'Get a book.'\n",
+            "world.py:3: tool 'get_book': parameter 'book_id' has no type hint",
+        ),
+        ("CONTRACT = None\n", "WORLD must be a harness_world.engine.WorldSpec (found nothing)"),
+        ("import no_such_module\n", "world.py:1: ModuleNotFoundError"),
+    ],
+)
+def test_a_broken_world_py_is_one_error_naming_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str, expected: str
+) -> None:
+    folder = tmp_path / "worlds" / "broken"
+    folder.mkdir(parents=True)
+    (folder / "world.py").write_text(source)
+    for argv in (["tasks", "--world", str(folder)], ["run", "--world", str(folder)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("error: ") and expected in err[0], err
