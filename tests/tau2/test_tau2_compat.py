@@ -122,6 +122,7 @@ def test_tau2_mode_reaches_tau2s_end_state_for_each_class(
     assert session.diff()[0].after["payment_history"][-1]["amount"] == 0.0
 
 
+@has_data
 def test_well_typed_arguments_are_never_coerced(world: hw.World) -> None:
     args = {"order_id": "#W1", "item_ids": ["1"], "payment_method_id": "x"}
     assert coerce_call(world, "return_delivered_order_items", args) == (args, [])
