@@ -32,6 +32,7 @@ from harness_world.grading.task import Task, TaskError
 from harness_world.grading.worlds import WorldChoice
 from harness_world.openai_agent import AsyncOpenAIAgent, OpenAIAgent
 from harness_world.running.agents import Agent, ScriptedAgent, oracle_agent
+from harness_world.running.lock import RunDirectoryBusy
 from harness_world.running.precheck import precheck
 from harness_world.running.rayrun import RayTasksLost
 from harness_world.running.reference_agents import REFERENCE_AGENT_NAMES, reference_agent
@@ -294,7 +295,7 @@ def main(args: argparse.Namespace) -> int:
     except _UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except RevisionMismatch as exc:
+    except (RevisionMismatch, RunDirectoryBusy) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except RayTasksLost as exc:  # Ray workers died: the rest is committed, resumable

@@ -72,7 +72,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--tasks", type=Path, help="task folder to grade against (default: built-in tasks)"
     )
-    parser.add_argument("--no-grade", action="store_true", help="check evidence only")
+    _add_scope_options(parser)
     parser.add_argument(
         "--pin",
         type=Path,
@@ -97,6 +97,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     _add_executor_options(parser)  # rayverify
     parser.set_defaults(handler=run)
+
+
+def _add_scope_options(parser: argparse.ArgumentParser) -> None:
+    """What is checked: evidence only, or loose records from a folder without a manifest."""
+    parser.add_argument("--no-grade", action="store_true", help="check evidence only")
+    parser.add_argument(
+        "--loose",
+        action="store_true",
+        help="verify a folder that has records/ but no manifest.json as loose record files "
+        "(no slots, no index: records with one digest are counted once); without it such a "
+        "folder is refused, since deleting a run's manifest must not lower what is checked",
+    )
 
 
 def _add_executor_options(parser: argparse.ArgumentParser) -> None:  # rayverify
@@ -197,25 +209,66 @@ class _Plan:
     runs: list[Path]
     files: list[Path]
     tasks: dict[str, Task] | None
+    duplicates: list[Path] = attrs.field(factory=list)
 
 
 def _plan(args: argparse.Namespace) -> _Plan:
     runs = [p for p in args.paths if p.is_dir() and (p / MANIFEST).exists()]
+    _refuse_unmanifested(args, runs)
     try:
         files = discover_records([p for p in args.paths if p not in runs])
     except FileNotFoundError as exc:
         raise _InputError(str(exc)) from None
+    duplicates: list[Path] = []
+    if args.loose:
+        files, duplicates = _once_per_digest(files)
     if not files and not runs:
         raise _InputError(f"no record files under {', '.join(map(str, args.paths))}")
     if args.trust_key and files:
         raise _InputError("--trust-key checks run directories only (their signed index)")
     if args.tau2_data is not None:  # tau2: τ²'s world and tasks, chosen by the verifier
-        return _Plan(runs=runs, files=files, tasks=None if args.no_grade else _tau2_tasks(args))
+        tasks = None if args.no_grade else _tau2_tasks(args)
+        return _Plan(runs=runs, files=files, tasks=tasks, duplicates=duplicates)
     try:
         tasks = None if args.no_grade else {t.id: t for t in load_tasks(folder=args.tasks)}
     except (OSError, ValueError, TaskError) as exc:
         raise _InputError(f"--tasks: {exc}") from None
-    return _Plan(runs=runs, files=files, tasks=tasks)
+    return _Plan(runs=runs, files=files, tasks=tasks, duplicates=duplicates)
+
+
+def _refuse_unmanifested(args: argparse.Namespace, runs: list[Path]) -> None:
+    """A folder laid out as a run (``records/``) but without its manifest is refused.
+
+    Its slots, index and signature are what decide which records are graded; without the
+    manifest they cannot be checked, so verifying its files loosely would let a forger delete
+    the manifest to drop those checks. ``--loose`` asks for exactly that, knowingly.
+    """
+    for path in args.paths:
+        if path in runs or args.loose or not (path.is_dir() and (path / "records").is_dir()):
+            continue
+        raise _InputError(
+            f"{path}: has records/ but no {MANIFEST}: not a run directory (its slots, index and "
+            "signature cannot be checked); give --loose to verify its files as loose records"
+        )
+
+
+def _once_per_digest(files: list[Path]) -> tuple[list[Path], list[Path]]:
+    """Loose records with one digest counted once: the first file kept, the rest listed."""
+    seen: set[str] = set()
+    kept: list[Path] = []
+    duplicates: list[Path] = []
+    for path in files:
+        try:
+            digest = load_record(path).digest
+        except RecordError:
+            kept.append(path)  # unreadable: verified (and reported lost) on its own
+            continue
+        if digest in seen:
+            duplicates.append(path)
+        else:
+            seen.add(digest)
+            kept.append(path)
+    return kept, duplicates
 
 
 def _tau2_tasks(args: argparse.Namespace) -> dict[str, Task]:
@@ -246,9 +299,16 @@ def run(args: argparse.Namespace) -> int:
     if pins is not None:
         _unpinned(rows, pins)
     summary, grades = _summarise(rows)
+    if plan.duplicates:
+        print(
+            f"{len(plan.duplicates)} record file(s) repeat an earlier file's digest and are "
+            f"counted once: {', '.join(map(str, plan.duplicates[:5]))}",
+            file=sys.stderr,
+        )
     if args.json:
         payload = {
             "records": rows,
+            "duplicates": [str(p) for p in plan.duplicates],
             "evidence": summary,
             "grades": grades,
             "not_reviewed": sum(len(r["not_reviewed"]) for r in rows),
@@ -257,6 +317,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_table(rows, summary, grades)
     if summary["ungraded"] or summary["lost"]:
+        return 1
+    if args.require_pass and not rows:
+        print("--require-pass: nothing was graded (no slot, no record)", file=sys.stderr)
         return 1
     if args.require_pass and (grades["failed"] or grades["passed"] < len(rows)):
         return 1

@@ -30,6 +30,7 @@ from harness_world.running.executors import (
     execute_serially,
     is_async_agent,
 )
+from harness_world.running.lock import RunLock, lock_run_directory
 from harness_world.running.pins import PINS, make_pins
 from harness_world.running.rayrun import execute_on_ray, import_ray
 from harness_world.running.revision import Revision, make_revision
@@ -237,21 +238,25 @@ def run(
         track=track,
         worlds=choose_worlds(world),
     )
-    units = plan.units
-    if track == "sequential":
-        units = order_units(units, write_sequence(plan.root, tasks, samples, seed))
-    tally = Tally(total=len(units), progress=progress)
-    commit = GroupCommit(plan.root, tally.count, group=group_commit)
-    execute_units(
-        units,
-        commit,
-        workers=workers,
-        concurrency=concurrency,
-        executor=executor,
-        address=address,
-        ray_batch=ray_batch,  # rayverify
-    )
-    return finish_run(plan, tally.results)
+    try:  # the lock goes with this call, whatever ends it
+        units = plan.units
+        if track == "sequential":
+            units = order_units(units, write_sequence(plan.root, tasks, samples, seed))
+        tally = Tally(total=len(units), progress=progress)
+        commit = GroupCommit(plan.root, tally.count, group=group_commit)
+        execute_units(
+            units,
+            commit,
+            workers=workers,
+            concurrency=concurrency,
+            executor=executor,
+            address=address,
+            ray_batch=ray_batch,
+        )
+        return finish_run(plan, tally.results)
+    finally:
+        if plan.lock is not None:
+            plan.lock.release()
 
 
 def _check_modes(
@@ -285,6 +290,7 @@ class RunPlan:
         revision: The pinned revision.
         units: One unit per pending slot, in slot order.
         resumed: Slots whose records were already on disk and kept.
+        lock: The run directory's lock, held until `finish_run` (None: not held here).
     """
 
     root: Path
@@ -293,6 +299,7 @@ class RunPlan:
     revision: Revision
     units: list[Unit]
     resumed: int
+    lock: RunLock | None = attrs.field(default=None, eq=False, repr=False)
 
 
 def prepare_run(
@@ -325,6 +332,7 @@ def prepare_run(
         tasks, agent, overrides, samples=samples, seed=seed, size=size, track=track, choice=choice
     )
     root = Path(out)
+    lock = lock_run_directory(root)
     open_run_directory(root, revision, fresh, workers)
     write_json(root / PINS, make_pins(loaded, tasks))  # for `verify --pin`
     remove_temporaries(root)  # left by a run killed in the middle of a batch
@@ -351,6 +359,7 @@ def prepare_run(
         revision=revision,
         units=_units(template, pending, overrides, choice),
         resumed=len(tasks) * samples - len(pending),
+        lock=lock,
     )
 
 
@@ -376,8 +385,12 @@ def execute_units(
 
 
 def finish_run(plan: RunPlan, known: Mapping[Path, SlotResult]) -> RunResult:
-    """Judge the run directory once, reusing the results this process computed."""
-    scan = scan_run(plan.root, plan.tasks, known=known, worlds=plan.worlds)
+    """Judge the run directory once, reusing the results this process computed; unlock it."""
+    try:
+        scan = scan_run(plan.root, plan.tasks, known=known, worlds=plan.worlds)
+    finally:
+        if plan.lock is not None:
+            plan.lock.release()
     return RunResult(
         out=plan.root,
         revision=plan.revision,
