@@ -1,9 +1,11 @@
 """Provenance: an Ed25519 signature over a run's index (extra: ``harness_world[sign]``).
 
 Replay proves a record consistent and the index binds it to its slot; neither says who made the
-run. ``run --sign-key KEY`` signs the run's revision and the exact bytes of its ``index.jsonl``
-(so every record digest) with the producer's private key; ``verify --trust-key PUB`` checks that
-signature against a public key the verifier trusts. Keys are PEM files, e.g. made with
+run. ``run --sign-key KEY`` signs the run's revision, the exact bytes of its ``index.jsonl`` (so
+every record digest) and its manifest's scope (what decides which slots are graded: tasks,
+samples, seed, agent, sizes, limits, track and revision; everything but the execution contexts,
+which a resume appends to) with the producer's private key; ``verify --trust-key PUB`` checks
+that signature against a public key the verifier trusts. Keys are PEM files, e.g. made with
 ``openssl genpkey -algorithm ed25519 -out key.pem`` and
 ``openssl pkey -in key.pem -pubout -out key.pub``.
 """
@@ -16,6 +18,7 @@ from typing import Any
 
 import msgspec
 
+from harness_world.engine.canonical import to_json
 from harness_world.errors import HarnessWorldError
 from harness_world.evidence.binding import INDEX
 
@@ -25,11 +28,13 @@ __all__ = [
     "SigningError",
     "check_private_key",
     "check_run_signature",
+    "manifest_scope_sha256",
     "sign_run",
 ]
 
 SIGNATURE = "index.sig.json"
-_DOMAIN = b"harness_world run index signature v1\n"
+_DOMAIN = b"harness_world run signature v2\n"
+_MANIFEST = "manifest.json"
 
 
 class SigningError(HarnessWorldError):
@@ -42,6 +47,8 @@ class RunSignature(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     Attributes:
         revision: The run's revision id (signed).
         index_sha256: SHA-256 of the exact bytes of ``index.jsonl`` when signed (signed).
+        manifest_sha256: SHA-256 of the manifest's scope, canonically encoded (signed; see
+            `manifest_scope_sha256`).
         public_key: The signer's raw Ed25519 public key, hex (informative: the verifier uses
             the key it trusts, never this one).
         signature: The Ed25519 signature, hex.
@@ -49,12 +56,34 @@ class RunSignature(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 
     revision: str
     index_sha256: str
+    manifest_sha256: str
     public_key: str
     signature: str
 
 
-def _message(revision: str, index_sha256: str) -> bytes:
-    return _DOMAIN + revision.encode() + b"\n" + index_sha256.encode()
+def _message(revision: str, index_sha256: str, manifest_sha256: str) -> bytes:
+    return (
+        _DOMAIN
+        + revision.encode()
+        + b"\n"
+        + index_sha256.encode()
+        + b"\n"
+        + manifest_sha256.encode()
+    )
+
+
+def manifest_scope_sha256(out: Path) -> str:
+    """SHA-256 of a run manifest without its execution contexts, canonically encoded.
+
+    Raises:
+        OSError: when the manifest cannot be read.
+        ValueError: when it is not a JSON object.
+    """
+    data = msgspec.json.decode((out / _MANIFEST).read_bytes())
+    if not isinstance(data, dict):
+        raise ValueError(f"{out / _MANIFEST}: not a JSON object")
+    data.pop("contexts", None)
+    return hashlib.sha256(to_json(data)).hexdigest()
 
 
 def _serialization() -> Any:
@@ -108,11 +137,13 @@ def sign_run(out: Path, revision: str, key_file: Path) -> Path:
     """
     key = _load_key(key_file, private=True)
     digest = hashlib.sha256((out / INDEX).read_bytes()).hexdigest()
+    scope = manifest_scope_sha256(out)
     signature = RunSignature(
         revision=revision,
         index_sha256=digest,
+        manifest_sha256=scope,
         public_key=_raw_public(key.public_key()),
-        signature=key.sign(_message(revision, digest)).hex(),
+        signature=key.sign(_message(revision, digest, scope)).hex(),
     )
     path = out / SIGNATURE
     tmp = path.with_name(f".{path.name}.tmp")
@@ -133,14 +164,18 @@ def check_run_signature(out: Path, revision: str, public_key_file: Path) -> str:
     try:
         signature = msgspec.json.decode((out / SIGNATURE).read_bytes(), type=RunSignature)
         index = (out / INDEX).read_bytes()
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+        scope = manifest_scope_sha256(out)
+    except (OSError, ValueError, msgspec.DecodeError, msgspec.ValidationError) as exc:
         return f"no valid signature: {exc}"
     if signature.revision != revision:
         return "the signature is for another revision"
     if hashlib.sha256(index).hexdigest() != signature.index_sha256:
         return "the index changed since it was signed"
+    if scope != signature.manifest_sha256:
+        return "the manifest (tasks, samples, seed, agent, sizes, limits) changed since signing"
+    message = _message(revision, signature.index_sha256, signature.manifest_sha256)
     try:
-        key.verify(bytes.fromhex(signature.signature), _message(revision, signature.index_sha256))
+        key.verify(bytes.fromhex(signature.signature), message)
     except (InvalidSignature, ValueError):
         return "the signature does not verify with the trusted key"
     return ""

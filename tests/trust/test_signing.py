@@ -62,3 +62,47 @@ def test_bad_keys_are_usage_errors(
     argv = ["run", "--world", "helpdesk", "--tasks", TASKS[0], "--out", str(tmp_path / "r")]
     code, _, err = run_cli([*argv, "--sign-key", str(public)], capsys)
     assert code == 2 and "--sign-key" in err and not (tmp_path / "r").exists()
+
+
+def test_the_signature_covers_the_manifest_so_failing_slots_cannot_be_dropped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Signed: one task passes, one fails. Dropping the failing task from the manifest (and its
+    records), or lowering the samples, or renaming the agent, is a provenance failure."""
+    import harness_world as hw
+    from harness_world.evidence.signing import sign_run
+    from tests.trust._helpers import do_nothing, oracle_script, tasks
+
+    private, public = keypair(tmp_path, "producer")
+    passing, failing = TASKS
+    agent = hw.ScriptedAgent(
+        name="half", scripts={passing: oracle_script(passing), failing: do_nothing}
+    )
+    run = tmp_path / "run"
+    result = hw.run(tasks(), agent, samples=2, out=run)
+    sign_run(run, result.revision.id, private)
+    argv = ["verify", "--json", "--trust-key", str(public)]
+    code, out, _ = run_cli([*argv, str(run)], capsys)
+    assert code == 0 and json.loads(out)["grades"]["failed"] == 2
+    edits = {
+        "tasks": lambda m: {**m, "tasks": [passing]},
+        "samples": lambda m: {**m, "samples": 1},
+        "agent": lambda m: {**m, "agent": "oracle:helpdesk"},
+    }
+    for name, edit in edits.items():
+        forged = tmp_path / f"forged-{name}"
+        shutil.copytree(run, forged)
+        manifest = json.loads((forged / "manifest.json").read_text())
+        (forged / "manifest.json").write_text(json.dumps(edit(manifest)))
+        if name == "tasks":
+            shutil.rmtree(forged / "records" / failing)
+        code, out, _ = run_cli([*argv, "--require-pass", str(forged)], capsys)
+        rows = json.loads(out)["records"]
+        assert code == 1, name
+        assert rows and all("manifest" in r["first_problem"] for r in rows), (name, rows)
+    # a resume appends an execution context: the scope, and so the signature, still hold
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["contexts"] = [*manifest["contexts"], manifest["contexts"][0]]
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    code, _, _ = run_cli([*argv, str(run)], capsys)
+    assert code == 0
