@@ -243,7 +243,7 @@ class AttemptServer:
         self._attempt = None
         self._index += 1
         if self.run_dir is not None:
-            scan_run(self.run_dir, [self.task])
+            scan_run(self.run_dir, [self.task], worlds={self.world.name: self.world})
         return saved
 
     def _summary(self, saved: SavedAttempt) -> dict[str, Any]:

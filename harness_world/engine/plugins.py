@@ -5,13 +5,14 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import sys
+import traceback
 from pathlib import Path
 from types import ModuleType
 
 from harness_world.engine.paths import builtin_dir
 from harness_world.errors import HarnessWorldError
 
-__all__ = ["PluginError", "import_path", "plugin_module"]
+__all__ = ["PluginError", "failing_line", "import_path", "plugin_module"]
 
 
 class PluginError(HarnessWorldError):
@@ -34,10 +35,29 @@ def import_path(module_file: Path, namespace: str) -> ModuleType:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception:
+    except HarnessWorldError:
         del sys.modules[name]
         raise
+    except Exception as exc:
+        del sys.modules[name]
+        where = failing_line(exc, module_file)
+        raise PluginError(f"{where}: {type(exc).__name__}: {exc}") from None
     return module
+
+
+def failing_line(exc: BaseException, module_file: Path) -> str:
+    """``file:line`` where importing ``module_file`` failed, or the file alone.
+
+    A syntax error names its own line; anything else the deepest frame of that file.
+    """
+    resolved = str(module_file.resolve())
+    if isinstance(exc, SyntaxError) and exc.filename == resolved and exc.lineno:
+        return f"{module_file}:{exc.lineno}"
+    where = str(module_file)
+    for frame, line in traceback.walk_tb(exc.__traceback__):
+        if frame.f_code.co_filename == resolved:
+            where = f"{module_file}:{line}"
+    return where
 
 
 def plugin_module(kind: str, world: str, folder: str | Path | None) -> ModuleType | None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import traceback
 from collections.abc import Hashable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
@@ -266,9 +265,6 @@ def _import_world_module(folder: Path) -> ModuleType:
         module = import_path(module_file, "worlds")
     except HarnessWorldError as exc:
         raise WorldError(str(exc)) from None
-    except Exception as exc:
-        where = _failing_line(exc, module_file)
-        raise WorldError(f"{where}: {type(exc).__name__}: {exc}") from None
     spec = getattr(module, "WORLD", None)
     if not isinstance(spec, WorldSpec):
         found = "nothing" if spec is None else type(spec).__name__
@@ -277,16 +273,6 @@ def _import_world_module(folder: Path) -> ModuleType:
             "a world folder's world.py declares WORLD = WorldSpec(contract=..., ...)"
         )
     return module
-
-
-def _failing_line(exc: BaseException, module_file: Path) -> str:
-    """``file:line`` of the deepest frame of the world's own file in a traceback."""
-    where = str(module_file)
-    resolved = str(module_file.resolve())
-    for frame, line in traceback.walk_tb(exc.__traceback__):
-        if frame.f_code.co_filename == resolved:
-            where = f"{module_file}:{line}"
-    return where
 
 
 def world_spec(module: ModuleType) -> WorldSpec:

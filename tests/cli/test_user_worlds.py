@@ -226,3 +226,50 @@ def test_a_broken_world_py_is_one_error_naming_file_and_line(
         assert main(argv) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("error: ") and expected in err[0], err
+
+
+def test_an_mcp_run_of_a_user_world_counts_its_records_verified(
+    project: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("mcp", reason="the MCP server needs the [mcp] extra")
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    out = tmp_path / "served"
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "harness_world", "mcp", *_args(project), "--task", "library.lend_dune",
+              "--samples", "1", "--out", str(out)],
+        env={"PYTHONPATH": str(ROOT)},
+        cwd=str(tmp_path),
+    )
+
+    async def session() -> None:
+        async with Client(params) as client:
+            found = await client.call_tool("find_books", {"query": "Dune"})
+            books = json.loads(found.content[0].text)["result"]["books"]
+            (dune,) = [b for b in books if b["title"] == "Dune"]
+            await client.call_tool("lend_book", {"book_id": dune["id"], "member_id": "M-007"})
+            await client.call_tool("finish", {"message": "Lent Dune to M-007."})
+
+    anyio.run(session)
+    counts = json.loads((out / "counts.json").read_text())
+    assert counts["by_evidence"] == {"verified": 1} and counts["passed"] == 1, counts
+
+
+def test_a_broken_oracles_py_is_one_error_naming_file_and_line(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(project, copy)
+    (copy / "oracles/library/oracles.py").write_text("ORACLES = {}\nx = (\n")
+    world = str(copy / "worlds/library")
+    for argv in (
+        ["run", "--world", world, "--agent", "oracle", "--out", str(tmp_path / "r")],
+        ["mutants", "--world", world],
+    ):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        errors = [line for line in err.splitlines() if line.startswith("error: ")]
+        assert len(errors) == 1 and "Traceback" not in err, err
+        assert "oracles.py:2: SyntaxError" in errors[0], errors
