@@ -119,9 +119,14 @@ def _print(advice: list[SlotAdvice], attribution: AttributionReport | None) -> N
 
 
 def report_section(
-    report: RunReport, advised: Mapping[tuple[str, int], list[Advisory]] | None = None
+    report: RunReport,
+    advised: Mapping[tuple[str, int], list[Advisory]] | None = None,
+    reader_options: str = "",
 ) -> list[str]:
     """Lines `report` prints after its figures: advisories' reach and attribution counts.
+
+    ``reader_options`` are the ``--world``/``--tasks`` the reader gave, repeated in the closing
+    ``diagnose`` line so that it reads a user world's run as the report did.
 
     Reads the slots the report already judged (no record is replayed again) and the
     advisories its scan computed (other records are read once more from disk); each failing
@@ -151,7 +156,7 @@ def report_section(
         lines.append(
             f"Attribution of {len(attribution.attributions)} attempts that did not pass: {counts}"
         )
-    lines.append(f"Details: python -m harness_world diagnose {report.out}")
+    lines.append(f"Details: python -m harness_world diagnose {report.out}{reader_options}")
     return lines
 
 

@@ -61,6 +61,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.set_defaults(handler=main)
 
 
+def _reader_options(args: argparse.Namespace) -> str:
+    """The reader's own ``--world``/``--tasks``, as they would be typed again."""
+    worlds = "".join(f" --world {w}" for w in args.worlds or [])
+    return worlds + (f" --tasks {args.task_folder}" if args.task_folder else "")
+
+
 def _fmt(value: float | None, digits: int = 3) -> str:
     return "undefined" if value is None else f"{value:.{digits}f}"
 
@@ -117,7 +123,7 @@ def main(args: argparse.Namespace) -> int:
     # diagnose: advisories' reach and failure attribution after the figures (cli/diagnose.py)
     from harness_world.cli.diagnose import report_section
 
-    print("\n".join(report_section(report, advice_observer.advised)))
+    print("\n".join(report_section(report, advice_observer.advised, _reader_options(args))))
     return 0
 
 

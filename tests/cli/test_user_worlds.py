@@ -273,3 +273,14 @@ def test_a_broken_oracles_py_is_one_error_naming_file_and_line(
         errors = [line for line in err.splitlines() if line.startswith("error: ")]
         assert len(errors) == 1 and "Traceback" not in err, err
         assert "oracles.py:2: SyntaxError" in errors[0], errors
+
+
+def test_reports_closing_hint_names_the_readers_world(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    assert _run(project, out) == 0
+    capsys.readouterr()
+    assert main(["report", str(out), *_args(project)]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last == f"Details: python -m harness_world diagnose {out} {' '.join(_args(project))}"
