@@ -19,15 +19,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import Any, Final, Literal
 
 import attrs
 import msgspec
 
 from harness_world.engine.calls import ToolError
-
-if TYPE_CHECKING:
-    from harness_world.engine.session import Session
 
 __all__ = [
     "BEHAVIOURS",
@@ -38,7 +35,7 @@ __all__ = [
     "FaultSpec",
     "Firing",
     "Repeat",
-    "attach_faults",
+    "fault_policy",
 ]
 
 Behaviour = Literal[
@@ -338,11 +335,10 @@ def _above(spec: FaultSpec, params: object) -> bool:
     return True
 
 
-def attach_faults(session: Session, schedule: Sequence[FaultSpec], seed: int) -> None:
-    """Give a session a policy for a task's schedule (nothing when the schedule is empty).
+def fault_policy(schedule: Sequence[FaultSpec], seed: int) -> FaultPolicy | None:
+    """The policy for a task's schedule, to open a session with (None for an empty schedule).
 
     The fault seed is the sample seed: paired runs of one task, sample and seed meet the same
     faults.
     """
-    if schedule:
-        session.faults = FaultPolicy(tuple(schedule), seed)
+    return FaultPolicy(tuple(schedule), seed) if schedule else None

@@ -17,6 +17,8 @@ __all__ = [
     "MAX_STRING",
     "RECORD_BYTES",
     "RECORD_DEPTH",
+    "REPLAY_CALLS",
+    "REPLAY_WORK",
     "check_json_value",
     "clean_text",
     "text_problem",
@@ -32,6 +34,13 @@ MAX_INT: Final = 2**53
 """Integers must lie in [-2^53, 2^53]: exact in every JSON reader."""
 RECORD_BYTES: Final = 256 * 1024 * 1024
 """Largest record file, in bytes."""
+REPLAY_CALLS: Final = 10_000
+"""Most calls a verifier replays for one record (a task's tool-call budget may lower it):
+past it the record is refused before any replay."""
+REPLAY_WORK: Final = 50_000_000
+"""Most rows replay may examine for one record (`Session.work`: rows selected, paged or read
+through the tool context); past it the record ends ``lost``. Legitimate attempts stay far
+below it (a 40-call attempt that scans a 100 000-row table each time examines 4 million)."""
 
 _SCALARS = (str, int, float, bool, type(None))
 

@@ -65,6 +65,8 @@ class Session:
         world: The immutable world underneath.
         seed: The sample seed, recorded and available to tools; it never changes ids or time.
         faults: The fault policy consulted around every tool execution (None: no faults).
+            Given when the session is opened (`World.open_session`), so the same schedule
+            and seed fire the same faults on replay.
 
     """
 
@@ -77,17 +79,19 @@ class Session:
     _clock: int
     _log: list[CallRecord]
     _raw_images: bool
+    _work: int
 
-    def __init__(self, world: World, seed: int = 0) -> None:
+    def __init__(self, world: World, seed: int = 0, faults: FaultPolicy | None = None) -> None:
         self.world = world
         self.seed = seed
-        self.faults = None
+        self.faults = faults
         self._layer = {}
         self._created = {}
         self._counters = {}
         self._clock = 0
         self._log = []
         self._raw_images = False  # replay's calls log write images as raw JSON (see `_run`)
+        self._work = 0
 
     # -- public, agent-independent view -------------------------------------------------------
 
@@ -100,6 +104,16 @@ class Session:
     def log(self) -> tuple[CallRecord, ...]:
         """The call log, oldest first."""
         return tuple(self._log)
+
+    @property
+    def work(self) -> int:
+        """Rows the tools examined so far through their context (selects, pages, reads).
+
+        A deterministic measure of what the calls cost, the same on every replay of them: a
+        verifier bounds it per record. Rows a tool reads from ``ctx.world`` directly are not
+        counted (the call count bounds those).
+        """
+        return self._work
 
     def get(self, entity: str, key: Key) -> dict[str, Any] | None:
         """An independent copy of a row as this session sees it (not logged; for harness code)."""
@@ -123,14 +137,25 @@ class Session:
             error=record.error,
         )
 
+    def rerun(self, tool: object, args: object) -> CallRecord:
+        """Run a recorded call again, as replay does, and return its new log entry.
+
+        The arguments are used as given (a record's come out of a JSON decoder, so no
+        normalising copy is made; the limits still apply), and the entry keeps its result and
+        write images as `msgspec.Raw` JSON, which an encoder splices without decoding. The
+        caller compares the entries and then puts decoded ones in their place with
+        `adopt_log`.
+        """
+        return self._run(tool, args, raw=True)[0]
+
+    def adopt_log(self, records: Sequence[CallRecord]) -> None:
+        """Replace the call log with ``records`` (replay's decoded twins of `rerun` entries)."""
+        self._log = list(records)
+
     def _run(self, tool: object, args: object, *, raw: bool = False) -> tuple[CallRecord, bytes]:
         """Run one tool call and log it; returns the log entry and the result's JSON bytes.
 
-        Replay uses this directly: it compares the log entry and has no use for an observation.
-        With ``raw`` (replay), the arguments are used as given (replay's come out of a JSON
-        decoder: no normalising copy; the limits still apply), and the logged result and write
-        images are left as `msgspec.Raw` JSON (no decode); the caller must replace the log
-        entries (see `Session._replace_log`).
+        With ``raw``, see `rerun`.
         """
         seq = len(self._log) + 1
         name = (
@@ -166,10 +191,6 @@ class Session:
         self._log.append(record)
         return record, result_blob
 
-    def _replace_log(self, records: Sequence[CallRecord]) -> None:
-        """Replace the log (replay puts back the decoded twins of the entries it ran raw)."""
-        self._log = list(records)
-
     def diff(self) -> list[WriteImage]:
         """Net changes: one entry per touched key whose final row differs from the start.
 
@@ -197,7 +218,7 @@ class Session:
         """The final state of every key the session wrote, whether or not it changed."""
         return self._touched(from_json)
 
-    def _touched_json(self) -> bytes:
+    def touched_json(self) -> bytes:
         """`touched` as canonical JSON, splicing the stored row bytes (no decode, no copy)."""
         return to_json(self._touched(msgspec.Raw))
 
@@ -212,7 +233,7 @@ class Session:
                 )
         return out
 
-    # -- the one place a tool executes (fault injection will hook here) -----------------------
+    # -- the one place a tool executes, and where the fault policy acts ------------------------
 
     def _execute(
         self, spec: Tool, given: object, writes: list[WriteImage]
@@ -221,9 +242,9 @@ class Session:
             params = msgspec.convert(given, spec.params, strict=True)
         except msgspec.ValidationError as exc:
             return ToolError("invalid_arguments", f"{spec.name}: {exc}"), b"null"
-        # -- fault hook (seed 000, see harness_world/_faults.py) -- the policy decides before
-        # the tool runs (fail it, rate-limit it, set modes) and adjusts the outcome after it
-        # ran (drop the response of a committed write, deliver it twice). No policy: no change.
+        # The fault policy (engine/faults.py) decides before the tool runs (fail it,
+        # rate-limit it, set modes) and adjusts the outcome after it ran (drop the response of
+        # a committed write, deliver it twice). No policy: no change.
         firing = None
         if self.faults is not None:
             firing = self.faults.before(spec.name, params, len(self._log) + 1)
@@ -376,6 +397,7 @@ def _page_over_layer(
                 out.append(key)
             passed += 1
     take(len(hits))
+    session._work += len(layer) + len(out)
     return out, total
 
 
@@ -425,6 +447,7 @@ class ToolContext:
 
     def get(self, entity: str, key: Key) -> dict[str, Any] | None:
         """An independent copy of a row, or None if it does not exist."""
+        self._session._work += 1
         data = self._session._raw(entity, key)
         return None if data is None else from_json(data)
 
@@ -434,11 +457,13 @@ class ToolContext:
         The stored bytes are handed over as `msgspec.Raw` (no decode, no copy): the result's
         encoding splices them, so a read tool that returns a whole row costs no per-field work.
         """
+        self._session._work += 1
         data = self._session._raw(entity, key)
         return None if data is None else msgspec.Raw(data)
 
     def get_many(self, entity: str, keys: Sequence[Key]) -> list[dict[str, Any] | None]:
         """Independent copies of several rows (None for a missing one), in the order given."""
+        self._session._work += len(keys)
         read = self._session._reader(entity)
         return [None if (data := read(key)) is None else from_json(data) for key in keys]
 
@@ -464,6 +489,7 @@ class ToolContext:
                 base = hits
         candidates = world.keys(entity) if base is None else base
         layer = session._layer.get(entity)
+        session._work += len(candidates) + (len(layer) if layer else 0)
         # One indexed filter, or none at all: every candidate matches, nothing is decoded.
         single_indexed = (base is not None and len(where) == 1) or not where
         out: list[Key] = []
@@ -498,7 +524,9 @@ class ToolContext:
             hits = self._session.world.lookup(entity, field, value)
             if hits is not None:
                 if entity not in self._session._layer:
-                    return list(hits[offset : offset + limit]), len(hits)
+                    page = list(hits[offset : offset + limit])
+                    self._session._work += len(page)
+                    return page, len(hits)
                 return _page_over_layer(self._session, entity, hits, where, offset, limit)
         keys = self.select(entity, where)
         return keys[offset : offset + limit], len(keys)
@@ -523,6 +551,7 @@ class ToolContext:
         else:
             chosen, total = list(keys[offset : offset + limit]), len(keys)
         end = offset + len(chosen)
+        self._session._work += len(chosen)
         read = self._session._reader(entity)
         # Rows are stored as canonical JSON: the page splices them in without decoding.
         rows = [msgspec.Raw(data) for key in chosen if (data := read(key)) is not None]

@@ -7,7 +7,7 @@ import re
 from collections.abc import Hashable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import msgspec
@@ -21,6 +21,9 @@ from harness_world.engine.session import Session
 from harness_world.engine.spec import WorldLocation, WorldSpec
 from harness_world.engine.values import ABSENT, Absent, Key, index_token
 from harness_world.errors import HarnessWorldError
+
+if TYPE_CHECKING:  # annotations only: the fault policy's module imports sessions
+    from harness_world.engine.faults import FaultPolicy
 
 __all__ = [
     "ABSENT",
@@ -113,9 +116,14 @@ class World:
     _tables: dict[str, _Table] = attrs.field(repr=False)
     code_hash: str = ""
 
-    def open_session(self, seed: int = 0) -> Session:
-        """Open a private copy-on-write session; copies nothing, whatever the world's size."""
-        return Session(self, seed)
+    def open_session(self, seed: int = 0, *, faults: FaultPolicy | None = None) -> Session:
+        """Open a private copy-on-write session; copies nothing, whatever the world's size.
+
+        Args:
+            seed: The sample seed (recorded; tools may read it; it never changes ids or time).
+            faults: The fault policy consulted around every tool execution (None: no faults).
+        """
+        return Session(self, seed, faults)
 
     def entities(self) -> tuple[str, ...]:
         """The entity names, in contract order."""

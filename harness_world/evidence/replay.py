@@ -12,9 +12,10 @@ from harness_world.engine.canonical import to_json
 from harness_world.engine.faults import FaultPolicy
 from harness_world.engine.session import Session
 from harness_world.engine.world import World
+from harness_world.errors import HarnessWorldError
 from harness_world.evidence.record import Record, record_digest
 
-__all__ = ["Evidence", "Mismatch", "replay"]
+__all__ = ["Evidence", "Mismatch", "ReplayBound", "replay"]
 
 Evidence = Literal["verified", "ungraded", "lost"]
 _SNIPPET = 160
@@ -86,12 +87,20 @@ def _differences(
         )
 
 
+class ReplayBound(HarnessWorldError):
+    """Replay of one record examined more rows than the verifier's work bound allows."""
+
+
 def _builtins(value: Any) -> Any:
     return msgspec.to_builtins(value)
 
 
 def replay(
-    record: Record, world: World, *, on_call: Callable[[int], None] | None = None
+    record: Record,
+    world: World,
+    *,
+    on_call: Callable[[int], None] | None = None,
+    work_limit: int | None = None,
 ) -> tuple[Session, list[Mismatch]]:
     """Re-execute every recorded call in a fresh session and compare the whole of each.
 
@@ -100,14 +109,17 @@ def replay(
     each final row; then the record's digest. Nothing the record says that replay can recompute
     is trusted. Returns the replayed session (usable to continue from the prefix) and every
     difference.
+
+    Raises:
+        ReplayBound: when the calls examine more than ``work_limit`` rows (`Session.work`).
     """
     mismatches = _world_mismatches(record, world)
     if mismatches and mismatches[0].path == "world.hash":
         return world.open_session(record.seed), mismatches
-    session = world.open_session(record.seed)
-    if record.faults is not None:  # fault hook: the same schedule and seed fire the same faults
-        session.faults = FaultPolicy.from_log(record.faults)
-    calls_json = _replay_calls(record, session, mismatches, on_call)
+    # The same schedule and seed fire the same faults.
+    faults = None if record.faults is None else FaultPolicy.from_log(record.faults)
+    session = world.open_session(record.seed, faults=faults)
+    calls_json = _replay_calls(record, session, mismatches, on_call, work_limit)
     final_json = _compare_final(record, session, mismatches)
     _compare_faults(record, session, mismatches)
     # The digest splices the encodings made for the comparisons instead of encoding again.
@@ -142,6 +154,7 @@ def _replay_calls(
     session: Session,
     mismatches: list[Mismatch],
     on_call: Callable[[int], None] | None,
+    work_limit: int | None = None,
 ) -> list[bytes] | bytes:
     """Phase 2: re-execute each call and compare the whole entry; returns the calls' JSON.
 
@@ -155,12 +168,17 @@ def _replay_calls(
     """
     recorded_json = to_json(record.calls)
     for index, recorded in enumerate(record.calls):
-        session._run(recorded.tool, recorded.args, raw=True)
+        session.rerun(recorded.tool, recorded.args)
+        if work_limit is not None and session.work > work_limit:
+            raise ReplayBound(
+                f"replay stopped at call {index + 1} of {len(record.calls)}: its calls "
+                f"examined {session.work} rows, more than the work bound of {work_limit}"
+            )
         if on_call is not None:
             on_call(index)
     fresh = list(session.log)
     if recorded_json == to_json(fresh):
-        session._replace_log(record.calls)  # byte-identical: keep the decoded twins
+        session.adopt_log(record.calls)  # byte-identical: keep the decoded twins
         return recorded_json
     return _compare_each(record, session, fresh, mismatches)
 
@@ -186,14 +204,14 @@ def _compare_each(
         _differences(
             _builtins(recorded), _builtins(decoded), f"calls[{index}]", recorded.seq, mismatches
         )
-    session._replace_log(log)
+    session.adopt_log(log)
     return encoded
 
 
 def _compare_final(record: Record, session: Session, mismatches: list[Mismatch]) -> bytes:
     """Phase 3: the touched keys and each final row; returns the recorded final rows' JSON."""
     recorded_json = to_json(record.final)
-    if recorded_json == session._touched_json():
+    if recorded_json == session.touched_json():
         return recorded_json
     final = session.touched()
     # Keys are typed: the integer 1 and the string "1" are different rows.

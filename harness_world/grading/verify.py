@@ -70,7 +70,13 @@ def resolve_world(record: Record) -> World:
 _UNENCODABLE = (RecursionError, TypeError, ValueError, OverflowError, msgspec.EncodeError)
 
 
-def verify(record: Record, world: World | None = None, task: Task | None = None) -> Verification:
+def verify(
+    record: Record,
+    world: World | None = None,
+    task: Task | None = None,
+    *,
+    work_limit: int | None = None,
+) -> Verification:
     """Replay a record and, if it verifies and a task is given, grade it.
 
     Args:
@@ -79,6 +85,10 @@ def verify(record: Record, world: World | None = None, task: Task | None = None)
         task: The task to grade against. Grading happens only for verified evidence, so an
             ungraded record never has a grade, and only when ``task`` is the task the record
             was made for (same id, world and hash); otherwise ``not_graded`` says why.
+        work_limit: The most rows replay may examine (None: no bound; see `replay`).
+
+    Raises:
+        ReplayBound: when replay examines more than ``work_limit`` rows.
     """
     if record.synthetic:  # diagnose: a fork's invented observation is not evidence
         seqs = ", ".join(str(x.seq) for x in record.synthetic)
@@ -93,7 +103,7 @@ def verify(record: Record, world: World | None = None, task: Task | None = None)
         except (WorldError, OSError) as exc:
             return Verification(evidence="lost", reason=f"world cannot be loaded: {exc}")
     try:
-        _, mismatches = replay(record, world)
+        _, mismatches = replay(record, world, work_limit=work_limit)
     except _UNENCODABLE as exc:  # an in-memory record never loaded under the file limits
         return Verification(
             evidence="ungraded",

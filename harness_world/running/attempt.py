@@ -15,7 +15,7 @@ import attrs
 import msgspec
 
 from harness_world.engine.calls import Observation
-from harness_world.engine.faults import attach_faults
+from harness_world.engine.faults import fault_policy
 from harness_world.engine.limits import clean_text
 from harness_world.engine.schemas import SchemaFormat, tool_schemas
 from harness_world.engine.session import Session
@@ -129,8 +129,8 @@ class Attempt:
     _sealed: bool = attrs.field(init=False, default=False)
 
     def __attrs_post_init__(self) -> None:
-        self._session = self.world.open_session(self.seed)
-        attach_faults(self._session, self.task.faults, self.seed)  # fault hook (seed 000)
+        faults = fault_policy(self.task.faults, self.seed)
+        self._session = self.world.open_session(self.seed, faults=faults)
         self._usage = {f: getattr(Usage(), f) for f in Usage.__struct_fields__}
         if self.limits is None:
             self.limits = AttemptLimits.from_task(self.task.budgets)
