@@ -9,12 +9,13 @@ verifies it by replay and grades it:
 - value ``C`` only for verified evidence whose grade passed; ``I`` otherwise (failed, ungraded,
   lost, or an attempt that ended in error or was interrupted);
 - metadata: ``evidence``, ``outcome``, ``grade``, ``failed`` (each failing criterion with its
-  reason), ``mismatches`` (when the record does not replay) and ``record`` (its path).
+  reason), ``reason`` (why the evidence is not verified) and ``record`` (the slot's path).
 
 Epoch ``e`` is sample ``e - 1`` with the seed `harness_world.run` would give it, so inspect's
-reducers and ``python -m harness_world report RUN`` (pass^k) count the same attempts. Re-scoring
-a log (``inspect score``) reads each record from disk again: a record edited since is judged as
-it now stands, and an edited record does not replay.
+reducers and ``python -m harness_world report RUN`` (pass^k) count the same attempts. Scoring
+judges the sample's slot of the run directory with the one `Verifier`, as ``verify RUN`` does:
+re-scoring a log (``inspect score``) reads each slot's record from disk again, never a path the
+log names, so a record edited, swapped in from another run or pointed elsewhere is ungraded.
 
 inspect validates tool arguments against the declared schema before a tool runs; a call it
 rejects never reaches the session and is not in the record (inspect's transcript shows it).
@@ -29,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import msgspec
 from inspect_ai import Task
 from inspect_ai.dataset import Sample
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, scorer, stderr
@@ -41,11 +41,11 @@ from harness_world.evidence.binding import append_index
 from harness_world.evidence.record import RecordContext, save_record
 from harness_world.grading.task import Task as HwTask
 from harness_world.grading.task import load_tasks
-from harness_world.grading.verify import Verification, verify_file
+from harness_world.grading.verifier import SlotResult, Verifier
 from harness_world.running.attempt import Attempt, AttemptEnded, AttemptLimits
 from harness_world.running.run import open_external_run as open_run_dir
 from harness_world.running.run import sample_seed
-from harness_world.running.rundir import record_path, scan_run
+from harness_world.running.rundir import load_manifest, record_path, scan_run, slot_for
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "hw_scorer", "hw_setup", "hw_task"]
 
@@ -279,29 +279,58 @@ def _executor(attempt: Attempt, name: str) -> Any:
 
 
 @scorer(metrics=[accuracy(), stderr()])
-def hw_scorer(plan: _Plan | None = None) -> Scorer:
-    """Seal the sample's attempt (if still open), save it, then verify and grade it from disk."""
+def hw_scorer(plan: _Plan | None = None, *, run: str | Path | None = None) -> Scorer:
+    """Seal the sample's attempt (if still open), save it, then judge its slot from disk.
+
+    The slot is the run directory's (task = the sample id, sample = epoch - 1), judged by the
+    one `Verifier` exactly as ``verify RUN`` judges it: the record at the slot's own path,
+    bound to the slot's seed, revision and index line. Nothing the log says (its record
+    path, its run metadata) is read: re-scoring a log judges the run directory the scorer is
+    given.
+
+    Args:
+        plan: The task's own plan (`hw_task` passes it): its run directory, worlds and tasks.
+        run: For re-scoring without the task (``inspect_score(log, hw_scorer(run=DIR))``):
+            the run directory, graded against the built-in tasks and worlds.
+    """
+    root = plan.out if plan is not None else (Path(run) if run is not None else None)
 
     async def score(state: TaskState, target: Target) -> Score:
         live = _LIVE.pop(state.uuid, None)
         if live is not None:
             _seal(live, state)
-        path_text = state.metadata.get(RECORD_KEY)
-        if not isinstance(path_text, str):
+        if root is None:
             return Score(
                 value=INCORRECT,
-                explanation="no record: the sample never opened an attempt (hw_setup not run)",
+                explanation="no run directory: give the scorer one (hw_scorer(run=DIR)); "
+                "the log's own paths are never trusted",
                 metadata={"evidence": "lost", "record": None},
             )
-        task = plan.tasks.get(str(state.sample_id)) if plan is not None else None
-        if task is None:
-            every = {t.id: t for t in load_tasks()}
-            task = every.get(str(state.sample_id))
-        world = plan.worlds.get(task.world) if plan is not None and task is not None else None
-        record, result = verify_file(path_text, world=world, task=task)
-        return _score(path_text, record.final_message if record else None, record, result)
+        return _judge_slot(root, plan, str(state.sample_id), state.epoch - 1)
 
     return score
+
+
+def _judge_slot(root: Path, plan: _Plan | None, task_id: str, sample: int) -> Score:
+    """The slot's `Verifier.judge`, as ``verify RUN`` gives it, turned into a score."""
+    try:
+        manifest = load_manifest(root)
+    except (FileNotFoundError, ValueError) as exc:
+        return Score(value=INCORRECT, explanation=f"lost: {exc}", metadata={"evidence": "lost"})
+    slot = slot_for(root, manifest, task_id, sample)
+    if slot is None:
+        return Score(
+            value=INCORRECT,
+            explanation=f"ungraded: {task_id!r} sample {sample} is no slot of {root}",
+            metadata={"evidence": "ungraded", "record": None},
+        )
+    tasks = plan.tasks if plan is not None else {t.id: t for t in load_tasks()}
+    verifier = Verifier(tasks=tasks, given=plan.worlds if plan is not None else {})
+    answers: list[str] = []
+    result = verifier.judge(
+        slot, manifest.sizes, observe=lambda _, seen: answers.append(seen.record.final_message)
+    )
+    return _score(result, answers[0] if answers else None)
 
 
 def _seal(live: _Live, state: TaskState) -> None:
@@ -321,23 +350,20 @@ def _seal(live: _Live, state: TaskState) -> None:
     scan_run(run_dir)
 
 
-def _score(path: str, answer: str | None, record: Any, result: Verification) -> Score:
-    grade = result.grade
-    outcome = record.outcome.status if record is not None else None
-    counted = outcome in ("completed", "turn_limit", "budget_limit")
-    passed = result.evidence == "verified" and counted and grade is not None and grade.passed
-    failed = (
-        [{"criterion": v.id, "reason": v.detail} for v in grade.verdicts if v.status == "failed"]
-        if grade is not None
-        else []
-    )
+def _score(result: SlotResult, answer: str | None) -> Score:
+    counted = result.outcome in ("completed", "turn_limit", "budget_limit")
+    passed = result.evidence == "verified" and counted and result.passed is True
+    failed = [
+        {"criterion": name, "reason": reason}
+        for name, _, reason in (entry.partition(": ") for entry in result.failed)
+    ]
     if result.evidence != "verified":
         explanation = f"{result.evidence}: {result.reason or 'the record does not replay'}"
-    elif grade is None:
-        explanation = "verified, not graded (the task is unknown or has changed)"
-    elif grade.passed and not counted:
-        explanation = f"verified and graded, but the attempt ended {outcome}: not counted"
-    elif grade.passed:
+    elif result.passed is None:
+        explanation = f"verified, not graded ({result.not_graded or 'no task'})"
+    elif result.passed and not counted:
+        explanation = f"verified and graded, but the attempt ended {result.outcome}: not counted"
+    elif result.passed:
         explanation = "verified; every automated criterion passed"
     else:
         explanation = "verified; failed " + "; ".join(
@@ -349,10 +375,10 @@ def _score(path: str, answer: str | None, record: Any, result: Verification) -> 
         explanation=explanation,
         metadata={
             "evidence": result.evidence,
-            "outcome": outcome,
-            "grade": None if grade is None else ("passed" if grade.passed else "failed"),
+            "outcome": result.outcome or None,
+            "grade": None if result.passed is None else ("passed" if result.passed else "failed"),
             "failed": failed,
-            "mismatches": [msgspec.to_builtins(m) for m in result.mismatches[:5]],
-            "record": path,
+            "reason": result.reason,
+            "record": result.path,
         },
     )

@@ -32,10 +32,11 @@ from harness_world.engine.world import World, WorldError, load_trusted_world
 from harness_world.errors import HarnessWorldError
 from harness_world.evidence.record import Record, RecordError, load_record
 from harness_world.grading.task import Task
+from harness_world.grading.verifier import SlotResult
 from harness_world.grading.verify import verify
 from harness_world.running.attempt import AttemptLimits
 from harness_world.running.oracles import load_oracles
-from harness_world.running.rundir import RunScan, SlotResult, load_manifest, write_json
+from harness_world.running.rundir import RunScan, load_manifest, write_json
 from harness_world.running.scripted import Script, run_script
 
 __all__ = [

@@ -29,7 +29,8 @@ import msgspec
 from harness_world.grading.layers import Layered, admit, layered
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.trusted import TrustedCompletion, trusted_completion
-from harness_world.running.rundir import VerifiedRecord, scan_run
+from harness_world.grading.verifier import VerifiedRecord
+from harness_world.running.rundir import scan_run
 from harness_world.stats import wilson_interval
 
 __all__ = ["ConditionsReport", "LayerFigures", "Rate", "conditions_report", "render_conditions"]

@@ -19,8 +19,9 @@ import msgspec
 
 from harness_world.errors import HarnessWorldError
 from harness_world.grading.task import Task
+from harness_world.grading.verifier import SlotResult
 from harness_world.running.crossed import CrossedManifest, load_crossed
-from harness_world.running.rundir import SlotResult, scan_run
+from harness_world.running.rundir import scan_run
 from harness_world.stats import StatsInputError, paired_cluster_bootstrap
 
 __all__ = ["CrossedComparison", "ProfileDifference", "compare_crossed", "render_crossed"]

@@ -18,7 +18,8 @@ from harness_world.engine.world import World, WorldError, load_trusted_world
 from harness_world.evidence.record import RecordError, load_record
 from harness_world.grading.advice import ADVISORIES, Advisory, advise
 from harness_world.grading.task import Task
-from harness_world.running.rundir import RunScan, VerifiedRecord
+from harness_world.grading.verifier import VerifiedRecord
+from harness_world.running.rundir import RunScan
 
 __all__ = [
     "AdviceObserver",

@@ -17,7 +17,8 @@ import msgspec
 
 from harness_world.errors import HarnessWorldError
 from harness_world.grading.task import Task
-from harness_world.running.rundir import SlotResult, scan_run
+from harness_world.grading.verifier import SlotResult
+from harness_world.running.rundir import scan_run
 from harness_world.running.sequential import load_sequence
 
 __all__ = ["DriftError", "DriftReport", "TaskDrift", "render_drift", "track_drift"]

@@ -42,7 +42,7 @@ from harness_world.evidence.record import Record, RecordError, load_record
 from harness_world.grading.checker import grade as grade_record
 from harness_world.grading.grade import Grade
 from harness_world.grading.task import Task, load_tasks
-from harness_world.running.rundir import SlotResult
+from harness_world.grading.verifier import SlotResult
 from harness_world.stats import Comparison, ProportionInterval, TaskTally, classify, wilson_interval
 
 __all__ = [

@@ -10,14 +10,8 @@ import numpy as np
 
 from harness_world.engine.world import World
 from harness_world.grading.task import Task
-from harness_world.running.rundir import (
-    Observer,
-    RunCounts,
-    RunManifest,
-    RunScan,
-    SlotResult,
-    scan_run,
-)
+from harness_world.grading.verifier import Observer, SlotResult
+from harness_world.running.rundir import RunCounts, RunManifest, RunScan, scan_run
 from harness_world.stats import (
     PassKSummary,
     ProportionInterval,
@@ -159,9 +153,7 @@ def run_rows(
     ``folders`` are as in `scan_run` (the verifier's own tasks and worlds, by default the
     built-in ones).
     """
-    scan = scan_run(
-        out, tasks, write_counts=False, worlds=worlds, observe=observe, folders=folders
-    )
+    scan = scan_run(out, tasks, write_counts=False, worlds=worlds, observe=observe, folders=folders)
     return rows_of(scan, config), scan.manifest
 
 

@@ -17,7 +17,7 @@ from harness_world.analysis.trace_record import TraceCall, TraceRecord, raw_text
 from harness_world.engine.calls import WriteImage
 from harness_world.evidence.record import UserTurn
 from harness_world.grading.grade import Grade
-from harness_world.running.rundir import SlotResult
+from harness_world.grading.verifier import SlotResult
 
 __all__ = ["attempt_state", "shorten", "trace_fragment"]
 

@@ -23,7 +23,8 @@ import msgspec
 from harness_world.evidence.record import Record, RecordError, load_record
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.trusted import TrustedCompletion, trusted_completion
-from harness_world.running.rundir import VerifiedRecord, scan_run
+from harness_world.grading.verifier import VerifiedRecord
+from harness_world.running.rundir import scan_run
 from harness_world.stats import StatsInputError, mcnemar_midp, pass_hat_k
 
 __all__ = [

@@ -26,11 +26,12 @@ from harness_world.coverage.mutants import load_mutants
 from harness_world.engine.world import load_world
 from harness_world.evidence.record import record_digest
 from harness_world.grading.task import Task, load_tasks
+from harness_world.grading.verifier import SlotResult
 from harness_world.grading.verify import verify
 from harness_world.running.attempt import Attempt
 from harness_world.running.oracles import load_routes, route_name
 from harness_world.running.run import run
-from harness_world.running.rundir import MANIFEST, SlotResult, load_manifest
+from harness_world.running.rundir import MANIFEST, load_manifest
 from harness_world.running.scripted import Script, ScriptContext, run_script
 
 __all__ = ["DEMO_WORLDS", "DemoAgent", "demo_agent", "register"]
@@ -218,8 +219,7 @@ def main(args: argparse.Namespace) -> int:
     result = run(tasks, agent, samples=agent.samples, out=args.out)
     rows = _rows(result.slots, agent)
     expected = all(
-        (r["grade"] == "passed") == (not r["mistake"]) and r["evidence"] == "verified"
-        for r in rows
+        (r["grade"] == "passed") == (not r["mistake"]) and r["evidence"] == "verified" for r in rows
     )
     tampered = _tampered_example()
     if args.json:

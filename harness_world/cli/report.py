@@ -24,7 +24,8 @@ from harness_world.cli.drift import add_drift_option, drift_command  # issue 19
 from harness_world.cli.tau2 import add_data_option, data_sources  # tau2
 from harness_world.engine.world import WorldError
 from harness_world.grading.task import Task, TaskError
-from harness_world.running.rundir import Observer, VerifiedRecord, scan_run
+from harness_world.grading.verifier import Observer, VerifiedRecord
+from harness_world.running.rundir import scan_run
 from harness_world.stats import ProportionInterval, RunRow
 
 __all__ = ["register"]

@@ -29,6 +29,7 @@ from harness_world.engine.plugins import PluginError, import_path
 from harness_world.engine.world import World, WorldError, load_world
 from harness_world.evidence.signing import SigningError, check_private_key, sign_run
 from harness_world.grading.task import Task, TaskError
+from harness_world.grading.verifier import SlotResult
 from harness_world.grading.worlds import WorldChoice
 from harness_world.openai_agent import AsyncOpenAIAgent, OpenAIAgent
 from harness_world.running.agents import Agent, ScriptedAgent, oracle_agent
@@ -38,7 +39,6 @@ from harness_world.running.rayrun import RayTasksLost
 from harness_world.running.reference_agents import REFERENCE_AGENT_NAMES, reference_agent
 from harness_world.running.revision import RevisionMismatch
 from harness_world.running.run import RunProgress, RunResult, run
-from harness_world.running.rundir import SlotResult
 
 __all__ = ["register"]
 

@@ -15,16 +15,32 @@ import attrs
 
 from harness_world.cli._output import Progress, render_table
 from harness_world.cli._progress import verify_progress
-from harness_world.cli.tau2 import add_data_option, data_sources  # tau2
-from harness_world.engine.world import World, WorldError, load_trusted_world, load_world
-from harness_world.evidence.record import Record, RecordError, load_record
+from harness_world.cli.tau2 import add_data_option, data_sources
+from harness_world.engine.limits import REPLAY_CALLS, REPLAY_WORK
+from harness_world.errors import HarnessWorldError
+from harness_world.evidence.binding import read_index
+from harness_world.evidence.record import RecordError, load_record
 from harness_world.grading.task import Task, TaskError, load_tasks
-from harness_world.grading.verify import Verification, verify
+from harness_world.grading.verifier import (
+    FileVerdict,
+    SlotResult,
+    TrustRoot,
+    Verifier,
+    WorldRefused,
+)
+from harness_world.grading.verify import Verification
 from harness_world.running.pins import Pins, check_pins, load_pins
-from harness_world.running.rundir import MANIFEST, RunScan, SlotResult, record_path, scan_run
+from harness_world.running.rundir import (
+    MANIFEST,
+    RunManifest,
+    load_manifest,
+    plan_slots,
+    record_path,
+    scan_run,
+)
 
-if TYPE_CHECKING:  # rayverify: the module itself is imported only with --executor ray
-    from harness_world.running.rayverify import FileVerdict, RayVerifier
+if TYPE_CHECKING:  # Ray's module is imported only with --executor ray
+    from harness_world.running.rayverify import RayVerifier
 
 __all__ = ["discover_records", "register"]
 
@@ -92,11 +108,32 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_data_option(parser)  # tau2: runs of `tau2 run --out`
     parser.add_argument("--require-pass", action="store_true", help="exit 1 when any grade failed")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument(  # issue 20
+    parser.add_argument(
         "--quiet", action="store_true", help="no progress display (the report is still printed)"
     )
-    _add_executor_options(parser)  # rayverify
+    _add_bound_options(parser)
+    _add_executor_options(parser)
     parser.set_defaults(handler=run)
+
+
+def _add_bound_options(parser: argparse.ArgumentParser) -> None:
+    """How much one record may cost to replay: checked before and during its replay."""
+    parser.add_argument(
+        "--max-calls",
+        type=int,
+        default=REPLAY_CALLS,
+        metavar="N",
+        help="refuse (ungraded, not replayed) a record with more calls than N or than its "
+        f"task's tool_calls budget, whichever is lower (default: {REPLAY_CALLS})",
+    )
+    parser.add_argument(
+        "--max-work",
+        type=int,
+        default=REPLAY_WORK,
+        metavar="ROWS",
+        help="stop replaying a record (lost) once its calls have examined more than ROWS "
+        f"rows through selects, pages and reads (default: {REPLAY_WORK:_})",
+    )
 
 
 def _add_scope_options(parser: argparse.ArgumentParser) -> None:
@@ -111,7 +148,7 @@ def _add_scope_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_executor_options(parser: argparse.ArgumentParser) -> None:  # rayverify
+def _add_executor_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--executor",
         choices=("local", "ray"),
@@ -158,57 +195,14 @@ def discover_records(paths: list[Path]) -> list[Path]:
     return found
 
 
-class _InputError(Exception):
+class _InputError(HarnessWorldError, ValueError):
     """A usage or input problem: one ``error:`` line, exit 2."""
-
-
-@attrs.define(slots=True)
-class _Worlds:
-    """Worlds the verifier trusts: an explicit --world, else built-in ones by name and size."""
-
-    args: argparse.Namespace
-    cache: dict[tuple[str, str], World] = attrs.field(factory=dict)
-
-    def explicit(self, size: str) -> World:
-        """The --world the verifier passed, at ``size`` (or --size / --seed-file).
-
-        Raises:
-            _InputError: when it cannot be loaded (the verifier's own input is wrong).
-        """
-        size = self.args.size or size
-        key = ("--world", size)
-        if key not in self.cache:
-            try:
-                self.cache[key] = load_world(
-                    self.args.world, size=size, seed_file=self.args.seed_file
-                )
-            except (WorldError, OSError) as exc:
-                raise _InputError(f"--world {self.args.world}: {exc}") from None
-        return self.cache[key]
-
-    def named(self, name: str, size: str) -> World:
-        """A world by name and size within the trust root (the --world when given)."""
-        if self.args.world:
-            return self.explicit(size)
-        key = (name, size)
-        if key not in self.cache:
-            self.cache[key] = load_trusted_world(name, size, seed_file=self.args.seed_file)
-        return self.cache[key]
-
-    def for_record(self, record: Record) -> World:
-        """The world to replay ``record`` against; never a path the record names.
-
-        Raises:
-            WorldError: when the record names no built-in world or an undeclared size.
-        """
-        return self.named(record.world.name, record.world.size)
 
 
 @attrs.frozen(slots=True)
 class _Plan:
     runs: list[Path]
     files: list[Path]
-    tasks: dict[str, Task] | None
     duplicates: list[Path] = attrs.field(factory=list)
 
 
@@ -226,14 +220,17 @@ def _plan(args: argparse.Namespace) -> _Plan:
         raise _InputError(f"no record files under {', '.join(map(str, args.paths))}")
     if args.trust_key and files:
         raise _InputError("--trust-key checks run directories only (their signed index)")
-    if args.tau2_data is not None:  # tau2: τ²'s world and tasks, chosen by the verifier
-        tasks = None if args.no_grade else _tau2_tasks(args)
-        return _Plan(runs=runs, files=files, tasks=tasks, duplicates=duplicates)
+    return _Plan(runs=runs, files=files, duplicates=duplicates)
+
+
+def _tasks(args: argparse.Namespace) -> dict[str, Task] | None:
+    """The verifier's tasks (None with ``--no-grade``): ``--tasks``, τ²'s, or the built-in."""
+    if args.tau2_data is not None:  # τ²'s world and tasks, chosen by the verifier
+        return None if args.no_grade else _tau2_tasks(args)
     try:
-        tasks = None if args.no_grade else {t.id: t for t in load_tasks(folder=args.tasks)}
+        return None if args.no_grade else {t.id: t for t in load_tasks(folder=args.tasks)}
     except (OSError, ValueError, TaskError) as exc:
         raise _InputError(f"--tasks: {exc}") from None
-    return _Plan(runs=runs, files=files, tasks=tasks, duplicates=duplicates)
 
 
 def _refuse_unmanifested(args: argparse.Namespace, runs: list[Path]) -> None:
@@ -285,15 +282,12 @@ def _tau2_tasks(args: argparse.Namespace) -> dict[str, Task]:
 
 def run(args: argparse.Namespace) -> int:
     """Verify every record found under the given paths; run directories slot by slot."""
-    worlds = _Worlds(args)
     try:
-        _check_executor(args)  # rayverify
+        _check_executor(args)
         plan = _plan(args)
-        pins = _pins(args, plan, worlds)
-        with _executor(args, plan) as remote:  # rayverify: None runs here
-            rows = [row for root in plan.runs for row in _verify_run(root, plan, worlds, remote)]
-            rows += _verify_files(plan, worlds, quiet=args.quiet, as_json=args.json, remote=remote)
-    except _InputError as exc:
+        refused = _unsigned(plan.runs, args)
+        rows, pins = _judge(plan, refused, args)
+    except (_InputError, WorldRefused) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if pins is not None:
@@ -326,7 +320,49 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_executor(args: argparse.Namespace) -> None:  # rayverify
+def _unsigned(runs: list[Path], args: argparse.Namespace) -> dict[Path, list[dict[str, Any]]]:
+    """Provenance first: the rows of every run whose manifest or signature fails, unreplayed.
+
+    Every manifest is read (and checked against its revision) before any task is loaded or
+    record replayed; with ``--trust-key`` a run whose signature does not verify is reported
+    slot by slot as ``ungraded`` here, and nothing of it is replayed.
+    """
+    refused: dict[Path, list[dict[str, Any]]] = {}
+    for root in runs:
+        try:
+            manifest = load_manifest(root)
+        except (FileNotFoundError, ValueError) as exc:
+            raise _InputError(str(exc)) from None
+        problem = _provenance(root, manifest, args.trust_key) if args.trust_key else ""
+        if problem:
+            slots = [s.result("ungraded", reason=problem) for s in plan_slots(root, manifest)]
+            refused[root] = [_slot_row(s) for s in slots] + _stray_rows(root, manifest, slots)
+    return refused
+
+
+def _judge(
+    plan: _Plan, refused: dict[Path, list[dict[str, Any]]], args: argparse.Namespace
+) -> tuple[list[dict[str, Any]], Pins | None]:
+    """The rows of every run and file, in order; tasks are loaded only if anything is judged."""
+    if not plan.files and all(root in refused for root in plan.runs) and args.pin is None:
+        return [row for root in plan.runs for row in refused[root]], None
+    for option, value in (("--max-calls", args.max_calls), ("--max-work", args.max_work)):
+        if value < 1:
+            raise _InputError(f"{option} must be at least 1, not {value}")
+    tasks = _tasks(args)
+    root = TrustRoot.of(args.world, args.size, args.seed_file)
+    verifier = Verifier(root, tasks, max_calls=args.max_calls, max_work=args.max_work)
+    pins = _pins(args, tasks, verifier)
+    rows: list[dict[str, Any]] = []
+    with _executor(args, verifier) as remote:
+        for run_dir in plan.runs:
+            judged = refused.get(run_dir)
+            rows += judged if judged is not None else _verify_run(run_dir, args, verifier, remote)
+        rows += _verify_files(plan, verifier, args, remote=remote)
+    return rows, pins
+
+
+def _check_executor(args: argparse.Namespace) -> None:
     """``--address`` and ``--ray-batch`` need ``--executor ray``, which needs Ray."""
     if args.executor != "ray":
         for option, value in (("--address", args.address), ("--ray-batch", args.ray_batch)):
@@ -340,33 +376,31 @@ def _check_executor(args: argparse.Namespace) -> None:  # rayverify
 
 
 @contextmanager
-def _executor(args: argparse.Namespace, plan: _Plan) -> Iterator[RayVerifier | None]:  # rayverify
-    """With ``--executor ray``, a verifier on Ray given your own worlds and tasks; else None."""
+def _executor(args: argparse.Namespace, verifier: Verifier) -> Iterator[RayVerifier | None]:
+    """With ``--executor ray``, the verifier mapped over Ray; else None (judged here)."""
     if args.executor != "ray":
         yield None
         return
     from ray.exceptions import RayError
 
     from harness_world.running.rayrun import RayUnavailable
-    from harness_world.running.rayverify import WorldChoice, ray_verifier
+    from harness_world.running.rayverify import ray_verifier
 
-    choice = WorldChoice.of(args.world, args.size, args.seed_file)
     try:
-        with ray_verifier(
-            address=args.address, choice=choice, tasks=plan.tasks, batch=args.ray_batch
-        ) as verifier:
-            yield verifier
+        with ray_verifier(verifier, address=args.address, batch=args.ray_batch) as remote:
+            yield remote
     except RayUnavailable as exc:
         raise _InputError(str(exc)) from None
     except RayError as exc:  # a worker died or the cluster went away: no verdict, exit 2
         first = (str(exc).strip().splitlines() or [""])[0][:300]
         raise _InputError(
-            f"a Ray task failed, so nothing is reported as verified ({type(exc).__name__}: "
-            f"{first})"
+            f"a Ray task failed, so nothing is reported as verified ({type(exc).__name__}: {first})"
         ) from None
 
 
-def _pins(args: argparse.Namespace, plan: _Plan, worlds: _Worlds) -> Pins | None:
+def _pins(
+    args: argparse.Namespace, tasks: dict[str, Task] | None, verifier: Verifier
+) -> Pins | None:
     """The --pin file, checked against the verifier's own worlds and tasks before any work."""
     if args.pin is None:
         return None
@@ -374,7 +408,7 @@ def _pins(args: argparse.Namespace, plan: _Plan, worlds: _Worlds) -> Pins | None
         pins = load_pins(args.pin)
     except ValueError as exc:
         raise _InputError(f"--pin: {exc}") from None
-    problems = check_pins(pins, worlds.named, plan.tasks)
+    problems = check_pins(pins, verifier.world, tasks)
     if problems:
         raise _InputError("refused by --pin: " + "; ".join(problems))
     return pins
@@ -392,124 +426,95 @@ def _unpinned(rows: list[dict[str, Any]], pins: Pins) -> None:
             )
 
 
+def _live(args: argparse.Namespace, total: int) -> Any:
+    """``verify``'s progress over ``total`` records (live on a terminal, else a counter)."""
+    plain = Progress(
+        total, "verifying", enabled=not args.json and total >= 20 and sys.stderr.isatty()
+    )
+    return verify_progress(total, plain, quiet=args.quiet, json=args.json)
+
+
 def _verify_files(
     plan: _Plan,
-    worlds: _Worlds,
+    verifier: Verifier,
+    args: argparse.Namespace,
     *,
-    quiet: bool,
-    as_json: bool,
-    remote: RayVerifier | None = None,  # rayverify
+    remote: RayVerifier | None = None,
 ) -> list[dict[str, Any]]:
     files = plan.files
-    progress = Progress(
-        len(files), "verifying", enabled=not as_json and len(files) >= 20 and sys.stderr.isatty()
-    )
-    live = verify_progress(len(files), progress, quiet=quiet, json=as_json)  # issue 20
-    if remote is not None:  # rayverify: the same rows, verified on Ray
-        return _verify_files_on_ray(files, remote, live.advance)
+    live = _live(args, len(files))
+
+    def arrived(index: int, verdict: FileVerdict) -> None:
+        live.advance(files[index].name, _file_row(verdict))
+
+    if remote is not None:
+        return [_file_row(v) for v in remote.files(files, arrived)]
     rows: list[dict[str, Any]] = []
-    for path in files:
-        record, result = _verify_one(path, plan, worlds)
-        rows.append(_row(path, record, result))
-        live.advance(path.name, rows[-1])  # issue 20
+    for index, path in enumerate(files):
+        verdict = verifier.check_file(path)
+        if verdict.refused:
+            raise WorldRefused(verdict.refused)
+        arrived(index, verdict)
+        rows.append(_file_row(verdict))
     return rows
 
 
-def _verify_files_on_ray(  # rayverify
-    files: list[Path], remote: RayVerifier, advance: Any
-) -> list[dict[str, Any]]:
-    """Record files verified in batches on Ray; rows as the local verifier makes them."""
-    from harness_world.running.rayverify import WorldRefused
-
-    def row(verdict: FileVerdict) -> dict[str, Any]:
-        about = (verdict.task_id, verdict.sample, verdict.outcome) if verdict.read else None
-        return _row_of(verdict.path, about, verdict.verification)
-
-    def arrived(index: int, verdict: FileVerdict) -> None:
-        advance(files[index].name, row(verdict))  # issue 20: progress as batches end
-
-    try:
-        return [row(v) for v in remote.files(files, arrived)]
-    except WorldRefused as exc:
-        raise _InputError(str(exc)) from None
-
-
-def _verify_one(path: Path, plan: _Plan, worlds: _Worlds) -> tuple[Record | None, Verification]:
-    """One record file, isolated: whatever goes wrong ends this record only."""
-    try:
-        record = load_record(path)
-    except RecordError as exc:
-        return None, Verification(evidence="lost", reason=str(exc))
-    try:
-        world = worlds.for_record(record)
-    except WorldError as exc:
-        return record, Verification(evidence="lost", reason=f"world cannot be loaded: {exc}")
-    task = plan.tasks.get(record.task_id) if plan.tasks is not None else None
-    try:
-        return record, verify(record, world=world, task=task)
-    except Exception as exc:  # a hostile record never ends the batch
-        return record, Verification(evidence="lost", reason=f"{type(exc).__name__}: {exc}")
+def _file_row(verdict: FileVerdict) -> dict[str, Any]:
+    about = (verdict.task_id, verdict.sample, verdict.outcome) if verdict.read else None
+    return _row_of(verdict.path, about, verdict.verification)
 
 
 def _verify_run(
-    root: Path, plan: _Plan, worlds: _Worlds, remote: RayVerifier | None = None
+    root: Path, args: argparse.Namespace, verifier: Verifier, remote: RayVerifier | None = None
 ) -> list[dict[str, Any]]:
     """Every slot of a run directory, each record checked against its slot; strays listed."""
-    given: dict[str, World] = {}
-    sizes: dict[str, str] = {}  # rayverify: --world's size, by its world's name
-    try:
-        if worlds.args.world:
-            from harness_world.running.rundir import load_manifest
-
-            declared = list(load_manifest(root).sizes.values())
-            world = worlds.explicit(declared[0] if declared else "small")
-            given[world.name] = world
-            sizes[world.name] = worlds.args.size or (declared[0] if declared else "small")
-        if remote is not None:  # rayverify: the same scan, its slots judged on Ray
-            scan = remote.scan(root, given=sizes)
-        else:
-            scan = scan_run(
-                root,
-                plan.tasks.values() if plan.tasks is not None else [],
-                write_counts=False,
-                worlds=given,
-            )
-    except (FileNotFoundError, ValueError) as exc:
-        raise _InputError(str(exc)) from None
-    rows = [_slot_row(slot) for slot in scan.slots]
-    rows += [_stray_row(path) for path in _strays(root, scan)]
-    if worlds.args.trust_key:
-        unsigned = _provenance(root, scan, worlds.args.trust_key)
-        if unsigned:
-            for row in rows:
-                row.update(evidence="ungraded", grade="–", first_problem=unsigned, reasons=[])
-    return rows
+    manifest = load_manifest(root)
+    verifier.explicit_name()  # the verifier's own --world loads, or nothing is judged
+    live = _live(args, len(manifest.tasks) * manifest.samples)
+    scan = scan_run(
+        root,
+        verifier=verifier,
+        write_counts=False,
+        mapper=remote.map_slots if remote is not None else None,
+        progress=lambda slot: live.advance(Path(slot.path).name, _slot_row(slot)),
+    )
+    return [_slot_row(slot) for slot in scan.slots] + _stray_rows(root, manifest, scan.slots)
 
 
-def _provenance(root: Path, scan: RunScan, key: Path) -> str:
+def _provenance(root: Path, manifest: RunManifest, key: Path) -> str:
     """Why the run is not signed by the trusted key, as a row's problem (empty when it is)."""
     from harness_world.evidence.signing import SigningError, check_run_signature
 
     try:
-        problem = check_run_signature(root, scan.manifest.revision.id, key)
+        problem = check_run_signature(root, manifest.revision.id, key)
     except SigningError as exc:
         raise _InputError(f"--trust-key: {exc}") from None
     return f"provenance: {problem}" if problem else ""
 
 
-def _strays(root: Path, scan: RunScan) -> list[Path]:
+def _stray_rows(root: Path, manifest: RunManifest, slots: list[SlotResult]) -> list[dict[str, Any]]:
+    """Rows for what a run directory holds beyond its schedule: record files and index lines."""
+    rows = [_stray_row(str(path), _STRAY_FILE) for path in _strays(root, manifest, slots)]
+    scheduled = {(s.task_id, s.sample) for s in slots}
+    index, _ = read_index(root)
+    for task_id, sample in sorted(set(index) - scheduled):
+        rows.append(_stray_row(f"{root / 'index.jsonl'} [{task_id}/{sample}]", _STRAY_LINE))
+    return rows
+
+
+def _strays(root: Path, manifest: RunManifest, slots: list[SlotResult]) -> list[Path]:
     """Record files in a run directory that are no scheduled slot and no kept failed try."""
-    slots = {Path(s.path) for s in scan.slots}
+    paths = {Path(s.path) for s in slots}
     # Earlier tries kept beside a slot: retried infrastructure failures (`run`) and attempts
     # an MCP client abandoned before the slot was served again.
     tries = {
         p
-        for task_id in scan.manifest.tasks
-        for sample in range(scan.manifest.samples)
+        for task_id in manifest.tasks
+        for sample in range(manifest.samples)
         for kind in ("failed", "interrupted")
         for p in record_path(root, task_id, sample).parent.glob(f"{sample}.{kind}-*.json")
     }
-    return [p for p in discover_records([root]) if p not in slots and p not in tries]
+    return [p for p in discover_records([root]) if p not in paths and p not in tries]
 
 
 def _slot_row(slot: SlotResult) -> dict[str, Any]:
@@ -534,10 +539,13 @@ def _slot_row(slot: SlotResult) -> dict[str, Any]:
     }
 
 
-def _stray_row(path: Path) -> dict[str, Any]:
-    problem = "not a scheduled slot of this run (a foreign or duplicated record)"
+_STRAY_FILE = "not a scheduled slot of this run (a foreign or duplicated record)"
+_STRAY_LINE = "an index line for a slot this run does not schedule (the manifest was cut?)"
+
+
+def _stray_row(path: str, problem: str) -> dict[str, Any]:
     return {
-        "path": str(path),
+        "path": path,
         "task": "",
         "sample": "",
         "outcome": "",
@@ -590,11 +598,6 @@ def _print_table(
     if not_reviewed:
         line += f"; {not_reviewed} prose criteria not reviewed"
     print(line)
-
-
-def _row(path: Path, record: Record | None, result: Verification) -> dict[str, Any]:
-    about = (record.task_id, record.sample, record.outcome.status) if record else None
-    return _row_of(str(path), about, result)  # rayverify: rows from Ray's verdicts too
 
 
 def _row_of(path: str, about: tuple[str, int, str] | None, result: Verification) -> dict[str, Any]:

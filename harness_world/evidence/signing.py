@@ -13,6 +13,7 @@ that signature against a public key the verifier trusts. Keys are PEM files, e.g
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ __all__ = [
     "check_run_signature",
     "manifest_scope_sha256",
     "sign_run",
+    "write_keypair",
 ]
 
 SIGNATURE = "index.sig.json"
@@ -49,8 +51,8 @@ class RunSignature(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         index_sha256: SHA-256 of the exact bytes of ``index.jsonl`` when signed (signed).
         manifest_sha256: SHA-256 of the manifest's scope, canonically encoded (signed; see
             `manifest_scope_sha256`).
-        public_key: The signer's raw Ed25519 public key, hex (informative: the verifier uses
-            the key it trusts, never this one).
+        public_key: The signer's raw Ed25519 public key, hex. The verifier checks with the
+            key it trusts, never this one, and refuses a file naming any other key.
         signature: The Ed25519 signature, hex.
     """
 
@@ -119,6 +121,38 @@ def _raw_public(key: Any) -> str:
     return raw.hex()
 
 
+def write_keypair(private_file: Path, public_file: Path) -> None:
+    """Make a fresh Ed25519 key pair for ``run --sign-key`` and ``verify --trust-key``.
+
+    The private key is PKCS#8 PEM, created readable by its owner only; the public key is
+    SubjectPublicKeyInfo PEM.
+
+    Raises:
+        SigningError: when the ``[sign]`` extra is missing.
+        FileExistsError: when either file exists (a key is never overwritten).
+    """
+    serialization = _serialization()
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    for path in (private_file, public_file):
+        if path.exists():
+            raise FileExistsError(f"{path}: exists; a key is never overwritten")
+    key = ed25519.Ed25519PrivateKey.generate()
+    secret = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    descriptor = os.open(private_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(secret)
+    public_file.write_bytes(
+        key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    )
+
+
 def check_private_key(key_file: Path) -> None:
     """Check before any work that ``key_file`` holds a usable Ed25519 private key.
 
@@ -169,6 +203,8 @@ def check_run_signature(out: Path, revision: str, public_key_file: Path) -> str:
         return f"no valid signature: {exc}"
     if signature.revision != revision:
         return "the signature is for another revision"
+    if signature.public_key != _raw_public(key):
+        return "the signature names another signer's key than the trusted one"
     if hashlib.sha256(index).hexdigest() != signature.index_sha256:
         return "the index changed since it was signed"
     if scope != signature.manifest_sha256:

@@ -17,6 +17,14 @@ from harness_world.grading.task import (
     load_tasks,
     select_targets,
 )
+from harness_world.grading.verifier import (
+    FileVerdict,
+    Slot,
+    SlotResult,
+    TrustRoot,
+    Verifier,
+    WorldRefused,
+)
 from harness_world.grading.verify import Verification, task_mismatch, verify, verify_file
 
 __all__ = [
@@ -29,13 +37,19 @@ __all__ = [
     "Condition",
     "CriterionKind",
     "CriterionVerdict",
+    "FileVerdict",
     "Grade",
     "Requirement",
+    "Slot",
+    "SlotResult",
     "Target",
     "Task",
     "TaskError",
+    "TrustRoot",
     "VerdictStatus",
     "Verification",
+    "Verifier",
+    "WorldRefused",
     "advise",
     "grade",
     "load_task",

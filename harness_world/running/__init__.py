@@ -30,14 +30,7 @@ from harness_world.running.oracles import load_oracles
 from harness_world.running.precheck import Feasibility, precheck
 from harness_world.running.revision import Revision, RevisionMismatch, make_revision
 from harness_world.running.run import RunProgress, RunResult, run, sample_seed
-from harness_world.running.rundir import (
-    RunCounts,
-    RunManifest,
-    RunScan,
-    SlotResult,
-    load_manifest,
-    scan_run,
-)
+from harness_world.running.rundir import RunCounts, RunManifest, RunScan, load_manifest, scan_run
 from harness_world.running.scripted import (
     Script,
     ScriptContext,
@@ -72,7 +65,6 @@ __all__ = [
     "Script",
     "ScriptContext",
     "ScriptedAgent",
-    "SlotResult",
     "UserSimulator",
     "bound_messages",
     "drive",

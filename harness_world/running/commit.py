@@ -34,7 +34,7 @@ import msgspec
 
 from harness_world.evidence.binding import INDEX, IndexEntry
 from harness_world.evidence.record import Record, encode_record, write_atomically
-from harness_world.running.rundir import SlotResult
+from harness_world.grading.verifier import SlotResult
 
 __all__ = ["CommitRouter", "Committer", "Finished", "GroupCommit", "finished", "remove_temporaries"]
 

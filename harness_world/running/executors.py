@@ -22,6 +22,7 @@ import attrs
 from harness_world.engine.world import World, load_world
 from harness_world.evidence.record import Record, RecordContext, save_record
 from harness_world.grading.task import Task
+from harness_world.grading.verifier import SlotResult, judge_record
 from harness_world.running.agents import Agent, drive
 from harness_world.running.attempt import (
     Attempt,
@@ -30,7 +31,7 @@ from harness_world.running.attempt import (
     InfrastructureError,
 )
 from harness_world.running.commit import Committer, Finished, finished
-from harness_world.running.rundir import SlotResult, judge_record, record_path, sample_seed
+from harness_world.running.rundir import record_path, sample_seed
 
 __all__ = [
     "RunProgress",

@@ -31,8 +31,9 @@ import msgspec
 from harness_world.engine.world import load_world
 from harness_world.errors import HarnessWorldError
 from harness_world.evidence.binding import IndexEntry
-from harness_world.evidence.record import RecordError, encode_record, load_record, write_atomically
+from harness_world.evidence.record import encode_record, write_atomically
 from harness_world.grading.task import Task
+from harness_world.grading.verifier import SlotResult, judge_record, retry_cost
 from harness_world.running.agents import Agent, drive
 from harness_world.running.attempt import AttemptLimits
 from harness_world.running.commit import Committer, Finished, finished
@@ -43,7 +44,7 @@ from harness_world.running.executors import (
     is_async_agent,
     open_attempt,
 )
-from harness_world.running.rundir import SlotResult, judge_record, record_path
+from harness_world.running.rundir import record_path
 
 __all__ = [
     "RayTasksLost",
@@ -202,14 +203,10 @@ def _with_retries(unit: Unit, result: SlotResult) -> SlotResult:
     if unit.try_number == 0:
         return result
     path = record_path(unit.out, unit.task.id, unit.sample)
-    cost = 0.0
-    for n in range(1, unit.try_number + 1):
-        try:
-            spent = load_record(path.with_name(f"{unit.sample}.failed-{n}.json")).usage
-        except RecordError:
-            continue
-        cost += spent.cost + spent.uncertain_cost
-    return msgspec.structs.replace(result, retried=unit.try_number, retry_cost=cost)
+    earlier = [
+        path.with_name(f"{unit.sample}.failed-{n}.json") for n in range(1, unit.try_number + 1)
+    ]
+    return msgspec.structs.replace(result, retried=unit.try_number, retry_cost=retry_cost(earlier))
 
 
 def _share_plugins(ray: Any) -> None:

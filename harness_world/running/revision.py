@@ -14,7 +14,14 @@ from harness_world.engine.world import World
 from harness_world.errors import HarnessWorldError
 from harness_world.grading.task import Task
 
-__all__ = ["Revision", "RevisionMismatch", "build_identity", "diff_revisions", "make_revision"]
+__all__ = [
+    "Revision",
+    "RevisionMismatch",
+    "build_identity",
+    "diff_revisions",
+    "make_revision",
+    "revision_problem",
+]
 
 _PACKAGE = Path(__file__).resolve().parents[1]
 
@@ -87,6 +94,28 @@ def make_revision(
         values[f"task:{task.id}"] = task.hash
     components = {name: sha256_hex(to_json(value)) for name, value in sorted(values.items())}
     return Revision(id=sha256_hex(to_json(components)), components=components, values=values)
+
+
+def revision_problem(revision: Revision, *, tasks: Sequence[str], samples: int, seed: int) -> str:
+    """Why ``revision`` is not the revision of a run of these tasks, samples and seed.
+
+    The id must be the hash of the components, each component the hash of its value, and the
+    values of ``tasks``, ``samples`` and ``seed`` must be the ones given (a manifest's own
+    fields): a manifest whose schedule was edited under an unchanged revision is refused.
+    Empty when it holds.
+    """
+    if sha256_hex(to_json(revision.components)) != revision.id:
+        return "the revision id is not the hash of its components"
+    for name, value in revision.values.items():
+        if revision.components.get(name) != sha256_hex(to_json(value)):
+            return f"component {name!r} does not hash its value"
+    schedule = {"tasks": sorted(tasks), "samples": samples, "seed": seed}
+    for name, value in schedule.items():
+        if name not in revision.values:
+            return f"the revision has no value for {name!r}"
+        if to_json(revision.values[name]) != to_json(value):
+            return f"the schedule's {name} differ from the revision's"
+    return ""
 
 
 def diff_revisions(before: Revision, after: Revision) -> list[str]:

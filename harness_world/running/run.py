@@ -17,6 +17,7 @@ from harness_world.engine.world import World, load_world
 from harness_world.evidence.binding import read_index
 from harness_world.evidence.record import RecordError, load_record
 from harness_world.grading.task import Task
+from harness_world.grading.verifier import SlotResult
 from harness_world.grading.worlds import WorldChoice, choose_worlds
 from harness_world.running.agents import Agent
 from harness_world.running.asyncrun import execute_concurrently
@@ -37,7 +38,6 @@ from harness_world.running.revision import Revision, make_revision
 from harness_world.running.rundir import (
     RunCounts,
     RunManifest,
-    SlotResult,
     open_run_directory,
     record_path,
     sample_seed,

@@ -6,8 +6,9 @@ the attempt ends; tries whose infrastructure failed beside it as ``<sample>.fail
 ``index.jsonl`` (the append-only binding of each slot to its record's digest, written ahead of
 the record), ``pins.json`` (world and task hashes, for ``verify --pin``), optionally
 ``index.sig.json`` (an Ed25519 signature over the index) and ``counts.json`` (what happened to
-every scheduled slot). Each record is judged against its slot: task, sample, derived seed, the
-manifest's revision and the slot's indexed digest. `scan_run` is the only walk over a run
+every scheduled slot). `plan_slots` reads what binds each record to its slot (task, sample,
+derived seed, the manifest's revision and the slot's indexed digest); the one `Verifier`
+(`harness_world.grading.verifier`) judges it. `scan_run` is the only walk over a run
 directory: `run`'s final counts, `report`, `compare` and `verify` read its result, so each
 record is replayed once per command.
 """
@@ -24,48 +25,51 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import attrs
 import msgspec
 
-from harness_world.engine.world import World, WorldError, load_trusted_world
-from harness_world.evidence.binding import IndexEntry, binding_problem, read_index
-from harness_world.evidence.record import Record, RecordError, load_record
+from harness_world.engine.world import World
+from harness_world.evidence.binding import IndexEntry, read_index
 from harness_world.grading.task import Task, load_tasks
-from harness_world.grading.verify import Verification, verify
+from harness_world.grading.verifier import (
+    Observer,
+    Slot,
+    SlotResult,
+    TrustRoot,
+    Verifier,
+    retry_cost,
+)
 from harness_world.running.revision import (
     Revision,
     RevisionMismatch,
     describe_mismatch,
     diff_revisions,
+    revision_problem,
 )
 
 __all__ = [
-    "COUNTED",
     "COUNTS",
     "MANIFEST",
     "RunContext",
     "RunCounts",
     "RunManifest",
     "RunScan",
-    "SlotResult",
-    "VerifiedRecord",
+    "SlotMapper",
     "bound_records",
     "check_resumable",
     "count_slots",
-    "judge_record",
+    "judge_here",
     "load_manifest",
     "open_run_directory",
+    "plan_slots",
     "record_path",
     "sample_seed",
     "scan_run",
+    "slot_for",
     "write_json",
 ]
 
 MANIFEST = "manifest.json"
 COUNTS = "counts.json"
-COUNTED = ("completed", "error", "turn_limit", "budget_limit")
-"""Outcomes that count as attempts: a budget cut-off is part of the task's conditions, and
-``error`` (an exception in the agent's own code) is the system under test failing."""
 MAX_SAMPLES = 1_000_000
 MAX_TASKS = 100_000
 MAX_SLOTS = 10_000_000
@@ -125,64 +129,6 @@ class RunManifest(msgspec.Struct, frozen=True, kw_only=True):
     limits: dict[str, Any] = {}
     contexts: list[RunContext] = []
     track: Literal["fresh", "sequential"] = "fresh"
-
-
-SlotEvidence = Literal["verified", "ungraded", "lost", "missing"]
-
-
-class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
-    """What one scheduled slot (task, sample) of a run holds, judged once.
-
-    Attributes:
-        task_id: The task.
-        sample: The sample index.
-        path: The final record's path (it may not exist).
-        outcome: How execution ended (empty when there is no readable record).
-        outcome_reason: Why it ended that way, in words (the record's outcome reason).
-        evidence: ``verified``, ``ungraded``, ``lost`` (unreadable record or world) or
-            ``missing`` (no record for a scheduled slot).
-        passed: The grade; null when not graded.
-        failed: The failed automated criteria, each ``id: detail``.
-        not_graded: Why a verified record has no grade (its task unknown or changed).
-        not_reviewed: The prose criteria standing open until a person reviews them.
-        reason: Why the evidence is not verified (or, for a missing slot, that it is missing).
-        tool_calls: Tool calls in the record.
-        requests: Provider requests (retries included).
-        input_tokens: Prompt tokens.
-        output_tokens: Completion tokens.
-        cost: US dollars, uncertain exposure included.
-        retried: Tries of this slot that ended in error and were executed again.
-        retry_cost: What those tries cost.
-        latency_s: Wall-clock duration (context).
-        user_turns: Exchanges with a simulated user; unset (left out of JSON) for a record
-            without any, so runs without a user report as before.
-    """
-
-    task_id: str
-    sample: int
-    path: str
-    outcome: str = ""
-    outcome_reason: str = ""
-    evidence: SlotEvidence
-    passed: bool | None = None
-    failed: list[str] = []
-    not_graded: str = ""
-    not_reviewed: list[str] = []
-    reason: str = ""
-    tool_calls: int = 0
-    requests: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost: float = 0.0
-    retried: int = 0
-    retry_cost: float = 0.0
-    latency_s: float = 0.0
-    user_turns: int | msgspec.UnsetType = msgspec.UNSET  # tau2: user channel
-
-    @property
-    def counted(self) -> bool:
-        """Whether this slot is a valid attempt: verified evidence and a counted outcome."""
-        return self.evidence == "verified" and self.outcome in COUNTED
 
 
 class RunCounts(msgspec.Struct, frozen=True, kw_only=True):
@@ -292,6 +238,11 @@ def load_manifest(out: str | Path) -> RunManifest:
         raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if len(manifest.tasks) * manifest.samples > MAX_SLOTS:
         raise ValueError(f"{path}: invalid manifest: more than {MAX_SLOTS} slots")
+    problem = revision_problem(
+        manifest.revision, tasks=manifest.tasks, samples=manifest.samples, seed=manifest.seed
+    )
+    if problem:
+        raise ValueError(f"{path}: invalid manifest: {problem}")
     return manifest
 
 
@@ -306,156 +257,75 @@ def write_json(path: Path, value: Any) -> None:
     tmp.replace(path)
 
 
-@attrs.frozen(slots=True)
-class VerifiedRecord:
-    """A final record `scan_run` verified in its slot, kept in memory for readers of the run.
+SlotMapper = Callable[[Verifier, Sequence[Slot], Mapping[str, str]], list[SlotResult]]
+"""How a scan's slots are judged: every slot through `Verifier.judge`, in any order or place,
+the results in the slots' order (`judge_here` in this process; Ray maps it over workers)."""
 
-    Attributes:
-        record: The record as loaded.
-        world: The world it was replayed against.
-        task: The slot's task (None when the task is not known here).
-        verification: Its verification (``verified``; graded when the task is known).
+
+def plan_slots(root: Path, manifest: RunManifest) -> list[Slot]:
+    """Every scheduled slot of a run directory in manifest order, with what binds its record.
+
+    The index is read once and each task's folder listed once (its failed tries); the slot's
+    tool-call budget override is the run's own (``manifest.limits``).
     """
-
-    record: Record
-    world: World
-    task: Task | None
-    verification: Verification
-
-    def graded_against(self, task: Task) -> bool:
-        """Whether it was graded against ``task`` (the same definition, whichever object)."""
-        return (
-            self.verification.grade is not None
-            and self.task is not None
-            and self.task.hash == task.hash
-        )
+    index, _ = read_index(root)
+    slots: list[Slot] = []
+    for task_id in manifest.tasks:
+        tries = failed_tries_by_sample(record_path(root, task_id, 0).parent)
+        for sample in range(manifest.samples):
+            entry = index.get((task_id, sample))
+            slots.append(_slot(root, manifest, task_id, sample, entry, tries.get(str(sample))))
+    return slots
 
 
-Observer = Callable[[Path, VerifiedRecord], None]
-"""What `scan_run` calls with each record it verified in its slot, and the record's path. A
-verified record is bound to its slot, so its ``task_id`` and ``sample`` name the slot."""
+def slot_for(root: Path, manifest: RunManifest, task_id: str, sample: int) -> Slot | None:
+    """One slot of a run directory, planned as `plan_slots` plans it (None: not scheduled)."""
+    if task_id not in manifest.tasks or not 0 <= sample < manifest.samples:
+        return None
+    index, _ = read_index(root)
+    tries = failed_tries_by_sample(record_path(root, task_id, 0).parent).get(str(sample))
+    return _slot(root, manifest, task_id, sample, index.get((task_id, sample)), tries)
 
 
-def judge_record(
-    record: Record,
-    world: World,
-    task: Task | None,
-    path: Path,
+def _slot(
+    root: Path,
+    manifest: RunManifest,
+    task_id: str,
+    sample: int,
+    entry: IndexEntry | None,
+    tries: list[Path] | None,
+) -> Slot:
+    override = manifest.limits.get("tool_calls")
+    calls = override if isinstance(override, int) and not isinstance(override, bool) else None
+    earlier = tries or []
+    return Slot(
+        path=str(record_path(root, task_id, sample)),
+        task_id=task_id,
+        sample=sample,
+        seed=sample_seed(manifest.seed, task_id, sample),
+        revision=manifest.revision.id,
+        entry=entry,
+        tool_calls=calls,
+        retried=len(earlier),
+        retry_cost=retry_cost(earlier) if earlier else 0.0,
+    )
+
+
+def judge_here(
+    verifier: Verifier,
+    slots: Sequence[Slot],
+    sizes: Mapping[str, str],
     *,
-    retries: Sequence[Path] = (),
     observe: Observer | None = None,
-) -> SlotResult:
-    """Replay one record of a slot and grade it against its task (when that task is known).
-
-    With ``observe``, a verified record is also shown to it, with its path.
-    """
-    result = verify(record, world=world, task=task)
-    if observe is not None and result.evidence == "verified":
-        observe(path, VerifiedRecord(record, world, task, result))
-    grade = result.grade
-    usage = record.usage
-    retry_cost = 0.0  # tries that ended in error cost money too
-    for earlier in retries:
-        try:
-            spent = load_record(earlier).usage
-        except RecordError:
-            continue
-        retry_cost += spent.cost + spent.uncertain_cost
-    not_graded = result.not_graded
-    if result.evidence == "verified" and task is None:
-        not_graded = f"task {record.task_id!r} is not known here"
-    return SlotResult(
-        task_id=record.task_id,
-        sample=record.sample,
-        path=str(path),
-        outcome=record.outcome.status,
-        outcome_reason=record.outcome.reason,
-        evidence=result.evidence,
-        passed=None if grade is None else grade.passed,
-        failed=[]
-        if grade is None
-        else [f"{v.id}: {v.detail}" for v in grade.verdicts if v.status == "failed"],
-        not_graded=not_graded,
-        not_reviewed=[] if grade is None else grade.not_reviewed,
-        reason=result.reason,
-        tool_calls=len(record.calls),
-        requests=usage.requests,
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        cost=usage.cost + usage.uncertain_cost,
-        retried=len(retries),
-        retry_cost=retry_cost,
-        latency_s=record.context.latency_s,
-        user_turns=len(record.user_turns) if record.user_turns else msgspec.UNSET,  # tau2
-    )
-
-
-@attrs.frozen(slots=True)
-class _Slot:
-    """One scheduled slot and what binds a record to it."""
-
-    task_id: str
-    sample: int
-    seed: int
-    revision: str
-    entry: IndexEntry | None
-    task: Task | None
-    retries: Sequence[Path] = ()
-
-
-def _slot_result(slot: _Slot, path: Path, evidence: SlotEvidence, **fields: Any) -> SlotResult:
-    return SlotResult(
-        task_id=slot.task_id, sample=slot.sample, path=str(path), evidence=evidence, **fields
-    )
-
-
-def _judge_slot(
-    path: Path, slot: _Slot, worlds: _Worlds, observe: Observer | None
-) -> SlotResult:
-    if not path.is_file():
-        return _slot_result(slot, path, "missing", reason="no record for this slot")
-    retries = slot.retries
-    try:
-        record = load_record(path)
-    except (RecordError, OSError) as exc:
-        return _slot_result(slot, path, "lost", reason=str(exc), retried=len(retries))
-    unbound = binding_problem(
-        record,
-        task_id=slot.task_id,
-        sample=slot.sample,
-        seed=slot.seed,
-        revision=slot.revision,
-        entry=slot.entry,
-    )
-    if unbound:
-        return _slot_result(slot, path, "ungraded", outcome=record.outcome.status, reason=unbound)
-    try:
-        world = worlds.get(slot.task.world if slot.task else record.world.name)
-        return judge_record(record, world, slot.task, path, retries=retries, observe=observe)
-    except (WorldError, OSError) as exc:
-        return _slot_result(slot, path, "lost", reason=str(exc), retried=len(retries))
-    except Exception as exc:  # one hostile record never ends the scan
-        return _slot_result(slot, path, "lost", reason=f"{type(exc).__name__}: {exc}")
-
-
-class _Worlds:
-    """Worlds by name at the run's sizes, loaded once per scan, within the trust root."""
-
-    def __init__(
-        self,
-        sizes: Mapping[str, str],
-        given: Mapping[str, World] | None,
-        folders: Mapping[str, Path] | None = None,
-    ) -> None:
-        self.sizes = sizes
-        self.loaded: dict[str, World] = dict(given or {})
-        self.folders = dict(folders or {})
-
-    def get(self, name: str) -> World:
-        if name not in self.loaded:
-            size = self.sizes.get(name, "small")
-            self.loaded[name] = load_trusted_world(name, size, folders=self.folders)
-        return self.loaded[name]
+    progress: Callable[[SlotResult], None] | None = None,
+) -> list[SlotResult]:
+    """Judge slots one after another in this process (the `SlotMapper` a scan uses by default)."""
+    results: list[SlotResult] = []
+    for slot in slots:
+        results.append(verifier.judge(slot, sizes, observe=observe))
+        if progress is not None:
+            progress(results[-1])
+    return results
 
 
 def scan_run(
@@ -467,6 +337,9 @@ def scan_run(
     worlds: Mapping[str, World] | None = None,
     observe: Observer | None = None,
     folders: Mapping[str, Path] | None = None,
+    verifier: Verifier | None = None,
+    mapper: SlotMapper | None = None,
+    progress: Callable[[SlotResult], None] | None = None,
 ) -> RunScan:
     """Judge every scheduled slot of a run directory once, each record against its slot.
 
@@ -482,6 +355,10 @@ def scan_run(
             advisories, conditions) replay nothing again and hold no record after it.
         folders: World folders the caller passes as its own trust root, by world name
             (loaded at the run's sizes); never a path from the run directory.
+        verifier: The verifier to judge with (replaces ``tasks``, ``worlds`` and ``folders``).
+        mapper: Where the slots are judged (default: here, one after another; ``observe``
+            and ``progress`` apply only then).
+        progress: Called with each slot's result as it is judged here.
 
     Raises:
         FileNotFoundError: when ``out`` is not a run directory.
@@ -489,31 +366,23 @@ def scan_run(
     """
     root = Path(out)
     manifest = load_manifest(root)
-    by_id = {t.id: t for t in (tasks if tasks is not None else load_tasks())}
-    loader = _Worlds(manifest.sizes, worlds, folders)
-    index, _ = read_index(root)
-    slots: list[SlotResult] = []
-    for task_id in manifest.tasks:
-        tries = failed_tries_by_sample(record_path(root, task_id, 0).parent)
-        for sample in range(manifest.samples):
-            path = record_path(root, task_id, sample)
-            done = (known or {}).get(path)
-            if done is None:
-                slot = _Slot(
-                    task_id=task_id,
-                    sample=sample,
-                    seed=sample_seed(manifest.seed, task_id, sample),
-                    revision=manifest.revision.id,
-                    entry=index.get((task_id, sample)),
-                    task=by_id.get(task_id),
-                    retries=tries.get(str(sample), ()),
-                )
-                done = _judge_slot(path, slot, loader, observe)
-            slots.append(done)
+    if verifier is None:
+        by_id = {t.id: t for t in (tasks if tasks is not None else load_tasks())}
+        verifier = Verifier(TrustRoot.of(folders=folders), by_id, given=dict(worlds or {}))
+    done = known or {}
+    planned = plan_slots(root, manifest)
+    todo = [slot for slot in planned if Path(slot.path) not in done]
+    if mapper is None:
+        judged = judge_here(verifier, todo, manifest.sizes, observe=observe, progress=progress)
+    else:
+        judged = mapper(verifier, todo, manifest.sizes)
+    fresh = iter(judged)
+    slots = [done.get(Path(s.path)) or next(fresh) for s in planned]
     counts = count_slots(slots)
     if write_counts:
         write_json(root / COUNTS, counts)
-    families = {t: by_id[t].family if t in by_id else "" for t in manifest.tasks}
+    known_tasks = verifier.tasks or {}
+    families = {t: known_tasks[t].family if t in known_tasks else "" for t in manifest.tasks}
     return RunScan(out=str(root), manifest=manifest, slots=slots, counts=counts, families=families)
 
 

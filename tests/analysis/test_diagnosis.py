@@ -26,8 +26,8 @@ from harness_world.analysis import (
 from harness_world.cli import main
 from harness_world.coverage import ScriptContext, load_mutants, load_oracles, record_calls
 from harness_world.evidence import Outcome
-from harness_world.grading import ADVISORIES, Advisory
-from harness_world.running import SlotResult, scan_run
+from harness_world.grading import ADVISORIES, Advisory, SlotResult
+from harness_world.running import scan_run
 from tests.conftest import REPO
 
 ORACLES = load_oracles("helpdesk")

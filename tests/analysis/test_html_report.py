@@ -25,7 +25,7 @@ from harness_world.cli import main
 from harness_world.coverage import load_mutants, load_oracles, run_script
 from harness_world.engine.calls import CallRecord, WriteImage
 from harness_world.evidence import WorldRef
-from harness_world.running.rundir import SlotResult
+from harness_world.grading.verifier import SlotResult
 from harness_world.stats import Comparison
 from tests.conftest import REPO
 

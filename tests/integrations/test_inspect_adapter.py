@@ -119,7 +119,7 @@ def test_scores_match_hw_verify_on_the_same_records(tmp_path: Path) -> None:
 
 
 def test_a_tampered_record_rescored_through_the_adapter_is_not_correct(tmp_path: Path) -> None:
-    log, _ = run_eval(tmp_path)
+    log, out = run_eval(tmp_path)
     before = scores(log)
     assert before[("helpdesk.reply_and_solve", 1)].value == "C"
     path = Path(before[("helpdesk.reply_and_solve", 1)].metadata["record"])
@@ -132,10 +132,11 @@ def test_a_tampered_record_rescored_through_the_adapter_is_not_correct(tmp_path:
     forged = msgspec.structs.replace(forged, digest=record_digest(forged))
     hw.save_record(forged, path)
 
-    rescored = scores(inspect_score(log, hw_scorer(), action="overwrite", display="none"))
+    rescorer = hw_scorer(run=out)
+    rescored = scores(inspect_score(log, rescorer, action="overwrite", display="none"))
     tampered = rescored[("helpdesk.reply_and_solve", 1)]
     assert tampered.value == "I" and tampered.metadata["evidence"] == "ungraded"
-    assert tampered.metadata["mismatches"][0]["path"].startswith("calls[0].result")
+    assert "index" in tampered.metadata["reason"]  # its digest is not the slot's indexed one
     assert tampered.explanation.startswith("ungraded")
     assert hw.verify(hw.load_record(path), task=task("helpdesk.reply_and_solve")).grade is None
     # untouched records score the same on re-scoring
@@ -144,10 +145,45 @@ def test_a_tampered_record_rescored_through_the_adapter_is_not_correct(tmp_path:
     assert hw.verify(hw.load_record(path), task=task("helpdesk.reply_and_solve")).grade is None
 
     path.write_text("{not json")  # an unreadable record is lost, never correct
-    lost = scores(inspect_score(log, hw_scorer(), action="overwrite", display="none"))[
+    lost = scores(inspect_score(log, rescorer, action="overwrite", display="none"))[
         ("helpdesk.reply_and_solve", 1)
     ]
     assert lost.value == "I" and lost.metadata["evidence"] == "lost"
+
+
+def test_rescoring_judges_the_slot_never_the_logs_paths(tmp_path: Path) -> None:
+    """A passing record from an unrelated run copied over a failing epoch's file, or the log's
+    record path pointed at a passing file: the slot is judged as ``verify RUN`` judges it."""
+    log, out = run_eval(tmp_path)
+    other_log, other = run_eval(tmp_path / "other", epochs=2)
+    assert scores(log)[("helpdesk.close_solved_duplicates", 1)].value == "I"
+    passing = record_path(other, "helpdesk.reply_and_solve", 1)  # another run's, another slot
+    failing = record_path(out, "helpdesk.close_solved_duplicates", 0)
+    failing.write_bytes(passing.read_bytes())
+    rescorer = hw_scorer(run=out)
+    copied = scores(inspect_score(log, rescorer, action="overwrite", display="none"))
+    assert copied[("helpdesk.close_solved_duplicates", 1)].value == "I"
+    assert copied[("helpdesk.close_solved_duplicates", 1)].metadata["evidence"] == "ungraded"
+    # the log names a passing record of its own run as this sample's: never read
+    log, _ = run_eval(tmp_path / "third")
+    pointed = record_path(tmp_path / "third" / "run", "helpdesk.reply_and_solve", 0)
+    for sample in log.samples:
+        if sample.id == "helpdesk.close_solved_duplicates":
+            sample.metadata["hw_record"] = str(pointed)
+            for score in sample.scores.values():
+                score.metadata["record"] = str(pointed)
+    rescored = scores(
+        inspect_score(
+            log, hw_scorer(run=tmp_path / "third" / "run"), action="overwrite", display="none"
+        )
+    )
+    assert rescored[("helpdesk.close_solved_duplicates", 1)].value == "I"
+    assert rescored[("helpdesk.reply_and_solve", 1)].value == "C"
+    # no run directory given: nothing in the log is trusted to name one
+    blind = scores(inspect_score(log, hw_scorer(), action="overwrite", display="none"))
+    assert all(s.value == "I" for s in blind.values())
+    assert all("never trusted" in s.explanation for s in blind.values())
+    del other_log
 
 
 def test_bad_task_selection_is_a_clear_error(tmp_path: Path) -> None:

@@ -245,7 +245,8 @@ def test_a_batched_ray_run_resumes_and_counts_each_record_once(
 @pytest.mark.parametrize("batch", [1, None])
 def test_the_ray_scan_is_scan_run(batch: int | None, tmp_path: Path, local_ray: object) -> None:
     """With failed tries kept beside their slots: retried counts and their cost included."""
-    from harness_world.running.rayverify import WorldChoice, ray_verifier
+    from harness_world.grading import Verifier
+    from harness_world.running.rayverify import ray_verifier
     from harness_world.running.rundir import scan_run
 
     (tmp_path / "m").mkdir()
@@ -255,8 +256,9 @@ def test_the_ray_scan_is_scan_run(batch: int | None, tmp_path: Path, local_ray: 
     here = scan_run(out, TASKS, write_counts=False)
     assert here.counts.retried == 2 and here.counts.missing == 1
     tasks = {t.id: t for t in TASKS}
-    with ray_verifier(address=None, choice=WorldChoice(), tasks=tasks, batch=batch) as remote:
-        assert remote.scan(out) == here
+    verifier = Verifier(tasks=tasks)
+    with ray_verifier(verifier, address=None, batch=batch) as remote:
+        assert scan_run(out, verifier=verifier, mapper=remote.map_slots, write_counts=False) == here
 
 
 def test_a_failed_ray_task_is_exit_2_with_one_line_not_a_traceback(
@@ -274,7 +276,7 @@ def test_a_failed_ray_task_is_exit_2_with_one_line_not_a_traceback(
             raise RaySystemError("the worker process died")
 
     @contextmanager
-    def dead_verifier(**_: object) -> Any:
+    def dead_verifier(*_: object, **__: object) -> Any:
         yield _Dead()
 
     monkeypatch.setattr(rayverify, "ray_verifier", dead_verifier)

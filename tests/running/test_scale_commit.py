@@ -18,9 +18,10 @@ import pytest
 import harness_world as hw
 from harness_world.evidence.binding import read_index
 from harness_world.grading import verify_file
+from harness_world.grading.verifier import judge_record
 from harness_world.running import oracle_agent
 from harness_world.running.commit import Finished, GroupCommit, finished
-from harness_world.running.rundir import judge_record, record_path
+from harness_world.running.rundir import record_path
 from tests.conftest import REPO
 from tests.running.test_runs import ORIGINAL_TASKS, SLOW_SCRIPTS
 

@@ -15,10 +15,10 @@ import pytest
 import harness_world as hw
 from harness_world.cli import main
 from harness_world.evidence.binding import read_index
+from harness_world.grading.verifier import SlotResult
 from harness_world.running import oracle_agent
 from harness_world.running.attempt import InfrastructureError
 from harness_world.running.rayrun import RayTasksLost, RayUnavailable
-from harness_world.running.rundir import SlotResult
 
 TASKS = hw.load_tasks("helpdesk")[:2]
 HAVE_RAY = importlib.util.find_spec("ray") is not None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -10,6 +11,7 @@ import pytest
 import harness_world as hw
 from harness_world.cli import main
 from harness_world.coverage import ScriptContext, load_oracles
+from harness_world.engine.canonical import sha256_hex, to_json
 from harness_world.evidence.record import record_digest
 
 TASKS = ("helpdesk.reply_and_solve", "helpdesk.security_count")
@@ -23,6 +25,14 @@ def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
 
 def reseal(record: hw.Record) -> hw.Record:
     return msgspec.structs.replace(record, digest=record_digest(record))
+
+
+def rescheduled(revision: dict[str, Any], **schedule: Any) -> dict[str, Any]:
+    """A manifest's revision (as JSON) rebuilt, consistently, for an edited schedule: what a
+    forger who recomputes every hash writes."""
+    values = {**revision["values"], **schedule}
+    components = {name: sha256_hex(to_json(value)) for name, value in sorted(values.items())}
+    return {"id": sha256_hex(to_json(components)), "components": components, "values": values}
 
 
 def tasks(*ids: str) -> list[hw.Task]:
@@ -52,21 +62,8 @@ def oracle_script(task_id: str):  # type: ignore[no-untyped-def]
 
 def keypair(folder: Path, name: str = "key") -> tuple[Path, Path]:
     """A fresh Ed25519 key pair as PEM files ``<name>.pem`` / ``<name>.pub`` in ``folder``."""
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import ed25519
+    from harness_world.evidence.signing import write_keypair
 
-    key = ed25519.Ed25519PrivateKey.generate()
     private, public = folder / f"{name}.pem", folder / f"{name}.pub"
-    private.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    public.write_bytes(
-        key.public_key().public_bytes(
-            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-        )
-    )
+    write_keypair(private, public)
     return private, public

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness_world.cli import main
-from tests.trust._helpers import failing_run, oracle_run
+from tests.trust._helpers import failing_run, oracle_run, rescheduled
 
 
 def test_a_run_with_nothing_scheduled_never_passes_require_pass(
@@ -18,6 +18,7 @@ def test_a_run_with_nothing_scheduled_never_passes_require_pass(
     run = oracle_run(tmp_path / "run")
     manifest = json.loads((run / "manifest.json").read_text())
     manifest["tasks"] = []
+    manifest["revision"] = rescheduled(manifest["revision"], tasks=[])
     (run / "manifest.json").write_text(json.dumps(manifest))
     shutil.rmtree(run / "records")
     (run / "index.jsonl").write_text("")
@@ -77,3 +78,27 @@ def test_a_second_writer_of_one_run_directory_is_refused_naming_the_holder(
     code += f"l(__import__('pathlib').Path({str(out)!r})); os.kill(os.getpid(), 9)"
     subprocess.run([sys.executable, "-c", code], check=False)
     lock_run_directory(out).release()
+
+
+def test_a_schedule_edited_under_its_revision_is_refused_without_any_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The failing task dropped from ``manifest.tasks`` (its records deleted): the revision
+    no longer hashes that schedule, so the manifest is refused; recomputing the revision too
+    leaves every record bound to the old one (ungraded), and its index line is listed."""
+    run = failing_run(tmp_path / "run")
+    manifest = json.loads((run / "manifest.json").read_text())
+    kept = manifest["tasks"][:-1]
+    dropped = manifest["tasks"][-1]
+    shutil.rmtree(run / "records" / dropped)
+    manifest["tasks"] = kept
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    assert main(["verify", str(run), "--require-pass"]) == 2
+    err = capsys.readouterr().err
+    assert "invalid manifest: the schedule's tasks differ from the revision's" in err, err
+    manifest["revision"] = rescheduled(manifest["revision"], tasks=kept)
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    assert main(["verify", str(run), "--json"]) == 1
+    rows = json.loads(capsys.readouterr().out)["records"]
+    assert {r["evidence"] for r in rows} == {"ungraded"}
+    assert any("does not schedule" in r["first_problem"] and dropped in r["path"] for r in rows)
