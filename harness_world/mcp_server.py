@@ -18,6 +18,9 @@ Every attempt ends in a saved, sealed record:
 (``--samples k --out RUN``, the layout of `harness_world.run`: ``manifest.json``,
 ``records/<task>/<sample>.json``, ``inventory.json``), served one after another on one
 connection. Its `call` method is plain Python (no MCP involved), so the protocol layer is thin.
+
+Over streamable HTTP (`serve_http`, loopback only) every request carries the server's bearer
+token, so only the client holding it can call or finish the attempts it serves.
 """
 
 from __future__ import annotations
@@ -25,15 +28,23 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import signal
 import socket
-from collections.abc import Callable, Iterator, Sequence
+import sys
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 import msgspec
 
+from harness_world.engine.limits import (
+    ARGUMENT_DEPTH,
+    MCP_MESSAGE_DEPTH,
+    json_text_depth,
+    json_top_level,
+)
 from harness_world.engine.schemas import tool_schemas
 from harness_world.engine.world import World
 from harness_world.evidence.binding import append_index
@@ -51,10 +62,14 @@ from harness_world.running.run import open_external_run as open_run_dir
 from harness_world.running.run import sample_seed
 from harness_world.running.rundir import record_path, scan_run
 
+if TYPE_CHECKING:
+    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
 __all__ = [
     "FINISH_TOOL",
     "AttemptServer",
     "AttemptTarget",
+    "BearerGate",
     "SavedAttempt",
     "ToolAnswer",
     "build_server",
@@ -416,14 +431,119 @@ def build_server(state: AttemptServer) -> Any:
 async def serve_stdio(state: AttemptServer) -> None:
     """Serve over this process's stdin and stdout until the client disconnects.
 
+    Every request gets a reply: a line nested deeper than `MCP_MESSAGE_DEPTH`, or one that is
+    not a JSON-RPC message, is answered here with a JSON-RPC error (carrying the request's id
+    when it can be read) instead of reaching the SDK's reader, which drops such lines unanswered.
+
     On return, the caller seals any attempt in flight with `AttemptServer.close` (done there so
     that termination by a signal seals it too).
     """
+    import anyio
     from mcp.server.stdio import stdio_server
 
     server = build_server(state)
-    async with stdio_server() as (read_stream, write_stream):
+    # closefd=False: the reader thread may still block on fd 0 after the transport exits.
+    stdin = open(sys.stdin.fileno(), encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+    send_refusal, refusals = anyio.create_memory_object_stream[Any](max_buffer_size=16)
+    gate = _LineGate(readline=anyio.wrap_file(stdin).readline, refusals=send_refusal)
+    # The transport only iterates its stdin, and the gate iterates as a file does.
+    async with (
+        stdio_server(stdin=cast("anyio.AsyncFile[str]", gate)) as (read_stream, write_stream),
+        anyio.create_task_group() as group,
+    ):
+        group.start_soon(_forward_refusals, refusals, write_stream)
         await server.run(read_stream, write_stream, server.create_initialization_options())
+        group.cancel_scope.cancel()
+
+
+@attrs.define(slots=True, eq=False)
+class _LineGate:
+    """The lines of stdin the SDK may read; the others are refused into ``refusals``."""
+
+    readline: Callable[[], Awaitable[str]]
+    refusals: MemoryObjectSendStream[Any]
+
+    def __aiter__(self) -> _LineGate:
+        return self
+
+    async def __anext__(self) -> str:
+        while line := await self.readline():
+            if not line.strip():
+                continue  # no request, so no reply (the SDK's reader would only log it)
+            refusal = _refusal(line)
+            if refusal is None:
+                return line
+            if refusal.id is not None or not _is_notification(line):
+                await self.refusals.send(refusal)
+        raise StopAsyncIteration
+
+
+async def _forward_refusals(refusals: MemoryObjectReceiveStream[Any], write_stream: Any) -> None:
+    from mcp.shared.message import SessionMessage
+
+    async with refusals:
+        async for refusal in refusals:
+            await write_stream.send(SessionMessage(refusal))
+
+
+def _refusal(line: str) -> Any:
+    """The JSON-RPC error answering ``line``, or None when the SDK can read it."""
+    from mcp import types
+
+    if json_text_depth(line, stop_at=MCP_MESSAGE_DEPTH) > MCP_MESSAGE_DEPTH:
+        message = (
+            f"request nested deeper than {MCP_MESSAGE_DEPTH} levels "
+            f"(tool arguments nest at most {ARGUMENT_DEPTH})"
+        )
+        return _rpc_error(line, types.INVALID_PARAMS, message, "invalid_arguments")
+    try:
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValueError:
+        try:
+            json.loads(line)
+        except ValueError:
+            return _rpc_error(line, types.PARSE_ERROR, "Parse error: not JSON", "bad_request")
+        message = "Invalid Request: not a JSON-RPC request, notification or response"
+        return _rpc_error(line, types.INVALID_REQUEST, message, "bad_request")
+    return None
+
+
+def _rpc_error(line: str, code: int, message: str, kind: str) -> Any:
+    from mcp import types
+
+    return types.JSONRPCError(
+        jsonrpc="2.0",
+        id=_request_id(_top_level(line)),
+        error=types.ErrorData(code=code, message=message, data={"kind": kind}),
+    )
+
+
+def _top_level(line: str) -> object:
+    """The message's top level, every nested value as null (None if unreadable).
+
+    Read this way, a message too deep to parse still shows its ``id`` and ``method``.
+    """
+    text = json_top_level(line)
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _request_id(message: object) -> int | str | None:
+    if isinstance(message, dict):
+        value = message.get("id")
+        if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+            return value
+    return None
+
+
+def _is_notification(line: str) -> bool:
+    """A readable message with a method and no id: JSON-RPC answers it with nothing."""
+    message = _top_level(line)
+    return isinstance(message, dict) and "method" in message and "id" not in message
 
 
 LOOPBACK = "127.0.0.1"
@@ -431,38 +551,41 @@ LOOPBACK = "127.0.0.1"
 
 
 async def serve_http(
-    state: AttemptServer, port: int = 0, on_ready: Callable[[str], None] | None = None
+    state: AttemptServer,
+    port: int = 0,
+    on_ready: Callable[[str], None] | None = None,
+    *,
+    token: str | None,
 ) -> None:
     """Serve over streamable HTTP on the loopback interface until SIGTERM/SIGINT.
 
     HTTP sessions are connections, not attempts: a client may reconnect and continue the
-    attempt in flight. The caller seals any attempt still open once this returns.
+    attempt in flight. Any local process can reach a loopback port, so with a ``token`` every
+    request must carry ``Authorization: Bearer <token>`` (others get HTTP 401): the attempts
+    are served to whoever holds the token, one plan per server. The caller seals any attempt
+    still open once this returns.
 
     Args:
         state: The attempts to serve.
         port: The TCP port (0: any free port).
-        on_ready: Called with the endpoint URL once the socket listens.
+        on_ready: Called with the endpoint URL once the socket listens and the app has started,
+            so a client that connects as soon as it is told is served.
+        token: The bearer token every request must carry; None serves without one (any local
+            process may then join the attempt).
     """
     import anyio
     import uvicorn
 
-    class _Web(uvicorn.Server):
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            # uvicorn re-raises a captured signal after shutdown, which would kill the process
-            # before the attempt in flight is sealed; signals are watched below instead.
-            yield
-
     server = build_server(state)
-    app = server.streamable_http_app(host=LOOPBACK)
+    app: Any = server.streamable_http_app(host=LOOPBACK)
+    if token is not None:
+        app = BearerGate(app=app, token=token)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind((LOOPBACK, port))
     url = f"http://{LOOPBACK}:{listener.getsockname()[1]}/mcp"
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
-    web = _Web(config)
-    if on_ready is not None:
-        on_ready(url)
+    web = _web_server(config, lambda: on_ready(url) if on_ready is not None else None)
 
     async def watch_signals() -> None:
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
@@ -474,6 +597,73 @@ async def serve_http(
         group.start_soon(watch_signals)
         await web.serve(sockets=[listener])
         group.cancel_scope.cancel()
+
+
+def _web_server(config: Any, on_started: Callable[[], None]) -> Any:
+    """A uvicorn server that leaves signals to the caller and reports when it listens."""
+    import uvicorn
+
+    class _Web(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # uvicorn re-raises a captured signal after shutdown, which would kill the process
+            # before the attempt in flight is sealed; the caller watches signals instead.
+            yield
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started:  # lifespan done and the socket listening (False: startup failed)
+                on_started()
+
+    return _Web(config)
+
+
+@attrs.define(slots=True, frozen=True)
+class BearerGate:
+    """ASGI middleware: a request without ``Authorization: Bearer <token>`` gets HTTP 401.
+
+    Attributes:
+        app: The ASGI app behind the gate.
+        token: The token every HTTP request must carry.
+    """
+
+    app: Any
+    token: str
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Pass lifespan events and requests carrying the token; refuse any other request."""
+        if scope["type"] == "lifespan" or self._carries_token(scope):
+            await self.app(scope, receive, send)
+        elif scope["type"] == "http":
+            await _unauthorized(send)
+        else:  # a websocket: no route takes one, and none may skip the token
+            await send({"type": "websocket.close", "code": 1008})
+
+    def _carries_token(self, scope: Any) -> bool:
+        given = [v for k, v in scope.get("headers", []) if k.lower() == b"authorization"]
+        if len(given) != 1:
+            return False
+        scheme, _, credential = bytes(given[0]).partition(b" ")
+        expected = self.token.encode("utf-8")
+        return scheme.lower() == b"bearer" and secrets.compare_digest(credential, expected)
+
+
+async def _unauthorized(send: Any) -> None:
+    body = json.dumps(
+        {"error": "unauthorized: send the server's token as `Authorization: Bearer <token>`"}
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"www-authenticate", b'Bearer realm="harness_world"'),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
 
 
 def _version() -> str:

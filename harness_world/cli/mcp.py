@@ -1,11 +1,14 @@
-"""``mcp``: serve attempts to an MCP client over stdio (extra ``[mcp]``)."""
+"""``mcp``: serve attempts to an MCP client over stdio or HTTP (extra ``[mcp]``)."""
 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import json
 import os
+import re
+import secrets
 import signal
 import sys
 from pathlib import Path
@@ -13,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from harness_world.cli._paths import record_path_problem, run_dir_problem
 from harness_world.cli._selection import add_limit_options, limit_overrides
 from harness_world.engine.world import World, WorldError
 from harness_world.grading.task import Task, TaskError
@@ -29,17 +33,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``mcp`` command."""
     parser = sub.add_parser(
         "mcp",
-        help="serve an attempt (or k) to an MCP client over stdio",
+        help="serve an attempt (or k) to an MCP client over stdio or HTTP",
         description=(
             "Serve one task's attempt to an MCP client (Claude Code, Cursor, an agent SDK) over "
-            "stdio. The client sees the world's tools with their JSON schemas, a `finish` tool, "
-            "and the instruction as the server's instructions and the prompt `task`; typed "
-            "errors come back as MCP tool errors. The record is sealed and saved on `finish` "
-            "(completed), on a budget hit (budget_limit) and when the client disconnects "
-            "(interrupted). With --samples k --out RUN, k attempts are served one after "
-            "another into a run directory (after each `finish` the next attempt starts in a "
-            "fresh copy of the world), so `report RUN` gives pass^k. Needs the [mcp] extra. "
-            "Nothing but the protocol is written to stdout; the summary goes to stderr."
+            "stdio (or streamable HTTP). The client sees the world's tools with their JSON "
+            "schemas, a `finish` tool, and the instruction as the server's instructions and the "
+            "prompt `task`; typed errors come back as MCP tool errors. The record is sealed and "
+            "saved on `finish` (completed), on a budget hit (budget_limit) and when the client "
+            "disconnects (interrupted). With --samples k --out RUN, k attempts are served one "
+            "after another into a run directory (after each `finish` the next attempt starts in "
+            "a fresh copy of the world), so `report RUN` gives pass^k. Needs the [mcp] extra. "
+            "Nothing but the protocol is written to stdout; the summary goes to stderr. Over "
+            "HTTP (--transport http) every request must carry `Authorization: Bearer <token>`: "
+            "the token is generated and printed once on stderr with the URL (or given with "
+            "--token), and a request without it gets HTTP 401. One attempt per token: a server "
+            "serves its one attempt (or its --samples plan) to the client that holds its token, "
+            "so start one server, with its own token, per client under test."
         ),
     )
     parser.add_argument(
@@ -69,16 +78,33 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default="mcp-client",
         help="name of the client under test, written into the run manifest and revision",
     )
+    _add_transport_options(parser)
+    add_limit_options(parser)
+    parser.set_defaults(handler=main)
+
+
+def _add_transport_options(parser: argparse.ArgumentParser) -> None:
+    """``--transport``, ``--port`` and how HTTP clients authenticate."""
     parser.add_argument(
         "--transport",
         choices=["stdio", "http"],
         default="stdio",
-        help="stdio (default), or streamable HTTP on 127.0.0.1 (its URL is the first line on "
-        "stderr; stop the server with SIGTERM or Ctrl-C, which seals the attempt in flight)",
+        help="stdio (default), or streamable HTTP on 127.0.0.1 (the first line on stderr, "
+        'printed once the server listens, is {"url": ..., "auth": "bearer", "token": ...}; '
+        "stop the server with SIGTERM or Ctrl-C, which seals the attempt in flight)",
     )
     parser.add_argument("--port", type=int, default=0, help="for --transport http (0: any free)")
-    add_limit_options(parser)
-    parser.set_defaults(handler=main)
+    parser.add_argument(
+        "--token",
+        help="for --transport http: the bearer token clients must send, instead of a generated "
+        "one (a command line is visible to other local processes; prefer the generated token)",
+    )
+    parser.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="for --transport http: accept requests without a token, so that any local process "
+        "can call the attempt's tools and finish it (said again on stderr)",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -116,11 +142,36 @@ def _error(message: str) -> int:
 
 
 def _option_problem(args: argparse.Namespace) -> str | None:
-    """What is wrong with --samples and --out together, or None."""
+    """What is wrong with the options, or None; the output path is checked (and made) here."""
     if (args.samples is None) != (args.out is None):
         return "--samples and --out go together (k attempts into a run directory)"
     if args.samples is not None and args.samples < 1:
         return "--samples must be at least 1"
+    problem = _auth_problem(args)
+    if problem is not None:
+        return problem
+    # Checked before serving, so that no attempt is played only to be lost when it is saved.
+    if args.samples is not None:
+        problem = run_dir_problem(args.out)
+        return f"--out {args.out}: {problem}" if problem else None
+    problem = record_path_problem(args.record)
+    return f"--record {args.record}: {problem}" if problem else None
+
+
+_TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
+"""What a bearer token may be (RFC 6750's ``b64token``): it travels in a header as it is."""
+
+
+def _auth_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with --token and --no-auth, or None."""
+    if args.token is None and not args.no_auth:
+        return None
+    if args.transport != "http":
+        return "--token and --no-auth are for --transport http"
+    if args.token is not None and args.no_auth:
+        return "--token and --no-auth exclude each other"
+    if args.token is not None and not _TOKEN.fullmatch(args.token):
+        return "--token must be letters, digits and -._~+/ (no spaces), as a header carries it"
     return None
 
 
@@ -162,11 +213,10 @@ def _serve_until_done(args: argparse.Namespace, state: AttemptServer) -> int:
     if args.transport == "http":
         from harness_world.mcp_server import serve_http
 
-        def ready(url: str) -> None:
-            print(json.dumps({"url": url}), file=sys.stderr, flush=True)
-
+        token = None if args.no_auth else (args.token or secrets.token_urlsafe(32))
+        ready = functools.partial(_announce, token=token, generated=args.token is None)
         try:
-            anyio.run(serve_http, state, args.port, ready)
+            anyio.run(functools.partial(serve_http, state, args.port, ready, token=token))
         except OSError as exc:
             return _error(f"--port {args.port}: {exc}")
         state.close("server stopped")
@@ -174,6 +224,20 @@ def _serve_until_done(args: argparse.Namespace, state: AttemptServer) -> int:
         anyio.run(_serve, state)
         state.close("client disconnected")
     return 0
+
+
+def _announce(url: str, *, token: str | None, generated: bool) -> None:
+    """The first line on stderr, once the server listens: where, and how to authenticate."""
+    announcement: dict[str, str] = {"url": url, "auth": "none" if token is None else "bearer"}
+    if token is not None and generated:  # printed this once: a token given is not echoed
+        announcement["token"] = token
+    print(json.dumps(announcement), file=sys.stderr, flush=True)
+    if token is None:
+        print(
+            "warning: --no-auth: any local process can call this attempt's tools and finish it",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 async def _serve(state: AttemptServer) -> None:

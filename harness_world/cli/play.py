@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
 import msgspec
 
+from harness_world.cli._paths import record_path_problem
 from harness_world.engine.world import WorldError
 from harness_world.evidence.record import Record, save_record
 from harness_world.grading.task import TaskError
@@ -81,21 +80,6 @@ def main(args: argparse.Namespace) -> int:
         return 2
     attempt = Attempt(world, task, seed=args.seed)
     return serve(attempt, sys.stdin, sys.stdout, args.record, args.format)
-
-
-def record_path_problem(path: Path) -> str:
-    """Why a record cannot be saved at ``path`` (empty when it can): checked before work."""
-    if path.is_dir():
-        return "is a folder, not a file"
-    folder = path.parent
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=folder)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        return f"cannot write there: {exc.strerror or exc}"
-    return ""
 
 
 def _send(out: TextIO, value: dict[str, Any]) -> None:

@@ -8,6 +8,7 @@ iterative, so hostile nesting never reaches Python's recursion limit.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from typing import Final
 
@@ -15,12 +16,15 @@ __all__ = [
     "ARGUMENT_DEPTH",
     "MAX_INT",
     "MAX_STRING",
+    "MCP_MESSAGE_DEPTH",
     "RECORD_BYTES",
     "RECORD_DEPTH",
     "REPLAY_CALLS",
     "REPLAY_WORK",
     "check_json_value",
     "clean_text",
+    "json_text_depth",
+    "json_top_level",
     "text_problem",
 ]
 
@@ -28,6 +32,13 @@ ARGUMENT_DEPTH: Final = 32
 """Deepest nesting of a tool call's arguments (the object itself is level 1)."""
 RECORD_DEPTH: Final = 64
 """Deepest nesting of a record file."""
+MCP_MESSAGE_DEPTH: Final = 160
+"""Deepest nesting of one JSON-RPC message the MCP server reads (the message is level 1).
+
+Below the MCP SDK's own parser limit (about 200 levels, past which it drops a message without
+a reply), and above any arguments it answers as a recorded ``invalid_arguments`` call
+(`ARGUMENT_DEPTH` plus the three levels of the request around them, with room to spare).
+"""
 MAX_STRING: Final = 1_000_000
 """Longest string, in characters, in arguments and records."""
 MAX_INT: Final = 2**53
@@ -54,6 +65,59 @@ def text_problem(text: str) -> str:
     except UnicodeEncodeError as exc:
         return f"a lone surrogate at character {exc.start} (not valid Unicode)"
     return ""
+
+
+# A JSON string (escapes included) or one bracket; what lies between them cannot nest.
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+
+
+def json_text_depth(text: str, stop_at: int | None = None) -> int:
+    """How deep the JSON in ``text`` nests (a scalar is 0), read without parsing it.
+
+    Brackets inside strings do not count; the scan is one pass with no recursion, so any
+    depth is safe to measure. Malformed text gets a depth too (its brackets, counted as seen).
+
+    Args:
+        text: JSON text.
+        stop_at: Return as soon as the depth exceeds this (the answer is then only "deeper").
+    """
+    depth = deepest = 0
+    for token in _JSON_TOKEN.finditer(text):
+        mark = token.group()[0]
+        if mark in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if stop_at is not None and deepest > stop_at:
+                    return deepest
+        elif mark in "]}":
+            depth -= 1
+    return deepest
+
+
+def json_top_level(text: str) -> str | None:
+    """``text`` with each value nested inside its top level replaced by ``null``.
+
+    ``{"id": 7, "params": {...}}`` becomes ``{"id": 7, "params": null}``: the top level of a
+    message too deep to parse, readable with any parser. None when the text ends inside a
+    nested value (no top level to show).
+    """
+    kept: list[str] = []
+    depth = start = 0
+    for token in _JSON_TOKEN.finditer(text):
+        mark = token.group()[0]
+        if mark in "[{":
+            depth += 1
+            if depth == 2:
+                kept.append(text[start : token.start()] + "null")
+        elif mark in "]}":
+            depth -= 1
+            if depth == 1:
+                start = token.end()
+    if depth > 1:
+        return None
+    kept.append(text[start:])
+    return "".join(kept)
 
 
 def clean_text(text: str) -> str:

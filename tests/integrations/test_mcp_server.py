@@ -260,22 +260,13 @@ def test_sigterm_mid_attempt_saves_an_interrupted_record(tmp_path: Path) -> None
     assert hw.verify(record, task=task()).evidence == "verified"
 
 
-def _wait_until_listening(url: str, timeout: float = 20.0) -> None:
-    """The server announces its URL as it starts; on a loaded machine it binds a moment later."""
-    import socket
-    import time
-    from urllib.parse import urlparse
+def _authorised(url: str, token: str) -> Any:
+    """A streamable HTTP transport that sends the server's bearer token."""
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
 
-    parts = urlparse(url)
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with socket.create_connection((parts.hostname, parts.port), timeout=1):
-                return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    return streamable_http_client(url, http_client=http)
 
 
 def test_streamable_http_on_loopback(tmp_path: Path) -> None:
@@ -295,17 +286,18 @@ def test_streamable_http_on_loopback(tmp_path: Path) -> None:
     )
     assert proc.stderr is not None
     try:
-        url = json.loads(proc.stderr.readline())["url"]
+        announced = json.loads(proc.stderr.readline())
+        url, token = announced["url"], announced["token"]
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
-        _wait_until_listening(url)
 
         async def session() -> dict[str, Any]:
-            async with Client(url) as client:
+            # announced once listening: the first connection is served, with no retry
+            async with Client(_authorised(url, token)) as client:
                 assert client.instructions == task().instruction
                 for name, args in SOLVE:
                     assert not (await client.call_tool(name, args)).is_error
                 done = structured(await client.call_tool("finish", {"message": "ok"}))
-            async with Client(url) as again:  # a new connection continues the plan
+            async with Client(_authorised(url, token)) as again:  # a new connection continues
                 await again.call_tool(*SOLVE[0])
             return done
 

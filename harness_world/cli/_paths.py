@@ -1,0 +1,40 @@
+"""Output paths checked before any work, so no attempt is ever lost to a path it cannot use."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = ["record_path_problem", "run_dir_problem"]
+
+
+def record_path_problem(path: Path) -> str:
+    """Why a record cannot be saved at ``path`` (empty when it can).
+
+    The folder it goes in is created if missing, and a file is written there and removed.
+    """
+    if path.is_dir():
+        return "is a folder, not a file"
+    return _writable_folder_problem(path.parent, path.name)
+
+
+def run_dir_problem(path: Path) -> str:
+    """Why ``path`` cannot be a run directory (empty when it can).
+
+    It is created if missing, and a file is written there and removed.
+    """
+    if path.exists() and not path.is_dir():
+        return "is a file, not a folder"
+    return _writable_folder_problem(path, "run")
+
+
+def _writable_folder_problem(folder: Path, name: str) -> str:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=f".{name}.", suffix=".probe", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        return f"cannot write there: {exc.strerror or exc}"
+    return ""
