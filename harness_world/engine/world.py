@@ -14,7 +14,13 @@ import msgspec
 
 from harness_world.engine.canonical import from_json, to_json
 from harness_world.engine.contract import Contract, Entity, Problem, sorted_problems, validate_row
-from harness_world.engine.limits import clean_text
+from harness_world.engine.limits import (
+    RECORD_BYTES,
+    RECORD_DEPTH,
+    check_json_value,
+    clean_text,
+    read_regular_file,
+)
 from harness_world.engine.paths import builtin_dir, cache_dir
 from harness_world.engine.plugins import import_path
 from harness_world.engine.session import Session
@@ -237,23 +243,42 @@ _BYTE_POSITION = re.compile(r"\(byte (\d+)\)")
 
 
 def _decode_seed(path: Path) -> object:
+    """The plain value of a seed file, within the record limits (`RECORD_BYTES`, depth).
+
+    Raises:
+        WorldError: naming the file, for an unreadable, special, too large, malformed or too
+            deeply nested seed.
+    """
     try:
-        blob = path.read_bytes()
+        blob = read_regular_file(path, RECORD_BYTES)
     except OSError as exc:
         raise WorldError(f"{path}: cannot read seed: {exc.strerror or exc}") from None
     try:
         if path.suffix == ".msgpack":
-            return msgspec.msgpack.decode(blob)
-        return msgspec.json.decode(blob)
+            value: object = msgspec.msgpack.decode(blob)
+        else:
+            value = msgspec.json.decode(blob)
+    except RecursionError:
+        raise WorldError(
+            f"{path}: malformed seed: nested deeper than {RECORD_DEPTH} levels"
+        ) from None
     except msgspec.DecodeError as exc:
-        message = str(exc)
-        match = _BYTE_POSITION.search(message)
-        if match:
-            offset = int(match.group(1))
-            line = blob.count(b"\n", 0, offset) + 1
-            column = offset - (blob.rfind(b"\n", 0, offset) + 1) + 1
-            message = f"{message} at line {line}, column {column}"
-        raise WorldError(f"{path}: malformed seed: {message}") from None
+        raise WorldError(f"{path}: malformed seed: {_located(str(exc), blob)}") from None
+    problem = check_json_value(value, RECORD_DEPTH)
+    if problem:
+        raise WorldError(f"{path}: malformed seed: {problem}")
+    return value
+
+
+def _located(message: str, blob: bytes) -> str:
+    """A decoder's message with its byte offset given as a line and a column too."""
+    match = _BYTE_POSITION.search(message)
+    if not match:
+        return message
+    offset = int(match.group(1))
+    line = blob.count(b"\n", 0, offset) + 1
+    column = offset - (blob.rfind(b"\n", 0, offset) + 1) + 1
+    return f"{message} at line {line}, column {column}"
 
 
 def _import_world_module(folder: Path) -> ModuleType:
