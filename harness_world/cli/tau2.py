@@ -559,9 +559,11 @@ def _view(args: argparse.Namespace, world: World) -> Any:
         source = Tau2Source.load(args.tau2_src, args.data)
         env = source.environment(source.database(Path(args.data) / importer.DB_FILE))
         schemas = source.tool_schemas(env)
+        shape = Tau2Shape.from_data(world, Path(args.data) / importer.DB_FILE)
     except Tau2SourceError as exc:
         raise _InputError(str(exc)) from None
-    shape = Tau2Shape.from_data(world, Path(args.data) / importer.DB_FILE)
+    except (OSError, ValueError) as exc:
+        raise _InputError(f"{args.data}: cannot read {importer.DB_FILE}: {exc}") from None
     return Tau2View(shape=shape, schemas=schemas)
 
 

@@ -1,16 +1,22 @@
-"""Limits at every boundary: what a tool argument or a record may contain.
+"""Limits at every boundary: what a tool argument, a record, a seed or a task id may contain.
 
 One table (``docs/threat-model.md``) lists them. Each limit ends one call as a typed
-``invalid_arguments`` error or one record as ``lost``; a batch always goes on. The checks are
-iterative, so hostile nesting never reaches Python's recursion limit.
+``invalid_arguments`` error or one record as ``lost``; a batch always goes on. A seed or data
+file over a limit is one error naming the file. The checks are iterative, so hostile nesting
+never reaches Python's recursion limit.
 """
 
 from __future__ import annotations
 
+import errno
+import json
 import math
+import os
 import re
+import stat
 from collections.abc import Iterable
-from typing import Final
+from pathlib import Path
+from typing import Any, Final
 
 __all__ = [
     "ARGUMENT_DEPTH",
@@ -21,10 +27,14 @@ __all__ = [
     "RECORD_DEPTH",
     "REPLAY_CALLS",
     "REPLAY_WORK",
+    "TASK_ID_PATTERN",
     "check_json_value",
     "clean_text",
     "json_text_depth",
     "json_top_level",
+    "read_json_file",
+    "read_regular_file",
+    "task_id_problem",
     "text_problem",
 ]
 
@@ -53,7 +63,54 @@ REPLAY_WORK: Final = 50_000_000
 through the tool context); past it the record ends ``lost``. Legitimate attempts stay far
 below it (a 40-call attempt that scans a 100 000-row table each time examines 4 million)."""
 
+TASK_ID_PATTERN: Final = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}"
+"""What a task id may be (the whole id; no two dots in a row): a task id names a folder of
+its run directory, so it must be one path component on every platform. No separator, no
+``..``, no leading dot or dash, no ``:`` (a drive on Windows), at most 200 characters."""
+_TASK_ID = re.compile(TASK_ID_PATTERN)
+
 _SCALARS = (str, int, float, bool, type(None))
+
+
+def task_id_problem(value: object) -> str:
+    """Why ``value`` is not a safe task id (see `TASK_ID_PATTERN`); empty when it is."""
+    if not isinstance(value, str):
+        return f"a task id must be a string, not {type(value).__name__}"
+    if not _TASK_ID.fullmatch(value) or ".." in value:
+        return (
+            f"task id {clean_text(value)[:80]!r} is unsafe: expected 1 to 200 letters, digits "
+            "and '_.-', starting with a letter or digit, without '..'"
+        )
+    return ""
+
+
+def read_regular_file(path: Path, max_bytes: int) -> bytes:
+    """The bytes of ``path``, when it is a regular file of at most ``max_bytes`` bytes.
+
+    The file is opened without blocking and checked on its descriptor before anything is read,
+    so a FIFO or a device is refused at once instead of hanging the reader, and a file
+    swapped after a check is still the file checked.
+
+    Raises:
+        OSError: when it cannot be opened, is not a regular file, or is over the limit (the
+            ``strerror`` says which).
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        if info.st_size > max_bytes:
+            raise OSError(
+                errno.EFBIG, f"{info.st_size} bytes, over the limit of {max_bytes}", str(path)
+            )
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(max_bytes + 1)
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:  # grew after the check
+        raise OSError(errno.EFBIG, f"over the limit of {max_bytes} bytes", str(path))
+    return data
 
 
 def text_problem(text: str) -> str:
@@ -123,6 +180,26 @@ def json_top_level(text: str) -> str | None:
 def clean_text(text: str) -> str:
     """``text`` with lone surrogates escaped as backslash sequences (what a model may emit)."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def read_json_file(path: Path, max_bytes: int = RECORD_BYTES, max_depth: int = RECORD_DEPTH) -> Any:
+    """The JSON value of a data file, within a record's limits (key order kept).
+
+    Raises:
+        OSError: when it cannot be read, is not a regular file, or is over ``max_bytes``.
+        ValueError: when it is not UTF-8 JSON, or breaks a limit of `check_json_value`.
+    """
+    data = read_regular_file(path, max_bytes)
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except RecursionError:
+        raise ValueError(f"over a limit: nested deeper than {max_depth} levels") from None
+    except ValueError as exc:
+        raise ValueError(f"not valid JSON: {exc}") from None
+    problem = check_json_value(value, max_depth)
+    if problem:
+        raise ValueError(f"over a limit: {problem}")
+    return value
 
 
 def _scalar_problem(value: object) -> str:

@@ -14,7 +14,13 @@ import msgspec
 
 from harness_world.engine.canonical import from_json, to_json
 from harness_world.engine.contract import Contract, Entity, Problem, sorted_problems, validate_row
-from harness_world.engine.limits import clean_text
+from harness_world.engine.limits import (
+    RECORD_BYTES,
+    RECORD_DEPTH,
+    check_json_value,
+    clean_text,
+    read_regular_file,
+)
 from harness_world.engine.paths import builtin_dir, cache_dir
 from harness_world.engine.plugins import import_path
 from harness_world.engine.session import Session
@@ -244,24 +250,47 @@ def _collect_rows(entity: Entity, raw: object) -> tuple[list[dict[str, Any]], li
 _BYTE_POSITION = re.compile(r"\(byte (\d+)\)")
 
 
-def _decode_seed(path: Path) -> object:
+def _decode_seed(path: Path, *, checked: bool = True) -> object:
+    """The plain value of a seed file, within the record limits (`RECORD_BYTES`, depth).
+
+    ``checked=False`` skips the walk over every value (a third of a large world's load) for
+    the generator's own cache, written by this module from the world's ``generate``; the size
+    and nesting limits still hold.
+
+    Raises:
+        WorldError: naming the file, for an unreadable, special, too large, malformed or too
+            deeply nested seed.
+    """
     try:
-        blob = path.read_bytes()
+        blob = read_regular_file(path, RECORD_BYTES)
     except OSError as exc:
         raise WorldError(f"{path}: cannot read seed: {exc.strerror or exc}") from None
     try:
         if path.suffix == ".msgpack":
-            return msgspec.msgpack.decode(blob)
-        return msgspec.json.decode(blob)
+            value: object = msgspec.msgpack.decode(blob)
+        else:
+            value = msgspec.json.decode(blob)
+    except RecursionError:
+        raise WorldError(
+            f"{path}: malformed seed: nested deeper than {RECORD_DEPTH} levels"
+        ) from None
     except msgspec.DecodeError as exc:
-        message = str(exc)
-        match = _BYTE_POSITION.search(message)
-        if match:
-            offset = int(match.group(1))
-            line = blob.count(b"\n", 0, offset) + 1
-            column = offset - (blob.rfind(b"\n", 0, offset) + 1) + 1
-            message = f"{message} at line {line}, column {column}"
-        raise WorldError(f"{path}: malformed seed: {message}") from None
+        raise WorldError(f"{path}: malformed seed: {_located(str(exc), blob)}") from None
+    problem = check_json_value(value, RECORD_DEPTH) if checked else ""
+    if problem:
+        raise WorldError(f"{path}: malformed seed: {problem}")
+    return value
+
+
+def _located(message: str, blob: bytes) -> str:
+    """A decoder's message with its byte offset given as a line and a column too."""
+    match = _BYTE_POSITION.search(message)
+    if not match:
+        return message
+    offset = int(match.group(1))
+    line = blob.count(b"\n", 0, offset) + 1
+    column = offset - (blob.rfind(b"\n", 0, offset) + 1) + 1
+    return f"{message} at line {line}, column {column}"
 
 
 def _import_world_module(folder: Path) -> ModuleType:
@@ -435,7 +464,8 @@ def _load_sized(folder: Path, spec: WorldSpec, size: str) -> World:
     cached = cache_dir() / contract.name / f"{size}-{source_hash}.msgpack"
     if cached.is_file():
         try:
-            return World.from_data(contract, _decode_seed(cached), size=size, source=str(cached))
+            data = _decode_seed(cached, checked=False)
+            return World.from_data(contract, data, size=size, source=str(cached))
         except WorldError:
             cached.unlink(missing_ok=True)
     data = generate(size)

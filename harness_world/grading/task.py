@@ -16,6 +16,7 @@ from msgspec import UNSET, UnsetType
 
 from harness_world.engine.canonical import canonical_struct, sha256_hex, to_json
 from harness_world.engine.faults import FaultSpec
+from harness_world.engine.limits import task_id_problem
 from harness_world.engine.paths import builtin_dir
 from harness_world.engine.values import ABSENT, Key, typed_equal
 from harness_world.engine.world import World
@@ -314,7 +315,8 @@ class Task(
     """One task; see ``docs/task-format.md``.
 
     Attributes:
-        id: Unique id, conventionally ``<world>.<name>``.
+        id: Unique id, conventionally ``<world>.<name>``; it names a folder of a run directory,
+            so a loaded task's id matches `harness_world.engine.limits.TASK_ID_PATTERN`.
         world: The world it runs in.
         family: A cluster label for statistics (tasks in a family are not independent).
         instruction: What the agent is told.
@@ -400,10 +402,7 @@ def load_task(path: str | Path) -> Task:
         raise TaskError(f"{source}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise TaskError(f"{source}: invalid TOML: {exc}") from None
-    try:
-        task = msgspec.convert(data, Task)
-    except msgspec.ValidationError as exc:
-        raise TaskError(f"{source}: {exc}") from None
+    task = _convert(source, data)
     names = [t.name for t in task.targets]
     if len(set(names)) != len(names):
         raise TaskError(f"{source}: target set names must be unique, got {names}")
@@ -426,6 +425,18 @@ def load_task(path: str | Path) -> Task:
     needs_targets = [r for r in task.require if r.kind != "create" or r.link]
     if (needs_targets or task.answer or task.receipts) and not task.targets:
         raise TaskError(f"{source}: set, delete, linked create and answer need a target set")
+    return task
+
+
+def _convert(source: Path, data: dict[str, Any]) -> Task:
+    """A task file's table as a task, its id a safe one (ids name run directory folders)."""
+    try:
+        task = msgspec.convert(data, Task)
+    except msgspec.ValidationError as exc:
+        raise TaskError(f"{source}: {exc}") from None
+    problem = task_id_problem(task.id)
+    if problem:
+        raise TaskError(f"{source}: id: {problem}")
     return task
 
 

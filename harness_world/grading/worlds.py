@@ -76,7 +76,7 @@ class WorldChoice:
         for task in tasks:
             if task.world not in contracts:
                 place = self.locations.get(task.world)
-                if place is None and not (builtin_dir("worlds") / task.world).is_dir():
+                if place is None and not _builtin_name(task.world):
                     continue
                 try:
                     place = place or locate_world(task.world)
@@ -91,6 +91,12 @@ class WorldChoice:
     def _task_folder(self, task: Task) -> Path:
         place = self.locations.get(task.world)
         return place.tasks if place is not None else builtin_dir("tasks") / task.world
+
+
+def _builtin_name(name: str) -> bool:
+    """Whether a task's world names a built-in world folder (a bare name, never a path)."""
+    bare = name not in ("", ".", "..") and "/" not in name and "\\" not in name
+    return bare and (builtin_dir("worlds") / name).is_dir()
 
 
 def choose_worlds(worlds: Sequence[str | Path] | str | Path | None) -> WorldChoice:

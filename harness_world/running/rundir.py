@@ -27,6 +27,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from harness_world.engine.limits import task_id_problem
 from harness_world.engine.world import World
 from harness_world.evidence.binding import IndexEntry, read_index
 from harness_world.grading.task import Task, load_tasks
@@ -183,7 +184,9 @@ class RunScan(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def record_path(out: Path, task_id: str, sample: int) -> Path:
-    """Where the final record of one attempt lives."""
+    """Where the final record of one attempt lives (ValueError for an unsafe task id)."""
+    if task_id_problem(task_id):  # the last line: callers validate ids where they are read
+        raise ValueError(f"{out}: no record path for {task_id_problem(task_id)}")
     return out / "records" / task_id / f"{sample}.json"
 
 
@@ -238,6 +241,9 @@ def load_manifest(out: str | Path) -> RunManifest:
         raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if len(manifest.tasks) * manifest.samples > MAX_SLOTS:
         raise ValueError(f"{path}: invalid manifest: more than {MAX_SLOTS} slots")
+    unsafe = next((p for p in map(task_id_problem, manifest.tasks) if p), "")
+    if unsafe:
+        raise ValueError(f"{path}: invalid manifest: tasks: {unsafe}")
     problem = revision_problem(
         manifest.revision, tasks=manifest.tasks, samples=manifest.samples, seed=manifest.seed
     )

@@ -37,6 +37,7 @@ import attrs
 
 from harness_world.engine.calls import FinalRow, Observation
 from harness_world.engine.contract import Field
+from harness_world.engine.limits import read_json_file
 from harness_world.engine.world import World
 
 __all__ = ["KeyOrders", "Tau2Hasher", "Tau2Shape", "learn_orders", "tau2_dumps"]
@@ -128,12 +129,12 @@ class Tau2Shape:
         """The shape of ``world``, with map orders read from τ²'s ``db.json`` when given.
 
         Raises:
-            OSError: when the file cannot be read.
-            ValueError: when it is not JSON.
+            OSError: when the file cannot be read or is not a regular file of sensible size.
+            ValueError: when it is not JSON, or is nested deeper than a record may be.
         """
         templates: dict[str, dict[str, Any]] = {}
         if db_file is not None:
-            data = json.loads(Path(db_file).read_text(encoding="utf-8"))
+            data = read_json_file(Path(db_file))
             if isinstance(data, dict):
                 templates = {k: v for k, v in data.items() if isinstance(v, dict)}
         return cls(world, templates, learn_orders(templates))

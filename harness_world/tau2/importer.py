@@ -28,6 +28,7 @@ from typing import Any
 import msgspec
 
 from harness_world.engine.calls import WriteImage
+from harness_world.engine.limits import clean_text, read_json_file, task_id_problem
 from harness_world.engine.world import World
 from harness_world.engine.world import load_world as load_world_folder
 from harness_world.errors import HarnessWorldError
@@ -64,23 +65,25 @@ def load_world(data: str | Path) -> World:
 
     Raises:
         FormatError: when the folder or its db.json is missing.
-        WorldError: when db.json does not fit the contract.
+        WorldError: when db.json is not a regular file, breaks a limit of
+            `harness_world.engine.limits`, or does not fit the contract.
     """
     folder = Path(data)
     if not folder.is_dir():
         raise FormatError(f"{folder}: no such data folder")
-    if not (folder / DB_FILE).is_file():
+    if not (folder / DB_FILE).exists():
         raise FormatError(f"{folder / DB_FILE}: no such file")
     return load_world_folder(WORLD, seed_file=folder / DB_FILE)
 
 
 def _read_json(path: Path) -> Any:
+    """A τ² JSON file's value, within the limits records have (size, depth, JSON types)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return read_json_file(path)
     except OSError as exc:
         raise FormatError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except ValueError as exc:
-        raise FormatError(f"{path}: not valid JSON: {exc}") from None
+        raise FormatError(f"{path}: {exc}") from None
 
 
 def read_tasks(path: str | Path) -> list[dict[str, Any]]:
@@ -97,6 +100,7 @@ def read_tasks(path: str | Path) -> list[dict[str, Any]]:
         where = f"{source}: task #{i}"
         if not isinstance(raw, dict) or "id" not in raw:
             raise FormatError(f"{where}: expected an object with an id")
+        _our_id(raw["id"], where)
         criteria = raw.get("evaluation_criteria")
         actions = criteria.get("actions") if isinstance(criteria, dict) else None
         if not isinstance(actions, list | None):
@@ -109,6 +113,23 @@ def read_tasks(path: str | Path) -> list[dict[str, Any]]:
             ):
                 raise FormatError(f"{where} ({raw['id']}): malformed action {action!r}")
     return data
+
+
+def _our_id(tau2_id: object, where: str) -> str:
+    """Our task id for a τ² task id (``tau2_retail.<id>``), which must be a safe id.
+
+    τ² task ids are strings (its ``Task.id: str`` refuses a number), so a number or an object
+    is refused here too, not written out as text.
+
+    Raises:
+        FormatError: naming ``where``, for an id that is not a string or not a safe task id.
+    """
+    if not isinstance(tau2_id, str):
+        raise FormatError(f"{where}: id must be a string (as in τ²), not {type(tau2_id).__name__}")
+    problem = task_id_problem(f"{WORLD}.{tau2_id}")
+    if problem:
+        raise FormatError(f"{where}: id: {problem}")
+    return f"{WORLD}.{tau2_id}"
 
 
 def _instruction(raw: dict[str, Any]) -> str:
@@ -196,7 +217,8 @@ def _reading_task(world: World, base: Task, record: Record, notes: list[str]) ->
 
 def import_task(world: World, raw: dict[str, Any], source: str = TASKS_FILE) -> ImportedTask:
     """One raw τ² task as an imported task (see the module notes for what maps to what)."""
-    tau2_id = str(raw["id"])
+    task_id = _our_id(raw.get("id"), f"{source}: task {clean_text(str(raw.get('id')))[:80]!r}")
+    tau2_id = task_id.split(".", 1)[1]
     criteria = raw.get("evaluation_criteria") or {}
     gold = [
         GoldCall(
@@ -222,7 +244,7 @@ def import_task(world: World, raw: dict[str, Any], source: str = TASKS_FILE) -> 
         notes.append(f"τ² purpose: {purpose}")
     notes += [f"τ² open issue: {issue.get('title', '')}" for issue in raw.get("issues") or []]
     base = Task(
-        id=f"{WORLD}.{tau2_id}",
+        id=task_id,
         world=WORLD,
         family=f"{WORLD}.customer.{customer}" if customer else f"{WORLD}.task.{tau2_id}",
         instruction=_instruction(raw),
@@ -252,7 +274,7 @@ def import_tasks(
     """
     source = Path(path)
     raws = read_tasks(source)
-    ids = [str(r["id"]) for r in raws]
+    ids = [str(r["id"]) for r in raws]  # strings: `read_tasks` refuses any other id
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
         raise FormatError(f"{source}: duplicate task ids: {', '.join(duplicates)}")
@@ -271,11 +293,11 @@ def read_split(path: str | Path) -> dict[str, list[str]]:
     source = Path(path)
     data = _read_json(source)
     if not isinstance(data, dict) or not all(
-        isinstance(ids, list) and all(isinstance(i, str | int) for i in ids)
-        for ids in data.values()
+        isinstance(ids, list) and all(isinstance(i, str) for i in ids) for ids in data.values()
     ):
+        # τ² matches a task's string id against these lists: a number would select nothing.
         raise FormatError(f"{source}: expected an object mapping split names to lists of ids")
-    return {str(name): [str(i) for i in ids] for name, ids in data.items()}
+    return {str(name): list(ids) for name, ids in data.items()}
 
 
 def split_tasks(
@@ -400,11 +422,14 @@ def _external_run(sim: Any, where: str) -> ExternalRun:
     reward = reward_info.get("reward") if isinstance(reward_info, dict) else None
     termination = str(sim.get("termination_reason") or "")
     status = _TERMINATION.get(termination, "completed")
+    task_id = sim["task_id"]
+    if not isinstance(task_id, str):  # τ²'s SimulationRun.task_id is a string
+        raise FormatError(f"{where}: task_id must be a string, not {type(task_id).__name__}")
     trial = sim.get("trial") or 0
     if not isinstance(trial, int) or isinstance(trial, bool):
         raise FormatError(f"{where}: trial must be an integer, got {trial!r}")
     return ExternalRun(
-        task_id=str(sim["task_id"]),
+        task_id=task_id,
         trial=trial,
         calls=calls,
         final_message=final,
