@@ -12,6 +12,8 @@ import os
 import sys
 from collections.abc import Sequence
 
+from harness_world.cli._selection import UsageError
+
 __all__ = ["main"]
 
 # Module names under harness_world.cli, in the order shown by --help.
@@ -26,19 +28,23 @@ COMMANDS: tuple[str, ...] = (
     "play",
     "mcp",  # [integrations] MCP server (extra [mcp])
     "mutants",
-    "matrix",  # authority (issue 15): coverage matrix
-    "conditions",  # authority (issue 15): condition metrics and scored layers
+    "matrix",  # authority conditions: coverage matrix
+    "conditions",  # authority conditions: condition metrics and scored layers
     "tau2",
     "tasks",
-    # diagnose: advisories, reach, attribution, forks
+    # explaining failures: advisories, reach, attribution, forks
     "diagnose",
     "attribute",
     "fork",
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with every command registered."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The top-level parser with every command registered (or only the command ``only``).
+
+    Building all twenty command parsers costs more than many commands' own work, so `main`
+    builds only the one it was asked for; ``--help``, no command or an unknown one get all.
+    """
     import importlib
 
     parser = argparse.ArgumentParser(
@@ -49,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         module = importlib.import_module(f"harness_world.cli.{name}")
         module.register(sub)
     return parser
@@ -57,14 +63,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(given[0] if given and given[0] in COMMANDS else None)
+    args = parser.parse_args(given)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(sys.stderr)
         return 2
     try:
         code: int = handler(args)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except BrokenPipeError:
         # The reader went away (`... | head`): stop quietly, as Unix tools do.
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -34,9 +34,9 @@ from harness_world.analysis.trusted import (
     compare_trusted,
     render_trusted_comparison,
 )
-from harness_world.cli._selection import add_verifier_world_options, verifier_worlds
+from harness_world.cli._selection import UsageError, add_verifier_world_options, verifier_worlds
 from harness_world.cli._visual import add_html_option, add_png_option, write_compare_visuals
-from harness_world.cli.crossed import crossed_aware  # issue 19
+from harness_world.cli.crossed import crossed_aware
 from harness_world.engine.world import WorldError
 from harness_world.grading.task import Task, TaskError
 from harness_world.stats import (
@@ -109,7 +109,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     _add_gate_options(parser)
     _add_data_options(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    add_html_option(parser)  # issue 20: HTML report of the comparison, plots as PNG
+    add_html_option(parser)  # HTML report of the comparison, plots as PNG
     add_png_option(parser)
     parser.set_defaults(handler=run)
 
@@ -205,7 +205,7 @@ def _add_data_options(parser: argparse.ArgumentParser) -> None:
     )
     from harness_world.cli.tau2 import add_data_option
 
-    add_data_option(parser)  # tau2: `tau2 run --out` directories
+    add_data_option(parser)  # `tau2 run --out` directories
     add_verifier_world_options(parser)
 
 
@@ -221,10 +221,6 @@ def gate_passed(verdict: str, gate: Gate) -> bool:
     if gate == "no-regression":
         return verdict != "below"
     return gate != "non-inferior"
-
-
-class _InputError(Exception):
-    pass
 
 
 def _fail(message: str) -> int:
@@ -257,16 +253,16 @@ def _run_directories(
 
     paths = [Path(p) for p in args.inputs]
     if len(paths) != 2 or not all(p.is_dir() for p in paths):
-        raise _InputError("give two run directories BASELINE CANDIDATE, or one results CSV")
+        raise UsageError("give two run directories BASELINE CANDIDATE, or one results CSV")
     names = [args.baseline or paths[0].resolve().name, args.candidate or paths[1].resolve().name]
     if names[0] == names[1]:
         names = ["baseline", "candidate"]
     try:
-        sources = _tau2_sources(args)  # tau2: `tau2 run --out` directories
+        sources = _tau2_sources(args)  # `tau2 run --out` directories
         base_rows, base = run_rows(paths[0], names[0], observe=watch[0], **sources)
         cand_rows, cand = run_rows(paths[1], names[1], observe=watch[1], **sources)
     except (FileNotFoundError, ValueError, WorldError) as exc:
-        raise _InputError(str(exc)) from None
+        raise UsageError(str(exc)) from None
     changed = diff_revisions(base.revision, cand.revision)
     notes = [
         f"baseline revision {base.revision.id[:16]} ({paths[0]})",
@@ -294,55 +290,55 @@ def _alpha(args: argparse.Namespace) -> float:
     from scipy import special
 
     if args.alpha is not None and args.z is not None:
-        raise _InputError("give --alpha or --z, not both")
+        raise UsageError("give --alpha or --z, not both")
     if args.z is not None:
         if not (math.isfinite(args.z) and args.z > 0):
-            raise _InputError(f"--z must be a positive number, got {args.z}")
+            raise UsageError(f"--z must be a positive number, got {args.z}")
         return float(special.ndtr(-args.z))
     if args.alpha is None:
         return DEFAULT_ALPHA
     if not (math.isfinite(args.alpha) and 0 < args.alpha < 0.5):
-        raise _InputError(f"--alpha must be strictly between 0 and 0.5, got {args.alpha}")
+        raise UsageError(f"--alpha must be strictly between 0 and 0.5, got {args.alpha}")
     return float(args.alpha)
 
 
 def _check_common(args: argparse.Namespace) -> None:
     if args.min_runs is not None and args.min_runs < 1:
-        raise _InputError(f"--min-runs must be at least 1, got {args.min_runs}")
+        raise UsageError(f"--min-runs must be at least 1, got {args.min_runs}")
     if args.gate == "non-inferior":
         if args.margin is None:
-            raise _InputError("--gate non-inferior needs --margin POINTS")
+            raise UsageError("--gate non-inferior needs --margin POINTS")
         if not (math.isfinite(args.margin) and 0 < args.margin <= 100):
-            raise _InputError(f"--margin must be in (0, 100] points, got {args.margin}")
+            raise UsageError(f"--margin must be in (0, 100] points, got {args.margin}")
     elif args.margin is not None:
-        raise _InputError("--margin only applies to --gate non-inferior")
+        raise UsageError("--margin only applies to --gate non-inferior")
     if args.plan and args.mde is None:
-        raise _InputError("--plan needs --mde POINTS (the smallest change worth detecting)")
+        raise UsageError("--plan needs --mde POINTS (the smallest change worth detecting)")
     if args.mde is not None and not args.plan:
-        raise _InputError("--mde only applies with --plan")
+        raise UsageError("--mde only applies with --plan")
     if args.mde is not None and not (math.isfinite(args.mde) and 0 < args.mde <= 100):
-        raise _InputError(f"--mde must be in (0, 100] points, got {args.mde}")
+        raise UsageError(f"--mde must be in (0, 100] points, got {args.mde}")
 
 
 def _check_csv_options(args: argparse.Namespace) -> Path:
     paths = [Path(p) for p in args.inputs]
     if any(p.is_dir() for p in paths):
-        raise _InputError(_MIXED)
+        raise UsageError(_MIXED)
     if len(paths) != 1:
-        raise _InputError(
+        raise UsageError(
             f"expected one results CSV (or two run directories), got {len(paths)} paths"
         )
     if not args.baseline or not args.candidate:
-        raise _InputError("--baseline and --candidate are required with a results CSV")
+        raise UsageError("--baseline and --candidate are required with a results CSV")
     return paths[0]
 
 
-@crossed_aware  # issue 19: one crossed run is compared per model profile
+@crossed_aware  # one crossed run is compared per model profile
 def run(args: argparse.Namespace) -> int:
     """Handle ``compare``; returns the exit code."""
     notes: list[str] = []
     scheduled: list[str] = []
-    # The trusted pairing is computed while the runs' own scans replay each record (seed 000).
+    # The trusted pairing is computed while the runs' own scans replay each record.
     try:
         index = verifier_worlds(args)[1]
     except (WorldError, TaskError) as exc:
@@ -372,7 +368,7 @@ def run(args: argparse.Namespace) -> int:
             use_clusters=not args.no_clusters,
             mde=None if args.mde is None else args.mde / 100,
         )
-    except _InputError as exc:
+    except UsageError as exc:
         return _fail(str(exc))
     except ResultsCsvError as exc:
         return _fail(f"{args.inputs[0]}: {exc}")
@@ -381,7 +377,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         return _fail(f"cannot read {args.inputs[0]}: {exc.strerror or exc}")
 
-    runs = [Path(p) for p in args.inputs] if notes else []  # issue 20: --html
+    runs = [Path(p) for p in args.inputs] if notes else []  # --html
     if write_compare_visuals(args, comparison, runs, [*notes, *_warnings(comparison)]):
         return 2
     _print(args, comparison, result, notes, _trusted(args.inputs, index, watch))

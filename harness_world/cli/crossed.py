@@ -1,4 +1,4 @@
-"""Crossed runs on the command line (issue 19): ``run --crossed FILE`` and ``compare`` of one.
+"""Crossed runs on the command line: ``run --crossed FILE`` and ``compare`` of one.
 
 ``run --crossed FILE`` reads a JSON list of configurations, each
 ``{"name", "harness", "profile", "agent", "options": {flag: value}}`` (options named like
@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from harness_world.analysis.crossed import CrossedCompareError, compare_crossed, render_crossed
-from harness_world.cli._selection import limit_overrides
+from harness_world.cli._selection import UsageError, limit_overrides
 from harness_world.grading.task import Task
 from harness_world.running.agents import Agent
 from harness_world.running.crossed import CROSSED, CrossedConfig, CrossedError, run_crossed
@@ -66,7 +66,7 @@ def compare_crossed_command(args: argparse.Namespace) -> int:
     return 0
 
 
-class CrossedFileError(ValueError):
+class CrossedFileError(UsageError):
     """A ``run --crossed`` file that cannot be used, named with its entry."""
 
 

@@ -14,17 +14,18 @@ from typing import Any, cast
 import msgspec
 
 from harness_world.anthropic_agent import AnthropicAgent, AsyncAnthropicAgent
-from harness_world.cli import tau2  # tau2: τ² tasks with a simulated user
+from harness_world.cli import tau2  # τ² tasks with a simulated user
 from harness_world.cli._output import render_table
 from harness_world.cli._progress import run_progress_hook
 from harness_world.cli._selection import (
+    UsageError,
     add_limit_options,
     add_task_options,
     limit_overrides,
     select,
     task_arguments,
 )
-from harness_world.cli.crossed import run_crossed_command  # issue 19
+from harness_world.cli.crossed import run_crossed_command
 from harness_world.engine.plugins import PluginError, import_path
 from harness_world.engine.world import World, WorldError, load_world
 from harness_world.evidence.signing import SigningError, check_private_key, sign_run
@@ -61,12 +62,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _add_model_options(parser)
     add_limit_options(parser)
     parser.add_argument("--json", action="store_true", help="no progress; print one JSON object")
-    parser.add_argument(  # issue 20
+    parser.add_argument(
         "--quiet", action="store_true", help="no progress display (the summary is still printed)"
     )
-    _add_scale_options(parser)  # issue 19
-    tau2.add_run_command_options(parser)  # tau2: --world tau2_retail --data DIR --user …
-    parser.set_defaults(handler=tau2.route_run_command(main))  # tau2: else main
+    _add_scale_options(parser)
+    tau2.add_run_command_options(parser)  # --world tau2_retail --data DIR --user …
+    parser.set_defaults(handler=tau2.route_run_command(main))  # else main
 
 
 def _add_agent_options(parser: argparse.ArgumentParser) -> None:
@@ -77,8 +78,8 @@ def _add_agent_options(parser: argparse.ArgumentParser) -> None:
             "oracle",
             "naive-retry",
             "give-up",
-            "deny-all",  # authority (issue 15)
-            "obey-data",  # authority (issue 15)
+            "deny-all",  # authority
+            "obey-data",  # authority
             "do-nothing",
             "scripted",
             "openai",
@@ -169,7 +170,7 @@ def _add_scale_options(parser: argparse.ArgumentParser) -> None:
         help="a JSON list of configurations (name, harness, profile, agent, options) run "
         "over the same slots in one seeded interleaved order into --out",
     )
-    parser.add_argument(  # issue 19: the Ray executor
+    parser.add_argument(  # the Ray executor
         "--executor",
         choices=("local", "ray"),
         default="local",
@@ -180,7 +181,7 @@ def _add_scale_options(parser: argparse.ArgumentParser) -> None:
         help="with --executor ray: the Ray cluster ('auto': the one `ray start --head` started "
         "here; default: a local Ray for this run)",
     )
-    parser.add_argument(  # rayverify: several attempts per Ray task
+    parser.add_argument(  # several attempts per Ray task
         "--ray-batch",
         type=int,
         metavar="N",
@@ -200,7 +201,7 @@ def _agent(args: argparse.Namespace, choice: WorldChoice | None = None) -> Agent
         raise ValueError(f"--agent {args.agent} needs --world (whose reference solutions)")
     if args.agent == "oracle":
         return oracle_agent(place)
-    if args.agent in REFERENCE_AGENT_NAMES:  # reference policies (seed 000)
+    if args.agent in REFERENCE_AGENT_NAMES:  # reference policies
         return reference_agent(place, args.agent)
     if args.agent == "scripted":
         if args.script is None or not args.script.is_file():
@@ -265,7 +266,7 @@ def main(args: argparse.Namespace) -> int:
         tasks, agent, worlds, choice = _prepare(args)
         if not args.no_precheck and _refused(tasks, args, choice):
             return 1
-        if args.crossed is not None:  # issue 19: several configurations, interleaved
+        if args.crossed is not None:  # several configurations, interleaved
             return run_crossed_command(args, tasks, _agent)
         out = args.out or _default_out(args, tasks, agent, worlds)
         result = run(
@@ -278,21 +279,21 @@ def main(args: argparse.Namespace) -> int:
             size=args.size,
             limits=limit_overrides(args),
             retries=args.retries,
-            concurrency=args.concurrency,  # issue 19
-            group_commit=not args.no_group_commit,  # issue 19
-            track=args.track,  # issue 19
-            executor=args.executor,  # issue 19: the Ray executor
+            concurrency=args.concurrency,
+            group_commit=not args.no_group_commit,
+            track=args.track,
+            executor=args.executor,  # the Ray executor
             address=args.address,
-            ray_batch=args.ray_batch,  # rayverify
+            ray_batch=args.ray_batch,
             world=[str(p) for p in choice.folders().values()] or None,
-            # issue 20: live progress on a terminal, the plain counter otherwise
+            # live progress on a terminal, the plain counter otherwise
             progress=run_progress_hook(
                 _progress(show=not args.json), quiet=args.quiet, enabled=not args.json
             ),
         )
         if args.sign_key:
             sign_run(result.out, result.revision.id, args.sign_key)
-    except _UsageError as exc:
+    except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except (RevisionMismatch, RunDirectoryBusy) as exc:
@@ -321,10 +322,6 @@ def _recheck_options(args: argparse.Namespace) -> str:
     return f" --world {args.world}" + (f" --tasks {folder}" if folder is not None else "")
 
 
-class _UsageError(Exception):
-    """A bad option or input, reported as one ``error:`` line."""
-
-
 def _os_error(exc: OSError) -> str:
     where = f"{exc.filename}: " if exc.filename else ""
     return f"{where}{exc.strerror or exc}"
@@ -342,25 +339,25 @@ def _prepare(
         tasks, choice = select(args)
         agent = _agent(args, choice)
     except (ValueError, TaskError, WorldError, PluginError, OSError) as exc:
-        raise _UsageError(str(exc)) from None
+        raise UsageError(str(exc)) from None
     if args.samples < 1 or args.workers < 1:
-        raise _UsageError("--samples and --workers must be at least 1")
-    if args.concurrency < 1 or (args.concurrency > 1 and args.workers > 1):  # issue 19
-        raise _UsageError("--concurrency must be at least 1, and not combined with --workers")
-    if args.track == "sequential" and max(args.workers, args.concurrency) > 1:  # issue 19
-        raise _UsageError("--track sequential runs one attempt at a time (no --workers)")
-    _check_executor(args)  # issue 19: the Ray executor
+        raise UsageError("--samples and --workers must be at least 1")
+    if args.concurrency < 1 or (args.concurrency > 1 and args.workers > 1):
+        raise UsageError("--concurrency must be at least 1, and not combined with --workers")
+    if args.track == "sequential" and max(args.workers, args.concurrency) > 1:
+        raise UsageError("--track sequential runs one attempt at a time (no --workers)")
+    _check_executor(args)  # the Ray executor
     agent = _for_concurrency(agent, args.concurrency)
     if args.sign_key:
         try:
             check_private_key(args.sign_key)
         except SigningError as exc:
-            raise _UsageError(f"--sign-key: {exc}") from None
+            raise UsageError(f"--sign-key: {exc}") from None
     try:
         names = {t.world for t in tasks}
         worlds = {w: load_world(choice.source(w), size=args.size) for w in names}
     except WorldError as exc:
-        raise _UsageError(f"--size {args.size}: {exc}") from None
+        raise UsageError(f"--size {args.size}: {exc}") from None
     return tasks, agent, worlds, choice
 
 
@@ -368,15 +365,15 @@ def _check_executor(args: argparse.Namespace) -> None:
     """Issue 19: ``--executor ray`` needs Ray and schedules alone; ``--address`` needs it."""
     if args.executor != "ray":
         for option, value in (("--address", args.address), ("--ray-batch", args.ray_batch)):
-            if value is not None:  # rayverify: --ray-batch too
-                raise _UsageError(f"{option} needs --executor ray")
+            if value is not None:  # --ray-batch too
+                raise UsageError(f"{option} needs --executor ray")
         return
-    if args.ray_batch is not None and args.ray_batch < 1:  # rayverify
-        raise _UsageError("--ray-batch must be at least 1")
+    if args.ray_batch is not None and args.ray_batch < 1:
+        raise UsageError("--ray-batch must be at least 1")
     if importlib.util.find_spec("ray") is None:
-        raise _UsageError("--executor ray needs the extra: pip install 'harness_world[ray]'")
+        raise UsageError("--executor ray needs the extra: pip install 'harness_world[ray]'")
     if max(args.workers, args.concurrency) > 1 or args.track == "sequential":
-        raise _UsageError("--executor ray takes no --workers, --concurrency or --track sequential")
+        raise UsageError("--executor ray takes no --workers, --concurrency or --track sequential")
 
 
 def _for_concurrency(agent: Agent, concurrency: int) -> Agent:
@@ -413,7 +410,7 @@ def _default_out(
     pinned = make_revision(
         worlds=worlds,
         tasks=tasks,
-        agent_settings=agent.settings()  # issue 19: the sequential track is in the revision
+        agent_settings=agent.settings()  # the sequential track is in the revision
         if args.track == "fresh"
         else {**agent.settings(), "track": args.track},
         budgets={k: v for k, v in limit_overrides(args).items() if v is not None},

@@ -24,6 +24,7 @@ import attrs
 import msgspec
 
 from harness_world.cli._output import render_table
+from harness_world.cli._selection import UsageError
 from harness_world.coverage.gate import read_equivalents
 from harness_world.engine.paths import builtin_dir
 from harness_world.engine.plugins import PluginError
@@ -108,7 +109,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     again.set_defaults(handler=run_regrade)
-    _register_run(actions)  # tau2: user channel
+    _register_run(actions)
     parser.set_defaults(handler=lambda _args: _usage(parser))
 
 
@@ -134,13 +135,9 @@ def _data_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-class _InputError(Exception):
-    """Bad input: reported on one line, exit 2."""
-
-
 def _load(args: argparse.Namespace) -> tuple[World, list[ImportedTask]]:
     if args.tasks is not None and args.split is not None:
-        raise _InputError("give --tasks or --split, not both")
+        raise UsageError("give --tasks or --split, not both")
     try:
         world: World = importer.load_world(args.data)
         tasks: list[ImportedTask]
@@ -149,7 +146,7 @@ def _load(args: argparse.Namespace) -> tuple[World, list[ImportedTask]]:
         else:
             _, tasks = importer.split_tasks(world, args.data, args.split or "train")
     except (importer.FormatError, WorldError) as exc:
-        raise _InputError(str(exc).splitlines()[0]) from None
+        raise UsageError(str(exc).splitlines()[0]) from None
     return world, tasks
 
 
@@ -158,7 +155,7 @@ def _tau2_hasher(args: argparse.Namespace, world: World) -> Tau2Hasher:
     try:
         return Tau2Hasher(Tau2Shape.from_data(world, Path(args.data) / importer.DB_FILE))
     except (OSError, ValueError) as exc:
-        raise _InputError(f"{args.data}: cannot read {importer.DB_FILE}: {exc}") from None
+        raise UsageError(f"{args.data}: cannot read {importer.DB_FILE}: {exc}") from None
 
 
 def load_explanations(path: Path) -> dict[str, str]:
@@ -200,16 +197,16 @@ def run_check(args: argparse.Namespace) -> int:
         world, tasks = _load(args)
         for given in (args.equivalents, args.explanations):
             if given is not None and not Path(given).is_file():
-                raise _InputError(f"{given}: no such file")
+                raise UsageError(f"{given}: no such file")
         marks = read_equivalents(_marks_path(args)) if _marks_path(args).is_file() else {}
         explanations = load_explanations(_explanations_path(args))
-    except (_InputError, PluginError) as exc:
+    except (UsageError, PluginError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     hasher = DatabaseHasher(world)
     try:
         tau2_hasher = _tau2_hasher(args, world)
-    except _InputError as exc:
+    except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     reports = [
@@ -226,7 +223,7 @@ def run_check(args: argparse.Namespace) -> int:
     problems = [f"{r.task_id}: {p}" for r in reports for p in r.problems]
     problems += _stale_marks(marks, reports)
     summary = _summary(reports)
-    summary["initial_db_hash"] = hasher.hash()  # tau2: both hashes of the start database
+    summary["initial_db_hash"] = hasher.hash()  # both hashes of the start database
     summary["initial_tau2_db_hash"] = tau2_hasher.hash()
     if args.json:
         out = {
@@ -412,9 +409,9 @@ def run_regrade(args: argparse.Namespace) -> int:
         try:
             runs = importer.read_results(args.results)
         except importer.FormatError as exc:
-            raise _InputError(str(exc)) from None
+            raise UsageError(str(exc)) from None
         tau2_hasher = _tau2_hasher(args, world)
-    except _InputError as exc:
+    except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     by_id = {t.task.id: t for t in tasks}
@@ -551,7 +548,7 @@ def _view(args: argparse.Namespace, world: World) -> Any:
     if args.observations != "tau2":
         return None
     if args.tau2_src is None:
-        raise _InputError("--observations tau2 needs --tau2-src PATH (a τ²-bench checkout)")
+        raise UsageError("--observations tau2 needs --tau2-src PATH (a τ²-bench checkout)")
     from harness_world.tau2.source import Tau2Source, Tau2SourceError
     from harness_world.tau2.users import Tau2View
 
@@ -561,9 +558,9 @@ def _view(args: argparse.Namespace, world: World) -> Any:
         schemas = source.tool_schemas(env)
         shape = Tau2Shape.from_data(world, Path(args.data) / importer.DB_FILE)
     except Tau2SourceError as exc:
-        raise _InputError(str(exc)) from None
+        raise UsageError(str(exc)) from None
     except (OSError, ValueError) as exc:
-        raise _InputError(f"{args.data}: cannot read {importer.DB_FILE}: {exc}") from None
+        raise UsageError(f"{args.data}: cannot read {importer.DB_FILE}: {exc}") from None
     return Tau2View(shape=shape, schemas=schemas)
 
 
@@ -572,7 +569,7 @@ def _makers(args: argparse.Namespace) -> tuple[Any, Any]:
 
     if "openai" in (args.agent, args.user) and (not args.model or not args.base_url):
         needs = "--agent openai" if args.agent == "openai" else "--user openai"
-        raise _InputError(f"{needs} needs --model and --base-url")
+        raise UsageError(f"{needs} needs --model and --base-url")
     if args.agent == "openai":
         from harness_world.openai_agent import OpenAIAgent
 
@@ -657,11 +654,11 @@ def run_conversation(args: argparse.Namespace) -> int:
 
     try:
         if args.samples < 1:
-            raise _InputError(f"--samples must be at least 1 (got {args.samples})")
+            raise UsageError(f"--samples must be at least 1 (got {args.samples})")
         world, tasks = _load(args)
         view = _view(args, world)
         agent_for, user_for = _makers(args)
-    except _InputError as exc:
+    except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:

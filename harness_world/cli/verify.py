@@ -15,9 +15,9 @@ import attrs
 
 from harness_world.cli._output import Progress, render_table
 from harness_world.cli._progress import verify_progress
+from harness_world.cli._selection import UsageError
 from harness_world.cli.tau2 import add_data_option, data_sources
 from harness_world.engine.limits import REPLAY_CALLS, REPLAY_WORK
-from harness_world.errors import HarnessWorldError
 from harness_world.evidence.binding import read_index
 from harness_world.evidence.record import RecordError, load_record
 from harness_world.grading.task import Task, TaskError, load_tasks
@@ -33,25 +33,18 @@ from harness_world.running.pins import Pins, check_pins, load_pins
 from harness_world.running.rundir import (
     MANIFEST,
     RunManifest,
+    discover_records,
     load_manifest,
     plan_slots,
-    record_path,
     scan_run,
+    stray_records,
 )
 
 if TYPE_CHECKING:  # Ray's module is imported only with --executor ray
     from harness_world.running.rayverify import RayVerifier
 
-__all__ = ["discover_records", "register"]
+__all__ = ["register"]
 
-_NOT_RECORDS = {
-    "manifest.json",
-    "inventory.json",
-    "revision.json",
-    "counts.json",
-    "pins.json",
-    "index.sig.json",
-}
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -105,7 +98,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "(provenance; extra: [sign])"
         ),
     )
-    add_data_option(parser)  # tau2: runs of `tau2 run --out`
+    add_data_option(parser)  # runs of `tau2 run --out`
     parser.add_argument("--require-pass", action="store_true", help="exit 1 when any grade failed")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
@@ -170,35 +163,6 @@ def _add_executor_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def discover_records(paths: list[Path]) -> list[Path]:
-    """Expand files and folders into record files, sorted within each folder.
-
-    Raises:
-        FileNotFoundError: for a path that does not exist.
-    """
-    found: list[Path] = []
-    for path in paths:
-        if not path.exists():
-            raise FileNotFoundError(f"no such file or folder: {path}")
-        if path.is_file():
-            found.append(path)
-            continue
-        root = path / "records" if (path / "records").is_dir() else path
-        found += sorted(
-            p
-            for p in root.rglob("*")
-            if p.is_file()
-            and p.suffix in (".json", ".msgpack")
-            and not p.name.startswith(".")
-            and p.name not in _NOT_RECORDS
-        )
-    return found
-
-
-class _InputError(HarnessWorldError, ValueError):
-    """A usage or input problem: one ``error:`` line, exit 2."""
-
-
 @attrs.frozen(slots=True)
 class _Plan:
     runs: list[Path]
@@ -212,14 +176,14 @@ def _plan(args: argparse.Namespace) -> _Plan:
     try:
         files = discover_records([p for p in args.paths if p not in runs])
     except FileNotFoundError as exc:
-        raise _InputError(str(exc)) from None
+        raise UsageError(str(exc)) from None
     duplicates: list[Path] = []
     if args.loose:
         files, duplicates = _once_per_digest(files)
     if not files and not runs:
-        raise _InputError(f"no record files under {', '.join(map(str, args.paths))}")
+        raise UsageError(f"no record files under {', '.join(map(str, args.paths))}")
     if args.trust_key and files:
-        raise _InputError("--trust-key checks run directories only (their signed index)")
+        raise UsageError("--trust-key checks run directories only (their signed index)")
     return _Plan(runs=runs, files=files, duplicates=duplicates)
 
 
@@ -230,7 +194,7 @@ def _tasks(args: argparse.Namespace) -> dict[str, Task] | None:
     try:
         return None if args.no_grade else {t.id: t for t in load_tasks(folder=args.tasks)}
     except (OSError, ValueError, TaskError) as exc:
-        raise _InputError(f"--tasks: {exc}") from None
+        raise UsageError(f"--tasks: {exc}") from None
 
 
 def _refuse_unmanifested(args: argparse.Namespace, runs: list[Path]) -> None:
@@ -243,7 +207,7 @@ def _refuse_unmanifested(args: argparse.Namespace, runs: list[Path]) -> None:
     for path in args.paths:
         if path in runs or args.loose or not (path.is_dir() and (path / "records").is_dir()):
             continue
-        raise _InputError(
+        raise UsageError(
             f"{path}: has records/ but no {MANIFEST}: not a run directory (its slots, index and "
             "signature cannot be checked); give --loose to verify its files as loose records"
         )
@@ -271,11 +235,11 @@ def _once_per_digest(files: list[Path]) -> tuple[list[Path], list[Path]]:
 def _tau2_tasks(args: argparse.Namespace) -> dict[str, Task]:
     """``--tau2-data``: its imported tasks; the world becomes ``--world`` on its db.json."""
     if args.world or args.tasks or args.seed_file:
-        raise _InputError("--tau2-data names the world and tasks: not with --world/--tasks")
+        raise UsageError("--tau2-data names the world and tasks: not with --world/--tasks")
     try:
         world, tasks = data_sources(args.tau2_data, args.tau2_tasks)
     except ValueError as exc:
-        raise _InputError(str(exc)) from None
+        raise UsageError(str(exc)) from None
     args.world, args.seed_file = world.name, Path(args.tau2_data) / "db.json"
     return {t.id: t for t in tasks}
 
@@ -287,7 +251,7 @@ def run(args: argparse.Namespace) -> int:
         plan = _plan(args)
         refused = _unsigned(plan.runs, args)
         rows, pins = _judge(plan, refused, args)
-    except (_InputError, WorldRefused) as exc:
+    except (UsageError, WorldRefused) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if pins is not None:
@@ -332,7 +296,7 @@ def _unsigned(runs: list[Path], args: argparse.Namespace) -> dict[Path, list[dic
         try:
             manifest = load_manifest(root)
         except (FileNotFoundError, ValueError) as exc:
-            raise _InputError(str(exc)) from None
+            raise UsageError(str(exc)) from None
         problem = _provenance(root, manifest, args.trust_key) if args.trust_key else ""
         if problem:
             slots = [s.result("ungraded", reason=problem) for s in plan_slots(root, manifest)]
@@ -348,7 +312,7 @@ def _judge(
         return [row for root in plan.runs for row in refused[root]], None
     for option, value in (("--max-calls", args.max_calls), ("--max-work", args.max_work)):
         if value < 1:
-            raise _InputError(f"{option} must be at least 1, not {value}")
+            raise UsageError(f"{option} must be at least 1, not {value}")
     tasks = _tasks(args)
     root = TrustRoot.of(args.world, args.size, args.seed_file)
     verifier = Verifier(root, tasks, max_calls=args.max_calls, max_work=args.max_work)
@@ -367,12 +331,12 @@ def _check_executor(args: argparse.Namespace) -> None:
     if args.executor != "ray":
         for option, value in (("--address", args.address), ("--ray-batch", args.ray_batch)):
             if value is not None:
-                raise _InputError(f"{option} needs --executor ray")
+                raise UsageError(f"{option} needs --executor ray")
         return
     if args.ray_batch is not None and args.ray_batch < 1:
-        raise _InputError("--ray-batch must be at least 1")
+        raise UsageError("--ray-batch must be at least 1")
     if importlib.util.find_spec("ray") is None:
-        raise _InputError("--executor ray needs the extra: pip install 'harness_world[ray]'")
+        raise UsageError("--executor ray needs the extra: pip install 'harness_world[ray]'")
 
 
 @contextmanager
@@ -390,10 +354,10 @@ def _executor(args: argparse.Namespace, verifier: Verifier) -> Iterator[RayVerif
         with ray_verifier(verifier, address=args.address, batch=args.ray_batch) as remote:
             yield remote
     except RayUnavailable as exc:
-        raise _InputError(str(exc)) from None
+        raise UsageError(str(exc)) from None
     except RayError as exc:  # a worker died or the cluster went away: no verdict, exit 2
         first = (str(exc).strip().splitlines() or [""])[0][:300]
-        raise _InputError(
+        raise UsageError(
             f"a Ray task failed, so nothing is reported as verified ({type(exc).__name__}: {first})"
         ) from None
 
@@ -407,10 +371,10 @@ def _pins(
     try:
         pins = load_pins(args.pin)
     except ValueError as exc:
-        raise _InputError(f"--pin: {exc}") from None
+        raise UsageError(f"--pin: {exc}") from None
     problems = check_pins(pins, verifier.world, tasks)
     if problems:
-        raise _InputError("refused by --pin: " + "; ".join(problems))
+        raise UsageError("refused by --pin: " + "; ".join(problems))
     return pins
 
 
@@ -488,33 +452,18 @@ def _provenance(root: Path, manifest: RunManifest, key: Path) -> str:
     try:
         problem = check_run_signature(root, manifest.revision.id, key)
     except SigningError as exc:
-        raise _InputError(f"--trust-key: {exc}") from None
+        raise UsageError(f"--trust-key: {exc}") from None
     return f"provenance: {problem}" if problem else ""
 
 
 def _stray_rows(root: Path, manifest: RunManifest, slots: list[SlotResult]) -> list[dict[str, Any]]:
     """Rows for what a run directory holds beyond its schedule: record files and index lines."""
-    rows = [_stray_row(str(path), _STRAY_FILE) for path in _strays(root, manifest, slots)]
+    rows = [_stray_row(str(path), _STRAY_FILE) for path in stray_records(root, manifest)]
     scheduled = {(s.task_id, s.sample) for s in slots}
     index, _ = read_index(root)
     for task_id, sample in sorted(set(index) - scheduled):
         rows.append(_stray_row(f"{root / 'index.jsonl'} [{task_id}/{sample}]", _STRAY_LINE))
     return rows
-
-
-def _strays(root: Path, manifest: RunManifest, slots: list[SlotResult]) -> list[Path]:
-    """Record files in a run directory that are no scheduled slot and no kept failed try."""
-    paths = {Path(s.path) for s in slots}
-    # Earlier tries kept beside a slot: retried infrastructure failures (`run`) and attempts
-    # an MCP client abandoned before the slot was served again.
-    tries = {
-        p
-        for task_id in manifest.tasks
-        for sample in range(manifest.samples)
-        for kind in ("failed", "interrupted")
-        for p in record_path(root, task_id, sample).parent.glob(f"{sample}.{kind}-*.json")
-    }
-    return [p for p in discover_records([root]) if p not in paths and p not in tries]
 
 
 def _slot_row(slot: SlotResult) -> dict[str, Any]:

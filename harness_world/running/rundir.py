@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
+import re
 import socket
 import stat
 import time
@@ -50,6 +51,7 @@ from harness_world.running.revision import (
 __all__ = [
     "COUNTS",
     "MANIFEST",
+    "NOT_RECORDS",
     "RunContext",
     "RunCounts",
     "RunManifest",
@@ -58,6 +60,7 @@ __all__ = [
     "bound_records",
     "check_resumable",
     "count_slots",
+    "discover_records",
     "judge_here",
     "load_manifest",
     "open_run_directory",
@@ -66,6 +69,7 @@ __all__ = [
     "sample_seed",
     "scan_run",
     "slot_for",
+    "stray_records",
     "write_json",
 ]
 
@@ -117,7 +121,7 @@ class RunManifest(msgspec.Struct, frozen=True, kw_only=True):
         limits: Budget overrides applied on top of each task's budgets.
         contexts: One context per execution of the run (the first, then each resume).
         track: ``fresh`` (every attempt from nothing kept) or ``sequential`` (one agent
-            instance given the tasks one after another; issue 19).
+            instance given the tasks one after another).
     """
 
     format: int = 1
@@ -215,6 +219,65 @@ def failed_tries_by_sample(folder: Path) -> dict[str, list[Path]]:
     for paths in found.values():
         paths.sort()
     return found
+
+
+NOT_RECORDS = frozenset(
+    {"manifest.json", "inventory.json", "revision.json", COUNTS, "pins.json", "index.sig.json"}
+)
+"""Files of a run directory that are not records, whatever folder they are found in."""
+_KEPT_TRIES = re.compile(r"(\d+)\.(?:failed|interrupted)-\d+\.json")
+_FINAL = re.compile(r"(\d+)\.json")
+
+
+def discover_records(paths: Iterable[Path]) -> list[Path]:
+    """Expand files and folders into record files, sorted within each folder.
+
+    A folder's ``records/`` is searched when it has one; hidden files and a run directory's
+    own files (`NOT_RECORDS`) are left out.
+
+    Raises:
+        FileNotFoundError: for a path that does not exist.
+    """
+    found: list[Path] = []
+    for path in paths:
+        if not path.exists():
+            raise FileNotFoundError(f"no such file or folder: {path}")
+        if path.is_file():
+            found.append(path)
+            continue
+        root = path / "records" if (path / "records").is_dir() else path
+        found += sorted(
+            p
+            for p in root.rglob("*")
+            if p.is_file()
+            and p.suffix in (".json", ".msgpack")
+            and not p.name.startswith(".")
+            and p.name not in NOT_RECORDS
+        )
+    return found
+
+
+def stray_records(root: Path, manifest: RunManifest) -> list[Path]:
+    """Record files of a run directory that are no scheduled slot and no kept earlier try.
+
+    Kept tries are those beside a scheduled slot: ``<sample>.failed-<n>.json`` (an
+    infrastructure failure ``run`` executed again) and ``<sample>.interrupted-<n>.json`` (an
+    attempt an MCP client abandoned). One walk over ``records/``, whatever the run's size.
+    """
+    scheduled = set(manifest.tasks)
+    strays: list[Path] = []
+    for path in discover_records([root]):
+        try:
+            task_id, name = path.relative_to(root / "records").parts
+        except ValueError:  # deeper or shallower than records/<task>/<file>
+            strays.append(path)
+            continue
+        match = _FINAL.fullmatch(name) or _KEPT_TRIES.fullmatch(name)
+        sample = match[1] if match is not None else ""
+        canonical = sample == str(int(sample)) if sample else False  # "007.json" is no slot
+        if task_id not in scheduled or not canonical or int(sample) >= manifest.samples:
+            strays.append(path)
+    return strays
 
 
 def load_manifest(out: str | Path) -> RunManifest:

@@ -102,3 +102,26 @@ def test_a_schedule_edited_under_its_revision_is_refused_without_any_key(
     rows = json.loads(capsys.readouterr().out)["records"]
     assert {r["evidence"] for r in rows} == {"ungraded"}
     assert any("does not schedule" in r["first_problem"] and dropped in r["path"] for r in rows)
+
+
+def test_stray_records_are_every_file_that_is_no_slot_and_no_kept_try(tmp_path: Path) -> None:
+    from harness_world.running.rundir import load_manifest, record_path, stray_records
+
+    run = oracle_run(tmp_path / "run", samples=2)
+    manifest = load_manifest(run)
+    task = manifest.tasks[0]
+    slot = record_path(run, task, 0)
+    kept = [slot.with_name("1.failed-1.json"), slot.with_name("0.interrupted-2.json")]
+    strays = [
+        slot.with_name("007.json"),  # not the slot's own name
+        slot.with_name("2.json"),  # beyond the samples
+        slot.with_name("2.failed-1.json"),  # a try of no scheduled sample
+        slot.with_name("0.failed-x.json"),
+        run / "records" / "helpdesk.unscheduled" / "0.json",
+        run / "records" / task / "deeper" / "0.json",
+        run / "records" / "0.json",
+    ]
+    for path in [*kept, *strays]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(slot.read_bytes())
+    assert sorted(stray_records(run, manifest)) == sorted(strays)
