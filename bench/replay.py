@@ -3,7 +3,7 @@
 What is measured:
 
 - replay throughput: recorded calls re-executed in a fresh session AND compared with the record
-  (the whole of `harness_world.replay`), in calls per second on one core;
+  (the whole of `harness_world.evidence.replay`), in calls per second on one core;
 - verify time per record: `harness_world.verify` (replay, final rows, digest; no task, so no
   grading) for records of the SAME calls made against each seed, and the ratio large/small.
 

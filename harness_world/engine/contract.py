@@ -262,7 +262,9 @@ class Contract:
                     raise ValueError(f"entity {entity.name!r}: index on undeclared {index!r}")
         for t in self.tools:
             if not (isinstance(t.params, type) and issubclass(t.params, Params)):
-                raise TypeError(f"tool {t.name!r}: params must subclass harness_world.Params")
+                raise TypeError(
+                    f"tool {t.name!r}: params must subclass harness_world.engine.Params"
+                )
         object.__setattr__(self, "_entity_by_name", entities)
         object.__setattr__(self, "_tool_by_name", tools)
         described = {
