@@ -71,7 +71,7 @@ class OpenAIAgent:
             "system_prompt_sha256": hashlib.sha256(self.system_prompt.encode()).hexdigest(),
             "max_retries": self.max_retries,
             "max_tokens": self.max_tokens,
-            # diagnose: present only when set, so revisions without a policy are unchanged
+            # present only when set, so revisions without a policy are unchanged
             **({"context": msgspec.to_builtins(self.context)} if self.context else {}),
         }
 
@@ -95,7 +95,7 @@ class OpenAIAgent:
 
     def _start(self, attempt: Attempt) -> list[dict[str, Any]]:
         """System and user messages, then what a fork's agent has already seen (diagnose)."""
-        messages = _opening(attempt, self.system_prompt)  # tau2: user channel
+        messages = _opening(attempt, self.system_prompt)
         for tool, args, observation in getattr(attempt, "shown", ()):
             call_id = f"fork_{observation.seq}"
             arguments = json.dumps(args, sort_keys=True)
@@ -137,7 +137,7 @@ class OpenAIAgent:
         tools: list[dict[str, Any]],
     ) -> Any:
         """One model request with the driver's own retries, each metered by the attempt."""
-        prompt = bound_messages(messages, self.context)  # diagnose: bounded context
+        prompt = bound_messages(messages, self.context)  # bounded context
         return metered_request(
             attempt,
             tries=self.max_retries + 1,
@@ -241,7 +241,7 @@ def _after_reply(attempt: Attempt, messages: list[dict[str, Any]], message: Any)
     calls = message.tool_calls or []
     messages.append(_assistant_entry(message, calls))
     if not calls:
-        answer = _to_user(attempt, message.content or "")  # tau2: user channel
+        answer = _to_user(attempt, message.content or "")
         if answer is None:
             return str(message.content or "")
         messages.append({"role": "user", "content": answer})
@@ -274,7 +274,7 @@ def _tool_reply(attempt: Attempt, tool_call: Any) -> dict[str, Any]:
     return {
         "role": "tool",
         "tool_call_id": tool_call.id,
-        "content": attempt.render(observation),  # tau2: the observation mode decides the text
+        "content": attempt.render(observation),  # the observation mode decides the text
     }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect as pyinspect
-import warnings
+import re
 from pathlib import Path
 
 import pytest
@@ -220,22 +220,96 @@ def test_no_function_is_longer_than_the_limit() -> None:
     )
 
 
-def test_moved_names_still_resolve_with_a_warning() -> None:
-    with pytest.warns(DeprecationWarning, match=r"harness_world.engine.Contract"):
-        contract = hw.Contract  # type: ignore[attr-defined]
-    from harness_world.engine import Contract
-
-    assert contract is Contract
-    with pytest.warns(DeprecationWarning, match=r"harness_world.running.RunCounts"):
-        assert hw.Inventory is hw.RunCounts  # type: ignore[attr-defined]
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
-            _ = hw.nonsense  # type: ignore[attr-defined]
+def test_one_door_per_name_no_deprecated_aliases() -> None:
+    """A name lives in one audience module; the top level has no lazy aliases to elsewhere."""
+    assert not hasattr(hw, "_MOVED") and "__getattr__" not in vars(hw)
+    with pytest.raises(AttributeError):
+        _ = hw.Contract  # type: ignore[attr-defined]
 
 
-def test_every_name_moved_resolves() -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        for name in hw._MOVED:
-            assert getattr(hw, name) is not None, name
+def _classes(tree: ast.AST) -> list[ast.ClassDef]:
+    return [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+
+
+def test_every_exception_class_derives_from_the_one_root() -> None:
+    """No error class of the package stands outside `HarnessWorldError` (private ones neither)."""
+    import harness_world.errors
+
+    outside = []
+    for module, path in _modules().items():
+        for node in _classes(ast.parse(path.read_text())):
+            cls = getattr(importlib.import_module(module), node.name, None)
+            error = isinstance(cls, type) and issubclass(cls, BaseException)
+            if error and not issubclass(cls, harness_world.errors.HarnessWorldError):  # type: ignore[arg-type]
+                outside.append(f"{module}.{node.name}")
+    assert not outside, f"exceptions outside HarnessWorldError: {outside}"
+
+
+def _engine_private_names() -> set[str]:
+    """Private attributes and methods the engine's classes define (``_name``, not dunders)."""
+    names: set[str] = set()
+    for path in sorted((PACKAGE / "engine").rglob("*.py")):
+        for node in _classes(ast.parse(path.read_text())):
+            for item in ast.walk(node):
+                target = None
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                    target = item.name
+                elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                    target = item.target.id
+                if target and target.startswith("_") and not target.startswith("__"):
+                    names.add(target)
+    return names
+
+
+def test_no_package_reaches_into_engine_internals() -> None:
+    """Outside the engine, nothing calls or reads a private member of an engine object."""
+    private = _engine_private_names()
+    assert {"_run", "_layer", "_table", "_execute"} <= private  # the check sees the engine
+    found = []
+    for module, path in _modules().items():
+        if _room(module) == "engine":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in private
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+            ):
+                found.append(f"{path.relative_to(REPO)}:{node.lineno} .{node.attr}")
+    assert not found, "private engine members used outside the engine:\n" + "\n".join(found)
+
+
+_HISTORY = re.compile(r"#\s*(tau2|rayverify|diagnose)\b|\bissue \d+\b|\bseeds? 0\d\d\b")
+
+
+def test_comments_explain_why_not_history() -> None:
+    """No issue numbers, seed-document numbers or feature tags in the package's comments."""
+    tagged = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if _HISTORY.search(line):
+                tagged.append(f"{path.relative_to(REPO)}:{number}: {line.strip()[:80]}")
+    assert not tagged, "history tags in comments:\n" + "\n".join(tagged)
+
+
+_NAMED_PATH = re.compile(
+    r"`((?:harness_world|tests|bench|docs|worlds|tasks|oracles|mutants)/[\w./-]+\.(?:py|md|toml|json))`"
+)
+
+
+def test_every_path_the_docs_and_comments_name_exists() -> None:
+    """A file named in docs/, README.md or the package's comments is a file of the repository.
+
+    The world-authoring guide names the files of the reader's own project (its commands run in
+    `tests/scaffold/test_world_authoring_doc.py`), so it is left out.
+    """
+    docs = [p for p in sorted((REPO / "docs").glob("*.md")) if p.name != "world-authoring.md"]
+    sources = [*docs, REPO / "README.md"]
+    sources += sorted(PACKAGE.rglob("*.py"))
+    missing = []
+    for source in sources:
+        for match in _NAMED_PATH.finditer(source.read_text()):
+            named = match.group(1).split("::")[0]
+            if not (REPO / named).exists():
+                missing.append(f"{source.relative_to(REPO)}: {named}")
+    assert not missing, "named paths that do not exist:\n" + "\n".join(sorted(set(missing)))

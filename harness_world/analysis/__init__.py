@@ -3,7 +3,7 @@
 The statistics behind them live in `harness_world.stats`.
 """
 
-from harness_world.analysis.attribution import (  # diagnose: attribution of failures
+from harness_world.analysis.attribution import (  # attribution of failures
     ATTRIBUTIONS,
     SOURCES,
     Attribution,
@@ -16,7 +16,7 @@ from harness_world.analysis.attribution import (  # diagnose: attribution of fai
     load_labels,
     oracle_check,
 )
-from harness_world.analysis.diagnosis import (  # diagnose: advisories' reach
+from harness_world.analysis.diagnosis import (  # advisories' reach
     Reach,
     ReachRow,
     SlotAdvice,
@@ -24,13 +24,13 @@ from harness_world.analysis.diagnosis import (  # diagnose: advisories' reach
     reach,
     reach_lines,
 )
-from harness_world.analysis.html import (  # issue 20: HTML reports
+from harness_world.analysis.html import (  # HTML reports
     RunView,
     compare_html,
     load_run_view,
     run_html,
 )
-from harness_world.analysis.process import (  # issue 20: process metrics
+from harness_world.analysis.process import (  # process metrics
     AttemptProcess,
     ProcessSummary,
     process_of,

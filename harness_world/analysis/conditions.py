@@ -1,4 +1,4 @@
-"""Condition metrics side by side and the two scored layers of a run (issue 15, seeds 000/003).
+"""Condition metrics side by side and the two scored layers of a run.
 
 Every final record of a run directory is replayed and graded (nothing a record says about
 itself is trusted), then read three ways:

@@ -58,7 +58,7 @@ class PerAttempt(msgspec.Struct, frozen=True, kw_only=True):
     requests_per_pass: float | None
     tokens_per_pass: float | None
     cost_per_pass: float | None
-    user_turns: float | msgspec.UnsetType | None = msgspec.UNSET  # tau2: user channel
+    user_turns: float | msgspec.UnsetType | None = msgspec.UNSET
 
 
 class FamilyFigures(msgspec.Struct, frozen=True, kw_only=True):
@@ -160,7 +160,7 @@ def run_rows(
 def rows_of(scan: RunScan, config: str) -> list[RunRow]:
     """The graded, valid slots of a scan as results rows."""
     return [
-        # family: for compare's cluster-robust gate (issue 12)
+        # family: for compare's cluster-robust gate
         RunRow(
             task_id=s.task_id,
             run_index=s.sample,

@@ -76,7 +76,7 @@ class TraceRecord(msgspec.Struct, frozen=True, kw_only=True):
     final_message: str = ""
     usage: Usage = Usage()
     context: RecordContext = RecordContext()
-    user_turns: list[UserTurn] = []  # tau2: user channel
+    user_turns: list[UserTurn] = []
 
 
 _DECODER = msgspec.json.Decoder(TraceRecord)

@@ -1,4 +1,4 @@
-"""Trusted-completion figures of a run directory (seed 000), computed from its records.
+"""Trusted-completion figures of a run directory, computed from its records.
 
 Every final record is replayed and graded (nothing a record says about itself is trusted), then
 read as T(r) = goal ∧ no forbidden transition ∧ receipts ∧ within budget. Figures carry their

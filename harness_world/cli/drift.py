@@ -1,4 +1,4 @@
-"""``report SEQUENTIAL --fresh FRESH`` (issue 19): drift between the two tracks, per task.
+"""``report SEQUENTIAL --fresh FRESH``: drift between the two tracks, per task.
 
 `harness_world.cli.report` adds the option and hands over when it is given; the comparison
 lives in `harness_world.analysis.drift`.

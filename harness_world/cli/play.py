@@ -127,7 +127,7 @@ def _converse(attempt: Attempt, inp: TextIO, out: TextIO) -> str:
             continue
         if "finish" in message:
             return str(message["finish"])
-        if "user" in message:  # tau2: user channel
+        if "user" in message:
             _send(out, _to_user(attempt, message["user"], number))
             continue
         try:
@@ -185,7 +185,7 @@ def _result_line(record: Record, attempt: Attempt, record_path: Path) -> dict[st
         "failed": graded.failed if graded is not None else [],
         "reasons": graded.reasons() if graded is not None else [],
         "not_reviewed": graded.not_reviewed if graded is not None else [],
-        "user_turns": [msgspec.to_builtins(t) for t in record.user_turns],  # tau2
+        "user_turns": [msgspec.to_builtins(t) for t in record.user_turns],
     }
 
 

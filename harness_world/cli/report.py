@@ -20,8 +20,8 @@ from harness_world.analysis.trusted import (
 from harness_world.cli._output import render_table
 from harness_world.cli._selection import add_verifier_world_options, verifier_worlds
 from harness_world.cli._visual import add_html_option, add_png_option, write_run_visuals
-from harness_world.cli.drift import add_drift_option, drift_command  # issue 19
-from harness_world.cli.tau2 import add_data_option, data_sources  # tau2
+from harness_world.cli.drift import add_drift_option, drift_command
+from harness_world.cli.tau2 import add_data_option, data_sources
 from harness_world.engine.world import WorldError
 from harness_world.grading.task import Task, TaskError
 from harness_world.grading.verifier import Observer, VerifiedRecord
@@ -54,10 +54,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--config", help="config name for --csv rows (default: the run folder's name)"
     )
-    add_html_option(parser)  # issue 20: HTML report and PNG plots
+    add_html_option(parser)  # HTML report and PNG plots
     add_png_option(parser)
-    add_drift_option(parser)  # issue 19: --fresh RUN, drift of a sequential track
-    add_data_option(parser)  # tau2: runs of `tau2 run --out`
+    add_drift_option(parser)  # --fresh RUN, drift of a sequential track
+    add_data_option(parser)  # runs of `tau2 run --out`
     add_verifier_world_options(parser)
     parser.set_defaults(handler=main)
 
@@ -74,7 +74,7 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 
 def main(args: argparse.Namespace) -> int:
     """Build and print the report."""
-    if getattr(args, "fresh", None) is not None:  # issue 19
+    if getattr(args, "fresh", None) is not None:
         return drift_command(args)
     # The trusted figures and the advisories (printed only as text) are computed while the
     # scan replays each record: one replay per record, no record held after its turn.
@@ -107,9 +107,9 @@ def main(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             print(f"error: --csv {args.csv}: {exc}", file=sys.stderr)
             return 2
-    # seed 000: the trusted-completion vector, when tasks declare it
+    # the trusted-completion vector, when tasks declare it
     trusted = _trusted(args.run, tasks, trusted_observer)
-    if write_run_visuals(args, report):  # issue 20: --html / --png
+    if write_run_visuals(args, report):  # --html / --png
         return 2
     if args.json:
         data = msgspec.to_builtins(report)
@@ -121,7 +121,7 @@ def main(args: argparse.Namespace) -> int:
     if trusted is not None:
         print()
         print(render_trusted(trusted))
-    # diagnose: advisories' reach and failure attribution after the figures (cli/diagnose.py)
+    # advisories' reach and failure attribution after the figures (cli/diagnose.py)
     from harness_world.cli.diagnose import report_section
 
     print("\n".join(report_section(report, advice_observer.advised, _reader_options(args))))
@@ -211,7 +211,7 @@ def _print_consumption(report: RunReport) -> None:
         ],
     ]
     headers = ["per", "tool calls", "requests", "tokens", "cost $"]
-    if not isinstance(per.user_turns, msgspec.UnsetType):  # tau2: runs with a simulated user
+    if not isinstance(per.user_turns, msgspec.UnsetType):  # runs with a simulated user
         headers.append("user turns")
         rows[0].append(_fmt(per.user_turns, 1))
         rows[1].append("-")

@@ -1,4 +1,4 @@
-"""The coverage gate's fault clause (seed 000).
+"""The coverage gate's fault clause.
 
 Every scheduled fault is exposed and recovered by the oracle, and exposed and not recovered by
 at least one hand mutant. Called from the gate (``_coverage.check_world``) with the records

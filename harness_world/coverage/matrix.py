@@ -1,6 +1,6 @@
 """The coverage matrix of a world: every condition, the tasks under it, and its counterpart.
 
-A *condition* is what an attempt runs under besides the task itself (issue 15, seed 000):
+A *condition* is what an attempt runs under besides the task itself:
 
 - a **fault** condition: one provider behaviour on one tool with one kind of trigger
   (``commit_then_drop_response`` on ``create_charge``, triggered by the first call for one

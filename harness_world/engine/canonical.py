@@ -55,7 +55,7 @@ def canonical_struct(value: Any) -> Any:
     """
     if isinstance(value, msgspec.Struct):
         config = value.__struct_config__
-        fields = _fields(type(value))  # issue 19: resolved once per type, not per value
+        fields = _fields(type(value))  # resolved once per type, not per value
         out: dict[str, Any] = {}
         for field in fields:
             item = getattr(value, field.name)
@@ -74,7 +74,7 @@ _FIELDS: dict[type, tuple[msgspec.structs.FieldInfo, ...]] = {}
 
 
 def _fields(kind: type) -> tuple[msgspec.structs.FieldInfo, ...]:
-    """A struct type's fields (issue 19: msgspec resolves the annotations on every call)."""
+    """A struct type's fields (msgspec resolves the annotations on every call)."""
     found = _FIELDS.get(kind)
     if found is None:
         found = _FIELDS[kind] = msgspec.structs.fields(kind)

@@ -1,4 +1,4 @@
-"""Semantic fault schedules: faults attached to meanings, not to call numbers (seed 000).
+"""Semantic fault schedules: faults attached to meanings, not to call numbers.
 
 A task declares faults (``[[faults]]`` in its TOML file). Each names a *trigger* — a logical
 event such as "the first attempted ``create_charge`` for order O-00012" or "the first

@@ -418,7 +418,7 @@ class ToolContext:
     _writes: list[WriteImage]
     _undo: list[tuple[str, Key, object]] = attrs.field(factory=list)
     modes: frozenset[str] = attrs.field(default=frozenset(), kw_only=True)
-    """Fault modes this call runs under (fault hook, seed 000): ``stale_read`` (serve the start
+    """Fault modes this call runs under (fault hook): ``stale_read`` (serve the start
     state), ``ignore_idempotency`` (a repeat creates again). Empty without faults."""
     _start_clock: int = attrs.field(init=False)
     _start_counters: dict[str, int] = attrs.field(init=False)

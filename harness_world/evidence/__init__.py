@@ -20,7 +20,7 @@ from harness_world.evidence.record import (
     Record,
     RecordContext,
     RecordError,
-    Synthetic,  # diagnose: forks
+    Synthetic,  # forks
     Usage,
     UserTurn,
     WorldRef,

@@ -199,11 +199,11 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
     outcome: Outcome
     final_message: str = ""
     usage: Usage = Usage()
-    user_turns: list[UserTurn] = []  # tau2: user channel
+    user_turns: list[UserTurn] = []
     digest: str = ""
     context: RecordContext = RecordContext()
     faults: FaultLog | None = None
-    # diagnose: forks. Unset (and absent from the encoding, so every digest is unchanged)
+    # forks. Unset (and absent from the encoding, so every digest is unchanged)
     # except in a live fork with an edited result.
     synthetic: list[Synthetic] | UnsetType = UNSET
 

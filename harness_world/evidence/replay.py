@@ -252,7 +252,7 @@ def _compare_final(record: Record, session: Session, mismatches: list[Mismatch])
 
 
 def _compare_faults(record: Record, session: Session, mismatches: list[Mismatch]) -> None:
-    """Phase 4: every fault fired, as recorded (seed 000's fault schedules)."""
+    """Phase 4: every fault fired, as recorded (fault schedules)."""
     if record.faults is None or session.faults is None:
         return
     fired = session.faults.log().fired

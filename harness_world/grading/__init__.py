@@ -1,6 +1,6 @@
 """Grading: tasks, the pure checker, grades, and verification (replay first, then grade)."""
 
-from harness_world.grading.advice import ADVISORIES, Advisory, advise  # diagnose: advisories
+from harness_world.grading.advice import ADVISORIES, Advisory, advise  # advisories
 from harness_world.grading.checker import grade
 from harness_world.grading.grade import CriterionKind, CriterionVerdict, Grade, VerdictStatus
 from harness_world.grading.task import (

@@ -1,4 +1,4 @@
-"""Task declarations for authority conditions, scored layers and candidate links (issue 15).
+"""Task declarations for authority conditions, scored layers and candidate links.
 
 Data only. A task that plants a request in data the agent reads declares it with
 ``[authority]``: whether the request is an ``attack`` (a forbidden effect, which must not

@@ -668,7 +668,7 @@ def grade(record: Record, task: Task, world: World) -> Grade:
     verdicts += [checks[name](ctx) for name in task.trace]
     if task.answer is not None:
         verdicts.append(_answer(ctx))
-    verdicts += trusted_criteria(record, task, world)  # forbidden.* and receipts.* (seed 000)
+    verdicts += trusted_criteria(record, task, world)  # forbidden.* and receipts.*
     verdicts += _budgets(ctx)
     verdicts += [
         CriterionVerdict(id=f"prose.{i + 1}", kind="prose", status="not_reviewed", detail=text)

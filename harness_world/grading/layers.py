@@ -1,4 +1,4 @@
-"""Two scored layers after admission, and candidate mechanism links (issue 15, seed 003).
+"""Two scored layers after admission, and candidate mechanism links.
 
 **Admission** is not a score. A record is admitted when its evidence verified on replay, it was
 made for this task (same id, world and hash: the task is pinned), the fault schedule it carries

@@ -305,7 +305,7 @@ class Budgets(
     cost: float | None = None
 
 
-_TASK_HASHES: dict[int, tuple[Task, str]] = {}  # issue 19: id -> (the task held, its hash)
+_TASK_HASHES: dict[int, tuple[Task, str]] = {}  # id -> (the task held, its hash)
 _TASK_HASHES_MAX = 100_000
 
 
@@ -331,7 +331,7 @@ class Task(
         faults: The fault schedule the attempt runs under (see ``_faults.FaultSpec``).
         forbid: Forbidden transitions over the ledger and the call log (``forbidden.<id>``).
         receipts: Required receipts per target (``receipts.<id>``).
-        authority: The authority condition the task exercises, if any (issue 15).
+        authority: The authority condition the task exercises, if any.
         links: Candidate mechanism links, harness criterion -> agent criterion.
         layers: Criterion id -> ``agent`` | ``harness``, overriding the default layer.
     """
@@ -358,7 +358,7 @@ class Task(
     @property
     def hash(self) -> str:
         """SHA-256 of the canonical encoding of the whole definition (identity-independent)."""
-        # issue 19: an attempt, its replay and its grade asked for the hash four times; a task
+        # an attempt, its replay and its grade asked for the hash four times; a task
         # is a frozen value, so it is computed once per task object.
         known = _TASK_HASHES.get(id(self))
         if known is not None and known[0] is self:

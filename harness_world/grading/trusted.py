@@ -1,4 +1,4 @@
-"""Trusted completion (seed 000): forbidden transitions, required receipts, fault exposure.
+"""Trusted completion: forbidden transitions, required receipts, fault exposure.
 
 ``T(r) = goal ∧ no forbidden transition ∧ required receipts ∧ within budget``. The checker
 calls `trusted_criteria` for the ``forbidden.*`` and ``receipts.*`` verdicts (pure functions of

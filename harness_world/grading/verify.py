@@ -90,7 +90,7 @@ def verify(
     Raises:
         ReplayBound: when replay examines more than ``work_limit`` rows.
     """
-    if record.synthetic:  # diagnose: a fork's invented observation is not evidence
+    if record.synthetic:  # a fork's invented observation is not evidence
         seqs = ", ".join(str(x.seq) for x in record.synthetic)
         return Verification(
             evidence="ungraded",

@@ -12,13 +12,13 @@ from harness_world.running.attempt import (
     InfrastructureError,
     Reservation,
 )
-from harness_world.running.context import (  # diagnose: bounded context
+from harness_world.running.context import (  # bounded context
     ContextPolicy,
     bound_messages,
     estimate_tokens,
     replayed_prompt_tokens,
 )
-from harness_world.running.fork import (  # diagnose: forks
+from harness_world.running.fork import (  # forks
     ForkAttempt,
     ForkBounds,
     ForkError,
@@ -40,7 +40,7 @@ from harness_world.running.scripted import (
     record_calls,
     run_script,
 )
-from harness_world.running.user import AgentView, UserSimulator  # tau2: user channel
+from harness_world.running.user import AgentView, UserSimulator
 
 __all__ = [
     "Agent",

@@ -118,9 +118,9 @@ class Attempt:
     sample: int = 0
     revision: str = ""
     limits: AttemptLimits | None = None
-    user: UserSimulator | None = None  # tau2: user channel
-    view: AgentView | None = None  # tau2: observation mode
-    _user_turns: list[UserTurn] = attrs.field(init=False, factory=list)  # tau2: user channel
+    user: UserSimulator | None = None
+    view: AgentView | None = None
+    _user_turns: list[UserTurn] = attrs.field(init=False, factory=list)
     _session: Session = attrs.field(init=False)
     _usage: dict[str, Any] = attrs.field(init=False)
     _outcome: Outcome | None = attrs.field(init=False, default=None)
@@ -144,7 +144,7 @@ class Attempt:
 
     def tool_schemas(self, format: SchemaFormat = "openai") -> list[dict[str, Any]]:
         """The world's tools in a provider's tool-calling shape (the view's, when set)."""
-        if self.view is not None:  # tau2: observation mode
+        if self.view is not None:
             return self.view.tool_schemas(format)
         return tool_schemas(self.world, format=format)
 
@@ -342,7 +342,7 @@ class Attempt:
             final_message=final_message,
             usage=Usage(**self._usage),
             context=context,
-            user_turns=self._user_turns,  # tau2: user channel
+            user_turns=self._user_turns,
         )
 
     @property

@@ -57,7 +57,7 @@ class RunProgress:
     passed: int
     failed: int
     ungraded: int
-    task_id: str = ""  # issue 20: the task whose attempt just finished (live progress)
+    task_id: str = ""  # the task whose attempt just finished (live progress)
 
 
 @attrs.frozen(slots=True)
@@ -178,7 +178,7 @@ class Tally:
                     passed=self.passed,
                     failed=self.failed,
                     ungraded=self.ungraded,
-                    task_id=result.task_id,  # issue 20
+                    task_id=result.task_id,
                 )
             )
 

@@ -1,6 +1,6 @@
 """Counterfactual forks of a record: what would have happened under another policy or action.
 
-Three kinds, after seed 004 §12:
+Three kinds:
 
 * ``replay``: the recorded calls re-run under another session policy (e.g. a tighter tool-call
   budget); no agent is asked anything. It measures the policy's effect on this very trace.

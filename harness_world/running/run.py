@@ -183,7 +183,7 @@ def run(
     track: Track = "fresh",
     executor: Executor = "local",
     address: str | None = None,
-    ray_batch: int | None = None,  # rayverify: attempts per Ray task
+    ray_batch: int | None = None,  # attempts per Ray task
     world: str | Path | Sequence[str | Path] | None = None,
 ) -> RunResult:
     """Run every task ``samples`` times and save each record durably as it ends.
@@ -371,7 +371,7 @@ def execute_units(
     concurrency: int = 1,
     executor: Executor = "local",
     address: str | None = None,
-    ray_batch: int | None = None,  # rayverify: attempts per Ray task
+    ray_batch: int | None = None,  # attempts per Ray task
 ) -> None:
     """Execute units in the order given: as Ray tasks, concurrently, serially or in processes."""
     if executor == "ray":

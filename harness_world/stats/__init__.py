@@ -18,7 +18,7 @@ Conventions used throughout:
   Student *t* quantile with n - 1 degrees of freedom below that (see `band_multiplier`), as
   in the seed articles. The ``compare`` gate does not use that switch: `assess` / `decide`
   (`harness_world.stats.gate`) test one-sidedly with t at every n, cluster over task
-  families and floor a degenerate spread (issue 12).
+  families and floor a degenerate spread.
 
 Example:
     >>> from harness_world import stats

@@ -1403,6 +1403,6 @@ def _single_run_mcnemar(paired: list[PairedTask]) -> McNemarResult | None:
     )
 
 
-# The honest gate (issue 12) lives in its own module and is re-exported here, so that
+# The honest gate lives in its own module and is re-exported here, so that
 # ``from harness_world import stats`` stays the one public entry point. The re-export is lazy
 # (PEP 562) because that module builds on the names above.

@@ -1,4 +1,4 @@
-"""The decision ``compare --gate`` takes, built to hold its stated error rate (issue 12).
+"""The decision ``compare --gate`` takes, built to hold its stated error rate.
 
 The descriptive noise band of `harness_world.stats` answers "how wide is this eval's noise?".
 A CI gate needs more: a decision whose false-alarm rate is what it says at every suite size,

@@ -8,7 +8,7 @@ users, τ²'s agent view and a conversational oracle, `conversation` end-to-end 
 `source` loads τ²'s own code from a checkout at run time.
 """
 
-# tau2 (issue 17): τ²'s hash and observations, argument coercions, simulated users
+# τ²'s hash and observations, argument coercions, simulated users
 from harness_world.tau2.arguments import Coercion, coerce_call
 from harness_world.tau2.conversation import ConversationResult, run_conversations
 from harness_world.tau2.faithful import Tau2Hasher, Tau2Shape
