@@ -300,7 +300,7 @@ def _unsigned(runs: list[Path], args: argparse.Namespace) -> dict[Path, list[dic
         problem = _provenance(root, manifest, args.trust_key) if args.trust_key else ""
         if problem:
             slots = [s.result("ungraded", reason=problem) for s in plan_slots(root, manifest)]
-            refused[root] = [_slot_row(s) for s in slots] + _stray_rows(root, manifest, slots)
+            refused[root] = [_slot_row(s) for s in slots]  # nothing of it counts: no stray walk
     return refused
 
 
