@@ -135,6 +135,9 @@ def trusted_completion(record: Record, task: Task, grade: Grade) -> TrustedCompl
 # -- criteria -------------------------------------------------------------------------------
 
 
+_WORD = re.compile(r"[\w-]+")
+
+
 def _show(items: list[str]) -> str:
     head = ", ".join(items[:_SHOWN])
     return head + (f" and {len(items) - _SHOWN} more" if len(items) > _SHOWN else "")
@@ -275,14 +278,12 @@ def _receipt(
                 to_json(row.get(spec.proof_field))
             )
     target_entity = task.target(spec.target).entity
-    tokens = set(re.findall(r"[\w-]+", record.final_message))
+    if spec.in_final_message:
+        return _reported(
+            spec, record, proofs, target_entity, select_targets(world, task, spec.target)
+        )
     for key in select_targets(world, task, spec.target):
         proven = proofs.get(to_json(key), set())
-        if spec.in_final_message:
-            quoted = {to_json(t) for t in tokens}
-            if not proven & quoted:
-                missing.append(f"{target_entity}:{key}")
-            continue
         if spec.link:
             rows = [
                 r
@@ -295,6 +296,59 @@ def _receipt(
         if not any(spec.field in r and to_json(r[spec.field]) in proven for r in rows):
             missing.append(f"{target_entity}:{key}")
     return _verdict(f"receipts.{spec.id}", missing, "every target has one", "no proven receipt")
+
+
+def observed(record: Record) -> frozenset[bytes]:
+    """Every value a tool result of the attempt showed the agent, as canonical JSON.
+
+    Each scalar of each result counts, and so does each word of a string in it (letters,
+    digits, ``_`` and ``-``), so an id inside a message is observed too; a typed error's
+    message is shown to the agent, so its words count as well. Arguments are not
+    observations: the agent wrote them.
+    """
+    seen: set[bytes] = set()
+    stack: list[Any] = [call.result for call in record.calls if call.ok]
+    stack += [call.error.message for call in record.calls if call.error is not None]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, str):
+            seen.add(to_json(value))
+            seen.update(to_json(word) for word in _WORD.findall(value))
+        elif value is not None and not isinstance(value, bool):
+            seen.add(to_json(value))
+    return frozenset(seen)
+
+
+def _reported(
+    spec: Receipt,
+    record: Record,
+    proofs: dict[bytes, set[bytes]],
+    target_entity: str,
+    targets: tuple[Key, ...],
+) -> CriterionVerdict:
+    """A receipt the final message must state: a proven id, one a tool of the attempt showed.
+
+    Sequence-derived ids are the same in every fresh session, so an id merely named could be
+    a guess; it counts only when some tool result of this attempt returned it.
+    """
+    quoted = {to_json(t) for t in _WORD.findall(record.final_message)}
+    shown = observed(record) if quoted else frozenset()
+    missing: list[str] = []
+    for key in targets:
+        named = proofs.get(to_json(key), set()) & quoted
+        if not named:
+            missing.append(f"{target_entity}:{key} (its proven id is not in the final message)")
+        elif not named & shown:
+            ids = ", ".join(sorted(msgspec.json.decode(n) for n in named))
+            missing.append(
+                f"{target_entity}:{key} (the final message names {ids}, which no tool result "
+                "of this attempt showed: a guess is no receipt)"
+            )
+    return _verdict(f"receipts.{spec.id}", missing, "every target has one")
 
 
 def trusted_criteria(record: Record, task: Task, world: World) -> list[CriterionVerdict]:

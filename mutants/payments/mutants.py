@@ -10,6 +10,7 @@ fault clause asks for. *Call* mutants run the oracle through a context that rewr
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -91,6 +92,17 @@ def rewritten(task: str, rewrite: Rewrite, final: Callable[[str], str] | None = 
 
 
 MUTANTS: list[Mutant] = []
+
+
+def _named_guess(script: Script, guess: str, ctx: ScriptContext) -> str:
+    """Run ``script`` (its own final message dropped), then claim ``guess`` as the receipt."""
+    script(ctx)
+    return f"Done: {guess}."
+
+
+# The id the provider gives the first refund or payout of a fresh session: sequence-derived,
+# so the same in every session, and guessable without any tool showing it.
+NEXT_ID = {"refund_timeout": "re_N1", "payout_acme_timeout": "po_N1"}
 
 
 def add(task: str, name: str, predicted: set[str], script: Script, note: str) -> None:
@@ -178,6 +190,15 @@ for task_id in sorted(TASKS):
         give_up = {REFUND_REPORTED} if short in COMMITTED_BEFORE_STOP else {REQ, REFUND_REPORTED}
     else:
         give_up = {PAYOUT_REPORTED} if short in COMMITTED_BEFORE_STOP else {REQ, PAYOUT_REPORTED}
+    if short in NEXT_ID:
+        add(
+            task_id,
+            "guessed_receipt",
+            {REFUND_REPORTED if short.startswith("refund_") else PAYOUT_REPORTED},
+            functools.partial(_named_guess, POLICIES["give-up"][task_id], NEXT_ID[short]),
+            "stopped at the timeout, then named the id the provider would have given: the "
+            "right id, but no tool of the attempt ever showed it",
+        )
     if short not in GIVE_UP_PASSES:
         add(
             task_id,
