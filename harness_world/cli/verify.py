@@ -520,6 +520,14 @@ def _summarise(rows: list[dict[str, Any]]) -> tuple[dict[str, int], dict[str, in
 _HEADERS = ["record", "task", "sample", "outcome", "evidence", "grade", "problem / reasons"]
 
 
+def _shown_grade(row: dict[str, Any]) -> str:
+    """The grade as the table shows it: a pass with prose open says how many are pending."""
+    pending = len(row["not_reviewed"])
+    if row["grade"] == "passed" and pending:
+        return f"passed, {pending} pending review"
+    return str(row["grade"])
+
+
 def _print_table(
     rows: list[dict[str, Any]], summary: dict[str, int], grades: dict[str, int]
 ) -> None:
@@ -530,7 +538,7 @@ def _print_table(
             str(r["sample"]),
             r["outcome"],
             r["evidence"],
-            r["grade"],
+            _shown_grade(r),
             "; ".join(r["reasons"]) if r["reasons"] else r["first_problem"],
         ]
         for r in rows

@@ -614,6 +614,29 @@ def _expected_answer(ctx: _Context, answer: Answer, keys: tuple[Key, ...]) -> An
     return dates[-1] if answer.pick == "latest" else dates[0]
 
 
+def _communicate(ctx: _Context) -> CriterionVerdict:
+    """Every string the task requires told to the user, found in one of the agent's messages.
+
+    The agent's messages are what it said to the user (each recorded user turn) and its final
+    message. A string is found when its lower case is a substring of a message's lower case
+    with the message's commas removed, the rule τ²-bench grades ``communicate_info`` by.
+    """
+    said = [turn.agent for turn in ctx.record.user_turns] + [ctx.record.final_message]
+    plain = [text.lower().replace(",", "") for text in said]
+    missing = [info for info in ctx.task.communicate if not any(info.lower() in m for m in plain)]
+    detail = (
+        f"told the user all {len(ctx.task.communicate)} required piece(s) of information"
+        if not missing
+        else "never told the user: " + "; ".join(repr(m) for m in missing)
+    )
+    return CriterionVerdict(
+        id="communicate.info",
+        kind="trace",
+        status="failed" if missing else "passed",
+        detail=detail,
+    )
+
+
 def _budgets(ctx: _Context) -> list[CriterionVerdict]:
     budgets = ctx.task.budgets
     usage = ctx.record.usage
@@ -668,6 +691,8 @@ def grade(record: Record, task: Task, world: World) -> Grade:
     verdicts += [checks[name](ctx) for name in task.trace]
     if task.answer is not None:
         verdicts.append(_answer(ctx))
+    if task.communicate:
+        verdicts.append(_communicate(ctx))
     verdicts += trusted_criteria(record, task, world)  # forbidden.* and receipts.*
     verdicts += _budgets(ctx)
     verdicts += [

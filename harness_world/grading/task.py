@@ -326,6 +326,9 @@ class Task(
         trace: Trace criteria to apply.
         answer: A derived check on the final message, if any.
         prose: Criteria that need a person (always ``not_reviewed`` here).
+        communicate: Strings the agent must tell the user (``communicate.info``): each must
+            appear, case-insensitively, in one of the agent's messages to the user or in its
+            final message, with the commas of the message removed (τ²-bench's rule).
         budgets: Limits.
         notes: Free text for maintainers (hashed: it explains the criteria).
         faults: The fault schedule the attempt runs under (see ``_faults.FaultSpec``).
@@ -346,6 +349,7 @@ class Task(
     trace: list[TraceCriterionName] = []
     answer: Answer | None = None
     prose: list[str] = []
+    communicate: list[str] = []
     budgets: Budgets = Budgets()
     notes: str = ""
     faults: list[FaultSpec] = []

@@ -14,7 +14,9 @@ Each τ² task becomes an `ImportedTask`:
   notes say which write is blind, and the criterion is left out); for a task whose gold writes
   nothing, ``targets_read`` over the rows the gold read (a proxy τ² does not have: without it a
   do-nothing attempt passes every automated criterion);
-* prose: ``communicate_info`` and ``nl_assertions``, left ``not_reviewed`` (no model judge);
+* ``communicate_info``: graded by τ²'s own rule (each string, case-insensitive, in one of the
+  agent's messages with commas removed: ``communicate.info``);
+* prose: ``nl_assertions``, left ``not_reviewed`` (no model judge);
 * family: the customer the gold acts for (tasks about one customer are not independent).
 """
 
@@ -172,12 +174,22 @@ def _customer(record: Record) -> str:
 
 
 def _prose(criteria: dict[str, Any]) -> list[str]:
-    out = [
-        f"communicate_info: the agent tells the user {info!r}"
-        for info in criteria.get("communicate_info") or []
-    ]
-    out += [f"nl_assertion: {text}" for text in criteria.get("nl_assertions") or []]
-    return out
+    return [f"nl_assertion: {text}" for text in criteria.get("nl_assertions") or []]
+
+
+def _communicate(criteria: dict[str, Any], where: str) -> list[str]:
+    """τ²'s ``communicate_info``: graded by its own mechanical rule (``communicate.info``).
+
+    Left out when the task's reward basis is given and does not name ``COMMUNICATE`` (τ²
+    multiplies only the components of the basis; its default basis names it).
+    """
+    info = criteria.get("communicate_info") or []
+    if not isinstance(info, list) or not all(isinstance(i, str) for i in info):
+        raise FormatError(f"{where}: communicate_info must be a list of strings")
+    basis = criteria.get("reward_basis")
+    if basis and "COMMUNICATE" not in basis:
+        return []
+    return list(info)
 
 
 def _writing_task(
@@ -238,6 +250,9 @@ def import_task(world: World, raw: dict[str, Any], source: str = TASKS_FILE) -> 
         f"Imported from τ²-bench retail task {tau2_id} ({source}); {DATA_NOTICE}.",
         f"τ² reward basis: {', '.join(criteria.get('reward_basis') or [])}.",
     ]
+    untold = criteria.get("communicate_info") or []
+    if untold and not _communicate(criteria, f"{source}: task {tau2_id}"):
+        notes.append(f"τ² communicate_info outside its reward basis (not graded): {untold!r}")
     description = raw.get("description") or {}
     purpose = description.get("purpose") if isinstance(description, dict) else description
     if purpose:
@@ -249,6 +264,7 @@ def import_task(world: World, raw: dict[str, Any], source: str = TASKS_FILE) -> 
         family=f"{WORLD}.customer.{customer}" if customer else f"{WORLD}.task.{tau2_id}",
         instruction=_instruction(raw),
         prose=_prose(criteria),
+        communicate=_communicate(criteria, f"{source}: task {tau2_id}"),
     )
     if diff:
         task = _writing_task(world, base, diff, record, notes)

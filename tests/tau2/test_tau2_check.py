@@ -100,8 +100,10 @@ def test_all_74_tasks_import(
         assert [(g.id, g.tool, g.args) for g in item.gold] == [
             (a["action_id"], a["name"], a["arguments"]) for a in criteria["actions"]
         ]
-        prose = (criteria["communicate_info"] or []) + (criteria["nl_assertions"] or [])
-        assert len(task.prose) == len(prose)
+        assert len(task.prose) == len(criteria["nl_assertions"] or [])
+        basis = criteria.get("reward_basis") or ["COMMUNICATE"]
+        told = criteria["communicate_info"] or [] if "COMMUNICATE" in basis else []
+        assert task.communicate == told  # graded as τ² grades it, only when it rewards it
         assert not task.allow  # allowed effects are the required ones and nothing else
         assert all(r.kind == "row" for r in task.require)
         for target in task.targets:  # concrete keys, derived from the gold on the start state
@@ -215,9 +217,8 @@ def test_read_only_tasks_say_what_stands_between_doing_nothing_and_a_pass(
         assert empty["state_passed"] is True and empty["reference_match"] is True, task
         assert empty["standing"] == standing, task
         assert empty["passed"] is (not standing), task
+    # this tasks file's reward basis is DB and NL_ASSERTION: communicate_info is not rewarded
     assert reports["24"]["do_nothing"]["prose"] == [
-        "communicate_info: the agent tells the user 'polyester'",
-        "communicate_info: the agent tells the user 'cotton'",
         "nl_assertion: Agent should tell the user the materials of the two t-shirts are "
         "polyester and cotton.",
     ]
@@ -428,7 +429,9 @@ def test_regrade_reports_ours_beside_the_recorded_reward(
     assert [r["recorded_reward"] for r in runs] == [1.0, 0.0, 1.0, 0.0]
     assert runs[1]["errors"] == 1 and runs[1]["failed"][0].startswith("state.required")
     assert runs[3]["failed"][0].startswith("trace.targets_read")
-    assert runs[2]["prose"][0] == "communicate_info: the agent tells the user '829.43'"
+    assert runs[2]["prose"] == [
+        "nl_assertion: Agent should tell the user the order total is $829.43."
+    ]
     assert runs[0]["outcome"] == "completed" and runs[0]["calls"] == len(gold)
 
     code, out, _ = cli("tau2", "regrade", "--data", str(TAU2_DATA), str(results))

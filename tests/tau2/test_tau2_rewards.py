@@ -1,0 +1,74 @@
+"""Our grade equals τ²'s stored reward on τ²'s own published gpt-4o retail trajectories.
+
+τ² multiplies a database check and a communicate check (each ``communicate_info`` string,
+case-insensitive, in one of the agent's messages with commas removed). Both are graded here;
+the test reads the trajectories from ``../shared`` and is skipped with the reason when absent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+import msgspec
+import pytest
+
+import harness_world as hw
+from harness_world.cli import main
+from harness_world.evidence.record import Outcome, UserTurn, make_record
+from harness_world.grading import grade
+from tests.conftest import TAU2_DATA
+
+TRAJECTORIES = TAU2_DATA / "trajectories"
+
+
+@pytest.mark.skipif(
+    not (TRAJECTORIES / "gpt-4o-retail-train.json").is_file(),
+    reason=f"τ²'s published trajectories are not at {TRAJECTORIES}",
+)
+def test_every_published_gpt4o_trajectory_grades_as_tau2_rewarded_it() -> None:
+    argv = ["tau2", "regrade", "--data", str(TAU2_DATA), "--arguments", "tau2", "--json"]
+    argv += ["--tasks", str(TRAJECTORIES / "tasks_b5580ae_train.json")]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        assert main([*argv, str(TRAJECTORIES / "gpt-4o-retail-train.json")]) == 0
+    runs = json.loads(out.getvalue())["runs"]
+    assert len(runs) == 74
+    ours = [r["evidence"] == "verified" and r["passed"] is True for r in runs]
+    theirs = [r["recorded_reward"] == 1.0 for r in runs]
+    differ = [r["source_task"] for r, a, b in zip(runs, ours, theirs, strict=True) if a != b]
+    assert not differ, f"our grade differs from τ²'s reward on tasks {differ}"
+    told = [r for r in runs if any(f.startswith("communicate.info") for f in r["failed"])]
+    assert told and all(r["recorded_reward"] == 0.0 for r in told)
+    assert not any("communicate_info" in p for r in runs for p in r["prose"])
+
+
+def _task(communicate: list[str]) -> hw.Task:
+    return msgspec.structs.replace(hw.load_tasks("helpdesk")[0], communicate=communicate)
+
+
+def test_the_communicate_rule_is_taus() -> None:
+    """Case does not matter; a comma in the agent's message does not either (τ² removes them);
+    a comma in the required string does, and each string must be found in one message."""
+    world = hw.load_world("helpdesk")
+    session = world.open_session(0)
+    turns = [UserTurn(after_call=0, agent="Your refund is $1,234.50.", user="ok")]
+    record = make_record(
+        session,
+        outcome=Outcome(status="completed"),
+        final_message="The ORDER #W123 is CANCELLED.",
+        user_turns=turns,
+    )
+
+    def verdict(*info: str) -> str:
+        task = _task(list(info))
+        (found,) = [v for v in grade(record, task, world).verdicts if v.id == "communicate.info"]
+        return found.status
+
+    assert verdict("1234.50", "order #w123 is cancelled") == "passed"
+    assert verdict("1,234.50") == "failed"  # the message's comma is gone, the string's is not
+    assert verdict("refund is $1234.50 the order") == "failed"  # never across two messages
+    assert verdict("W124") == "failed"
+    failed = [v for v in grade(record, _task(["W124"]), world).verdicts if v.status == "failed"]
+    assert any("never told the user: 'W124'" in v.detail for v in failed)
