@@ -379,6 +379,7 @@ def _score(result: SlotResult, answer: str | None) -> Score:
             "grade": None if result.passed is None else ("passed" if result.passed else "failed"),
             "failed": failed,
             "reason": result.reason,
+            "harness": {"checked": result.harness_checked, "failed": result.harness_failed},
             "record": result.path,
         },
     )

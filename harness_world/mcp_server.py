@@ -122,6 +122,8 @@ class SavedAttempt(msgspec.Struct, frozen=True, kw_only=True):
         evidence: Whether the saved record replays (``verified``, ``ungraded``, ``lost``).
         grade: ``passed``, ``failed``, or null when not graded (evidence not verified).
         failed: The automated criteria that failed, by id.
+        harness: The harness layer beside the grade: ``checked`` (criteria) and ``failed``
+            (each ``id: detail``); the grade does not include it.
     """
 
     sample: int
@@ -130,6 +132,7 @@ class SavedAttempt(msgspec.Struct, frozen=True, kw_only=True):
     evidence: str
     grade: str | None
     failed: list[str] = []
+    harness: dict[str, Any] = {}
 
 
 class ToolAnswer(msgspec.Struct, frozen=True, kw_only=True):
@@ -282,9 +285,11 @@ def _judge(record: Record, path: Path, world: World, task: Task) -> SavedAttempt
     result = verify(record, world=world, task=task)
     grade = None
     failed: list[str] = []
+    harness: dict[str, Any] = {"checked": 0, "failed": []}
     if result.grade is not None:
         grade = "passed" if result.grade.passed else "failed"
         failed = list(result.grade.failed)
+        harness = {"checked": len(result.grade.harness), "failed": result.grade.harness_failed}
     return SavedAttempt(
         sample=record.sample,
         record=str(path),
@@ -292,6 +297,7 @@ def _judge(record: Record, path: Path, world: World, task: Task) -> SavedAttempt
         evidence=result.evidence,
         grade=grade,
         failed=failed,
+        harness=harness,
     )
 
 

@@ -25,6 +25,7 @@ from harness_world.stats import (
 __all__ = [
     "FailedTask",
     "FamilyFigures",
+    "HarnessLayer",
     "PerAttempt",
     "RunReport",
     "build_report",
@@ -99,6 +100,20 @@ class FailedTask(msgspec.Struct, frozen=True, kw_only=True):
     reason: str
 
 
+class HarnessLayer(msgspec.Struct, frozen=True, kw_only=True):
+    """The harness layer over a run's graded valid attempts, beside the pass rate.
+
+    Attributes:
+        graded: Valid attempts whose harness-layer criteria were checked.
+        clean: Those where every harness-layer criterion passed.
+        failed: Harness criterion id -> attempts that failed it.
+    """
+
+    graded: int
+    clean: int
+    failed: dict[str, int]
+
+
 class RunReport(msgspec.Struct, frozen=True, kw_only=True):
     """The result vector of one run.
 
@@ -118,6 +133,7 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
         families: Figures per task family.
         failed_tasks: Tasks with failed attempts and the criteria that failed them.
         attempts: Every scheduled slot, judged (missing ones included).
+        harness: The harness layer over the graded valid attempts (not part of the pass rate).
     """
 
     out: str
@@ -135,6 +151,7 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
     families: list[FamilyFigures]
     failed_tasks: list[FailedTask]
     attempts: list[SlotResult]
+    harness: HarnessLayer = HarnessLayer(graded=0, clean=0, failed={})
 
 
 def run_rows(
@@ -292,7 +309,19 @@ def report_from_scan(scan: RunScan) -> RunReport:
         families=_families(scan),
         failed_tasks=_failed_tasks(slots),
         attempts=slots,
+        harness=_harness_layer(valid),
     )
+
+
+def _harness_layer(valid: list[SlotResult]) -> HarnessLayer:
+    checked = [s for s in valid if s.harness_checked]
+    failed: dict[str, int] = {}
+    for slot in checked:
+        for entry in slot.harness_failed:
+            name = entry.split(":", 1)[0]
+            failed[name] = failed.get(name, 0) + 1
+    clean = sum(1 for s in checked if not s.harness_failed)
+    return HarnessLayer(graded=len(checked), clean=clean, failed=dict(sorted(failed.items())))
 
 
 def build_report(out: str | Path, tasks: Sequence[Task] | None = None) -> RunReport:

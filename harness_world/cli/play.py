@@ -185,6 +185,10 @@ def _result_line(record: Record, attempt: Attempt, record_path: Path) -> dict[st
         "failed": graded.failed if graded is not None else [],
         "reasons": graded.reasons() if graded is not None else [],
         "not_reviewed": graded.not_reviewed if graded is not None else [],
+        "harness": {
+            "checked": len(graded.harness) if graded is not None else 0,
+            "failed": graded.harness_failed if graded is not None else [],
+        },
         "user_turns": [msgspec.to_builtins(t) for t in record.user_turns],
     }
 

@@ -172,6 +172,14 @@ def _print_counts(report: RunReport) -> None:
         f"completed first try: {report.first_try_completed}, "
         f"eventually: {report.eventually_completed}"
     )
+    layer = report.harness
+    if layer.graded:
+        failures = ", ".join(f"{name} ({n})" for name, n in layer.failed.items())
+        print(
+            f"harness layer: {layer.clean} of {layer.graded} graded attempts clean"
+            + (f"; failed: {failures}" if failures else "")
+            + " (beside the pass rate, not in it)"
+        )
     open_prose = [s for s in report.attempts if s.counted and s.not_reviewed]
     if open_prose:
         criteria = sum(len(s.not_reviewed) for s in open_prose)

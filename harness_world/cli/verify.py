@@ -99,14 +99,28 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     add_data_option(parser)  # runs of `tau2 run --out`
-    parser.add_argument("--require-pass", action="store_true", help="exit 1 when any grade failed")
+    _add_outcome_options(parser)
+    _add_bound_options(parser)
+    _add_executor_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def _add_outcome_options(parser: argparse.ArgumentParser) -> None:
+    """What the exit code requires, and how the result is printed."""
+    parser.add_argument(
+        "--require-pass",
+        action="store_true",
+        help="exit 1 unless every record was graded and its agent grade passed",
+    )
+    parser.add_argument(
+        "--require-harness",
+        action="store_true",
+        help="--require-pass, and exit 1 too when any harness-layer criterion failed",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
         "--quiet", action="store_true", help="no progress display (the report is still printed)"
     )
-    _add_bound_options(parser)
-    _add_executor_options(parser)
-    parser.set_defaults(handler=run)
 
 
 def _add_bound_options(parser: argparse.ArgumentParser) -> None:
@@ -270,16 +284,23 @@ def run(args: argparse.Namespace) -> int:
             "evidence": summary,
             "grades": grades,
             "not_reviewed": sum(len(r["not_reviewed"]) for r in rows),
+            "harness": {
+                "checked": sum(bool(r["harness"]["checked"]) for r in rows),
+                "failed": sum(bool(r["harness"]["failed"]) for r in rows),
+            },
         }
         print(json.dumps(payload, indent=1))
     else:
         _print_table(rows, summary, grades)
     if summary["ungraded"] or summary["lost"]:
         return 1
-    if args.require_pass and not rows:
+    strict = args.require_pass or args.require_harness
+    if strict and not rows:
         print("--require-pass: nothing was graded (no slot, no record)", file=sys.stderr)
         return 1
-    if args.require_pass and (grades["failed"] or grades["passed"] < len(rows)):
+    if strict and (grades["failed"] or grades["passed"] < len(rows)):
+        return 1
+    if args.require_harness and any(r["harness"]["failed"] for r in rows):
         return 1
     return 0
 
@@ -483,6 +504,7 @@ def _slot_row(slot: SlotResult) -> dict[str, Any]:
         "first_problem": problem or ", ".join(r.split(":", 1)[0] for r in slot.failed),
         "reasons": reasons,
         "not_reviewed": slot.not_reviewed,
+        "harness": {"checked": slot.harness_checked, "failed": slot.harness_failed},
         "mismatches": [],
         "verdicts": [],
     }
@@ -503,6 +525,7 @@ def _stray_row(path: str, problem: str) -> dict[str, Any]:
         "first_problem": problem,
         "reasons": [],
         "not_reviewed": [],
+        "harness": {"checked": 0, "failed": []},
         "mismatches": [],
         "verdicts": [],
     }
@@ -517,7 +540,16 @@ def _summarise(rows: list[dict[str, Any]]) -> tuple[dict[str, int], dict[str, in
     return summary, grades
 
 
-_HEADERS = ["record", "task", "sample", "outcome", "evidence", "grade", "problem / reasons"]
+_HEADERS = [
+    "record",
+    "task",
+    "sample",
+    "outcome",
+    "evidence",
+    "grade",
+    "harness",
+    "problem / reasons",
+]
 
 
 def _shown_grade(row: dict[str, Any]) -> str:
@@ -526,6 +558,15 @@ def _shown_grade(row: dict[str, Any]) -> str:
     if row["grade"] == "passed" and pending:
         return f"passed, {pending} pending review"
     return str(row["grade"])
+
+
+def _shown_harness(row: dict[str, Any]) -> str:
+    """The harness layer as the table shows it: clean of checked, then the failed names."""
+    checked, failed = row["harness"]["checked"], row["harness"]["failed"]
+    if not checked:
+        return ""
+    names = [f.split(":", 1)[0].removeprefix("harness.") for f in failed]
+    return f"{checked - len(failed)}/{checked}" + (f" failed: {', '.join(names)}" if names else "")
 
 
 def _print_table(
@@ -539,6 +580,7 @@ def _print_table(
             r["outcome"],
             r["evidence"],
             _shown_grade(r),
+            _shown_harness(r),
             "; ".join(r["reasons"]) if r["reasons"] else r["first_problem"],
         ]
         for r in rows
@@ -554,6 +596,10 @@ def _print_table(
     not_reviewed = sum(len(r["not_reviewed"]) for r in rows)
     if not_reviewed:
         line += f"; {not_reviewed} prose criteria not reviewed"
+    checked = [r for r in rows if r["harness"]["checked"]]
+    if checked:
+        clean = sum(not r["harness"]["failed"] for r in checked)
+        line += f"; harness layer: {clean} of {len(checked)} graded record(s) clean"
     print(line)
 
 
@@ -579,6 +625,10 @@ def _row_of(path: str, about: tuple[str, int, str] | None, result: Verification)
         "first_problem": problem,
         "reasons": result.grade.reasons() if result.grade else [],
         "not_reviewed": result.grade.not_reviewed if result.grade else [],
+        "harness": {
+            "checked": len(result.grade.harness) if result.grade else 0,
+            "failed": result.grade.harness_failed if result.grade else [],
+        },
         "mismatches": [str(m) for m in result.mismatches[:20]],
         "verdicts": [
             {"id": v.id, "kind": v.kind, "status": v.status, "detail": v.detail}

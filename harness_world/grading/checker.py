@@ -23,6 +23,7 @@ from harness_world.evidence.record import Record
 from harness_world.grading.answers import IdAnswer, judge
 from harness_world.grading.briefing import briefing
 from harness_world.grading.grade import CriterionKind, CriterionVerdict, Grade
+from harness_world.grading.harness import harness_criteria
 from harness_world.grading.task import Answer, Requirement, Task, select_targets
 from harness_world.grading.trusted import trusted_criteria
 
@@ -701,4 +702,7 @@ def grade(record: Record, task: Task, world: World) -> Grade:
     ]
     automated = [v for v in verdicts if v.kind != "prose"]
     passed = bool(automated) and all(v.status == "passed" for v in automated)
-    return Grade(task_id=task.id, task_hash=task.hash, passed=passed, verdicts=verdicts)
+    harness = harness_criteria(record, world)
+    return Grade(
+        task_id=task.id, task_hash=task.hash, passed=passed, verdicts=verdicts, harness=harness
+    )

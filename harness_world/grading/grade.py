@@ -37,12 +37,21 @@ class Grade(msgspec.Struct, frozen=True, kw_only=True):
         task_hash: The hash of that task's definition.
         passed: True only when every automated (non-prose) criterion passed.
         verdicts: One verdict per criterion, in the task's order.
+        harness: The harness-layer verdicts (``harness.*``: retries, keys, reconciling, acting
+            on unverified output), read from the call log. Shown beside the grade everywhere;
+            ``passed`` is the agent grade and does not include them.
     """
 
     task_id: str
     task_hash: str
     passed: bool
     verdicts: list[CriterionVerdict]
+    harness: list[CriterionVerdict] = []
+
+    @property
+    def harness_failed(self) -> list[str]:
+        """The failed harness-layer criteria, each ``id: detail``."""
+        return [f"{v.id}: {v.detail}" for v in self.harness if v.status == "failed"]
 
     @property
     def failed(self) -> list[str]:

@@ -162,6 +162,9 @@ class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
         failed: The failed automated criteria, each ``id: detail``.
         not_graded: Why a verified record has no grade (its task unknown or changed).
         not_reviewed: The prose criteria standing open until a person reviews them.
+        harness_checked: How many harness-layer criteria were checked (0: not graded).
+        harness_failed: The failed harness-layer criteria, each ``id: detail`` (the agent
+            grade ``passed`` does not include them).
         reason: Why the evidence is not verified (or, for a missing slot, that it is missing).
         tool_calls: Tool calls in the record.
         requests: Provider requests (retries included).
@@ -185,6 +188,8 @@ class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
     failed: list[str] = []
     not_graded: str = ""
     not_reviewed: list[str] = []
+    harness_checked: int = 0
+    harness_failed: list[str] = []
     reason: str = ""
     tool_calls: int = 0
     requests: int = 0
@@ -344,6 +349,8 @@ def _slot_result(
         else [f"{v.id}: {v.detail}" for v in grade.verdicts if v.status == "failed"],
         not_graded=not_graded,
         not_reviewed=[] if grade is None else grade.not_reviewed,
+        harness_checked=0 if grade is None else len(grade.harness),
+        harness_failed=[] if grade is None else grade.harness_failed,
         reason=result.reason,
         tool_calls=len(record.calls),
         requests=usage.requests,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness_world.engine import CallRecord, ToolError
-from harness_world.grading.layers import _unverified_actions
+from harness_world.grading.harness import _unverified_actions
 
 WRITES = {"create_charge", "record_payment"}
 

@@ -15,7 +15,8 @@ from harness_world.analysis.conditions import ConditionsReport, conditions_repor
 from harness_world.cli import main
 from harness_world.coverage import load_routes, run_script
 from harness_world.coverage.matrix import coverage_matrix
-from harness_world.grading.layers import admit, harness_criteria, layered
+from harness_world.grading.harness import harness_criteria
+from harness_world.grading.layers import admit, layered
 from harness_world.running.reference_agents import reference_agent
 
 REPO = Path(__file__).resolve().parents[2]
