@@ -320,10 +320,17 @@ _TIMEOUT: Final = (
 
 
 def _rate_limited(tool: str, wait: int) -> ToolError:
+    """The refusal, with the wait in logical time: calls of any tool, refused ones included."""
+    when = (
+        "your next call goes through"
+        if wait == 0
+        else f"the call after the next {wait} call(s) of any tool goes through (refused "
+        "retries count)"
+    )
     return ToolError(
         "rate_limited",
-        f"{tool}: rate limited by the provider; nothing was processed; retry_after={wait} "
-        f"(logical time: make {wait} other call(s) first)",
+        f"{tool}: rate limited by the provider; nothing was processed; retry_after={wait}: "
+        f"{when}",
     )
 
 

@@ -117,6 +117,10 @@ def test_rate_limited_window_in_logical_time(world: hw.World) -> None:
         s.call("wait", {})
     early = charge(s)  # one call short of the wait: still inside the window
     assert early.error is not None and early.error.kind == "rate_limited"
+    # the refusal says the truth: the refused retry was a call too, and the next one passes
+    assert early.error.message.endswith("retry_after=0: your next call goes through")
+    if wait > 1:
+        assert f"after the next {wait} call(s) of any tool goes through" in obs.error.message
     assert charge(s).ok  # the early retry was the last call the window asked for
 
 
