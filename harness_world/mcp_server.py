@@ -55,6 +55,7 @@ from harness_world.evidence.record import (
     load_record,
     save_record,
 )
+from harness_world.grading.briefing import briefing
 from harness_world.grading.task import Task
 from harness_world.grading.verify import verify
 from harness_world.running.attempt import Attempt, AttemptEnded, AttemptLimits
@@ -158,6 +159,9 @@ class AttemptServer:
         revision: The run revision id written into each record ("" for a single attempt).
         limits: Budgets (None: the task's own).
         run_dir: The run directory to recount after each attempt, if any.
+        reveal_grade: Whether ``finish`` tells the client its grade and failed criteria (off:
+            a client that learns its grade carries it into the next sample, so samples would
+            not be independent; the operator still gets every grade in the serve summary).
         saved: Every attempt saved so far.
     """
 
@@ -167,6 +171,7 @@ class AttemptServer:
     revision: str = ""
     limits: AttemptLimits | None = None
     run_dir: Path | None = None
+    reveal_grade: bool = False
     saved: list[SavedAttempt] = attrs.field(factory=list)
     _index: int = 0
     _attempt: Attempt | None = None
@@ -182,8 +187,11 @@ class AttemptServer:
 
     @property
     def instruction(self) -> str:
-        """The task's instruction (the server's instructions and its ``task`` prompt)."""
-        return self.task.instruction
+        """The task's instruction with its budgets and answer rule, as `play` states it.
+
+        It is the server's instructions and its ``task`` prompt.
+        """
+        return briefing(self.task)
 
     def tools(self) -> list[dict[str, Any]]:
         """The world's tools in MCP shape, then ``finish``."""
@@ -266,6 +274,10 @@ class AttemptServer:
 
     def _summary(self, saved: SavedAttempt) -> dict[str, Any]:
         summary: dict[str, Any] = msgspec.to_builtins(saved)
+        if not self.reveal_grade:
+            for field in ("grade", "failed", "harness"):
+                summary.pop(field, None)
+            summary["graded"] = "kept from the client (serve with --reveal-grade to show it)"
         summary["remaining"] = len(self.targets) - self._index
         if not self.done:
             summary["next"] = (

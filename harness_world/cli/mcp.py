@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import attrs
 import msgspec
 
 from harness_world.cli._paths import record_path_problem, run_dir_problem
@@ -72,6 +73,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="where to save the record of a single attempt (without --samples)",
     )
     parser.add_argument("--samples", type=int, help="serve k attempts into the run directory --out")
+    parser.add_argument(
+        "--reveal-grade",
+        action="store_true",
+        help="tell the client its grade and failed criteria in each finish reply (off by "
+        "default: a client that learns its grade carries it into the next sample)",
+    )
     parser.add_argument("--out", type=Path, help="run directory for --samples (resumable)")
     parser.add_argument(
         "--client-label",
@@ -187,7 +194,7 @@ def _attempt_state(args: argparse.Namespace, world: World, task: Task) -> Attemp
 
     limits = limit_overrides(args)
     if args.samples is not None:
-        return plan_run(
+        state = plan_run(
             world,
             task,
             samples=args.samples,
@@ -196,6 +203,7 @@ def _attempt_state(args: argparse.Namespace, world: World, task: Task) -> Attemp
             label=args.client_label,
             limits=limits,
         )
+        return attrs.evolve(state, reveal_grade=args.reveal_grade)
     from harness_world.running.attempt import AttemptLimits
 
     return AttemptServer(
@@ -203,6 +211,7 @@ def _attempt_state(args: argparse.Namespace, world: World, task: Task) -> Attemp
         task=task,
         targets=list(targets_for_record(args.record, args.seed)),
         limits=AttemptLimits.from_task(task.budgets, **limits),
+        reveal_grade=args.reveal_grade,
     )
 
 

@@ -126,7 +126,7 @@ def test_mcp_serves_a_user_world_to_the_sdk_client(project: Path, tmp_path: Path
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "harness_world", "mcp", *_args(project), "--task", "library.lend_dune",
-              "--record", str(record)],
+              "--reveal-grade", "--record", str(record)],
         env={"PYTHONPATH": str(ROOT)},
         cwd=str(tmp_path),
     )

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import harness_world as hw
+from harness_world.grading.briefing import briefing
 from harness_world.running import RevisionMismatch
 from harness_world.running.rundir import scan_run
 
@@ -35,7 +36,17 @@ def task(task_id: str = TASK) -> hw.Task:
 def server(*args: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "harness_world", "mcp", "--world", "helpdesk", "--task", TASK, *args],
+        args=[
+            "-m",
+            "harness_world",
+            "mcp",
+            "--world",
+            "helpdesk",
+            "--task",
+            TASK,
+            "--reveal-grade",
+            *args,
+        ],
         env={"PYTHONPATH": str(ROOT)},
         cwd=str(ROOT),
     )
@@ -70,7 +81,9 @@ def test_sdk_client_solves_the_task_and_the_saved_record_verifies(tmp_path: Path
         return seen
 
     seen = anyio.run(session)
-    assert seen["instructions"] == task().instruction == seen["prompt"]
+    # what `play` states: the instruction with its budgets and how an answer is read
+    assert seen["instructions"] == briefing(task()) == seen["prompt"]
+    assert task().instruction in seen["instructions"] and "budget" in seen["instructions"]
     world = hw.load_world("helpdesk")
     assert set(seen["tools"]) == {t.name for t in world.contract.tools} | {"finish"}
     schemas = {s["name"]: s for s in hw.tool_schemas(world, format="mcp")}
@@ -293,7 +306,7 @@ def test_streamable_http_on_loopback(tmp_path: Path) -> None:
         async def session() -> dict[str, Any]:
             # announced once listening: the first connection is served, with no retry
             async with Client(_authorised(url, token)) as client:
-                assert client.instructions == task().instruction
+                assert client.instructions == briefing(task())
                 for name, args in SOLVE:
                     assert not (await client.call_tool(name, args)).is_error
                 done = structured(await client.call_tool("finish", {"message": "ok"}))
@@ -315,3 +328,18 @@ def test_streamable_http_on_loopback(tmp_path: Path) -> None:
     assert second.outcome.status == "interrupted" and second.outcome.reason == "server stopped"
     assert len(second.calls) == 1
     assert hw.verify(second, task=task()).evidence == "verified"
+
+
+def test_finish_keeps_the_grade_from_the_client_unless_asked(tmp_path: Path) -> None:
+    """A client told its grade carries it into the next sample: by default finish says only
+    what was saved and whether it replays; the operator's summary keeps the grade."""
+    state = AttemptServer(
+        world=hw.load_world("helpdesk"),
+        task=task(),
+        targets=[AttemptTarget(sample=0, seed=0, path=str(tmp_path / "r.json"))],
+    )
+    state.call("get_ticket", {"ticket_id": "T-1001"})
+    reply = state.call("finish", {"message": "done"}).content
+    assert reply["evidence"] == "verified" and "grade" not in reply and "failed" not in reply
+    assert "--reveal-grade" in reply["graded"]
+    assert state.saved[0].grade in ("passed", "failed")  # the operator still has it
