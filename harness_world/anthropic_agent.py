@@ -72,6 +72,8 @@ class AnthropicAgent:
             "system_prompt_sha256": hashlib.sha256(self.system_prompt.encode()).hexdigest(),
             "max_retries": self.max_retries,
             "max_tokens": self.max_tokens,
+            # present only when changed, so revisions made with the default are unchanged
+            **({"timeout_s": self.timeout_s} if self.timeout_s != 60.0 else {}),
         }
 
     def _client(self) -> Any:

@@ -71,6 +71,8 @@ class OpenAIAgent:
             "system_prompt_sha256": hashlib.sha256(self.system_prompt.encode()).hexdigest(),
             "max_retries": self.max_retries,
             "max_tokens": self.max_tokens,
+            # present only when changed, so revisions made with the default are unchanged
+            **({"timeout_s": self.timeout_s} if self.timeout_s != 60.0 else {}),
             # present only when set, so revisions without a policy are unchanged
             **({"context": msgspec.to_builtins(self.context)} if self.context else {}),
         }

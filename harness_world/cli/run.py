@@ -141,6 +141,20 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
         help="sampling temperature (default 0 for openai; the API's default for anthropic)",
     )
     openai.add_argument(
+        "--max-tokens",
+        type=int,
+        default=1024,
+        help="completion token cap per request (pinned in the revision; default 1024)",
+    )
+    openai.add_argument(
+        "--request-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="per-request timeout (pinned in the revision when changed; default 60: a cold "
+        "local model may need more for its first request)",
+    )
+    openai.add_argument(
         "--system-prompt-file", type=Path, help="system prompt text (hashed into the revision)"
     )
     openai.add_argument("--price-in", type=float, default=0.0, help="USD per million prompt tokens")
@@ -227,6 +241,8 @@ def _agent(args: argparse.Namespace, choice: WorldChoice | None = None) -> Agent
         base_url=args.base_url or os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
         api_key=os.environ.get(args.api_key_env or "OPENAI_API_KEY", "not-needed"),
         temperature=0.0 if args.temperature is None else args.temperature,
+        max_tokens=args.max_tokens,
+        timeout_s=args.request_timeout,
         system_prompt=prompt,
         price_in_per_mtok=args.price_in,
         price_out_per_mtok=args.price_out,
@@ -250,6 +266,8 @@ def _anthropic_agent(args: argparse.Namespace) -> Agent:
         base_url=args.base_url or os.environ.get("ANTHROPIC_BASE_URL"),
         api_key=os.environ.get(args.api_key_env or "ANTHROPIC_API_KEY", "not-needed"),
         temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        timeout_s=args.request_timeout,
         system_prompt=prompt,
         price_in_per_mtok=args.price_in,
         price_out_per_mtok=args.price_out,
@@ -335,6 +353,8 @@ def _world_name(choice: WorldChoice) -> str:
 def _prepare(
     args: argparse.Namespace,
 ) -> tuple[list[Task], Agent, dict[str, World], WorldChoice]:
+    if args.max_tokens < 1 or not args.request_timeout > 0:
+        raise UsageError("--max-tokens must be at least 1 and --request-timeout above 0")
     try:
         tasks, choice = select(args)
         agent = _agent(args, choice)

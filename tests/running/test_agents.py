@@ -213,3 +213,24 @@ def test_run_command_drives_the_openai_agent_end_to_end(
     manifest = load_manifest(tmp_path / "run")
     assert manifest.revision.values["agent"]["model"] == "fake-1"
     assert main(["verify", str(tmp_path / "run"), "--require-pass"]) == 0
+
+
+def test_request_knobs_reach_the_agent_and_the_revision(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A cold local model needs a longer timeout, a verbose one more tokens: both are options,
+    pinned in the revision (the timeout only when changed, so default revisions stay)."""
+    from harness_world.cli import main
+
+    base = ["run", "--world", "helpdesk", "--tasks", "helpdesk.reply_and_solve"]
+    base += ["--agent", "openai", "--model", "fake-1", "--json"]
+    with fake_openai(reply_and_solve_brain()) as server:  # type: ignore[arg-type]
+        argv = [*base, "--base-url", server["base_url"], "--out", str(tmp_path / "run")]
+        assert main([*argv, "--max-tokens", "333", "--request-timeout", "300"]) == 0
+        assert {body["max_tokens"] for body in server["requests"]} == {333}
+    capsys.readouterr()
+    agent = load_manifest(tmp_path / "run").revision.values["agent"]
+    assert agent["max_tokens"] == 333 and agent["timeout_s"] == 300.0
+    for bad in (["--max-tokens", "0"], ["--request-timeout", "0"]):
+        assert main([*base, "--base-url", "http://127.0.0.1:9", *bad]) == 2
+        assert "--max-tokens must be at least 1" in capsys.readouterr().err
