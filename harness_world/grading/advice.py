@@ -49,6 +49,10 @@ ADVISORIES: dict[str, str] = {
     "skipped_step": "a required effect (a field set, a row created or deleted) that no call "
     "attempted on any row",
     "added_step": "a write changed an entity or field that no requirement or allowance mentions",
+    "answered_without_reading": "the task asks for an answer and no read call of the attempt "
+    "succeeded, so the answer was not read from the world",
+    "empty_final_message": "the attempt ended without a final message (nothing states an "
+    "answer or reports what was done)",
 }
 """Every advisory's name and one-line definition, in the order `advise` reports them."""
 
@@ -441,6 +445,25 @@ def _added_step(t: _Trace) -> Advisory | None:
     return _found("added_step", found)
 
 
+def _answered_without_reading(t: _Trace) -> Advisory | None:
+    if t.task.answer is None:
+        return None
+    reads = {tool.name for tool in t.world.contract.tools if tool.kind == "read"}
+    if any(call.ok and call.tool in reads for call in t.calls):
+        return None
+    made = f"{len(t.calls)} call(s), none a successful read" if t.calls else "no call at all"
+    return Advisory(name="answered_without_reading", detail=f"answered after {made}")
+
+
+def _empty_final_message(t: _Trace) -> Advisory | None:
+    if t.record.final_message.strip():
+        return None
+    return Advisory(
+        name="empty_final_message",
+        detail=f"the attempt ended {t.record.outcome.status} with an empty final message",
+    )
+
+
 _RULES: list[Callable[[_Trace], Advisory | None]] = [
     _unfollowed_page,
     _no_writes,
@@ -454,6 +477,8 @@ _RULES: list[Callable[[_Trace], Advisory | None]] = [
     _partial_filter,
     _skipped_step,
     _added_step,
+    _answered_without_reading,
+    _empty_final_message,
 ]
 
 

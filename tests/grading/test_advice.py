@@ -155,3 +155,19 @@ def test_advisories_on_any_trace_are_known_and_leave_the_grade_alone(
     assert all(1 <= seq <= len(record.calls) for a in found for seq in a.calls)
     assert [a.name for a in found] == [n for n in ADVISORIES if n in {a.name for a in found}]
     assert msgspec.json.encode(hw.verify(record, world, task)) == before
+
+
+def test_answered_without_reading() -> None:
+    """A question answered with no successful read: the answer came from nowhere in the world."""
+    question = "helpdesk.security_count"
+    assert "answered_without_reading" in calls(question, [], message="7")
+    refused = ("get_ticket", {"ticket_id": "T-0000"})
+    assert "answered_without_reading" in calls(question, [refused], message="7")
+    listing = ("list_tickets", {"tag": "security", "status": "open", "limit": 100})
+    assert "answered_without_reading" not in calls(question, [listing], message="7")
+    assert "answered_without_reading" not in calls(RS, [SOLVE])  # no answer asked for
+
+
+def test_empty_final_message() -> None:
+    assert "empty_final_message" in calls(RS, [READ, SOLVE], message="  ")
+    assert "empty_final_message" not in calls(RS, [READ, SOLVE], message="Done.")
