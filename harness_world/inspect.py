@@ -294,6 +294,7 @@ def hw_scorer(plan: _Plan | None = None, *, run: str | Path | None = None) -> Sc
             the run directory, graded against the built-in tasks and worlds.
     """
     root = plan.out if plan is not None else (Path(run) if run is not None else None)
+    verifiers: list[Verifier] = []  # one per scorer, made at the first score: tasks load once
 
     async def score(state: TaskState, target: Target) -> Score:
         live = _LIVE.pop(state.uuid, None)
@@ -306,12 +307,15 @@ def hw_scorer(plan: _Plan | None = None, *, run: str | Path | None = None) -> Sc
                 "the log's own paths are never trusted",
                 metadata={"evidence": "lost", "record": None},
             )
-        return _judge_slot(root, plan, str(state.sample_id), state.epoch - 1)
+        if not verifiers:
+            tasks = plan.tasks if plan is not None else {t.id: t for t in load_tasks()}
+            verifiers.append(Verifier(tasks=tasks, given=plan.worlds if plan is not None else {}))
+        return _judge_slot(root, verifiers[0], str(state.sample_id), state.epoch - 1)
 
     return score
 
 
-def _judge_slot(root: Path, plan: _Plan | None, task_id: str, sample: int) -> Score:
+def _judge_slot(root: Path, verifier: Verifier, task_id: str, sample: int) -> Score:
     """The slot's `Verifier.judge`, as ``verify RUN`` gives it, turned into a score."""
     try:
         manifest = load_manifest(root)
@@ -324,8 +328,6 @@ def _judge_slot(root: Path, plan: _Plan | None, task_id: str, sample: int) -> Sc
             explanation=f"ungraded: {task_id!r} sample {sample} is no slot of {root}",
             metadata={"evidence": "ungraded", "record": None},
         )
-    tasks = plan.tasks if plan is not None else {t.id: t for t in load_tasks()}
-    verifier = Verifier(tasks=tasks, given=plan.worlds if plan is not None else {})
     answers: list[str] = []
     result = verifier.judge(
         slot, manifest.sizes, observe=lambda _, seen: answers.append(seen.record.final_message)

@@ -303,11 +303,14 @@ def _replayed(
     world: World,
     task: Task | None,
     *,
-    calls: tuple[int, str],
-    work: int,
+    calls: tuple[int, str] | None,
+    work: int | None,
 ) -> Verification:
-    """Replay and grade one record within its bounds; whatever it raises ends it only."""
-    most, source = calls
+    """Replay and grade one record within its bounds (None: unbounded).
+
+    Whatever a hostile record raises ends that record only.
+    """
+    most, source = calls if calls is not None else (len(record.calls), "")
     if len(record.calls) > most:
         return Verification(
             evidence="ungraded",
@@ -375,9 +378,10 @@ def judge_record(
     """Judge a record this process has just made for its slot (``run``'s executors).
 
     The record is replayed and graded as `Verifier.judge` would (no binding check: the caller
-    made it for this slot), without the call bound a stranger's record is held to.
+    made it for this slot), without the call and work bounds a stranger's record is held to:
+    an attempt this process ran is evidence of its own cost, not an attack on the verifier.
     """
-    result = _replayed(record, world, task, calls=(len(record.calls), ""), work=REPLAY_WORK)
+    result = _replayed(record, world, task, calls=None, work=None)
     return _slot_result(
         record, result, path, task, retried=len(retries), spent_before=retry_cost(retries)
     )
