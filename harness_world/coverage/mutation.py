@@ -15,10 +15,14 @@ import attrs
 import msgspec
 
 from harness_world.engine.calls import CallRecord
+from harness_world.engine.canonical import to_json
 from harness_world.engine.contract import Tool
 from harness_world.engine.world import Key, World
 from harness_world.evidence.record import Record
+from harness_world.grading.briefing import briefing
+from harness_world.grading.checker import returned_row_keys
 from harness_world.grading.task import Task, select_targets
+from harness_world.grading.trusted import shown_by, stated
 
 __all__ = ["ALL_OPERATORS", "OPERATORS", "TraceMutant", "trace_mutants"]
 
@@ -29,6 +33,7 @@ OPERATORS = (
     "change_value",
     "truncate_after_page",
     "insert_unrequested_write",
+    "guess_next_id",
 )
 """The operators applied by default (the coverage gate's set)."""
 
@@ -191,6 +196,43 @@ class _Mutator:
                 )
 
 
+def _guess_next_id(mutator: _Mutator) -> None:
+    """The oracle's final message, without the reads that showed the values it states.
+
+    Ids are sequence-derived, so an agent can state the id the next creation gets (or an
+    answer it remembers) without reading it. Applied where the grade reads the final message
+    (an answer, a receipt to report) and only when dropping the reads leaves a stated value
+    (or, for an answer, a target row) that no remaining call showed and the instruction did
+    not give: otherwise the mutant would change nothing the grade reads.
+    """
+    task, oracle = mutator.task, mutator.oracle
+    if task.answer is None and not any(r.in_final_message for r in task.receipts):
+        return
+    words = stated(oracle.final_message) - stated(briefing(task))  # given values are no guess
+    shown = [shown_by(call) & words for call in oracle.calls]
+    if task.answer is not None:
+        # A derived answer (a count of rows) rests on the target rows read, not on a word.
+        entities = [mutator.world.contract.entity(e) for e, _ in mutator.targets.values()]
+        wanted = {(e, k) for e, keys in mutator.targets.values() for k in keys}
+        for i, call in enumerate(oracle.calls):
+            rows = returned_row_keys(call, entities) & wanted
+            shown[i] = shown[i] | {to_json(list(row)) for row in rows}
+    dropped = [
+        i for i, call in enumerate(oracle.calls) if mutator.is_kind(call, "read") and shown[i]
+    ]
+    kept = frozenset().union(*(shown[i] for i in range(len(shown)) if i not in dropped))
+    if not dropped or not (frozenset().union(*(shown[i] for i in dropped)) - kept):
+        return
+    calls = [c for i, c in enumerate(mutator.calls) if i not in dropped]
+    seqs = ", ".join(str(oracle.calls[i].seq) for i in dropped)
+    mutator.add(
+        "guess_next_id",
+        str(oracle.calls[dropped[0]].seq),
+        calls,
+        f"the same final message without the reads that showed what it states (calls {seqs})",
+    )
+
+
 def trace_mutants(
     oracle: Record, task: Task, world: World, operators: Sequence[str] = OPERATORS
 ) -> list[TraceMutant]:
@@ -213,6 +255,7 @@ def trace_mutants(
         if mutator.is_kind(call, "write"):
             mutator.mutate_write(i)
     mutator.mutate_reads_and_pages()
+    _guess_next_id(mutator)
     return mutator.out
 
 

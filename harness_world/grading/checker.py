@@ -25,7 +25,7 @@ from harness_world.grading.briefing import briefing
 from harness_world.grading.grade import CriterionKind, CriterionVerdict, Grade
 from harness_world.grading.harness import harness_criteria
 from harness_world.grading.task import Answer, Requirement, Task, select_targets
-from harness_world.grading.trusted import trusted_criteria
+from harness_world.grading.trusted import observed, trusted_criteria
 
 __all__ = ["Change", "grade", "net_changes", "returned_row_keys", "returned_rows"]
 
@@ -579,20 +579,55 @@ def _answer(ctx: _Context) -> CriterionVerdict:
         targets=frozenset(str(k) for k in keys),
         is_row=lambda token: ctx.world.raw(entity, token) is not None,
     )
+    expected = _expected_answer(ctx, answer, keys)
     judgement = judge(
         answer.kind,
         ctx.record.final_message,
-        _expected_answer(ctx, answer, keys),
+        expected,
         instruction=briefing(ctx.task),
         structured_only=answer.read == "structured",
         ids=ids,
     )
+    unseen = _ungrounded(ctx, answer, keys, expected) if judgement.ok else None
     return CriterionVerdict(
         id="trace.answer",
         kind="trace",
-        status="passed" if judgement.ok else "failed",
-        detail=judgement.detail,
+        status="passed" if judgement.ok and unseen is None else "failed",
+        detail=judgement.detail if unseen is None else f"{judgement.detail}, but {unseen}",
     )
+
+
+def _ungrounded(ctx: _Context, answer: Answer, keys: tuple[Key, ...], expected: Any) -> str | None:
+    """Why a right answer is a guess, or None when the attempt's tool results support it.
+
+    Ids are the same in every fresh session and a task's answer is the same in every attempt
+    of it, so a right answer alone may be remembered or guessed. An id or date the answer
+    states must be a value some tool result of this attempt returned. A derived answer (a
+    count, an amount, yes/no) must rest on what was returned: its value itself (a listing's
+    ``total``), or every target row, and at least one successful call (a "none" read from
+    nowhere is a guess too).
+    """
+    shown = observed(ctx.record)
+    guess = "no tool result of this attempt showed it: an answer must come from what was read"
+    if answer.kind == "ids":
+        unseen = [str(k) for k in keys if to_json(k) not in shown and to_json(str(k)) not in shown]
+        return f"{_show(unseen)} ({guess})" if unseen else None
+    if answer.kind == "date":
+        prefix = to_json(str(expected))[:-1]
+        return None if any(v.startswith(prefix) for v in shown) else f"the date {guess}"
+    if not any(call.ok for call in ctx.record.calls):
+        return f"no tool call succeeded ({guess})"
+    entity = ctx.world.contract.entity(ctx.task.target(answer.target).entity)
+    read = set().union(*(returned_rows(call, entity) for call in ctx.record.calls))
+    unread = [k for k in keys if k not in read]
+    if answer.kind == "yes_no":
+        return None if not keys or len(unread) < len(keys) else f"no target row ({guess})"
+    values = {to_json(expected)}
+    if isinstance(expected, float) and expected.is_integer():
+        values.add(to_json(int(expected)))
+    if not unread or values & shown:
+        return None
+    return f"neither the value nor every target row ({guess})"
 
 
 def _expected_answer(ctx: _Context, answer: Answer, keys: tuple[Key, ...]) -> Any:

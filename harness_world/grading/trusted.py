@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from harness_world.engine.calls import CallRecord
 from harness_world.engine.canonical import to_json
 from harness_world.engine.values import typed_equal
 from harness_world.engine.world import Key, World
@@ -28,6 +29,9 @@ __all__ = [
     "FaultStatus",
     "TrustedCompletion",
     "conjunct_of",
+    "observed",
+    "shown_by",
+    "stated",
     "trusted_completion",
     "trusted_criteria",
 ]
@@ -306,9 +310,15 @@ def observed(record: Record) -> frozenset[bytes]:
     message is shown to the agent, so its words count as well. Arguments are not
     observations: the agent wrote them.
     """
+    return frozenset().union(*(shown_by(call) for call in record.calls))
+
+
+def shown_by(call: CallRecord) -> frozenset[bytes]:
+    """The values one call's result (or typed error message) showed, as `observed` counts them."""
     seen: set[bytes] = set()
-    stack: list[Any] = [call.result for call in record.calls if call.ok]
-    stack += [call.error.message for call in record.calls if call.error is not None]
+    stack: list[Any] = [call.result] if call.ok else []
+    if call.error is not None:
+        stack.append(call.error.message)
     while stack:
         value = stack.pop()
         if isinstance(value, dict):
@@ -321,6 +331,18 @@ def observed(record: Record) -> frozenset[bytes]:
         elif value is not None and not isinstance(value, bool):
             seen.add(to_json(value))
     return frozenset(seen)
+
+
+def stated(message: str) -> frozenset[bytes]:
+    """The words of a message that hold a digit (ids, numbers, dates), as canonical JSON.
+
+    A word of digits is also given as the number it reads as, the form a result's number
+    takes in `shown_by`.
+    """
+    words = [w for w in _WORD.findall(message) if any(c.isdigit() for c in w)]
+    return frozenset(
+        [to_json(w) for w in words] + [to_json(int(w)) for w in words if w.isdecimal()]
+    )
 
 
 def _reported(

@@ -603,6 +603,15 @@ add(
 )
 add(
     "security_count",
+    "memorised_answer",
+    {ANSWER},
+    lambda ctx: (
+        run_script(SMALL, TASKS["helpdesk.security_count"], oracle("security_count")).final_message
+    ),
+    "stated the right count remembered from an earlier attempt, reading nothing",
+)
+add(
+    "security_count",
     "tagged_while_counting",
     {ALLOW},
     then("security_count", extra_note(_first_target("security_count")["id"])),

@@ -124,6 +124,11 @@ def small_message(task: str) -> str:
     return run_script(SMALL, TASKS[f"inventory.{task}"], oracle(task)).final_message
 
 
+def memorised(task: str) -> Script:
+    """The small seed's final message, stated with no call made."""
+    return lambda ctx: small_message(task)
+
+
 def then(task: str, extra: Callable[[ScriptContext], Any], before: bool = False) -> Script:
     def script(ctx: ScriptContext) -> str:
         if before:
@@ -273,6 +278,16 @@ for task, predicted in (
         replay(small_calls(task)),
         "replayed the calls that were right on the small seed",
         sizes=("large",),
+    )
+# The small seed's right answer stated from memory, with nothing read: the same words as a
+# correct attempt, but no tool of this attempt showed the ids or the rows counted.
+for task in ("count_legacy_peripherals", "draft_orders_leeds"):
+    add(
+        task,
+        "memorised_answer",
+        {ANSWER},
+        memorised(task),
+        "stated the right answer remembered from an earlier attempt, reading nothing",
     )
 for task in ("count_legacy_peripherals", "draft_orders_leeds"):
     add(

@@ -273,11 +273,19 @@ def test_answer_naming_keys_is_whole_tokens_and_nothing_extra(small: hw.World) -
     targets = [str(k) for k in select_targets(small, task)]
     other = next(k for k in small.keys("tickets") if k not in targets)
 
-    def verdict(message: str) -> CriterionVerdict:
-        record = run_script(small, task, lambda ctx: message)
+    def verdict(message: str, read: bool = True) -> CriterionVerdict:
+        def script(ctx: ScriptContext) -> str:
+            for ticket in targets if read else []:
+                ctx.call("get_ticket", {"ticket_id": ticket})
+            return message
+
+        record = run_script(small, task, script)
         return next(v for v in grade(record, task, small).verdicts if v.id == "trace.answer")
 
     assert verdict(", ".join(targets)).status == "passed"
+    guessed = verdict(", ".join(targets), read=False)
+    assert guessed.status == "failed" and "no tool result of this attempt showed" in guessed.detail
+    assert targets[0] in guessed.detail
     assert verdict(", ".join(targets) + ".").status == "passed"
     assert verdict(", ".join([*targets, other])).status == "failed"
     assert "not targets" in verdict(", ".join([*targets, other])).detail
@@ -318,8 +326,12 @@ def test_eq_with_a_list_on_an_indexed_list_field_selects_by_scanning() -> None:
 @pytest.mark.parametrize("message", ["15", "There are 15.", "15 open tickets are tagged security."])
 def test_a_count_may_end_a_sentence(small: hw.World, message: str) -> None:
     task = {t.id: t for t in hw.load_tasks()}["helpdesk.security_count"]
-    record = run_script(small, task, lambda ctx: message)
-    grade = hw.verify(record, world=small, task=task).grade
+
+    def script(ctx: ScriptContext) -> str:
+        ctx.call("list_tickets", {"status": "open", "tag": "security", "limit": 5})  # its total
+        return message
+
+    grade = hw.verify(run_script(small, task, script), world=small, task=task).grade
     assert grade is not None and "trace.answer" not in grade.failed
 
 

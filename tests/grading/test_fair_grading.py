@@ -24,6 +24,7 @@ from harness_world.grading.checker import grade
 from harness_world.grading.task import Answer, Task
 
 TASKS = {t.id: t for t in hw.load_tasks()}
+ORACLES = load_oracles("helpdesk") | load_oracles("inventory")
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +38,10 @@ def inv_large() -> hw.World:
 
 
 def _answer_verdict(world: hw.World, task_id: str, message: str) -> hw.CriterionVerdict:
+    """The answer verdict on the oracle's reads, ending with ``message`` (the answer grounded)."""
     task = TASKS[task_id]
-    record = record_calls(world, task, [], final_message=message)
+    reads = [(c.tool, c.args) for c in run_script(world, task, ORACLES[task_id]).calls]
+    record = record_calls(world, task, reads, final_message=message)
     return next(v for v in grade(record, task, world).verdicts if v.id == "trace.answer")
 
 
@@ -314,7 +317,8 @@ def test_answer_types_on_a_task(inv: hw.World) -> None:
 
     def verdict(answer: Answer, message: str) -> str:
         task = msgspec.structs.replace(base, answer=answer, require=[], trace=[])
-        record = record_calls(inv, task, [], final_message=message)
+        reads = [("get_item", {"item_id": "I-0162"})]
+        record = record_calls(inv, task, reads, final_message=message)
         return next(v.status for v in grade(record, task, inv).verdicts if v.id == "trace.answer")
 
     amount = Answer(type="amount", field="unit_cost")
