@@ -11,13 +11,18 @@ Every attempt ends in a saved, sealed record:
 - ``finish`` seals it as ``completed`` (the ``message`` argument is the final message);
 - a budget (the task's tool-call budget, or an override) seals it as ``budget_limit``; the call
   that hit it answers with a tool error naming the budget;
-- the client disconnecting (end of input) or the process being terminated seals the attempt in
-  flight as ``interrupted``.
+- the client disconnecting (end of input, or closing its HTTP session) or the process being
+  terminated seals the attempt in flight as ``interrupted``.
 
 `AttemptServer` holds the plan: one target (``--record FILE``) or k samples into a run directory
 (``--samples k --out RUN``, the layout of `harness_world.run`: ``manifest.json``,
-``records/<task>/<sample>.json``, ``inventory.json``), served one after another on one
-connection. Its `call` method is plain Python (no MCP involved), so the protocol layer is thin.
+``records/<task>/<sample>.json``, ``inventory.json``). One MCP session serves at most one
+attempt: a client whose conversation carried one attempt into the next would make the samples
+depend on each other, so after its attempt is sealed a session's tool calls are refused and the
+next sample goes to a fresh session. Over stdio a process is one session, so it serves one
+sample and the next process on the same run directory resumes it; over streamable HTTP each
+``initialize`` opens a session, and one attempt is in flight at a time. Its `call` method is
+plain Python (no MCP involved), so the protocol layer is thin.
 
 Over streamable HTTP (`serve_http`, loopback only) every request carries the server's bearer
 token, so only the client holding it can call or finish the attempts it serves.
@@ -34,7 +39,7 @@ import socket
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import attrs
 import msgspec
@@ -59,6 +64,7 @@ from harness_world.grading.briefing import briefing
 from harness_world.grading.task import Task
 from harness_world.grading.verify import verify
 from harness_world.running.attempt import Attempt, AttemptEnded, AttemptLimits
+from harness_world.running.lock import RunLock, lock_run_directory
 from harness_world.running.run import open_external_run as open_run_dir
 from harness_world.running.run import sample_seed
 from harness_world.running.rundir import record_path, scan_run
@@ -68,11 +74,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FINISH_TOOL",
+    "STDIO_SESSION",
     "AttemptServer",
     "AttemptTarget",
     "BearerGate",
     "SavedAttempt",
     "ToolAnswer",
+    "Transport",
     "build_server",
     "plan_run",
     "serve_http",
@@ -81,6 +89,12 @@ __all__ = [
 
 FINISH_TOOL = "finish"
 """The name of the extra tool that ends an attempt."""
+
+STDIO_SESSION = "stdio"
+"""The one session of a stdio connection (a process serves one client connection)."""
+
+Transport = Literal["stdio", "http"]
+"""How clients reach the server."""
 
 FINISH_SCHEMA: dict[str, Any] = {
     "name": FINISH_TOOL,
@@ -150,7 +164,16 @@ class ToolAnswer(msgspec.Struct, frozen=True, kw_only=True):
 
 @attrs.define(slots=True, eq=False)
 class AttemptServer:
-    """The attempts one MCP connection serves, one after another.
+    """The attempts one server serves, one MCP session each, one after another.
+
+    A session (named by the protocol layer: the ``mcp-session-id`` over HTTP, `STDIO_SESSION`
+    over stdio) is bound to an attempt by its first tool call and keeps it until the attempt is
+    sealed; after that its calls are refused (kind ``ended``), so no conversation carries one
+    sample into the next. One attempt is in flight at a time: another session's calls meanwhile
+    are refused (kind ``busy``) and bind it to nothing, so the samples are served, sealed and
+    indexed in order by one writer, as `harness_world.run` does with one worker. A session
+    that ends mid-attempt (`end_session`) seals it as ``interrupted``; in a run directory that
+    sample is then served again to the next fresh session, as a resume serves it.
 
     Attributes:
         world: The world.
@@ -162,7 +185,10 @@ class AttemptServer:
         reveal_grade: Whether ``finish`` tells the client its grade and failed criteria (off:
             a client that learns its grade carries it into the next sample, so samples would
             not be independent; the operator still gets every grade in the serve summary).
-        saved: Every attempt saved so far.
+        transport: How clients reach the server (set by `serve_stdio` and `serve_http`); it
+            decides how a refused client is told to open a fresh session.
+        lock: The run directory's writer lock, held until `release` (or the process's end).
+        saved: Every attempt saved so far (an interrupted one served again included).
     """
 
     world: World
@@ -172,9 +198,13 @@ class AttemptServer:
     limits: AttemptLimits | None = None
     run_dir: Path | None = None
     reveal_grade: bool = False
+    transport: Transport = "stdio"
+    lock: RunLock | None = attrs.field(default=None, repr=False)
     saved: list[SavedAttempt] = attrs.field(factory=list)
     _index: int = 0
     _attempt: Attempt | None = None
+    _holder: str | None = None
+    _sealed: dict[str, int] = attrs.field(factory=dict)  # session -> the sample it was served
 
     def __attrs_post_init__(self) -> None:
         if any(t.name == FINISH_TOOL for t in self.world.contract.tools):
@@ -203,20 +233,34 @@ class AttemptServer:
         return self._index >= len(self.targets)
 
     @property
+    def remaining(self) -> int:
+        """Planned attempts not yet saved (an interrupted sample, served again, counts)."""
+        return len(self.targets) - self._index
+
+    @property
     def current(self) -> Attempt | None:
         """The attempt in flight (started by its first call), if any."""
         return self._attempt
 
     # -- calls --------------------------------------------------------------------------------
 
-    def call(self, name: str, arguments: dict[str, Any] | None) -> ToolAnswer:
-        """Execute one tool call (or ``finish``) against the attempt in flight."""
-        if self.done:
-            return _error(
-                "ended",
-                f"all {len(self.targets)} attempt(s) are done; disconnect",
-            )
-        attempt = self._ensure_attempt()
+    def call(
+        self, name: str, arguments: dict[str, Any] | None, session: str = STDIO_SESSION
+    ) -> ToolAnswer:
+        """Execute one tool call (or ``finish``) for ``session``.
+
+        The call goes to the session's attempt, starting one if the session has none and none
+        is in flight; otherwise it is refused as a tool error, and no attempt records it.
+
+        Args:
+            name: The tool (or ``finish``).
+            arguments: The call's arguments.
+            session: The MCP session the call arrived on.
+        """
+        refusal = self._refusal(session)
+        if refusal is not None:
+            return refusal
+        attempt = self._ensure_attempt(session)
         if name == FINISH_TOOL:
             message = (arguments or {}).get("message", "")
             saved = self._seal(attempt, message if isinstance(message, str) else str(message))
@@ -232,6 +276,16 @@ class AttemptServer:
             content={"seq": observation.seq, **observation.to_message()},
         )
 
+    def end_session(self, session: str, reason: str) -> SavedAttempt | None:
+        """Forget a session that has ended; seal its attempt in flight as ``interrupted``.
+
+        Returns:
+            What was saved, or None when the session held no attempt in flight.
+        """
+        saved = self.close(reason) if self._holder == session else None
+        self._sealed.pop(session, None)
+        return saved
+
     def close(self, reason: str) -> SavedAttempt | None:
         """Seal the attempt in flight as ``interrupted`` (idempotent); None if none was open."""
         attempt = self._attempt
@@ -240,11 +294,53 @@ class AttemptServer:
         attempt.interrupt(reason)
         return self._seal(attempt, "")
 
+    def release(self) -> None:
+        """Let the next writer into the run directory (idempotent; the process's end does too)."""
+        if self.lock is not None:
+            self.lock.release()
+
     # -- internals ----------------------------------------------------------------------------
 
-    def _ensure_attempt(self) -> Attempt:
+    def _refusal(self, session: str) -> ToolAnswer | None:
+        """Why ``session`` may not call now, as the tool error it gets; None if it may."""
+        if session in self._sealed:
+            sample = self._sealed[session]
+            return _error(
+                "ended",
+                f"this MCP session's attempt (sample {sample}) is sealed and saved; one session "
+                "serves one attempt, so that no sample starts from another's conversation. "
+                + self._next_step(),
+            )
+        if self._holder is not None and self._holder != session:
+            sample = self.targets[self._index].sample
+            return _error(
+                "busy",
+                f"sample {sample} is in flight on another MCP session and one attempt is served "
+                "at a time; call again once that session has called `finish` or closed. This "
+                "session has started nothing: its next call after that gets a fresh attempt",
+            )
+        if self.done:
+            return _error("ended", "every planned attempt is saved; nothing is left to serve")
+        return None
+
+    def _next_step(self) -> str:
+        """What a client whose session is spent does next."""
+        if self.done:
+            return "Every planned attempt is saved; nothing is left to serve: disconnect"
+        if self.transport == "http":
+            how = "open a new MCP session (initialize again, same URL and token)"
+        else:
+            how = "reconnect: start this server again with the same --samples and --out"
+        return (
+            f"{self.remaining} sample(s) remain: {how} for the next one, which starts in a "
+            "fresh copy of the world"
+        )
+
+    def _ensure_attempt(self, session: str) -> Attempt:
         if self._attempt is None:
             target = self.targets[self._index]
+            if self.run_dir is not None and _kept_status(Path(target.path)) == "interrupted":
+                _set_aside(Path(target.path), target.sample)  # kept beside the slot's new try
             self._attempt = Attempt(
                 self.world,
                 self.task,
@@ -253,6 +349,7 @@ class AttemptServer:
                 revision=self.revision,
                 limits=self.limits,
             )
+            self._holder = session
         return self._attempt
 
     def _seal(self, attempt: Attempt, final_message: str) -> SavedAttempt:
@@ -266,8 +363,12 @@ class AttemptServer:
         save_record(record, path)
         saved = _judge(record, path, self.world, self.task)
         self.saved.append(saved)
+        if self._holder is not None:
+            self._sealed[self._holder] = target.sample
         self._attempt = None
-        self._index += 1
+        self._holder = None
+        if record.outcome.status != "interrupted" or self.run_dir is None:
+            self._index += 1  # an interrupted slot stays unfilled: the next fresh session gets it
         if self.run_dir is not None:
             scan_run(self.run_dir, [self.task], worlds={self.world.name: self.world})
         return saved
@@ -278,12 +379,8 @@ class AttemptServer:
             for field in ("grade", "failed", "harness"):
                 summary.pop(field, None)
             summary["graded"] = "kept from the client (serve with --reveal-grade to show it)"
-        summary["remaining"] = len(self.targets) - self._index
-        if not self.done:
-            summary["next"] = (
-                f"attempt {self._index + 1} of {len(self.targets)} starts with your next tool "
-                "call, in a fresh copy of the world: solve the same task again from the start"
-            )
+        summary["remaining"] = self.remaining
+        summary["next"] = f"this session takes no more tool calls. {self._next_step()}"
         return summary
 
 
@@ -326,7 +423,9 @@ def plan_run(
     """An `AttemptServer` for k samples into a run directory (created, or resumed).
 
     Samples already saved are kept; a sample whose saved record ended ``interrupted`` is served
-    again and the interrupted record kept beside it as ``<sample>.interrupted-<n>.json``.
+    again and the interrupted record kept beside it as ``<sample>.interrupted-<n>.json``. The
+    server holds the run directory's writer lock (`AttemptServer.release`, or the process's end,
+    lets it go), so two servers, or a server and `run`, never serve the same slot.
 
     Args:
         world: The world.
@@ -340,36 +439,33 @@ def plan_run(
     Raises:
         ValueError: for fewer than one sample.
         harness_world.RevisionMismatch: when ``out`` holds a run of another revision.
+        harness_world.running.lock.RunDirectoryBusy: when another process writes into ``out``.
     """
     if samples < 1:
         raise ValueError("samples must be at least 1")
     overrides = {k: v for k, v in (limits or {}).items() if v is not None}
     root = Path(out)
-    revision = open_run_dir(
-        root,
-        worlds={world.name: world},
-        tasks=[task],
-        kind="mcp",
-        label=label,
-        samples=samples,
-        seed=seed,
-        overrides=overrides,
-    )
+    lock = lock_run_directory(root)
+    try:
+        revision = open_run_dir(
+            root,
+            worlds={world.name: world},
+            tasks=[task],
+            kind="mcp",
+            label=label,
+            samples=samples,
+            seed=seed,
+            overrides=overrides,
+        )
+    except BaseException:
+        lock.release()
+        raise
     targets: list[AttemptTarget] = []
     for sample in range(samples):
         path = record_path(root, task.id, sample)
-        if path.is_file():
-            try:
-                kept = load_record(path)
-            except RecordError:
-                kept = None
-            if kept is not None and kept.outcome.status != "interrupted":
-                continue
-            if kept is not None:
-                _set_aside(path, sample)
-        targets.append(
-            AttemptTarget(sample=sample, seed=sample_seed(seed, task.id, sample), path=str(path))
-        )
+        if _kept_status(path) in (None, "interrupted"):  # an unfilled slot
+            seed_of = sample_seed(seed, task.id, sample)
+            targets.append(AttemptTarget(sample=sample, seed=seed_of, path=str(path)))
     return AttemptServer(
         world=world,
         task=task,
@@ -377,7 +473,18 @@ def plan_run(
         revision=revision.id,
         limits=AttemptLimits.from_task(task.budgets, **overrides),
         run_dir=root,
+        lock=lock,
     )
+
+
+def _kept_status(path: Path) -> str | None:
+    """The outcome of the record saved at ``path``; None when there is none, or unreadable."""
+    if not path.is_file():
+        return None
+    try:
+        return load_record(path).outcome.status
+    except RecordError:
+        return None
 
 
 def _set_aside(path: Path, sample: int) -> None:
@@ -390,8 +497,15 @@ def _set_aside(path: Path, sample: int) -> None:
 # -- the MCP protocol layer (imports the SDK) ---------------------------------------------------
 
 
-def build_server(state: AttemptServer) -> Any:
+def build_server(
+    state: AttemptServer, session_of: Callable[[Any], str | None] = lambda ctx: STDIO_SESSION
+) -> Any:
     """An `mcp.server.lowlevel.Server` answering ``tools/list``, ``tools/call`` and prompts.
+
+    Args:
+        state: The attempts to serve.
+        session_of: The MCP session a request's context belongs to (None: none; its tool
+            calls are refused, since an attempt belongs to one session).
 
     Raises:
         RuntimeError: when the ``mcp`` extra is not installed.
@@ -412,7 +526,11 @@ def build_server(state: AttemptServer) -> Any:
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx: Any, params: Any) -> Any:
-        answer = state.call(params.name, params.arguments)
+        session = session_of(ctx)
+        if session is None:
+            answer = _error("no_session", _NO_SESSION)
+        else:
+            answer = state.call(params.name, params.arguments, session)
         text = json.dumps(answer.content, sort_keys=True)
         return types.CallToolResult(
             content=[types.TextContent(text=text)],
@@ -459,6 +577,7 @@ async def serve_stdio(state: AttemptServer) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
 
+    state.transport = "stdio"
     server = build_server(state)
     # closefd=False: the reader thread may still block on fd 0 after the transport exits.
     stdin = open(sys.stdin.fileno(), encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
@@ -577,11 +696,15 @@ async def serve_http(
 ) -> None:
     """Serve over streamable HTTP on the loopback interface until SIGTERM/SIGINT.
 
-    HTTP sessions are connections, not attempts: a client may reconnect and continue the
-    attempt in flight. Any local process can reach a loopback port, so with a ``token`` every
-    request must carry ``Authorization: Bearer <token>`` (others get HTTP 401): the attempts
-    are served to whoever holds the token, one plan per server. The caller seals any attempt
-    still open once this returns.
+    Each MCP session (opened by ``initialize``, named by the ``mcp-session-id`` the SDK
+    assigns, ended by the client's DELETE) gets at most one attempt, one session at a time
+    (`AttemptServer`). Sessions do not expire on their own, so an attempt's session lasts as
+    long as its client keeps it. A request without a session (the sessionless 2026-07-28
+    protocol) is told to connect with the handshake: ``server/discover`` is not served, which
+    sends a client negotiating automatically to ``initialize``. Any local process can reach a
+    loopback port, so with a ``token`` every request must carry ``Authorization: Bearer
+    <token>`` (others get HTTP 401): the attempts are served to whoever holds the token, one
+    plan per server. The caller seals any attempt still open once this returns.
 
     Args:
         state: The attempts to serve.
@@ -594,10 +717,7 @@ async def serve_http(
     import anyio
     import uvicorn
 
-    server = build_server(state)
-    app: Any = server.streamable_http_app(host=LOOPBACK)
-    if token is not None:
-        app = BearerGate(app=app, token=token)
+    app = _http_app(state, token)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind((LOOPBACK, port))
@@ -615,6 +735,81 @@ async def serve_http(
         group.start_soon(watch_signals)
         await web.serve(sockets=[listener])
         group.cancel_scope.cancel()
+
+
+def _http_app(state: AttemptServer, token: str | None) -> Any:
+    """The ASGI app: the SDK's streamable HTTP app, its session ends watched, behind the gate."""
+    from mcp import types
+    from mcp.shared.exceptions import MCPError
+
+    state.transport = "http"
+    server = build_server(state, session_of=_http_session)
+
+    async def no_discover(ctx: Any, params: Any) -> Any:
+        raise MCPError(code=types.METHOD_NOT_FOUND, message=_NO_SESSION, data="server/discover")
+
+    server.add_request_handler("server/discover", types.RequestParams, no_discover)
+    # No idle expiry: the SDK would forget a quiet session without telling us, leaving its
+    # attempt bound to a session nobody can reach.
+    sdk_app = server.streamable_http_app(host=LOOPBACK, session_idle_timeout=None)
+    app: Any = _SessionEnds(
+        app=sdk_app, on_end=lambda session: state.end_session(session, "client closed its session")
+    )
+    return app if token is None else BearerGate(app=app, token=token)
+
+
+_NO_SESSION = (
+    "this server gives each MCP session one attempt, and this request has no session: connect "
+    "with the initialize handshake (protocol version 2025-11-25 or earlier), which opens one"
+)
+
+
+def _http_session(ctx: Any) -> str | None:
+    """The ``mcp-session-id`` of the HTTP request carrying ``ctx``, if it has one.
+
+    Only a handshake-era request's id names a session: the SDK answers an id it did not assign
+    with HTTP 404 before any handler runs. The sessionless protocol checks no id, so one sent
+    with it names nothing.
+    """
+    from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    headers = getattr(ctx.request, "headers", None)
+    if headers is None or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return None
+    session = headers.get(MCP_SESSION_ID_HEADER)
+    return session if isinstance(session, str) else None
+
+
+@attrs.define(slots=True, frozen=True)
+class _SessionEnds:
+    """ASGI middleware: tells ``on_end`` which MCP session a successful DELETE ended.
+
+    Attributes:
+        app: The SDK's app.
+        on_end: Called with the session id once the SDK has answered its DELETE.
+    """
+
+    app: Any
+    on_end: Callable[[str], object]
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Pass the request on; after a DELETE the SDK accepted, report its session ended."""
+        if scope["type"] != "http" or scope.get("method") != "DELETE":
+            await self.app(scope, receive, send)
+            return
+        header = b"mcp-session-id"
+        given = [bytes(v) for k, v in scope.get("headers", []) if k.lower() == header]
+        status: list[int] = []
+
+        async def watch(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                status.append(message["status"])
+            await send(message)
+
+        await self.app(scope, receive, watch)
+        if len(given) == 1 and status and status[0] < 400:
+            self.on_end(given[0].decode("latin-1"))
 
 
 def _web_server(config: Any, on_started: Callable[[], None]) -> Any:

@@ -22,6 +22,7 @@ from harness_world.cli._selection import add_limit_options, limit_overrides
 from harness_world.engine.world import World, WorldError
 from harness_world.grading.task import Task, TaskError
 from harness_world.grading.worlds import one_world
+from harness_world.running.lock import RunDirectoryBusy
 from harness_world.running.revision import RevisionMismatch
 
 if TYPE_CHECKING:
@@ -29,28 +30,42 @@ if TYPE_CHECKING:
 
 __all__ = ["register"]
 
+_DESCRIPTION = (
+    "Serve one task's attempt to an MCP client (Claude Code, Cursor, an agent SDK) over "
+    "stdio (or streamable HTTP). The client sees the world's tools with their JSON "
+    "schemas, a `finish` tool, and the instruction as the server's instructions and the "
+    "prompt `task`; typed errors come back as MCP tool errors. The record is sealed and "
+    "saved on `finish` (completed), on a budget hit (budget_limit) and when the client "
+    "disconnects (interrupted). With --samples k --out RUN, k attempts are served into "
+    "a run directory, so `report RUN` gives pass^k. Each sample goes to a fresh MCP "
+    "session, in a fresh copy of the world: one session serves one attempt, and after "
+    "its `finish` every further tool call on it is refused, saying how many samples "
+    "remain, so no sample starts from the conversation of another. Over stdio one "
+    "server process is one session, so it serves one sample: run the client again "
+    "(the same command, the same --out resumes the run) until none remain. Over HTTP "
+    "each new session (initialize again, same URL and token) gets the next sample; one "
+    "attempt is in flight at a time, and another session's calls meanwhile are refused "
+    "as busy. A session that ends mid-attempt (stdio end of input, HTTP DELETE) seals "
+    "it as interrupted, and that sample is served again to the next session. HTTP "
+    "sessions do not expire: one whose client vanished without closing it keeps its "
+    "attempt until the server is stopped (which seals it as interrupted). A sessionless "
+    "request (protocol 2026-07-28) is told to connect with the initialize handshake. The "
+    "server holds the run directory's lock while it serves. Needs the [mcp] extra. "
+    "Nothing but the protocol is written to stdout; the summary goes to stderr. Over "
+    "HTTP (--transport http) every request must carry `Authorization: Bearer <token>`: "
+    "the token is generated and printed once on stderr with the URL (or given with "
+    "--token), and a request without it gets HTTP 401. One attempt per token: a server "
+    "serves its one attempt (or its --samples plan) to the client that holds its token, "
+    "so start one server, with its own token, per client under test."
+)
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``mcp`` command."""
     parser = sub.add_parser(
         "mcp",
         help="serve an attempt (or k) to an MCP client over stdio or HTTP",
-        description=(
-            "Serve one task's attempt to an MCP client (Claude Code, Cursor, an agent SDK) over "
-            "stdio (or streamable HTTP). The client sees the world's tools with their JSON "
-            "schemas, a `finish` tool, and the instruction as the server's instructions and the "
-            "prompt `task`; typed errors come back as MCP tool errors. The record is sealed and "
-            "saved on `finish` (completed), on a budget hit (budget_limit) and when the client "
-            "disconnects (interrupted). With --samples k --out RUN, k attempts are served one "
-            "after another into a run directory (after each `finish` the next attempt starts in "
-            "a fresh copy of the world), so `report RUN` gives pass^k. Needs the [mcp] extra. "
-            "Nothing but the protocol is written to stdout; the summary goes to stderr. Over "
-            "HTTP (--transport http) every request must carry `Authorization: Bearer <token>`: "
-            "the token is generated and printed once on stderr with the URL (or given with "
-            "--token), and a request without it gets HTTP 401. One attempt per token: a server "
-            "serves its one attempt (or its --samples plan) to the client that holds its token, "
-            "so start one server, with its own token, per client under test."
-        ),
+        description=_DESCRIPTION,
     )
     parser.add_argument(
         "--world", required=True, help="a built-in world (e.g. helpdesk) or a world folder"
@@ -72,7 +87,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=Path("mcp-record.json"),
         help="where to save the record of a single attempt (without --samples)",
     )
-    parser.add_argument("--samples", type=int, help="serve k attempts into the run directory --out")
+    parser.add_argument(
+        "--samples",
+        type=int,
+        help="serve k attempts into the run directory --out, one per MCP session (stdio: one "
+        "per server process; run the client again to serve the next)",
+    )
     parser.add_argument(
         "--reveal-grade",
         action="store_true",
@@ -133,9 +153,12 @@ def main(args: argparse.Namespace) -> int:
         )
     try:
         state = _attempt_state(args, world, task)
-    except (RevisionMismatch, ValueError, OSError) as exc:
+    except (RevisionMismatch, RunDirectoryBusy, ValueError, OSError) as exc:
         return _error(str(exc))
-    code = _serve_until_done(args, state)
+    try:
+        code = _serve_until_done(args, state)
+    finally:
+        state.release()
     if code:
         return code
     _summary(state)
@@ -187,6 +210,7 @@ def _attempt_state(args: argparse.Namespace, world: World, task: Task) -> Attemp
 
     Raises:
         RevisionMismatch: A resumed run directory was made by another revision.
+        RunDirectoryBusy: Another process writes into the run directory.
         ValueError: The options or a saved record do not fit.
         OSError: The run directory or record cannot be written.
     """
@@ -278,6 +302,6 @@ async def _watch_signals(state: AttemptServer) -> None:
 def _summary(state: AttemptServer) -> None:
     summary = {
         "saved": [msgspec.to_builtins(s) for s in state.saved],
-        "remaining": len(state.targets) - len(state.saved),
+        "remaining": state.remaining,
     }
     print(json.dumps(summary, sort_keys=True), file=sys.stderr)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
+import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -126,44 +130,57 @@ def test_disconnect_mid_attempt_saves_an_interrupted_record_that_verifies(tmp_pa
     assert result.evidence == "verified"
 
 
-def test_samples_into_a_run_directory_then_resume_after_a_disconnect(tmp_path: Path) -> None:
+def test_stdio_serves_one_sample_per_connection_and_the_next_connection_resumes(
+    tmp_path: Path,
+) -> None:
+    """A stdio server is one client connection, so it serves one sample; the next connection
+    (a new server process on the same --out) serves the next one, from a fresh world."""
     out = tmp_path / "run"
+    params = server("--samples", "2", "--out", str(out))
 
-    async def first() -> list[dict[str, Any]]:
-        answers = []
-        async with Client(server("--samples", "3", "--out", str(out))) as client:
-            for _ in range(2):
-                for name, args in SOLVE:
-                    await client.call_tool(name, args)
-                answers.append(structured(await client.call_tool("finish", {"message": "ok"})))
-            await client.call_tool(*SOLVE[0])  # the third attempt, abandoned
-        return answers
+    async def first() -> tuple[dict[str, Any], Any]:
+        async with Client(params) as client:
+            for name, args in SOLVE:
+                await client.call_tool(name, args)
+            done = structured(await client.call_tool("finish", {"message": "ok"}))
+            return done, await client.call_tool(*SOLVE[0])  # the same conversation again
 
-    answers = anyio.run(first)
-    assert [a["sample"] for a in answers] == [0, 1] and answers[0]["remaining"] == 2
-    assert all(a["grade"] == "passed" for a in answers) and "next" in answers[0]
+    done, again = anyio.run(first)
+    assert done["sample"] == 0 and done["grade"] == "passed" and done["remaining"] == 1
+    assert "start this server again with the same --samples and --out" in done["next"]
+    refusal = structured(again)["error"]
+    assert again.is_error and refusal["kind"] == "ended"
+    assert "1 sample(s) remain: reconnect" in refusal["message"]
+
+    async def abandoned() -> dict[str, Any]:
+        async with Client(params) as client:
+            return structured(await client.call_tool(*SOLVE[0]))
+
+    fresh = anyio.run(abandoned)  # a new connection: sample 1, from the start world
+    assert fresh["seq"] == 1 and fresh["result"]["status"] == "open"
     records = out / "records" / TASK
-    assert hw.load_record(records / "2.json").outcome.status == "interrupted"
+    assert hw.load_record(records / "1.json").outcome.status == "interrupted"
     inventory = scan_run(out).counts
-    assert inventory.valid == 2 and inventory.invalid == 1 and inventory.passed == 2
+    assert inventory.valid == 1 and inventory.invalid == 1 and inventory.passed == 1
 
     async def resume() -> dict[str, Any]:
-        async with Client(server("--samples", "3", "--out", str(out))) as client:
+        async with Client(params) as client:
             for name, args in SOLVE:
                 await client.call_tool(name, args)
             return structured(await client.call_tool("finish", {"message": "ok"}))
 
     last = anyio.run(resume)
-    assert last["sample"] == 2 and last["grade"] == "passed" and last["remaining"] == 0
-    assert (records / "2.interrupted-1.json").is_file()
+    assert last["sample"] == 1 and last["grade"] == "passed" and last["remaining"] == 0
+    assert (records / "1.interrupted-1.json").is_file()
     inventory = scan_run(out).counts
-    assert inventory.valid == 3 and inventory.passed == 3 and inventory.missing == 0
-    seeds = {hw.load_record(records / f"{i}.json").seed for i in range(3)}
-    assert len(seeds) == 3  # each sample its own seed, as in `run`
+    assert inventory.valid == 2 and inventory.passed == 2 and inventory.missing == 0
+    kept = [hw.load_record(records / f"{i}.json") for i in range(2)]
+    assert [[c.tool for c in r.calls] for r in kept] == [[n for n, _ in SOLVE]] * 2
+    assert len({r.seed for r in kept}) == 2  # each sample its own seed, as in `run`
     from harness_world.cli import main
 
     assert main(["verify", str(out)]) == 0  # every file verifies, the set-aside one included
-    finals = [str(records / f"{i}.json") for i in range(3)]
+    finals = [str(records / f"{i}.json") for i in range(2)]
     assert main(["verify", *finals, "--require-pass"]) == 0
     assert main(["report", str(out), "--json"]) == 0
 
@@ -215,16 +232,64 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path)
 
 def test_a_changed_revision_refuses_to_resume(tmp_path: Path) -> None:
     world = hw.load_world("helpdesk")
-    plan_run(world, task(), samples=2, out=tmp_path / "run")
+    plan_run(world, task(), samples=2, out=tmp_path / "run").release()
     with pytest.raises(RevisionMismatch):
         plan_run(world, task(), samples=3, out=tmp_path / "run")
+    plan_run(world, task(), samples=2, out=tmp_path / "run").release()  # the refusal let go
+
+
+def test_a_run_directory_is_served_by_one_server_at_a_time(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Over stdio each connection is its own process: two at once must not serve one slot."""
+    from harness_world.cli import main
+
+    out = tmp_path / "run"
+    held = plan_run(hw.load_world("helpdesk"), task(), samples=2, out=out)
+    try:
+        argv = ["mcp", "--world", "helpdesk", "--task", TASK, "--samples", "2", "--out", str(out)]
+        assert main(argv) == 2
+        assert "another run is writing here" in capsys.readouterr().err
+    finally:
+        held.release()
+
+
+def test_one_session_serves_one_attempt(tmp_path: Path) -> None:
+    """The rule without the protocol: a session's calls after its attempt is sealed are refused
+    (naming what remains and how to go on), another session's calls wait while one is in flight,
+    and a session that ends mid-attempt hands its sample, fresh, to the next session."""
+    state = plan_run(hw.load_world("helpdesk"), task(), samples=2, out=tmp_path / "run")
+    state.transport = "http"
+    ticket = {"ticket_id": "T-1001"}
+    try:
+        assert not state.call("get_ticket", ticket, "a").is_error
+        busy = state.call("get_ticket", ticket, "b")
+        assert busy.is_error and busy.content["error"]["kind"] == "busy"
+        assert not state.call("finish", {"message": "done"}, "a").is_error
+        refused = state.call("get_ticket", ticket, "a")
+        assert refused.is_error and refused.content["error"] == {
+            "kind": "ended",
+            "message": "this MCP session's attempt (sample 0) is sealed and saved; one session "
+            "serves one attempt, so that no sample starts from another's conversation. 1 "
+            "sample(s) remain: open a new MCP session (initialize again, same URL and token) "
+            "for the next one, which starts in a fresh copy of the world",
+        }
+        assert [s.sample for s in state.saved] == [0]  # the refusals went into no attempt
+        state.call("update_ticket", {**ticket, "status": "solved"}, "b")  # sample 1 for b
+        assert state.current is not None and state.current.sample == 1
+        cut = state.end_session("b", "client closed its session")
+        assert cut is not None and cut.outcome == "interrupted" and state.remaining == 1
+        again = state.call("get_ticket", ticket, "c")  # sample 1 again, from the start
+        assert again.content["seq"] == 1 and again.content["result"]["status"] == "open"
+        assert state.current is not None and state.current.sample == 1
+        assert (tmp_path / "run" / "records" / TASK / "1.interrupted-1.json").is_file()
+        assert state.end_session("a", "closed") is None  # a spent session holds nothing
+    finally:
+        state.release()
 
 
 def test_sigterm_mid_attempt_saves_an_interrupted_record(tmp_path: Path) -> None:
     """A client that kills the server (the SDK does after a grace period) still leaves evidence."""
-    import signal
-    import subprocess
-
     record_file = tmp_path / "r.json"
     params = server("--record", str(record_file))
     proc = subprocess.Popen(
@@ -273,21 +338,19 @@ def test_sigterm_mid_attempt_saves_an_interrupted_record(tmp_path: Path) -> None
     assert hw.verify(record, task=task()).evidence == "verified"
 
 
-def _authorised(url: str, token: str) -> Any:
+def _authorised(url: str, token: str, *, terminate_on_close: bool = True) -> Any:
     """A streamable HTTP transport that sends the server's bearer token."""
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
-    return streamable_http_client(url, http_client=http)
+    return streamable_http_client(url, http_client=http, terminate_on_close=terminate_on_close)
 
 
-def test_streamable_http_on_loopback(tmp_path: Path) -> None:
-    import signal
-    import subprocess
-
-    out = tmp_path / "run"
-    params = server("--transport", "http", "--samples", "2", "--out", str(out))
+@contextlib.contextmanager
+def http_server(*args: str) -> Iterator[tuple[str, str]]:
+    """An ``mcp --transport http`` process: its (url, token); stopped with SIGTERM after."""
+    params = server("--transport", "http", *args)
     proc = subprocess.Popen(
         [params.command, *params.args],
         stdin=subprocess.DEVNULL,
@@ -302,32 +365,100 @@ def test_streamable_http_on_loopback(tmp_path: Path) -> None:
         announced = json.loads(proc.stderr.readline())
         url, token = announced["url"], announced["token"]
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
-
-        async def session() -> dict[str, Any]:
-            # announced once listening: the first connection is served, with no retry
-            async with Client(_authorised(url, token)) as client:
-                assert client.instructions == briefing(task())
-                for name, args in SOLVE:
-                    assert not (await client.call_tool(name, args)).is_error
-                done = structured(await client.call_tool("finish", {"message": "ok"}))
-            async with Client(_authorised(url, token)) as again:  # a new connection continues
-                await again.call_tool(*SOLVE[0])
-            return done
-
-        done = anyio.run(session)
-        assert done["grade"] == "passed" and done["remaining"] == 1
+        yield url, token
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=20)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_http_serves_each_sample_to_a_fresh_session(tmp_path: Path) -> None:
+    """Two SDK client sessions, each its own sample: the first is refused once it has finished,
+    the second starts from the start world although the first solved the ticket."""
+    out = tmp_path / "run"
+    with http_server("--samples", "2", "--out", str(out)) as (url, token):
+
+        async def sessions() -> dict[str, Any]:
+            seen: dict[str, Any] = {}
+            # announced once listening: the first connection is served, with no retry
+            async with Client(_authorised(url, token)) as first:
+                assert first.instructions == briefing(task())
+                for name, args in SOLVE:
+                    assert not (await first.call_tool(name, args)).is_error
+                seen["done"] = structured(await first.call_tool("finish", {"message": "ok"}))
+                async with Client(_authorised(url, token)) as second:
+                    seen["fresh"] = structured(await second.call_tool(*SOLVE[0]))
+                    seen["refused"] = await first.call_tool(*SOLVE[0])
+                    for name, args in SOLVE[1:]:
+                        assert not (await second.call_tool(name, args)).is_error
+                    seen["last"] = structured(await second.call_tool("finish", {"message": "ok"}))
+                    seen["spent"] = await first.call_tool(*SOLVE[0])
+            return seen
+
+        seen = anyio.run(sessions)
+    done, last = seen["done"], seen["last"]
+    assert done["sample"] == 0 and done["grade"] == "passed" and done["remaining"] == 1
+    assert "open a new MCP session" in done["next"]
+    assert seen["fresh"]["seq"] == 1 and seen["fresh"]["result"]["status"] == "open"
+    assert seen["refused"].is_error
+    refusal = structured(seen["refused"])["error"]
+    assert refusal["kind"] == "ended" and "(sample 0) is sealed" in refusal["message"]
+    assert "1 sample(s) remain: open a new MCP session" in refusal["message"]
+    assert last["sample"] == 1 and last["grade"] == "passed" and last["remaining"] == 0
+    spent = structured(seen["spent"])["error"]
+    assert spent["kind"] == "ended" and "nothing is left to serve" in spent["message"]
     records = out / "records" / TASK
-    first, second = (hw.load_record(records / f"{i}.json") for i in range(2))
-    assert first.outcome.status == "completed"
-    assert second.outcome.status == "interrupted" and second.outcome.reason == "server stopped"
-    assert len(second.calls) == 1
-    assert hw.verify(second, task=task()).evidence == "verified"
+    kept = [hw.load_record(records / f"{i}.json") for i in range(2)]
+    assert [r.outcome.status for r in kept] == ["completed", "completed"]
+    assert [[c.tool for c in r.calls] for r in kept] == [[n for n, _ in SOLVE]] * 2
+    assert [c.seq for c in kept[1].calls] == [1, 2, 3]
+    inventory = scan_run(out).counts
+    assert inventory.valid == 2 and inventory.passed == 2 and inventory.missing == 0
+
+
+def test_http_serves_one_attempt_at_a_time_and_a_closed_session_is_served_again(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "run"
+    with http_server("--samples", "2", "--out", str(out)) as (url, token):
+
+        async def sessions() -> dict[str, Any]:
+            seen: dict[str, Any] = {}
+            async with Client(_authorised(url, token)) as waiting:
+                async with Client(_authorised(url, token)) as first:
+                    await first.call_tool(*SOLVE[0])
+                    seen["busy"] = await waiting.call_tool(*SOLVE[0])
+                # `first` closed its session mid-attempt: interrupted, its sample served again
+                seen["fresh"] = structured(await waiting.call_tool(*SOLVE[0]))
+                for name, args in SOLVE[1:]:
+                    await waiting.call_tool(name, args)
+                seen["done"] = structured(await waiting.call_tool("finish", {"message": "ok"}))
+            async with Client(_authorised(url, token), mode="2026-07-28") as sessionless:
+                seen["sessionless"] = await sessionless.call_tool(*SOLVE[0])
+            # a client that vanishes without closing: its attempt stays open until the stop
+            async with Client(_authorised(url, token, terminate_on_close=False)) as gone:
+                await gone.call_tool(*SOLVE[0])
+            return seen
+
+        seen = anyio.run(sessions)
+    busy = structured(seen["busy"])["error"]
+    assert seen["busy"].is_error and busy["kind"] == "busy" and "sample 0" in busy["message"]
+    assert seen["fresh"]["seq"] == 1 and seen["fresh"]["result"]["status"] == "open"
+    assert seen["done"]["sample"] == 0 and seen["done"]["remaining"] == 1
+    sessionless = structured(seen["sessionless"])["error"]
+    assert sessionless["kind"] == "no_session" and "initialize" in sessionless["message"]
+    records = out / "records" / TASK
+    aside = hw.load_record(records / "0.interrupted-1.json")
+    assert aside.outcome.status == "interrupted" and len(aside.calls) == 1
+    assert aside.outcome.reason == "client closed its session"
+    served, stopped = (hw.load_record(records / f"{i}.json") for i in range(2))
+    assert served.outcome.status == "completed" and len(served.calls) == len(SOLVE)
+    assert stopped.outcome.status == "interrupted" and stopped.outcome.reason == "server stopped"
+    assert len(stopped.calls) == 1
+    for record in (aside, served, stopped):
+        assert hw.verify(record, task=task()).evidence == "verified"
 
 
 def test_finish_keeps_the_grade_from_the_client_unless_asked(tmp_path: Path) -> None:

@@ -286,18 +286,26 @@ def test_http_serves_only_the_holder_of_the_token(tmp_path: Path) -> None:
     try:
         url, token = announced["url"], announced["token"]
         assert len(token) >= 32
-        # no connection is attempted before the announcement, and the first one is served
-        first = anyio.run(_tool_calls, url, token, [("get_ticket", {"ticket_id": "T-1001"})])
-        assert not first[0].is_error
-        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": token}):
-            refused = _post(url, headers)
-            assert refused.status_code == 401, (headers, refused.text)
-            assert refused.headers["www-authenticate"].startswith("Bearer")
-        finish = [("finish", {"message": "hijacked"})]
-        with pytest.raises(Exception):  # another local client cannot end the attempt
-            anyio.run(_tool_calls, url, None, finish)
-        done = anyio.run(_tool_calls, url, token, [("finish", {"message": "mine"})])
-        assert not done[0].is_error
+
+        async def holder() -> tuple[Any, Any]:
+            headers = {"Authorization": f"Bearer {token}"}
+            async with (
+                create_mcp_http_client(headers=headers) as http,
+                Client(streamable_http_client(url, http_client=http)) as client,
+            ):
+                # no connection is attempted before the announcement, and the first is served
+                first = await client.call_tool("get_ticket", {"ticket_id": "T-1001"})
+                # while the holder's session has the attempt, requests without its token get 401
+                for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": token}):
+                    refused = _post(url, headers)
+                    assert refused.status_code == 401, (headers, refused.text)
+                    assert refused.headers["www-authenticate"].startswith("Bearer")
+                with pytest.raises(Exception):  # another local client cannot end the attempt
+                    await _tool_calls(url, None, [("finish", {"message": "hijacked"})])
+                return first, await client.call_tool("finish", {"message": "mine"})
+
+        first, done = anyio.run(holder)
+        assert not first.is_error and not done.is_error
     finally:
         err = _stop(proc)
     assert token not in err  # printed once, in the announcement
