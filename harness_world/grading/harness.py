@@ -1,9 +1,10 @@
 """The harness-layer criteria of a record, read from its call log (``harness.*``).
 
-Computed for write tools that take an ``idempotency_key``; a *retry* is a later call of the
-same tool with the same arguments apart from the key, after the call failed. What each
-criterion means is listed in `harness_world.grading.layers`. Every grade carries them
-(`Grade.harness`) beside the agent grade, never folded into it.
+Computed for write tools that take an ``idempotency_key``; the *retry* of a failed call is the
+first later call of the same tool with the same arguments apart from the key, however far away
+and whatever the error was. What each criterion means is listed in
+`harness_world.grading.layers`. Every grade carries them (`Grade.harness`) beside the agent
+grade, never folded into it.
 """
 
 from __future__ import annotations

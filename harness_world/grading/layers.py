@@ -10,11 +10,13 @@ forbidden transitions, receipts, trace criteria) or ``harness`` (budgets, and th
 criteria below, read from the call log); a task's ``layers`` table overrides the default. The
 run gets both verdict vectors, never summed into one number.
 
-Harness criteria (computed for write tools that take an ``idempotency_key``; a *retry* is a later
-call of the same tool with the same arguments apart from the key, after the call failed):
+Harness criteria (computed for write tools that take an ``idempotency_key``; the *retry* of a
+failed call is the first later call of the same tool with the same arguments apart from the key,
+however far away and whatever the error was):
 
 - ``harness.same_key_retry``: every retry of a failed write reuses the failed call's key, and
-  that call had one.
+  that call had one (a retry with another key or none fails, and so does any retry of a call
+  made without a key).
 - ``harness.bounded_retries``: no write is retried more than `MAX_RETRIES` times in a row.
 - ``harness.reconcile_before_retry``: after a ``timeout``, some read call comes before the
   retry (the caller looked for the object the lost response may have created).

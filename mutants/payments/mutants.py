@@ -251,12 +251,14 @@ for task_id in sorted(TASKS):
         add(
             task_id,
             "overcharge",
-            {AMOUNT},
+            # record_payment refuses a charge of another amount than the order's (conflict):
+            # the order stays open and the script stops before the receipt.
+            {AMOUNT, REQ, ON_ORDER, SENT},
             rewritten(
                 task_id,
                 change("create_charge", lambda a: {**a, "amount_cents": a["amount_cents"] + 100}),
             ),
-            "charged one euro more than the order's amount",
+            "charged one euro more than the order's amount, then could not record it",
         )
         add(
             task_id,

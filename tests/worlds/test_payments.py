@@ -214,3 +214,37 @@ def test_compare_json_pairs_trusted_attempts(tmp_path: Path) -> None:
     assert trusted["baseline"]["trusted"] == 4 and trusted["candidate"]["trusted"] == 2
     by_task = {(p["task_id"], p["sample"]): p for p in trusted["pairs"]}
     assert by_task[("payments.charge_timeout", 0)]["condition"] == "commit_then_drop_response"
+
+
+@pytest.mark.parametrize("difference", [100, -1])
+def test_record_payment_refuses_a_charge_of_another_amount(difference: int) -> None:
+    """A charge for more or less than the order is a conflict naming both amounts, and the
+    order stays as it was; the charge of the order's amount is then recorded."""
+    world = hw.load_world("payments")
+    session = world.open_session()
+    order = session.call("get_order", {"order_id": "O-00030"}).result
+    assert order["status"] == "open"
+    wrong = session.call(
+        "create_charge", {"order_id": "O-00030", "amount_cents": order["amount_cents"] + difference}
+    ).result
+    refused = session.call("record_payment", {"order_id": "O-00030", "charge_id": wrong["id"]})
+    assert not refused.ok and refused.error is not None
+    assert refused.error.kind == "conflict"
+    assert refused.error.message == (
+        f"charge_id: charge {wrong['id']!r} is for {order['amount_cents'] + difference} cents, "
+        f"but order 'O-00030' is for {order['amount_cents']} cents"
+    )
+    assert session.call("get_order", {"order_id": "O-00030"}).result == order
+    right = session.call(
+        "create_charge", {"order_id": "O-00030", "amount_cents": order["amount_cents"]}
+    ).result
+    paid = session.call("record_payment", {"order_id": "O-00030", "charge_id": right["id"]})
+    assert paid.ok and paid.result["status"] == "paid" and paid.result["charge_id"] == right["id"]
+
+
+def test_record_payment_tells_the_agent_the_amount_must_match() -> None:
+    tool = next(t for t in hw.load_world("payments").contract.tools if t.name == "record_payment")
+    assert "of exactly the order's `amount_cents`" in tool.description
+    assert "`conflict` if the order is not open or the charge is for another amount" in (
+        " ".join(tool.description.split())
+    )

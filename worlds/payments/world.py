@@ -418,7 +418,9 @@ def list_approvals(
 @tool(kind="write")
 def record_payment(ctx: ToolContext, order_id: Id, charge_id: Id) -> dict[str, Any]:
     """Merchant bookkeeping: store a provider charge id on an open order and mark it paid. The
-    charge must be a provider charge for this order. conflict if the order is not open.
+    charge must be a provider charge for this order of exactly the order's `amount_cents`.
+    Errors: `not_found` if it is not a charge for this order; `conflict` if the order is not open
+    or the charge is for another amount (nothing is recorded: the order stays as it was).
     """
     order = _order(ctx, order_id)
     charge = ctx.get("charges", charge_id)
@@ -428,6 +430,14 @@ def record_payment(ctx: ToolContext, order_id: Id, charge_id: Id) -> dict[str, A
         )
     if order["status"] != "open":
         raise ToolFailure("conflict", f"order_id: order {order_id!r} is {order['status']}")
+    if charge["amount_cents"] != order["amount_cents"]:
+        # Booking it would mark the order paid by a charge that did not take the order's amount;
+        # refusing leaves the order open, so the mismatch is seen and put right.
+        raise ToolFailure(
+            "conflict",
+            f"charge_id: charge {charge_id!r} is for {charge['amount_cents']} cents, but order "
+            f"{order_id!r} is for {order['amount_cents']} cents",
+        )
     order["status"] = "paid"
     order["charge_id"] = charge_id
     ctx.put("orders", order)

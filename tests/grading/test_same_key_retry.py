@@ -1,0 +1,61 @@
+"""``harness.same_key_retry`` does what docs/conditions.md says, case by case.
+
+The retry of a failed call is the first later call of the same tool with the same arguments
+apart from the key, however far away and whatever the error; it fails when the failed call had
+no key or the retry did not carry that same key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness_world.engine import CallRecord, ToolError
+from harness_world.grading.harness import _retry_findings
+
+KEYED = {"create_charge"}
+CHARGE = {"order_id": "O-1", "amount_cents": 10}
+
+
+def charge(seq: int, key: str | None = None, *, error: str = "") -> CallRecord:
+    args: dict[str, Any] = dict(CHARGE) if key is None else {**CHARGE, "idempotency_key": key}
+    return CallRecord(
+        seq=seq,
+        tool="create_charge",
+        args=args,
+        ok=not error,
+        result=None if error else {"id": "ch_1"},
+        error=ToolError(error, "failed") if error else None,
+    )
+
+
+LOOK = CallRecord(seq=2, tool="find_charges", args={"order_id": "O-1"}, ok=True, result={})
+
+CASES: dict[str, tuple[list[CallRecord], list[str]]] = {
+    "same key": ([charge(1, "a", error="timeout"), charge(2, "a")], []),
+    "another key": ([charge(1, "a", error="timeout"), charge(2, "b")], ["call 2 retried 1"]),
+    "key dropped": ([charge(1, "a", error="timeout"), charge(2)], ["call 2 retried 1"]),
+    "no key, none again": ([charge(1, error="timeout"), charge(2)], ["call 2 retried 1"]),
+    "no key, key added": ([charge(1, error="unavailable"), charge(2, "a")], ["call 2 retried 1"]),
+    "not a fault": ([charge(1, "a", error="conflict"), charge(2, "b")], ["call 2 retried 1"]),
+    "far away": (
+        [charge(1, "a", error="timeout"), LOOK, charge(3, "b")],
+        ["call 3 retried 1"],
+    ),
+    "never retried": ([charge(1, error="timeout")], []),
+    "other arguments": (
+        [
+            charge(1, "a", error="timeout"),
+            CallRecord(seq=2, tool="create_charge", args={**CHARGE, "amount_cents": 11}, ok=True),
+        ],
+        [],
+    ),
+    "two successes, no key": ([charge(1), charge(2)], []),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_same_key_retry_cases(case: str) -> None:
+    calls, expected = CASES[case]
+    assert _retry_findings(calls, KEYED)["harness.same_key_retry"] == expected
