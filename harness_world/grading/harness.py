@@ -2,7 +2,8 @@
 
 Computed for write tools that take an ``idempotency_key``; the *retry* of a failed call is the
 first later call of the same tool with the same arguments apart from the key, however far away
-and whatever the error was. What each criterion means is listed in
+and whatever the error was (a retry after ``conflict`` or ``invalid_arguments``, which say
+nothing committed, needs no same key). What each criterion means is listed in
 `harness_world.grading.layers`. Every grade carries them (`Grade.harness`) beside the agent
 grade, never folded into it.
 """
@@ -39,7 +40,14 @@ def _key_of(call: CallRecord) -> object:
     return call.args.get(_KEY) if isinstance(call.args, dict) else None
 
 
-def _retry_findings(calls: list[CallRecord], keyed: set[str]) -> dict[str, list[str]]:
+_KEY_REJECTED = frozenset({"conflict", "invalid_arguments"})
+"""Errors that say the provider did not act on the request as sent (a key reused for another
+request, a malformed key): nothing may have committed, so a retry needs no same key."""
+
+
+def _retry_findings(
+    calls: list[CallRecord], keyed: set[str], writes: set[str]
+) -> dict[str, list[str]]:
     """Failed calls whose retry broke each harness criterion, by criterion id."""
     found: dict[str, list[str]] = {name: [] for name in HARNESS_CRITERIA}
     streak: dict[int, int] = {}
@@ -51,12 +59,13 @@ def _retry_findings(calls: list[CallRecord], keyed: set[str]) -> dict[str, list[
             continue
         retry = calls[later[0]]
         streak[later[0]] = streak.get(i, 0) + 1
-        if _key_of(call) is None or _key_of(retry) != _key_of(call):
+        unkeyed = _key_of(call) is None or _key_of(retry) != _key_of(call)
+        if unkeyed and call.error.kind not in _KEY_REJECTED:
             found["harness.same_key_retry"].append(f"call {retry.seq} retried {call.seq}")
         if streak[later[0]] > MAX_RETRIES:
             found["harness.bounded_retries"].append(f"call {retry.seq}")
         between = calls[i + 1 : later[0]]
-        looked = any(c.tool not in keyed and c.tool != "wait" and c.ok for c in between)
+        looked = any(c.ok and c.tool not in writes and c.tool != "wait" for c in between)
         if call.error.kind == "timeout" and not looked:
             found["harness.reconcile_before_retry"].append(f"call {retry.seq} after {call.seq}")
     return found
@@ -89,8 +98,8 @@ def harness_criteria(record: Record, world: World) -> list[CriterionVerdict]:
         if t.kind == "write" and _KEY in t.params.__struct_fields__
     }
     calls = list(record.calls)
-    found = _retry_findings(calls, keyed)
     writes = {t.name for t in world.contract.tools if t.kind == "write"}
+    found = _retry_findings(calls, keyed, writes)
     found["harness.no_unverified_action"] = _unverified_actions(calls, writes)
     return [
         CriterionVerdict(

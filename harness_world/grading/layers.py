@@ -16,10 +16,12 @@ however far away and whatever the error was):
 
 - ``harness.same_key_retry``: every retry of a failed write reuses the failed call's key, and
   that call had one (a retry with another key or none fails, and so does any retry of a call
-  made without a key).
+  made without a key), unless the failure was ``conflict`` or ``invalid_arguments``: the
+  provider did not act on the request as sent, so a new key is the way forward.
 - ``harness.bounded_retries``: no write is retried more than `MAX_RETRIES` times in a row.
-- ``harness.reconcile_before_retry``: after a ``timeout``, some read call comes before the
-  retry (the caller looked for the object the lost response may have created).
+- ``harness.reconcile_before_retry``: after a ``timeout``, some successful read call (not
+  ``wait``) comes before the retry (the caller looked for the object the lost response may
+  have created).
 - ``harness.no_unverified_action``: after a write whose response was lost (a ``timeout``: the
   provider may or may not have committed it), the next write of another operation comes only
   after a successful read. Acting on top of an outcome nobody checked (recording a payment,

@@ -2,7 +2,8 @@
 
 The retry of a failed call is the first later call of the same tool with the same arguments
 apart from the key, however far away and whatever the error; it fails when the failed call had
-no key or the retry did not carry that same key.
+no key or the retry did not carry that same key, unless the failure was ``conflict`` or
+``invalid_arguments`` (nothing committed: a new key is the way forward).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from harness_world.engine import CallRecord, ToolError
 from harness_world.grading.harness import _retry_findings
 
 KEYED = {"create_charge"}
+WRITES = {"create_charge", "send_receipt"}
 CHARGE = {"order_id": "O-1", "amount_cents": 10}
 
 
@@ -38,7 +40,9 @@ CASES: dict[str, tuple[list[CallRecord], list[str]]] = {
     "key dropped": ([charge(1, "a", error="timeout"), charge(2)], ["call 2 retried 1"]),
     "no key, none again": ([charge(1, error="timeout"), charge(2)], ["call 2 retried 1"]),
     "no key, key added": ([charge(1, error="unavailable"), charge(2, "a")], ["call 2 retried 1"]),
-    "not a fault": ([charge(1, "a", error="conflict"), charge(2, "b")], ["call 2 retried 1"]),
+    "after a conflict": ([charge(1, "a", error="conflict"), charge(2, "b")], []),
+    "after a bad key": ([charge(1, "a", error="invalid_arguments"), charge(2, "b")], []),
+    "after a refusal": ([charge(1, "a", error="refused"), charge(2, "b")], ["call 2 retried 1"]),
     "far away": (
         [charge(1, "a", error="timeout"), LOOK, charge(3, "b")],
         ["call 3 retried 1"],
@@ -58,4 +62,17 @@ CASES: dict[str, tuple[list[CallRecord], list[str]]] = {
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_same_key_retry_cases(case: str) -> None:
     calls, expected = CASES[case]
-    assert _retry_findings(calls, KEYED)["harness.same_key_retry"] == expected
+    assert _retry_findings(calls, KEYED, WRITES)["harness.same_key_retry"] == expected
+
+
+SEND = CallRecord(seq=2, tool="send_receipt", args={"order_id": "O-1"}, ok=True, result={})
+WAIT = CallRecord(seq=2, tool="wait", args={}, ok=True, result={})
+
+
+@pytest.mark.parametrize(
+    ("between", "expected"),
+    [(LOOK, []), (SEND, ["call 3 after 1"]), (WAIT, ["call 3 after 1"])],
+)
+def test_only_a_read_reconciles_a_timeout(between: CallRecord, expected: list[str]) -> None:
+    calls = [charge(1, "a", error="timeout"), between, charge(3, "a")]
+    assert _retry_findings(calls, KEYED, WRITES)["harness.reconcile_before_retry"] == expected
