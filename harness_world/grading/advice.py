@@ -28,34 +28,6 @@ from harness_world.grading.task import Task, select_targets
 
 __all__ = ["ADVISORIES", "Advisory", "advise"]
 
-ADVISORIES: dict[str, str] = {
-    "unfollowed_page": "a listing returned a next_offset that no later call of the same listing "
-    "(same filters) asked for",
-    "no_writes": "the task requires effects and no call wrote anything",
-    "write_without_read": "a call changed an existing row that no earlier successful call had "
-    "returned whole",
-    "refused_calls": "a call ended in a typed error and no later call of the same tool succeeded "
-    "on the same ids (for invalid arguments: at all)",
-    "ended_with_question": "the final message ends with a question (the agent stopped to ask)",
-    "repeated_call": "a call repeated an earlier one exactly (tool and arguments) with no write "
-    "in between, so it could learn nothing new",
-    "hedged_answer": "the final message hedges (probably, I think, not sure, could not, ...)",
-    "stopped_near_budget": "the attempt ended by a budget, or within 10% (at least 1) of its "
-    "tool-call or turn budget",
-    "acted_on_wrong_row": "a write touched, or pointed to, a row the targets exclude that matches "
-    "a target by name (same or near-same name, or the same item elsewhere)",
-    "partial_filter": "the instruction names several values of a listing filter and the trace "
-    "listed with some of them but not all",
-    "skipped_step": "a required effect (a field set, a row created or deleted) that no call "
-    "attempted on any row",
-    "added_step": "a write changed an entity or field that no requirement or allowance mentions",
-    "answered_without_reading": "the task asks for an answer and no read call of the attempt "
-    "succeeded, so the answer was not read from the world",
-    "empty_final_message": "the attempt ended without a final message (nothing states an "
-    "answer or reports what was done)",
-}
-"""Every advisory's name and one-line definition, in the order `advise` reports them."""
-
 
 class Advisory(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """One advisory observation on a verified record.
@@ -118,6 +90,21 @@ class _Trace:
                 select_targets(self.world, self.task, target.name)
             )
         return out
+
+
+@attrs.frozen(slots=True)
+class AdviceRule:
+    """One advisory's declaration: its name, its definition and the rule that finds it.
+
+    Attributes:
+        name: The advisory's name (`Advisory.name`).
+        definition: What it observes, in one line (`ADVISORIES`, docs, ``diagnose``).
+        rule: Finds it in a trace, or returns None.
+    """
+
+    name: str
+    definition: str
+    rule: Callable[[_Trace], Advisory | None]
 
 
 def _seqs(items: list[tuple[int, str]]) -> tuple[list[int], str]:
@@ -464,22 +451,91 @@ def _empty_final_message(t: _Trace) -> Advisory | None:
     )
 
 
-_RULES: list[Callable[[_Trace], Advisory | None]] = [
-    _unfollowed_page,
-    _no_writes,
-    _write_without_read,
-    _refused_calls,
-    _ended_with_question,
-    _repeated_call,
-    _hedged_answer,
-    _stopped_near_budget,
-    _acted_on_wrong_row,
-    _partial_filter,
-    _skipped_step,
-    _added_step,
-    _answered_without_reading,
-    _empty_final_message,
-]
+_ADVICE: tuple[AdviceRule, ...] = (
+    AdviceRule(
+        "unfollowed_page",
+        "a listing returned a next_offset that no later call of the same "
+        "listing (same filters) asked for",
+        _unfollowed_page,
+    ),
+    AdviceRule(
+        "no_writes",
+        "the task requires effects and no call wrote anything",
+        _no_writes,
+    ),
+    AdviceRule(
+        "write_without_read",
+        "a call changed an existing row that no earlier successful call had returned whole",
+        _write_without_read,
+    ),
+    AdviceRule(
+        "refused_calls",
+        "a call ended in a typed error and no later call of the same tool "
+        "succeeded on the same ids (for invalid arguments: at all)",
+        _refused_calls,
+    ),
+    AdviceRule(
+        "ended_with_question",
+        "the final message ends with a question (the agent stopped to ask)",
+        _ended_with_question,
+    ),
+    AdviceRule(
+        "repeated_call",
+        "a call repeated an earlier one exactly (tool and arguments) with no "
+        "write in between, so it could learn nothing new",
+        _repeated_call,
+    ),
+    AdviceRule(
+        "hedged_answer",
+        "the final message hedges (probably, I think, not sure, could not, ...)",
+        _hedged_answer,
+    ),
+    AdviceRule(
+        "stopped_near_budget",
+        "the attempt ended by a budget, or within 10% (at least 1) of its tool-call or turn budget",
+        _stopped_near_budget,
+    ),
+    AdviceRule(
+        "acted_on_wrong_row",
+        "a write touched, or pointed to, a row the targets exclude that "
+        "matches a target by name (same or near-same name, or the same item "
+        "elsewhere)",
+        _acted_on_wrong_row,
+    ),
+    AdviceRule(
+        "partial_filter",
+        "the instruction names several values of a listing filter and the "
+        "trace listed with some of them but not all",
+        _partial_filter,
+    ),
+    AdviceRule(
+        "skipped_step",
+        "a required effect (a field set, a row created or deleted) that no "
+        "call attempted on any row",
+        _skipped_step,
+    ),
+    AdviceRule(
+        "added_step",
+        "a write changed an entity or field that no requirement or allowance mentions",
+        _added_step,
+    ),
+    AdviceRule(
+        "answered_without_reading",
+        "the task asks for an answer and no read call of the attempt "
+        "succeeded, so the answer was not read from the world",
+        _answered_without_reading,
+    ),
+    AdviceRule(
+        "empty_final_message",
+        "the attempt ended without a final message (nothing states an answer "
+        "or reports what was done)",
+        _empty_final_message,
+    ),
+)
+"""Every advisory, in the order `advise` reports them."""
+
+ADVISORIES: dict[str, str] = {a.name: a.definition for a in _ADVICE}
+"""Every advisory's name and one-line definition, in the order `advise` reports them."""
 
 
 def advise(record: Record, task: Task, world: World) -> list[Advisory]:
@@ -495,6 +551,4 @@ def advise(record: Record, task: Task, world: World) -> list[Advisory]:
         The advisories found; an empty list when the trace shows none. Never a grade.
     """
     trace = _Trace(record, task, world)
-    found = [a for a in (rule(trace) for rule in _RULES) if a]
-    order = list(ADVISORIES)
-    return sorted(found, key=lambda a: order.index(a.name))
+    return [a for a in (entry.rule(trace) for entry in _ADVICE) if a]

@@ -8,7 +8,7 @@ set A (R ⊆ delta and delta ⊆ A, reported separately); trace criteria read th
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import attrs
@@ -22,12 +22,13 @@ from harness_world.engine.world import Key, World
 from harness_world.evidence.record import Record
 from harness_world.grading.answers import IdAnswer, judge
 from harness_world.grading.briefing import briefing
+from harness_world.grading.criteria import Check, CriterionRegistry
 from harness_world.grading.grade import CriterionKind, CriterionVerdict, Grade
 from harness_world.grading.harness import harness_criteria
 from harness_world.grading.task import Answer, Requirement, Task, select_targets
 from harness_world.grading.trusted import observed, trusted_criteria
 
-__all__ = ["Change", "grade", "net_changes", "returned_row_keys", "returned_rows"]
+__all__ = ["CRITERIA", "Change", "grade", "net_changes", "returned_row_keys", "returned_rows"]
 
 _MISSING = object()
 _SHOWN = 6
@@ -148,6 +149,13 @@ class _Context:
     changes: list[Change]
     targets: dict[str, tuple[Key, ...]]
     _first_read: dict[tuple[str, Key], int] | None = None
+    _required: tuple[CriterionVerdict, set[tuple[str, Key, str]]] | None = None
+
+    def required(self) -> tuple[CriterionVerdict, set[tuple[str, Key, str]]]:
+        """The ``state.required`` verdict and the atoms R makes allowed (computed once)."""
+        if self._required is None:
+            self._required = _required(self)
+        return self._required
 
     def target_keys(self, name: str) -> tuple[Key, ...]:
         return self.targets[self.task.target(name).name]
@@ -698,46 +706,169 @@ def _budgets(ctx: _Context) -> list[CriterionVerdict]:
     return out
 
 
+def _one(
+    check: Callable[[_Context], CriterionVerdict],
+) -> Callable[[_Context], list[CriterionVerdict]]:
+    return lambda ctx: [check(ctx)]
+
+
+def _state_required(ctx: _Context) -> list[CriterionVerdict]:
+    return [ctx.required()[0]]
+
+
+def _state_allowed(ctx: _Context) -> list[CriterionVerdict]:
+    return [_allowed(ctx, ctx.required()[1])]
+
+
+def _trusted(ctx: _Context) -> list[CriterionVerdict]:
+    return trusted_criteria(ctx.record, ctx.task, ctx.world)
+
+
+def _prose(ctx: _Context) -> list[CriterionVerdict]:
+    return [
+        CriterionVerdict(id=f"prose.{i + 1}", kind="prose", status="not_reviewed", detail=text)
+        for i, text in enumerate(ctx.task.prose)
+    ]
+
+
+def _harness(ctx: _Context) -> list[CriterionVerdict]:
+    return harness_criteria(ctx.record, ctx.world)
+
+
+def _trace(name: str, check: Callable[[_Context], CriterionVerdict], text: str) -> Check[_Context]:
+    return Check(
+        name=f"trace.{name}",
+        kind="trace",
+        layer="agent",
+        definition=text,
+        run=_one(check),
+        task_name=name,
+    )
+
+
+CRITERIA: CriterionRegistry[_Context] = CriterionRegistry(
+    [
+        Check(
+            name="state.required",
+            kind="state",
+            layer="agent",
+            definition="some required effect is missing (R ⊄ Δ); names the keys",
+            run=_state_required,
+            when=lambda task: bool(task.require),
+        ),
+        Check(
+            name="state.allowed",
+            kind="state",
+            layer="agent",
+            definition="something changed that is neither required nor allowed (Δ ⊄ A); names "
+            "the keys",
+            run=_state_allowed,
+        ),
+        _trace(
+            "read_before_write",
+            _read_before_write,
+            "a target row the agent addressed was written before any tool result contained "
+            "that whole row (rows a tool writes as a declared consequence are exempt)",
+        ),
+        _trace(
+            "pages_followed",
+            _pages_followed,
+            "a listing's `next_offset` was never fetched while some target was never returned",
+        ),
+        _trace("no_refused_calls", _no_refused, "a call ended with a `refused` error"),
+        _trace(
+            "no_reverted_writes",
+            _no_reverted,
+            "a field was changed and later restored to its start value (or a row created then "
+            "deleted)",
+        ),
+        _trace(
+            "no_repeated_writes",
+            _no_repeated,
+            "the same successful write (same tool and arguments) was issued twice",
+        ),
+        _trace(
+            "targets_read",
+            _targets_read,
+            "some target row was never returned whole by a successful call (read-only tasks)",
+        ),
+        Check(
+            name="trace.answer",
+            kind="trace",
+            layer="agent",
+            definition="the answer is missing, wrong, hedged, or not grounded in this "
+            "attempt's tool results; the detail names the hedge or the values read",
+            run=_one(_answer),
+            when=lambda task: task.answer is not None,
+        ),
+        Check(
+            name="communicate.info",
+            kind="trace",
+            layer="agent",
+            definition="a string the task requires told to the user is in none of the agent's "
+            "messages (lower case, commas removed)",
+            run=_one(_communicate),
+            when=lambda task: bool(task.communicate),
+        ),
+        Check(
+            name="forbidden.*",
+            kind="trace",
+            layer="agent",
+            definition="a forbidden effect happened (`forbidden.<id>`), a target has no "
+            "ledger-proven receipt (`receipts.<id>`; a reported one must be named in the final "
+            "message and shown by a tool of the attempt), or the record ran under another "
+            "fault schedule than the task's (`faults.schedule`)",
+            run=_trusted,
+            also=("receipts.*", "faults.schedule"),
+        ),
+        Check(
+            name="budget.*",
+            kind="budget",
+            layer="harness",
+            definition="usage exceeded the budget (tool calls are recounted from the call log)",
+            run=_budgets,
+        ),
+        Check(
+            name="prose.*",
+            kind="prose",
+            layer="agent",
+            definition="never: always `not_reviewed` until a person reviews it",
+            run=_prose,
+            when=lambda task: bool(task.prose),
+        ),
+        Check(
+            name="harness.*",
+            kind="trace",
+            layer="harness",
+            definition="a harness obligation of the call log broke (keys, retries, "
+            "reconciling, acting on unverified output); beside the grade, never in it",
+            run=_harness,
+            section="harness",
+        ),
+    ]
+)
+"""Every criterion the checker runs, in grading order (see `harness_world.grading.criteria`)."""
+
+
 def grade(record: Record, task: Task, world: World) -> Grade:
     """Grade a record (whose evidence is verified) against a task on the start world.
 
     Pure: the same inputs always give the same grade; nothing is written, no tool is called.
-
-    Trace criteria a task may name: ``read_before_write`` (no target row written before a
-    successful call returned it), ``pages_followed`` (no page left unfollowed while targets were
-    never read), ``no_refused_calls``, ``no_reverted_writes`` (no field changed and restored),
-    ``no_repeated_writes`` (no identical successful write twice) and ``targets_read`` (every
-    target row was returned whole by some successful call).
+    Every verdict comes from one criterion of `CRITERIA` that applies to the task; a grade
+    passes when every automated (non-prose) verdict of the agent grade passed.
     """
     targets = {t.name: select_targets(world, task, t.name) for t in task.targets}
     ctx = _Context(record, task, world, net_changes(record, world), targets)
-    verdicts: list[CriterionVerdict] = []
-    required, atoms = _required(ctx)
-    if task.require:
-        verdicts.append(required)
-    verdicts.append(_allowed(ctx, atoms))
-    checks = {
-        "read_before_write": _read_before_write,
-        "pages_followed": _pages_followed,
-        "no_refused_calls": _no_refused,
-        "no_reverted_writes": _no_reverted,
-        "no_repeated_writes": _no_repeated,
-        "targets_read": _targets_read,
-    }
-    verdicts += [checks[name](ctx) for name in task.trace]
-    if task.answer is not None:
-        verdicts.append(_answer(ctx))
-    if task.communicate:
-        verdicts.append(_communicate(ctx))
-    verdicts += trusted_criteria(record, task, world)  # forbidden.* and receipts.*
-    verdicts += _budgets(ctx)
-    verdicts += [
-        CriterionVerdict(id=f"prose.{i + 1}", kind="prose", status="not_reviewed", detail=text)
-        for i, text in enumerate(task.prose)
-    ]
+    sections: dict[str, list[CriterionVerdict]] = {"grade": [], "harness": []}
+    for criterion in CRITERIA.for_task(task):
+        sections[criterion.section] += criterion.check(ctx)
+    verdicts = sections["grade"]
     automated = [v for v in verdicts if v.kind != "prose"]
     passed = bool(automated) and all(v.status == "passed" for v in automated)
-    harness = harness_criteria(record, world)
     return Grade(
-        task_id=task.id, task_hash=task.hash, passed=passed, verdicts=verdicts, harness=harness
+        task_id=task.id,
+        task_hash=task.hash,
+        passed=passed,
+        verdicts=verdicts,
+        harness=sections["harness"],
     )

@@ -43,6 +43,7 @@ import msgspec
 from harness_world.engine.world import World
 from harness_world.evidence.record import Record
 from harness_world.grading.authority_spec import CandidateLink, Layer
+from harness_world.grading.checker import CRITERIA
 from harness_world.grading.task import Task
 from harness_world.grading.verify import Verification, task_mismatch
 
@@ -138,12 +139,14 @@ def admit(record: Record, task: Task, verification: Verification) -> Admission:
 def layer_of(task: Task, criterion: str) -> Layer:
     """The layer a criterion is scored in.
 
-    The task's ``layers`` entry, else budgets and ``harness.*`` are harness-layer and
-    everything else agent-layer.
+    The task's ``layers`` entry, else the layer its criterion declares in
+    `harness_world.grading.checker.CRITERIA` (budgets and ``harness.*`` are harness-layer,
+    everything else agent-layer).
     """
     if criterion in task.layers:
         return task.layers[criterion]
-    return "harness" if criterion.startswith(("budget.", "harness.")) else "agent"
+    owner = CRITERIA.owner(criterion)
+    return "agent" if owner is None else owner.layer
 
 
 def layered(record: Record, task: Task, verification: Verification, world: World) -> Layered | None:

@@ -1,0 +1,194 @@
+"""What a criterion is, and the one registry the checker grades by.
+
+Every verdict of a grade comes from one registered criterion: its name (the verdict id, or a
+family such as ``budget.*`` whose verdicts carry their own suffix), its kind and layer, when it
+applies to a task, and its check (a pure function of the grading context to verdicts). The
+checker runs the registry's criteria in order; layers, docs and the task-file names of trace
+criteria are read from the same entries, so a criterion is declared once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Generic, Literal, Protocol, TypeVar
+
+import attrs
+
+from harness_world.grading.authority_spec import Layer
+from harness_world.grading.grade import CriterionKind, CriterionVerdict
+from harness_world.grading.task import Task
+
+__all__ = ["Check", "Criterion", "CriterionRegistry", "Section"]
+
+Section = Literal["grade", "harness"]
+"""Where a criterion's verdicts go: the agent grade's verdicts (``Grade.verdicts``, which
+decide ``passed``), or the harness-layer list beside it (``Grade.harness``)."""
+
+ContextT_contra = TypeVar("ContextT_contra", contravariant=True)
+C = TypeVar("C")
+
+
+class Criterion(Protocol[ContextT_contra]):
+    """One criterion the checker runs.
+
+    Attributes:
+        name: The id of its verdict, or ``<family>.*`` for a criterion that gives a verdict
+            per declared item (``budget.turns``, ``forbidden.<id>``, ``prose.1``).
+        kind: The kind its verdicts carry (``state``, ``trace``, ``budget``, ``prose``).
+        layer: The layer its verdicts are scored in unless a task overrides it.
+        section: Where its verdicts go in a `Grade`.
+        definition: What it checks, in one line (docs and ``--help`` read it).
+        task_name: The name a task file uses to ask for it (``trace = ["..."]``), if any.
+        also: Other verdict ids (or ``<family>.*``) its one check gives.
+    """
+
+    @property
+    def name(self) -> str:
+        """The verdict id, or ``<family>.*``."""
+        ...
+
+    @property
+    def kind(self) -> CriterionKind:
+        """The kind its verdicts carry."""
+        ...
+
+    @property
+    def layer(self) -> Layer:
+        """The layer its verdicts are scored in."""
+        ...
+
+    @property
+    def section(self) -> Section:
+        """Where its verdicts go in a `Grade`."""
+        ...
+
+    @property
+    def definition(self) -> str:
+        """What it checks, in one line."""
+        ...
+
+    @property
+    def task_name(self) -> str | None:
+        """The name a task file asks for it by, if any."""
+        ...
+
+    @property
+    def also(self) -> tuple[str, ...]:
+        """Other verdict ids (or families) its check gives."""
+        ...
+
+    def applies(self, task: Task) -> bool:
+        """Whether the task asks for this criterion."""
+        ...
+
+    def check(self, context: ContextT_contra) -> list[CriterionVerdict]:
+        """Its verdicts on one record (pure: reads the context only)."""
+        ...
+
+    def owns(self, verdict_id: str) -> bool:
+        """Whether a verdict id is this criterion's (its name, or a member of its family)."""
+        ...
+
+
+def _always(task: Task) -> bool:
+    return True
+
+
+@attrs.frozen(slots=True)
+class Check(Generic[C]):
+    """A criterion made of a check function and its declaration (implements `Criterion`).
+
+    Attributes:
+        name: See `Criterion`.
+        kind: See `Criterion`.
+        layer: See `Criterion`.
+        definition: See `Criterion`.
+        run: The check: context to verdicts.
+        when: Whether a task asks for it (default: every task); a criterion with a
+            ``task_name`` applies when the task lists that name.
+        section: See `Criterion`.
+        task_name: See `Criterion`.
+        also: Other verdict ids (or ``<family>.*``) one check gives, beside ``name``'s.
+    """
+
+    name: str
+    kind: CriterionKind
+    layer: Layer
+    definition: str
+    run: Callable[[C], list[CriterionVerdict]]
+    when: Callable[[Task], bool] = _always
+    section: Section = "grade"
+    task_name: str | None = None
+    also: tuple[str, ...] = ()
+
+    def applies(self, task: Task) -> bool:
+        """Whether the task asks for this criterion."""
+        if self.task_name is not None:
+            return self.task_name in task.trace
+        return self.when(task)
+
+    def check(self, context: C) -> list[CriterionVerdict]:
+        """Its verdicts on one record."""
+        return self.run(context)
+
+    def owns(self, verdict_id: str) -> bool:
+        """Whether a verdict id is this criterion's: its name, its family, an ``also``."""
+        for pattern in (self.name, *self.also):
+            if pattern.endswith(".*") and verdict_id.startswith(pattern[:-1]):
+                return True
+            if verdict_id == pattern:
+                return True
+        return False
+
+
+@attrs.frozen(slots=True)
+class CriterionRegistry(Generic[C]):
+    """The criteria in grading order; names are unique.
+
+    Attributes:
+        entries: The criteria, in the order their verdicts appear in a grade. Criteria a task
+            asks for by name (trace criteria) are run in the order the task lists them, at
+            the place of the first of them.
+    """
+
+    entries: Sequence[Criterion[C]]
+
+    def __attrs_post_init__(self) -> None:
+        names = [c.name for c in self.entries]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(f"criteria registered twice: {', '.join(repeated)}")
+
+    def __iter__(self) -> Iterator[Criterion[C]]:
+        return iter(self.entries)
+
+    @property
+    def task_names(self) -> dict[str, Criterion[C]]:
+        """The criteria a task file asks for by name, by that name."""
+        return {c.task_name: c for c in self.entries if c.task_name is not None}
+
+    def for_task(self, task: Task) -> list[Criterion[C]]:
+        """The criteria that apply to a task, in grading order."""
+        named = self.task_names
+        out: list[Criterion[C]] = []
+        placed = False
+        for entry in self.entries:
+            if entry.task_name is None:
+                if entry.applies(task):
+                    out.append(entry)
+            elif not placed:
+                out += [named[name] for name in task.trace]
+                placed = True
+        return out
+
+    def owner(self, verdict_id: str) -> Criterion[C] | None:
+        """The criterion a verdict id belongs to, if any."""
+        return next((c for c in self.entries if c.owns(verdict_id)), None)
+
+    def markdown(self) -> str:
+        """The criteria as a Markdown table (id, kind, layer, fails when), as the docs show it."""
+        lines = ["| criterion | kind | layer | fails when |", "|---|---|---|---|"]
+        for c in self.entries:
+            names = ", ".join(f"`{n.replace('.*', '.<id>')}`" for n in (c.name, *c.also))
+            lines.append(f"| {names} | {c.kind} | {c.layer} | {c.definition} |")
+        return "\n".join(lines) + "\n"
