@@ -1,8 +1,10 @@
 """Grading: tasks, the pure checker, grades, and verification (replay first, then grade)."""
 
 from harness_world.grading.advice import ADVISORIES, Advisory, advise  # advisories
-from harness_world.grading.checker import grade
+from harness_world.grading.checker import CRITERIA, grade
+from harness_world.grading.criteria import Check, Criterion, CriterionRegistry
 from harness_world.grading.grade import CriterionKind, CriterionVerdict, Grade, VerdictStatus
+from harness_world.grading.layers import Admission, Layered, admit, layer_of, layered
 from harness_world.grading.task import (
     Allowance,
     Answer,
@@ -29,16 +31,22 @@ from harness_world.grading.verify import Verification, task_mismatch, verify, ve
 
 __all__ = [
     "ADVISORIES",
+    "CRITERIA",
+    "Admission",
     "Advisory",
     "Allowance",
     "Answer",
     "Budgets",
+    "Check",
     "Clause",
     "Condition",
+    "Criterion",
     "CriterionKind",
+    "CriterionRegistry",
     "CriterionVerdict",
     "FileVerdict",
     "Grade",
+    "Layered",
     "Requirement",
     "Slot",
     "SlotResult",
@@ -50,8 +58,11 @@ __all__ = [
     "Verification",
     "Verifier",
     "WorldRefused",
+    "admit",
     "advise",
     "grade",
+    "layer_of",
+    "layered",
     "load_task",
     "load_tasks",
     "select_targets",
