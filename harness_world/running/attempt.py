@@ -7,7 +7,6 @@ the attempt as ``turn_limit`` or ``budget_limit``, which still counts as an atte
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -17,7 +16,7 @@ import msgspec
 from harness_world.engine.calls import Observation
 from harness_world.engine.faults import fault_policy
 from harness_world.engine.limits import clean_text
-from harness_world.engine.schemas import SchemaFormat, tool_schemas
+from harness_world.engine.schemas import SchemaFormat
 from harness_world.engine.session import Session
 from harness_world.engine.world import World
 from harness_world.errors import HarnessWorldError
@@ -32,7 +31,7 @@ from harness_world.evidence.record import (
 )
 from harness_world.grading.briefing import briefing
 from harness_world.grading.task import Budgets, Task
-from harness_world.running.user import STOP, AgentView, UserSimulator
+from harness_world.running.user import STOP, AgentView, UserSimulator, WorldView
 
 __all__ = ["Attempt", "AttemptEnded", "AttemptLimits", "InfrastructureError", "Reservation"]
 
@@ -109,7 +108,8 @@ class Attempt:
         revision: The run revision id written into the record.
         limits: The budgets enforced.
         user: A simulated user the agent can talk to (`message_user`); None: no user.
-        view: What the agent is shown (tool schemas, observation texts); None: ours.
+        view: What the agent is shown (tool schemas, observation texts); by default the
+            world's own schemas and JSON observations (`WorldView`).
     """
 
     world: World
@@ -119,7 +119,9 @@ class Attempt:
     revision: str = ""
     limits: AttemptLimits | None = None
     user: UserSimulator | None = None
-    view: AgentView | None = None
+    view: AgentView = attrs.field(
+        default=attrs.Factory(lambda self: WorldView(self.world), takes_self=True)
+    )
     _user_turns: list[UserTurn] = attrs.field(init=False, factory=list)
     _session: Session = attrs.field(init=False)
     _usage: dict[str, Any] = attrs.field(init=False)
@@ -143,18 +145,14 @@ class Attempt:
         return briefing(self.task)
 
     def tool_schemas(self, format: SchemaFormat = "openai") -> list[dict[str, Any]]:
-        """The world's tools in a provider's tool-calling shape (the view's, when set)."""
-        if self.view is not None:
-            return self.view.tool_schemas(format)
-        return tool_schemas(self.world, format=format)
-
-    # -- tau2: observation mode and user channel ----------------------------------------------
+        """The tools in a provider's tool-calling shape, as the attempt's view shows them."""
+        return self.view.tool_schemas(format)
 
     def render(self, observation: Observation) -> str:
-        """The text an agent is shown for one observation (the view's, when set)."""
-        if self.view is not None:
-            return self.view.render(observation)
-        return json.dumps(observation.to_message(), sort_keys=True)
+        """The text an agent is shown for one observation, by the attempt's view."""
+        return self.view.render(observation)
+
+    # -- the user channel -----------------------------------------------------------------------
 
     @property
     def user_turns(self) -> tuple[UserTurn, ...]:
@@ -185,8 +183,6 @@ class Attempt:
             )
         )
         return answer
-
-    # -- end tau2 -------------------------------------------------------------------------------
 
     def call(self, tool: str, args: Any = None) -> Observation:
         """Execute one tool call; over the tool-call budget, end the attempt instead.

@@ -22,7 +22,7 @@ from harness_world.running.agents import Agent, drive
 from harness_world.running.attempt import Attempt
 from harness_world.running.run import open_external_run
 from harness_world.running.rundir import record_path, sample_seed, scan_run
-from harness_world.running.user import AgentView, UserSimulator
+from harness_world.running.user import AgentView, UserSimulator, WorldView
 from harness_world.tau2.gold import ImportedTask
 
 __all__ = ["ConversationResult", "run_conversations"]
@@ -113,7 +113,7 @@ def run_conversations(
                 sample=sample,
                 revision=revision,
                 user=user_for(item),
-                view=view,
+                view=WorldView(world) if view is None else view,
             )
             record = drive(agent_for(item), attempt)
             saved = "" if out is None else str(_save(out, record))
