@@ -56,10 +56,12 @@ def _agent(latency: bool) -> ScriptedAgent:
     return ScriptedAgent(name=f"oracle{'+latency' if latency else ''}", scripts=oracles)
 
 
-def _rate(out: Path, agent: ScriptedAgent, **how: object) -> tuple[float, hw.RunResult]:
+def _rate(
+    out: Path, agent: ScriptedAgent, executor: hw.Serial | hw.Processes | hw.Ray
+) -> tuple[float, hw.RunResult]:
     tasks = hw.load_tasks("helpdesk")
     start = time.perf_counter()
-    result = hw.run(tasks, agent, samples=SAMPLES, out=out, **how)  # type: ignore[arg-type]
+    result = hw.run(tasks, agent, samples=SAMPLES, out=out, executor=executor)
     elapsed = time.perf_counter() - start
     assert result.counts.valid == len(tasks) * SAMPLES, result.counts
     return len(tasks) * SAMPLES / elapsed, result
@@ -93,12 +95,12 @@ def _parallelism() -> float:
 def _batching(tmp: Path) -> dict[str, float]:
     """Ray runs: one attempt per Ray task against the default batches, best of alternating runs."""
     agent = _agent(False)
-    hw.run(hw.load_tasks("helpdesk"), agent, out=tmp / "warm", executor="ray")  # workers up
+    hw.run(hw.load_tasks("helpdesk"), agent, out=tmp / "warm", executor=hw.Ray())  # workers up
     best = {"run_ray_batch_1": 0.0, "run_ray_batched": 0.0}
     bodies = []
     for n in range(REPEATS):
         for key, batch in (("run_ray_batch_1", 1), ("run_ray_batched", None)):
-            rate, result = _rate(tmp / f"{key}-{n}", agent, executor="ray", ray_batch=batch)
+            rate, result = _rate(tmp / f"{key}-{n}", agent, hw.Ray(batch=batch))
             best[key] = max(best[key], rate)
             bodies.append([_body(s.path) for s in result.slots])
     assert all(b == bodies[0] for b in bodies)
@@ -156,9 +158,9 @@ def main() -> None:
         for latency in (False, True):
             agent = _agent(latency)
             key = "latency" if latency else "plain"
-            one, local = _rate(Path(tmp) / f"{key}-1", agent)
-            two, _ = _rate(Path(tmp) / f"{key}-2", agent, workers=2)
-            on_ray, remote = _rate(Path(tmp) / f"{key}-ray", agent, executor="ray")
+            one, local = _rate(Path(tmp) / f"{key}-1", agent, hw.Serial())
+            two, _ = _rate(Path(tmp) / f"{key}-2", agent, hw.Processes(2))
+            on_ray, remote = _rate(Path(tmp) / f"{key}-ray", agent, hw.Ray())
             assert [_body(s.path) for s in local.slots] == [_body(s.path) for s in remote.slots]
             figures |= {f"{key}_1_worker": one, f"{key}_2_workers": two, f"{key}_ray": on_ray}
             print(

@@ -96,7 +96,7 @@ def attempts_per_second(
             agent,
             samples=SAMPLES,
             out=root / f"{tag}-{i}",
-            workers=workers,
+            executor=hw.Processes(workers) if workers > 1 else hw.Serial(),
             group_commit=group,
         )
         elapsed = time.perf_counter() - start
@@ -125,7 +125,11 @@ def async_rates(root: Path) -> tuple[float, float, int]:
     for concurrency, samples in ((1, 1), (32, 10)):
         start = time.perf_counter()
         result = run(
-            tasks, agent, samples=samples, out=root / f"a{concurrency}", concurrency=concurrency
+            tasks,
+            agent,
+            samples=samples,
+            out=root / f"a{concurrency}",
+            executor=hw.Concurrent(concurrency),
         )
         rates[concurrency] = result.counts.executed / (time.perf_counter() - start)
         assert result.counts.valid == result.counts.scheduled, result.counts

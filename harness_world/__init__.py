@@ -34,25 +34,33 @@ from harness_world.running.attempt import (
     AttemptLimits,
     InfrastructureError,
 )
+from harness_world.running.executors import Concurrent, Processes, Ray, Serial
 from harness_world.running.fork import fork  # counterfactual forks (D-diagnose-4)
 from harness_world.running.run import RunResult, run
 from harness_world.running.rundir import RunCounts
+from harness_world.running.tracks import Fresh, Sequential
 
 __all__ = [
     "Agent",
     "Attempt",
     "AttemptEnded",
     "AttemptLimits",
+    "Concurrent",
     "CriterionVerdict",
+    "Fresh",
     "Grade",
     "HarnessWorldError",
     "InfrastructureError",
     "Observation",
     "Outcome",
+    "Processes",
+    "Ray",
     "Record",
     "RunCounts",
     "RunResult",
     "ScriptedAgent",
+    "Sequential",
+    "Serial",
     "Session",
     "Task",
     "ToolError",

@@ -24,6 +24,7 @@ from harness_world.cli._selection import UsageError, limit_overrides
 from harness_world.grading.task import Task
 from harness_world.running.agents import Agent
 from harness_world.running.crossed import CROSSED, CrossedConfig, CrossedError, run_crossed
+from harness_world.running.executors import Executor
 from harness_world.running.revision import RevisionMismatch
 
 __all__ = ["compare_crossed_command", "crossed_aware", "is_crossed_run", "run_crossed_command"]
@@ -115,8 +116,11 @@ def run_crossed_command(
     args: argparse.Namespace,
     tasks: Sequence[Task],
     make_agent: Callable[[argparse.Namespace], Agent],
+    executor: Executor,
 ) -> int:
     """``run --crossed FILE``: every configuration of the file over the same slots, interleaved.
+
+    ``executor`` is the one ``run``'s execution flags chose.
 
     Prints one line per configuration (``--json``: one object); exit 0 when every attempt is
     valid, 1 when any is not, 2 on a bad file or another design in ``--out``.
@@ -134,7 +138,7 @@ def run_crossed_command(
             seed=args.seed,
             size=args.size,
             limits=limit_overrides(args),
-            concurrency=args.concurrency,
+            executor=executor,
         )
     except (CrossedFileError, CrossedError, RevisionMismatch) as exc:
         print(f"error: {exc}", file=sys.stderr)

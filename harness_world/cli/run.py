@@ -34,12 +34,14 @@ from harness_world.grading.verifier import SlotResult
 from harness_world.grading.worlds import WorldChoice
 from harness_world.openai_agent import AsyncOpenAIAgent, OpenAIAgent
 from harness_world.running.agents import Agent, ScriptedAgent, oracle_agent
+from harness_world.running.executors import Concurrent, Executor, Processes, Ray, Serial
 from harness_world.running.lock import RunDirectoryBusy
 from harness_world.running.precheck import precheck
-from harness_world.running.rayrun import RayTasksLost
+from harness_world.running.rayrun import RayTasksLost, RayUnavailable
 from harness_world.running.reference_agents import REFERENCE_AGENT_NAMES, reference_agent
 from harness_world.running.revision import RevisionMismatch
 from harness_world.running.run import RunProgress, RunResult, run
+from harness_world.running.tracks import Fresh, Track, track_named
 
 __all__ = ["register"]
 
@@ -164,7 +166,10 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_scale_options(parser: argparse.ArgumentParser) -> None:
-    """Issue 19: concurrency in one process and the save mode."""
+    """--concurrency, --executor and its Ray options, --track, --crossed and the save mode.
+
+    With --workers they choose one executor and a track, read in one place (`_execution`).
+    """
     parser.add_argument(
         "--concurrency",
         type=int,
@@ -281,28 +286,25 @@ def main(args: argparse.Namespace) -> int:
     (infrastructure failure, unverified record), 2 on usage or environment errors.
     """
     try:
-        tasks, agent, worlds, choice = _prepare(args)
+        executor, track = _execution(args)
+        tasks, agent, worlds, choice = _prepare(args, executor)
         if not args.no_precheck and _refused(tasks, args, choice):
             return 1
         if args.crossed is not None:  # several configurations, interleaved
-            return run_crossed_command(args, tasks, _agent)
-        out = args.out or _default_out(args, tasks, agent, worlds)
+            return run_crossed_command(args, tasks, _agent, executor)
+        out = args.out or _default_out(args, tasks, agent, worlds, track)
         result = run(
             tasks,
             agent,
             samples=args.samples,
             seed=args.seed,
-            workers=args.workers,
             out=out,
             size=args.size,
             limits=limit_overrides(args),
             retries=args.retries,
-            concurrency=args.concurrency,
+            executor=executor,
+            track=track,
             group_commit=not args.no_group_commit,
-            track=args.track,
-            executor=args.executor,  # the Ray executor
-            address=args.address,
-            ray_batch=args.ray_batch,
             world=[str(p) for p in choice.folders().values()] or None,
             # live progress on a terminal, the plain counter otherwise
             progress=run_progress_hook(
@@ -351,7 +353,7 @@ def _world_name(choice: WorldChoice) -> str:
 
 
 def _prepare(
-    args: argparse.Namespace,
+    args: argparse.Namespace, executor: Executor
 ) -> tuple[list[Task], Agent, dict[str, World], WorldChoice]:
     if args.max_tokens < 1 or not args.request_timeout > 0:
         raise UsageError("--max-tokens must be at least 1 and --request-timeout above 0")
@@ -360,14 +362,9 @@ def _prepare(
         agent = _agent(args, choice)
     except (ValueError, TaskError, WorldError, PluginError, OSError) as exc:
         raise UsageError(str(exc)) from None
-    if args.samples < 1 or args.workers < 1:
-        raise UsageError("--samples and --workers must be at least 1")
-    if args.concurrency < 1 or (args.concurrency > 1 and args.workers > 1):
-        raise UsageError("--concurrency must be at least 1, and not combined with --workers")
-    if args.track == "sequential" and max(args.workers, args.concurrency) > 1:
-        raise UsageError("--track sequential runs one attempt at a time (no --workers)")
-    _check_executor(args)  # the Ray executor
-    agent = _for_concurrency(agent, args.concurrency)
+    if args.samples < 1:
+        raise UsageError("--samples must be at least 1")
+    agent = _for_executor(agent, executor)
     if args.sign_key:
         try:
             check_private_key(args.sign_key)
@@ -381,33 +378,63 @@ def _prepare(
     return tasks, agent, worlds, choice
 
 
-def _check_executor(args: argparse.Namespace) -> None:
-    """Issue 19: ``--executor ray`` needs Ray and schedules alone; ``--address`` needs it."""
-    if args.executor != "ray":
-        for option, value in (("--address", args.address), ("--ray-batch", args.ray_batch)):
-            if value is not None:  # --ray-batch too
-                raise UsageError(f"{option} needs --executor ray")
-        return
-    if args.ray_batch is not None and args.ray_batch < 1:
-        raise UsageError("--ray-batch must be at least 1")
-    if importlib.util.find_spec("ray") is None:
-        raise UsageError("--executor ray needs the extra: pip install 'harness_world[ray]'")
-    if max(args.workers, args.concurrency) > 1 or args.track == "sequential":
-        raise UsageError("--executor ray takes no --workers, --concurrency or --track sequential")
+def _execution(args: argparse.Namespace) -> tuple[Executor, Track]:
+    """The execution flags as one executor and one track; any conflict is one usage error.
+
+    ``--workers N`` is `Processes`, ``--concurrency N`` `Concurrent`, ``--executor ray`` (with
+    ``--address``, ``--ray-batch``) `Ray`, none of them `Serial`. Flags naming two executors
+    are refused here; the numbers are checked by the executor they make, and the executors a
+    track runs with by the track, each quoted after the flag it came from.
+    """
+    track = track_named(args.track)
+    chosen = [
+        f"{flag} {n}"
+        for flag, n in (("--workers", args.workers), ("--concurrency", args.concurrency))
+        if n != 1
+    ]
+    if args.executor == "ray":
+        chosen.append("--executor ray")
+    for option, value in (("--address", args.address), ("--ray-batch", args.ray_batch)):
+        if value is not None and args.executor != "ray":
+            raise UsageError(f"{option} needs --executor ray")
+    if len(chosen) > 1:
+        raise UsageError(
+            f"{' and '.join(chosen)}: choose one way to execute (--workers: processes; "
+            "--concurrency: attempts in flight in this process; --executor ray: Ray schedules)"
+        )
+    if args.crossed is not None and not isinstance(track, Fresh):
+        raise UsageError(
+            f"--crossed runs every configuration on the fresh track, not --track {args.track}"
+        )
+    try:
+        if args.executor == "ray":
+            executor: Executor = Ray(address=args.address, batch=args.ray_batch)
+        elif args.workers != 1:
+            executor = Processes(args.workers)
+        else:
+            executor = Concurrent(args.concurrency) if args.concurrency != 1 else Serial()
+    except (TypeError, ValueError, RayUnavailable) as exc:
+        raise UsageError(f"{chosen[0]}: {exc}") from None
+    try:
+        track.check(executor)
+    except ValueError as exc:
+        raise UsageError(f"--track {args.track} with {chosen[0]}: {exc}") from None
+    return executor, track
 
 
-def _for_concurrency(agent: Agent, concurrency: int) -> Agent:
-    """With ``--concurrency`` above 1, the model agents run on their SDK's async client.
+def _for_executor(agent: Agent, executor: Executor) -> Agent:
+    """Attempts in flight in this process run the model agents on their SDK's async client.
 
     Attempts in flight then overlap their waiting on one event loop; settings, hence the
     revision and the records, stay the same.
     """
-    # `run` accepts an agent whose `run` is a coroutine function (executors.is_async_agent);
+    # `run` accepts an agent whose `run` is a coroutine function (units.is_async_agent);
     # the Agent protocol spells the synchronous form.
-    if concurrency > 1 and isinstance(agent, OpenAIAgent):
-        return cast(Agent, AsyncOpenAIAgent(agent))
-    if concurrency > 1 and isinstance(agent, AnthropicAgent):
-        return cast(Agent, AsyncAnthropicAgent(agent))
+    if isinstance(executor, Concurrent) and executor.attempts > 1:
+        if isinstance(agent, OpenAIAgent):
+            return cast(Agent, AsyncOpenAIAgent(agent))
+        if isinstance(agent, AnthropicAgent):
+            return cast(Agent, AsyncAnthropicAgent(agent))
     return agent
 
 
@@ -423,16 +450,18 @@ def _refused(tasks: list[Task], args: argparse.Namespace, choice: WorldChoice) -
 
 
 def _default_out(
-    args: argparse.Namespace, tasks: list[Task], agent: Agent, worlds: dict[str, World]
+    args: argparse.Namespace,
+    tasks: list[Task],
+    agent: Agent,
+    worlds: dict[str, World],
+    track: Track,
 ) -> Path:
     from harness_world.running.revision import make_revision
 
     pinned = make_revision(
         worlds=worlds,
         tasks=tasks,
-        agent_settings=agent.settings()  # the sequential track is in the revision
-        if args.track == "fresh"
-        else {**agent.settings(), "track": args.track},
+        agent_settings=track.pin(agent.settings()),  # the track is in the revision
         budgets={k: v for k, v in limit_overrides(args).items() if v is not None},
         samples=args.samples,
         seed=args.seed,

@@ -1,7 +1,8 @@
 """Running attempts: budgets, agents, scripts, runs, revisions and the feasibility precheck.
 
 Every path that produces a record goes through an `Attempt`: agents via `drive`, scripts via
-`run_script`, plain call lists via `record_calls`.
+`run_script`, plain call lists via `record_calls`. A `run` executes with one `Executor`
+(`Serial`, `Processes`, `Concurrent`, `Ray`) on one `Track` (`Fresh`, `Sequential`).
 """
 
 from harness_world.running.agents import Agent, ScriptedAgent, drive, oracle_agent
@@ -17,6 +18,13 @@ from harness_world.running.context import (  # bounded context
     bound_messages,
     estimate_tokens,
     replayed_prompt_tokens,
+)
+from harness_world.running.executors import (  # how many at once, and where
+    Concurrent,
+    Executor,
+    Processes,
+    Ray,
+    Serial,
 )
 from harness_world.running.fork import (  # forks
     ForkAttempt,
@@ -40,6 +48,7 @@ from harness_world.running.scripted import (
     record_calls,
     run_script,
 )
+from harness_world.running.tracks import Fresh, Sequential, Track
 from harness_world.running.user import AgentView, UserSimulator
 
 __all__ = [
@@ -48,12 +57,17 @@ __all__ = [
     "Attempt",
     "AttemptEnded",
     "AttemptLimits",
+    "Concurrent",
     "ContextPolicy",
+    "Executor",
     "Feasibility",
     "ForkAttempt",
     "ForkBounds",
     "ForkError",
+    "Fresh",
     "InfrastructureError",
+    "Processes",
+    "Ray",
     "Reservation",
     "Revision",
     "RevisionMismatch",
@@ -65,6 +79,9 @@ __all__ = [
     "Script",
     "ScriptContext",
     "ScriptedAgent",
+    "Sequential",
+    "Serial",
+    "Track",
     "UserSimulator",
     "bound_messages",
     "drive",

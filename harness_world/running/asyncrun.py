@@ -1,11 +1,11 @@
 """Concurrent attempts in one process: agents that wait on a model need concurrency, not processes.
 
-An agent may define ``async def run(attempt)``. `execute_concurrently` runs up to ``concurrency``
-attempts at once on one event loop; each attempt is still one session whose tool calls run one
-at a time (`Attempt.call` is synchronous and the agent awaits between calls). A synchronous
-agent run with ``concurrency > 1`` runs each attempt in a thread. A record depends only on its
-slot and the agent's behaviour, so records are byte-identical to sequential execution apart from
-their context.
+An agent may define ``async def run(attempt)``. `execute_concurrently` (the `Concurrent`
+executor, and `Serial` for such an agent) runs up to ``concurrency`` attempts at once on one
+event loop; each attempt is still one session whose tool calls run one at a time
+(`Attempt.call` is synchronous and the agent awaits between calls). A synchronous agent runs
+each attempt in a thread. A record depends only on its slot and the agent's behaviour, so
+records are byte-identical to sequential execution apart from their context.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import attrs
 from harness_world.engine.world import load_world
 from harness_world.running.agents import drive
 from harness_world.running.commit import Committer, Finished
-from harness_world.running.executors import (
+from harness_world.running.units import (
     Unit,
     drive_async,
     fresh_start,

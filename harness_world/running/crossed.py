@@ -24,9 +24,10 @@ from harness_world.errors import HarnessWorldError
 from harness_world.grading.task import Task
 from harness_world.running.agents import Agent
 from harness_world.running.commit import CommitRouter, GroupCommit
-from harness_world.running.executors import RunProgress, Tally
-from harness_world.running.run import RunResult, execute_units, finish_run, prepare_run
+from harness_world.running.executors import Executor, Serial
+from harness_world.running.run import RunResult, finish_run, prepare_run
 from harness_world.running.rundir import write_json
+from harness_world.running.units import RunProgress, Tally
 
 __all__ = [
     "CROSSED",
@@ -139,7 +140,7 @@ def run_crossed(
     order_seed: int | None = None,
     size: str = "small",
     limits: Mapping[str, int | float | None] | None = None,
-    concurrency: int = 1,
+    executor: Executor = Serial(),
     progress: Callable[[RunProgress], None] | None = None,
 ) -> CrossedResult:
     """Run every configuration over the same slots, all attempts interleaved in a seeded order.
@@ -153,7 +154,8 @@ def run_crossed(
         order_seed: The seed of the execution order (default: ``seed``).
         size: The seed size of each world.
         limits: Budget overrides, the same for every configuration.
-        concurrency: Attempts in flight at once in this process.
+        executor: How many attempts execute at once, and where (context, as for `run`);
+            every configuration is on the fresh track.
         progress: Called after each attempt, once its record is durable.
 
     Raises:
@@ -173,7 +175,14 @@ def run_crossed(
     write_json(root / CROSSED, design)
     plans = {
         c.name: prepare_run(
-            tasks, agent, samples=samples, seed=seed, out=root / c.name, size=size, limits=limits
+            tasks,
+            agent,
+            samples=samples,
+            seed=seed,
+            out=root / c.name,
+            size=size,
+            limits=limits,
+            executor=executor,
         )
         for c, agent in configs
     }
@@ -181,6 +190,6 @@ def run_crossed(
     units = [by_slot[(c, t, s)] for c, t, s in design.order if (c, t, s) in by_slot]
     tally = Tally(total=len(units), progress=progress)
     router = CommitRouter({p.root: GroupCommit(p.root, tally.count) for p in plans.values()})
-    execute_units(units, router, concurrency=concurrency)
+    executor.execute(units, router)
     runs = {name: finish_run(plan, tally.results) for name, plan in plans.items()}
     return CrossedResult(out=root, manifest=design, runs=runs)

@@ -1,191 +1,199 @@
-"""Executors: how the attempts of a run are performed (here, in worker processes) and committed.
+"""Executors: how many of a run's attempts execute at once, and where.
 
-Each attempt is executed, replayed and graded where it ran; its record, encoded once, goes to
-the run's `GroupCommit`, and it is counted (and reported) only once its batch is durable.
+`run` takes one executor: `Serial` (the default: one attempt at a time here), `Processes`
+(worker processes), `Concurrent` (attempts in flight in this process) or `Ray` (Ray tasks, on
+this machine or a cluster). Every executor performs the same units
+(`harness_world.running.units`) and hands each final record to the same commit in this process,
+so the records are byte-identical whichever executor made them, apart from their context: an
+executor is context, never part of the revision. Each one checks its parameters when it is
+made, so an executor that exists is one that can run.
+
+An executor chooses neither the order the agent meets the tasks in nor what it keeps between
+them (the track, `harness_world.running.tracks`, which accepts the executors able to run it),
+nor how records are made durable (group commit, `harness_world.running.commit`): both are the
+run's, and every executor runs with either.
 """
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
-import inspect
 import multiprocessing
-import os
-import socket
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
-from harness_world.engine.world import World, load_world
-from harness_world.evidence.record import Record, RecordContext, save_record
-from harness_world.grading.task import Task
-from harness_world.grading.verifier import SlotResult, judge_record
-from harness_world.running.agents import Agent, drive
-from harness_world.running.attempt import (
-    Attempt,
-    AttemptEnded,
-    AttemptLimits,
-    InfrastructureError,
-)
-from harness_world.running.commit import Committer, Finished, finished
-from harness_world.running.rundir import record_path, sample_seed
+from harness_world.running.asyncrun import execute_concurrently
+from harness_world.running.commit import Committer
+from harness_world.running.rayrun import execute_on_ray, require_ray
+from harness_world.running.units import Unit, is_async_agent, perform
 
 __all__ = [
-    "RunProgress",
-    "Tally",
-    "Unit",
-    "drive_async",
+    "Concurrent",
+    "Executor",
+    "Processes",
+    "Ray",
+    "Serial",
     "execute_in_processes",
     "execute_serially",
-    "fresh_start",
-    "is_async_agent",
-    "open_attempt",
-    "perform",
-    "settle",
 ]
 
 
-@attrs.frozen(slots=True)
-class RunProgress:
-    """A progress report: done out of total, with pass, fail and ungraded counts so far."""
+class Executor(Protocol):
+    """How a run's attempts execute: how many at once, and where (context, not revision).
 
-    done: int
-    total: int
-    passed: int
-    failed: int
-    ungraded: int
-    task_id: str = ""  # the task whose attempt just finished (live progress)
-
-
-@attrs.frozen(slots=True)
-class Unit:
-    """One execution of one attempt, self-contained so a worker process can run it."""
-
-    agent: Agent
-    world: str
-    size: str
-    task: Task
-    sample: int
-    seed: int
-    revision: str
-    limits: AttemptLimits
-    workers: int
-    out: Path
-    try_number: int
-    retries: int
-    track: str = "fresh"
-
-
-def fresh_start(unit: Unit) -> None:
-    """On the fresh track an agent keeping memory (a ``reset()`` method) forgets it first."""
-    reset = getattr(unit.agent, "reset", None)
-    if unit.track == "fresh" and callable(reset):
-        reset()
-
-
-def open_attempt(unit: Unit, world: World) -> tuple[Attempt, RecordContext]:
-    """The attempt of one unit (its slot's seed, sample, revision, limits) and its context."""
-    attempt = Attempt(
-        world,
-        unit.task,
-        seed=sample_seed(unit.seed, unit.task.id, unit.sample),
-        sample=unit.sample,
-        revision=unit.revision,
-        limits=unit.limits,
-    )
-    context = RecordContext(host=socket.gethostname(), pid=os.getpid(), workers=unit.workers)
-    return attempt, context
-
-
-def settle(unit: Unit, record: Record, world: World) -> Finished | Path:
-    """Judge a unit's record and make it ready for the commit.
-
-    Returns the path of a failed try instead (saved at once) when the infrastructure failed
-    and the attempt must be executed again.
+    `Serial`, `Processes`, `Concurrent` and `Ray` implement it.
     """
-    path = record_path(unit.out, unit.task.id, unit.sample)
-    if record.outcome.status == "infrastructure" and unit.try_number < unit.retries:
-        failed = path.with_name(f"{unit.sample}.failed-{unit.try_number + 1}.json")
-        save_record(record, failed)
-        return failed
-    earlier = [
-        path.with_name(f"{unit.sample}.failed-{n}.json") for n in range(1, unit.try_number + 1)
-    ]
-    return finished(record, path, judge_record(record, world, unit.task, path, retries=earlier))
+
+    @property
+    def workers(self) -> int:
+        """Worker processes executing attempts, written in each record's context (1: here)."""
+        ...
+
+    def execute(self, units: Sequence[Unit], commit: Committer) -> None:
+        """Perform every unit and hand each final record to ``commit``.
+
+        Units start in the order given. A unit whose infrastructure failed with retries left is
+        performed again (its failed try is saved beside its slot); ``commit`` is flushed before
+        this returns, whatever ends it.
+        """
+        ...
 
 
-def is_async_agent(agent: Agent) -> bool:
-    """Whether the agent's ``run`` is a coroutine function (``async def run(attempt)``)."""
-    return inspect.iscoroutinefunction(getattr(agent, "run", None))
+def _at_least_one(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """An attrs validator: a whole number of at least 1 (None passes where it is allowed)."""
+    if value is None and attribute.default is None:
+        return
+    where = f"{type(instance).__name__}: {attribute.name}"
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{where} must be an int, not {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{where} must be at least 1, not {value}")
 
 
-async def drive_async(
-    agent: Agent, attempt: Attempt, context: RecordContext | None = None
-) -> Record:
-    """`drive` for an agent whose ``run`` is ``async``: the same outcomes, the same record."""
-    message: Any = ""
-    try:
-        message = await agent.run(attempt)  # type: ignore[misc]
-    except AttemptEnded:
-        pass
-    except InfrastructureError as exc:  # the harness or provider failed, not the agent
-        attempt.infrastructure_failed(str(exc))
-    except Exception as exc:  # the agent's defect: an outcome counted in the denominator
-        attempt.fail(f"{type(exc).__name__}: {exc}")
-    return attempt.finish(message if isinstance(message, str) else str(message), context)
+def _address(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """An attrs validator: None, or a Ray cluster address that is a non-empty string."""
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise TypeError(f"Ray: address must be a str or None, not {type(value).__name__}")
+    if not value.strip():
+        raise ValueError("Ray: address must name a cluster ('auto', 'HOST:PORT') or be None")
 
 
-def perform(unit: Unit) -> Finished | Path:
-    """Execute, replay and grade one attempt in the calling process (not yet saved)."""
-    world = load_world(unit.world, size=unit.size)
-    attempt, context = open_attempt(unit, world)
-    fresh_start(unit)
-    if is_async_agent(unit.agent):  # one attempt at a time here: its own event loop
-        record = asyncio.run(drive_async(unit.agent, attempt, context))
-    else:
-        record = drive(unit.agent, attempt, context)
-    return settle(unit, record, world)
+@attrs.frozen(slots=True)
+class Serial:
+    """One attempt at a time in this process, in the order given (the default executor).
 
+    An agent with ``async def run`` is awaited on one event loop kept for the whole run, so a
+    client it holds stays on the loop it was made on. The only executor the sequential track
+    runs with (`harness_world.running.tracks.Sequential`).
+    """
 
-@attrs.define(slots=True)
-class Tally:
-    """Counts results as they become durable and reports progress."""
+    @property
+    def workers(self) -> int:
+        """1: attempts execute in this process."""
+        return 1
 
-    total: int
-    progress: Callable[[RunProgress], None] | None
-    results: dict[Path, SlotResult] = attrs.field(factory=dict)
-    passed: int = 0
-    failed: int = 0
-    ungraded: int = 0
-
-    def add(self, path: Path, result: SlotResult) -> None:
-        """Count one durable record."""
-        self.results[path] = result
-        if result.evidence != "verified" or result.passed is None:
-            self.ungraded += 1
-        elif result.passed:
-            self.passed += 1
+    def execute(self, units: Sequence[Unit], commit: Committer) -> None:
+        """Perform the units one after another, committing in batches."""
+        if any(is_async_agent(u.agent) for u in units):
+            execute_concurrently(units, commit, 1)
         else:
-            self.failed += 1
-        if self.progress is not None:
-            self.progress(
-                RunProgress(
-                    done=len(self.results),
-                    total=self.total,
-                    passed=self.passed,
-                    failed=self.failed,
-                    ungraded=self.ungraded,
-                    task_id=result.task_id,
-                )
-            )
+            execute_serially(units, commit)
 
-    def count(self, durable: Sequence[Finished]) -> None:
-        """Count every record of a committed batch (a `GroupCommit`'s ``durable`` callback)."""
-        for item in durable:
-            self.add(item.path, item.result)
+
+@attrs.frozen(slots=True)
+class Processes:
+    """Attempts in ``workers`` worker processes at once; this process commits their records.
+
+    The agent must be picklable (each unit is sent to a worker). Workers are forked, so plug-in
+    modules (oracles, scripts) stay importable by name; an agent with ``async def run`` is
+    awaited in its worker, one attempt at a time there.
+
+    Attributes:
+        workers: Worker processes (at least 1), written in each record's context.
+
+    Raises:
+        TypeError: for a ``workers`` that is not an int.
+        ValueError: for ``workers`` below 1.
+    """
+
+    workers: int = attrs.field(validator=_at_least_one)
+
+    def execute(self, units: Sequence[Unit], commit: Committer) -> None:
+        """Perform the units in the worker processes, committing what they send back."""
+        execute_in_processes(units, self.workers, commit)
+
+
+@attrs.frozen(slots=True)
+class Concurrent:
+    """Up to ``attempts`` attempts in flight at once in this process, on one event loop.
+
+    An agent with ``async def run`` is awaited (each attempt still one session, one tool call
+    at a time); a synchronous agent runs each attempt in a thread. For agents that wait on a
+    model, where processes would only wait in parallel.
+
+    Attributes:
+        attempts: Attempts in flight at once (at least 1).
+
+    Raises:
+        TypeError: for ``attempts`` that is not an int.
+        ValueError: for ``attempts`` below 1.
+    """
+
+    attempts: int = attrs.field(validator=_at_least_one)
+
+    @property
+    def workers(self) -> int:
+        """1: attempts execute in this process."""
+        return 1
+
+    def execute(self, units: Sequence[Unit], commit: Committer) -> None:
+        """Perform the units with up to ``attempts`` in flight, committing in batches."""
+        execute_concurrently(units, commit, self.attempts)
+
+
+@attrs.frozen(slots=True)
+class Ray:
+    """Every attempt in a Ray task (extra ``[ray]``), batched; this process saves everything.
+
+    See `harness_world.running.rayrun`. Ray decides the parallelism (one CPU per Ray task).
+
+    Attributes:
+        address: The Ray cluster to connect to (``"auto"``: the one ``ray start --head``
+            started on this machine); None starts a local Ray for the run unless this process
+            is connected already.
+        batch: Attempts per Ray task (at least 1; None: about four batches per CPU, at most 16
+            attempts, `harness_world.running.rayrun.batch_size`).
+
+    Raises:
+        RayUnavailable: when Ray is not installed (so nothing is written before it is found
+            missing).
+        TypeError: for parameters of the wrong type.
+        ValueError: for an empty ``address`` or a ``batch`` below 1.
+    """
+
+    address: str | None = attrs.field(default=None, validator=_address)
+    batch: int | None = attrs.field(default=None, validator=_at_least_one)
+
+    def __attrs_post_init__(self) -> None:
+        require_ray()
+
+    @property
+    def workers(self) -> int:
+        """1: the parallelism is the cluster's, not a number this process chooses."""
+        return 1
+
+    def execute(self, units: Sequence[Unit], commit: Committer) -> None:
+        """Perform the units as Ray tasks, committing what they send back.
+
+        Raises:
+            RayTasksLost: when some attempts' Ray tasks kept failing (the rest is committed).
+        """
+        execute_on_ray(units, commit, address=self.address, batch=self.batch)
 
 
 def execute_serially(units: Sequence[Unit], commit: Committer) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import importlib.util
 import math
 import sys
 from collections import deque
@@ -37,14 +38,14 @@ from harness_world.grading.verifier import SlotResult, judge_record, retry_cost
 from harness_world.running.agents import Agent, drive
 from harness_world.running.attempt import AttemptLimits
 from harness_world.running.commit import Committer, Finished, finished
-from harness_world.running.executors import (
+from harness_world.running.rundir import record_path
+from harness_world.running.units import (
     Unit,
     drive_async,
     fresh_start,
     is_async_agent,
     open_attempt,
 )
-from harness_world.running.rundir import record_path
 
 __all__ = [
     "RayTasksLost",
@@ -53,6 +54,7 @@ __all__ = [
     "execute_on_ray",
     "import_ray",
     "ray_session",
+    "require_ray",
 ]
 
 _PLUGIN_PREFIX = "harness_world_"  # `engine.plugins.import_path` names plug-in modules so
@@ -70,6 +72,9 @@ class RayTasksLost(HarnessWorldError, RuntimeError):
     """
 
 
+_MISSING = "the Ray executor needs the extra: pip install 'harness_world[ray]'"
+
+
 def import_ray() -> Any:
     """The ``ray`` module.
 
@@ -79,9 +84,17 @@ def import_ray() -> Any:
     try:
         return importlib.import_module("ray")
     except ImportError:
-        raise RayUnavailable(
-            "the Ray executor needs the extra: pip install 'harness_world[ray]'"
-        ) from None
+        raise RayUnavailable(_MISSING) from None
+
+
+def require_ray() -> None:
+    """Check that Ray is installed, without the cost of importing it.
+
+    Raises:
+        RayUnavailable: when it is not (with the extra to install).
+    """
+    if importlib.util.find_spec("ray") is None:
+        raise RayUnavailable(_MISSING)
 
 
 class _Order(msgspec.Struct, frozen=True, kw_only=True):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Literal
 
 import attrs
 
@@ -20,20 +19,11 @@ from harness_world.grading.task import Task
 from harness_world.grading.verifier import SlotResult
 from harness_world.grading.worlds import WorldChoice, choose_worlds
 from harness_world.running.agents import Agent
-from harness_world.running.asyncrun import execute_concurrently
 from harness_world.running.attempt import AttemptLimits
-from harness_world.running.commit import Committer, GroupCommit, remove_temporaries
-from harness_world.running.executors import (
-    RunProgress,
-    Tally,
-    Unit,
-    execute_in_processes,
-    execute_serially,
-    is_async_agent,
-)
+from harness_world.running.commit import GroupCommit, remove_temporaries
+from harness_world.running.executors import Executor, Serial
 from harness_world.running.lock import RunLock, lock_run_directory
 from harness_world.running.pins import PINS, make_pins
-from harness_world.running.rayrun import execute_on_ray, import_ray
 from harness_world.running.revision import Revision, make_revision
 from harness_world.running.rundir import (
     RunCounts,
@@ -44,23 +34,19 @@ from harness_world.running.rundir import (
     scan_run,
     write_json,
 )
-from harness_world.running.sequential import Track, order_units, write_sequence
+from harness_world.running.tracks import Fresh, Track
+from harness_world.running.units import RunProgress, Tally, Unit
 
 __all__ = [
-    "Executor",
     "RunPlan",
     "RunProgress",
     "RunResult",
-    "execute_units",
     "finish_run",
     "open_external_run",
     "prepare_run",
     "run",
     "sample_seed",
 ]
-
-Executor = Literal["local", "ray"]
-"""Where attempts execute: here (one process, threads or worker processes) or as Ray tasks."""
 
 
 @attrs.frozen(slots=True)
@@ -110,22 +96,20 @@ def _pin(
     samples: int,
     seed: int,
     size: str,
-    track: Track = "fresh",
+    track: Track,
     choice: WorldChoice,
 ) -> tuple[dict[str, World], Revision, RunManifest]:
     """Load the worlds and pin the revision and the manifest of a new run.
 
-    The sequential track is part of the revision (results depend on it); the fresh track
-    leaves the agent's settings as they are, so revisions made before tracks are unchanged.
-    Where a world was loaded from is context, never part of the revision.
+    The track is part of the revision (results depend on it: `Track.pin`); the executor and
+    where a world was loaded from are context, never part of it.
     """
     names = sorted({t.world for t in tasks})
     worlds = {name: load_world(choice.source(name), size=size) for name in names}
-    settings = agent.settings() if track == "fresh" else {**agent.settings(), "track": track}
     revision = make_revision(
         worlds=worlds,
         tasks=tasks,
-        agent_settings=settings,
+        agent_settings=track.pin(agent.settings()),
         budgets=overrides,
         samples=samples,
         seed=seed,
@@ -138,7 +122,7 @@ def _pin(
         seed=seed,
         sizes=dict.fromkeys(worlds, size),
         limits=dict(overrides),
-        track=track,
+        track=track.name,
     )
     return worlds, revision, fresh
 
@@ -172,59 +156,48 @@ def run(
     *,
     samples: int = 1,
     seed: int = 0,
-    workers: int = 1,
     out: str | Path,
     size: str = "small",
     limits: Mapping[str, int | float | None] | None = None,
     retries: int = 1,
     progress: Callable[[RunProgress], None] | None = None,
-    concurrency: int = 1,
+    executor: Executor = Serial(),
+    track: Track = Fresh(),
     group_commit: bool = True,
-    track: Track = "fresh",
-    executor: Executor = "local",
-    address: str | None = None,
-    ray_batch: int | None = None,  # attempts per Ray task
     world: str | Path | Sequence[str | Path] | None = None,
 ) -> RunResult:
     """Run every task ``samples`` times and save each record durably as it ends.
 
     Args:
         tasks: The tasks (of built-in worlds, or of the worlds given as ``world``).
-        agent: The agent; with ``workers > 1`` it must be picklable.
+        agent: The agent; for `Processes` or `Ray` it must be picklable.
         samples: Samples per task (k).
         seed: The base seed; sample seeds derive from it, the task and the sample index.
-        workers: Processes running attempts in parallel (context, not revision).
         out: The run directory; an existing one is resumed if its revision matches.
         size: The seed size of each world.
         limits: Budget overrides (turns, tool_calls, context_tokens, requests, cost).
         retries: Extra executions of an attempt whose outcome is ``infrastructure`` (an
             agent's own ``error`` is its result and is never retried).
         progress: Called after each attempt, once its record is durable.
-        concurrency: Attempts in flight at once in this process (an ``async def run`` agent
-            awaits its model; a synchronous one runs in threads). Context, not revision.
+        executor: How many attempts execute at once, and where: `Serial` (one at a time
+            here), `Processes`, `Concurrent` or `Ray` (`harness_world.running.executors`).
+            Context, not revision: any executor makes the same records and resumes a run
+            another one began.
+        track: `Fresh`, or `Sequential`: one agent instance given the tasks one after another,
+            one pass per sample in a seeded order (`harness_world.running.tracks`; it runs
+            only with `Serial`). Part of the revision.
         group_commit: Make the records finished within a short window durable together
-            (see `harness_world.running.commit`); False saves each on its own.
-        track: ``fresh``, or ``sequential``: one agent instance given the tasks one after
-            another, one pass per sample in a seeded order (see
-            `harness_world.running.sequential`); one attempt at a time in this process.
-        executor: ``local`` (this process, or ``workers`` processes), or ``ray``: every
-            attempt a Ray task (extra ``[ray]``; see `harness_world.running.rayrun`), this
-            process saving; the same run directory, records apart from context, and resume.
-        address: With ``executor="ray"``, the Ray cluster to connect to (``"auto"``: the one
-            started on this machine); None starts a local Ray unless already connected.
-        ray_batch: With ``executor="ray"``, attempts per Ray task (default: about four
-            batches per CPU, at most 16 attempts; `harness_world.running.rayrun.batch_size`).
+            (`harness_world.running.commit`); False saves each on its own. A way of saving,
+            so it goes with every executor: all of them hand their records to this process.
         world: World folders of your own (or built-in names): tasks of a world given here run
             against that folder. Paths are context: the revision pins the worlds' hashes.
 
     Raises:
         RevisionMismatch: when ``out`` holds a run of another revision.
-        RayUnavailable: for ``executor="ray"`` without Ray installed.
-        ValueError: for no tasks, fewer than one sample, both workers and concurrency, a
-            sequential track with either, the Ray executor with any of them, or a
-            ``ray_batch`` without the Ray executor or below 1.
+        RayTasksLost: when some attempts' Ray tasks kept failing (the rest is committed).
+        ValueError: for no tasks, fewer than one sample, or a track that does not run with
+            the executor (`Sequential` with anything but `Serial`).
     """
-    _check_modes(workers, concurrency, executor, track, ray_batch)
     plan = prepare_run(
         tasks,
         agent,
@@ -233,50 +206,18 @@ def run(
         out=out,
         size=size,
         limits=limits,
-        workers=workers,
         retries=retries,
+        executor=executor,
         track=track,
         worlds=choose_worlds(world),
     )
     try:  # the lock goes with this call, whatever ends it
-        units = plan.units
-        if track == "sequential":
-            units = order_units(units, write_sequence(plan.root, tasks, samples, seed))
-        tally = Tally(total=len(units), progress=progress)
-        commit = GroupCommit(plan.root, tally.count, group=group_commit)
-        execute_units(
-            units,
-            commit,
-            workers=workers,
-            concurrency=concurrency,
-            executor=executor,
-            address=address,
-            ray_batch=ray_batch,
-        )
+        tally = Tally(total=len(plan.units), progress=progress)
+        executor.execute(plan.units, GroupCommit(plan.root, tally.count, group=group_commit))
         return finish_run(plan, tally.results)
     finally:
         if plan.lock is not None:
             plan.lock.release()
-
-
-def _check_modes(
-    workers: int, concurrency: int, executor: Executor, track: Track, ray_batch: int | None
-) -> None:
-    """Refuse combinations of execution modes that cannot go together (see `run`)."""
-    if workers > 1 and concurrency > 1:
-        raise ValueError("use either workers (processes) or concurrency (one process), not both")
-    if executor not in ("local", "ray"):
-        raise ValueError(f"executor must be 'local' or 'ray', not {executor!r}")
-    if executor == "ray" and (workers > 1 or concurrency > 1 or track == "sequential"):
-        raise ValueError(
-            "the Ray executor takes no workers, concurrency or sequential track (Ray schedules)"
-        )
-    if ray_batch is not None and (executor != "ray" or ray_batch < 1):
-        raise ValueError("ray_batch needs the Ray executor and at least 1 attempt per task")
-    if executor == "ray":
-        import_ray()  # without Ray, fail before the run directory is opened
-    if track == "sequential" and (workers > 1 or concurrency > 1):
-        raise ValueError("the sequential track runs one attempt at a time (one agent instance)")
 
 
 @attrs.frozen(slots=True)
@@ -288,7 +229,7 @@ class RunPlan:
         tasks: Its tasks.
         worlds: Their worlds, loaded.
         revision: The pinned revision.
-        units: One unit per pending slot, in slot order.
+        units: One unit per pending slot, in the order its track gives them.
         resumed: Slots whose records were already on disk and kept.
         lock: The run directory's lock, held until `finish_run` (None: not held here).
     """
@@ -311,17 +252,22 @@ def prepare_run(
     out: str | Path,
     size: str = "small",
     limits: Mapping[str, int | float | None] | None = None,
-    workers: int = 1,
     retries: int = 1,
-    track: Track = "fresh",
+    executor: Executor = Serial(),
+    track: Track = Fresh(),
     worlds: WorldChoice | None = None,
 ) -> RunPlan:
     """Pin the revision, open (or resume) the run directory, and list the pending attempts.
 
+    The executor is taken only to be written down as context and checked against the track,
+    before anything is written.
+
     Raises:
         RevisionMismatch: when ``out`` holds a run of another revision.
-        ValueError: for no tasks or fewer than one sample.
+        ValueError: for no tasks, fewer than one sample, or a track that does not run with
+            the executor.
     """
+    track.check(executor)
     if samples < 1:
         raise ValueError("samples must be at least 1")
     if not tasks:
@@ -333,7 +279,7 @@ def prepare_run(
     )
     root = Path(out)
     lock = lock_run_directory(root)
-    open_run_directory(root, revision, fresh, workers)
+    open_run_directory(root, revision, fresh, executor.workers)
     write_json(root / PINS, make_pins(loaded, tasks))  # for `verify --pin`
     remove_temporaries(root)  # left by a run killed in the middle of a batch
     pending = list(_pending_slots(root, tasks, samples))
@@ -346,42 +292,22 @@ def prepare_run(
         seed=seed,
         revision=revision.id,
         limits=AttemptLimits(),
-        workers=workers,
+        workers=executor.workers,
         out=root,
         try_number=0,
         retries=retries,
-        track=track,
+        track=track.name,
     )
+    units = _units(template, pending, overrides, choice)
     return RunPlan(
         root=root,
         tasks=tasks,
         worlds=loaded,
         revision=revision,
-        units=_units(template, pending, overrides, choice),
+        units=track.order(units, root, tasks, samples, seed),
         resumed=len(tasks) * samples - len(pending),
         lock=lock,
     )
-
-
-def execute_units(
-    units: Sequence[Unit],
-    commit: Committer,
-    *,
-    workers: int = 1,
-    concurrency: int = 1,
-    executor: Executor = "local",
-    address: str | None = None,
-    ray_batch: int | None = None,  # attempts per Ray task
-) -> None:
-    """Execute units in the order given: as Ray tasks, concurrently, serially or in processes."""
-    if executor == "ray":
-        execute_on_ray(units, commit, address=address, batch=ray_batch)
-    elif concurrency > 1 or any(is_async_agent(u.agent) for u in units):
-        execute_concurrently(units, commit, concurrency)
-    elif workers <= 1:
-        execute_serially(units, commit)
-    else:
-        execute_in_processes(units, workers, commit)
 
 
 def finish_run(plan: RunPlan, known: Mapping[Path, SlotResult]) -> RunResult:

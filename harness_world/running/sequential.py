@@ -1,13 +1,14 @@
 """The sequential (longitudinal) track: one agent instance, the tasks one after another.
 
 On the ordinary (``fresh``) track every attempt starts from nothing the agent kept. On the
-sequential track (``run --track sequential``) one agent instance is given the tasks one after
-another, keeping whatever memory it keeps; each task is still a fresh session on the start
-state, so anything remembered about the world can go stale. Each sample is one pass over the
-tasks in its own seeded order, kept in ``sequence.json``; the instance goes through the passes
-one after another, so a slot comes after every task of the earlier passes and the ones before
-it in its own. `harness_world.analysis.drift` compares a
-sequential run with a fresh run of the same tasks, samples and seed, task by task.
+sequential track (`harness_world.running.tracks.Sequential`, ``run --track sequential``) one
+agent instance is given the tasks one after another, keeping whatever memory it keeps; each
+task is still a fresh session on the start state, so anything remembered about the world can go
+stale. Each sample is one pass over the tasks in its own seeded order, kept in
+``sequence.json``; the instance goes through the passes one after another, so a slot comes
+after every task of the earlier passes and the ones before it in its own.
+`harness_world.analysis.drift` compares a sequential run with a fresh run of the same tasks,
+samples and seed, task by task.
 
 `RememberingAgent` is a scripted agent with such a memory: a read it has made before, in any
 earlier task, is answered from memory instead of being made again.
@@ -18,7 +19,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import attrs
 import msgspec
@@ -27,22 +28,20 @@ from harness_world.engine.calls import Observation
 from harness_world.engine.canonical import to_json
 from harness_world.grading.task import Task
 from harness_world.running.attempt import Attempt
-from harness_world.running.executors import Unit
 from harness_world.running.rundir import write_json
 from harness_world.running.scripted import Script, ScriptContext
+from harness_world.running.units import Unit
 
 __all__ = [
     "SEQUENCE",
     "RememberingAgent",
     "TaskSequence",
-    "Track",
     "load_sequence",
     "order_units",
     "write_sequence",
 ]
 
 SEQUENCE = "sequence.json"
-Track = Literal["fresh", "sequential"]
 
 
 class TaskSequence(msgspec.Struct, frozen=True, kw_only=True):

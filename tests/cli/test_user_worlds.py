@@ -92,7 +92,14 @@ def test_without_the_world_folder_a_record_is_never_graded(
 def test_the_library_runs_a_user_world_in_processes(project: Path, tmp_path: Path) -> None:
     tasks = hw.load_tasks(world="library", folder=project / "tasks/library")
     world = project / "worlds/library"
-    result = hw.run(tasks, hw.oracle_agent(world), world=world, samples=2, workers=2, out=tmp_path)
+    result = hw.run(
+        tasks,
+        hw.oracle_agent(world),
+        world=world,
+        samples=2,
+        executor=hw.Processes(2),
+        out=tmp_path,
+    )
     assert result.counts.passed == 4 and result.counts.invalid == 0
 
 

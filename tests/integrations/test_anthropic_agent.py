@@ -176,7 +176,11 @@ def test_the_async_client_records_what_the_sync_one_does(tmp_path: Path) -> None
         config = AnthropicAgent(model="m", base_url=server["base_url"], price_in_per_mtok=3.0)
         sync = hw.run(tasks, config, samples=3, out=tmp_path / "sync")
         concurrent = hw.run(
-            tasks, AsyncAnthropicAgent(config), samples=3, out=tmp_path / "async", concurrency=3
+            tasks,
+            AsyncAnthropicAgent(config),
+            samples=3,
+            out=tmp_path / "async",
+            executor=hw.Concurrent(3),
         )
     assert sync.revision == concurrent.revision and concurrent.counts.passed == 3
     for sample in range(3):

@@ -173,5 +173,7 @@ def test_reference_agents_cross_to_worker_processes(world_name: str, tmp_path: P
     """`run --workers 2` pickles each script to a worker: the payments oracle's scripts were
     closures and failed there ("Can't pickle local object")."""
     tasks = [t for t in hw.load_tasks(world_name) if t.authority is not None][:4]
-    result = hw.run(tasks, reference_agent(world_name, "oracle"), out=tmp_path / "w", workers=2)
+    result = hw.run(
+        tasks, reference_agent(world_name, "oracle"), out=tmp_path / "w", executor=hw.Processes(2)
+    )
     assert result.counts.valid == result.counts.scheduled == len(tasks)

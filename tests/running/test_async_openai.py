@@ -25,7 +25,11 @@ def test_concurrent_async_attempts_record_what_sequential_ones_do(tmp_path: Path
         config = OpenAIAgent(model="fake-1", base_url=server["base_url"], price_in_per_mtok=1.0)
         sequential = hw.run(tasks, config, samples=4, out=tmp_path / "seq")
         concurrent = hw.run(
-            tasks, AsyncOpenAIAgent(config), samples=4, out=tmp_path / "async", concurrency=4
+            tasks,
+            AsyncOpenAIAgent(config),
+            samples=4,
+            out=tmp_path / "async",
+            executor=hw.Concurrent(4),
         )
     assert sequential.revision == concurrent.revision  # the client kind changes no result
     assert concurrent.counts.valid == concurrent.counts.passed == 4
@@ -42,7 +46,12 @@ def test_an_unreachable_endpoint_is_an_infrastructure_failure(tmp_path: Path) ->
     with fake_openai(reply_and_solve_brain(), fail_first=100) as server:  # type: ignore[arg-type]
         config = OpenAIAgent(model="fake-1", base_url=server["base_url"], max_retries=1)
         result = hw.run(
-            tasks, AsyncOpenAIAgent(config), samples=2, out=tmp_path / "r", concurrency=2, retries=0
+            tasks,
+            AsyncOpenAIAgent(config),
+            samples=2,
+            out=tmp_path / "r",
+            executor=hw.Concurrent(2),
+            retries=0,
         )
     assert result.counts.valid == 0 and result.counts.by_outcome == {"infrastructure": 2}
 

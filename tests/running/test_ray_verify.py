@@ -204,8 +204,7 @@ def test_batched_ray_runs_make_the_local_records(
         FlakyOracle(str(tmp_path / "m2")),
         samples=3,
         out=tmp_path / "ray",
-        executor="ray",
-        ray_batch=batch,
+        executor=hw.Ray(batch=batch),
     )
     assert there.counts == here.counts and there.counts.valid == 6 and there.counts.retried == 2
     local, remote = _files(tmp_path / "local"), _files(tmp_path / "ray")
@@ -224,17 +223,13 @@ def test_a_batched_ray_run_resumes_and_counts_each_record_once(
     seen: list[Any] = []
     agent = oracle_agent("helpdesk")
     out = tmp_path / "r"
-    first = hw.run(TASKS, agent, samples=3, out=out, executor="ray", ray_batch=4)
+    first = hw.run(TASKS, agent, samples=3, out=out, executor=hw.Ray(batch=4))
     assert first.counts.valid == 6
     for name in sorted(_files(out))[:3]:
         (out / name).unlink()
-    again = hw.run(
-        TASKS, agent, samples=3, out=out, executor="ray", ray_batch=4, progress=seen.append
-    )
+    again = hw.run(TASKS, agent, samples=3, out=out, executor=hw.Ray(batch=4), progress=seen.append)
     assert again.resumed == 3 and again.counts.valid == 6
     assert len(seen) == 3 and seen[-1].done == 3  # each record counted once, when durable
-    with pytest.raises(ValueError, match="ray_batch"):
-        hw.run(TASKS, agent, out=tmp_path / "x", ray_batch=2)
     argv = ["run", "--world", "helpdesk", "--tasks", TASKS[0].id, "--samples", "3", "--json"]
     argv += ["--out", str(tmp_path / "cli"), "--executor", "ray", "--ray-batch", "2"]
     assert main(argv) == 0

@@ -132,8 +132,8 @@ def test_resuming_across_a_changed_component_names_it(
 
 def test_context_is_not_part_of_the_revision(tmp_path: Path) -> None:
     tasks = [t for t in hw.load_tasks("helpdesk") if t.id == "helpdesk.reply_and_solve"]
-    first = run(tasks, StubAgent(**BASE), samples=2, out=tmp_path / "a", workers=1)
-    second = run(tasks, StubAgent(**BASE), samples=2, out=tmp_path / "b", workers=2)
+    first = run(tasks, StubAgent(**BASE), samples=2, out=tmp_path / "a")
+    second = run(tasks, StubAgent(**BASE), samples=2, out=tmp_path / "b", executor=hw.Processes(2))
     assert first.revision == second.revision
 
 

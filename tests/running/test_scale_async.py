@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -64,9 +65,9 @@ def _records(result: hw.RunResult) -> dict[tuple[str, int], hw.Record]:
 def test_async_records_are_identical_at_any_concurrency(tmp_path: Path) -> None:
     agent = PlanAgent()
     assert is_async_agent(agent) and not is_async_agent(oracle_agent("helpdesk"))
-    one = hw.run(TASKS, agent, samples=3, out=tmp_path / "one", concurrency=1)
+    one = hw.run(TASKS, agent, samples=3, out=tmp_path / "one", executor=hw.Concurrent(1))
     assert agent.most_in_flight == 1
-    many = hw.run(TASKS, agent, samples=3, out=tmp_path / "many", concurrency=8)
+    many = hw.run(TASKS, agent, samples=3, out=tmp_path / "many", executor=hw.Concurrent(8))
     assert agent.most_in_flight == 8
     assert one.counts == many.counts and many.counts.valid == 12
     assert _records(one) == _records(many)
@@ -79,22 +80,27 @@ def test_async_records_are_identical_at_any_concurrency(tmp_path: Path) -> None:
 def test_a_synchronous_agent_with_concurrency_runs_in_threads_alike(tmp_path: Path) -> None:
     agent = oracle_agent("helpdesk")
     serial = hw.run(TASKS, agent, samples=2, out=tmp_path / "serial")
-    threaded = hw.run(TASKS, agent, samples=2, out=tmp_path / "threads", concurrency=4)
+    threaded = hw.run(TASKS, agent, samples=2, out=tmp_path / "threads", executor=hw.Concurrent(4))
     assert threaded.counts.passed == 8
     assert _records(serial) == _records(threaded)
 
 
 def test_an_async_agent_failing_is_an_error_outcome(tmp_path: Path) -> None:
     agent = PlanAgent(fail_on=TASKS[1].id)
-    result = hw.run(TASKS, agent, out=tmp_path / "r", concurrency=4)
+    result = hw.run(TASKS, agent, out=tmp_path / "r", executor=hw.Concurrent(4))
     outcomes = {s.task_id: (s.outcome, s.outcome_reason) for s in result.slots}
     assert outcomes[TASKS[1].id] == ("error", "RuntimeError: the model went away")
     assert result.counts.by_outcome == {"completed": 3, "error": 1}
 
 
 def test_an_async_agent_runs_in_worker_processes_too(tmp_path: Path) -> None:
-    result = hw.run(TASKS, PlanAgent(), out=tmp_path / "w", workers=2)
+    result = hw.run(TASKS, PlanAgent(), out=tmp_path / "w", executor=hw.Processes(2))
     assert result.counts.valid == 4
+    contexts = [hw.load_record(s.path).context for s in result.slots]
+    assert {c.workers for c in contexts} == {2} and os.getpid() not in {c.pid for c in contexts}
+    alone = hw.run(TASKS, PlanAgent(), out=tmp_path / "s")  # Serial: one event loop, here
+    assert {hw.load_record(s.path).context.pid for s in alone.slots} == {os.getpid()}
+    assert _records(alone) == _records(result)
 
 
 def test_concurrency_with_workers_is_refused(
@@ -102,7 +108,9 @@ def test_concurrency_with_workers_is_refused(
 ) -> None:
     argv = ["run", "--world", "helpdesk", "--tasks", TASKS[0].id, "--out", str(tmp_path / "r")]
     assert main([*argv, "--concurrency", "4", "--workers", "2"]) == 2
-    assert "--concurrency" in capsys.readouterr().err
-    with pytest.raises(ValueError, match="concurrency"):
-        hw.run(TASKS, PlanAgent(), out=tmp_path / "x", concurrency=2, workers=2)
+    err = capsys.readouterr().err
+    assert err.startswith("error: --workers 2 and --concurrency 4: choose one way to execute")
+    assert err.count("\n") == 1  # one usage error, one line
+    assert main([*argv, "--concurrency", "0"]) == 2
+    assert "--concurrency 0: Concurrent: attempts must be at least 1" in capsys.readouterr().err
     assert main([*argv, "--concurrency", "3", "--json"]) == 0

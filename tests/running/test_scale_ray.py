@@ -57,7 +57,7 @@ def _judged(slot: SlotResult, root: Path) -> SlotResult:
 def test_ray_records_match_the_local_executor(tmp_path: Path, local_ray: object) -> None:
     agent = oracle_agent("helpdesk")
     here = hw.run(TASKS, agent, samples=2, out=tmp_path / "local")
-    there = hw.run(TASKS, agent, samples=2, out=tmp_path / "ray", executor="ray")
+    there = hw.run(TASKS, agent, samples=2, out=tmp_path / "ray", executor=hw.Ray())
     assert there.counts == here.counts and there.counts.valid == 4
     assert there.revision == here.revision
     local, remote = _files(tmp_path / "local"), _files(tmp_path / "ray")
@@ -76,11 +76,11 @@ def test_ray_records_match_the_local_executor(tmp_path: Path, local_ray: object)
 @needs_ray
 def test_a_ray_run_resumes_what_is_missing(tmp_path: Path, local_ray: object) -> None:
     agent = oracle_agent("helpdesk")
-    first = hw.run(TASKS[:1], agent, samples=2, out=tmp_path / "r", executor="ray")
+    first = hw.run(TASKS[:1], agent, samples=2, out=tmp_path / "r", executor=hw.Ray())
     assert first.counts.valid == 2 and first.resumed == 0
     kept = _files(tmp_path / "r")
     (tmp_path / "r" / next(iter(kept))).unlink()
-    again = hw.run(TASKS[:1], agent, samples=2, out=tmp_path / "r", executor="ray")
+    again = hw.run(TASKS[:1], agent, samples=2, out=tmp_path / "r", executor=hw.Ray())
     assert again.resumed == 1 and again.counts.valid == 2
     assert sorted(_files(tmp_path / "r")) == sorted(kept)
 
@@ -109,7 +109,7 @@ def test_failed_tries_are_saved_here_and_counted_alike(tmp_path: Path, local_ray
     (tmp_path / "m2").mkdir()
     here = hw.run(TASKS, FlakyOracle(str(tmp_path / "m1")), samples=2, out=tmp_path / "local")
     there = hw.run(
-        TASKS, FlakyOracle(str(tmp_path / "m2")), samples=2, out=tmp_path / "ray", executor="ray"
+        TASKS, FlakyOracle(str(tmp_path / "m2")), samples=2, out=tmp_path / "ray", executor=hw.Ray()
     )
     assert here.counts == there.counts and there.counts.retried == 2 and there.counts.valid == 4
     local, remote = _files(tmp_path / "local"), _files(tmp_path / "ray")
@@ -121,12 +121,16 @@ def test_failed_tries_are_saved_here_and_counted_alike(tmp_path: Path, local_ray
     ]
 
 
+@needs_ray
 def test_the_ray_executor_refuses_what_it_cannot_do(tmp_path: Path) -> None:
     agent = oracle_agent("helpdesk")
-    with pytest.raises(ValueError, match="Ray executor"):
-        hw.run(TASKS, agent, out=tmp_path / "w", executor="ray", workers=2)
-    with pytest.raises(ValueError, match="executor must be"):
-        hw.run(TASKS, agent, out=tmp_path / "x", executor="dask")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"runs with Serial\(\), not Ray\(address=None"):
+        hw.run(TASKS, agent, out=tmp_path / "w", executor=hw.Ray(), track=hw.Sequential())
+    assert not (tmp_path / "w").exists()
+    with pytest.raises(ValueError, match="Ray: batch must be at least 1, not 0"):
+        hw.Ray(batch=0)
+    with pytest.raises(ValueError, match="Ray: address must name a cluster"):
+        hw.Ray(address=" ")
 
 
 def _without_ray(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -150,8 +154,10 @@ def test_without_ray_the_executor_names_the_extra(
 ) -> None:
     _without_ray(monkeypatch)
     with pytest.raises(RayUnavailable, match=r"harness_world\[ray\]"):
-        hw.run(TASKS, oracle_agent("helpdesk"), out=tmp_path / "r", executor="ray")
+        hw.run(TASKS, oracle_agent("helpdesk"), out=tmp_path / "r", executor=hw.Ray())
     assert not (tmp_path / "r").exists()  # refused before the run directory is made
+    with pytest.raises(ValueError, match="Ray: batch"):  # its parameters are checked first
+        hw.Ray(batch=0)
     args = ["run", "--world", "helpdesk", "--tasks", TASKS[0].id, "--out", str(tmp_path / "c")]
     assert main([*args, "--executor", "ray"]) == 2
     assert "pip install 'harness_world[ray]'" in capsys.readouterr().err
@@ -183,7 +189,12 @@ def test_the_command_line_refuses_a_ray_run_it_cannot_do(
     assert "--address needs --executor ray" in capsys.readouterr().err
     if HAVE_RAY:
         assert main([*args, "--executor", "ray", "--workers", "2"]) == 2
-        assert "takes no --workers" in capsys.readouterr().err
+        err = capsys.readouterr().err
+        assert err.startswith("error: --workers 2 and --executor ray: choose one way to execute")
+        assert main([*args, "--executor", "ray", "--track", "sequential"]) == 2
+        assert "--track sequential with --executor ray: " in capsys.readouterr().err
+        assert main([*args, "--executor", "ray", "--ray-batch", "0"]) == 2
+        assert "--executor ray: Ray: batch must be at least 1" in capsys.readouterr().err
 
 
 @attrs.frozen
@@ -214,7 +225,7 @@ def test_a_dead_worker_costs_its_attempts_one_more_go_nothing_else(
     """Ray runs a task again when its worker dies; the dead try left no record."""
     (tmp_path / "m").mkdir()
     agent = DyingOracle(str(tmp_path / "m"))
-    result = hw.run(TASKS, agent, samples=2, out=tmp_path / "ray", executor="ray", ray_batch=1)
+    result = hw.run(TASKS, agent, samples=2, out=tmp_path / "ray", executor=hw.Ray(batch=1))
     assert result.counts.valid == result.counts.scheduled == 2 * len(TASKS)
     assert result.counts.retried == 0  # no record was left by the dead try: nothing to count
     assert not list((tmp_path / "ray").rglob("*.failed-*.json"))
@@ -228,11 +239,11 @@ def test_a_worker_that_always_dies_is_given_up_and_resumable(
     agent = DyingOracle(str(tmp_path / "m"), always=True)
     out = tmp_path / "ray"
     with pytest.raises(RayTasksLost, match=r"attempt\(s\) lost with their Ray tasks"):
-        hw.run(TASKS, agent, samples=2, out=out, executor="ray", ray_batch=1, retries=1)
+        hw.run(TASKS, agent, samples=2, out=out, executor=hw.Ray(batch=1), retries=1)
     saved = sorted(p.name for p in out.rglob("*.json") if p.parent.parent.name == "records")
     assert saved == ["0.json"] * len(TASKS)  # every sample 0 committed, no sample 1
     recovered = DyingOracle(str(tmp_path / "m"))  # the same agent; its marks are left now
-    resumed = hw.run(TASKS, recovered, samples=2, out=out, executor="ray", ray_batch=1, retries=1)
+    resumed = hw.run(TASKS, recovered, samples=2, out=out, executor=hw.Ray(batch=1), retries=1)
     assert resumed.counts.valid == 2 * len(TASKS)
 
 

@@ -128,7 +128,13 @@ def test_any_copy_swap_delete_or_duplicate_fails_require_pass(
 
 def test_a_multi_worker_run_regrades_in_a_fresh_process(tmp_path: Path) -> None:
     """Hole 4: task hashes survive pickling, so records made in workers grade afterwards."""
-    result = hw.run(tasks(), hw.oracle_agent("helpdesk"), samples=2, workers=2, out=tmp_path / "r")
+    result = hw.run(
+        tasks(),
+        hw.oracle_agent("helpdesk"),
+        samples=2,
+        executor=hw.Processes(2),
+        out=tmp_path / "r",
+    )
     assert result.counts.passed == 4
     fresh = scan_run(tmp_path / "r", hw.load_tasks("helpdesk"), write_counts=False).counts
     assert (fresh.passed, fresh.not_graded) == (4, 0)
