@@ -2,7 +2,8 @@
 
 It mirrors `harness_world.openai_agent`: the SDK client is built with ``max_retries=0`` and every
 retry goes through ``attempt.reserve(..., retry=True)``, so the record counts it; a request whose
-response is lost (connection error, timeout) keeps its reservation as uncertain exposure.
+response is lost (connection error, timeout) keeps its reservation as uncertain exposure and is
+counted as a lost request with its estimated prompt tokens.
 Overloaded (529), rate-limited (429), timed-out (408), conflicting (409) and server errors (5xx)
 are retried; any other status ends the attempt as ``error``.
 
@@ -87,11 +88,17 @@ class AnthropicAgent:
             base_url=self.base_url, api_key=self.api_key, max_retries=0, timeout=self.timeout_s
         )
 
+    def _prompt_tokens(self, messages: list[dict[str, Any]]) -> int:
+        """Estimated prompt tokens: the characters of the messages and the system prompt / 3.
+
+        A deliberate over-estimate (4 is typical); the tool schemas are not counted.
+        """
+        return (len(json.dumps(messages)) + len(self.system_prompt)) // 3 + 1
+
     def _estimate(self, messages: list[dict[str, Any]]) -> float:
-        # A deliberate over-estimate (4 characters per token is typical; 3 errs high).
-        prompt_tokens = (len(json.dumps(messages)) + len(self.system_prompt)) // 3 + 1
         return (
-            prompt_tokens * self.price_in_per_mtok + self.max_tokens * self.price_out_per_mtok
+            self._prompt_tokens(messages) * self.price_in_per_mtok
+            + self.max_tokens * self.price_out_per_mtok
         ) / 1e6
 
     def run(self, attempt: Attempt) -> str:
@@ -124,6 +131,7 @@ class AnthropicAgent:
             attempt,
             tries=self.max_retries + 1,
             estimate=self._estimate(messages),
+            input_tokens=self._prompt_tokens(messages),
             send=lambda: client.messages.create(**self._body(messages, tools)),
             settle=self._settle,
             errors=_errors(),
@@ -141,6 +149,7 @@ class AnthropicAgent:
             attempt,
             tries=self.max_retries + 1,
             estimate=self._estimate(messages),
+            input_tokens=self._prompt_tokens(messages),
             send=lambda: client.messages.create(**self._body(messages, tools)),
             settle=self._settle,
             errors=_errors(),

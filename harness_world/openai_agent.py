@@ -2,7 +2,12 @@
 
 The driver owns retries: the SDK client is built with ``max_retries=0`` and every retry goes
 through ``attempt.reserve(..., retry=True)``, so the record counts it. A request whose response is
-lost (connection error, timeout) keeps its reservation as uncertain exposure, never zero.
+lost (connection error, timeout) keeps its reservation as uncertain exposure, never zero, and is
+counted as a lost request with its estimated prompt tokens.
+
+With ``tool_calling="text"`` (a model served without tool calling) the tools are described in the
+system prompt instead of the API's ``tools`` parameter, the calls are read from the reply's text
+(`harness_world.running.text_tool_calls`) and their results go back as a user message.
 """
 
 from __future__ import annotations
@@ -17,6 +22,13 @@ import msgspec
 from harness_world.running.attempt import Attempt, Reservation
 from harness_world.running.context import ContextPolicy, bound_messages
 from harness_world.running.metered import ProviderErrors, metered_request, metered_request_async
+from harness_world.running.text_tool_calls import (
+    ToolCallMode,
+    parse_tool_calls,
+    rejection_note,
+    text_conversation,
+    tools_prompt,
+)
 from harness_world.running.user import GREETING
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "AsyncOpenAIAgent", "OpenAIAgent"]
@@ -46,6 +58,8 @@ class OpenAIAgent:
         name: A label for reports.
         context: Bounded context (diagnose): old tool results beyond its budget are sent as
             short notices; the record keeps them whole. Part of `settings`, so of the revision.
+        tool_calling: ``native`` (the API's tool calling) or ``text`` (tools described in the
+            system prompt, calls read from the reply's text): part of `settings` when ``text``.
     """
 
     model: str
@@ -60,6 +74,9 @@ class OpenAIAgent:
     price_out_per_mtok: float = 0.0
     name: str = "openai"
     context: ContextPolicy | None = None
+    tool_calling: ToolCallMode = attrs.field(
+        default="native", validator=attrs.validators.in_(("native", "text"))
+    )
 
     def settings(self) -> dict[str, Any]:
         """What changes results: model, temperature, limits, prices and the prompt's hash."""
@@ -75,6 +92,7 @@ class OpenAIAgent:
             **({"timeout_s": self.timeout_s} if self.timeout_s != 60.0 else {}),
             # present only when set, so revisions without a policy are unchanged
             **({"context": msgspec.to_builtins(self.context)} if self.context else {}),
+            **({"tool_calling": self.tool_calling} if self.tool_calling != "native" else {}),
         }
 
     def _client(self) -> Any:
@@ -89,11 +107,31 @@ class OpenAIAgent:
         )
 
     def _estimate(self, messages: list[dict[str, Any]]) -> float:
-        # A deliberate over-estimate (4 characters per token is typical; 3 errs high).
-        prompt_tokens = len(json.dumps(messages)) // 3 + 1
         return (
-            prompt_tokens * self.price_in_per_mtok + self.max_tokens * self.price_out_per_mtok
+            _prompt_tokens(messages) * self.price_in_per_mtok
+            + self.max_tokens * self.price_out_per_mtok
         ) / 1e6
+
+    def _wire(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """The messages as sent: bounded; in text mode as plain turns, tools in the system."""
+        prompt = bound_messages(messages, self.context)
+        if self.tool_calling == "native":
+            return prompt
+        prompt = text_conversation(prompt)
+        if prompt and prompt[0].get("role") == "system":
+            system = f"{prompt[0].get('content') or ''}\n\n{tools_prompt(tools)}"
+            prompt[0] = {"role": "system", "content": system}
+        return prompt
+
+    def _after(
+        self, attempt: Attempt, messages: list[dict[str, Any]], message: Any, names: set[str]
+    ) -> str | None:
+        """Run the reply's tool calls (native, or read from its text); the final message."""
+        if self.tool_calling == "native":
+            return _after_reply(attempt, messages, message)
+        return _after_text_reply(attempt, messages, message, names)
 
     def _start(self, attempt: Attempt) -> list[dict[str, Any]]:
         """System and user messages, then what a fork's agent has already seen (diagnose)."""
@@ -124,10 +162,11 @@ class OpenAIAgent:
         client = self._client()
         messages = self._start(attempt)
         tools = attempt.tool_schemas("openai")
+        names = _tool_names(tools)
         while True:
             attempt.begin_turn()
             message = self._request(client, attempt, messages, tools).choices[0].message
-            final = _after_reply(attempt, messages, message)
+            final = self._after(attempt, messages, message, names)
             if final is not None:
                 return final
 
@@ -139,11 +178,12 @@ class OpenAIAgent:
         tools: list[dict[str, Any]],
     ) -> Any:
         """One model request with the driver's own retries, each metered by the attempt."""
-        prompt = bound_messages(messages, self.context)  # bounded context
+        prompt = self._wire(messages, tools)  # bounded context; text mode's plain turns
         return metered_request(
             attempt,
             tries=self.max_retries + 1,
             estimate=self._estimate(prompt),
+            input_tokens=_prompt_tokens(prompt),
             send=lambda: client.chat.completions.create(**self._body(prompt, tools)),
             settle=self._settle,
             errors=_errors(),
@@ -157,21 +197,25 @@ class OpenAIAgent:
         tools: list[dict[str, Any]],
     ) -> Any:
         """`_request` over the SDK's async client: the same tries, metering and outcomes."""
-        prompt = bound_messages(messages, self.context)
+        prompt = self._wire(messages, tools)
         return await metered_request_async(
             attempt,
             tries=self.max_retries + 1,
             estimate=self._estimate(prompt),
+            input_tokens=_prompt_tokens(prompt),
             send=lambda: client.chat.completions.create(**self._body(prompt, tools)),
             settle=self._settle,
             errors=_errors(),
         )
 
     def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        # In text mode the tools are in the system message: a server without tool support
+        # may refuse a request that names them.
+        offered = {"tools": tools} if self.tool_calling == "native" else {}
         return {
             "model": self.model,
             "messages": messages,
-            "tools": tools,
+            **offered,
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
         }
@@ -220,11 +264,12 @@ class AsyncOpenAIAgent:
         )
         messages = cfg._start(attempt)
         tools = attempt.tool_schemas("openai")
+        names = _tool_names(tools)
         async with client:
             while True:
                 attempt.begin_turn()
                 reply = await cfg._arequest(client, attempt, messages, tools)
-                final = _after_reply(attempt, messages, reply.choices[0].message)
+                final = cfg._after(attempt, messages, reply.choices[0].message, names)
                 if final is not None:
                     return final
 
@@ -238,18 +283,69 @@ def _errors() -> ProviderErrors:
     )
 
 
+def _prompt_tokens(messages: list[dict[str, Any]]) -> int:
+    """Estimated prompt tokens of the messages sent: their JSON characters / 3.
+
+    A deliberate over-estimate (4 is typical); the tool schemas of a native request are not
+    counted.
+    """
+    return len(json.dumps(messages)) // 3 + 1
+
+
+def _tool_names(tools: list[dict[str, Any]]) -> set[str]:
+    return {str(t.get("function", {}).get("name", "")) for t in tools}
+
+
 def _after_reply(attempt: Attempt, messages: list[dict[str, Any]], message: Any) -> str | None:
     """Run the reply's tool calls (or pass its text to the user); the final message, or None."""
     calls = message.tool_calls or []
     messages.append(_assistant_entry(message, calls))
     if not calls:
-        answer = _to_user(attempt, message.content or "")
-        if answer is None:
-            return str(message.content or "")
-        messages.append({"role": "user", "content": answer})
-        return None
+        return _answer(attempt, messages, str(message.content or ""))
     for tool_call in calls:
         messages.append(_tool_reply(attempt, tool_call))
+    return None
+
+
+def _answer(attempt: Attempt, messages: list[dict[str, Any]], text: str) -> str | None:
+    """A reply without tool calls: the final message, or None once the user has answered it."""
+    answer = _to_user(attempt, text)
+    if answer is None:
+        return text
+    messages.append({"role": "user", "content": answer})
+    return None
+
+
+def _after_text_reply(
+    attempt: Attempt, messages: list[dict[str, Any]], message: Any, names: set[str]
+) -> str | None:
+    """Text mode: run the calls written in the reply's text; without any, it is an answer.
+
+    The conversation keeps the native shape (an assistant entry with ``tool_calls``, one tool
+    message per result) with ids made here; `text_conversation` writes it as plain turns.
+    """
+    text = str(message.content or "")
+    parsed = parse_tool_calls(text, names)
+    if not parsed.calls:
+        messages.append({"role": "assistant", "content": text})
+        return _answer(attempt, messages, text)
+    turn = sum(1 for m in messages if m.get("role") == "assistant")
+    ids = [f"text_{turn}_{i}" for i in range(len(parsed.calls))]
+    entries = [
+        {
+            "id": call_id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+        }
+        for call_id, call in zip(ids, parsed.calls, strict=True)
+    ]
+    messages.append({"role": "assistant", "content": text, "tool_calls": entries})
+    for call_id, call in zip(ids, parsed.calls, strict=True):
+        observation = attempt.call(call.name, call.arguments)
+        content = attempt.render(observation)
+        messages.append({"role": "tool", "tool_call_id": call_id, "content": content})
+    if parsed.rejected:
+        messages.append({"role": "user", "content": rejection_note(parsed.rejected)})
     return None
 
 

@@ -1,13 +1,15 @@
 """A chat-completions server on loopback that plays a scripted model: no network, no key.
 
 The "model" is a function from the conversation so far to the next assistant message. The
-server can fail the first N requests with HTTP 500 to exercise the driver's retries.
+server can fail the first N requests with HTTP 500 to exercise the driver's retries, or stall
+them past the client's timeout (a lost response, as from a cold local model).
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -38,10 +40,30 @@ def scripted_brain(steps: list[list[tuple[str, dict[str, Any]]] | str]) -> Brain
     return brain
 
 
+def text_brain(steps: list[str]) -> Brain:
+    """A model without tool calling: each step is the text of its reply, by assistant turns."""
+
+    def brain(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        turn = sum(1 for m in messages if m["role"] == "assistant")
+        return {"role": "assistant", "content": steps[min(turn, len(steps) - 1)]}
+
+    return brain
+
+
 @contextmanager
-def fake_openai(brain: Brain, *, fail_first: int = 0) -> Iterator[dict[str, Any]]:
-    """Serve the brain on 127.0.0.1; yields {"base_url", "requests"} (the bodies received)."""
-    state: dict[str, Any] = {"requests": [], "failures_left": fail_first}
+def fake_openai(
+    brain: Brain, *, fail_first: int = 0, stall_first: int = 0, stall_s: float = 0.0
+) -> Iterator[dict[str, Any]]:
+    """Serve the brain on 127.0.0.1; yields {"base_url", "requests"} (the bodies received).
+
+    The first ``fail_first`` requests get HTTP 500; the next ``stall_first`` are answered only
+    after ``stall_s`` seconds (set the client's timeout below it to lose their responses).
+    """
+    state: dict[str, Any] = {
+        "requests": [],
+        "failures_left": fail_first,
+        "stalls_left": stall_first,
+    }
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: Any) -> None:
@@ -55,6 +77,9 @@ def fake_openai(brain: Brain, *, fail_first: int = 0) -> Iterator[dict[str, Any]
                 state["failures_left"] -= 1
                 self._send(500, {"error": {"message": "overloaded", "type": "server_error"}})
                 return
+            if state["stalls_left"] > 0:
+                state["stalls_left"] -= 1
+                time.sleep(stall_s)  # the client has given up by now: the response is lost
             message = brain(body["messages"])
             prompt = len(json.dumps(body["messages"])) // 4
             self._send(
@@ -81,11 +106,14 @@ def fake_openai(brain: Brain, *, fail_first: int = 0) -> Iterator[dict[str, Any]
 
         def _send(self, status: int, payload: dict[str, Any]) -> None:
             data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            try:
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # a client that timed out has closed the connection
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

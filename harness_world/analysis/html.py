@@ -411,9 +411,10 @@ def _vector_section(view: RunView, plot: Plot | None) -> str:
     rates = [
         (name, _interval(p), f"{p.successes}/{p.trials}") for name, p in _rate_rows(view.report)
     ]
+    headers = ["re-run attempts" if k == "retried" else k for k in keys]  # not requests
     return (
         "<h2>Denominators and the result vector</h2>"
-        + _table(keys, [[getattr(c, k) for k in keys]], "every scheduled attempt, once")
+        + _table(headers, [[getattr(c, k) for k in keys]], "every scheduled attempt, once")
         + _table(["rate", "estimate [Wilson 95 %]", "of"], rates)
         + f"<p>pass rate {_interval(view.report.pass_rate)}; completed but failed "
         f"{view.report.completed_but_failed}; completed first try "

@@ -26,6 +26,7 @@ __all__ = [
     "FailedTask",
     "FamilyFigures",
     "HarnessLayer",
+    "ModelRequests",
     "PerAttempt",
     "RunReport",
     "build_report",
@@ -60,6 +61,28 @@ class PerAttempt(msgspec.Struct, frozen=True, kw_only=True):
     tokens_per_pass: float | None
     cost_per_pass: float | None
     user_turns: float | msgspec.UnsetType | None = msgspec.UNSET
+
+
+class ModelRequests(msgspec.Struct, frozen=True, kw_only=True):
+    """Model requests that failed within attempts, over every executed slot of the run.
+
+    These are the agent drivers' own request retries, not re-run attempts (``counts.retried``
+    counts those); a slot's failed tries are included.
+
+    Attributes:
+        retried: Requests that repeated a failed one (an error status, a lost response).
+        lost: Requests whose response never arrived (timeout, connection error): the provider
+            may have spent tokens on them.
+        lost_input_tokens_estimate: The prompt tokens of the lost requests, as the drivers
+            *estimated* them from what they sent (no response reports them; their output
+            tokens are unknown). Not part of the token figures of `PerAttempt`.
+        attempts: Executed slots with at least one retried or lost request.
+    """
+
+    retried: int = 0
+    lost: int = 0
+    lost_input_tokens_estimate: int = 0
+    attempts: int = 0
 
 
 class FamilyFigures(msgspec.Struct, frozen=True, kw_only=True):
@@ -121,7 +144,7 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
         out: The run directory.
         revision: The revision id.
         agent: The agent's name.
-        counts: Scheduled, executed, valid, invalid, retried, missing.
+        counts: Scheduled, executed, valid, invalid, retried (re-run attempts), missing.
         pass_rate: passed / valid attempts with its Wilson 95 % interval (null: none valid).
         completed_but_failed: Valid attempts that ended ``completed`` and failed their grade.
         first_try_completed: Attempts completed on their first execution.
@@ -134,6 +157,7 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
         failed_tasks: Tasks with failed attempts and the criteria that failed them.
         attempts: Every scheduled slot, judged (missing ones included).
         harness: The harness layer over the graded valid attempts (not part of the pass rate).
+        requests: Retried and lost model requests within the attempts.
     """
 
     out: str
@@ -152,6 +176,7 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
     failed_tasks: list[FailedTask]
     attempts: list[SlotResult]
     harness: HarnessLayer = HarnessLayer(graded=0, clean=0, failed={})
+    requests: ModelRequests = ModelRequests()
 
 
 def run_rows(
@@ -234,6 +259,16 @@ def _user_turns(
     return _mean(sum(turns), len(valid))
 
 
+def _model_requests(slots: list[SlotResult]) -> ModelRequests:
+    executed = [s for s in slots if s.evidence != "missing"]
+    return ModelRequests(
+        retried=sum(s.retried_requests for s in executed),
+        lost=sum(s.lost_requests for s in executed),
+        lost_input_tokens_estimate=sum(s.lost_input_tokens_estimate for s in executed),
+        attempts=sum(1 for s in executed if s.retried_requests or s.lost_requests),
+    )
+
+
 def _families(scan: RunScan) -> list[FamilyFigures]:
     members: dict[str, list[SlotResult]] = {}
     for slot in scan.slots:
@@ -310,6 +345,7 @@ def report_from_scan(scan: RunScan) -> RunReport:
         failed_tasks=_failed_tasks(slots),
         attempts=slots,
         harness=_harness_layer(valid),
+        requests=_model_requests(slots),
     )
 
 

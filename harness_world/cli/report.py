@@ -38,9 +38,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="a run's results with explicit denominators",
         description=(
             "Replay every record of a run directory and report: scheduled, executed, valid, "
-            "invalid and retried attempts; completed-but-failed; first-try vs eventual completion; "
+            "invalid and re-run attempts; completed-but-failed; first-try vs eventual completion; "
             "pass^k and pass@k for k = 1..samples; consumption per attempt and per passed attempt "
-            "(undefined, not zero, when nothing passed); latency p50/p95; figures per task family."
+            "(undefined, not zero, when nothing passed); retried and lost model requests; "
+            "latency p50/p95; figures per task family."
         ),
     )
     parser.add_argument("run", type=Path, help="a run directory")
@@ -66,6 +67,10 @@ def _reader_options(args: argparse.Namespace) -> str:
     """The reader's own ``--world``/``--tasks``, as they would be typed again."""
     worlds = "".join(f" --world {w}" for w in args.worlds or [])
     return worlds + (f" --tasks {args.task_folder}" if args.task_folder else "")
+
+
+_COUNT_LABELS = {"retried": "re-run attempts"}
+"""Column headers that say more than the field's name."""
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
@@ -164,7 +169,9 @@ def _print_counts(report: RunReport) -> None:
     inv = report.counts
     print(f"run {report.out}  revision {report.revision[:16]}  agent {report.agent}")
     keys = ["scheduled", "executed", "valid", "invalid", "retried", "missing"]
-    print(render_table(keys, [[str(getattr(inv, k)) for k in keys]]))
+    # `retried` counts attempts executed again, not model requests (see _print_requests)
+    headers = [_COUNT_LABELS.get(k, k) for k in keys]
+    print(render_table(headers, [[str(getattr(inv, k)) for k in keys]]))
     print(
         f"\npassed {inv.passed} of {inv.valid} valid attempts: pass rate "
         f"{_interval(report.pass_rate)} (Wilson 95 %); "
@@ -231,6 +238,24 @@ def _print_consumption(report: RunReport) -> None:
     )
 
 
+def _print_requests(report: RunReport) -> None:
+    """Retried and lost model requests, when the run made any model request at all."""
+    figures = report.requests
+    if not (figures.retried or figures.lost or any(s.requests for s in report.attempts)):
+        return
+    line = (
+        f"model requests within attempts: {figures.retried} retried, {figures.lost} lost "
+        f"(in {figures.attempts} attempt{'' if figures.attempts == 1 else 's'}, failed tries "
+        "included)"
+    )
+    if figures.lost:
+        line += (
+            f"; lost requests' prompt tokens ≈ {figures.lost_input_tokens_estimate} "
+            "(estimated, not in the token figures; their output tokens are unknown)"
+        )
+    print(line)
+
+
 def _print_families_and_failures(report: RunReport) -> None:
     rows = [
         [f.family, str(f.tasks), str(f.valid), str(f.passed), _interval(f.interval)]
@@ -257,4 +282,5 @@ def _print(report: RunReport) -> None:
     _print_counts(report)
     _print_pass_k(report)
     _print_consumption(report)
+    _print_requests(report)
     _print_families_and_failures(report)

@@ -157,6 +157,15 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
         "local model may need more for its first request)",
     )
     openai.add_argument(
+        "--tool-calling",
+        choices=("native", "text"),
+        default="native",
+        help="openai only. native: the API's tool calling; text: for a model without it, the "
+        "tools are described in the system prompt and calls are read from the reply's text "
+        "(<tool_call> blocks, fenced or bare JSON objects), results sent back as a user "
+        "message (pinned in the revision when text)",
+    )
+    openai.add_argument(
         "--system-prompt-file", type=Path, help="system prompt text (hashed into the revision)"
     )
     openai.add_argument("--price-in", type=float, default=0.0, help="USD per million prompt tokens")
@@ -251,10 +260,13 @@ def _agent(args: argparse.Namespace, choice: WorldChoice | None = None) -> Agent
         system_prompt=prompt,
         price_in_per_mtok=args.price_in,
         price_out_per_mtok=args.price_out,
+        tool_calling=args.tool_calling,
     )
 
 
 def _anthropic_agent(args: argparse.Namespace) -> Agent:
+    if args.tool_calling != "native":
+        raise ValueError("--tool-calling text is for --agent openai (the Messages API has tools)")
     if importlib.util.find_spec("anthropic") is None:
         raise ValueError(
             "--agent anthropic needs the extra: pip install 'harness_world[anthropic]'"

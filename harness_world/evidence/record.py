@@ -90,6 +90,11 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True):
         cost: Money spent, in US dollars, as reported or priced.
         uncertain_cost: Money reserved for requests whose response was lost: exposure of
             unknown size, never counted as zero.
+        lost_requests: Requests whose response never arrived (connection error, timeout, or
+            still open when the attempt ended): the provider may have spent tokens on them.
+        lost_input_tokens_estimate: The prompt tokens of those requests, *estimated* from the
+            prompt the driver sent (no response reports them); their output tokens are unknown.
+            Not part of ``input_tokens``.
     """
 
     turns: int = 0
@@ -99,6 +104,8 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True):
     output_tokens: int = 0
     cost: float = 0.0
     uncertain_cost: float = 0.0
+    lost_requests: int = 0
+    lost_input_tokens_estimate: int = 0
 
 
 class RecordContext(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -212,12 +219,46 @@ class RecordError(HarnessWorldError):
     """A record file could not be read: missing, truncated, malformed, or of another format."""
 
 
+class _DigestUsage(msgspec.Struct, frozen=True, kw_only=True):
+    """What the digest hashes of `Usage`.
+
+    The counters added after the format's first release are unset while they are zero, so a
+    record made before them keeps its digest.
+    """
+
+    turns: int
+    requests: int
+    retries: int
+    input_tokens: int
+    output_tokens: int
+    cost: float
+    uncertain_cost: float
+    lost_requests: int | UnsetType = UNSET
+    lost_input_tokens_estimate: int | UnsetType = UNSET
+
+    @classmethod
+    def of(cls, usage: Usage) -> _DigestUsage:
+        """The digest's view of ``usage``."""
+        return cls(
+            turns=usage.turns,
+            requests=usage.requests,
+            retries=usage.retries,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cost=usage.cost,
+            uncertain_cost=usage.uncertain_cost,
+            lost_requests=usage.lost_requests or UNSET,
+            lost_input_tokens_estimate=usage.lost_input_tokens_estimate or UNSET,
+        )
+
+
 class _DigestBody(msgspec.Struct, frozen=True, kw_only=True):
     """What the digest hashes: a record without ``digest`` and ``context`` (both blanked).
 
     Encoded with sorted keys, it is byte for byte the canonical JSON of the record's builtins
     with those two fields blanked; fields added after the format's first release are unset
-    while they hold nothing (a null ``faults``, empty ``user_turns``), so older records keep
+    while they hold nothing (a null ``faults``, empty ``user_turns``, zero usage counters of
+    lost requests), so older records keep
     their digests. ``calls`` and ``final`` may be pre-encoded `msgspec.Raw` JSON (replay has
     encoded them to compare them; splicing saves encoding them again).
     """
@@ -233,7 +274,7 @@ class _DigestBody(msgspec.Struct, frozen=True, kw_only=True):
     final: Any
     outcome: Outcome
     final_message: str
-    usage: Usage
+    usage: _DigestUsage
     user_turns: list[UserTurn] | UnsetType = UNSET
     digest: str = ""
     context: RecordContext = RecordContext()
@@ -267,7 +308,7 @@ def record_digest(
         final=record.final if final_json is None else msgspec.Raw(final_json),
         outcome=record.outcome,
         final_message=record.final_message,
-        usage=record.usage,
+        usage=_DigestUsage.of(record.usage),
         user_turns=record.user_turns or UNSET,
         faults=UNSET if record.faults is None else record.faults,
         synthetic=record.synthetic,

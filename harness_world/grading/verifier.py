@@ -32,7 +32,7 @@ from harness_world.engine.paths import builtin_dir
 from harness_world.engine.world import World, WorldError, load_trusted_world, load_world
 from harness_world.errors import HarnessWorldError
 from harness_world.evidence.binding import IndexEntry, binding_problem
-from harness_world.evidence.record import Record, RecordError, decode_record, load_record
+from harness_world.evidence.record import Record, RecordError, Usage, decode_record, load_record
 from harness_world.evidence.replay import ReplayBound
 from harness_world.grading.task import Task
 from harness_world.grading.verify import Verification, verify
@@ -50,6 +50,7 @@ __all__ = [
     "WorldRefused",
     "judge_record",
     "retry_cost",
+    "tries_usage",
 ]
 
 COUNTED = ("completed", "error", "turn_limit", "budget_limit")
@@ -128,6 +129,8 @@ class Slot(msgspec.Struct, frozen=True, kw_only=True):
         tool_calls: The run's own tool-call budget override (None: the task's budget).
         retried: Earlier tries that ended in error and were executed again.
         retry_cost: What those tries cost.
+        earlier: What those tries consumed, summed (`tries_usage`): their model requests,
+            retried and lost ones included, count in the slot's request figures.
     """
 
     path: str
@@ -139,6 +142,7 @@ class Slot(msgspec.Struct, frozen=True, kw_only=True):
     tool_calls: int | None = None
     retried: int = 0
     retry_cost: float = 0.0
+    earlier: Usage = Usage()
 
     def result(self, evidence: SlotEvidence, **fields: Any) -> SlotResult:
         """The slot's result, decided without (or before) replaying its record."""
@@ -171,7 +175,13 @@ class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
         input_tokens: Prompt tokens.
         output_tokens: Completion tokens.
         cost: US dollars, uncertain exposure included.
-        retried: Tries of this slot that ended in error and were executed again.
+        retried_requests: Model requests that repeated a failed one (the driver's own
+            retries, ``usage.retries``), in the final record and the slot's failed tries.
+        lost_requests: Model requests whose response never arrived, counted the same way.
+        lost_input_tokens_estimate: Their prompt tokens, as the driver estimated them (not
+            in ``input_tokens``; their output tokens are unknown).
+        retried: Tries of this slot that ended in error and were executed again (re-run
+            attempts, not requests).
         retry_cost: What those tries cost.
         latency_s: Wall-clock duration (context).
         user_turns: Exchanges with a simulated user; unset (left out of JSON) for a record
@@ -196,6 +206,9 @@ class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
     input_tokens: int = 0
     output_tokens: int = 0
     cost: float = 0.0
+    retried_requests: int = 0
+    lost_requests: int = 0
+    lost_input_tokens_estimate: int = 0
     retried: int = 0
     retry_cost: float = 0.0
     latency_s: float = 0.0
@@ -259,20 +272,30 @@ Observer = Callable[[Path, VerifiedRecord], None]
 verified record is bound to its slot, so its ``task_id`` and ``sample`` name the slot."""
 
 
-def retry_cost(paths: Sequence[Path]) -> float:
-    """What a slot's failed tries cost (US dollars, uncertain exposure included).
+_NOTHING_SPENT = Usage()
 
-    An unreadable try costs nothing here: it is kept for people to read, and its cost is
-    the provider's bill, not evidence.
+
+def tries_usage(paths: Sequence[Path]) -> Usage:
+    """What a slot's failed tries consumed, every usage field summed over their records.
+
+    An unreadable try counts nothing here: it is kept for people to read, and what it spent
+    is the provider's bill, not evidence.
     """
-    cost = 0.0
+    total = {field: getattr(Usage(), field) for field in Usage.__struct_fields__}
     for path in paths:
         try:
             spent = load_record(path).usage
         except RecordError:
             continue
-        cost += spent.cost + spent.uncertain_cost
-    return cost
+        for field in total:
+            total[field] += getattr(spent, field)
+    return Usage(**total)
+
+
+def retry_cost(paths: Sequence[Path]) -> float:
+    """What a slot's failed tries cost (US dollars, uncertain exposure included)."""
+    spent = tries_usage(paths)
+    return spent.cost + spent.uncertain_cost
 
 
 def _record_at(path: Path, data: bytes | None) -> Record:
@@ -332,8 +355,9 @@ def _slot_result(
     *,
     retried: int,
     spent_before: float,
+    earlier: Usage = _NOTHING_SPENT,
 ) -> SlotResult:
-    """A slot's result from its record and verification."""
+    """A slot's result from its record and verification (and what its failed tries spent)."""
     grade = result.grade
     usage = record.usage
     not_graded = result.not_graded
@@ -360,6 +384,10 @@ def _slot_result(
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         cost=usage.cost + usage.uncertain_cost,
+        retried_requests=usage.retries + earlier.retries,
+        lost_requests=usage.lost_requests + earlier.lost_requests,
+        lost_input_tokens_estimate=usage.lost_input_tokens_estimate
+        + earlier.lost_input_tokens_estimate,
         retried=retried,
         retry_cost=spent_before,
         latency_s=record.context.latency_s,
@@ -382,8 +410,15 @@ def judge_record(
     an attempt this process ran is evidence of its own cost, not an attack on the verifier.
     """
     result = _replayed(record, world, task, calls=None, work=None)
+    earlier = tries_usage(retries)
     return _slot_result(
-        record, result, path, task, retried=len(retries), spent_before=retry_cost(retries)
+        record,
+        result,
+        path,
+        task,
+        retried=len(retries),
+        spent_before=earlier.cost + earlier.uncertain_cost,
+        earlier=earlier,
     )
 
 
@@ -493,7 +528,13 @@ class Verifier:
         if observe is not None and result.evidence == "verified":
             observe(path, VerifiedRecord(record, world, task, result))
         return _slot_result(
-            record, result, path, task, retried=slot.retried, spent_before=slot.retry_cost
+            record,
+            result,
+            path,
+            task,
+            retried=slot.retried,
+            spent_before=slot.retry_cost,
+            earlier=slot.earlier,
         )
 
     def check_file(self, path: Path, data: bytes | None = None) -> FileVerdict:

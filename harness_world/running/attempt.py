@@ -90,10 +90,13 @@ class Reservation:
     Attributes:
         amount: The estimate reserved, in US dollars.
         number: The request's number within the attempt.
+        input_tokens: The driver's estimate of the request's prompt tokens (0: none given),
+            counted as ``lost_input_tokens_estimate`` if the response is lost.
     """
 
     amount: float
     number: int
+    input_tokens: int = 0
 
 
 @attrs.define(slots=True, eq=False)
@@ -126,7 +129,7 @@ class Attempt:
     _session: Session = attrs.field(init=False)
     _usage: dict[str, Any] = attrs.field(init=False)
     _outcome: Outcome | None = attrs.field(init=False, default=None)
-    _open_reservations: dict[int, float] = attrs.field(init=False, factory=dict)
+    _open_reservations: dict[int, Reservation] = attrs.field(init=False, factory=dict)
     _started: float = attrs.field(init=False, factory=time.time)
     _sealed: bool = attrs.field(init=False, default=False)
 
@@ -211,8 +214,16 @@ class Attempt:
             self._end("turn_limit", f"turn budget of {limit} reached")
         self._usage["turns"] += 1
 
-    def reserve(self, estimate: float, *, retry: bool = False) -> Reservation:
+    def reserve(
+        self, estimate: float, *, retry: bool = False, input_tokens: int = 0
+    ) -> Reservation:
         """Reserve money for one request BEFORE dispatching it; counts the request.
+
+        Args:
+            estimate: US dollars the request may cost at most.
+            retry: Whether it repeats an earlier request (counted in ``retries``).
+            input_tokens: The estimated prompt tokens of the request, for the record's
+                ``lost_input_tokens_estimate`` should its response be lost.
 
         Raises:
             AttemptEnded: when the request or money budget would be exceeded; nothing is
@@ -225,16 +236,18 @@ class Attempt:
         committed = (
             self._usage["cost"]
             + self._usage["uncertain_cost"]
-            + sum(self._open_reservations.values())
+            + sum(r.amount for r in self._open_reservations.values())
         )
         if limits.cost is not None and committed + estimate > limits.cost:
             self._end("budget_limit", f"cost budget of ${limits.cost} would be exceeded")
         self._usage["requests"] += 1
         if retry:
             self._usage["retries"] += 1
-        number = self._usage["requests"]
-        self._open_reservations[number] = estimate
-        return Reservation(amount=estimate, number=number)
+        reservation = Reservation(
+            amount=estimate, number=self._usage["requests"], input_tokens=max(0, input_tokens)
+        )
+        self._open_reservations[reservation.number] = reservation
+        return reservation
 
     def settle(
         self, reservation: Reservation, *, cost: float, input_tokens: int, output_tokens: int
@@ -258,9 +271,18 @@ class Attempt:
             self._end("budget_limit", f"cost budget of ${limits.cost} exceeded")
 
     def lost(self, reservation: Reservation) -> None:
-        """A request whose response never came: its reservation stays as uncertain exposure."""
-        amount = self._open_reservations.pop(reservation.number, reservation.amount)
-        self._usage["uncertain_cost"] += amount
+        """A request whose response never came: its reservation stays as uncertain exposure.
+
+        It is counted in ``lost_requests``, its estimated prompt tokens in
+        ``lost_input_tokens_estimate`` (the provider may have spent them; nothing reports it).
+        """
+        self._open_reservations.pop(reservation.number, None)
+        self._count_lost(reservation)
+
+    def _count_lost(self, reservation: Reservation) -> None:
+        self._usage["uncertain_cost"] += reservation.amount
+        self._usage["lost_requests"] += 1
+        self._usage["lost_input_tokens_estimate"] += reservation.input_tokens
 
     def declare_usage(self, **fields: Any) -> None:
         """Set usage fields directly (scripted agents standing in for a model's consumption)."""
@@ -317,8 +339,8 @@ class Attempt:
         final_message = clean_text(final_message)  # limits: no lone surrogate in a record
         if self._outcome is None:
             self._outcome = Outcome(status="completed")
-        for number, amount in sorted(self._open_reservations.items()):
-            self._usage["uncertain_cost"] += amount
+        for number, reservation in sorted(self._open_reservations.items()):
+            self._count_lost(reservation)  # dispatched, never settled: as good as lost
             del self._open_reservations[number]
         finished = time.time()
         base = context or RecordContext()

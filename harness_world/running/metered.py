@@ -3,9 +3,10 @@
 Every provider driver (OpenAI-compatible, Anthropic; sync and async clients) sends a request the
 same way: reserve the money a try may cost before sending it, send, then settle what the
 response reports; a lost response (connection error, timeout) keeps its reservation as
-uncertain exposure, an error status settles at zero, and transient failures are tried again up
-to the driver's limit. Only what differs per provider is passed in: how to send, how to settle
-a response, and which errors are which (`ProviderErrors`).
+uncertain exposure and is counted as a lost request with its estimated prompt tokens, an error
+status settles at zero, and transient failures are tried again up to the driver's limit. Only
+what differs per provider is passed in: how to send, how to settle a response, and which errors
+are which (`ProviderErrors`).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ def metered_request(
     send: Callable[[], Any],
     settle: Settle,
     errors: ProviderErrors,
+    input_tokens: int = 0,
 ) -> Any:
     """Send one model request, trying at most ``tries`` times, each try metered.
 
@@ -70,13 +72,14 @@ def metered_request(
         send: Sends the request once and returns the response.
         settle: Settles a response's reported usage against its reservation.
         errors: What the SDK's errors mean.
+        input_tokens: The estimated prompt tokens of one try (recorded for lost tries).
 
     Raises:
         InfrastructureError: when every try failed, or a failure is not worth another try.
     """
     failure = ""
     for try_number in range(tries):
-        reservation = attempt.reserve(estimate, retry=try_number > 0)
+        reservation = attempt.reserve(estimate, retry=try_number > 0, input_tokens=input_tokens)
         try:
             response = send()
         except errors.api_error as exc:
@@ -97,11 +100,12 @@ async def metered_request_async(
     send: Callable[[], Awaitable[Any]],
     settle: Settle,
     errors: ProviderErrors,
+    input_tokens: int = 0,
 ) -> Any:
     """`metered_request` over an async client: the same tries, metering and outcomes."""
     failure = ""
     for try_number in range(tries):
-        reservation = attempt.reserve(estimate, retry=try_number > 0)
+        reservation = attempt.reserve(estimate, retry=try_number > 0, input_tokens=input_tokens)
         try:
             response = await send()
         except errors.api_error as exc:

@@ -34,7 +34,7 @@ from harness_world.errors import HarnessWorldError
 from harness_world.evidence.binding import IndexEntry
 from harness_world.evidence.record import encode_record, write_atomically
 from harness_world.grading.task import Task
-from harness_world.grading.verifier import SlotResult, judge_record, retry_cost
+from harness_world.grading.verifier import SlotResult, judge_record, tries_usage
 from harness_world.running.agents import Agent, drive
 from harness_world.running.attempt import AttemptLimits
 from harness_world.running.commit import Committer, Finished, finished
@@ -219,7 +219,16 @@ def _with_retries(unit: Unit, result: SlotResult) -> SlotResult:
     earlier = [
         path.with_name(f"{unit.sample}.failed-{n}.json") for n in range(1, unit.try_number + 1)
     ]
-    return msgspec.structs.replace(result, retried=unit.try_number, retry_cost=retry_cost(earlier))
+    spent = tries_usage(earlier)
+    return msgspec.structs.replace(
+        result,
+        retried=unit.try_number,
+        retry_cost=spent.cost + spent.uncertain_cost,
+        retried_requests=result.retried_requests + spent.retries,
+        lost_requests=result.lost_requests + spent.lost_requests,
+        lost_input_tokens_estimate=result.lost_input_tokens_estimate
+        + spent.lost_input_tokens_estimate,
+    )
 
 
 def _share_plugins(ray: Any) -> None:

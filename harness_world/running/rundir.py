@@ -31,6 +31,7 @@ import msgspec
 from harness_world.engine.limits import task_id_problem
 from harness_world.engine.world import World
 from harness_world.evidence.binding import IndexEntry, read_index
+from harness_world.evidence.record import Usage
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.verifier import (
     Observer,
@@ -38,7 +39,7 @@ from harness_world.grading.verifier import (
     SlotResult,
     TrustRoot,
     Verifier,
-    retry_cost,
+    tries_usage,
 )
 from harness_world.running.revision import (
     Revision,
@@ -367,6 +368,7 @@ def _slot(
     override = manifest.limits.get("tool_calls")
     calls = override if isinstance(override, int) and not isinstance(override, bool) else None
     earlier = tries or []
+    spent = tries_usage(earlier) if earlier else Usage()
     return Slot(
         path=str(record_path(root, task_id, sample)),
         task_id=task_id,
@@ -376,7 +378,8 @@ def _slot(
         entry=entry,
         tool_calls=calls,
         retried=len(earlier),
-        retry_cost=retry_cost(earlier) if earlier else 0.0,
+        retry_cost=spent.cost + spent.uncertain_cost,
+        earlier=spent,
     )
 
 

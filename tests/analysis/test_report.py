@@ -12,6 +12,7 @@ from harness_world.analysis import build_report, read_results
 from harness_world.cli import main
 from harness_world.coverage import load_mutants, load_oracles
 from harness_world.running import run
+from harness_world.running.scripted import ScriptContext
 
 BROKEN = [
     "helpdesk.escalate_outage",
@@ -154,3 +155,51 @@ def test_report_survives_a_missing_sample_and_a_file_path(
     assert [p.k for p in report.pass_k] == [1, 2] and report.counts.missing == 2
     assert main(["report", str(tmp_path / "r" / "manifest.json")]) == 2
     assert capsys.readouterr().err.startswith("error: ")
+
+
+def test_report_counts_retried_and_lost_model_requests_apart_from_re_run_attempts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A first try whose requests all timed out (infrastructure: executed again), then a try
+    that lost one request and passed: the request figures sum both; the re-run is one attempt."""
+    from harness_world.running import InfrastructureError
+
+    task = next(t for t in hw.load_tasks("helpdesk") if t.id == "helpdesk.reply_and_solve")
+    oracle = load_oracles("helpdesk")[task.id]
+    tries: list[int] = []
+
+    def cold_model(ctx: ScriptContext) -> str:
+        tries.append(1)
+        if len(tries) == 1:
+            ctx.declare_usage(
+                requests=3, retries=2, lost_requests=3, lost_input_tokens_estimate=900
+            )
+            raise InfrastructureError("model request failed after 3 tries: APITimeoutError")
+        ctx.declare_usage(requests=5, retries=1, lost_requests=1, lost_input_tokens_estimate=310)
+        return oracle(ctx)
+
+    agent = hw.ScriptedAgent(name="cold", scripts={task.id: cold_model})
+    run([task], agent, samples=1, out=tmp_path / "r", retries=1)
+    assert main(["report", str(tmp_path / "r"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["counts"]["retried"] == 1 and report["counts"]["passed"] == 1
+    assert report["requests"] == {
+        "retried": 3,
+        "lost": 4,
+        "lost_input_tokens_estimate": 1210,
+        "attempts": 1,
+    }
+    slot = report["attempts"][0]
+    assert (slot["retried_requests"], slot["lost_requests"]) == (3, 4)
+    assert main(["report", str(tmp_path / "r")]) == 0
+    text = capsys.readouterr().out
+    assert "re-run attempts" in text.splitlines()[1]
+    assert "model requests within attempts: 3 retried, 4 lost (in 1 attempt," in text
+    assert "prompt tokens ≈ 1210 (estimated" in text
+
+
+def test_a_run_without_model_requests_prints_no_request_line(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", str(runs["main"])]) == 0
+    assert "model requests within attempts" not in capsys.readouterr().out

@@ -13,13 +13,17 @@ from harness_world.evidence import RecordContext, UserTurn, record_digest, repla
 
 def _plain_digest(record: hw.Record) -> str:
     """The digest's definition: canonical JSON of the record's builtins, digest and context
-    blanked, ``faults`` left out while null and ``user_turns`` while empty."""
+    blanked, ``faults`` left out while null, ``user_turns`` while empty, and the usage
+    counters of lost requests while zero."""
     body = msgspec.structs.replace(record, digest="", context=RecordContext())
     plain = msgspec.to_builtins(body)
     if record.faults is None:
         del plain["faults"]
     if not record.user_turns:
         del plain["user_turns"]
+    for counter in ("lost_requests", "lost_input_tokens_estimate"):
+        if not plain["usage"][counter]:
+            del plain["usage"][counter]
     return sha256_hex(to_json(plain))
 
 
@@ -37,7 +41,9 @@ def test_digest_equals_its_plain_definition(world_name: str) -> None:
         with_turns = msgspec.structs.replace(
             record, user_turns=[UserTurn(after_call=1, agent="who?", user="me", stop=True)]
         )
-        for variant in (record, with_turns):
+        lost = hw.Usage(requests=3, retries=2, lost_requests=2, lost_input_tokens_estimate=900)
+        with_lost = msgspec.structs.replace(record, usage=lost)
+        for variant in (record, with_turns, with_lost):
             spliced = record_digest(
                 variant,
                 calls_json=[to_json(c) for c in variant.calls],

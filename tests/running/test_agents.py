@@ -6,6 +6,7 @@ import io
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 import harness_world as hw
@@ -234,3 +235,35 @@ def test_request_knobs_reach_the_agent_and_the_revision(
     for bad in (["--max-tokens", "0"], ["--request-timeout", "0"]):
         assert main([*base, "--base-url", "http://127.0.0.1:9", *bad]) == 2
         assert "--max-tokens must be at least 1" in capsys.readouterr().err
+
+
+def test_lost_and_retried_requests_are_counted_with_estimated_tokens(small: hw.World) -> None:
+    """A cold local model: the first request times out (its response is lost), the retry
+    answers. Both are counted, and the lost one's prompt tokens are estimated, not zero."""
+    with fake_openai(reply_and_solve_brain(), stall_first=1, stall_s=1.5) as server:  # type: ignore[arg-type]
+        agent = OpenAIAgent(model="fake-1", base_url=server["base_url"], timeout_s=0.5)
+        record = drive(agent, hw.Attempt(small, task("helpdesk.reply_and_solve")))
+        assert len(server["requests"]) == 5
+    usage = record.usage
+    assert record.outcome.status == "completed" and usage.requests == 5 and usage.retries == 1
+    assert usage.lost_requests == 1 and usage.uncertain_cost == 0.0  # no prices: no money
+    first_prompt = server["requests"][0]["messages"]
+    assert usage.lost_input_tokens_estimate == len(json.dumps(first_prompt)) // 3 + 1
+    assert hw.verify(record, world=small, task=task("helpdesk.reply_and_solve")).grade.passed  # type: ignore[union-attr]
+    lied = msgspec.structs.replace(usage, lost_requests=0, lost_input_tokens_estimate=0)
+    assert hw.verify(msgspec.structs.replace(record, usage=lied)).evidence == "ungraded"
+
+
+def test_reservations_carry_a_token_estimate_into_the_lost_counters(small: hw.World) -> None:
+    attempt = hw.Attempt(small, task("helpdesk.reply_and_solve"))
+    attempt.lost(attempt.reserve(0.0, input_tokens=700))
+    attempt.settle(
+        attempt.reserve(0.0, retry=True, input_tokens=800),
+        cost=0.0,
+        input_tokens=750,
+        output_tokens=5,
+    )
+    attempt.reserve(0.0, input_tokens=900)  # dispatched, never settled when the attempt ends
+    usage = attempt.finish().usage
+    assert (usage.requests, usage.retries, usage.lost_requests) == (3, 1, 2)
+    assert usage.lost_input_tokens_estimate == 700 + 900 and usage.input_tokens == 750
