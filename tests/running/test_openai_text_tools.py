@@ -109,7 +109,11 @@ def test_the_async_client_reads_text_calls_the_same_way(tmp_path: Path) -> None:
         config = OpenAIAgent(model="qwen", base_url=server["base_url"], tool_calling="text")
         sequential = hw.run(tasks, config, samples=2, out=tmp_path / "seq")
         concurrent = hw.run(
-            tasks, AsyncOpenAIAgent(config), samples=2, out=tmp_path / "async", concurrency=2
+            tasks,
+            AsyncOpenAIAgent(config),
+            samples=2,
+            out=tmp_path / "async",
+            executor=hw.Concurrent(2),
         )
     assert sequential.revision == concurrent.revision
     assert sequential.counts.passed == concurrent.counts.passed == 2
