@@ -2,7 +2,8 @@
 
 This module names what an agent driver and an evaluator need. Other audiences have their own:
 world authors `harness_world.engine`, oracle and mutant authors `harness_world.coverage`,
-statisticians `harness_world.stats`, τ²-bench users `harness_world.tau2`, and whoever works
+statisticians `harness_world.stats`, users of an imported benchmark its own subpackage, and
+whoever works
 with records directly `harness_world.evidence`. Every deliberate error derives from
 `HarnessWorldError`.
 

@@ -319,3 +319,24 @@ def test_every_path_the_docs_and_comments_name_exists() -> None:
             if not (REPO / named).exists():
                 missing.append(f"{source.relative_to(REPO)}: {named}")
     assert not missing, "named paths that do not exist:\n" + "\n".join(sorted(set(missing)))
+
+
+_TAU2 = re.compile(r"tau2|τ²|tau-bench|τ-bench", re.IGNORECASE)
+_TAU2_PLACES = {"harness_world/cli/tau2.py", "harness_world/cli/__init__.py"}
+
+
+def test_the_imported_benchmark_is_named_only_in_its_own_places() -> None:
+    """The core plugs benchmark data in through a world's ``load_data``, never by name.
+
+    τ² lives in `harness_world/tau2/`, its CLI command and its world folder; the CLI's command
+    list names the command. Anywhere else a mention is a special case in the core.
+    """
+    named = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = path.relative_to(REPO).as_posix()
+        if where.startswith("harness_world/tau2/") or where in _TAU2_PLACES:
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if _TAU2.search(line):
+                named.append(f"{where}:{number}: {line.strip()[:80]}")
+    assert not named, "τ² named outside its own places:\n" + "\n".join(named)

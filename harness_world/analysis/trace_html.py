@@ -125,7 +125,7 @@ def _compact_call(call: TraceCall) -> str:
 
 
 def _user_turn(turn: UserTurn, limit: int) -> str:
-    """One exchange with the simulated user, as an item among the calls (tau2: user channel)."""
+    """One exchange with the simulated user, as an item among the calls (the user channel)."""
     stop = " · <b>ended the conversation</b>" if turn.stop else ""
     return (
         f'<li class="user"><p><span class="clock">after call {turn.after_call}</span> '

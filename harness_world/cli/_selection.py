@@ -6,20 +6,23 @@ import argparse
 import fnmatch
 from pathlib import Path
 
+from harness_world.engine.world import WorldError
 from harness_world.errors import HarnessWorldError
 from harness_world.grading.task import Task
-from harness_world.grading.worlds import WorldChoice, choose_worlds
+from harness_world.grading.worlds import WorldChoice, WorldData, choose_worlds, load_world_data
 
 __all__ = [
     "UsageError",
     "add_limit_options",
     "add_task_options",
     "add_verifier_world_options",
+    "add_world_data_options",
     "limit_overrides",
     "select",
     "select_tasks",
     "task_arguments",
     "verifier_worlds",
+    "world_data",
 ]
 
 
@@ -152,3 +155,42 @@ def verifier_worlds(args: argparse.Namespace) -> tuple[WorldChoice, dict[str, Ta
     if folder is not None or choice.locations:
         tasks.update((t.id, t) for t in choice.tasks(folder))
     return choice, tasks
+
+
+def add_world_data_options(parser: argparse.ArgumentParser) -> None:
+    """``--world-data DIR`` and ``--world-tasks FILE``: a world's outside data folder."""
+    parser.add_argument(
+        "--world-data",
+        type=Path,
+        metavar="DIR",
+        help="an outside data folder that the --world you name reads with its own load_data "
+        "(a world that re-implements a public benchmark): replay against its start state and "
+        "grade against its tasks",
+    )
+    parser.add_argument(
+        "--world-tasks",
+        type=Path,
+        metavar="FILE",
+        help="with --world-data: a tasks file of the folder's own format (the one the run "
+        "used) instead of the folder's default tasks",
+    )
+
+
+def world_data(args: argparse.Namespace, worlds: list[str]) -> WorldData | None:
+    """The outside data ``--world-data`` names, read by the one ``--world`` given (or None).
+
+    Raises:
+        UsageError: for ``--world-data`` without exactly one ``--world``, ``--world-tasks``
+            without ``--world-data``, or data the world refuses (the message says which).
+    """
+    data, tasks_file = args.world_data, args.world_tasks
+    if data is None:
+        if tasks_file is not None:
+            raise UsageError("--world-tasks goes with --world-data DIR")
+        return None
+    if len(worlds) != 1:
+        raise UsageError("--world-data DIR needs exactly one --world: the world that reads it")
+    try:
+        return load_world_data(worlds[0], data, tasks_file)
+    except WorldError as exc:
+        raise UsageError(f"--world-data: {str(exc).splitlines()[0]}") from None

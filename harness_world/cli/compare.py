@@ -34,7 +34,13 @@ from harness_world.analysis.trusted import (
     compare_trusted,
     render_trusted_comparison,
 )
-from harness_world.cli._selection import UsageError, add_verifier_world_options, verifier_worlds
+from harness_world.cli._selection import (
+    UsageError,
+    add_verifier_world_options,
+    add_world_data_options,
+    verifier_worlds,
+    world_data,
+)
 from harness_world.cli._visual import add_html_option, add_png_option, write_compare_visuals
 from harness_world.cli.crossed import crossed_aware
 from harness_world.engine.world import WorldError
@@ -203,10 +209,8 @@ def _add_data_options(parser: argparse.ArgumentParser) -> None:
         metavar="POINTS",
         help="the smallest change worth detecting, in points (with --plan)",
     )
-    from harness_world.cli.tau2 import add_data_option
-
-    add_data_option(parser)  # `tau2 run --out` directories
     add_verifier_world_options(parser)
+    add_world_data_options(parser)
 
 
 def gate_passed(verdict: str, gate: Gate) -> bool:
@@ -228,17 +232,19 @@ def _fail(message: str) -> int:
     return 2
 
 
-def _tau2_sources(args: argparse.Namespace) -> dict[str, Any]:
-    """``--tau2-data``: τ²'s world and tasks for `run_rows` (none: the built-in ones)."""
-    if getattr(args, "tau2_data", None) is None:
-        choice, own = verifier_worlds(args)
-        if not choice.locations and getattr(args, "task_folder", None) is None:
-            return {}
-        return {"tasks": list(own.values()), "folders": choice.folders()}
-    from harness_world.cli.tau2 import data_sources
+def _sources(args: argparse.Namespace) -> dict[str, Any]:
+    """The reader's worlds and tasks for `run_rows` (none given: the built-in ones).
 
-    world, tasks = data_sources(args.tau2_data, args.tau2_tasks)
-    return {"tasks": tasks, "worlds": {world.name: world}}
+    With ``--world-data``, the one ``--world`` reads its outside data folder: the runs replay
+    on its start state and are graded by its tasks.
+    """
+    data = world_data(args, [str(w) for w in getattr(args, "worlds", None) or []])
+    if data is not None:
+        return {"tasks": data.tasks, "worlds": {data.world.name: data.world}}
+    choice, own = verifier_worlds(args)
+    if not choice.locations and getattr(args, "task_folder", None) is None:
+        return {}
+    return {"tasks": list(own.values()), "folders": choice.folders()}
 
 
 def _run_directories(
@@ -258,7 +264,7 @@ def _run_directories(
     if names[0] == names[1]:
         names = ["baseline", "candidate"]
     try:
-        sources = _tau2_sources(args)  # `tau2 run --out` directories
+        sources = _sources(args)
         base_rows, base = run_rows(paths[0], names[0], observe=watch[0], **sources)
         cand_rows, cand = run_rows(paths[1], names[1], observe=watch[1], **sources)
     except (FileNotFoundError, ValueError, WorldError) as exc:

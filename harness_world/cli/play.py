@@ -194,7 +194,7 @@ def _result_line(record: Record, attempt: Attempt, record_path: Path) -> dict[st
 
 
 def _to_user(attempt: Attempt, text: object, number: int) -> dict[str, Any]:
-    """tau2: a ``{"user": TEXT}`` line: the simulated user's answer, or why there is none."""
+    """A ``{"user": TEXT}`` line: the simulated user's answer, or why there is none."""
     if attempt.user is None or attempt.user_stopped:
         why = "this attempt has no simulated user" if attempt.user is None else "the user stopped"
         return _bad(number, why)

@@ -18,13 +18,19 @@ from harness_world.analysis.trusted import (
     trusted_report,
 )
 from harness_world.cli._output import render_table
-from harness_world.cli._selection import add_verifier_world_options, verifier_worlds
+from harness_world.cli._selection import (
+    UsageError,
+    add_verifier_world_options,
+    add_world_data_options,
+    verifier_worlds,
+    world_data,
+)
 from harness_world.cli._visual import add_html_option, add_png_option, write_run_visuals
 from harness_world.cli.drift import add_drift_option, drift_command
-from harness_world.cli.tau2 import add_data_option, data_sources
 from harness_world.engine.world import WorldError
 from harness_world.grading.task import Task, TaskError
 from harness_world.grading.verifier import Observer, VerifiedRecord
+from harness_world.grading.worlds import WorldData
 from harness_world.running.rundir import scan_run
 from harness_world.stats import ProportionInterval, RunRow
 
@@ -58,8 +64,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_html_option(parser)  # HTML report and PNG plots
     add_png_option(parser)
     add_drift_option(parser)  # --fresh RUN, drift of a sequential track
-    add_data_option(parser)  # runs of `tau2 run --out`
     add_verifier_world_options(parser)
+    add_world_data_options(parser)
     parser.set_defaults(handler=main)
 
 
@@ -83,11 +89,7 @@ def main(args: argparse.Namespace) -> int:
         return drift_command(args)
     # The trusted figures and the advisories (printed only as text) are computed while the
     # scan replays each record: one replay per record, no record held after its turn.
-    try:
-        choice, tasks = verifier_worlds(args)
-    except (WorldError, TaskError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    folders, tasks, data = _reader_tasks(args)
     trusted_observer, advice_observer = TrustedObserver(tasks), AdviceObserver(tasks)
 
     def observe(path: Path, verified: VerifiedRecord) -> None:
@@ -96,31 +98,21 @@ def main(args: argparse.Namespace) -> int:
             advice_observer(path, verified)
 
     try:
-        report = _build(args, tasks, observe, choice.folders())
+        report = _build(args, tasks, observe, folders, data)
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if args.csv:
-        config = args.config or args.run.resolve().name
-        rows = [
-            RunRow(task_id=a.task_id, run_index=a.sample, config=config, passed=a.passed)
-            for a in report.attempts
-            if a.counted and a.passed is not None
-        ]
-        try:
-            write_results(args.csv, rows)
-        except (OSError, ValueError) as exc:
-            print(f"error: --csv {args.csv}: {exc}", file=sys.stderr)
-            return 2
+    if args.csv and not _write_csv(args, report):
+        return 2
     # the trusted-completion vector, when tasks declare it
     trusted = _trusted(args.run, tasks, trusted_observer)
     if write_run_visuals(args, report):  # --html / --png
         return 2
     if args.json:
-        data = msgspec.to_builtins(report)
+        out = msgspec.to_builtins(report)
         if trusted is not None:
-            data["trusted"] = msgspec.to_builtins(trusted)
-        print(msgspec.json.format(msgspec.json.encode(data), indent=1).decode())
+            out["trusted"] = msgspec.to_builtins(trusted)
+        print(msgspec.json.format(msgspec.json.encode(out), indent=1).decode())
         return 0
     _print(report)
     if trusted is not None:
@@ -133,21 +125,55 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reader_tasks(
+    args: argparse.Namespace,
+) -> tuple[dict[str, Path], dict[str, Task], WorldData | None]:
+    """The reader's world folders, its tasks, and the outside data ``--world-data`` names.
+
+    Raises:
+        UsageError: for a world or task folder that does not load, or refused data.
+    """
+    try:
+        choice, tasks = verifier_worlds(args)
+    except (WorldError, TaskError) as exc:
+        raise UsageError(str(exc)) from None
+    data = world_data(args, [str(w) for w in args.worlds or []])
+    if data is not None:
+        tasks = {t.id: t for t in data.tasks}
+    return choice.folders(), tasks, data
+
+
+def _write_csv(args: argparse.Namespace, report: RunReport) -> bool:
+    """``--csv``: one row per counted attempt; False (after saying why) when it fails."""
+    config = args.config or args.run.resolve().name
+    rows = [
+        RunRow(task_id=a.task_id, run_index=a.sample, config=config, passed=a.passed)
+        for a in report.attempts
+        if a.counted and a.passed is not None
+    ]
+    try:
+        write_results(args.csv, rows)
+    except (OSError, ValueError) as exc:
+        print(f"error: --csv {args.csv}: {exc}", file=sys.stderr)
+        return False
+    return True
+
+
 def _build(
     args: argparse.Namespace,
     tasks: dict[str, Task],
     observe: Observer,
     folders: dict[str, Path],
+    data: WorldData | None,
 ) -> RunReport:
-    """The report; with ``--tau2-data``, graded against τ²'s world and tasks (tau2).
+    """The report; with ``--world-data``, replayed on the data's world, graded by its tasks.
 
     ``observe`` sees each record the scan verifies, so later sections replay nothing.
     """
-    if args.tau2_data is None:
+    if data is None:
         scan = scan_run(args.run, tasks.values(), observe=observe, folders=folders)
-        return report_from_scan(scan)
-    world, tau2_tasks = data_sources(args.tau2_data, args.tau2_tasks)
-    scan = scan_run(args.run, tau2_tasks, worlds={world.name: world}, observe=observe)
+    else:
+        scan = scan_run(args.run, data.tasks, worlds={data.world.name: data.world}, observe=observe)
     return report_from_scan(scan)
 
 

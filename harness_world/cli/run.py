@@ -14,7 +14,6 @@ from typing import Any, cast
 import msgspec
 
 from harness_world.anthropic_agent import AnthropicAgent, AsyncAnthropicAgent
-from harness_world.cli import tau2  # τ² tasks with a simulated user
 from harness_world.cli._output import render_table
 from harness_world.cli._progress import run_progress_hook
 from harness_world.cli._selection import (
@@ -68,8 +67,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--quiet", action="store_true", help="no progress display (the summary is still printed)"
     )
     _add_scale_options(parser)
-    tau2.add_run_command_options(parser)  # --world tau2_retail --data DIR --user …
-    parser.set_defaults(handler=tau2.route_run_command(main))  # else main
+    parser.set_defaults(handler=main)
 
 
 def _add_agent_options(parser: argparse.ArgumentParser) -> None:

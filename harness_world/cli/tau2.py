@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tomllib
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +27,6 @@ from harness_world.coverage.gate import read_equivalents
 from harness_world.engine.paths import builtin_dir
 from harness_world.engine.plugins import PluginError
 from harness_world.engine.world import World, WorldError, resolve_world_folder
-from harness_world.grading.task import Task
 from harness_world.running.revision import RevisionMismatch
 from harness_world.tau2 import importer
 from harness_world.tau2.faithful import Tau2Hasher, Tau2Shape
@@ -43,13 +40,8 @@ from harness_world.tau2.gold import (
 )
 
 __all__ = [
-    "add_data_option",
-    "add_run_command_options",
-    "data_sources",
     "load_explanations",
     "register",
-    "route_run_command",
-    "run_from_run_command",
 ]
 
 WORLD = "tau2_retail"
@@ -679,101 +671,3 @@ def run_conversation(args: argparse.Namespace) -> int:
     _print_conversations(results, as_json=args.json)
     bad = [r for r in results if r.evidence != "verified" or r.passed is None]
     return 1 if bad else 0
-
-
-# -- `run --world tau2_retail --data DIR --user …`: the same, from the run command ------------
-
-
-def add_run_command_options(parser: argparse.ArgumentParser) -> None:
-    """Options of ``run`` for τ² tasks (``--world tau2_retail --data DIR``)."""
-    group = parser.add_argument_group(
-        "--world tau2_retail --data DIR (τ²-bench tasks with a simulated user; see tau2 run)"
-    )
-    group.add_argument("--data", type=Path, help="τ² retail data folder")
-    group.add_argument("--split", choices=importer.SPLITS, help="which tasks (default train)")
-    group.add_argument("--user", choices=("scripted", "openai"), default="scripted")
-    group.add_argument("--observations", choices=("ours", "tau2"), default="ours")
-    group.add_argument("--tau2-src", type=Path, help="a τ²-bench checkout")
-    group.add_argument("--user-model", help="user model name (default: --model)")
-    group.add_argument("--user-base-url", help="user endpoint (default: --base-url)")
-
-
-def run_from_run_command(args: argparse.Namespace) -> int:
-    """``run --world tau2_retail --data DIR …`` as ``tau2 run`` (see its description)."""
-    if args.agent not in ("oracle", "openai"):
-        print("error: --world tau2_retail runs --agent oracle or openai", file=sys.stderr)
-        return 2
-    conv = argparse.Namespace(
-        data=args.data,
-        tasks=None,
-        split=args.split,
-        agent=args.agent,
-        user=args.user,
-        observations=args.observations,
-        tau2_src=args.tau2_src,
-        out=args.out,
-        samples=args.samples,
-        model=args.model,
-        # `run` leaves endpoint and key unset so each agent kind picks its own default.
-        base_url=args.base_url or os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
-        api_key=os.environ.get(args.api_key_env or "OPENAI_API_KEY", "not-needed"),
-        user_model=args.user_model,
-        user_base_url=args.user_base_url,
-        json=args.json,
-    )
-    return run_conversation(conv)
-
-
-def route_run_command(
-    main: Callable[[argparse.Namespace], int],
-) -> Callable[[argparse.Namespace], int]:
-    """The ``run`` handler: τ² tasks (``--world tau2_retail --data DIR``) here, else ``main``."""
-
-    def handler(args: argparse.Namespace) -> int:
-        if args.data is not None and args.world == "tau2_retail":
-            return run_from_run_command(args)
-        return main(args)
-
-    return handler
-
-
-# -- `verify` / `report` of a τ² run directory: the world and tasks from the data folder ------
-
-
-def add_data_option(parser: argparse.ArgumentParser) -> None:
-    """``--tau2-data DIR``: replay against τ²'s database and grade against its imported tasks."""
-    parser.add_argument(
-        "--tau2-data",
-        type=Path,
-        metavar="DIR",
-        help="a τ² retail data folder: replay tau2_retail records against its db.json and "
-        "grade them against its imported tasks (every split); for runs of `tau2 run --out`",
-    )
-    parser.add_argument(
-        "--tau2-tasks",
-        type=Path,
-        metavar="FILE",
-        help="with --tau2-data: the τ² tasks file the run used (`tau2 run --tasks FILE`) "
-        "instead of every split (an imported task names the file it came from)",
-    )
-
-
-def data_sources(data: Path, tasks_file: Path | None = None) -> tuple[World, list[Task]]:
-    """The world and the tasks of a τ² data folder, chosen by the verifier.
-
-    Args:
-        data: The data folder (its db.json).
-        tasks_file: A τ² tasks file (default: every split of ``data``).
-
-    Raises:
-        ValueError: naming the folder or file at fault.
-    """
-    try:
-        world = importer.load_world(data)
-        if tasks_file is not None:
-            tasks = importer.import_tasks(world, tasks_file)
-        else:
-            _, tasks = importer.split_tasks(world, data, "all")
-    except (importer.FormatError, WorldError) as exc:
-        raise ValueError(f"--tau2-data: {str(exc).splitlines()[0]}") from None
-    return world, [item.task for item in tasks]

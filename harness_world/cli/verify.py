@@ -15,8 +15,7 @@ import attrs
 
 from harness_world.cli._output import Progress, render_table
 from harness_world.cli._progress import verify_progress
-from harness_world.cli._selection import UsageError
-from harness_world.cli.tau2 import add_data_option, data_sources
+from harness_world.cli._selection import UsageError, add_world_data_options, world_data
 from harness_world.engine.limits import REPLAY_CALLS, REPLAY_WORK
 from harness_world.evidence.binding import read_index
 from harness_world.evidence.record import RecordError, load_record
@@ -44,7 +43,6 @@ if TYPE_CHECKING:  # Ray's module is imported only with --executor ray
     from harness_world.running.rayverify import RayVerifier
 
 __all__ = ["register"]
-
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -77,7 +75,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--size", default=None, help="seed size for --world (default: the record's)"
     )
-    parser.add_argument("--seed-file", type=Path, help="seed file for --world (e.g. a τ² db.json)")
+    parser.add_argument("--seed-file", type=Path, help="seed file for --world")
     parser.add_argument(
         "--tasks", type=Path, help="task folder to grade against (default: built-in tasks)"
     )
@@ -98,7 +96,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "(provenance; extra: [sign])"
         ),
     )
-    add_data_option(parser)  # runs of `tau2 run --out`
+    add_world_data_options(parser)
     _add_outcome_options(parser)
     _add_bound_options(parser)
     _add_executor_options(parser)
@@ -202,9 +200,9 @@ def _plan(args: argparse.Namespace) -> _Plan:
 
 
 def _tasks(args: argparse.Namespace) -> dict[str, Task] | None:
-    """The verifier's tasks (None with ``--no-grade``): ``--tasks``, τ²'s, or the built-in."""
-    if args.tau2_data is not None:  # τ²'s world and tasks, chosen by the verifier
-        return None if args.no_grade else _tau2_tasks(args)
+    """The verifier's tasks (None with ``--no-grade``): ``--tasks``, the data's, or the built-in."""
+    if args.world_data is not None or args.world_tasks is not None:  # the world's own data
+        return _data_tasks(args)
     try:
         return None if args.no_grade else {t.id: t for t in load_tasks(folder=args.tasks)}
     except (OSError, ValueError, TaskError) as exc:
@@ -246,16 +244,16 @@ def _once_per_digest(files: list[Path]) -> tuple[list[Path], list[Path]]:
     return kept, duplicates
 
 
-def _tau2_tasks(args: argparse.Namespace) -> dict[str, Task]:
-    """``--tau2-data``: its imported tasks; the world becomes ``--world`` on its db.json."""
-    if args.world or args.tasks or args.seed_file:
-        raise UsageError("--tau2-data names the world and tasks: not with --world/--tasks")
-    try:
-        world, tasks = data_sources(args.tau2_data, args.tau2_tasks)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    args.world, args.seed_file = world.name, Path(args.tau2_data) / "db.json"
-    return {t.id: t for t in tasks}
+def _data_tasks(args: argparse.Namespace) -> dict[str, Task] | None:
+    """``--world-data``: the folder's tasks; ``--seed-file`` becomes the data's start state."""
+    if args.tasks or args.seed_file:
+        raise UsageError(
+            "--world-data gives the start state and tasks: not with --tasks/--seed-file"
+        )
+    data = world_data(args, [args.world] if args.world else [])
+    assert data is not None
+    args.seed_file = data.seed_file
+    return None if args.no_grade else {t.id: t for t in data.tasks}
 
 
 def run(args: argparse.Namespace) -> int:

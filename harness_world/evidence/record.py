@@ -142,7 +142,7 @@ class Synthetic(msgspec.Struct, frozen=True, kw_only=True):
     shown: Any
 
 
-# -- user channel (tau2): user turns are recorded inputs, like model outputs ----------------------
+# -- user channel: user turns are recorded inputs, like model outputs ----------------------
 
 
 class UserTurn(msgspec.Struct, frozen=True, kw_only=True):

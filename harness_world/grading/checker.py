@@ -663,7 +663,8 @@ def _communicate(ctx: _Context) -> CriterionVerdict:
 
     The agent's messages are what it said to the user (each recorded user turn) and its final
     message. A string is found when its lower case is a substring of a message's lower case
-    with the message's commas removed, the rule τ²-bench grades ``communicate_info`` by.
+    with the message's commas removed, the rule the public conversational benchmarks grade
+    the information an agent must communicate by.
     """
     said = [turn.agent for turn in ctx.record.user_turns] + [ctx.record.final_message]
     plain = [text.lower().replace(",", "") for text in said]

@@ -328,10 +328,11 @@ class Task(
         prose: Criteria that need a person (always ``not_reviewed`` here).
         communicate: Strings the agent must tell the user (``communicate.info``): each must
             appear, case-insensitively, in one of the agent's messages to the user or in its
-            final message, with the commas of the message removed (τ²-bench's rule).
+            final message, with the commas of the message removed (the rule of the public
+            conversational benchmarks whose tasks we import).
         budgets: Limits.
         notes: Free text for maintainers (hashed: it explains the criteria).
-        faults: The fault schedule the attempt runs under (see ``_faults.FaultSpec``).
+        faults: The fault schedule the attempt runs under (`FaultSpec`).
         forbid: Forbidden transitions over the ledger and the call log (``forbidden.<id>``).
         receipts: Required receipts per target (``receipts.<id>``).
         authority: The authority condition the task exercises, if any.

@@ -16,11 +16,31 @@ import attrs
 
 from harness_world.engine.contract import Contract
 from harness_world.engine.paths import builtin_dir
+from harness_world.engine.plugins import plugin_module
 from harness_world.engine.spec import WorldLocation
-from harness_world.engine.world import World, WorldError, load_world, locate_world
+from harness_world.engine.world import (
+    World,
+    WorldError,
+    load_world,
+    locate_world,
+    resolve_world_folder,
+)
 from harness_world.grading.task import Task, TaskError, load_tasks
 
-__all__ = ["WorldChoice", "check_task_against_contract", "choose_worlds", "one_world"]
+__all__ = [
+    "DATA_HOOK",
+    "WorldChoice",
+    "WorldData",
+    "check_task_against_contract",
+    "choose_worlds",
+    "load_world_data",
+    "one_world",
+]
+
+DATA_HOOK = "load_data"
+"""The function a world module may define to read an outside data folder (a world that
+re-implements a public benchmark whose data is not ours to ship):
+``load_data(folder: Path, tasks_file: Path | None) -> WorldData``."""
 
 
 @attrs.frozen(slots=True)
@@ -135,6 +155,49 @@ def one_world(
     (name,) = choice.locations
     loaded = load_world(choice.source(name), size=size)
     return loaded, {t.id: t for t in choice.tasks(task_folder) if t.world == name}
+
+
+@attrs.frozen(slots=True)
+class WorldData:
+    """A world's start state and tasks, read from an outside data folder by its world module.
+
+    Attributes:
+        world: The world on the folder's data.
+        tasks: The tasks the folder defines (imported and checked by the world's hook).
+        seed_file: The file the start state was read from (what a worker loads the world
+            with: ``load_world(world.name, seed_file=...)``).
+    """
+
+    world: World
+    tasks: list[Task]
+    seed_file: Path
+
+
+def load_world_data(world: str | Path, data: Path, tasks_file: Path | None = None) -> WorldData:
+    """Read an outside data folder with the world's own `DATA_HOOK`.
+
+    Args:
+        world: The world (a built-in name or a folder) whose module reads the data.
+        data: The data folder.
+        tasks_file: A tasks file of the folder's own format to read instead of its default
+            tasks (the world's hook decides what that means).
+
+    Raises:
+        WorldError: for an unknown world, a world that reads no outside data, or data (or a
+            tasks file) the world's hook refuses; the message names the argument at fault.
+    """
+    folder = resolve_world_folder(world)
+    module = plugin_module("world", str(world), folder)
+    hook = getattr(module, DATA_HOOK, None)
+    if hook is None:
+        raise WorldError(
+            f"world {str(world)!r} reads no outside data folder (its world.py defines no "
+            f"{DATA_HOOK})"
+        )
+    loaded = hook(Path(data), tasks_file)
+    if not isinstance(loaded, WorldData):
+        raise WorldError(f"world {str(world)!r}: {DATA_HOOK} returned no WorldData")
+    return loaded
 
 
 def check_task_against_contract(task: Task, contract: Contract) -> list[str]:

@@ -587,7 +587,7 @@ def plan_power(
     within_now = math.fsum(_floor_variances(items)) / n
     if run_var <= 0:
         run_var = math.fsum(_run_variance(p, shrink=True) for p in items) / n
-    tau2 = max(0.0, sample_var - within_now)
+    between = max(0.0, sample_var - within_now)  # the between-task variance
     deff = 1.0
     if decision.method == "cluster-robust-t" and plain.empirical_standard_error > 0:
         deff = max(1.0, (decision.empirical_standard_error / plain.empirical_standard_error) ** 2)
@@ -595,7 +595,7 @@ def plan_power(
     runs_now = runs[len(runs) // 2]
 
     def sd_at(r: int) -> float:
-        return math.sqrt(deff * (tau2 + 2 * run_var / r))
+        return math.sqrt(deff * (between + 2 * run_var / r))
 
     # The current design: its own df (G - 1 with families), its own run counts.
     sd_now = math.sqrt(deff * max(sample_var, within_now))
@@ -618,7 +618,7 @@ def plan_power(
         tasks_now=n,
         runs_now=runs_now,
         power_now=power_now,
-        between_task_variance=tau2,
+        between_task_variance=between,
         run_variance=run_var,
         design_effect=deff,
         rows=rows,

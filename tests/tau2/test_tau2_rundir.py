@@ -60,7 +60,8 @@ def three(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def _sources(tasks: Path) -> tuple[str, ...]:
-    return ("--tau2-data", str(TAU2_DATA), "--tau2-tasks", str(tasks))
+    """The world that reads τ²'s data folder, the folder, and the tasks file the run used."""
+    return ("--world", "tau2_retail", "--world-data", str(TAU2_DATA), "--world-tasks", str(tasks))
 
 
 def test_tau2_run_out_is_a_run_directory_that_verify_reads(three: tuple[Path, Path]) -> None:
@@ -81,8 +82,12 @@ def test_tau2_run_out_is_a_run_directory_that_verify_reads(three: tuple[Path, Pa
     # without τ²'s world and tasks the verifier cannot grade it (never a path from the run)
     code, _, _ = cli("verify", str(out), "--require-pass")
     assert code == 1
-    code, _, err = cli("verify", str(out), *_sources(tasks), "--world", "helpdesk")
-    assert code == 2 and "--tau2-data" in err
+    code, _, err = cli("verify", str(out), "--world", "helpdesk", "--world-data", str(TAU2_DATA))
+    assert code == 2 and "'helpdesk' reads no outside data folder" in err
+    code, _, err = cli("verify", str(out), "--world-tasks", str(tasks))
+    assert code == 2 and "--world-tasks goes with --world-data" in err
+    code, _, err = cli("report", str(out), "--world-data", str(TAU2_DATA))
+    assert code == 2 and "needs exactly one --world" in err
 
 
 def test_report_counts_and_user_turns_per_attempt(three: tuple[Path, Path]) -> None:

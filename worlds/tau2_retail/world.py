@@ -67,7 +67,8 @@ import json
 import operator
 import re
 import warnings
-from typing import Annotated, Any, Literal, NotRequired, TypedDict
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired, TypedDict
 
 import msgspec
 
@@ -83,6 +84,10 @@ from harness_world.engine import (
     require,
     tool,
 )
+from harness_world.engine.world import WorldError
+
+if TYPE_CHECKING:
+    from harness_world.grading.worlds import WorldData
 
 Source = Literal["credit_card", "paypal", "gift_card"]
 TransactionType = Literal["payment", "refund"]
@@ -851,3 +856,30 @@ CONTRACT = Contract(
 
 
 WORLD = WorldSpec(contract=CONTRACT)
+
+
+def load_data(folder: Path, tasks_file: Path | None) -> WorldData:
+    """The retail world on a τ² data folder's ``db.json``, and its imported tasks.
+
+    Args:
+        folder: A τ² retail data folder.
+        tasks_file: A τ² tasks file (a run made with ``tau2 run --tasks FILE``); default:
+            every split of the folder.
+
+    Raises:
+        WorldError: naming the folder or file at fault.
+    """
+    from harness_world.grading.worlds import WorldData
+    from harness_world.tau2 import importer
+
+    try:
+        world = importer.load_world(folder)
+        if tasks_file is not None:
+            tasks = importer.import_tasks(world, tasks_file)
+        else:
+            _, tasks = importer.split_tasks(world, folder, "all")
+    except importer.FormatError as exc:
+        raise WorldError(str(exc).splitlines()[0]) from None
+    return WorldData(
+        world=world, tasks=[item.task for item in tasks], seed_file=folder / importer.DB_FILE
+    )
