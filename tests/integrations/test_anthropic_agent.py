@@ -12,7 +12,7 @@ from harness_world.running.rundir import load_manifest
 from tests.integrations.fake_anthropic import fake_anthropic, scripted_brain
 
 pytest.importorskip("anthropic", reason="the Anthropic agent needs the [anthropic] extra")
-from harness_world.anthropic_agent import AnthropicAgent
+from harness_world.integrations.anthropic import AnthropicAgent
 from harness_world.running import drive
 
 
@@ -169,7 +169,7 @@ def test_run_command_anthropic_needs_a_model(capsys: pytest.CaptureFixture[str])
 def test_the_async_client_records_what_the_sync_one_does(tmp_path: Path) -> None:
     import msgspec
 
-    from harness_world.anthropic_agent import AsyncAnthropicAgent
+    from harness_world.integrations.anthropic import AsyncAnthropicAgent
 
     tasks = [task("helpdesk.reply_and_solve")]
     with fake_anthropic(reply_and_solve_brain()) as server:  # type: ignore[arg-type]

@@ -19,7 +19,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai import score as inspect_score
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
-from harness_world.inspect import hw_scorer, hw_task
+from harness_world.integrations.inspect_ai import hw_scorer, hw_task
 
 TASKS = ["helpdesk.reply_and_solve", "helpdesk.security_count", "helpdesk.close_solved_duplicates"]
 

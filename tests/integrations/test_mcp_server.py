@@ -22,7 +22,7 @@ pytest.importorskip("mcp", reason="the MCP server needs the [mcp] extra")
 import anyio
 from mcp import Client, StdioServerParameters
 
-from harness_world.mcp_server import AttemptServer, AttemptTarget, plan_run
+from harness_world.integrations.mcp import AttemptServer, AttemptTarget, plan_run
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = "helpdesk.reply_and_solve"

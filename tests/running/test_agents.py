@@ -14,7 +14,7 @@ from harness_world.running import load_manifest
 from tests.fake_openai import fake_openai, scripted_brain
 
 pytest.importorskip("openai", reason="the OpenAI agent needs the [openai] extra")
-from harness_world.openai_agent import OpenAIAgent
+from harness_world.integrations.openai import OpenAIAgent
 from harness_world.running import drive
 
 

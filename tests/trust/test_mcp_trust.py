@@ -192,7 +192,7 @@ _ANNOUNCE_SCRIPT = """
 import socket, sys
 import anyio
 import harness_world as hw
-from harness_world.mcp_server import AttemptServer, AttemptTarget, serve_http
+from harness_world.integrations.mcp import AttemptServer, AttemptTarget, serve_http
 
 task = {t.id: t for t in hw.load_tasks()}[sys.argv[1]]
 state = AttemptServer(
