@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 import harness_world as hw
-from harness_world.running.rundir import load_manifest
-from tests.integrations.fake_anthropic import fake_anthropic, scripted_brain
-
-pytest.importorskip("anthropic", reason="the Anthropic agent needs the [anthropic] extra")
 from harness_world.integrations.anthropic import AnthropicAgent
 from harness_world.running import drive
+from harness_world.running.rundir import load_manifest
+from tests.conftest import requires
+from tests.integrations.fake_anthropic import fake_anthropic, scripted_brain
+
+pytestmark = requires("anthropic", "the Anthropic agent needs the [anthropic] extra")
 
 
 def task(task_id: str) -> hw.Task:

@@ -8,8 +8,11 @@ import msgspec
 
 import harness_world as hw
 from harness_world.integrations.openai import AsyncOpenAIAgent, OpenAIAgent
+from tests.conftest import requires
 from tests.fake_openai import fake_openai
 from tests.running.test_agents import reply_and_solve_brain
+
+pytestmark = requires("openai", "the OpenAI agent needs the [openai] extra")
 
 TASK = "helpdesk.reply_and_solve"
 

@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 
 import harness_world as hw
+from harness_world.integrations.openai import OpenAIAgent
 from harness_world.running import drive, load_manifest
+from tests.conftest import requires
 from tests.fake_openai import fake_openai, text_brain
 
-pytest.importorskip("openai", reason="the OpenAI agent needs the [openai] extra")
-from harness_world.integrations.openai import OpenAIAgent
+pytestmark = requires("openai", "the OpenAI agent needs the [openai] extra")
 
 FIXTURES = json.loads((Path(__file__).parent / "data" / "text_replies.json").read_text())
 RECORDED = {r["id"]: r["text"] for r in FIXTURES["replies"]}
