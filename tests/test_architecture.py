@@ -48,6 +48,15 @@ MAX_FUNCTION_LINES = 60
 # The optional SDKs: only a module under harness_world/integrations/ (or a command that calls one)
 # may import them, and none of them loads with the package.
 OPTIONAL_SDKS = ("openai", "anthropic", "mcp", "inspect_ai", "ray")
+# What a test module must not import while it is collected: the SDKs, the heavy libraries only
+# some tests call, and the one integration that imports its SDK at module level.
+HEAVY_AT_COLLECTION = (
+    *OPTIONAL_SDKS,
+    "matplotlib",
+    "scipy",
+    "httpx",
+    "harness_world.integrations.inspect_ai",
+)
 
 
 def _room(module: str) -> str:
@@ -379,3 +388,52 @@ def test_each_integration_name_has_one_home() -> None:
                 homes[public].append(name)
     twice = {name: where for name, where in homes.items() if len(where) > 1}
     assert not twice, f"integration names exported from more than one module: {twice}"
+
+
+def _module_level(tree: ast.Module) -> list[ast.stmt]:
+    """The statements run when a module is imported: not function bodies, not TYPE_CHECKING."""
+    out: list[ast.stmt] = []
+    pending: list[ast.stmt] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            pending.extend(node.orelse)
+            continue
+        out.append(node)
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            pending.extend(getattr(node, field, []))
+    return out
+
+
+def _heavy(name: str) -> bool:
+    return any(name == h or name.startswith(h + ".") for h in HEAVY_AT_COLLECTION)
+
+
+def test_collecting_the_tests_imports_nothing_heavy() -> None:
+    """Test modules import SDKs and heavy libraries inside the tests, so collection stays fast.
+
+    Skips use `tests.conftest.requires` (a spec lookup), not a module-level `importorskip`.
+    """
+    found = []
+    for path in sorted((REPO / "tests").rglob("*.py")):
+        for node in _module_level(ast.parse(path.read_text())):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            for call in ast.walk(node):
+                if (
+                    isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Attribute)
+                    and call.func.attr == "importorskip"
+                    and call.args
+                    and isinstance(call.args[0], ast.Constant)
+                ):
+                    names.append(str(call.args[0].value))
+            heavy = [n for n in names if _heavy(n)]
+            if heavy:
+                found.append(f"{path.relative_to(REPO)}:{node.lineno} {heavy[0]}")
+    assert not found, "heavy imports while collecting:\n" + "\n".join(sorted(set(found)))
