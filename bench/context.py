@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import harness_world as hw
 from harness_world.coverage import load_oracles, run_script
-from harness_world.openai_agent import OpenAIAgent
+from harness_world.integrations.openai import OpenAIAgent
 from harness_world.running import ContextPolicy, drive
 from tests.fake_openai import fake_openai, tool_call
 

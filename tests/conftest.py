@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -32,6 +33,15 @@ settings.load_profile("full" if FULL else "ci")
 def examples(ci: int, full: int) -> int:
     """The example count for a property: ``ci`` normally, ``full`` under HW_FULL=1."""
     return full if FULL else ci
+
+
+def requires(module: str, reason: str) -> pytest.MarkDecorator:
+    """Skip what it marks when ``module`` is not installed, without importing it.
+
+    ``pytest.importorskip`` at module level would import an SDK (a second or more each) while
+    collecting; finding its spec decides the skip, and the tests import it when they run.
+    """
+    return pytest.mark.skipif(importlib.util.find_spec(module) is None, reason=reason)
 
 
 @pytest.fixture(scope="session")

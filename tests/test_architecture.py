@@ -6,6 +6,8 @@ import ast
 import importlib
 import inspect as pyinspect
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,10 +26,7 @@ RANKS = {
     "evidence": 2,
     "grading": 3,
     "running": 4,
-    "openai_agent": 5,
-    "anthropic_agent": 5,
-    "mcp_server": 5,
-    "inspect": 5,
+    "integrations": 5,
     "coverage": 5,
     "analysis": 5,
     "tau2": 6,
@@ -46,6 +45,18 @@ AUDIENCE_MODULES = [
     "harness_world.stats",
 ]
 MAX_FUNCTION_LINES = 60
+# The optional SDKs: only a module under harness_world/integrations/ (or a command that calls one)
+# may import them, and none of them loads with the package.
+OPTIONAL_SDKS = ("openai", "anthropic", "mcp", "inspect_ai", "ray")
+# What a test module must not import while it is collected: the SDKs, the heavy libraries only
+# some tests call, and the one integration that imports its SDK at module level.
+HEAVY_AT_COLLECTION = (
+    *OPTIONAL_SDKS,
+    "matplotlib",
+    "scipy",
+    "httpx",
+    "harness_world.integrations.inspect_ai",
+)
 
 
 def _room(module: str) -> str:
@@ -340,3 +351,110 @@ def test_the_imported_benchmark_is_named_only_in_its_own_places() -> None:
             if _TAU2.search(line):
                 named.append(f"{where}:{number}: {line.strip()[:80]}")
     assert not named, "τ² named outside its own places:\n" + "\n".join(named)
+
+
+def _sdk_imports(tree: ast.AST) -> set[str]:
+    """The optional SDKs a tree imports anywhere (module level, functions, TYPE_CHECKING)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split(".")[0])
+    return found & set(OPTIONAL_SDKS)
+
+
+def test_no_integration_sits_at_the_package_top_level() -> None:
+    """Code that adapts an SDK lives under integrations/, not beside the facade."""
+    top = sorted(PACKAGE.glob("*.py"))
+    assert [p.name for p in top] == ["__init__.py", "__main__.py", "errors.py"]
+    assert all(not _sdk_imports(ast.parse(p.read_text())) for p in top)
+    modules = {p.stem for p in (PACKAGE / "integrations").glob("*.py")}
+    assert {"openai", "anthropic", "mcp", "inspect_ai"} <= modules
+    assert not _sdk_imports(ast.parse((PACKAGE / "integrations" / "__init__.py").read_text()))
+
+
+def test_importing_the_package_loads_no_optional_sdk() -> None:
+    """A fresh interpreter importing the facade, the integrations package and the CLI has none."""
+    code = (
+        "import sys, harness_world, harness_world.integrations, harness_world.cli; "
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(OPTIONAL_SDKS)!r}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]", out.stdout
+
+
+def _declared_all(path: Path) -> list[str]:
+    """A module's ``__all__``, read without importing it (its SDK may not be installed)."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            return list(ast.literal_eval(node.value))
+    return []
+
+
+def test_each_integration_name_has_one_home() -> None:
+    """An integration's public name is exported by its module alone: no alias anywhere else."""
+    homes: dict[str, list[str]] = {}
+    for path in sorted((PACKAGE / "integrations").glob("*.py")):
+        for public in _declared_all(path):
+            homes.setdefault(public, []).append(path.stem)
+    assert {"OpenAIAgent", "AnthropicAgent", "AttemptServer", "hw_task"} <= homes.keys()
+    for name in AUDIENCE_MODULES:
+        for public in importlib.import_module(name).__all__:
+            if public in homes:
+                homes[public].append(name)
+    twice = {name: where for name, where in homes.items() if len(where) > 1}
+    assert not twice, f"integration names exported from more than one module: {twice}"
+
+
+def _module_level(tree: ast.Module) -> list[ast.stmt]:
+    """The statements run when a module is imported: not function bodies, not TYPE_CHECKING."""
+    out: list[ast.stmt] = []
+    pending: list[ast.stmt] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            pending.extend(node.orelse)
+            continue
+        out.append(node)
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            pending.extend(getattr(node, field, []))
+    return out
+
+
+def _heavy(name: str) -> bool:
+    return any(name == h or name.startswith(h + ".") for h in HEAVY_AT_COLLECTION)
+
+
+def test_collecting_the_tests_imports_nothing_heavy() -> None:
+    """Test modules import SDKs and heavy libraries inside the tests, so collection stays fast.
+
+    Skips use `tests.conftest.requires` (a spec lookup), not a module-level `importorskip`.
+    """
+    found = []
+    for path in sorted((REPO / "tests").rglob("*.py")):
+        for node in _module_level(ast.parse(path.read_text())):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            for call in ast.walk(node):
+                if (
+                    isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Attribute)
+                    and call.func.attr == "importorskip"
+                    and call.args
+                    and isinstance(call.args[0], ast.Constant)
+                ):
+                    names.append(str(call.args[0].value))
+            heavy = [n for n in names if _heavy(n)]
+            if heavy:
+                found.append(f"{path.relative_to(REPO)}:{node.lineno} {heavy[0]}")
+    assert not found, "heavy imports while collecting:\n" + "\n".join(sorted(set(found)))

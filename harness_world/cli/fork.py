@@ -86,7 +86,7 @@ def _agent(args: argparse.Namespace) -> Agent | None:
         return None
     if not args.base_url:
         raise ValueError("--model needs --base-url")
-    from harness_world.openai_agent import OpenAIAgent
+    from harness_world.integrations.openai import OpenAIAgent
 
     return OpenAIAgent(model=args.model, base_url=args.base_url)
 

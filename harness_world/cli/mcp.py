@@ -26,7 +26,7 @@ from harness_world.running.lock import RunDirectoryBusy
 from harness_world.running.revision import RevisionMismatch
 
 if TYPE_CHECKING:
-    from harness_world.mcp_server import AttemptServer
+    from harness_world.integrations.mcp import AttemptServer
 
 __all__ = ["register"]
 
@@ -214,7 +214,7 @@ def _attempt_state(args: argparse.Namespace, world: World, task: Task) -> Attemp
         ValueError: The options or a saved record do not fit.
         OSError: The run directory or record cannot be written.
     """
-    from harness_world.mcp_server import AttemptServer, plan_run, targets_for_record
+    from harness_world.integrations.mcp import AttemptServer, plan_run, targets_for_record
 
     limits = limit_overrides(args)
     if args.samples is not None:
@@ -244,7 +244,7 @@ def _serve_until_done(args: argparse.Namespace, state: AttemptServer) -> int:
     import anyio
 
     if args.transport == "http":
-        from harness_world.mcp_server import serve_http
+        from harness_world.integrations.mcp import serve_http
 
         token = None if args.no_auth else (args.token or secrets.token_urlsafe(32))
         ready = functools.partial(_announce, token=token, generated=args.token is None)
@@ -277,7 +277,7 @@ async def _serve(state: AttemptServer) -> None:
     """Serve until the client disconnects, or seal and exit at once on SIGTERM/SIGINT."""
     import anyio
 
-    from harness_world.mcp_server import serve_stdio
+    from harness_world.integrations.mcp import serve_stdio
 
     async with anyio.create_task_group() as group:
         group.start_soon(_watch_signals, state)

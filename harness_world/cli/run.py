@@ -13,7 +13,6 @@ from typing import Any, cast
 
 import msgspec
 
-from harness_world.anthropic_agent import AnthropicAgent, AsyncAnthropicAgent
 from harness_world.cli._output import render_table
 from harness_world.cli._progress import run_progress_hook
 from harness_world.cli._selection import (
@@ -31,7 +30,9 @@ from harness_world.evidence.signing import SigningError, check_private_key, sign
 from harness_world.grading.task import Task, TaskError
 from harness_world.grading.verifier import SlotResult
 from harness_world.grading.worlds import WorldChoice
-from harness_world.openai_agent import AsyncOpenAIAgent, OpenAIAgent
+from harness_world.integrations import DEFAULT_SYSTEM_PROMPT
+from harness_world.integrations.anthropic import AnthropicAgent, AsyncAnthropicAgent
+from harness_world.integrations.openai import AsyncOpenAIAgent, OpenAIAgent
 from harness_world.running.agents import Agent, ScriptedAgent, oracle_agent
 from harness_world.running.executors import Concurrent, Executor, Processes, Ray, Serial
 from harness_world.running.lock import RunDirectoryBusy
@@ -243,8 +244,6 @@ def _agent(args: argparse.Namespace, choice: WorldChoice | None = None) -> Agent
         raise ValueError("--agent openai needs the extra: pip install 'harness_world[openai]'")
     if not args.model:
         raise ValueError("--agent openai needs --model")
-    from harness_world.openai_agent import DEFAULT_SYSTEM_PROMPT, OpenAIAgent
-
     prompt = (
         args.system_prompt_file.read_text() if args.system_prompt_file else DEFAULT_SYSTEM_PROMPT
     )
@@ -271,8 +270,6 @@ def _anthropic_agent(args: argparse.Namespace) -> Agent:
         )
     if not args.model:
         raise ValueError("--agent anthropic needs --model")
-    from harness_world.anthropic_agent import DEFAULT_SYSTEM_PROMPT, AnthropicAgent
-
     prompt = (
         args.system_prompt_file.read_text() if args.system_prompt_file else DEFAULT_SYSTEM_PROMPT
     )

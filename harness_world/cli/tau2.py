@@ -563,7 +563,7 @@ def _makers(args: argparse.Namespace) -> tuple[Any, Any]:
         needs = "--agent openai" if args.agent == "openai" else "--user openai"
         raise UsageError(f"{needs} needs --model and --base-url")
     if args.agent == "openai":
-        from harness_world.openai_agent import OpenAIAgent
+        from harness_world.integrations.openai import OpenAIAgent
 
         policy = Path(args.data) / "policy.md"
         prompt = policy.read_text(encoding="utf-8") if policy.is_file() else ""

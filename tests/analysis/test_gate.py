@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import stats as sps
 
 from harness_world import stats
 from harness_world.analysis.results_csv import ResultsCsvError, format_results, parse_results
@@ -131,6 +130,8 @@ def test_scheduled_tasks_absent_from_both_sides_of_a_csv_cannot_be_seen_but_one_
 
 
 def test_case_2_three_tasks_from_0_of_5_to_1_of_5_do_not_pass_improved(compare):
+    from scipy import stats as sps
+
     rows = rows_for({f"t{i}": (0, 5, 1, 5) for i in range(3)})
     band = stats.compare_results(rows, "main", "pr").band
     assert band.half_width == 0.0 and old_gate(rows, "improved") == 0
@@ -156,6 +157,8 @@ def test_a_suite_with_no_variation_at_all_is_not_certainty_either(compare):
 
 
 def test_case_3_t_of_1_99_with_30_tasks_does_not_pass_improved(compare):
+    from scipy import stats as sps
+
     # 10 runs a side: 8 tasks gain 20 points, 2 lose 20, 20 stay solid. Paired t = 1.989.
     spec = (
         {f"up{i}": (8, 10, 10, 10) for i in range(8)}
@@ -178,6 +181,8 @@ def test_case_3_t_of_1_99_with_30_tasks_does_not_pass_improved(compare):
 @settings(max_examples=examples(60, 300), deadline=None)
 @given(st.integers(2, 200))
 def test_the_gate_multiplier_is_t_with_n_minus_1_df_at_every_n(n):
+    from scipy import stats as sps
+
     paired = [
         PairedTask(
             task_id=f"t{i:03d}",
@@ -286,6 +291,8 @@ def test_holm_never_lowers_a_p_value_and_keeps_the_order(ps):
 
 
 def test_case_5b_tasks_needed_gives_half_the_power_tasks_for_power_gives_80_percent():
+    from scipy import stats as sps
+
     sd, x = 0.3, 0.05
     n_band = stats.tasks_needed(sd, x).tasks
 
@@ -314,6 +321,8 @@ def test_case_5b_plan_prints_tasks_by_runs_for_80_percent_power(compare):
 
 
 def test_plan_power_now_matches_a_direct_noncentral_t():
+    from scipy import stats as sps
+
     spec = {f"t{i:02d}": (i % 6, 5, (i * 7) % 6, 5) for i in range(20)}
     _, result = stats.assess(rows_for(spec), "main", "pr", mde=0.1)
     plan = result.plan

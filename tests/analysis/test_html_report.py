@@ -27,9 +27,9 @@ from harness_world.engine.calls import CallRecord, WriteImage
 from harness_world.evidence import WorldRef
 from harness_world.grading.verifier import SlotResult
 from harness_world.stats import Comparison
-from tests.conftest import REPO
+from tests.conftest import REPO, requires
 
-pytest.importorskip("matplotlib")
+pytestmark = requires("matplotlib", "the HTML report needs the [report] extra")
 
 SCRIPTS = REPO / "docs" / "demo_scripts.py"
 CHROMIUM_FLAGS = [

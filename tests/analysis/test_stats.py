@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import stats as sps
 
 from harness_world import stats
 from harness_world.stats import RunRow, StatsInputError, TaskTally
@@ -149,6 +148,8 @@ def test_pass_k_summary_ignores_task_order(counts, rnd):
 
 
 def test_wilson_and_exact_match_scipy():
+    from scipy import stats as sps
+
     for x, n in [(8, 10), (0, 7), (7, 7), (31, 89), (1, 2)]:
         ref_w = sps.binomtest(x, n).proportion_ci(method="wilson")
         ref_e = sps.binomtest(x, n).proportion_ci(method="exact")
@@ -326,6 +327,8 @@ def test_a_mean_exactly_on_the_edge_is_inside():
 
 
 def test_multiplier_is_z_from_30_tasks_and_t_below():
+    from scipy import stats as sps
+
     assert stats.band_multiplier(30) == stats.Multiplier(value=1.96, kind="z", df=None, z=1.96)
     assert stats.band_multiplier(89, z=2.5).value == 2.5
     small = stats.band_multiplier(12)
@@ -448,6 +451,8 @@ def test_mcnemar_midp_by_hand():
 @FAST
 @given(st.integers(0, 40), st.integers(0, 40))
 def test_mcnemar_midp_is_exact_p_minus_the_point_mass(b, c):
+    from scipy import stats as sps
+
     base = [True] * b + [False] * c + [True, False]
     cand = [False] * b + [True] * c + [True, False]
     mid = stats.mcnemar_midp(base, cand).p_value

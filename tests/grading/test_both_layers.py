@@ -10,7 +10,7 @@ import pytest
 import harness_world as hw
 from harness_world.cli import main
 from harness_world.grading.verifier import Verifier
-from harness_world.mcp_server import _judge
+from harness_world.integrations.mcp import _judge
 
 TASKS = ["payments.charge_rate_limited", "payments.charge_timeout"]
 

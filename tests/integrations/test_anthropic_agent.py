@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 import harness_world as hw
+from harness_world.integrations.anthropic import AnthropicAgent
+from harness_world.running import drive
 from harness_world.running.rundir import load_manifest
+from tests.conftest import requires
 from tests.integrations.fake_anthropic import fake_anthropic, scripted_brain
 
-pytest.importorskip("anthropic", reason="the Anthropic agent needs the [anthropic] extra")
-from harness_world.anthropic_agent import AnthropicAgent
-from harness_world.running import drive
+pytestmark = requires("anthropic", "the Anthropic agent needs the [anthropic] extra")
 
 
 def task(task_id: str) -> hw.Task:
@@ -169,7 +170,7 @@ def test_run_command_anthropic_needs_a_model(capsys: pytest.CaptureFixture[str])
 def test_the_async_client_records_what_the_sync_one_does(tmp_path: Path) -> None:
     import msgspec
 
-    from harness_world.anthropic_agent import AsyncAnthropicAgent
+    from harness_world.integrations.anthropic import AsyncAnthropicAgent
 
     tasks = [task("helpdesk.reply_and_solve")]
     with fake_anthropic(reply_and_solve_brain()) as server:  # type: ignore[arg-type]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import pytest
@@ -13,13 +13,13 @@ import harness_world as hw
 from harness_world.evidence import record_digest
 from harness_world.running import sample_seed
 from harness_world.running.rundir import record_path, scan_run
+from tests.conftest import requires
 
-pytest.importorskip("inspect_ai", reason="the inspect adapter needs the [inspect] extra")
-from inspect_ai import eval as inspect_eval
-from inspect_ai import score as inspect_score
-from inspect_ai.model import ModelOutput, ModelUsage, get_model
+if TYPE_CHECKING:
+    from inspect_ai.model import ModelOutput
 
-from harness_world.inspect import hw_scorer, hw_task
+# The adapter imports inspect_ai, a second or more: each test imports both when it runs.
+pytestmark = requires("inspect_ai", "the inspect adapter needs the [inspect] extra")
 
 TASKS = ["helpdesk.reply_and_solve", "helpdesk.security_count", "helpdesk.close_solved_duplicates"]
 
@@ -30,6 +30,8 @@ def task(task_id: str) -> hw.Task:
 
 def brain(messages: list[Any], tools: list[Any], tool_choice: Any, config: Any) -> ModelOutput:
     """A scripted model: which task it is from the instruction, which step from its turns so far."""
+    from inspect_ai.model import ModelOutput, ModelUsage
+
     instruction = next(m.text for m in messages if m.role == "user")
     turn = sum(1 for m in messages if m.role == "assistant")
     if instruction == task("helpdesk.reply_and_solve").instruction:
@@ -65,6 +67,11 @@ def brain(messages: list[Any], tools: list[Any], tool_choice: Any, config: Any) 
 
 
 def run_eval(tmp_path: Path, epochs: int = 1) -> tuple[Any, Path]:
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import get_model
+
+    from harness_world.integrations.inspect_ai import hw_task
+
     out = tmp_path / "run"
     hw_t = hw_task("helpdesk", tasks=TASKS, epochs=epochs, out=out, label="mockllm")
     logs = inspect_eval(
@@ -119,6 +126,10 @@ def test_scores_match_hw_verify_on_the_same_records(tmp_path: Path) -> None:
 
 
 def test_a_tampered_record_rescored_through_the_adapter_is_not_correct(tmp_path: Path) -> None:
+    from inspect_ai import score as inspect_score
+
+    from harness_world.integrations.inspect_ai import hw_scorer
+
     log, out = run_eval(tmp_path)
     before = scores(log)
     assert before[("helpdesk.reply_and_solve", 1)].value == "C"
@@ -154,6 +165,10 @@ def test_a_tampered_record_rescored_through_the_adapter_is_not_correct(tmp_path:
 def test_rescoring_judges_the_slot_never_the_logs_paths(tmp_path: Path) -> None:
     """A passing record from an unrelated run copied over a failing epoch's file, or the log's
     record path pointed at a passing file: the slot is judged as ``verify RUN`` judges it."""
+    from inspect_ai import score as inspect_score
+
+    from harness_world.integrations.inspect_ai import hw_scorer
+
     log, out = run_eval(tmp_path)
     other_log, other = run_eval(tmp_path / "other", epochs=2)
     assert scores(log)[("helpdesk.close_solved_duplicates", 1)].value == "I"
@@ -187,6 +202,8 @@ def test_rescoring_judges_the_slot_never_the_logs_paths(tmp_path: Path) -> None:
 
 
 def test_bad_task_selection_is_a_clear_error(tmp_path: Path) -> None:
+    from harness_world.integrations.inspect_ai import hw_task
+
     with pytest.raises(ValueError, match="'nope' matches no task"):
         hw_task("helpdesk", tasks=["nope"], out=tmp_path / "run")
     with pytest.raises(ValueError, match="epochs must be at least 1"):
@@ -194,6 +211,11 @@ def test_bad_task_selection_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_epochs_given_to_eval_alone_are_refused_not_miscounted(tmp_path: Path) -> None:
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import get_model
+
+    from harness_world.integrations.inspect_ai import hw_task
+
     hw_t = hw_task("helpdesk", tasks=TASKS[:1], epochs=1, out=tmp_path / "run")
     (log,) = inspect_eval(
         hw_t,
@@ -207,6 +229,10 @@ def test_epochs_given_to_eval_alone_are_refused_not_miscounted(tmp_path: Path) -
 
 
 def test_a_world_of_your_own_runs_through_the_adapter(tmp_path: Path) -> None:
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    from harness_world.integrations.inspect_ai import hw_task
     from harness_world.scaffold import write_scaffold
 
     write_scaffold("library", tmp_path / "project")

@@ -9,20 +9,23 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 import harness_world as hw
 from harness_world.grading.briefing import briefing
+from harness_world.integrations.mcp import AttemptServer, AttemptTarget, plan_run
 from harness_world.running import RevisionMismatch
 from harness_world.running.rundir import scan_run
+from tests.conftest import requires
 
-pytest.importorskip("mcp", reason="the MCP server needs the [mcp] extra")
-import anyio
-from mcp import Client, StdioServerParameters
+if TYPE_CHECKING:
+    from mcp import Client, StdioServerParameters
 
-from harness_world.mcp_server import AttemptServer, AttemptTarget, plan_run
+pytestmark = requires("mcp", "the MCP server needs the [mcp] extra")
+# Loaded already by its pytest plugin wherever the extra is installed, so free to import here.
+anyio = pytest.importorskip("anyio", reason="the MCP server needs the [mcp] extra")
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = "helpdesk.reply_and_solve"
@@ -37,7 +40,16 @@ def task(task_id: str = TASK) -> hw.Task:
     return {t.id: t for t in hw.load_tasks()}[task_id]
 
 
+def connect(transport: Any, **options: Any) -> Client:
+    """The SDK's client, imported when a test connects rather than while collecting."""
+    from mcp import Client
+
+    return Client(transport, **options)
+
+
 def server(*args: str) -> StdioServerParameters:
+    from mcp import StdioServerParameters
+
     return StdioServerParameters(
         command=sys.executable,
         args=[
@@ -67,7 +79,7 @@ def test_sdk_client_solves_the_task_and_the_saved_record_verifies(tmp_path: Path
 
     async def session() -> dict[str, Any]:
         seen: dict[str, Any] = {}
-        async with Client(server("--record", str(record_file))) as client:
+        async with connect(server("--record", str(record_file))) as client:
             seen["instructions"] = client.instructions
             listed = await client.list_tools()
             seen["tools"] = {t.name: t for t in listed.tools}
@@ -117,7 +129,7 @@ def test_disconnect_mid_attempt_saves_an_interrupted_record_that_verifies(tmp_pa
     record_file = tmp_path / "r.json"
 
     async def session() -> None:
-        async with Client(server("--record", str(record_file))) as client:
+        async with connect(server("--record", str(record_file))) as client:
             await client.call_tool(*SOLVE[0])
             await client.call_tool(*SOLVE[1])
         # leaving the block closes the server's stdin: the client has gone
@@ -139,7 +151,7 @@ def test_stdio_serves_one_sample_per_connection_and_the_next_connection_resumes(
     params = server("--samples", "2", "--out", str(out))
 
     async def first() -> tuple[dict[str, Any], Any]:
-        async with Client(params) as client:
+        async with connect(params) as client:
             for name, args in SOLVE:
                 await client.call_tool(name, args)
             done = structured(await client.call_tool("finish", {"message": "ok"}))
@@ -153,7 +165,7 @@ def test_stdio_serves_one_sample_per_connection_and_the_next_connection_resumes(
     assert "1 sample(s) remain: reconnect" in refusal["message"]
 
     async def abandoned() -> dict[str, Any]:
-        async with Client(params) as client:
+        async with connect(params) as client:
             return structured(await client.call_tool(*SOLVE[0]))
 
     fresh = anyio.run(abandoned)  # a new connection: sample 1, from the start world
@@ -164,7 +176,7 @@ def test_stdio_serves_one_sample_per_connection_and_the_next_connection_resumes(
     assert inventory.valid == 1 and inventory.invalid == 1 and inventory.passed == 1
 
     async def resume() -> dict[str, Any]:
-        async with Client(params) as client:
+        async with connect(params) as client:
             for name, args in SOLVE:
                 await client.call_tool(name, args)
             return structured(await client.call_tool("finish", {"message": "ok"}))
@@ -189,7 +201,7 @@ def test_budget_hit_seals_the_record_as_budget_limit(tmp_path: Path) -> None:
     record_file = tmp_path / "r.json"
 
     async def session() -> dict[str, Any]:
-        async with Client(server("--record", str(record_file), "--tool-calls", "1")) as client:
+        async with connect(server("--record", str(record_file), "--tool-calls", "1")) as client:
             await client.call_tool(*SOLVE[0])
             over = await client.call_tool(*SOLVE[1])
             assert over.is_error
@@ -383,12 +395,12 @@ def test_http_serves_each_sample_to_a_fresh_session(tmp_path: Path) -> None:
         async def sessions() -> dict[str, Any]:
             seen: dict[str, Any] = {}
             # announced once listening: the first connection is served, with no retry
-            async with Client(_authorised(url, token)) as first:
+            async with connect(_authorised(url, token)) as first:
                 assert first.instructions == briefing(task())
                 for name, args in SOLVE:
                     assert not (await first.call_tool(name, args)).is_error
                 seen["done"] = structured(await first.call_tool("finish", {"message": "ok"}))
-                async with Client(_authorised(url, token)) as second:
+                async with connect(_authorised(url, token)) as second:
                     seen["fresh"] = structured(await second.call_tool(*SOLVE[0]))
                     seen["refused"] = await first.call_tool(*SOLVE[0])
                     for name, args in SOLVE[1:]:
@@ -426,8 +438,8 @@ def test_http_serves_one_attempt_at_a_time_and_a_closed_session_is_served_again(
 
         async def sessions() -> dict[str, Any]:
             seen: dict[str, Any] = {}
-            async with Client(_authorised(url, token)) as waiting:
-                async with Client(_authorised(url, token)) as first:
+            async with connect(_authorised(url, token)) as waiting:
+                async with connect(_authorised(url, token)) as first:
                     await first.call_tool(*SOLVE[0])
                     seen["busy"] = await waiting.call_tool(*SOLVE[0])
                 # `first` closed its session mid-attempt: interrupted, its sample served again
@@ -435,10 +447,10 @@ def test_http_serves_one_attempt_at_a_time_and_a_closed_session_is_served_again(
                 for name, args in SOLVE[1:]:
                     await waiting.call_tool(name, args)
                 seen["done"] = structured(await waiting.call_tool("finish", {"message": "ok"}))
-            async with Client(_authorised(url, token), mode="2026-07-28") as sessionless:
+            async with connect(_authorised(url, token), mode="2026-07-28") as sessionless:
                 seen["sessionless"] = await sessionless.call_tool(*SOLVE[0])
             # a client that vanishes without closing: its attempt stays open until the stop
-            async with Client(_authorised(url, token, terminate_on_close=False)) as gone:
+            async with connect(_authorised(url, token, terminate_on_close=False)) as gone:
                 await gone.call_tool(*SOLVE[0])
             return seen
 

@@ -10,12 +10,12 @@ import msgspec
 import pytest
 
 import harness_world as hw
-from harness_world.running import load_manifest
+from harness_world.integrations.openai import OpenAIAgent
+from harness_world.running import drive, load_manifest
+from tests.conftest import requires
 from tests.fake_openai import fake_openai, scripted_brain
 
-pytest.importorskip("openai", reason="the OpenAI agent needs the [openai] extra")
-from harness_world.openai_agent import OpenAIAgent
-from harness_world.running import drive
+pytestmark = requires("openai", "the OpenAI agent needs the [openai] extra")
 
 
 def task(task_id: str) -> hw.Task:

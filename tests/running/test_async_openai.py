@@ -7,9 +7,12 @@ from pathlib import Path
 import msgspec
 
 import harness_world as hw
-from harness_world.openai_agent import AsyncOpenAIAgent, OpenAIAgent
+from harness_world.integrations.openai import AsyncOpenAIAgent, OpenAIAgent
+from tests.conftest import requires
 from tests.fake_openai import fake_openai
 from tests.running.test_agents import reply_and_solve_brain
+
+pytestmark = requires("openai", "the OpenAI agent needs the [openai] extra")
 
 TASK = "helpdesk.reply_and_solve"
 
@@ -56,9 +59,7 @@ def test_an_unreachable_endpoint_is_an_infrastructure_failure(tmp_path: Path) ->
     assert result.counts.valid == 0 and result.counts.by_outcome == {"infrastructure": 2}
 
 
-def test_run_command_uses_the_async_client_with_concurrency(
-    tmp_path: Path, capsys: object
-) -> None:
+def test_run_command_uses_the_async_client_with_concurrency(tmp_path: Path, capsys: object) -> None:
     from harness_world.cli import main
 
     with fake_openai(reply_and_solve_brain()) as server:  # type: ignore[arg-type]

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import harness_world as hw
-from harness_world.openai_agent import OpenAIAgent
+from harness_world.integrations.openai import OpenAIAgent
 from harness_world.running import (
     ContextPolicy,
     bound_messages,

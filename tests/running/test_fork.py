@@ -159,7 +159,7 @@ def test_a_fork_of_an_edited_record_is_refused(world: hw.World, passing: hw.Reco
 def test_the_openai_agent_continues_a_fork_from_what_it_was_shown(
     world: hw.World, passing: hw.Record
 ) -> None:
-    from harness_world.openai_agent import OpenAIAgent
+    from harness_world.integrations.openai import OpenAIAgent
 
     seen: list[list[dict[str, Any]]] = []
 

@@ -15,7 +15,7 @@ import pytest
 import harness_world as hw
 from harness_world.analysis import advise_scan, reach
 from harness_world.cli import main
-from harness_world.openai_agent import OpenAIAgent
+from harness_world.integrations.openai import OpenAIAgent
 from harness_world.running import scan_run
 from tests.fake_openai import fake_openai, tool_call
 

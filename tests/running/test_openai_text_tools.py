@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 
 import harness_world as hw
+from harness_world.integrations.openai import OpenAIAgent
 from harness_world.running import drive, load_manifest
+from tests.conftest import requires
 from tests.fake_openai import fake_openai, text_brain
 
-pytest.importorskip("openai", reason="the OpenAI agent needs the [openai] extra")
-from harness_world.openai_agent import OpenAIAgent
+pytestmark = requires("openai", "the OpenAI agent needs the [openai] extra")
 
 FIXTURES = json.loads((Path(__file__).parent / "data" / "text_replies.json").read_text())
 RECORDED = {r["id"]: r["text"] for r in FIXTURES["replies"]}
@@ -102,7 +103,7 @@ def test_the_mode_is_pinned_in_the_revision_and_the_default_is_unchanged(
 
 
 def test_the_async_client_reads_text_calls_the_same_way(tmp_path: Path) -> None:
-    from harness_world.openai_agent import AsyncOpenAIAgent
+    from harness_world.integrations.openai import AsyncOpenAIAgent
 
     tasks = [task("helpdesk.reply_and_solve")]
     with fake_openai(text_brain(REPLY_AND_SOLVE)) as server:

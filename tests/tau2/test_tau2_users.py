@@ -18,7 +18,7 @@ import pytest
 import harness_world as hw
 from harness_world.cli import main
 from harness_world.evidence import UserTurn, load_record, record_digest, replay
-from harness_world.openai_agent import OpenAIAgent
+from harness_world.integrations.openai import OpenAIAgent
 from harness_world.running.agents import drive
 from harness_world.running.attempt import Attempt
 from harness_world.running.user import GREETING, STOP
@@ -112,7 +112,9 @@ def test_user_turns_are_covered_by_the_digest_and_never_recomputed(
 
 
 def test_scripted_user_answers_by_kind_of_question() -> None:
-    user = ScriptedUser(reason="I want to return a lamp.", known="I am Ann, zip 12345.", max_turns=5)
+    user = ScriptedUser(
+        reason="I want to return a lamp.", known="I am Ann, zip 12345.", max_turns=5
+    )
     history: list[UserTurn] = []
 
     def say(message: str) -> str:
@@ -158,12 +160,16 @@ def test_openai_agent_replaying_the_gold_conversation_passes_in_tau2_mode(
 ) -> None:
     source = tau2_source()
     env: Any = tau2_env()
-    view = Tau2View(shape=Tau2Shape.from_data(world, TAU2_DATA / "db.json"), schemas=source.tool_schemas(env))
+    view = Tau2View(
+        shape=Tau2Shape.from_data(world, TAU2_DATA / "db.json"), schemas=source.tool_schemas(env)
+    )
     passed = 0
     for item in imported[:12]:
         with fake_openai(_replaying_brain(_gold_conversation(item, world))) as server:
             agent = OpenAIAgent(model="fake", base_url=server["base_url"])
-            attempt = Attempt(world, item.task, user=ScriptedUser.from_scenario(item.user_scenario), view=view)
+            attempt = Attempt(
+                world, item.task, user=ScriptedUser.from_scenario(item.user_scenario), view=view
+            )
             record = drive(agent, attempt)
         checked = hw.verify(record, world=world, task=item.task)
         assert checked.evidence == "verified" and checked.grade is not None, checked.reason
@@ -206,7 +212,9 @@ def test_a_model_user_over_the_loopback_fake(world: hw.World, imported: list[Imp
     lines = iter(["I want to exchange two items of order #W2378156.", "I am Yusuf Rossi, 19122."])
 
     def customer(messages: list[dict[str, Any]]) -> dict[str, Any]:
-        assert messages[0]["role"] == "system" and "Why you are contacting" in messages[0]["content"]
+        assert (
+            messages[0]["role"] == "system" and "Why you are contacting" in messages[0]["content"]
+        )
         return {"role": "assistant", "content": next(lines, STOP)}
 
     with fake_openai(customer) as server:

@@ -9,18 +9,19 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-pytest.importorskip("mcp", reason="the MCP server needs the [mcp] extra")
-import anyio
-import httpx
-from mcp import Client, types
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
-
 import harness_world as hw
+from tests.conftest import requires
+
+if TYPE_CHECKING:
+    import httpx
+
+pytestmark = requires("mcp", "the MCP server needs the [mcp] extra")
+# Loaded already by its pytest plugin wherever the extra is installed, so free to import here.
+anyio = pytest.importorskip("anyio", reason="the MCP server needs the [mcp] extra")
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = "helpdesk.reply_and_solve"
@@ -95,6 +96,8 @@ def _deep_call(request_id: int, depth: int) -> str:
 def test_a_request_nested_too_deep_gets_a_json_rpc_error_with_its_id(
     tmp_path: Path, depth: int
 ) -> None:
+    from mcp import types
+
     session = _Stdio(tmp_path / "r.json")
     try:
         reply = json.loads(session.ask(_deep_call(2, depth)))
@@ -112,6 +115,8 @@ def test_a_request_nested_too_deep_gets_a_json_rpc_error_with_its_id(
 
 def test_requests_the_sdk_would_drop_are_answered(tmp_path: Path) -> None:
     """Not JSON, a cut-off line, an object that is no JSON-RPC message: each gets an error."""
+    from mcp import types
+
     session = _Stdio(tmp_path / "r.json")
     try:
         garbage = json.loads(session.ask("not json"))
@@ -139,6 +144,8 @@ def test_tool_arguments_nested_150_deep_are_still_a_recorded_tool_error(tmp_path
 
 def test_the_message_depth_limit_is_within_what_the_sdk_parses() -> None:
     """The gate must refuse a request before the SDK's parser would drop it in silence."""
+    from mcp import types
+
     from harness_world.engine.limits import MCP_MESSAGE_DEPTH
 
     deepest = _deep_call(2, MCP_MESSAGE_DEPTH - 3)  # object, params, arguments: three levels
@@ -192,7 +199,7 @@ _ANNOUNCE_SCRIPT = """
 import socket, sys
 import anyio
 import harness_world as hw
-from harness_world.mcp_server import AttemptServer, AttemptTarget, serve_http
+from harness_world.integrations.mcp import AttemptServer, AttemptTarget, serve_http
 
 task = {t.id: t for t in hw.load_tasks()}[sys.argv[1]]
 state = AttemptServer(
@@ -262,6 +269,8 @@ def _stop(proc: subprocess.Popen[str]) -> str:
 
 
 def _post(url: str, headers: dict[str, str]) -> httpx.Response:
+    import httpx
+
     return httpx.post(
         url,
         json=INITIALIZE,
@@ -273,6 +282,10 @@ def _post(url: str, headers: dict[str, str]) -> httpx.Response:
 async def _tool_calls(
     url: str, token: str | None, calls: list[tuple[str, dict[str, Any]]]
 ) -> list[Any]:
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
     headers = None if token is None else {"Authorization": f"Bearer {token}"}
     async with (
         create_mcp_http_client(headers=headers) as http,
@@ -288,6 +301,10 @@ def test_http_serves_only_the_holder_of_the_token(tmp_path: Path) -> None:
         assert len(token) >= 32
 
         async def holder() -> tuple[Any, Any]:
+            from mcp import Client
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
             headers = {"Authorization": f"Bearer {token}"}
             async with (
                 create_mcp_http_client(headers=headers) as http,

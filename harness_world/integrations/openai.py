@@ -19,6 +19,7 @@ from typing import Any
 import attrs
 import msgspec
 
+from harness_world.integrations import DEFAULT_SYSTEM_PROMPT
 from harness_world.running.attempt import Attempt, Reservation
 from harness_world.running.context import ContextPolicy, bound_messages
 from harness_world.running.metered import ProviderErrors, metered_request, metered_request_async
@@ -31,13 +32,7 @@ from harness_world.running.text_tool_calls import (
 )
 from harness_world.running.user import GREETING
 
-__all__ = ["DEFAULT_SYSTEM_PROMPT", "AsyncOpenAIAgent", "OpenAIAgent"]
-
-DEFAULT_SYSTEM_PROMPT = (
-    "You are a support operations agent. Use the tools to do exactly what the instruction asks, "
-    "nothing more. Read a record before changing it, follow every page of a listing, and when "
-    "you are done, reply with a short final message."
-)
+__all__ = ["AsyncOpenAIAgent", "OpenAIAgent"]
 
 
 @attrs.frozen(slots=True)

@@ -1,9 +1,9 @@
 """An agent for Anthropic's Messages API (extra: `harness_world[anthropic]`).
 
-It mirrors `harness_world.openai_agent`: the SDK client is built with ``max_retries=0`` and every
-retry goes through ``attempt.reserve(..., retry=True)``, so the record counts it; a request whose
-response is lost (connection error, timeout) keeps its reservation as uncertain exposure and is
-counted as a lost request with its estimated prompt tokens.
+It mirrors `harness_world.integrations.openai`: the SDK client is built with ``max_retries=0``
+and every retry goes through ``attempt.reserve(..., retry=True)``, so the record counts it; a
+request whose response is lost (connection error, timeout) keeps its reservation as uncertain
+exposure and is counted as a lost request with its estimated prompt tokens.
 Overloaded (529), rate-limited (429), timed-out (408), conflicting (409) and server errors (5xx)
 are retried; any other status ends the attempt as ``error``.
 
@@ -20,16 +20,11 @@ from typing import Any
 
 import attrs
 
+from harness_world.integrations import DEFAULT_SYSTEM_PROMPT
 from harness_world.running.attempt import Attempt, Reservation
 from harness_world.running.metered import ProviderErrors, metered_request, metered_request_async
 
-__all__ = ["DEFAULT_SYSTEM_PROMPT", "AnthropicAgent", "AsyncAnthropicAgent"]
-
-DEFAULT_SYSTEM_PROMPT = (
-    "You are a support operations agent. Use the tools to do exactly what the instruction asks, "
-    "nothing more. Read a record before changing it, follow every page of a listing, and when "
-    "you are done, reply with a short final message."
-)
+__all__ = ["AnthropicAgent", "AsyncAnthropicAgent"]
 
 
 @attrs.frozen(slots=True)

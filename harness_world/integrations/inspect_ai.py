@@ -42,18 +42,13 @@ from harness_world.evidence.record import RecordContext, save_record
 from harness_world.grading.task import Task as HwTask
 from harness_world.grading.task import load_tasks
 from harness_world.grading.verifier import SlotResult, Verifier
+from harness_world.integrations import DEFAULT_SYSTEM_PROMPT
 from harness_world.running.attempt import Attempt, AttemptEnded, AttemptLimits
 from harness_world.running.run import open_external_run as open_run_dir
 from harness_world.running.run import sample_seed
 from harness_world.running.rundir import load_manifest, record_path, scan_run, slot_for
 
-__all__ = ["DEFAULT_SYSTEM_PROMPT", "hw_scorer", "hw_setup", "hw_task"]
-
-DEFAULT_SYSTEM_PROMPT = (
-    "You are a support operations agent. Use the tools to do exactly what the instruction asks, "
-    "nothing more. Read a record before changing it, follow every page of a listing, and when "
-    "you are done, reply with a short final message."
-)
+__all__ = ["hw_scorer", "hw_setup", "hw_task"]
 
 RECORD_KEY = "hw_record"
 """Sample metadata key holding the record's path (kept in the log, read again on re-scoring)."""
