@@ -160,7 +160,7 @@ def test_arguments_past_the_limits_are_typed_errors(small: hw.World, tmp_path: P
 
 
 def test_play_survives_surrogates_and_deep_lines(small: hw.World, tmp_path: Path) -> None:
-    from harness_world.cli.play import serve
+    from harness_world.running.bridge import serve
 
     lines = [
         '{"tool": "\\udc80", "args": {}}',
@@ -171,7 +171,7 @@ def test_play_survives_surrogates_and_deep_lines(small: hw.World, tmp_path: Path
     ]
     out = io.StringIO()
     attempt = hw.Attempt(small, tasks("helpdesk.security_count")[0])
-    assert serve(attempt, io.StringIO("\n".join(lines) + "\n"), out, tmp_path / "p.json") == 0
+    serve(attempt, io.StringIO("\n".join(lines) + "\n"), out, tmp_path / "p.json")
     replies = [json.loads(line) for line in out.getvalue().splitlines()[1:]]
     assert all("ok" in r and "seq" in r for r in replies)
     assert replies[-1]["evidence"] == "verified"
