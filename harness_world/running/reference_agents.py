@@ -51,9 +51,7 @@ class DoNothingAgent:
         return ""
 
 
-def reference_agent(
-    world: str | Path | WorldLocation, name: str
-) -> ScriptedAgent | DoNothingAgent:
+def reference_agent(world: str | Path | WorldLocation, name: str) -> ScriptedAgent | DoNothingAgent:
     """The reference agent ``name`` of a world (a built-in name, a folder or its location).
 
     Raises:

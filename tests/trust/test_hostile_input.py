@@ -83,7 +83,9 @@ def hostile_files(good: hw.Record) -> dict[str, bytes]:
     else:  # map16
         assert packed[0] == 0xDE
         count, body = int.from_bytes(packed[1:3], "big"), packed[3:]
-    header = bytes([0x80 + count + 1]) if count + 1 < 16 else b"\xde" + (count + 1).to_bytes(2, "big")
+    header = (
+        bytes([0x80 + count + 1]) if count + 1 < 16 else b"\xde" + (count + 1).to_bytes(2, "big")
+    )
     files["duplicate.msgpack"] = header + body + b"\xa4seed\x00"
     files["deep.msgpack"] = b"\x91" * 5000 + b"\x01"
     return files
