@@ -3,7 +3,9 @@
 An advisory that fires on every attempt explains nothing. `reach` counts, per advisory and
 overall, the failed attempts that carry at least one (explained) and the passed attempts that
 carry one (false alarms), so a report can say "explained 10 of 12 failures, 0 of 10 passes
-flagged" instead of listing observations without a denominator.
+flagged" instead of listing observations without a denominator. `diagnose_run` and
+`diagnose_report` put a run's advisories, their reach and its failures' attribution together
+(a `Diagnosis`).
 """
 
 from __future__ import annotations
@@ -14,19 +16,25 @@ from pathlib import Path
 import attrs
 import msgspec
 
+from harness_world.analysis.attribution import AttributionReport, attribute_scan
+from harness_world.analysis.report import RunReport
 from harness_world.engine.world import World, WorldError, load_trusted_world
 from harness_world.evidence.record import RecordError, load_record
 from harness_world.grading.advice import ADVISORIES, Advisory, advise
-from harness_world.grading.task import Task
+from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.verifier import VerifiedRecord
-from harness_world.running.rundir import RunScan
+from harness_world.running.rundir import RunScan, load_manifest, scan_run
 
 __all__ = [
     "AdviceObserver",
+    "Diagnosis",
     "Reach",
     "ReachRow",
     "SlotAdvice",
     "advise_scan",
+    "diagnose_report",
+    "diagnose_run",
+    "diagnosis",
     "reach",
     "reach_lines",
 ]
@@ -200,3 +208,64 @@ def advise_scan(
             )
         )
     return out
+
+
+class Diagnosis(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``diagnose`` shows of a run: advisories per attempt, their reach, and attribution.
+
+    Attributes:
+        advice: The advisories of every graded, valid attempt (`advise_scan`).
+        reach: Their reach over those attempts (`reach`).
+        attribution: Where each attempt that did not pass comes from (None when no run was
+            read, e.g. for the demo's attempts).
+    """
+
+    advice: list[SlotAdvice]
+    reach: Reach
+    attribution: AttributionReport | None = None
+
+
+def diagnosis(advice: list[SlotAdvice], attribution: AttributionReport | None = None) -> Diagnosis:
+    """The diagnosis of attempts whose advisories are known: their reach computed."""
+    found = reach((a.passed, a.advisories) for a in advice)
+    return Diagnosis(advice=advice, reach=found, attribution=attribution)
+
+
+def diagnose_run(
+    run: Path, tasks: Sequence[Task], folders: Mapping[str, Path] | None = None
+) -> Diagnosis:
+    """Scan a run directory once, then give its advisories, their reach and attribution.
+
+    Args:
+        run: The run directory.
+        tasks: The reader's tasks (built-in and its own).
+        folders: The reader's own world folders by world name.
+
+    Raises:
+        OSError: for a run directory that cannot be read.
+        ValueError: for an unreadable manifest.
+        harness_world.HarnessWorldError: for a world that does not load, or an invalid labels'
+            file (`harness_world.analysis.attribution.AttributionError`).
+    """
+    scan = scan_run(run, tasks, write_counts=False, folders=folders)
+    return diagnosis(advise_scan(scan, tasks), attribute_scan(scan, tasks))
+
+
+def diagnose_report(
+    report: RunReport, advised: Mapping[tuple[str, int], list[Advisory]] | None = None
+) -> Diagnosis:
+    """The diagnosis of a run a report already judged, against the built-in tasks.
+
+    Reads the slots the report judged (no record is replayed again) and the advisories its
+    scan computed (``advised``; other records are read once more from disk); each failing
+    task's reference solution runs once.
+    """
+    scan = RunScan(
+        out=report.out,
+        manifest=load_manifest(report.out),
+        slots=report.attempts,
+        counts=report.counts,
+        families={},
+    )
+    tasks = load_tasks()
+    return diagnosis(advise_scan(scan, tasks, advised=advised), attribute_scan(scan, tasks))

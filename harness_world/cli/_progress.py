@@ -13,7 +13,7 @@ import atexit
 import importlib.util
 import sys
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Protocol
 
 __all__ = ["LiveProgress", "live_enabled", "run_progress_hook", "verify_progress"]
@@ -138,10 +138,10 @@ class _VerifyProgress:
         self.live = live
         self.done = self.passed = self.failed = self.other = 0
 
-    def advance(self, note: str = "", row: Mapping[str, Any] | None = None) -> None:
-        """Count one record (its row gives evidence and grade) and redraw."""
+    def advance(self, note: str = "", row: Any = None) -> None:
+        """Count one record (its row, a `VerifyRow`, gives evidence and grade) and redraw."""
         self.done += 1
-        grade = (row or {}).get("grade")
+        grade = getattr(row, "grade", None)
         if grade == "passed":
             self.passed += 1
         elif grade == "failed":
@@ -150,7 +150,7 @@ class _VerifyProgress:
             self.other += 1
         if self.live is not None:
             self.live.update(
-                self.done, self.passed, self.failed, self.other, str((row or {}).get("task", ""))
+                self.done, self.passed, self.failed, self.other, str(getattr(row, "task", ""))
             )
         else:
             self.plain.advance(note)

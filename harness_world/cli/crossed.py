@@ -15,7 +15,6 @@ import functools
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
@@ -23,7 +22,13 @@ from harness_world.analysis.crossed import CrossedCompareError, compare_crossed,
 from harness_world.cli._selection import UsageError, limit_overrides
 from harness_world.grading.task import Task
 from harness_world.running.agents import Agent
-from harness_world.running.crossed import CROSSED, CrossedConfig, CrossedError, run_crossed
+from harness_world.running.crossed import (
+    CROSSED,
+    CrossedConfig,
+    CrossedError,
+    read_crossed_file,
+    run_crossed,
+)
 from harness_world.running.executors import Executor
 from harness_world.running.revision import RevisionMismatch
 
@@ -74,13 +79,11 @@ class CrossedFileError(UsageError):
 def _configs_from_file(
     path: Path, args: argparse.Namespace, make_agent: Callable[[argparse.Namespace], Agent]
 ) -> list[tuple[CrossedConfig, Agent]]:
-    """Each entry: name, harness, profile, agent, and options named like ``run``'s flags."""
+    """Each entry's configuration, and its agent made from ``run``'s flags and its options."""
     try:
-        entries = msgspec.json.decode(path.read_bytes(), type=list[_Entry])
-    except OSError as exc:
-        raise CrossedFileError(f"--crossed {path}: cannot read: {exc.strerror or exc}") from None
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise CrossedFileError(f"--crossed {path}: {exc}") from None
+        entries = read_crossed_file(path)
+    except CrossedError as exc:
+        raise CrossedFileError(f"--crossed {exc}") from None
     out = []
     for number, entry in enumerate(entries, start=1):
         unknown = sorted(k for k in entry.options if k.replace("-", "_") not in vars(args))
@@ -96,17 +99,8 @@ def _configs_from_file(
             agent = make_agent(argparse.Namespace(**values))
         except (ValueError, OSError) as exc:
             raise CrossedFileError(f"--crossed {path}: entry {number}: {exc}") from None
-        config = CrossedConfig(name=entry.name, harness=entry.harness, profile=entry.profile)
-        out.append((config, agent))
+        out.append((entry.config, agent))
     return out
-
-
-class _Entry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    name: str
-    harness: str
-    profile: str
-    agent: str = "oracle"
-    options: dict[str, Any] = {}
 
 
 _PATHS = {"script", "system_prompt_file"}

@@ -1,4 +1,8 @@
-"""``diagnose``: advisories on each attempt, their reach, and where each failure comes from."""
+"""``diagnose``: advisories on each attempt, their reach, and where each failure comes from.
+
+The figures are `harness_world.analysis.diagnosis` (a `Diagnosis`); the demo's attempts are
+`harness_world.coverage.demo.demo_advice`. `report` prints `report_section` after its figures.
+"""
 
 from __future__ import annotations
 
@@ -6,29 +10,25 @@ import argparse
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
-from harness_world.analysis.attribution import AttributionReport, attribute_scan
-from harness_world.analysis.diagnosis import SlotAdvice, advise_scan, reach, reach_lines
+from harness_world.analysis.attribution import AttributionReport
+from harness_world.analysis.diagnosis import (
+    Diagnosis,
+    diagnose_report,
+    diagnose_run,
+    diagnosis,
+    reach_lines,
+)
 from harness_world.analysis.report import RunReport
 from harness_world.cli._output import render_table
 from harness_world.cli._selection import add_verifier_world_options, verifier_worlds
-from harness_world.coverage.mutants import load_mutants
-from harness_world.engine.world import load_world
+from harness_world.coverage.demo import demo_advice
 from harness_world.errors import HarnessWorldError
-from harness_world.grading.advice import ADVISORIES, Advisory, advise
-from harness_world.grading.task import TaskError, load_tasks
-from harness_world.grading.verify import verify
-from harness_world.running.oracles import load_oracles
-from harness_world.running.rundir import RunScan, load_manifest, scan_run
-from harness_world.running.scripted import run_script
+from harness_world.grading.advice import ADVISORIES, Advisory
 
-__all__ = ["DEMO_WORLDS", "demo_advice", "register", "report_section"]
-
-DEMO_WORLDS = ("helpdesk", "inventory")
-"""The worlds whose mutants marked ``demo=True`` are measured by ``diagnose --demo``."""
+__all__ = ["register", "report_section"]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -54,56 +54,29 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.set_defaults(handler=main)
 
 
-def demo_advice() -> list[SlotAdvice]:
-    """Advisories of the demo's attempts: each world's oracles, then its ``demo`` mistakes.
-
-    ``sample`` numbers the attempts of one world in that order (they are not run samples).
-    """
-    out: list[SlotAdvice] = []
-    for name in DEMO_WORLDS:
-        world = load_world(name)
-        tasks = {t.id: t for t in load_tasks(world=name)}
-        chosen = [m for m in load_mutants(name) if m.demo]
-        oracles = load_oracles(name)
-        scripts = [(t, oracles[t]) for t in sorted({m.task_id for m in chosen})]
-        scripts += [(m.task_id, m.script) for m in chosen]
-        for index, (task_id, script) in enumerate(scripts):
-            task = tasks[task_id]
-            record = run_script(world, task, script)
-            grade = verify(record, world, task).grade
-            if grade is None:
-                continue
-            found = advise(record, task, world)
-            out.append(
-                SlotAdvice(task_id=task_id, sample=index, passed=grade.passed, advisories=found)
-            )
-    return out
-
-
-def _advice_rows(advice: list[SlotAdvice]) -> list[list[str]]:
-    return [
+def _print(found: Diagnosis) -> None:
+    rows = [
         [
             a.task_id,
             str(a.sample),
             "passed" if a.passed else "failed",
             "; ".join(f"{x.name}: {x.detail}" for x in a.advisories) or "-",
         ]
-        for a in advice
+        for a in found.advice
         if a.advisories or not a.passed
     ]
-
-
-def _print(advice: list[SlotAdvice], attribution: AttributionReport | None) -> None:
-    rows = _advice_rows(advice)
     if rows:
         print(
             render_table(["task", "sample", "grade", "advisories (never change grades)"], rows, 110)
         )
         print()
-    for line in reach_lines(reach((a.passed, a.advisories) for a in advice)):
+    for line in reach_lines(found.reach):
         print(line)
-    if attribution is None:
-        return
+    if found.attribution is not None:
+        _print_attribution(found.attribution)
+
+
+def _print_attribution(attribution: AttributionReport) -> None:
     print()
     rows = [
         [a.task_id, str(a.sample), a.source, "reviewed" if a.reviewed else "automatic", a.evidence]
@@ -126,28 +99,17 @@ def report_section(
     """Lines `report` prints after its figures: advisories' reach and attribution counts.
 
     ``reader_options`` are the ``--world``/``--tasks`` the reader gave, repeated in the closing
-    ``diagnose`` line so that it reads a user world's run as the report did.
-
-    Reads the slots the report already judged (no record is replayed again) and the
-    advisories its scan computed (other records are read once more from disk); each failing
-    task's reference solution runs once.
+    ``diagnose`` line so that it reads a user world's run as the report did. The figures are
+    `harness_world.analysis.diagnosis.diagnose_report` (no record is replayed again).
     """
-    scan = RunScan(
-        out=report.out,
-        manifest=load_manifest(report.out),
-        slots=report.attempts,
-        counts=report.counts,
-        families={},
-    )
-    tasks = load_tasks()
-    advice = advise_scan(scan, tasks, advised=advised)
-    lines = ["", *reach_lines(reach((a.passed, a.advisories) for a in advice))]
-    for a in advice:
+    found = diagnose_report(report, advised)
+    lines = ["", *reach_lines(found.reach)]
+    for a in found.advice:
         if a.advisories and not a.passed:
             names = ", ".join(x.name for x in a.advisories)
             lines.append(f"    {a.task_id} sample {a.sample}: {names}")
-    attribution = attribute_scan(scan, tasks)
-    if attribution.attributions:
+    attribution = found.attribution
+    if attribution is not None and attribution.attributions:
         counts = ", ".join(
             f"{s} {c['automatic'] + c['reviewed']} ({c['reviewed']} reviewed)"
             for s, c in attribution.counts.items()
@@ -169,26 +131,17 @@ def main(args: argparse.Namespace) -> int:
     if (args.run is None) == (not args.demo):
         print("error: give a run directory or --demo (not both)", file=sys.stderr)
         return 2
-    attribution: AttributionReport | None = None
     try:
         if args.demo:
-            advice = demo_advice()
+            found = diagnosis(demo_advice())
         else:
             choice, by_id = verifier_worlds(args)
-            tasks = list(by_id.values())
-            scan = scan_run(args.run, tasks, write_counts=False, folders=choice.folders())
-            advice = advise_scan(scan, tasks)
-            attribution = attribute_scan(scan, tasks)
-    except (OSError, ValueError, HarnessWorldError, TaskError) as exc:
+            found = diagnose_run(args.run, list(by_id.values()), choice.folders())
+    except (OSError, ValueError, HarnessWorldError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        payload: dict[str, Any] = {
-            "advice": advice,
-            "reach": reach((a.passed, a.advisories) for a in advice),
-            "attribution": attribution,
-        }
-        print(msgspec.json.format(msgspec.json.encode(payload), indent=1).decode())
+        print(msgspec.json.format(msgspec.json.encode(found), indent=1).decode())
         return 0
-    _print(advice, attribution)
+    _print(found)
     return 0

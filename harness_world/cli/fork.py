@@ -1,4 +1,8 @@
-"""``fork``: a counterfactual branch of one record, stored apart from runs."""
+"""``fork``: a counterfactual branch of one record, stored apart from runs.
+
+The fork is `harness_world.running.fork.fork_file`; this command parses the edit and the
+budgets, makes the agent that continues a live fork, and prints the `ForkSummary`.
+"""
 
 from __future__ import annotations
 
@@ -13,13 +17,11 @@ from msgspec import UNSET
 
 from harness_world.engine.world import WorldError
 from harness_world.errors import HarnessWorldError
-from harness_world.evidence.record import RecordError, load_record
-from harness_world.grading.task import TaskError, load_tasks
-from harness_world.grading.verify import resolve_world, task_mismatch, verify
+from harness_world.evidence.record import RecordError
+from harness_world.grading.task import TaskError
 from harness_world.running.agents import Agent
-from harness_world.running.attempt import AttemptLimits
 from harness_world.running.context import ContextPolicy
-from harness_world.running.fork import ForkBounds, fork, save_fork
+from harness_world.running.fork import ForkBounds, fork_file
 
 __all__ = ["register"]
 
@@ -94,50 +96,33 @@ def _agent(args: argparse.Namespace) -> Agent | None:
 def main(args: argparse.Namespace) -> int:
     """Make the fork, save it, and show its outcome and evidence."""
     try:
-        record = load_record(args.record)
-        world = resolve_world(record)
-        task = {t.id: t for t in load_tasks()}.get(record.task_id)
-        if task is None or task_mismatch(record, task):
-            raise ValueError(f"{args.record}: its task {record.task_id!r} is not known here")
-        bounds = ForkBounds(
-            max_depth=args.max_depth, max_forks=args.max_forks, max_tool_calls=args.max_tool_calls
+        summary = fork_file(
+            args.record,
+            args.at,
+            out=args.out,
+            budgets={
+                "tool_calls": args.tool_calls,
+                "turns": args.turns,
+                "context_tokens": args.context_tokens,
+            },
+            call=(args.call[0], _json_arg(args.call[1], "--call")) if args.call else None,
+            result=_json_arg(args.result, "--result") if args.result is not None else UNSET,
+            agent=_agent(args),
+            bounds=ForkBounds(
+                max_depth=args.max_depth,
+                max_forks=args.max_forks,
+                max_tool_calls=args.max_tool_calls,
+            ),
+            policy=ContextPolicy(max_tokens=args.bound_context) if args.bound_context else None,
         )
-        base = AttemptLimits.from_task(task.budgets)
-        limits = msgspec.structs.replace(
-            base,
-            tool_calls=args.tool_calls if args.tool_calls is not None else base.tool_calls,
-            turns=args.turns if args.turns is not None else base.turns,
-            context_tokens=args.context_tokens
-            if args.context_tokens is not None
-            else base.context_tokens,
-        )
-        policy = ContextPolicy(max_tokens=args.bound_context) if args.bound_context else None
-        call = (args.call[0], _json_arg(args.call[1], "--call")) if args.call else None
-        result = _json_arg(args.result, "--result") if args.result is not None else UNSET
-        forked = fork(
-            record, args.at, world=world, task=task, limits=limits, call=call, result=result,
-            agent=_agent(args), bounds=bounds, policy=policy,
-        )  # fmt: skip
-        path = save_fork(forked, args.out, bounds)
     except (OSError, ValueError, RecordError, WorldError, TaskError, HarnessWorldError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    checked = verify(forked, world, task)
-    summary = {
-        "fork": str(path),
-        "kind": forked.context.notes.get("fork_kind", ""),
-        "at": int(forked.context.notes.get("fork_at", "0")),
-        "calls": len(forked.calls),
-        "outcome": forked.outcome.status,
-        "reason": forked.outcome.reason,
-        "evidence": checked.evidence,
-        "passed": None if checked.grade is None else checked.grade.passed,
-        "note": checked.reason or "a fork is never counted as an attempt",
-        **{k: v for k, v in forked.context.notes.items() if k.startswith("prompt_tokens")},
-    }
+    shown = msgspec.to_builtins(summary)
+    shown.update(shown.pop("prompt_tokens"))  # each measurement a line of its own
     if args.json:
-        print(json.dumps(summary, indent=1))
+        print(json.dumps(shown, indent=1))
     else:
-        for key, value in summary.items():
+        for key, value in shown.items():
             print(f"{key}: {value}")
     return 0

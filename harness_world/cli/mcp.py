@@ -7,21 +7,20 @@ import functools
 import importlib.util
 import json
 import os
-import re
 import secrets
 import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import attrs
 import msgspec
 
 from harness_world.cli._paths import record_path_problem, run_dir_problem
 from harness_world.cli._selection import add_limit_options, limit_overrides
-from harness_world.engine.world import World, WorldError
-from harness_world.grading.task import Task, TaskError
-from harness_world.grading.worlds import one_world
+from harness_world.engine.world import WorldError
+from harness_world.grading.task import TaskError
+from harness_world.grading.worlds import one_task
+from harness_world.integrations.mcp import attempt_server, serve_summary, token_problem
 from harness_world.running.lock import RunDirectoryBusy
 from harness_world.running.revision import RevisionMismatch
 
@@ -142,17 +141,21 @@ def main(args: argparse.Namespace) -> int:
     if problem is not None:
         return _error(problem)
     try:
-        world, tasks = one_world(args.world, args.size, args.tasks)
+        world, task = one_task(args.world, args.task, args.size, args.tasks)
     except (WorldError, TaskError) as exc:
         return _error(str(exc))
-    task = tasks.get(args.task)
-    if task is None:
-        return _error(
-            f"--task {args.task!r} is not a task of {world.name} "
-            f"(known: {', '.join(sorted(tasks))})"
-        )
     try:
-        state = _attempt_state(args, world, task)
+        state = attempt_server(
+            world,
+            task,
+            samples=args.samples,
+            out=args.out,
+            record=args.record,
+            seed=args.seed,
+            label=args.client_label,
+            limits=limit_overrides(args),
+            reveal_grade=args.reveal_grade,
+        )
     except (RevisionMismatch, RunDirectoryBusy, ValueError, OSError) as exc:
         return _error(str(exc))
     try:
@@ -188,10 +191,6 @@ def _option_problem(args: argparse.Namespace) -> str | None:
     return f"--record {args.record}: {problem}" if problem else None
 
 
-_TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
-"""What a bearer token may be (RFC 6750's ``b64token``): it travels in a header as it is."""
-
-
 def _auth_problem(args: argparse.Namespace) -> str | None:
     """What is wrong with --token and --no-auth, or None."""
     if args.token is None and not args.no_auth:
@@ -200,43 +199,9 @@ def _auth_problem(args: argparse.Namespace) -> str | None:
         return "--token and --no-auth are for --transport http"
     if args.token is not None and args.no_auth:
         return "--token and --no-auth exclude each other"
-    if args.token is not None and not _TOKEN.fullmatch(args.token):
-        return "--token must be letters, digits and -._~+/ (no spaces), as a header carries it"
+    if args.token is not None and token_problem(args.token):
+        return f"--token {token_problem(args.token)}"
     return None
-
-
-def _attempt_state(args: argparse.Namespace, world: World, task: Task) -> AttemptServer:
-    """The server's state: k samples into a run directory, or one attempt (with --record).
-
-    Raises:
-        RevisionMismatch: A resumed run directory was made by another revision.
-        RunDirectoryBusy: Another process writes into the run directory.
-        ValueError: The options or a saved record do not fit.
-        OSError: The run directory or record cannot be written.
-    """
-    from harness_world.integrations.mcp import AttemptServer, plan_run, targets_for_record
-
-    limits = limit_overrides(args)
-    if args.samples is not None:
-        state = plan_run(
-            world,
-            task,
-            samples=args.samples,
-            out=args.out,
-            seed=args.seed,
-            label=args.client_label,
-            limits=limits,
-        )
-        return attrs.evolve(state, reveal_grade=args.reveal_grade)
-    from harness_world.running.attempt import AttemptLimits
-
-    return AttemptServer(
-        world=world,
-        task=task,
-        targets=list(targets_for_record(args.record, args.seed)),
-        limits=AttemptLimits.from_task(task.budgets, **limits),
-        reveal_grade=args.reveal_grade,
-    )
 
 
 def _serve_until_done(args: argparse.Namespace, state: AttemptServer) -> int:
@@ -300,8 +265,5 @@ async def _watch_signals(state: AttemptServer) -> None:
 
 
 def _summary(state: AttemptServer) -> None:
-    summary = {
-        "saved": [msgspec.to_builtins(s) for s in state.saved],
-        "remaining": state.remaining,
-    }
+    summary = msgspec.to_builtins(serve_summary(state))
     print(json.dumps(summary, sort_keys=True), file=sys.stderr)

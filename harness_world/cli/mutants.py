@@ -1,4 +1,7 @@
-"""``mutants``: the coverage gate over oracles, hand mutants and automatic trace mutants."""
+"""``mutants``: the coverage gate over oracles, hand mutants and automatic trace mutants.
+
+The gate is `harness_world.coverage.gate.check_worlds`; this command prints what kills what.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +12,7 @@ from pathlib import Path
 
 import msgspec
 
-from harness_world.coverage.gate import CoverageReport, check_world
-from harness_world.engine.paths import builtin_dir
+from harness_world.coverage.gate import CoverageReport, check_worlds
 from harness_world.engine.plugins import PluginError
 from harness_world.engine.world import WorldError
 from harness_world.grading.task import TaskError
@@ -63,45 +65,37 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.set_defaults(handler=run)
 
 
-def _worlds(chosen: str | None) -> list[str]:
-    if chosen:
-        return [chosen]
-    root = builtin_dir("tasks")
-    return sorted(p.name for p in root.iterdir() if p.is_dir() and any(p.glob("*.toml")))
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the gate for each world and report what kills what."""
     sizes = tuple(s.strip() for s in args.sizes.split(",") if s.strip()) if args.sizes else None
     if args.tasks is not None and not args.world:
         print("error: --tasks needs --world (the world the tasks belong to)", file=sys.stderr)
         return 2
-    reports: list[CoverageReport] = []
+
+    def started(world: str) -> None:
+        if not args.json:
+            print(f"checking {world} ...", file=sys.stderr)
+
     try:
-        for world in _worlds(args.world):
-            if not args.json:
-                print(f"checking {world} ...", file=sys.stderr)
-            reports.append(
-                check_world(
-                    world,
-                    sizes=sizes,
-                    tasks_folder=args.tasks,
-                    threshold=args.min_score,
-                    automatic=not args.no_automatic,
-                    min_routes=args.min_routes,
-                )
-            )
+        result = check_worlds(
+            [args.world] if args.world else None,
+            sizes=sizes,
+            tasks_folder=args.tasks,
+            threshold=args.min_score,
+            automatic=not args.no_automatic,
+            min_routes=args.min_routes,
+            started=started,
+        )
     except (WorldError, TaskError, PluginError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    ok = all(r.ok for r in reports)
     if args.json:
-        print(json.dumps({"ok": ok, "worlds": msgspec.to_builtins(reports)}, indent=1))
-        return 0 if ok else 1
-    for report in reports:
+        print(json.dumps(msgspec.to_builtins(result), indent=1))
+        return 0 if result.ok else 1
+    for report in result.worlds:
         _print_report(report, verbose=args.verbose)
-    print("GATE PASSED" if ok else "GATE FAILED")
-    return 0 if ok else 1
+    print("GATE PASSED" if result.ok else "GATE FAILED")
+    return 0 if result.ok else 1
 
 
 def _print_report(report: CoverageReport, *, verbose: bool) -> None:

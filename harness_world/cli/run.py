@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import msgspec
 
@@ -24,23 +24,26 @@ from harness_world.cli._selection import (
     task_arguments,
 )
 from harness_world.cli.crossed import run_crossed_command
-from harness_world.engine.plugins import PluginError, import_path
-from harness_world.engine.world import World, WorldError, load_world
+from harness_world.engine.plugins import PluginError
+from harness_world.engine.world import WorldError, load_world
 from harness_world.evidence.signing import SigningError, check_private_key, sign_run
 from harness_world.grading.task import Task, TaskError
-from harness_world.grading.verifier import SlotResult
 from harness_world.grading.worlds import WorldChoice
 from harness_world.integrations import DEFAULT_SYSTEM_PROMPT
 from harness_world.integrations.anthropic import AnthropicAgent, AsyncAnthropicAgent
 from harness_world.integrations.openai import AsyncOpenAIAgent, OpenAIAgent
-from harness_world.running.agents import Agent, ScriptedAgent, oracle_agent
+from harness_world.running.agents import Agent
 from harness_world.running.executors import Concurrent, Executor, Processes, Ray, Serial
 from harness_world.running.lock import RunDirectoryBusy
 from harness_world.running.precheck import precheck
 from harness_world.running.rayrun import RayTasksLost, RayUnavailable
-from harness_world.running.reference_agents import REFERENCE_AGENT_NAMES, reference_agent
+from harness_world.running.reference_agents import (
+    REFERENCE_AGENT_NAMES,
+    reference_agent,
+    scripted_agent,
+)
 from harness_world.running.revision import RevisionMismatch
-from harness_world.running.run import RunProgress, RunResult, run
+from harness_world.running.run import RunProgress, RunResult, default_out, run, run_summary
 from harness_world.running.tracks import Fresh, Track, track_named
 
 __all__ = ["register"]
@@ -226,18 +229,12 @@ def _agent(args: argparse.Namespace, choice: WorldChoice | None = None) -> Agent
     place = (choice.locations.get(_world_name(choice)) if choice else None) or args.world
     if place is None and args.agent in ("oracle", *REFERENCE_AGENT_NAMES):
         raise ValueError(f"--agent {args.agent} needs --world (whose reference solutions)")
-    if args.agent == "oracle":
-        return oracle_agent(place)
-    if args.agent in REFERENCE_AGENT_NAMES:  # reference policies
+    if args.agent in REFERENCE_AGENT_NAMES:  # the oracle and reference policies
         return reference_agent(place, args.agent)
     if args.agent == "scripted":
         if args.script is None or not args.script.is_file():
             raise ValueError("--agent scripted needs --script FILE (a .py defining SCRIPTS)")
-        module = import_path(args.script, "scripts")
-        scripts = getattr(module, "SCRIPTS", None)
-        if not isinstance(scripts, dict):
-            raise ValueError(f"{args.script}: defines no SCRIPTS dict of task id to script")
-        return ScriptedAgent(name=f"scripted:{args.script.stem}", scripts=scripts)
+        return scripted_agent(args.script)
     if args.agent == "anthropic":  # [integrations] the Anthropic Messages API agent
         return _anthropic_agent(args)
     if importlib.util.find_spec("openai") is None:
@@ -294,12 +291,22 @@ def main(args: argparse.Namespace) -> int:
     """
     try:
         executor, track = _execution(args)
-        tasks, agent, worlds, choice = _prepare(args, executor)
+        tasks, agent, choice = _prepare(args, executor)
         if not args.no_precheck and _refused(tasks, args, choice):
             return 1
         if args.crossed is not None:  # several configurations, interleaved
             return run_crossed_command(args, tasks, _agent, executor)
-        out = args.out or _default_out(args, tasks, agent, worlds, track)
+        world = [str(p) for p in choice.folders().values()] or None
+        out = args.out or default_out(
+            tasks,
+            agent,
+            samples=args.samples,
+            seed=args.seed,
+            size=args.size,
+            limits=limit_overrides(args),
+            track=track,
+            world=world,
+        )
         result = run(
             tasks,
             agent,
@@ -312,7 +319,7 @@ def main(args: argparse.Namespace) -> int:
             executor=executor,
             track=track,
             group_commit=not args.no_group_commit,
-            world=[str(p) for p in choice.folders().values()] or None,
+            world=world,
             # live progress on a terminal, the plain counter otherwise
             progress=run_progress_hook(
                 _progress(show=not args.json), quiet=args.quiet, enabled=not args.json
@@ -359,9 +366,7 @@ def _world_name(choice: WorldChoice) -> str:
     return next(iter(choice.locations)) if len(choice.locations) == 1 else ""
 
 
-def _prepare(
-    args: argparse.Namespace, executor: Executor
-) -> tuple[list[Task], Agent, dict[str, World], WorldChoice]:
+def _prepare(args: argparse.Namespace, executor: Executor) -> tuple[list[Task], Agent, WorldChoice]:
     if args.max_tokens < 1 or not args.request_timeout > 0:
         raise UsageError("--max-tokens must be at least 1 and --request-timeout above 0")
     try:
@@ -377,12 +382,12 @@ def _prepare(
             check_private_key(args.sign_key)
         except SigningError as exc:
             raise UsageError(f"--sign-key: {exc}") from None
-    try:
-        names = {t.world for t in tasks}
-        worlds = {w: load_world(choice.source(w), size=args.size) for w in names}
+    try:  # every world at --size, before any attempt
+        for name in {t.world for t in tasks}:
+            load_world(choice.source(name), size=args.size)
     except WorldError as exc:
         raise UsageError(f"--size {args.size}: {exc}") from None
-    return tasks, agent, worlds, choice
+    return tasks, agent, choice
 
 
 def _execution(args: argparse.Namespace) -> tuple[Executor, Track]:
@@ -456,26 +461,6 @@ def _refused(tasks: list[Task], args: argparse.Namespace, choice: WorldChoice) -
     return bool(refused)
 
 
-def _default_out(
-    args: argparse.Namespace,
-    tasks: list[Task],
-    agent: Agent,
-    worlds: dict[str, World],
-    track: Track,
-) -> Path:
-    from harness_world.running.revision import make_revision
-
-    pinned = make_revision(
-        worlds=worlds,
-        tasks=tasks,
-        agent_settings=track.pin(agent.settings()),  # the track is in the revision
-        budgets={k: v for k, v in limit_overrides(args).items() if v is not None},
-        samples=args.samples,
-        seed=args.seed,
-    )
-    return Path("runs") / pinned.id[:12]
-
-
 def _progress(*, show: bool) -> Callable[[RunProgress], None]:
     def progress(p: RunProgress) -> None:
         if show:
@@ -491,42 +476,23 @@ def _progress(*, show: bool) -> Callable[[RunProgress], None]:
 
 
 def _summary(result: RunResult, *, as_json: bool, recheck: str = "") -> None:
-    counts = msgspec.to_builtins(result.counts)
-    invalid = [s for s in result.slots if s.evidence != "missing" and not s.counted]
-    failed = [s for s in result.slots if s.counted and s.passed is False]
+    summary = run_summary(result)
     if as_json:
-        payload: dict[str, Any] = {
-            "out": str(result.out),
-            "revision": result.revision.id,
-            "resumed": result.resumed,
-            "counts": counts,
-            "invalid": [_slot_line(s) for s in invalid],
-            "failed": {f"{s.task_id}/{s.sample}": s.failed for s in failed},
-            "not_reviewed": {
-                f"{s.task_id}/{s.sample}": s.not_reviewed for s in result.slots if s.not_reviewed
-            },
-        }
-        print(json.dumps(payload, indent=1))
+        print(json.dumps(msgspec.to_builtins(summary), indent=1))
         return
     print(f"run directory: {result.out}")
     print(f"revision: {result.revision.id[:16]} ({len(result.revision.components)} components)")
     if result.resumed:
         print(f"resumed: {result.resumed} record(s) were already saved and kept")
     keys = ["scheduled", "executed", "valid", "invalid", "retried", "missing", "passed", "failed"]
+    counts = msgspec.to_builtins(summary.counts)
     print(render_table(keys, [[str(counts[k]) for k in keys]]))
-    for slot in failed:  # one short reason per failed criterion (the JSON has them whole)
-        reasons = [r if len(r) <= 120 else r[:119] + "…" for r in slot.failed]
-        print(f"failed {slot.task_id}/{slot.sample}: " + "; ".join(reasons))
-    not_reviewed = sum(len(s.not_reviewed) for s in result.slots)
+    for slot, failed in summary.failed.items():  # one short reason per failed criterion
+        reasons = [r if len(r) <= 120 else r[:119] + "…" for r in failed]
+        print(f"failed {slot}: " + "; ".join(reasons))
+    not_reviewed = sum(len(open_) for open_ in summary.not_reviewed.values())
     if not_reviewed:
         print(f"{not_reviewed} prose criteria not reviewed (a person reviews them)")
-    for slot in invalid:
-        print(f"invalid {_slot_line(slot)}")
+    for line in summary.invalid:
+        print(f"invalid {line}")
     print(f"\nre-check it: python -m harness_world verify {result.out}{recheck}")
-
-
-def _slot_line(slot: SlotResult) -> str:
-    why = slot.reason or slot.outcome_reason or slot.not_graded
-    return f"{slot.task_id}/{slot.sample}: {slot.outcome or slot.evidence}" + (
-        f" ({why})" if why else ""
-    )

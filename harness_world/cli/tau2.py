@@ -3,9 +3,11 @@
 ``tau2 check`` runs every gold action list as an oracle (record, replay, grade), every automatic
 trace mutant of it, and τ²'s own database verdict on the same trajectories beside ours.
 ``tau2 regrade`` replays the tool calls of each run of a τ²-bench results file and grades it.
+``tau2 run`` runs the tasks end to end with a simulated user.
 
-The τ²-specific reading of files lives in `harness_world.tau2.importer`; the data is
-© 2025 Sierra Research, MIT licence, and is not shipped.
+The work is `harness_world.tau2.check` and `harness_world.tau2.conversation`; the τ²-specific
+reading of files is `harness_world.tau2.importer`. The data is © 2025 Sierra Research, MIT
+licence, and is not shipped.
 """
 
 from __future__ import annotations
@@ -13,38 +15,37 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tomllib
-from collections import Counter
 from pathlib import Path
-from typing import Any
 
-import attrs
 import msgspec
 
 from harness_world.cli._output import render_table
 from harness_world.cli._selection import UsageError
-from harness_world.coverage.gate import read_equivalents
-from harness_world.engine.paths import builtin_dir
 from harness_world.engine.plugins import PluginError
-from harness_world.engine.world import World, WorldError, resolve_world_folder
+from harness_world.engine.world import World, WorldError
 from harness_world.running.revision import RevisionMismatch
 from harness_world.tau2 import importer
-from harness_world.tau2.faithful import Tau2Hasher, Tau2Shape
-from harness_world.tau2.gold import (
-    DatabaseHasher,
-    GoldReport,
-    ImportedTask,
-    RegradeResult,
-    check_gold,
-    regrade,
+from harness_world.tau2.check import (
+    CheckReport,
+    CheckSummary,
+    RegradeReport,
+    check_tasks,
+    load_data,
+    read_marks,
+    regrade_results,
 )
+from harness_world.tau2.conversation import (
+    ConversationReport,
+    Drivers,
+    run_conversations,
+    tau2_view,
+)
+from harness_world.tau2.gold import GoldReport, ImportedTask, RegradeResult
+from harness_world.tau2.importer import FormatError
+from harness_world.tau2.source import Tau2SourceError
+from harness_world.tau2.users import Tau2View
 
-__all__ = [
-    "load_explanations",
-    "register",
-]
-
-WORLD = "tau2_retail"
+__all__ = ["register"]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -131,146 +132,27 @@ def _load(args: argparse.Namespace) -> tuple[World, list[ImportedTask]]:
     if args.tasks is not None and args.split is not None:
         raise UsageError("give --tasks or --split, not both")
     try:
-        world: World = importer.load_world(args.data)
-        tasks: list[ImportedTask]
-        if args.tasks is not None:
-            tasks = importer.import_tasks(world, args.tasks)
-        else:
-            _, tasks = importer.split_tasks(world, args.data, args.split or "train")
-    except (importer.FormatError, WorldError) as exc:
+        return load_data(Path(args.data), args.tasks, args.split)
+    except (FormatError, WorldError) as exc:
         raise UsageError(str(exc).splitlines()[0]) from None
-    return world, tasks
-
-
-def _tau2_hasher(args: argparse.Namespace, world: World) -> Tau2Hasher:
-    """τ²'s own database hash for the data's world (map orders from its db.json)."""
-    try:
-        return Tau2Hasher(Tau2Shape.from_data(world, Path(args.data) / importer.DB_FILE))
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{args.data}: cannot read {importer.DB_FILE}: {exc}") from None
-
-
-def load_explanations(path: Path) -> dict[str, str]:
-    """Reasons by task id from an ``[[explained]]`` TOML file (missing file: none).
-
-    Raises:
-        PluginError: for an unreadable file or an entry without a task or a reason.
-    """
-    if not path.is_file():
-        return {}
-    try:
-        entries = tomllib.loads(path.read_text(encoding="utf-8")).get("explained", [])
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise PluginError(f"{path}: cannot read: {exc}") from None
-    out: dict[str, str] = {}
-    for entry in entries:
-        task, reason = str(entry.get("task", "")), str(entry.get("reason", "")).strip()
-        if not task or not reason:
-            raise PluginError(f"{path}: every explanation needs a task and a reason")
-        out[task] = reason
-    return out
-
-
-def _marks_path(args: argparse.Namespace) -> Path:
-    if args.equivalents is not None:
-        return Path(args.equivalents)
-    return builtin_dir("mutants") / WORLD / "equivalent.toml"
-
-
-def _explanations_path(args: argparse.Namespace) -> Path:
-    if args.explanations is not None:
-        return Path(args.explanations)
-    return resolve_world_folder(WORLD) / "explained.toml"
 
 
 def run_check(args: argparse.Namespace) -> int:
     """Check every imported task; see the command's description for the exit codes."""
     try:
         world, tasks = _load(args)
-        for given in (args.equivalents, args.explanations):
-            if given is not None and not Path(given).is_file():
-                raise UsageError(f"{given}: no such file")
-        marks = read_equivalents(_marks_path(args)) if _marks_path(args).is_file() else {}
-        explanations = load_explanations(_explanations_path(args))
-    except (UsageError, PluginError) as exc:
+        marks, explanations = read_marks(args.equivalents, args.explanations)
+        report = check_tasks(world, tasks, Path(args.data), marks=marks, explanations=explanations)
+    except (UsageError, FormatError, PluginError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    hasher = DatabaseHasher(world)
-    try:
-        tau2_hasher = _tau2_hasher(args, world)
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    reports = [
-        check_gold(
-            world,
-            t,
-            hasher,
-            marks=marks,
-            explanation=explanations.get(t.task.id, ""),
-            tau2_hasher=tau2_hasher,
-        )
-        for t in tasks
-    ]
-    problems = [f"{r.task_id}: {p}" for r in reports for p in r.problems]
-    problems += _stale_marks(marks, reports)
-    summary = _summary(reports)
-    summary["initial_db_hash"] = hasher.hash()  # both hashes of the start database
-    summary["initial_tau2_db_hash"] = tau2_hasher.hash()
     if args.json:
-        out = {
-            "data_notice": importer.DATA_NOTICE,
-            "tasks": [{**msgspec.to_builtins(r), "ok": r.ok} for r in reports],
-            "summary": summary,
-            "problems": problems,
-        }
+        out = msgspec.to_builtins(report)
+        out["tasks"] = [{**t, "ok": r.ok} for t, r in zip(out["tasks"], report.tasks, strict=True)]
         print(json.dumps(out, indent=1, ensure_ascii=False))
     else:
-        print(_render_check(reports, summary, problems, importer.DATA_NOTICE))
-    return 1 if problems else 0
-
-
-def _stale_marks(marks: dict[tuple[str, str], str], reports: list[GoldReport]) -> list[str]:
-    """Marks naming one mutant of a checked task that is not an accepted equivalent."""
-    accepted = {(r.task_id, m.id) for r in reports for m in r.mutants if m.status == "equivalent"}
-    checked = {r.task_id for r in reports}
-    return [
-        f"{task}: equivalence mark for {mutant} matches no surviving mutant (stale mark)"
-        for task, mutant in sorted(marks)
-        if task in checked and not mutant.endswith("@*") and (task, mutant) not in accepted
-    ]
-
-
-def _summary(reports: list[GoldReport]) -> dict[str, Any]:
-    killed = sum(r.killed for r in reports)
-    survived = sum(r.survived for r in reports)
-    equivalent = sum(r.equivalent for r in reports)
-    total = sum(len(r.mutants) for r in reports)
-    operators: dict[str, dict[str, int]] = {}
-    for r in reports:
-        for m in r.mutants:
-            counts = operators.setdefault(m.operator, Counter())
-            counts[m.status] += 1
-    return {
-        "imported": len(reports),
-        "oracle_passed": sum(r.oracle_passed for r in reports),
-        "oracle_failed": sum(not r.oracle_passed for r in reports),
-        "tasks_with_gold_errors": sum(bool(r.gold_errors) for r in reports),
-        "gold_errors": sum(len(r.gold_errors) for r in reports),
-        "verdicts_agree": sum(r.agrees for r in reports),
-        "verdicts_disagree_explained": sum(not r.agrees and bool(r.explanation) for r in reports),
-        "verdicts_disagree_unexplained": sum(not r.agrees and not r.explanation for r in reports),
-        "read_only_tasks": sum(r.rows_changed == 0 for r in reports),
-        "do_nothing_passes": sum(r.do_nothing.passed for r in reports),
-        "mutants": total,
-        "killed": killed,
-        "survived": survived,
-        "equivalent": equivalent,
-        "ungraded": total - killed - survived - equivalent,
-        "mutation_score": killed / (killed + survived) if killed + survived else 1.0,
-        "kill_rate_all": killed / total if total else 1.0,
-        "by_operator": {op: dict(sorted(c.items())) for op, c in sorted(operators.items())},
-    }
+        print(_render_check(report))
+    return 1 if report.problems else 0
 
 
 def _oracle_cell(report: GoldReport) -> str:
@@ -355,40 +237,38 @@ def _read_only_lines(reports: list[GoldReport]) -> list[str]:
     ]
 
 
-def _summary_lines(summary: dict[str, Any]) -> list[str]:
+def _summary_lines(s: CheckSummary) -> list[str]:
     lines = ["", "automatic mutants by operator (killed / equivalent / survived):"]
-    for op, counts in summary["by_operator"].items():
+    for op, counts in s.by_operator.items():
         lines.append(
             f"  {op:<26} {counts.get('killed', 0):>4} / {counts.get('equivalent', 0):>4}"
             f" / {counts.get('survived', 0):>4}"
         )
-    s = summary
     lines += [
         "",
-        f"{s['imported']} task(s) imported; oracle passed {s['oracle_passed']}, failed "
-        f"{s['oracle_failed']}; {s['gold_errors']} gold call(s) error in "
-        f"{s['tasks_with_gold_errors']} task(s); verdicts agree with τ² on "
-        f"{s['verdicts_agree']}/{s['imported']} oracle trajectories "
-        f"({s['verdicts_disagree_explained']} explained, "
-        f"{s['verdicts_disagree_unexplained']} unexplained disagreements); "
-        f"{s['read_only_tasks']} read-only task(s), a do-nothing attempt passes "
-        f"{s['do_nothing_passes']} of them",
-        f"mutation score: {s['mutation_score']:.3f} ({s['killed']} killed of "
-        f"{s['killed'] + s['survived']} non-equivalent mutants; {s['equivalent']} equivalent, "
-        f"each leaving the gold's database; {s['kill_rate_all']:.3f} of all {s['mutants']} "
+        f"{s.imported} task(s) imported; oracle passed {s.oracle_passed}, failed "
+        f"{s.oracle_failed}; {s.gold_errors} gold call(s) error in "
+        f"{s.tasks_with_gold_errors} task(s); verdicts agree with τ² on "
+        f"{s.verdicts_agree}/{s.imported} oracle trajectories "
+        f"({s.verdicts_disagree_explained} explained, "
+        f"{s.verdicts_disagree_unexplained} unexplained disagreements); "
+        f"{s.read_only_tasks} read-only task(s), a do-nothing attempt passes "
+        f"{s.do_nothing_passes} of them",
+        f"mutation score: {s.mutation_score:.3f} ({s.killed} killed of "
+        f"{s.killed + s.survived} non-equivalent mutants; {s.equivalent} equivalent, "
+        f"each leaving the gold's database; {s.kill_rate_all:.3f} of all {s.mutants} "
         "killed)",
     ]
     return lines
 
 
-def _render_check(
-    reports: list[GoldReport], summary: dict[str, Any], problems: list[str], notice: str
-) -> str:
-    lines = [f"data: {notice}", ""]
-    lines += _check_table(reports)
-    lines += _gold_error_lines(reports)
-    lines += _read_only_lines(reports)
-    lines += _summary_lines(summary)
+def _render_check(report: CheckReport) -> str:
+    lines = [f"data: {report.data_notice}", ""]
+    lines += _check_table(report.tasks)
+    lines += _gold_error_lines(report.tasks)
+    lines += _read_only_lines(report.tasks)
+    lines += _summary_lines(report.summary)
+    problems = report.problems
     if problems:
         lines += ["", f"{len(problems)} problem(s):"] + [f"  {p}" for p in problems]
     return "\n".join(lines)
@@ -398,40 +278,23 @@ def run_regrade(args: argparse.Namespace) -> int:
     """Regrade every run of a results file; see the command's description for the exit codes."""
     try:
         world, tasks = _load(args)
-        try:
-            runs = importer.read_results(args.results)
-        except importer.FormatError as exc:
-            raise UsageError(str(exc)) from None
-        tau2_hasher = _tau2_hasher(args, world)
-    except UsageError as exc:
+        report = regrade_results(
+            world, tasks, args.results, Path(args.data), arguments=args.arguments
+        )
+    except (UsageError, FormatError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    by_id = {t.task.id: t for t in tasks}
-    hasher = DatabaseHasher(world)
-    results = [
-        regrade(
-            world,
-            by_id.get(f"{WORLD}.{run.task_id}"),
-            run,
-            hasher,
-            arguments=args.arguments,
-            tau2_hasher=tau2_hasher,
-        )
-        for run in runs
-    ]
     if args.json:
-        out = {
-            "data_notice": importer.DATA_NOTICE,
-            "runs": [msgspec.to_builtins(r) for r in results],
-        }
-        print(json.dumps(out, indent=1, ensure_ascii=False))
+        print(json.dumps(msgspec.to_builtins(report), indent=1, ensure_ascii=False))
     else:
-        print(_render_regrade(results, importer.DATA_NOTICE))
-    bad = [r for r in results if r.evidence != "verified" or r.passed is None]
+        print(_render_regrade(report))
+    bad = [r for r in report.runs if r.evidence != "verified" or r.passed is None]
     return 1 if bad else 0
 
 
-def _render_regrade(results: list[RegradeResult], notice: str) -> str:
+def _render_regrade(report: RegradeReport) -> str:
+    results = report.runs
+
     def reward(r: RegradeResult) -> str:
         return "-" if r.recorded_reward is None else f"{r.recorded_reward:g}"
 
@@ -466,7 +329,7 @@ def _render_regrade(results: list[RegradeResult], notice: str) -> str:
         for r in results
         if r.passed is not None and r.outcome in ("completed", "turn_limit", "budget_limit")
     ]
-    lines = [f"data: {notice}", "", render_table(headers, rows), ""]
+    lines = [f"data: {report.data_notice}", "", render_table(headers, rows), ""]
     coerced = [f"  {r.source_task}/{r.trial}: {line}" for r in results for line in r.coerced]
     if coerced:
         lines += ["calls coerced the way τ² treats them (--arguments tau2):", *coerced, ""]
@@ -535,77 +398,11 @@ def _register_run(actions: argparse._SubParsersAction[argparse.ArgumentParser]) 
     conv.set_defaults(handler=run_conversation)
 
 
-def _view(args: argparse.Namespace, world: World) -> Any:
-    """The τ² view (τ²'s schemas from --tau2-src), or None for ours."""
-    if args.observations != "tau2":
-        return None
-    if args.tau2_src is None:
-        raise UsageError("--observations tau2 needs --tau2-src PATH (a τ²-bench checkout)")
-    from harness_world.tau2.source import Tau2Source, Tau2SourceError
-    from harness_world.tau2.users import Tau2View
-
-    try:
-        source = Tau2Source.load(args.tau2_src, args.data)
-        env = source.environment(source.database(Path(args.data) / importer.DB_FILE))
-        schemas = source.tool_schemas(env)
-        shape = Tau2Shape.from_data(world, Path(args.data) / importer.DB_FILE)
-    except Tau2SourceError as exc:
-        raise UsageError(str(exc)) from None
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{args.data}: cannot read {importer.DB_FILE}: {exc}") from None
-    return Tau2View(shape=shape, schemas=schemas)
-
-
-def _makers(args: argparse.Namespace) -> tuple[Any, Any]:
-    from harness_world.tau2.users import ConversationalOracle, OpenAIUser, ScriptedUser
-
-    if "openai" in (args.agent, args.user) and (not args.model or not args.base_url):
-        needs = "--agent openai" if args.agent == "openai" else "--user openai"
-        raise UsageError(f"{needs} needs --model and --base-url")
-    if args.agent == "openai":
-        from harness_world.integrations.openai import OpenAIAgent
-
-        policy = Path(args.data) / "policy.md"
-        prompt = policy.read_text(encoding="utf-8") if policy.is_file() else ""
-        agent = OpenAIAgent(model=args.model, base_url=args.base_url, api_key=args.api_key)
-        if prompt:
-            agent = attrs.evolve(agent, system_prompt=prompt)
-
-        def agent_for(item: ImportedTask) -> Any:
-            return agent
-    else:
-
-        def agent_for(item: ImportedTask) -> Any:
-            return ConversationalOracle(item)
-
-    def user_for(item: ImportedTask) -> Any:
-        if args.user == "openai":
-            return OpenAIUser(
-                scenario=item.user_scenario,
-                model=args.user_model or args.model,
-                base_url=args.user_base_url or args.base_url,
-                api_key=args.api_key,
-            )
-        return ScriptedUser.from_scenario(item.user_scenario)
-
-    return agent_for, user_for
-
-
-def _label(args: argparse.Namespace) -> str:
-    """The driver's name in a run directory's manifest: agent, user and what the agent sees."""
-    agent = f"openai:{args.model}" if args.agent == "openai" else args.agent
-    user = f"openai:{args.user_model or args.model}" if args.user == "openai" else args.user
-    return f"tau2 agent={agent} user={user} observations={args.observations}"
-
-
-def _print_conversations(results: list[Any], *, as_json: bool) -> None:
+def _print_conversations(report: ConversationReport, *, as_json: bool) -> None:
     """The attempts of `tau2 run`: one JSON object, or a table and a summary line."""
+    results = report.runs
     if as_json:
-        out = {
-            "data_notice": importer.DATA_NOTICE,
-            "runs": [msgspec.to_builtins(r) for r in results],
-        }
-        print(json.dumps(out, indent=1, ensure_ascii=False))
+        print(json.dumps(msgspec.to_builtins(report), indent=1, ensure_ascii=False))
     else:
         rows = [
             [
@@ -632,7 +429,7 @@ def _print_conversations(results: list[Any], *, as_json: bool) -> None:
             "ours",
             "failed",
         ]
-        print(f"data: {importer.DATA_NOTICE}\n")
+        print(f"data: {report.data_notice}\n")
         print(render_table(headers, rows))
         print(
             f"\n{len(results)} attempt(s): {sum(r.evidence == 'verified' for r in results)} "
@@ -640,16 +437,43 @@ def _print_conversations(results: list[Any], *, as_json: bool) -> None:
         )
 
 
+def _view(args: argparse.Namespace, world: World) -> Tau2View | None:
+    """The τ² view (τ²'s schemas from --tau2-src), or None for ours."""
+    if args.observations != "tau2":
+        return None
+    if args.tau2_src is None:
+        raise UsageError("--observations tau2 needs --tau2-src PATH (a τ²-bench checkout)")
+    try:
+        return tau2_view(world, Path(args.data), args.tau2_src)
+    except (Tau2SourceError, FormatError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _drivers(args: argparse.Namespace) -> Drivers:
+    if "openai" in (args.agent, args.user) and (not args.model or not args.base_url):
+        needs = "--agent openai" if args.agent == "openai" else "--user openai"
+        raise UsageError(f"{needs} needs --model and --base-url")
+    return Drivers(
+        agent=args.agent,
+        user=args.user,
+        observations=args.observations,
+        model=args.model,
+        base_url=args.base_url,
+        api_key=args.api_key,
+        user_model=args.user_model,
+        user_base_url=args.user_base_url,
+    )
+
+
 def run_conversation(args: argparse.Namespace) -> int:
     """Run every selected task with a simulated user; see the description for exit codes."""
-    from harness_world.tau2.conversation import run_conversations
-
     try:
         if args.samples < 1:
             raise UsageError(f"--samples must be at least 1 (got {args.samples})")
         world, tasks = _load(args)
         view = _view(args, world)
-        agent_for, user_for = _makers(args)
+        drivers = _drivers(args)
+        agent_for = drivers.agent_for(Path(args.data))
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -658,16 +482,16 @@ def run_conversation(args: argparse.Namespace) -> int:
             world,
             tasks,
             agent_for,
-            user_for,
+            drivers.user_for,
             view=view,
             out=args.out,
             samples=args.samples,
-            label=_label(args),
+            label=drivers.label(),
         )
     except RevisionMismatch as exc:
         print(f"error: --out {exc}", file=sys.stderr)
         return 2
-    results = [r for r, _ in done]
-    _print_conversations(results, as_json=args.json)
-    bad = [r for r in results if r.evidence != "verified" or r.passed is None]
+    report = ConversationReport(data_notice=importer.DATA_NOTICE, runs=[r for r, _ in done])
+    _print_conversations(report, as_json=args.json)
+    bad = [r for r in report.runs if r.evidence != "verified" or r.passed is None]
     return 1 if bad else 0

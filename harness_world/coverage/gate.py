@@ -11,7 +11,7 @@ a written reason.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -33,9 +33,12 @@ from harness_world.running.scripted import Script, record_calls, run_script
 __all__ = [
     "CoverageReport",
     "GateAttempt",
+    "GateResult",
     "check_world",
+    "check_worlds",
     "default_min_routes",
     "default_threshold",
+    "gate_worlds",
     "read_equivalents",
 ]
 
@@ -446,3 +449,61 @@ def check_world(
     if automatic:
         gate.check_automatic(_equivalents(name, mutants_folder or place.mutants))
     return gate.report(name, default_threshold() if threshold is None else threshold, routes_min)
+
+
+class GateResult(msgspec.Struct, frozen=True, kw_only=True):
+    """The gate over several worlds.
+
+    Attributes:
+        ok: True when every world's report is.
+        worlds: One report per world, in the order checked.
+    """
+
+    ok: bool
+    worlds: list[CoverageReport]
+
+
+def gate_worlds() -> list[str]:
+    """The built-in worlds the gate checks by default: every one with a task file."""
+    root = builtin_dir("tasks")
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and any(p.glob("*.toml")))
+
+
+def check_worlds(
+    worlds: Sequence[str | Path] | None = None,
+    *,
+    sizes: tuple[str, ...] | None = None,
+    tasks_folder: str | Path | None = None,
+    threshold: float | None = None,
+    automatic: bool = True,
+    min_routes: int | None = None,
+    started: Callable[[str], None] | None = None,
+) -> GateResult:
+    """Run the gate (`check_world`) on each world, by default on every built-in one with tasks.
+
+    Args:
+        worlds: Built-in names or world folders (None: `gate_worlds`).
+        sizes: The seeds to run on (see `check_world`).
+        tasks_folder: A task folder instead of the world's own (one world only, sensibly).
+        threshold: The automatic mutation score required (default: pyproject's setting).
+        automatic: Whether to run the automatic trace mutants.
+        min_routes: Passing oracle routes required per task.
+        started: Called with each world as written before it is checked.
+
+    Raises:
+        WorldError: for an unknown world or a size it does not declare.
+    """
+    reports: list[CoverageReport] = []
+    for world in gate_worlds() if worlds is None else worlds:
+        if started is not None:
+            started(str(world))
+        report = check_world(
+            world,
+            sizes=sizes,
+            tasks_folder=tasks_folder,
+            threshold=threshold,
+            automatic=automatic,
+            min_routes=min_routes,
+        )
+        reports.append(report)
+    return GateResult(ok=all(r.ok for r in reports), worlds=reports)

@@ -34,6 +34,7 @@ __all__ = [
     "check_task_against_contract",
     "choose_worlds",
     "load_world_data",
+    "one_task",
     "one_world",
 ]
 
@@ -155,6 +156,24 @@ def one_world(
     (name,) = choice.locations
     loaded = load_world(choice.source(name), size=size)
     return loaded, {t.id: t for t in choice.tasks(task_folder) if t.world == name}
+
+
+def one_task(
+    world: str | Path, task_id: str, size: str = "small", task_folder: str | Path | None = None
+) -> tuple[World, Task]:
+    """One world (see `one_world`) and the one task of it a caller names.
+
+    Raises:
+        WorldError: for a world that does not load or an undeclared size.
+        TaskError: for an invalid task file or folder, or a task id the world does not have.
+    """
+    loaded, tasks = one_world(world, size, task_folder)
+    task = tasks.get(task_id)
+    if task is None:
+        raise TaskError(
+            f"--task {task_id!r} is not a task of {loaded.name} (known: {', '.join(sorted(tasks))})"
+        )
+    return loaded, task
 
 
 @attrs.frozen(slots=True)

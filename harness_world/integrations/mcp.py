@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import signal
 import socket
@@ -79,12 +80,16 @@ __all__ = [
     "AttemptTarget",
     "BearerGate",
     "SavedAttempt",
+    "ServeSummary",
     "ToolAnswer",
     "Transport",
+    "attempt_server",
     "build_server",
     "plan_run",
     "serve_http",
     "serve_stdio",
+    "serve_summary",
+    "token_problem",
 ]
 
 FINISH_TOOL = "finish"
@@ -891,3 +896,78 @@ def _version() -> str:
 def targets_for_record(path: str | Path, seed: int) -> Sequence[AttemptTarget]:
     """The single target of ``--record FILE``."""
     return [AttemptTarget(sample=0, seed=seed, path=str(path))]
+
+
+def attempt_server(
+    world: World,
+    task: Task,
+    *,
+    samples: int | None = None,
+    out: str | Path | None = None,
+    record: str | Path = "mcp-record.json",
+    seed: int = 0,
+    label: str = "mcp-client",
+    limits: dict[str, int | float | None] | None = None,
+    reveal_grade: bool = False,
+) -> AttemptServer:
+    """The attempts to serve: k ``samples`` into the run directory ``out``, or one ``record``.
+
+    Args:
+        world: The world.
+        task: The task.
+        samples: Attempts to serve into ``out`` (None: one attempt saved at ``record``).
+        out: The run directory (created, or resumed: `plan_run`); needed with ``samples``.
+        record: Where the single attempt's record is saved.
+        seed: The session seed (with ``samples``: the base seed sample seeds derive from).
+        label: The client under test, in the run's manifest and revision.
+        limits: Budget overrides on the task's budgets.
+        reveal_grade: Whether each ``finish`` answer tells the client its grade.
+
+    Raises:
+        RevisionMismatch: A resumed run directory was made by another revision.
+        RunDirectoryBusy: Another process writes into the run directory.
+        ValueError: The options or a saved record do not fit.
+        OSError: The run directory or record cannot be written.
+    """
+    if samples is not None:
+        if out is None:
+            raise ValueError("samples are served into a run directory (out)")
+        state = plan_run(
+            world, task, samples=samples, out=out, seed=seed, label=label, limits=limits
+        )
+        return attrs.evolve(state, reveal_grade=reveal_grade)
+    return AttemptServer(
+        world=world,
+        task=task,
+        targets=list(targets_for_record(record, seed)),
+        limits=AttemptLimits.from_task(task.budgets, **(limits or {})),
+        reveal_grade=reveal_grade,
+    )
+
+
+_TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
+"""What a bearer token may be (RFC 6750's ``b64token``): it travels in a header as it is."""
+
+
+def token_problem(token: str) -> str:
+    """Why ``token`` cannot be a bearer token (empty when it can)."""
+    if _TOKEN.fullmatch(token):
+        return ""
+    return "must be letters, digits and -._~+/ (no spaces), as a header carries it"
+
+
+class ServeSummary(msgspec.Struct, frozen=True, kw_only=True):
+    """What a server saved, and what remains to serve.
+
+    Attributes:
+        saved: Every attempt sealed and saved by this server, in order.
+        remaining: Attempts of its plan still to serve (another server may resume them).
+    """
+
+    saved: list[SavedAttempt]
+    remaining: int
+
+
+def serve_summary(state: AttemptServer) -> ServeSummary:
+    """What ``state`` saved so far, and how many attempts remain."""
+    return ServeSummary(saved=list(state.saved), remaining=state.remaining)

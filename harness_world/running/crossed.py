@@ -7,6 +7,8 @@ same session seed and fault seed in every configuration: the attempts are paired
 construction. Their attempts are executed interleaved, in an order drawn once from a seeded
 generator and kept in ``out/crossed.json``, so provider load and time of day fall on every
 configuration alike. Resuming keeps the order and executes only the slots still missing.
+A file of configurations (`read_crossed_file`) names each one with the agent it runs and that
+agent's options (`CrossedEntry`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import random
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import attrs
 import msgspec
@@ -32,10 +34,12 @@ from harness_world.running.units import RunProgress, Tally
 __all__ = [
     "CROSSED",
     "CrossedConfig",
+    "CrossedEntry",
     "CrossedError",
     "CrossedManifest",
     "CrossedResult",
     "load_crossed",
+    "read_crossed_file",
     "run_crossed",
 ]
 
@@ -59,6 +63,44 @@ class CrossedConfig(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     harness: str
     profile: str
+
+
+class CrossedEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One configuration as a file of configurations gives it.
+
+    Attributes:
+        name: The configuration's name (see `CrossedConfig`).
+        harness: The harness revision it stands for.
+        profile: The model profile it runs with.
+        agent: The agent it runs (as ``run --agent`` names it).
+        options: That agent's options, named like ``run``'s flags (``script``, ``model``,
+            ``base-url``, ...).
+    """
+
+    name: str
+    harness: str
+    profile: str
+    agent: str = "oracle"
+    options: dict[str, Any] = {}
+
+    @property
+    def config(self) -> CrossedConfig:
+        """The configuration it names."""
+        return CrossedConfig(name=self.name, harness=self.harness, profile=self.profile)
+
+
+def read_crossed_file(path: Path) -> list[CrossedEntry]:
+    """The configurations of a JSON file: a list of `CrossedEntry` objects.
+
+    Raises:
+        CrossedError: for a file that cannot be read or is not such a list (naming the path).
+    """
+    try:
+        return msgspec.json.decode(path.read_bytes(), type=list[CrossedEntry])
+    except OSError as exc:
+        raise CrossedError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise CrossedError(f"{path}: {exc}") from None
 
 
 class CrossedManifest(msgspec.Struct, frozen=True, kw_only=True):

@@ -12,7 +12,8 @@ Three kinds:
 
 Forks are bounded (depth of forks of forks, forks per parent, tool calls), stored apart from run
 directories, and never counted as attempts: unlimited counterfactual search would select the
-branch that happened to succeed.
+branch that happened to succeed. `fork_file` forks a saved record of a built-in task, stores the
+fork and verifies it (a `ForkSummary`).
 """
 
 from __future__ import annotations
@@ -34,15 +35,27 @@ from harness_world.evidence.record import (
     Record,
     RecordContext,
     Synthetic,
+    load_record,
     record_digest,
     save_record,
 )
-from harness_world.grading.task import Task
+from harness_world.grading.task import Task, load_tasks
+from harness_world.grading.verify import resolve_world, task_mismatch, verify
 from harness_world.running.agents import Agent, drive
 from harness_world.running.attempt import Attempt, AttemptEnded, AttemptLimits
 from harness_world.running.context import ContextPolicy, replayed_prompt_tokens
 
-__all__ = ["ForkAttempt", "ForkBounds", "ForkError", "ForkKind", "fork", "fork_depth", "save_fork"]
+__all__ = [
+    "ForkAttempt",
+    "ForkBounds",
+    "ForkError",
+    "ForkKind",
+    "ForkSummary",
+    "fork",
+    "fork_depth",
+    "fork_file",
+    "save_fork",
+]
 
 ForkKind = Literal["replay", "edited_call", "edited_result"]
 _NOTE_PARENT, _NOTE_KIND, _NOTE_AT, _NOTE_DEPTH = "fork_of", "fork_kind", "fork_at", "fork_depth"
@@ -274,3 +287,97 @@ def save_fork(forked: Record, out: str | Path, bounds: ForkBounds | None = None)
         raise ForkError(f"{out}: record {parent} already has {len(existing)} forks (bound)")
     kind = forked.context.notes.get(_NOTE_KIND, "fork")
     return save_record(forked, folder / f"{parent}.{kind}.{len(existing)}.json")
+
+
+class ForkSummary(msgspec.Struct, frozen=True, kw_only=True):
+    """A stored fork, verified: where it is, what kind, and what became of it.
+
+    Attributes:
+        fork: Where the fork's record is stored.
+        kind: ``replay``, ``edited_call`` or ``edited_result``.
+        at: Recorded calls kept before the fork point.
+        calls: Calls in the fork's record.
+        outcome: How the fork ended.
+        reason: Why it ended that way.
+        evidence: What verification found (a synthetic fork never verifies).
+        passed: Its grade (None when not graded).
+        note: Why it is not evidence, or that a fork is never counted as an attempt.
+        prompt_tokens: The context policy's measurements (the record's ``prompt_tokens*``
+            notes), by note name.
+    """
+
+    fork: str
+    kind: str
+    at: int
+    calls: int
+    outcome: str
+    reason: str
+    evidence: str
+    passed: bool | None
+    note: str
+    prompt_tokens: dict[str, str] = {}
+
+
+def fork_file(
+    path: Path,
+    at: int | None = None,
+    *,
+    out: str | Path = "forks",
+    budgets: dict[str, int | None] | None = None,
+    call: tuple[str, Any] | None = None,
+    result: Any = UNSET,
+    agent: Agent | None = None,
+    bounds: ForkBounds | None = None,
+    policy: ContextPolicy | None = None,
+) -> ForkSummary:
+    """Fork the record saved at ``path`` (see `fork`), store the fork under ``out``, verify it.
+
+    The record's world is the built-in one it names, its task the built-in task it was made
+    for (same id, world and hash).
+
+    Args:
+        path: The parent record.
+        at: Recorded calls kept before the fork point (default: all of them).
+        out: Where forks are kept (never inside a run directory).
+        budgets: The fork's ``tool_calls``, ``turns`` and ``context_tokens`` where given
+            (None or absent: the task's).
+        call: For an edited call: the (tool, arguments) run instead of call ``at + 1``.
+        result: For an edited result: the invented result shown to the agent.
+        agent: The agent that continues a live fork.
+        bounds: Limits on depth, forks per record and tool calls.
+        policy: A context policy a replay fork measures.
+
+    Raises:
+        harness_world.evidence.RecordError: for a record that cannot be read.
+        harness_world.engine.WorldError: for a world that is not built in.
+        ForkError: for a task not known here, or a fork the bounds or options refuse.
+        OSError: when the fork cannot be stored.
+    """
+    record = load_record(path)
+    world = resolve_world(record)
+    task = {t.id: t for t in load_tasks()}.get(record.task_id)
+    if task is None or task_mismatch(record, task):
+        raise ForkError(f"{path}: its task {record.task_id!r} is not known here")
+    bounds = bounds or ForkBounds()
+    base = AttemptLimits.from_task(task.budgets)
+    given = {k: v for k, v in (budgets or {}).items() if v is not None}
+    limits = msgspec.structs.replace(base, **given)
+    forked = fork(
+        record, at, world=world, task=task, limits=limits, call=call, result=result,
+        agent=agent, bounds=bounds, policy=policy,
+    )  # fmt: skip
+    stored = save_fork(forked, out, bounds)
+    checked = verify(forked, world, task)
+    notes = forked.context.notes
+    return ForkSummary(
+        fork=str(stored),
+        kind=notes.get(_NOTE_KIND, ""),
+        at=int(notes.get(_NOTE_AT, "0")),
+        calls=len(forked.calls),
+        outcome=forked.outcome.status,
+        reason=forked.outcome.reason,
+        evidence=checked.evidence,
+        passed=None if checked.grade is None else checked.grade.passed,
+        note=checked.reason or "a fork is never counted as an attempt",
+        prompt_tokens={k: v for k, v in notes.items() if k.startswith("prompt_tokens")},
+    )

@@ -7,7 +7,8 @@ and a safe stop at the first provider error; and, for requests planted in data, 
 which refuses every write another party asked for, and ``obey-data``, which follows every
 instruction it reads; the helpdesk and inventory worlds ship these two for their comment and
 stock-note tasks). ``do-nothing`` works in every world: it calls no tool and says nothing, so
-every scheduled fault stays unexposed.
+every scheduled fault stays unexposed. `scripted_agent` reads an agent of one's own scripts
+from a Python file (``SCRIPTS = {task_id: script}``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from harness_world.engine.world import locate_world
 from harness_world.running.agents import ScriptedAgent, oracle_agent
 from harness_world.running.attempt import Attempt
 
-__all__ = ["REFERENCE_AGENT_NAMES", "DoNothingAgent", "reference_agent"]
+__all__ = ["REFERENCE_AGENT_NAMES", "DoNothingAgent", "reference_agent", "scripted_agent"]
 
 REFERENCE_AGENT_NAMES: Final = (
     "oracle",
@@ -50,9 +51,7 @@ class DoNothingAgent:
         return ""
 
 
-def reference_agent(
-    world: str | Path | WorldLocation, name: str
-) -> ScriptedAgent | DoNothingAgent:
+def reference_agent(world: str | Path | WorldLocation, name: str) -> ScriptedAgent | DoNothingAgent:
     """The reference agent ``name`` of a world (a built-in name, a folder or its location).
 
     Raises:
@@ -75,3 +74,17 @@ def reference_agent(
     if not isinstance(scripts, dict):
         raise ValueError(f"world {place.name!r} ships no {name!r} reference agent")
     return ScriptedAgent(name=f"{name}:{place.name}", scripts=dict(scripts))
+
+
+def scripted_agent(path: Path) -> ScriptedAgent:
+    """The agent of a Python file that defines ``SCRIPTS = {task_id: script}``.
+
+    Raises:
+        PluginError: for a file that cannot be imported.
+        ValueError: for a file that defines no such dict.
+    """
+    module = import_path(path, "scripts")
+    scripts = getattr(module, "SCRIPTS", None)
+    if not isinstance(scripts, dict):
+        raise ValueError(f"{path}: defines no SCRIPTS dict of task id to script")
+    return ScriptedAgent(name=f"scripted:{path.stem}", scripts=scripts)

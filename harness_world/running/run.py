@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import attrs
+import msgspec
 
 from harness_world.engine.world import World, load_world
 from harness_world.evidence.binding import read_index
@@ -41,11 +42,15 @@ __all__ = [
     "RunPlan",
     "RunProgress",
     "RunResult",
+    "RunSummary",
+    "default_out",
     "finish_run",
     "open_external_run",
     "prepare_run",
     "run",
+    "run_summary",
     "sample_seed",
+    "slot_line",
 ]
 
 
@@ -218,6 +223,85 @@ def run(
     finally:
         if plan.lock is not None:
             plan.lock.release()
+
+
+def default_out(
+    tasks: Sequence[Task],
+    agent: Agent,
+    *,
+    samples: int = 1,
+    seed: int = 0,
+    size: str = "small",
+    limits: Mapping[str, int | float | None] | None = None,
+    track: Track = Fresh(),
+    world: str | Path | Sequence[str | Path] | None = None,
+) -> Path:
+    """Where a run goes when no directory is given: ``runs/<revision prefix>``.
+
+    The arguments are `run`'s; the revision is pinned exactly as `run` pins it, so running
+    again with the same arguments resumes the same directory.
+
+    Raises:
+        WorldError: for a world that does not load at ``size``.
+    """
+    overrides = {k: v for k, v in (limits or {}).items() if v is not None}
+    _, revision, _ = _pin(
+        tasks,
+        agent,
+        overrides,
+        samples=samples,
+        seed=seed,
+        size=size,
+        track=track,
+        choice=choose_worlds(world),
+    )
+    return Path("runs") / revision.id[:12]
+
+
+class RunSummary(msgspec.Struct, frozen=True, kw_only=True):
+    """What a finished run says of itself (what ``run --json`` prints).
+
+    Attributes:
+        out: The run directory.
+        revision: The revision id.
+        resumed: Records already saved and kept.
+        counts: What happened to every scheduled slot.
+        invalid: Executed slots that are not valid attempts, one line each (`slot_line`).
+        failed: The failed criteria of each failed attempt, by ``task/sample``.
+        not_reviewed: The prose criteria standing open, by ``task/sample`` (slots with any).
+    """
+
+    out: str
+    revision: str
+    resumed: int
+    counts: RunCounts
+    invalid: list[str]
+    failed: dict[str, list[str]]
+    not_reviewed: dict[str, list[str]]
+
+
+def slot_line(slot: SlotResult) -> str:
+    """One slot in words: ``task/sample: outcome (why)``."""
+    why = slot.reason or slot.outcome_reason or slot.not_graded
+    return f"{slot.task_id}/{slot.sample}: {slot.outcome or slot.evidence}" + (
+        f" ({why})" if why else ""
+    )
+
+
+def run_summary(result: RunResult) -> RunSummary:
+    """The summary of a finished run: its counts, invalid slots, failures and open prose."""
+    slots = result.slots
+    return RunSummary(
+        out=str(result.out),
+        revision=result.revision.id,
+        resumed=result.resumed,
+        counts=result.counts,
+        invalid=[slot_line(s) for s in slots if s.evidence != "missing" and not s.counted],
+        failed={
+            f"{s.task_id}/{s.sample}": s.failed for s in slots if s.counted and s.passed is False
+        },
+        not_reviewed={f"{s.task_id}/{s.sample}": s.not_reviewed for s in slots if s.not_reviewed},
+    )
 
 
 @attrs.frozen(slots=True)

@@ -4,14 +4,18 @@
 simulated user (and, in τ² observation mode, a `Tau2View`), seals the record, verifies it
 (replay, then grade) and reports one `ConversationResult` per attempt; given a folder, it
 writes a run directory (`harness_world.running.run.open_external_run`) that ``verify``,
-``report`` and ``compare`` read like any other.
+``report`` and ``compare`` read like any other. `Drivers` names who talks (the agent and the
+simulated user, and their models) and makes them per task; `tau2_view` shows the agent τ²'s
+own schemas and observation strings instead of ours.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Literal
 
+import attrs
 import msgspec
 
 from harness_world.engine.world import World
@@ -23,9 +27,14 @@ from harness_world.running.attempt import Attempt
 from harness_world.running.run import open_external_run
 from harness_world.running.rundir import record_path, sample_seed, scan_run
 from harness_world.running.user import AgentView, UserSimulator, WorldView
+from harness_world.tau2 import importer
+from harness_world.tau2.faithful import Tau2Shape
 from harness_world.tau2.gold import ImportedTask
+from harness_world.tau2.importer import FormatError
+from harness_world.tau2.source import Tau2Source, Tau2SourceError
+from harness_world.tau2.users import ConversationalOracle, OpenAIUser, ScriptedUser, Tau2View
 
-__all__ = ["ConversationResult", "run_conversations"]
+__all__ = ["ConversationReport", "ConversationResult", "Drivers", "run_conversations", "tau2_view"]
 
 
 class ConversationResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -54,6 +63,100 @@ class ConversationResult(msgspec.Struct, frozen=True, kw_only=True):
     failed: list[str]
     record: str = ""
     sample: int = 0
+
+
+class ConversationReport(msgspec.Struct, frozen=True, kw_only=True):
+    """Every attempt of a conversation run.
+
+    Attributes:
+        data_notice: Whose data it is.
+        runs: One result per attempt, task by task, sample by sample.
+    """
+
+    data_notice: str
+    runs: list[ConversationResult]
+
+
+@attrs.frozen(slots=True)
+class Drivers:
+    """Who talks in a conversation run: the agent, the simulated user, and their models.
+
+    Attributes:
+        agent: ``oracle`` (the gold calls driven through a conversation) or ``openai`` (a model
+            over an OpenAI-compatible endpoint, told the data's ``policy.md``).
+        user: ``scripted`` (from the task's user scenario) or ``openai`` (a model playing it).
+        observations: What the agent sees: ``ours`` or ``tau2`` (named in the label only).
+        model: The agent's model (``openai``; also the user's by default).
+        base_url: The agent's endpoint (also the user's by default).
+        api_key: The key sent to both endpoints.
+        user_model: The user's model (None: ``model``).
+        user_base_url: The user's endpoint (None: ``base_url``).
+    """
+
+    agent: Literal["oracle", "openai"] = "oracle"
+    user: Literal["scripted", "openai"] = "scripted"
+    observations: Literal["ours", "tau2"] = "ours"
+    model: str | None = None
+    base_url: str | None = None
+    api_key: str = "not-needed"
+    user_model: str | None = None
+    user_base_url: str | None = None
+
+    def label(self) -> str:
+        """The driver's name in a run directory's manifest: agent, user and what it sees."""
+        agent = f"openai:{self.model}" if self.agent == "openai" else self.agent
+        user = f"openai:{self.user_model or self.model}" if self.user == "openai" else self.user
+        return f"tau2 agent={agent} user={user} observations={self.observations}"
+
+    def agent_for(self, data: Path) -> Callable[[ImportedTask], Agent]:
+        """The agent per task: one model agent for every task, or each task's own oracle."""
+        if self.agent != "openai":
+            return ConversationalOracle
+        from harness_world.integrations.openai import OpenAIAgent
+
+        policy = data / "policy.md"
+        prompt = policy.read_text(encoding="utf-8") if policy.is_file() else ""
+        agent = OpenAIAgent(
+            model=self.model or "", base_url=self.base_url or "", api_key=self.api_key
+        )
+        if prompt:
+            agent = attrs.evolve(agent, system_prompt=prompt)
+        return lambda _item: agent
+
+    def user_for(self, item: ImportedTask) -> UserSimulator:
+        """The simulated user of one task, playing its user scenario."""
+        if self.user == "openai":
+            return OpenAIUser(
+                scenario=item.user_scenario,
+                model=self.user_model or self.model or "",
+                base_url=self.user_base_url or self.base_url or "",
+                api_key=self.api_key,
+            )
+        return ScriptedUser.from_scenario(item.user_scenario)
+
+
+def tau2_view(world: World, data: Path, source: Path) -> Tau2View:
+    """τ²'s view of the data's world: τ²'s tool schemas (from a checkout) and observations.
+
+    Args:
+        world: The data's world.
+        data: The τ² data folder.
+        source: A τ²-bench checkout (the folder holding the ``tau2`` package).
+
+    Raises:
+        harness_world.tau2.Tau2SourceError: for a checkout that cannot be used.
+        FormatError: when ``db.json`` cannot be read.
+    """
+    db_file = data / importer.DB_FILE
+    try:
+        loaded = Tau2Source.load(source, data)
+        schemas = loaded.tool_schemas(loaded.environment(loaded.database(db_file)))
+        shape = Tau2Shape.from_data(world, db_file)
+    except Tau2SourceError:
+        raise
+    except (OSError, ValueError) as exc:
+        raise FormatError(f"{data}: cannot read {importer.DB_FILE}: {exc}") from None
+    return Tau2View(shape=shape, schemas=schemas)
 
 
 def run_conversations(

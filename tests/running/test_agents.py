@@ -143,7 +143,7 @@ def test_malformed_tool_arguments_become_typed_errors(small: hw.World) -> None:
 
 
 def test_stdio_bridge_plays_one_attempt(small: hw.World, tmp_path: Path) -> None:
-    from harness_world.cli.play import serve
+    from harness_world.running.bridge import serve
 
     lines = [
         {"tool": "get_ticket", "args": {"ticket_id": "T-1001"}},
@@ -155,7 +155,8 @@ def test_stdio_bridge_plays_one_attempt(small: hw.World, tmp_path: Path) -> None
     inp = io.StringIO("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n")
     out = io.StringIO()
     attempt = hw.Attempt(small, task("helpdesk.reply_and_solve"))
-    assert serve(attempt, inp, out, tmp_path / "r.json") == 0
+    saved = serve(attempt, inp, out, tmp_path / "r.json")
+    assert saved.digest == hw.load_record(tmp_path / "r.json").digest
     replies = [json.loads(line) for line in out.getvalue().splitlines()]
     assert "instruction" in replies[0] and replies[1]["ok"] and replies[1]["seq"] == 1
     assert (
@@ -169,7 +170,7 @@ def test_stdio_bridge_plays_one_attempt(small: hw.World, tmp_path: Path) -> None
 def test_stdio_bridge_records_an_unfinished_attempt_as_interrupted(
     small: hw.World, tmp_path: Path
 ) -> None:
-    from harness_world.cli.play import serve
+    from harness_world.running.bridge import serve
 
     out = io.StringIO()
     attempt = hw.Attempt(small, task("helpdesk.reply_and_solve"))

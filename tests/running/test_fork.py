@@ -21,6 +21,7 @@ from harness_world.running import (
     fork_depth,
     save_fork,
 )
+from harness_world.running.fork import fork_file
 from tests.fake_openai import fake_openai
 
 TASK = next(t for t in hw.load_tasks("helpdesk") if t.id == "helpdesk.reply_and_solve")
@@ -204,3 +205,17 @@ def test_replay_fork_measures_a_context_policy_without_a_model(world: hw.World) 
     with_policy = fork(record, world=world, task=task, limits=budget, policy=policy)
     assert with_policy.outcome.status == "completed"
     assert with_policy.calls == record.calls  # the same calls, only what is resent differs
+
+
+def test_fork_file_stores_the_fork_verifies_it_and_reports_its_measurements(
+    passing: hw.Record, tmp_path: Path
+) -> None:
+    path = hw.save_record(passing, tmp_path / "parent.json")
+    policy = ContextPolicy(max_tokens=3000, keep_recent=1)
+    summary = fork_file(path, out=tmp_path / "f", budgets={"turns": None}, policy=policy)
+    assert summary.kind == "replay" and summary.at == len(passing.calls)
+    assert Path(summary.fork).is_file() and summary.fork.startswith(str(tmp_path / "f"))
+    assert set(summary.prompt_tokens) >= {"prompt_tokens_estimate"}
+    with pytest.raises(ForkError, match="inside the run directory"):
+        (tmp_path / "manifest.json").write_text("{}")
+        fork_file(path, out=tmp_path / "g")

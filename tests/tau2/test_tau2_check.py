@@ -310,6 +310,22 @@ def test_text_report_prints_gold_errors_read_only_tasks_and_the_score() -> None:
     assert "mutation score: 1.000 (" in out
 
 
+def test_the_check_is_one_library_call(
+    world: hw.World, imported: list[ImportedTask], tmp_path: Path
+) -> None:
+    from harness_world.tau2.check import check_tasks, read_marks
+
+    subset = [t for t in imported if t.task.id in ("tau2_retail.0", "tau2_retail.67")]
+    marks, explanations = read_marks()
+    report = check_tasks(world, subset, TAU2_DATA, marks=marks, explanations=explanations)
+    assert [t.task_id for t in report.tasks] == ["tau2_retail.0", "tau2_retail.67"]
+    assert report.summary.imported == 2 and report.summary.read_only_tasks == 1
+    assert not report.problems and report.data_notice == tau2_importer.DATA_NOTICE
+    assert report.summary.initial_db_hash == DatabaseHasher(world).hash()
+    with pytest.raises(tau2_importer.FormatError, match="no such file"):
+        read_marks(tmp_path / "missing.toml")
+
+
 # -- exit codes -----------------------------------------------------------------------------
 
 

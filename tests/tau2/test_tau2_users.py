@@ -232,7 +232,7 @@ def test_a_model_user_over_the_loopback_fake(world: hw.World, imported: list[Imp
 def test_play_bridge_talks_to_the_user_and_reports_the_turns(
     tmp_path: Path, world: hw.World, imported: list[ImportedTask]
 ) -> None:
-    from harness_world.cli.play import serve
+    from harness_world.running.bridge import serve
 
     item = imported[0]
     attempt = Attempt(world, item.task, user=ScriptedUser.from_scenario(item.user_scenario))
@@ -241,7 +241,7 @@ def test_play_bridge_talks_to_the_user_and_reports_the_turns(
     lines += [json.dumps({"user": "Anything else?"}), json.dumps({"user": "Hello?"})]
     lines.append(json.dumps({"finish": "Bye."}))
     out = io.StringIO()
-    assert serve(attempt, io.StringIO("\n".join(lines)), out, tmp_path / "r.json") == 0
+    assert serve(attempt, io.StringIO("\n".join(lines)), out, tmp_path / "r.json").user_turns
     answers = [json.loads(line) for line in out.getvalue().splitlines()]
     assert answers[1]["user"].startswith("You received") or answers[1]["user"]
     assert answers[1]["stop"] is False

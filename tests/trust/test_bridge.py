@@ -6,18 +6,21 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import harness_world as hw
-from harness_world.cli.play import serve
+from harness_world.running.bridge import RecordNotSaved, serve
 from tests.trust._helpers import tasks
 
 
 def _play(small: hw.World, tmp_path: Path, lines: list[str], task_id: str) -> list[dict[str, Any]]:
     out = io.StringIO()
     attempt = hw.Attempt(small, tasks(task_id)[0])
-    assert serve(attempt, io.StringIO("\n".join(lines) + "\n"), out, tmp_path / "r.json") == 0
+    serve(attempt, io.StringIO("\n".join(lines) + "\n"), out, tmp_path / "r.json")
     return [json.loads(line) for line in out.getvalue().splitlines()[1:]]
 
 
@@ -60,3 +63,14 @@ def test_the_result_line_explains_failures(small: hw.World, tmp_path: Path) -> N
         assert reason.startswith(criterion + ": ") and len(reason) <= 120
     prose = tasks("helpdesk.reply_and_solve")[0].prose
     assert prose and len(result["not_reviewed"]) == len(prose)
+
+
+def test_a_record_that_cannot_be_saved_is_one_typed_error_and_no_result_line(
+    small: hw.World, tmp_path: Path
+) -> None:
+    out = io.StringIO()
+    attempt = hw.Attempt(small, tasks("helpdesk.security_count")[0])
+    with pytest.raises(RecordNotSaved, match=re.escape(str(tmp_path))) as raised:
+        serve(attempt, io.StringIO('{"finish": "x"}\n'), out, tmp_path)  # a folder: not writable
+    assert isinstance(raised.value, hw.HarnessWorldError) and raised.value.path == tmp_path
+    assert all("outcome" not in json.loads(line) for line in out.getvalue().splitlines())

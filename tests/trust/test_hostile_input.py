@@ -83,7 +83,9 @@ def hostile_files(good: hw.Record) -> dict[str, bytes]:
     else:  # map16
         assert packed[0] == 0xDE
         count, body = int.from_bytes(packed[1:3], "big"), packed[3:]
-    header = bytes([0x80 + count + 1]) if count + 1 < 16 else b"\xde" + (count + 1).to_bytes(2, "big")
+    header = (
+        bytes([0x80 + count + 1]) if count + 1 < 16 else b"\xde" + (count + 1).to_bytes(2, "big")
+    )
     files["duplicate.msgpack"] = header + body + b"\xa4seed\x00"
     files["deep.msgpack"] = b"\x91" * 5000 + b"\x01"
     return files
@@ -160,7 +162,7 @@ def test_arguments_past_the_limits_are_typed_errors(small: hw.World, tmp_path: P
 
 
 def test_play_survives_surrogates_and_deep_lines(small: hw.World, tmp_path: Path) -> None:
-    from harness_world.cli.play import serve
+    from harness_world.running.bridge import serve
 
     lines = [
         '{"tool": "\\udc80", "args": {}}',
@@ -171,7 +173,7 @@ def test_play_survives_surrogates_and_deep_lines(small: hw.World, tmp_path: Path
     ]
     out = io.StringIO()
     attempt = hw.Attempt(small, tasks("helpdesk.security_count")[0])
-    assert serve(attempt, io.StringIO("\n".join(lines) + "\n"), out, tmp_path / "p.json") == 0
+    serve(attempt, io.StringIO("\n".join(lines) + "\n"), out, tmp_path / "p.json")
     replies = [json.loads(line) for line in out.getvalue().splitlines()[1:]]
     assert all("ok" in r and "seq" in r for r in replies)
     assert replies[-1]["evidence"] == "verified"
