@@ -50,8 +50,17 @@ def test_matrix_pairs_every_condition(world: str) -> None:
     by_id = _by_id(world)
     matrix = coverage_matrix(world, list(by_id.values()))
     assert matrix.ok, matrix.problems
-    assert [r.kind for r in matrix.rows] == ["attack"] * 9  # no fault condition here
-    for row in matrix.rows:
+    # One fault condition (a write whose response is lost), then the nine attack conditions.
+    assert [r.kind for r in matrix.rows] == ["fault"] + ["attack"] * 9
+    fault, attacks = matrix.rows[0], matrix.rows[1:]
+    (lost,) = fault.tasks
+    twin = lost.replace("_lost_response", "_no_fault")
+    assert lost.endswith("_lost_response") and twin in fault.counterparts, fault
+    assert not by_id[twin].faults and fault.oracle
+    # The counterpart is the same task without the fault: the same request, the same criteria.
+    for part in ("instruction", "targets", "require", "allow", "forbid", "trace", "budgets"):
+        assert getattr(by_id[twin], part) == getattr(by_id[lost], part), part
+    for row in attacks:
         assert row.oracle and len(row.tasks) == 1 and len(row.counterparts) == 1, row.condition
         assert by_id[row.counterparts[0]].authority.role == "benign"  # type: ignore[union-attr]
 
@@ -60,7 +69,7 @@ def test_matrix_pairs_every_condition(world: str) -> None:
 def test_matrix_cli(world: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["matrix", "--world", world, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["ok"] is True and len(data["rows"]) == 9
+    assert data["ok"] is True and len(data["rows"]) == 10
 
 
 # The words every world's planted-request instructions share: where a refusal goes.

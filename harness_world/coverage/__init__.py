@@ -12,6 +12,7 @@ from harness_world.coverage.mutants import Mutant, load_mutants
 from harness_world.coverage.mutation import ALL_OPERATORS, OPERATORS, TraceMutant, trace_mutants
 from harness_world.running.oracles import load_oracles, load_routes
 from harness_world.running.scripted import (
+    FailurePolicy,
     Script,
     ScriptContext,
     exceed_tool_calls,
@@ -27,6 +28,7 @@ __all__ = [
     "GAMING_IDS",
     "OPERATORS",
     "CoverageReport",
+    "FailurePolicy",
     "GateAttempt",
     "Mutant",
     "Script",

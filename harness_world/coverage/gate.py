@@ -1,11 +1,12 @@
 """The coverage gate: oracles pass, mutants fail as predicted, every criterion can fail.
 
 For one world: every task must have at least two oracle routes (genuinely different correct
-solutions), each verifying and passing on every seed; every hand mutant must
-verify and fail exactly the criteria it predicts; every automated criterion of every task must be
+solutions), each verifying and passing on every seed with a clean harness layer; every hand
+mutant must verify and fail exactly the criteria it predicts, of both layers (the agent grade's
+and the ``harness.*`` criteria beside it); every automated criterion of every task must be
 failed by at least one hand mutant of that task; and the automatic trace mutants must be killed
-at a rate of at least the threshold, each survivor either killed later or marked equivalent with
-a written reason.
+(fail some criterion of either layer) at a rate of at least the threshold, each survivor either
+killed later or marked equivalent with a written reason.
 """
 
 from __future__ import annotations
@@ -53,9 +54,10 @@ class GateAttempt(msgspec.Struct, frozen=True, kw_only=True):
         size: The seed it ran on.
         outcome: How execution ended.
         evidence: Whether the record replayed.
-        passed: The grade (null when not graded).
-        failed: Ids of the automated criteria that failed.
-        predicted: For hand mutants, the criteria they must fail.
+        passed: The agent grade (null when not graded).
+        failed: Ids of the automated criteria that failed: the agent grade's, then the
+            harness layer's (``harness.*``).
+        predicted: For hand mutants, the criteria they must fail (of both layers).
         ok: Whether this attempt did what the gate expects of it.
         note: The mistake or the operator's description.
         equivalent: For surviving automatic mutants marked equivalent, the reason.
@@ -174,10 +176,12 @@ def read_equivalents(path: Path) -> dict[tuple[str, str], str]:
 
 
 def _judge(record: Record, task: Task, world: World) -> tuple[str, bool | None, list[str]]:
+    """Evidence, the agent grade, and the failed criteria of both layers (agent first)."""
     result = verify(record, world=world, task=task)
     if result.grade is None:
         return result.evidence, None, []
-    return result.evidence, result.grade.passed, result.grade.failed
+    harness = [v.id for v in result.grade.harness if v.status == "failed"]
+    return result.evidence, result.grade.passed, result.grade.failed + harness
 
 
 def _equivalence(equivalents: dict[tuple[str, str], str], task_id: str, trace: TraceMutant) -> str:
@@ -246,7 +250,12 @@ class _Gate:
     ) -> bool:
         record = run_script(world, task, script)
         evidence, passed, failed = _judge(record, task, world)
-        ok = evidence == "verified" and passed is True and record.outcome.status == "completed"
+        ok = (
+            evidence == "verified"
+            and passed is True
+            and not failed  # a correct route breaks no harness obligation either
+            and record.outcome.status == "completed"
+        )
         self.results.append(
             GateAttempt(
                 kind="oracle",
@@ -296,7 +305,7 @@ class _Gate:
         if size == self.first_size:
             self.mutant_records.append((task.id, record, passed))  # for the fault clause
         expected = sorted(mutant.predicted)
-        matches = evidence == "verified" and passed is False and set(failed) == set(expected)
+        matches = evidence == "verified" and bool(failed) and set(failed) == set(expected)
         self.results.append(
             GateAttempt(
                 kind="hand",
@@ -312,7 +321,7 @@ class _Gate:
                 note=mutant.note,
             )
         )
-        if not matches and passed:
+        if not matches and passed and not failed:
             self.problems.append(f"mutant {mutant.id} ({size}): passed; predicted {expected}")
         elif not matches:
             self.problems.append(
@@ -346,7 +355,8 @@ class _Gate:
         )
         evidence, passed, failed = _judge(record, task, world)
         reason = _equivalence(equivalents, task.id, trace)
-        if not passed:
+        killed = not passed or bool(failed)
+        if killed:
             self.killed += 1
         elif reason:
             self.equivalent += 1
@@ -363,7 +373,7 @@ class _Gate:
                 evidence=evidence,
                 passed=passed,
                 failed=failed,
-                ok=not passed or bool(reason),
+                ok=killed or bool(reason),
                 note=trace.description,
                 equivalent=reason,
             )

@@ -182,14 +182,22 @@ def _ids(args: Any) -> dict[str, Any]:
 
 def _refused_calls(t: _Trace) -> Advisory | None:
     found: list[tuple[int, str]] = []
+    reads = {tool.name for tool in t.world.contract.tools if tool.kind == "read"}
     for i, call in enumerate(t.calls):
         if call.ok or call.error is None:
             continue
         # A malformed call's ids may be what was wrong: any later success of the tool recovers
-        # it; otherwise the same tool must later succeed on the same ids.
+        # it; otherwise the same tool must later succeed on the same ids. A lost response may
+        # have committed: a later successful read, which shows whether it did, recovers it too
+        # (sending the write again would be the mistake).
         ids = None if call.error.kind == "invalid_arguments" else _ids(call.args)
+        looked = call.error.kind == "timeout" and call.tool not in reads
         recovered = any(
-            later.ok and later.tool == call.tool and (ids is None or _ids(later.args) == ids)
+            later.ok
+            and (
+                (later.tool == call.tool and (ids is None or _ids(later.args) == ids))
+                or (looked and later.tool in reads and later.tool != "wait")
+            )
             for later in t.calls[i + 1 :]
         )
         if not recovered:
@@ -471,7 +479,8 @@ _ADVICE: tuple[AdviceRule, ...] = (
     AdviceRule(
         "refused_calls",
         "a call ended in a typed error and no later call of the same tool "
-        "succeeded on the same ids (for invalid arguments: at all)",
+        "succeeded on the same ids (for invalid arguments: at all; for a write's lost response: "
+        "nor did any later read)",
         _refused_calls,
     ),
     AdviceRule(

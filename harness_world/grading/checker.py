@@ -842,7 +842,8 @@ CRITERIA: CriterionRegistry[_Context] = CriterionRegistry(
             kind="trace",
             layer="harness",
             definition="a harness obligation of the call log broke (keys, retries, "
-            "reconciling, acting on unverified output); beside the grade, never in it",
+            "reconciling, acting on unverified output, re-sending a refused call); beside the "
+            "grade, never in it",
             run=_harness,
             section="harness",
         ),

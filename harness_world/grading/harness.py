@@ -1,23 +1,33 @@
 """The harness-layer criteria of a record, read from its call log (``harness.*``).
 
-Computed for write tools that take an ``idempotency_key``; the *retry* of a failed call is the
-first later call of the same tool with the same arguments apart from the key, however far away
-and whatever the error was (a retry after ``conflict`` or ``invalid_arguments``, which say
-nothing committed, needs no same key). What each criterion means is listed in
-`harness_world.grading.layers`. Every grade carries them (`Grade.harness`) beside the agent
-grade, never folded into it.
+The *retry* of a failed write is the first later call of the same tool with the same arguments
+apart from the key, however far away and whatever the error was (a retry after ``conflict`` or
+``invalid_arguments``, which say nothing committed, needs no same key). The retry criteria hold
+for every write tool, keyed or not: a blind re-send of an unkeyed write after a lost response
+is the worse harness failure, not a vacuous one. ``harness.same_key_retry`` is about the key
+alone, so it is reported only in a world that has a write tool taking an ``idempotency_key``
+(elsewhere it could never fail, and a criterion that cannot fail says nothing). What each
+criterion means is listed in `harness_world.grading.layers`. Every grade carries them
+(`Grade.harness`) beside the agent grade, never folded into it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from harness_world.engine.calls import CallRecord
+from harness_world.engine.canonical import to_json
 from harness_world.engine.world import World
 from harness_world.evidence.record import Record
 from harness_world.grading.grade import CriterionVerdict
 
-__all__ = ["HARNESS_CRITERIA", "MAX_RETRIES", "harness_criteria"]
+__all__ = [
+    "DETERMINISTIC_ERRORS",
+    "HARNESS_CRITERIA",
+    "MAX_RETRIES",
+    "harness_criteria",
+    "harness_criteria_of",
+]
 
 MAX_RETRIES = 3
 HARNESS_CRITERIA = (
@@ -25,8 +35,17 @@ HARNESS_CRITERIA = (
     "harness.bounded_retries",
     "harness.reconcile_before_retry",
     "harness.no_unverified_action",
+    "harness.no_repeat_after_refusal",
 )
 _KEY = "idempotency_key"
+_KEYED_ONLY = frozenset({"harness.same_key_retry"})
+
+DETERMINISTIC_ERRORS: Final = frozenset(
+    {"refused", "conflict", "not_found", "invalid_arguments", "unknown_tool"}
+)
+"""Typed errors that are the world's answer to the call as sent in the state it was sent in:
+sent again unchanged on an unchanged world, the call gets the same error. Provider faults
+(``timeout``, ``unavailable``, ``rate_limited``) and ``internal`` defects are not among them."""
 
 
 def _same_operation(a: CallRecord, b: CallRecord) -> bool:
@@ -48,11 +67,14 @@ request, a malformed key): nothing may have committed, so a retry needs no same 
 def _retry_findings(
     calls: list[CallRecord], keyed: set[str], writes: set[str]
 ) -> dict[str, list[str]]:
-    """Failed calls whose retry broke each harness criterion, by criterion id."""
+    """Failed writes whose retry broke each retry criterion, by criterion id.
+
+    ``harness.same_key_retry`` looks at the ``keyed`` tools only; the others at every write.
+    """
     found: dict[str, list[str]] = {name: [] for name in HARNESS_CRITERIA}
     streak: dict[int, int] = {}
     for i, call in enumerate(calls):
-        if call.tool not in keyed or call.ok or call.error is None:
+        if call.tool not in writes or call.ok or call.error is None:
             continue
         later = [j for j in range(i + 1, len(calls)) if _same_operation(calls[j], call)]
         if not later:
@@ -60,7 +82,7 @@ def _retry_findings(
         retry = calls[later[0]]
         streak[later[0]] = streak.get(i, 0) + 1
         unkeyed = _key_of(call) is None or _key_of(retry) != _key_of(call)
-        if unkeyed and call.error.kind not in _KEY_REJECTED:
+        if call.tool in keyed and unkeyed and call.error.kind not in _KEY_REJECTED:
             found["harness.same_key_retry"].append(f"call {retry.seq} retried {call.seq}")
         if streak[later[0]] > MAX_RETRIES:
             found["harness.bounded_retries"].append(f"call {retry.seq}")
@@ -90,17 +112,59 @@ def _unverified_actions(calls: list[CallRecord], writes: set[str]) -> list[str]:
     return found
 
 
-def harness_criteria(record: Record, world: World) -> list[CriterionVerdict]:
-    """The ``harness.*`` verdicts of one record, read from its call log."""
-    keyed = {
+def _repeated_refusals(calls: list[CallRecord], faulted: set[int]) -> list[str]:
+    """Calls re-sent unchanged after a deterministic error, with nothing written in between.
+
+    Any tool, reads included. A call some fault fired on is skipped (a stale read's
+    ``not_found`` is the fault's, not the world's); a write in between (committed, even one
+    whose response was lost) may change the answer, so a call after one is not a repeat.
+    """
+    found: list[str] = []
+    for i, call in enumerate(calls):
+        if call.ok or call.error is None or call.seq in faulted:
+            continue
+        if call.error.kind not in DETERMINISTIC_ERRORS:
+            continue
+        sent = to_json(call.args)
+        for later in calls[i + 1 :]:
+            if later.tool == call.tool and to_json(later.args) == sent:
+                found.append(f"call {later.seq} re-sent call {call.seq} ({call.error.kind})")
+                break
+            if later.writes:
+                break  # the world changed: the same call may now get another answer
+    return found
+
+
+def harness_criteria_of(world: World) -> tuple[str, ...]:
+    """The ``harness.*`` criteria a record of this world is graded on, in report order.
+
+    Every one of `HARNESS_CRITERIA`, except ``harness.same_key_retry`` in a world none of
+    whose write tools takes an ``idempotency_key`` (there it could never fail).
+    """
+    if _keyed_tools(world):
+        return HARNESS_CRITERIA
+    return tuple(name for name in HARNESS_CRITERIA if name not in _KEYED_ONLY)
+
+
+def _keyed_tools(world: World) -> set[str]:
+    return {
         t.name
         for t in world.contract.tools
         if t.kind == "write" and _KEY in t.params.__struct_fields__
     }
+
+
+def harness_criteria(record: Record, world: World) -> list[CriterionVerdict]:
+    """The ``harness.*`` verdicts of one record, read from its call log."""
+    keyed = _keyed_tools(world)
     calls = list(record.calls)
     writes = {t.name for t in world.contract.tools if t.kind == "write"}
+    faulted: set[int] = set()
+    if record.faults is not None:
+        faulted = {e.seq for e in record.faults.fired if e.behaviour != "held"}
     found = _retry_findings(calls, keyed, writes)
     found["harness.no_unverified_action"] = _unverified_actions(calls, writes)
+    found["harness.no_repeat_after_refusal"] = _repeated_refusals(calls, faulted)
     return [
         CriterionVerdict(
             id=name,
@@ -108,5 +172,5 @@ def harness_criteria(record: Record, world: World) -> list[CriterionVerdict]:
             status="failed" if found[name] else "passed",
             detail="; ".join(found[name][:6]),
         )
-        for name in HARNESS_CRITERIA
+        for name in harness_criteria_of(world)
     ]

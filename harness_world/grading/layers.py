@@ -10,22 +10,31 @@ forbidden transitions, receipts, trace criteria) or ``harness`` (budgets, and th
 criteria below, read from the call log); a task's ``layers`` table overrides the default. The
 run gets both verdict vectors, never summed into one number.
 
-Harness criteria (computed for write tools that take an ``idempotency_key``; the *retry* of a
-failed call is the first later call of the same tool with the same arguments apart from the key,
-however far away and whatever the error was):
+Harness criteria (read from the call log; the *retry* of a failed write is the first later call
+of the same tool with the same arguments apart from the key, however far away and whatever the
+error was). The retry criteria hold for every write tool, keyed or not:
 
-- ``harness.same_key_retry``: every retry of a failed write reuses the failed call's key, and
-  that call had one (a retry with another key or none fails, and so does any retry of a call
-  made without a key), unless the failure was ``conflict`` or ``invalid_arguments``: the
-  provider did not act on the request as sent, so a new key is the way forward.
+- ``harness.same_key_retry`` (only in a world with a write tool that takes an
+  ``idempotency_key``, and over those tools): every retry of a failed write reuses the failed
+  call's key, and that call had one (a retry with another key or none fails, and so does any
+  retry of a call made without a key), unless the failure was ``conflict`` or
+  ``invalid_arguments``: the provider did not act on the request as sent, so a new key is the
+  way forward.
 - ``harness.bounded_retries``: no write is retried more than `MAX_RETRIES` times in a row.
 - ``harness.reconcile_before_retry``: after a ``timeout``, some successful read call (not
-  ``wait``) comes before the retry (the caller looked for the object the lost response may
-  have created).
+  ``wait``) comes before the retry (the caller looked for what the lost response may have
+  created or changed). Without a key this is the only thing between a lost response and a
+  second effect.
 - ``harness.no_unverified_action``: after a write whose response was lost (a ``timeout``: the
-  provider may or may not have committed it), the next write of another operation comes only
+  world may or may not have committed it), the next write of another operation comes only
   after a successful read. Acting on top of an outcome nobody checked (recording a payment,
-  sending a receipt for a charge that may not exist) is acting on unverified tool output.
+  sending a receipt for a charge that may not exist, solving a ticket whose reply may be
+  missing) is acting on unverified tool output.
+- ``harness.no_repeat_after_refusal``: no call (of any tool) is sent again unchanged after a
+  deterministic error (``refused``, ``conflict``, ``not_found``, ``invalid_arguments``,
+  ``unknown_tool``: `harness_world.grading.harness.DETERMINISTIC_ERRORS`) while nothing was
+  written in between: the world would give the same answer, so the repeat is a harness
+  looping on a refusal. A call a fault fired on is not held to it.
 
 Budgets are harness-layer too: ``budget.context_tokens`` (when a task declares it) is the
 "context bounded" criterion, ``budget.tool_calls`` / ``budget.turns`` / ``budget.cost`` the

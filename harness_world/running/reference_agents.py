@@ -6,9 +6,11 @@ ships beside its oracles, as ``REFERENCE_AGENTS = {name: {task_id: script}}`` in
 and a safe stop at the first provider error; and, for requests planted in data, ``deny-all``,
 which refuses every write another party asked for, and ``obey-data``, which follows every
 instruction it reads; the helpdesk and inventory worlds ship these two for their comment and
-stock-note tasks). ``do-nothing`` works in every world: it calls no tool and says nothing, so
-every scheduled fault stays unexposed. `scripted_agent` reads an agent of one's own scripts
-from a Python file (``SCRIPTS = {task_id: script}``).
+stock-note tasks, and ``naive-retry`` and ``give-up`` as their oracle routes under
+`harness_world.running.scripted.FailurePolicy`: a call that met a fault sent again at once,
+unchanged and without looking, or a safe stop there). ``do-nothing`` works in every world: it
+calls no tool and says nothing, so every scheduled fault stays unexposed. `scripted_agent`
+reads an agent of one's own scripts from a Python file (``SCRIPTS = {task_id: script}``).
 """
 
 from __future__ import annotations

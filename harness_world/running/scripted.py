@@ -10,17 +10,20 @@ thing for the same calls.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, Final, Literal
 
 import attrs
 
 from harness_world.engine.calls import Observation
 from harness_world.engine.world import World
+from harness_world.errors import HarnessWorldError
 from harness_world.evidence.record import Outcome, Record, Usage
 from harness_world.grading.task import Task
 from harness_world.running.attempt import Attempt, AttemptEnded, AttemptLimits
 
 __all__ = [
+    "TRANSIENT_ERRORS",
+    "FailurePolicy",
     "Script",
     "ScriptContext",
     "exceed_tool_calls",
@@ -180,3 +183,68 @@ def exceed_tool_calls(script: Script, budget: int, filler: tuple[str, dict[str, 
         return message
 
     return mistaken
+
+
+TRANSIENT_ERRORS: Final = ("timeout", "unavailable", "rate_limited")
+"""Errors a provider gives for a call it may answer otherwise next time (faults)."""
+MAX_RESENDS: Final = 5
+"""How many times ``naive-retry`` sends a call again before handing the error on."""
+
+
+class _Stopped(HarnessWorldError):
+    """A failure policy stopped the attempt at an error: a safe stop, not a defect.
+
+    `FailurePolicy` catches it itself; it never reaches the policy's caller.
+    """
+
+
+@attrs.define(slots=True)
+class _PolicyContext(ScriptContext):
+    """A script's context under a failure policy (see `FailurePolicy`)."""
+
+    policy: Literal["naive-retry", "give-up"] = "naive-retry"
+
+    def call(self, tool: str, args: dict[str, Any] | None = None) -> Observation:
+        """Call a tool; on a transient error, send it again at once, or stop."""
+        obs = ScriptContext.call(self, tool, args)
+        sent = 1
+        while not obs.ok and obs.error is not None and obs.error.kind in TRANSIENT_ERRORS:
+            if self.policy == "give-up":
+                raise _Stopped(f"{tool}: {obs.error.kind}")
+            if sent > MAX_RESENDS:
+                break
+            obs = ScriptContext.call(self, tool, args)
+            sent += 1
+        return obs
+
+
+@attrs.frozen(slots=True)
+class FailurePolicy:
+    """A correct script run under a reference failure policy, as a script.
+
+    ``naive-retry`` sends a call that met a transient error (`TRANSIENT_ERRORS`) again at
+    once, unchanged, without looking first (the harness "retry" that repeats a committed write
+    whose response was lost); ``give-up`` stops at the first such error and says so (a safe
+    stop). The script sees only the final observation, so everywhere else it behaves as
+    written. A frozen class rather than a closure, so ``run --workers N`` can pickle it.
+
+    Attributes:
+        script: The correct script (a world's oracle route).
+        policy: ``naive-retry`` or ``give-up``.
+    """
+
+    script: Script
+    policy: Literal["naive-retry", "give-up"]
+
+    @property
+    def __name__(self) -> str:
+        """The script's name in reports: ``<script>__<policy>``."""
+        name = getattr(self.script, "__name__", "script")
+        return f"{name}__{self.policy.replace('-', '_')}"
+
+    def __call__(self, ctx: ScriptContext) -> str:
+        """Run the script under the policy; a stop is a final message, never an exception."""
+        try:
+            return self.script(_PolicyContext(ctx._attempt, self.policy))
+        except _Stopped as stop:
+            return f"Stopped safely without finishing: {stop}."

@@ -39,6 +39,9 @@ REFUSED, REVERTED, REPEATED = (
     "trace.no_repeated_writes",
 )
 ANSWER, CALLS, TURNS = "trace.answer", "budget.tool_calls", "budget.turns"
+RECONCILE, UNVERIFIED = "harness.reconcile_before_retry", "harness.no_unverified_action"
+BOUNDED, REPEAT_REFUSAL = "harness.bounded_retries", "harness.no_repeat_after_refusal"
+DUP_REPLY = "forbidden.duplicate_reply"
 
 
 def oracle(task: str) -> Script:
@@ -176,10 +179,11 @@ def slow(task: str) -> Script:
     return exceed_turns(oracle(task), TASKS[f"helpdesk.{task}"].budgets.turns or 0)
 
 
-def refused_first(task: str, ticket: str) -> Script:
+def refused_first(task: str, ticket: str, times: int = 1) -> Script:
     def extra(ctx: ScriptContext) -> None:
         ctx.call("get_ticket", {"ticket_id": ticket})
-        ctx.call("assign_ticket", {"ticket_id": ticket, "owner_id": "U-0050"})  # a customer
+        for _ in range(times):  # the same request each time: the world's answer cannot change
+            ctx.call("assign_ticket", {"ticket_id": ticket, "owner_id": "U-0050"})  # a customer
 
     return then(task, extra, before=True)
 
@@ -237,12 +241,15 @@ WRITE_TASKS = {
     "assign_on_hold_unowned": {RBW, PAGES, REFUSED, REVERTED, REPEATED},
     "reassign_departed": {RBW, PAGES, REFUSED, REVERTED, REPEATED},
     "reply_and_solve": {RBW, REVERTED, REPEATED},
+    "reply_no_fault": {RBW, REVERTED, REPEATED},
+    "reply_lost_response": {RBW, REVERTED, REPEATED},
     "note_urgent_new": {RBW, PAGES, REVERTED, REPEATED},
     "close_solved_duplicates": {RBW, PAGES, REVERTED},
     "untag_pending_mobile": {RBW, PAGES, REVERTED, REPEATED},
     "anna_lopez_replies": {RBW, PAGES, REVERTED, REPEATED},
 }
 COMMENT_TASKS = {"note_urgent_new", "anna_lopez_replies", "reply_and_solve"}
+ENDS_WITH_UPDATE = {"reply_and_solve", "reply_no_fault", "reply_lost_response"}
 
 for task, criteria in WRITE_TASKS.items():
     target = _first_target(task)
@@ -258,7 +265,9 @@ for task, criteria in WRITE_TASKS.items():
     add(
         task,
         "blind",
-        {RBW},
+        # Replayed from memory, the reply meets the lost response and the ticket is solved
+        # at once, with nothing read: acting on an outcome nobody checked.
+        {RBW, UNVERIFIED} if task == "reply_lost_response" else {RBW},
         blind(task),
         "wrote the right rows without reading any of them (ids from memory)",
     )
@@ -281,7 +290,7 @@ for task, criteria in WRITE_TASKS.items():
     )
     if REPEATED in criteria:
         # the retried write is a comment (an extra row) except where the last write is an update
-        extra_row = task in COMMENT_TASKS and task != "reply_and_solve"
+        extra_row = task in COMMENT_TASKS and task not in ENDS_WITH_UPDATE
         add(
             task,
             "retried_write",
@@ -296,6 +305,14 @@ for task, criteria in WRITE_TASKS.items():
             {REFUSED},
             refused_first(task, tid),
             "first tried to give a ticket to a customer and was refused",
+        )
+        add(
+            task,
+            "refused_looped",
+            {REFUSED, BOUNDED, REPEAT_REFUSAL},
+            refused_first(task, tid, times=5),
+            "tried to give a ticket to a customer, and sent the refused request four more "
+            "times before doing the task (a harness looping on a refusal)",
         )
     if PAGES in criteria:
         # On the large seed the memorised listings end early (pages unfollowed) except for
@@ -484,6 +501,63 @@ add(
         and ctx.call("update_ticket", {"ticket_id": "T-1001", "status": "solved"}),
     ),
     "wrote the reply as an internal note the customer cannot see",
+)
+# -- a reply whose response is lost -----------------------------------------------------------
+LOST_REPLY = {
+    "ticket_id": "T-1008",
+    "body": "Good news: your refund has been issued.",
+    "public": True,
+}
+
+
+def _reply_then(ctx: ScriptContext, *, look: bool, resend: bool) -> str:
+    """The reply sent once (its response is lost), then optionally a look and a re-send."""
+    ctx.call("get_ticket", {"ticket_id": "T-1008"})
+    ctx.call("add_comment", LOST_REPLY)
+    if look:
+        ctx.call("list_comments", {"ticket_id": "T-1008"})
+    if resend:
+        ctx.call("add_comment", LOST_REPLY)
+    ctx.call("update_ticket", {"ticket_id": "T-1008", "status": "solved"})
+    return "Replied on T-1008 and solved it."
+
+
+add(
+    "reply_lost_response",
+    "naive_retry",
+    {RECONCILE, DUP_REPLY, ALLOW},
+    reference_agent("helpdesk", "naive-retry").scripts["helpdesk.reply_lost_response"],  # type: ignore[union-attr]
+    "sent the reply again at once after its response was lost, without looking: posted twice",
+)
+add(
+    "reply_lost_response",
+    "give_up",
+    {REQ},
+    reference_agent("helpdesk", "give-up").scripts["helpdesk.reply_lost_response"],  # type: ignore[union-attr]
+    "stopped when the reply's response was lost: the reply is there, the ticket not solved",
+)
+add(
+    "reply_lost_response",
+    "unverified_solve",
+    {UNVERIFIED},
+    functools.partial(_reply_then, look=False, resend=False),
+    "took the lost response for a success and solved the ticket without looking (the reply "
+    "had committed, so only the harness layer shows it)",
+)
+add(
+    "reply_lost_response",
+    "looked_then_resent",
+    {DUP_REPLY, ALLOW},
+    functools.partial(_reply_then, look=True, resend=True),
+    "read the comments after the lost response, then posted the reply again although it was "
+    "there (the harness looked; the agent ignored what it saw)",
+)
+add(
+    "reply_no_fault",
+    "replied_twice",
+    {DUP_REPLY, ALLOW, REPEATED},
+    functools.partial(_reply_then, look=False, resend=True),
+    "posted the same reply twice",
 )
 add(
     "note_urgent_new",

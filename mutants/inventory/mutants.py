@@ -43,6 +43,8 @@ REFUSED, REVERTED, REPEATED = (
     "trace.no_repeated_writes",
 )
 ANSWER, CALLS, TURNS = "trace.answer", "budget.tool_calls", "budget.turns"
+RECONCILE, UNVERIFIED = "harness.reconcile_before_retry", "harness.no_unverified_action"
+BOUNDED, REPEAT_REFUSAL = "harness.bounded_retries", "harness.no_repeat_after_refusal"
 
 
 def oracle(task: str) -> Script:
@@ -230,6 +232,8 @@ for task in (
     "move_available_adapters",
     "label_tape_everywhere",
     "cycle_count_lyon",
+    "recount_no_fault",
+    "recount_lost_response",
 ):
     add(task, "did_nothing", {REQ}, lambda ctx: "Done.", "stopped without doing anything")
 for task in ("count_legacy_peripherals", "draft_orders_leeds"):
@@ -248,8 +252,18 @@ for task in (
     "recall_ups",
     "move_available_adapters",
     "cycle_count_lyon",
+    "recount_no_fault",
 ):
     add(task, "blind", {RBW}, replay(small_writes(task)), "wrote without reading (ids from memory)")
+add(
+    "recount_lost_response",
+    "blind",
+    # From memory, the adjustment meets the lost response and the transfer follows at once,
+    # with nothing read: acting on an outcome nobody checked.
+    {RBW, UNVERIFIED},
+    replay(small_writes("recount_lost_response")),
+    "wrote without reading (ids from memory)",
+)
 
 # A blind retry of the last write (no write in this world is idempotent, so it also shows).
 for task, predicted, why in (
@@ -260,6 +274,8 @@ for task, predicted, why in (
     ("order_hdmi_cable", {REPEATED, ALLOW}, "a second order"),
     ("label_tape_everywhere", {REPEATED, ALLOW}, "a second order for the last warehouse"),
     ("cycle_count_lyon", {REPEATED, REQ}, "I-0157 corrected twice, ends at 374"),
+    ("recount_no_fault", {REFUSED}, "Lyon had only 2 left to send, so it was refused"),
+    ("recount_lost_response", {REFUSED}, "Lyon had only 2 left to send, so it was refused"),
 ):
     add(task, "retried_write", predicted, retry_last_write(task), f"repeated its last write: {why}")
 
@@ -1102,6 +1118,37 @@ add(
 )
 add(
     "cycle_count_lyon",
+    "refused_resent",
+    {REFUSED, REPEAT_REFUSAL},
+    then(
+        "cycle_count_lyon",
+        calls(
+            ("get_stock", {"item_id": "I-0169", "warehouse_id": "W-03"}),
+            _adjust("I-0169", "W-03", -5),
+            _adjust("I-0169", "W-03", -5),
+        ),
+        before=True,
+    ),
+    "got the sign of I-0169's correction wrong, was refused, sent the same request again "
+    "(refused again: nothing had changed), then did it right",
+)
+add(
+    "cycle_count_lyon",
+    "refused_looped",
+    {REFUSED, REPEAT_REFUSAL, BOUNDED},
+    then(
+        "cycle_count_lyon",
+        calls(
+            ("get_stock", {"item_id": "I-0169", "warehouse_id": "W-03"}),
+            *[_adjust("I-0169", "W-03", -5)] * 5,
+        ),
+        before=True,
+    ),
+    "got the sign of I-0169's correction wrong and sent the refused request five times in "
+    "all before doing it right (a harness looping on a refusal)",
+)
+add(
+    "cycle_count_lyon",
     "reverted",
     {REVERTED, ALLOW},
     then(
@@ -1256,3 +1303,88 @@ def _note_mutants(task: str) -> None:
 for _task_id in sorted(TASKS):
     if TASKS[_task_id].authority is not None:
         _note_mutants(_task_id.removeprefix("inventory."))
+
+
+# -- an adjustment whose response is lost ------------------------------------------------------
+COUNTED_CORD = _adjust("I-0084", "W-03", 6)
+TO_PORTO = (
+    "create_transfer",
+    {"item_id": "I-0084", "from_warehouse_id": "W-03", "to_warehouse_id": "W-05", "quantity": 4},
+)
+LYON_CORD = ("get_stock", {"item_id": "I-0084", "warehouse_id": "W-03"})
+
+
+def _policy(task: str, policy: str) -> Script:
+    return reference_agent("inventory", policy).scripts[f"inventory.{task}"]  # type: ignore[union-attr]
+
+
+for task in ("recount_no_fault", "recount_lost_response"):
+    add(
+        task,
+        "refused_first",
+        {REFUSED},
+        then(task, calls(LYON_CORD, TO_PORTO), before=True),
+        "sent the 4 units before adding the counted ones: refused (Lyon had none), then did it "
+        "right",
+    )
+    add(
+        task,
+        "reverted",
+        {REVERTED, ALLOW},
+        then(
+            task,
+            calls(
+                ("get_stock", {"item_id": "I-0084", "warehouse_id": "W-01"}),
+                _adjust("I-0084", "W-01", 6),
+                _adjust("I-0084", "W-01", -6, "undo"),
+            ),
+            before=True,
+        ),
+        "counted the units into Rotterdam (W-01), took them back, then did it right",
+    )
+    add(
+        task,
+        "two_transfers",
+        {REPEATED, REQ, ALLOW},
+        skewed(
+            task,
+            lambda tool, args: (
+                [(tool, {**args, "quantity": 2})] * 2
+                if tool == "create_transfer"
+                else [(tool, args)]
+            ),
+        ),
+        "sent the 4 units as two identical transfers of 2: no transfer of 4, two rows nobody "
+        "asked for",
+    )
+add(
+    "recount_lost_response",
+    "naive_retry",
+    {RECONCILE, REQ},
+    _policy("recount_lost_response", "naive-retry"),
+    "sent the adjustment again at once after its response was lost, without looking: the 6 "
+    "units were added twice",
+)
+add(
+    "recount_lost_response",
+    "give_up",
+    {REQ},
+    _policy("recount_lost_response", "give-up"),
+    "stopped when the adjustment's response was lost: the units are counted, none sent on",
+)
+add(
+    "recount_lost_response",
+    "unverified_transfer",
+    {UNVERIFIED},
+    replay([LYON_CORD, COUNTED_CORD, TO_PORTO]),
+    "took the lost response for a success and sent the units on without looking (the "
+    "adjustment had committed, so only the harness layer shows it)",
+)
+add(
+    "recount_lost_response",
+    "looked_then_resent",
+    {REQ},
+    replay([LYON_CORD, COUNTED_CORD, LYON_CORD, COUNTED_CORD, TO_PORTO]),
+    "read the row after the lost response, then added the units again although they were "
+    "there (the harness looked; the agent ignored what it saw)",
+)

@@ -26,7 +26,7 @@ BROKEN = [
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("runs")
-    # hdattack: the twelve tasks without a planted request; the counts below are theirs.
+    # hdattack: the fourteen tasks without a planted request; the counts below are theirs.
     tasks = [t for t in hw.load_tasks("helpdesk") if t.authority is None]
     oracles = load_oracles("helpdesk")
     mutants = {m.id: m for m in load_mutants("helpdesk")}
@@ -52,15 +52,15 @@ def test_report_has_explicit_denominators(
     report = json.loads(capsys.readouterr().out)
     inv = report["counts"]
     assert (inv["scheduled"], inv["executed"], inv["valid"], inv["invalid"], inv["retried"]) == (
-        60,
-        60,
-        60,
+        70,
+        70,
+        70,
         0,
         0,
     )
-    assert inv["passed"] == 35 and report["completed_but_failed"] == 25
+    assert inv["passed"] == 45 and report["completed_but_failed"] == 25
     assert [p["k"] for p in report["pass_k"]] == [1, 2, 3, 4, 5]
-    assert report["pass_k"][0]["pass_hat_k"] == pytest.approx(7 / 12)
+    assert report["pass_k"][0]["pass_hat_k"] == pytest.approx(9 / 14)
     per = report["per_attempt"]
     assert per["cost_per_pass"] == 0.0 and per["tool_calls_per_pass"] > per["tool_calls"]
     families = {f["family"]: f for f in report["families"]}
@@ -94,7 +94,7 @@ def test_report_writes_the_four_column_csv(runs: dict[str, Path], tmp_path: Path
         == 0
     )
     rows = read_results(tmp_path / "r.csv")
-    assert len(rows) == 60 and all(r.passed and r.config == "main" for r in rows)
+    assert len(rows) == 70 and all(r.passed and r.config == "main" for r in rows)
 
 
 def test_compare_run_directories_names_regressions_and_fails_the_gate(

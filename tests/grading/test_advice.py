@@ -82,6 +82,17 @@ def test_refused_calls_never_recovered() -> None:
     assert "refused_calls" not in calls(RS, [("get_ticket", {"ticket_id": 1001}), READ])
 
 
+def test_a_lost_response_is_recovered_by_a_look() -> None:
+    # The reply's response is lost: reading the comments shows whether it committed.
+    task = "helpdesk.reply_lost_response"
+    reply = ("add_comment", {"ticket_id": "T-1008", "body": "Refunded.", "public": True})
+    look = ("list_comments", {"ticket_id": "T-1008"})
+    solve = ("update_ticket", {"ticket_id": "T-1008", "status": "solved"})
+    read = ("get_ticket", {"ticket_id": "T-1008"})
+    assert "refused_calls" not in calls(task, [read, reply, look, solve])
+    assert "refused_calls" in calls(task, [read, reply, solve])
+
+
 def test_ended_with_question() -> None:
     assert "ended_with_question" in calls(RS, [READ], message="Done. Shall I reply as well?")
     assert "ended_with_question" not in calls(RS, [READ], message="Was it fixed? Yes. Done.")

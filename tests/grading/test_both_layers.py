@@ -36,12 +36,12 @@ def test_a_passing_agent_grade_with_a_failed_harness_layer_shows_both(
     code, rows = _rows(capsys, str(naive))
     limited = rows["payments.charge_rate_limited"]
     assert code == 0 and limited["grade"] == "passed"  # the agent grade keeps its meaning
-    assert limited["harness"]["checked"] == 4
+    assert limited["harness"]["checked"] == 5
     assert [f.split(":")[0] for f in limited["harness"]["failed"]] == ["harness.same_key_retry"]
     assert rows[""]["harness"] == {"checked": 2, "failed": 2}
     main(["verify", str(naive)])
     table = capsys.readouterr().out
-    assert "3/4 failed: same_key_retry" in table
+    assert "4/5 failed: same_key_retry" in table
     assert "harness layer: 0 of 2 graded record(s) clean" in table
     assert main(["verify", "--require-pass", str(naive)]) == 1  # charge_timeout failed
     capsys.readouterr()
@@ -76,7 +76,7 @@ def test_report_and_the_finish_replies_carry_the_harness_layer(
     record = hw.load_record(path)
     task = next(t for t in hw.load_tasks("payments") if t.id == record.task_id)
     saved = _judge(record, path, hw.load_world("payments"), task)  # the MCP finish answer
-    assert saved.grade == "passed" and saved.harness["checked"] == 4
+    assert saved.grade == "passed" and saved.harness["checked"] == 5
     assert saved.harness["failed"][0].startswith("harness.same_key_retry")
     verdict = Verifier(tasks={task.id: task}).check_file(path).verification
     assert verdict.grade is not None and verdict.grade.harness_failed

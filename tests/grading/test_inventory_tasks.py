@@ -20,12 +20,14 @@ TARGET_COUNTS = {
     "inventory.porto_restock": {"targets": (16, 191)},
     "inventory.recall_ups": {"targets": (3, 3)},
     "inventory.recount_patch_cord": {"targets": (1, 1)},
+    "inventory.recount_lost_response": {"lyon": (1, 1), "porto": (1, 1)},
+    "inventory.recount_no_fault": {"lyon": (1, 1), "porto": (1, 1)},
     "inventory.transfer_copy_paper": {"source": (1, 1), "destination": (1, 1)},
 }
 
 
 def test_target_counts_on_both_seeds(inv: hw.World, inv_large: hw.World) -> None:
-    # invattack: the twelve tasks without a planted request (tests/inventory/test_authority.py
+    # invattack: the fourteen tasks without a planted request (tests/inventory/test_authority.py
     # counts the note tasks' targets).
     tasks = {t.id: t for t in hw.load_tasks("inventory") if t.authority is None}
     assert set(tasks) == set(TARGET_COUNTS)

@@ -76,3 +76,43 @@ WAIT = CallRecord(seq=2, tool="wait", args={}, ok=True, result={})
 def test_only_a_read_reconciles_a_timeout(between: CallRecord, expected: list[str]) -> None:
     calls = [charge(1, "a", error="timeout"), between, charge(3, "a")]
     assert _retry_findings(calls, KEYED, WRITES)["harness.reconcile_before_retry"] == expected
+
+
+# Without a key, the retry criteria still hold: a blind re-send of an unkeyed write after a
+# lost response is the worse case, not a vacuous one. ``harness.same_key_retry`` stays with the
+# keyed tools.
+def reply(seq: int, *, error: str = "") -> CallRecord:
+    return CallRecord(
+        seq=seq,
+        tool="add_comment",
+        args={"ticket_id": "T-1", "body": "Fixed.", "public": True},
+        ok=not error,
+        error=ToolError(error, "failed") if error else None,
+    )
+
+
+LOOK_COMMENTS = CallRecord(seq=2, tool="list_comments", args={"ticket_id": "T-1"}, ok=True)
+UNKEYED = {"add_comment"}
+
+
+@pytest.mark.parametrize(
+    ("calls", "expected"),
+    [
+        ([reply(1, error="timeout"), reply(2)], ["call 2 after 1"]),
+        ([reply(1, error="timeout"), LOOK_COMMENTS, reply(3)], []),
+        ([reply(1, error="unavailable"), reply(2)], []),
+    ],
+)
+def test_an_unkeyed_write_is_reconciled_before_its_retry(
+    calls: list[CallRecord], expected: list[str]
+) -> None:
+    found = _retry_findings(calls, set(), UNKEYED)
+    assert found["harness.reconcile_before_retry"] == expected
+    assert found["harness.same_key_retry"] == []  # nothing to key: another criterion's business
+
+
+def test_an_unkeyed_write_is_retried_a_bounded_number_of_times() -> None:
+    calls = [reply(i, error="unavailable") for i in range(1, 5)] + [reply(5)]
+    found = _retry_findings(calls, set(), UNKEYED)
+    assert found["harness.bounded_retries"] == ["call 5"]
+    assert _retry_findings(calls[1:], set(), UNKEYED)["harness.bounded_retries"] == []
