@@ -151,8 +151,12 @@ def slowly(script):
 
 SCRIPTS = {task: slowly(script) for task, script in ORACLES.items()}
 """
-ORIGINAL_TASKS = [t.id for t in hw.load_tasks("helpdesk") if t.authority is None]
-"""hdattack: the helpdesk tasks without a planted request (issue 15 added eighteen)."""
+_LOST_RESPONSE = {"helpdesk.reply_lost_response", "helpdesk.reply_no_fault"}
+ORIGINAL_TASKS = [
+    t.id for t in hw.load_tasks("helpdesk") if t.authority is None and t.id not in _LOST_RESPONSE
+]
+"""The twelve helpdesk tasks outside the planted-request and lost-response conditions."""
+assert len(ORIGINAL_TASKS) == 12, ORIGINAL_TASKS
 
 
 def test_kill_9_midway_then_resume_loses_and_duplicates_nothing(tmp_path: Path) -> None:
