@@ -158,6 +158,9 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
         attempts: Every scheduled slot, judged (missing ones included).
         harness: The harness layer over the graded valid attempts (not part of the pass rate).
         requests: Retried and lost model requests within the attempts.
+        task_families: Task id -> family for every task of the run that has one (what
+            ``report --csv`` writes in its ``family`` column, so ``compare`` on the CSV
+            clusters as it does on the run directory).
     """
 
     out: str
@@ -177,6 +180,7 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
     attempts: list[SlotResult]
     harness: HarnessLayer = HarnessLayer(graded=0, clean=0, failed={})
     requests: ModelRequests = ModelRequests()
+    task_families: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 def run_rows(
@@ -346,6 +350,7 @@ def report_from_scan(scan: RunScan) -> RunReport:
         attempts=slots,
         harness=_harness_layer(valid),
         requests=_model_requests(slots),
+        task_families={t: f for t, f in sorted(scan.families.items()) if f},
     )
 
 

@@ -102,8 +102,15 @@ def main(args: argparse.Namespace) -> int:
         return 2
     if args.csv:
         config = args.config or args.run.resolve().name
+        # family too: without it, compare on the CSV would silently lose the clustering.
         rows = [
-            RunRow(task_id=a.task_id, run_index=a.sample, config=config, passed=a.passed)
+            RunRow(
+                task_id=a.task_id,
+                run_index=a.sample,
+                config=config,
+                passed=a.passed,
+                family=report.task_families.get(a.task_id, ""),
+            )
             for a in report.attempts
             if a.counted and a.passed is not None
         ]

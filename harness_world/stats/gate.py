@@ -368,7 +368,7 @@ class _Prepared:
     """What `decide` and `p_value` share: the Decision's common fields and the test itself."""
 
     common: dict[str, Any]
-    test: WildClusterTest | None  # None: decided by the t reference (t methods, degenerate)
+    test: WildClusterTest | None  # None: decided by the t reference alone (t methods)
 
 
 def _prepare(
@@ -453,9 +453,7 @@ def _prepare(
         "skewness": gamma,
         "t_quantile": quantile,
     }
-    # A bootstrap of differences that do not vary cannot show run-to-run noise: on a
-    # degenerate spread the decision is the t test on the floor (calibrated in the bench).
-    if method in ("cr2-t", "cr1-t") or degenerate:
+    if method in ("cr2-t", "cr1-t"):
         return _Prepared(common, None)
     test = wild_cluster_test(
         [float(s) for s in sums],
@@ -514,10 +512,13 @@ def p_value(
         draws=draws,
         seed=seed,
     )
-    if prepared.test is None:
-        up, down = _t_reference(prepared.common, mu0)
-    else:
-        up, down = prepared.test.p_values(mu0)
+    up, down = _t_reference(prepared.common, mu0)
+    if prepared.test is not None:
+        flip_up, flip_down = prepared.test.p_values(mu0)
+        if prepared.common["floor_applied"]:
+            up, down = max(up, flip_up), max(down, flip_down)
+        else:
+            up, down = flip_up, flip_down
     return up if direction == "increase" else down
 
 
@@ -549,8 +550,9 @@ def decide(
       With every sign pattern enumerated (12 clusters or fewer) it is an exact randomization
       test whenever the clusters' differences are symmetric under the null.
     * ``cr2-t`` / ``cr1-t``: t with Bell-McCaffrey df (``G - 1`` for CR1); closed-form bounds.
-      A degenerate spread is decided this way whatever the method: sign flips of differences
-      that do not vary cannot show the run-to-run noise the floor stands for.
+      On a degenerate spread a bootstrap method takes the more cautious of itself and the t
+      test on the floor: sign flips of differences that hardly vary cannot show the run-to-run
+      noise the floor stands for, and the floor's t cannot see how few clusters there are.
     * ``skew_correction``: every statistic goes through Hall's monotone Edgeworth
       transformation with the clusters' skewness (`harness_world.stats.skew`), which keeps a
       one-sided test at its level when a few tasks move a lot in one direction.
@@ -601,10 +603,20 @@ def decide(
             smallest_p=0.0,
         )
     p_increase, p_decrease = test.p_values(0.0)
+    lower, upper = test.lower_bound(alpha), test.upper_bound(alpha)
+    if common["floor_applied"]:
+        # Sign flips of differences that hardly vary cannot show the run-to-run noise the
+        # floor stands for, and the floor's t cannot see how few clusters there are: on a
+        # degenerate spread the more cautious of the two decides.
+        t_up, t_down = _t_reference(common, 0.0)
+        p_increase, p_decrease = max(p_increase, t_up), max(p_decrease, t_down)
+        # Still on the scale of a change, like the inverted bootstrap's bounds.
+        lower = max(-1.0, min(lower, mean - se * hall_inverse(quantile, gamma)))
+        upper = min(1.0, max(upper, mean - se * hall_inverse(-quantile, gamma)))
     return Decision(
         **common,
-        lower=test.lower_bound(alpha),
-        upper=test.upper_bound(alpha),
+        lower=lower,
+        upper=upper,
         p_increase=p_increase,
         p_decrease=p_decrease,
         resampling="exhaustive" if test.exhaustive else "random",
@@ -1048,6 +1060,21 @@ def _reliability_warnings(
     observed: Decision, paired: Sequence[PairedTask], families: Mapping[str, str]
 ) -> list[str]:
     """Warnings when few or dominant families leave no test reliable (or none possible)."""
+    units = "families" if observed.clusters is not None else "independent tasks"
+    g = observed.clusters if observed.clusters is not None else observed.tasks
+    if observed.smallest_p > observed.alpha:
+        return [
+            f"only {g} {units}: the smallest p-value any sign pattern of them can give is "
+            f"{observed.smallest_p * 100:.2g}%, above the one-sided {observed.alpha * 100:g}%, "
+            "so no test that holds its level whatever each of them does can decide here "
+            "(improved and non-inferior cannot pass, no-regression cannot fail)"
+            + (
+                "; more families, or --no-clusters if the families truly share no effect, are "
+                "the only ways to a decision"
+                if observed.clusters is not None
+                else "; more tasks are the only way to a decision"
+            )
+        ]
     if observed.clusters is None:
         return []
     sizes: dict[str, int] = {}
@@ -1055,16 +1082,7 @@ def _reliability_warnings(
         label = families.get(p.task_id, "") or p.task_id
         sizes[label] = sizes.get(label, 0) + 1
     largest = max(sizes.values())
-    g, eff = observed.clusters, observed.effective_clusters
-    if observed.smallest_p > observed.alpha:
-        return [
-            f"only {g} families: the smallest p-value any sign pattern of the families can "
-            f"give is {observed.smallest_p * 100:.2g}%, above the one-sided "
-            f"{observed.alpha * 100:g}%, so no test that holds its level whatever each family "
-            "does can decide here (improved and non-inferior cannot pass, no-regression "
-            "cannot fail); more families, or --no-clusters if the families truly share no "
-            "effect, are the only ways to a decision"
-        ]
+    eff = observed.effective_clusters
     if eff < _FEW_CLUSTERS:
         return [
             f"few or dominant families: effective number of clusters {eff:.1f} of {g} "

@@ -50,5 +50,8 @@ def hall_inverse(y: float, gamma: float) -> float:
     """The T with ``g(T) = y``: ``3 (cbrt(1 + gamma (y - gamma / 6)) - 1) / gamma``."""
     if gamma == 0:
         return y
-    inner = 1 + gamma * (y - gamma / 6)
-    return 3 * (float(np.cbrt(inner)) - 1) / gamma
+    x = gamma * (y - gamma / 6)
+    if x > -1:
+        # expm1/log1p keep cbrt(1 + x) - 1 accurate when gamma is tiny.
+        return 3 * math.expm1(math.log1p(x) / 3) / gamma
+    return 3 * (float(np.cbrt(1 + x)) - 1) / gamma

@@ -20,7 +20,9 @@ patterns enumerated the test is an exact randomization test; the smallest p-valu
 is ``2^-G``, so with 5 families or fewer no decision at 2.5% is possible, which is the honest
 answer there. Up to `MAX_ENUMERATED` rows every pattern is used (no randomness at all); above,
 ``draws`` seeded patterns plus the identity (``p = (1 + #) / (draws + 1)``). Clusters are
-sorted by (size, sum) first, so the result does not depend on their order or names.
+sorted by (size, |sum|) first (ties keep the caller's order, which `decide` makes canonical),
+so the result does not depend on the order of the input, and mirroring every difference
+mirrors the p-values and bounds exactly.
 
 Bounds are found by inverting the test: everything above is linear or quadratic in ``mu0``
 once seven per-pattern sums are precomputed, so each trial ``mu0`` costs one pass over the
@@ -250,7 +252,9 @@ def wild_cluster_test(
         raise StatsInputError("sums must be finite")
     if draws < 99:
         raise StatsInputError(f"draws must be at least 99, got {draws}")
-    order = sorted(zip(sizes, sums, strict=True))
+    # By size and magnitude only (stable): negating every sum keeps the order, so mirrored
+    # data give exactly mirrored p-values even with random patterns.
+    order = sorted(zip(sizes, sums, strict=True), key=lambda z: (z[0], abs(z[1])))
     ng = np.array([s for s, _ in order], dtype=np.float64)
     total = np.array([v for _, v in order], dtype=np.float64)
     n = int(sum(sizes))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import harness_world as hw
-from harness_world.analysis import build_report, read_results
+from harness_world.analysis import build_report, read_results, write_results
 from harness_world.cli import main
 from harness_world.coverage import load_mutants, load_oracles
 from harness_world.running import run
@@ -102,7 +102,11 @@ def test_compare_run_directories_names_regressions_and_fails_the_gate(
 ) -> None:
     code = main(["compare", str(runs["main"]), str(runs["pr"]), "--gate", "no-regression"])
     out = capsys.readouterr().out
-    assert code == 1
+    # The five broken tasks fall in 4 of the 6 families: no sign pattern of 4 changed
+    # families is rarer than 1/16, so no test that holds its level can fail the gate here,
+    # and the report says so (issue 28); the flips are named for reading.
+    assert code == 0
+    assert "few or dominant families: effective number of clusters 5.2 of 6" in out
     assert (
         "baseline revision" in out
         and "candidate revision" in out
@@ -113,7 +117,8 @@ def test_compare_run_directories_names_regressions_and_fails_the_gate(
     assert main(["compare", str(runs["main"]), str(runs["pr"]), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert sorted(data["comparison"]["regressions"]) == sorted(BROKEN)
-    assert data["comparison"]["band"]["verdict"] == "below"
+    assert data["comparison"]["band"]["verdict"] == "below"  # the plain paired band
+    assert data["outcome"]["verdict"] == "inside"  # the decision, as the text says
 
 
 def test_compare_warns_when_several_factors_changed(
@@ -203,3 +208,28 @@ def test_a_run_without_model_requests_prints_no_request_line(
 ) -> None:
     assert main(["report", str(runs["main"])]) == 0
     assert "model requests within attempts" not in capsys.readouterr().out
+
+
+def test_report_csv_keeps_the_family_and_compare_on_it_decides_as_on_the_runs(
+    runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 28: the CSV dropped the family column, so compare on it lost the clustering.
+    for name in ("main", "pr"):
+        code = main(
+            ["report", str(runs[name]), "--csv", str(tmp_path / f"{name}.csv"), "--config", name]
+        )
+        assert code == 0
+    capsys.readouterr()
+    rows = read_results(tmp_path / "main.csv") + read_results(tmp_path / "pr.csv")
+    assert rows and all(r.family for r in rows)
+    write_results(tmp_path / "both.csv", rows)
+    gate = ["--gate", "no-regression", "--json"]
+    assert main(["compare", str(runs["main"]), str(runs["pr"]), *gate]) == 0
+    on_runs = json.loads(capsys.readouterr().out)
+    csv = [str(tmp_path / "both.csv"), "--baseline", "main", "--candidate", "pr"]
+    assert main(["compare", *csv, *gate]) == 0
+    on_csv = json.loads(capsys.readouterr().out)
+    assert on_csv["outcome"] == on_runs["outcome"]
+    assert on_csv["decision"]["observed"] == on_runs["decision"]["observed"]
+    assert on_csv["decision"]["observed"]["clusters"] == 6
+    assert on_csv["gate_passed"] == on_runs["gate_passed"]
