@@ -212,6 +212,40 @@ def _print_pass_k(report: RunReport) -> None:
     ]
     print()
     print(render_table(["k", "tasks", "pass^k", "pass@k", "excluded (n < k)"], rows))
+    for line in pass_k_warnings(report):
+        print(f"Warning: {line}")
+
+
+def pass_k_warnings(report: RunReport) -> list[str]:
+    """Say which k average fewer tasks than k = 1 does, and which k had no task at all."""
+    if not report.pass_k:
+        return []
+    all_tasks = report.pass_k[0].tasks + len(report.pass_k[0].excluded)
+    out = [
+        f"pass^{p.k} and pass@{p.k} average {p.tasks} of {all_tasks} tasks: "
+        f"{len(p.excluded)} have fewer than {p.k} valid runs "
+        f"({', '.join(e.task_id for e in p.excluded[:5])}"
+        + (", ..." if len(p.excluded) > 5 else "")
+        + "), so the figures of different k describe different task sets"
+        for p in report.pass_k
+        if p.excluded
+    ]
+    samples = report.pass_k[-1].k
+    if out and len(out) > 1:
+        first = next(p for p in report.pass_k if p.excluded)
+        out = [
+            out[0],
+            f"(and every k above {first.k}: see the excluded column)",
+        ]
+    return out + (
+        []
+        if samples >= _samples(report)
+        else [f"no task has {samples + 1} or more valid runs: pass^k stops at k = {samples}"]
+    )
+
+
+def _samples(report: RunReport) -> int:
+    return max((a.sample for a in report.attempts), default=-1) + 1
 
 
 def _print_consumption(report: RunReport) -> None:

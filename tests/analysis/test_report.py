@@ -233,3 +233,26 @@ def test_report_csv_keeps_the_family_and_compare_on_it_decides_as_on_the_runs(
     assert on_csv["decision"]["observed"] == on_runs["decision"]["observed"]
     assert on_csv["decision"]["observed"]["clusters"] == 6
     assert on_csv["gate_passed"] == on_runs["gate_passed"]
+
+
+def test_pass_k_says_how_many_tasks_each_k_averages_and_warns_when_tasks_drop() -> None:
+    from types import SimpleNamespace
+
+    from harness_world.cli.report import pass_k_warnings
+    from harness_world.stats import TaskTally, pass_k_summary
+
+    tallies = [
+        TaskTally(task_id="a", runs=5, passes=5),
+        TaskTally(task_id="b", runs=5, passes=4),
+        TaskTally(task_id="c", runs=2, passes=1),  # lost three runs
+    ]
+    report = SimpleNamespace(
+        pass_k=[pass_k_summary(tallies, k) for k in range(1, 6)],
+        attempts=[SimpleNamespace(sample=s) for s in range(5)],
+    )
+    lines = pass_k_warnings(report)  # type: ignore[arg-type]
+    assert lines[0].startswith("pass^3 and pass@3 average 2 of 3 tasks: 1 have fewer than 3")
+    assert "(c)" in lines[0] and "different task sets" in lines[0]
+    assert lines[1] == "(and every k above 3: see the excluded column)"
+    complete = SimpleNamespace(pass_k=report.pass_k[:2], attempts=report.attempts[:2])
+    assert pass_k_warnings(complete) == []  # type: ignore[arg-type]

@@ -136,7 +136,7 @@ def test_bootstrap_p_values_lie_in_0_1_and_decisions_ignore_task_order(specs, la
         assert 0 < d.p_increase <= 1 and 0 < d.p_decrease <= 1
         assert d.lower <= d.mean <= d.upper
         if d.resampling != "none":  # inverted bootstraps stay on the scale of a change
-            assert -1 <= d.lower and d.upper <= 1
+            assert d.lower >= -1 and d.upper <= 1
         shuffled = paired[:]
         rnd.shuffle(shuffled)
         assert stats.decide(shuffled, families=families, method=method) == d
@@ -203,3 +203,21 @@ def test_decisions_against_scipy_t_when_the_method_is_cr2_t():
     res = sps.ttest_1samp(diffs, 0.0, alternative="greater")
     assert d.p_increase == pytest.approx(res.pvalue, rel=1e-9)
     assert d.df == 24
+
+
+def test_plan_uses_the_gates_df_and_design_effect():
+    spec = [(5, (g * 2 + i) % 6, 5, (g * 3 + 2 * i) % 6) for g in range(9) for i in range(3)]
+    paired = _paired(spec)
+    families = {p.task_id: f"f{i // 3}" for i, p in enumerate(paired)}
+    plan = stats.plan_power(paired, 0.1, families=families)
+    d = stats.decide(paired, families=families)
+    assert plan.df == d.df and plan.effective_clusters == d.effective_clusters
+    assert plan.design_effect == max(1.0, d.design_effect)
+    expected = sps.nct.sf(
+        sps.t.ppf(0.975, d.df), d.df, 0.1 / d.standard_error
+    )  # the gate's SE and df
+    assert plan.power_now == pytest.approx(expected, rel=1e-9)
+    few = stats.plan_power(
+        paired, 0.1, families={p.task_id: f"f{i % 4}" for i, p in enumerate(paired)}
+    )
+    assert few.power_now == 0.0  # 4 families: the gate cannot decide at 2.5%
