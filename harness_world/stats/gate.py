@@ -73,6 +73,7 @@ __all__ = [
     "holm_adjust",
     "p_value",
     "plan_power",
+    "task_changes",
     "task_families",
     "tasks_for_power",
 ]
@@ -679,6 +680,15 @@ def holm_adjust(p_values: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * p_values[i]))
         adjusted[i] = running
     return adjusted
+
+
+def task_changes(paired: Sequence[PairedTask], alpha: float = _DEFAULT_ALPHA) -> list[TaskChange]:
+    """Every paired task's two-sided Fisher exact test, Holm-adjusted over the tasks.
+
+    ``significant`` is ``p_adjusted <= 2 * alpha`` (each direction at ``alpha``): with no
+    change anywhere, the chance that any task is significant is at most ``2 * alpha``.
+    """
+    return _task_changes(paired, alpha)
 
 
 def _task_changes(paired: Sequence[PairedTask], alpha: float) -> list[TaskChange]:
