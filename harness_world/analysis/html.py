@@ -421,10 +421,24 @@ def _vector_section(view: RunView, plot: Plot | None) -> str:
         "<h2>Denominators and the result vector</h2>"
         + _table(headers, [[getattr(c, k) for k in keys]], "every scheduled attempt, once")
         + _table(["rate", "estimate [Wilson 95 %]", "of"], rates)
-        + f"<p>pass rate {_interval(view.report.pass_rate)}; completed but failed "
+        + _suite_mean(view.report)
+        + f"<p>pass rate {_interval(view.report.pass_rate)} (Wilson 95 %, per attempt: no "
+        "task luck); completed but failed "
         f"{view.report.completed_but_failed}; completed first try "
         f"{view.report.first_try_completed}, eventually {view.report.eventually_completed}</p>"
         + _figure(plot)
+    )
+
+
+def _suite_mean(report: RunReport) -> str:
+    suite = report.suite_mean
+    if suite is None:
+        return ""
+    return (
+        f"<p><b>suite mean pass rate over {suite.tasks} tasks: {suite.mean:.3f} "
+        f"[{suite.low:.3f}, {suite.high:.3f}]</b> ({suite.confidence * 100:g} %, "
+        f"t({suite.df:.1f}) over tasks, CR2 over {suite.clusters} clusters: what another draw "
+        "of tasks like these would give)</p>"
     )
 
 

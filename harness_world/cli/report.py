@@ -181,11 +181,20 @@ def _print_counts(report: RunReport) -> None:
     print(render_table(headers, [[str(getattr(inv, k)) for k in keys]]))
     print(
         f"\npassed {inv.passed} of {inv.valid} valid attempts: pass rate "
-        f"{_interval(report.pass_rate)} (Wilson 95 %); "
+        f"{_interval(report.pass_rate)} (Wilson 95 %, per attempt: no task luck); "
         f"completed but failed: {report.completed_but_failed}; "
         f"completed first try: {report.first_try_completed}, "
         f"eventually: {report.eventually_completed}"
     )
+    suite = report.suite_mean
+    if suite is not None:
+        print(
+            f"suite mean pass rate over {suite.tasks} tasks: {suite.mean:.3f} "
+            f"[{suite.low:.3f}, {suite.high:.3f}] ({suite.confidence * 100:g} %, t({suite.df:.1f}) "
+            f"over tasks, CR2 over {suite.clusters} "
+            + ("families" if suite.clusters < suite.tasks else "tasks")
+            + "): what another draw of tasks like these would give"
+        )
     layer = report.harness
     if layer.graded:
         failures = ", ".join(f"{name} ({n})" for name, n in layer.failed.items())

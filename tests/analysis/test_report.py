@@ -256,3 +256,43 @@ def test_pass_k_says_how_many_tasks_each_k_averages_and_warns_when_tasks_drop() 
     assert lines[1] == "(and every k above 3: see the excluded column)"
     complete = SimpleNamespace(pass_k=report.pass_k[:2], attempts=report.attempts[:2])
     assert pass_k_warnings(complete) == []  # type: ignore[arg-type]
+
+
+def test_the_suite_mean_interval_counts_task_luck_where_the_pooled_wilson_does_not() -> None:
+    import numpy as np
+
+    from harness_world.analysis.report import suite_mean
+    from harness_world.stats import RunRow, wilson_interval
+
+    # Issue 28: the pooled Wilson "95 %" covered the suite's mean 55-79 % of the time.
+    rng = np.random.default_rng(7)
+    true = 0.45 * 8 / 9 + 0.25 / 9 + 0.3 * 0.5  # the mean of the task-rate mix below
+    sims, covered, wilson = 200, 0, 0
+    for _ in range(sims):
+        kind = rng.random(30)
+        p = np.where(
+            kind < 0.45,
+            rng.beta(8, 1, 30),
+            np.where(kind < 0.7, rng.beta(1, 8, 30), rng.uniform(0.2, 0.8, 30)),
+        )
+        x = rng.random((30, 10)) < p[:, None]
+        rows = [
+            RunRow(task_id=f"t{i:02d}", run_index=r, config="run", passed=bool(x[i, r]))
+            for i in range(30)
+            for r in range(10)
+        ]
+        s = suite_mean(rows, {})
+        assert s is not None and s.tasks == 30 and s.df == 29
+        covered += s.low <= true <= s.high
+        w = wilson_interval(int(x.sum()), 300)
+        wilson += w.low <= true <= w.high
+    assert covered / sims >= 0.9 and wilson / sims <= 0.75
+
+
+def test_report_prints_the_suite_mean_over_tasks(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", str(runs["pr"])]) == 0
+    out = capsys.readouterr().out
+    assert "suite mean pass rate over 12 tasks: 0.583" in out
+    assert "(Wilson 95 %, per attempt: no task luck)" in out
