@@ -189,7 +189,11 @@ def _add_data_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-missing",
         action="store_true",
-        help="decide on the observed runs even when some are missing (they are still listed)",
+        help=(
+            "decide on the observed runs even when some are missing (they are still listed); "
+            "this assumes the losses are uninformative, unrelated to whether a run would pass: "
+            "the worst case and the tipping point show what that assumption carries"
+        ),
     )
     parser.add_argument(
         "--no-clusters",
@@ -591,6 +595,15 @@ def _missing_lines(r: GateResult) -> list[str]:
             else f"; gate {r.gate} would {'PASS' if r.worst_case_passed else 'FAIL'}"
         )
     )
+    if r.gate != "none":
+        lines.append(
+            f"Tipping point: {r.tipping_point} of the {r.lost_runs} lost run(s), counted "
+            "adversely (the candidate's as failures first, then the baseline's as passes), "
+            "change the gate's outcome"
+            if r.tipping_point is not None
+            else f"Tipping point: none; even all {r.lost_runs} lost run(s) counted adversely "
+            "leave the gate's outcome as it is"
+        )
     return lines
 
 

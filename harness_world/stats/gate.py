@@ -290,6 +290,12 @@ class GateResult(msgspec.Struct, frozen=True, kw_only=True):
         significant_changes: Per-task changes significant after the correction.
         flips: Solid <-> broken flips (listed for reading, whatever their significance).
         plan: The power plan, when ``--plan`` was asked.
+        lost_runs: Runs missing against the expected counts, over both sides.
+        tipping_point: The fewest lost runs that, counted adversely (the candidate's as
+            failures first, then the baseline's as passes, task by task), change the gate's
+            outcome on the observed runs; null when even all of them do not, or without a
+            gate. ``--allow-missing`` assumes losses are uninformative (unrelated to whether
+            the run would have passed); this says how much that assumption carries.
 
     """
 
@@ -311,6 +317,8 @@ class GateResult(msgspec.Struct, frozen=True, kw_only=True):
     significant_changes: list[TaskChange]
     flips: list[Flip]
     plan: Plan | None
+    lost_runs: int = 0
+    tipping_point: int | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -934,6 +942,75 @@ def _worst_case(
     return out
 
 
+def _lost_runs(
+    base: Mapping[str, TaskTally], cand: Mapping[str, TaskTally], missing: Sequence[MissingTask]
+) -> list[tuple[str, bool]]:
+    """Every lost run as (task, is the candidate's): the candidate's first, task by task."""
+    out: list[tuple[str, bool]] = []
+    for side in (True, False):
+        for m in missing:
+            have = (cand if side else base).get(m.task_id)
+            out.extend([(m.task_id, side)] * (m.expected_runs - (have.runs if have else 0)))
+    return out
+
+
+def _padded(
+    base: Mapping[str, TaskTally],
+    cand: Mapping[str, TaskTally],
+    lost: Sequence[tuple[str, bool]],
+) -> list[PairedTask]:
+    """The observed tallies plus ``lost`` runs, adversely: candidate failures, baseline passes."""
+    add_c: dict[str, int] = {}
+    add_b: dict[str, int] = {}
+    for task_id, is_candidate in lost:
+        target = add_c if is_candidate else add_b
+        target[task_id] = target.get(task_id, 0) + 1
+    out: list[PairedTask] = []
+    for task_id in sorted(base.keys() | cand.keys() | add_c.keys() | add_b.keys()):
+        b = base.get(task_id, TaskTally(task_id=task_id, runs=0, passes=0))
+        c = cand.get(task_id, TaskTally(task_id=task_id, runs=0, passes=0))
+        bt = TaskTally(
+            task_id=task_id,
+            runs=b.runs + add_b.get(task_id, 0),
+            passes=b.passes + add_b.get(task_id, 0),
+        )
+        ct = TaskTally(task_id=task_id, runs=c.runs + add_c.get(task_id, 0), passes=c.passes)
+        if bt.runs and ct.runs:
+            out.append(
+                PairedTask(
+                    task_id=task_id,
+                    baseline=bt,
+                    candidate=ct,
+                    difference=ct.passes / ct.runs - bt.passes / bt.runs,
+                )
+            )
+    return out
+
+
+def _tipping_point(
+    decide_at: Callable[[list[PairedTask]], bool],
+    observed: bool,
+    base: Mapping[str, TaskTally],
+    cand: Mapping[str, TaskTally],
+    lost: Sequence[tuple[str, bool]],
+) -> int | None:
+    """Fewest lost runs, counted adversely in `_lost_runs` order, that change the outcome.
+
+    None when even all of them do not (the worst case decides as the observed runs do).
+    Bisection: counting more runs adversely never makes a change look better.
+    """
+    if decide_at(_padded(base, cand, lost)) == observed:
+        return None
+    lo, hi = 0, len(lost)  # outcome unchanged at lo, changed at hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if decide_at(_padded(base, cand, lost[:mid])) == observed:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
 def assess(
     rows: Iterable[RunRow],
     baseline: str,
@@ -1019,6 +1096,15 @@ def assess(
             **how,  # type: ignore[arg-type]
         )
         worst_passed = gate_passes(worst, gate, margin)
+    lost = _lost_runs(base, cand, missing)
+    tipping: int | None = None
+    if missing and gate != "none" and len(paired) >= 2:
+
+        def decide_at(items: list[PairedTask]) -> bool:
+            d = decide(items, alpha=alpha, families=families, **how)  # type: ignore[arg-type]
+            return gate_passes(d, gate, margin)
+
+        tipping = _tipping_point(decide_at, gate_passes(observed, gate, margin), base, cand, lost)
     note = _cluster_note(observed, families, all_families, use_clusters=use_clusters)
     passed, reason = _gate_outcome(observed, gate, margin, missing, allow_missing=allow_missing)
     plan = plan_power(paired, mde, alpha=alpha, families=families) if mde is not None else None
@@ -1037,6 +1123,8 @@ def assess(
         families_used=observed.clusters is not None,
         cluster_note=note,
         warnings=_reliability_warnings(observed, paired, families),
+        lost_runs=len(lost),
+        tipping_point=tipping,
         correction="holm",
         significant_changes=[c for c in _task_changes(paired, alpha) if c.significant],
         flips=flipped_tasks(paired),

@@ -103,6 +103,11 @@ def test_case_1b_failing_rows_simply_missing_fail_the_gate_and_show_a_worst_case
     assert code == 0
     assert "Worst case (candidate's missing runs counted as failures" in out
     assert "gate no-regression would FAIL" in out
+    # The tipping point: how many of the 40 lost runs, counted adversely, flip the outcome.
+    _, result = stats.assess(rows, "main", "pr", gate="no-regression", allow_missing=True)
+    k = result.tipping_point
+    assert result.lost_runs == 40 and k is not None and 1 <= k <= 40
+    assert f"Tipping point: {k} of the 40 lost run(s), counted adversely" in out
 
 
 def test_case_1c_three_solid_tasks_broken_on_three_of_five_runs(compare):
