@@ -4,10 +4,13 @@ A crossed run (`harness_world.running.crossed`) holds one run directory per conf
 (harness × model profile), every slot paired across configurations by task, sample and seed.
 For each profile, the candidate harness's configuration is compared with the baseline's over
 the tasks both ran: per task, the mean over paired samples of candidate minus baseline pass
-(1/0); over tasks, their mean, with a seeded paired bootstrap interval that resamples task
-families. The aggregate pools every (profile, task) difference, families as clusters. The
-spread of the per-profile differences is reported beside it, so an interaction (a harness that
-helps one model and hurts another) is shown rather than averaged away.
+(1/0); over tasks, their mean, with the interval of ``compare``'s gate (sign-flip wild
+cluster bootstrap-t over task families, CR2, skew-corrected, binomial floor), simultaneous over
+the profiles (Bonferroni). The aggregate averages each task over the profiles first, so it
+counts tasks, not task x profile cells. The interaction (a harness that helps one model and
+hurts another) is tested, not read off the signs: per task, each profile's difference minus
+the task's mean difference over the profiles (for two profiles, their difference), tested
+two-sidedly with the same sign-flip bootstrap over families, Holm-corrected over the profiles.
 """
 
 from __future__ import annotations
@@ -22,9 +25,18 @@ from harness_world.grading.task import Task
 from harness_world.grading.verifier import SlotResult
 from harness_world.running.crossed import CrossedManifest, load_crossed
 from harness_world.running.rundir import scan_run
-from harness_world.stats import StatsInputError, paired_cluster_bootstrap
+from harness_world.stats import PairedTask, StatsInputError, TaskTally, decide, holm_adjust
+from harness_world.stats.wild import DEFAULT_SEED, wild_cluster_test
 
-__all__ = ["CrossedComparison", "ProfileDifference", "compare_crossed", "render_crossed"]
+_LEVEL = 0.05  # two-sided, simultaneous over the profiles
+
+__all__ = [
+    "CrossedComparison",
+    "InteractionTest",
+    "ProfileDifference",
+    "compare_crossed",
+    "render_crossed",
+]
 
 
 class ProfileDifference(msgspec.Struct, frozen=True, kw_only=True):
@@ -37,9 +49,11 @@ class ProfileDifference(msgspec.Struct, frozen=True, kw_only=True):
         baseline_rate: The baseline's mean per-task pass rate over those pairs.
         candidate_rate: The candidate's.
         difference: Candidate minus baseline, mean over tasks.
-        low: Lower bound of the bootstrap interval (null when it cannot be computed).
+        low: Lower bound of the interval (null when it cannot be computed).
         high: Upper bound (null likewise).
         note: Why there is no interval, when there is none.
+        confidence: The interval's two-sided level for this profile (``1 - 0.05 / P`` for P
+            profiles, so that all of them hold together at 95%; 95% for the aggregate).
     """
 
     profile: str
@@ -50,6 +64,29 @@ class ProfileDifference(msgspec.Struct, frozen=True, kw_only=True):
     difference: float
     low: float | None = None
     high: float | None = None
+    note: str = ""
+    confidence: float = 0.95
+
+
+class InteractionTest(msgspec.Struct, frozen=True, kw_only=True):
+    """The profile x harness interaction, tested.
+
+    Attributes:
+        tasks: Tasks paired under every compared profile.
+        profiles: The profiles tested (one contrast for two profiles).
+        p_values: Two-sided p-value per profile's contrast (deviation from the task's mean
+            over the profiles), Holm-adjusted over the profiles; for two profiles one value
+            under the key ``a - b``.
+        level: Two-sided family-wise level (0.05).
+        detected: Whether any adjusted p-value is at most the level.
+        note: Why there is no test, when there is none.
+    """
+
+    tasks: int
+    profiles: list[str]
+    p_values: dict[str, float]
+    level: float
+    detected: bool
     note: str = ""
 
 
@@ -63,8 +100,11 @@ class CrossedComparison(msgspec.Struct, frozen=True, kw_only=True):
         profiles: One difference per model profile.
         aggregate: Every profile's pairs pooled.
         spread: Largest minus smallest per-profile difference.
-        signs_differ: Whether the candidate helps one profile and hurts another.
+        signs_differ: Whether the candidate's point estimates help one profile and hurt
+            another (descriptive; `interaction` is the test).
         unpaired: Profiles lacking a configuration on one side.
+        interaction: The interaction test (null with fewer than two compared profiles).
+        seed: Seed of the bootstrap's random sign patterns (used above 12 clusters).
     """
 
     out: str
@@ -75,13 +115,15 @@ class CrossedComparison(msgspec.Struct, frozen=True, kw_only=True):
     spread: float
     signs_differ: bool
     unpaired: list[str] = []
+    interaction: InteractionTest | None = None
+    seed: int = DEFAULT_SEED
 
 
 class CrossedCompareError(HarnessWorldError, ValueError):
     """A crossed run that cannot be compared as asked (unknown harness, one harness only)."""
 
 
-_Item = tuple[str, str, float, float, int]  # profile, family, baseline, candidate, pairs
+_Item = tuple[str, str, float, float, int, str]  # profile, family, base, cand, pairs, task
 
 
 def _passes(slots: Iterable[SlotResult]) -> dict[tuple[str, int], bool]:
@@ -104,12 +146,38 @@ def _items(
             sum(b for b, _ in pairs) / len(pairs),
             sum(c for _, c in pairs) / len(pairs),
             len(pairs),
+            task,
         )
         for task, pairs in per_task.items()
     ]
 
 
-def _difference(profile: str, items: Sequence[_Item], seed: int) -> ProfileDifference:
+def _paired_tasks(items: Sequence[_Item]) -> tuple[list[PairedTask], dict[str, str]]:
+    """Items as the gate's paired tasks (pooled over profiles per task) and their families."""
+    pooled: dict[str, list[int]] = {}
+    families: dict[str, str] = {}
+    for _, family, base, cand, pairs, task in items:
+        counts = pooled.setdefault(task, [0, 0, 0])
+        counts[0] += round(base * pairs)
+        counts[1] += round(cand * pairs)
+        counts[2] += pairs
+        if family != task:
+            families[task] = family
+    paired = [
+        PairedTask(
+            task_id=task,
+            baseline=TaskTally(task_id=task, runs=n, passes=b),
+            candidate=TaskTally(task_id=task, runs=n, passes=c),
+            difference=(c - b) / n,
+        )
+        for task, (b, c, n) in sorted(pooled.items())
+    ]
+    return paired, families
+
+
+def _difference(
+    profile: str, items: Sequence[_Item], seed: int, confidence: float = 1 - _LEVEL
+) -> ProfileDifference:
     if not items:
         return ProfileDifference(
             profile=profile,
@@ -119,27 +187,117 @@ def _difference(profile: str, items: Sequence[_Item], seed: int) -> ProfileDiffe
             candidate_rate=0.0,
             difference=0.0,
             note="no paired samples",
+            confidence=confidence,
         )
-    base = [i[2] for i in items]
-    cand = [i[3] for i in items]
+    paired, families = _paired_tasks(items)
     low = high = None
     note = ""
     try:
-        interval = paired_cluster_bootstrap(base, cand, [i[1] for i in items], seed=seed)
-        low, high = interval.low, interval.high
+        d = decide(paired, alpha=(1 - confidence) / 2, families=families, seed=seed)
+        low, high = d.lower, d.upper
     except StatsInputError as exc:
         note = f"no interval: {exc}"
-    n = len(items)
+    n = len(paired)
+    base = sum(p.baseline.passes / p.baseline.runs for p in paired)
+    cand = sum(p.candidate.passes / p.candidate.runs for p in paired)
     return ProfileDifference(
         profile=profile,
         tasks=n,
         pairs=sum(i[4] for i in items),
-        baseline_rate=sum(base) / n,
-        candidate_rate=sum(cand) / n,
-        difference=(sum(cand) - sum(base)) / n,
+        baseline_rate=base / n,
+        candidate_rate=cand / n,
+        difference=(cand - base) / n,
         low=low,
         high=high,
         note=note,
+        confidence=confidence,
+    )
+
+
+def _cell_variance(base: float, cand: float, pairs: int) -> float:
+    """Run-to-run variance of one (task, profile) difference, from its pooled passes."""
+    x, total = round(base * pairs) + round(cand * pairs), 2 * pairs
+    s2 = x * (total - x) / (total * (total - 1)) if total > 1 else 0.0
+    if s2 <= 0:
+        q = (x + 0.5) / (total + 1)
+        s2 = q * (1 - q)
+    return s2 * 2 / pairs
+
+
+def _contrast_p(values: dict[str, tuple[float, float, str]], seed: int) -> float:
+    """Two-sided sign-flip p-value of "the mean contrast is 0" over families.
+
+    ``values``: task -> (contrast, its run-to-run variance, family).
+    """
+    from scipy import special
+
+    sums: dict[str, float] = {}
+    sizes: dict[str, int] = {}
+    for contrast, _, family in values.values():
+        sums[family] = sums.get(family, 0.0) + contrast
+        sizes[family] = sizes.get(family, 0) + 1
+    labels = sorted(sums)
+    n = len(values)
+    floor = sum(v for _, v, _ in values.values()) / n**2
+    g = len(labels)
+    df = max(1.0, g - 1.0)
+    test = wild_cluster_test(
+        [sums[f] for f in labels],
+        [sizes[f] for f in labels],
+        floor_variance=floor,
+        threshold=floor * float(special.chdtri(df, 0.99)) / df,
+        seed=seed,
+    )
+    up, down = test.p_values(0.0)
+    return min(1.0, 2 * min(up, down))
+
+
+def _interaction(by_profile: dict[str, list[_Item]], seed: int) -> InteractionTest | None:
+    names = [p for p, items in by_profile.items() if items]
+    if len(names) < 2:
+        return None
+    cells: dict[str, dict[str, _Item]] = {p: {i[5]: i for i in by_profile[p]} for p in names}
+    common = sorted(set.intersection(*(set(c) for c in cells.values())))
+    if len({(cells[names[0]][t][1]) for t in common}) < 2:
+        return InteractionTest(
+            tasks=len(common),
+            profiles=names,
+            p_values={},
+            level=_LEVEL,
+            detected=False,
+            note="fewer than 2 tasks or families under every profile: no test",
+        )
+    diff = {p: {t: cells[p][t][3] - cells[p][t][2] for t in common} for p in names}
+    var = {p: {t: _cell_variance(*cells[p][t][2:5]) for t in common} for p in names}
+    family = {t: cells[names[0]][t][1] for t in common}
+    if len(names) == 2:
+        a, b = names
+        contrasts = {
+            f"{a} - {b}": {
+                t: (diff[a][t] - diff[b][t], var[a][t] + var[b][t], family[t]) for t in common
+            }
+        }
+    else:
+        k = len(names)
+        contrasts = {
+            p: {
+                t: (
+                    diff[p][t] - sum(diff[q][t] for q in names) / k,
+                    var[p][t] * (1 - 1 / k) ** 2 + sum(var[q][t] for q in names if q != p) / k**2,
+                    family[t],
+                )
+                for t in common
+            }
+            for p in names
+        }
+    raw = {name: _contrast_p(values, seed) for name, values in contrasts.items()}
+    adjusted = dict(zip(raw, holm_adjust(list(raw.values())), strict=True))
+    return InteractionTest(
+        tasks=len(common),
+        profiles=names,
+        p_values=adjusted,
+        level=_LEVEL,
+        detected=any(p <= _LEVEL for p in adjusted.values()),
     )
 
 
@@ -165,7 +323,7 @@ def compare_crossed(
     baseline: str | None = None,
     candidate: str | None = None,
     tasks: Iterable[Task] | None = None,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
 ) -> CrossedComparison:
     """Compare two harnesses of a crossed run per model profile and in aggregate.
 
@@ -174,7 +332,7 @@ def compare_crossed(
         baseline: The baseline harness (default: the first configuration's).
         candidate: The candidate harness (default: the next harness named).
         tasks: The tasks to grade against (default: the built-in tasks).
-        seed: The bootstrap's seed.
+        seed: Seed of the bootstrap's random sign patterns (used above 12 clusters).
 
     Raises:
         CrossedError: when ``out`` is not a readable crossed run.
@@ -192,12 +350,16 @@ def compare_crossed(
         for name in {by_key[(h, p)] for p in profiles if p not in unpaired for h in (base, cand)}
     }
     all_items: list[_Item] = []
+    by_profile: dict[str, list[_Item]] = {}
+    compared = [p for p in profiles if p not in unpaired]
+    confidence = 1 - _LEVEL / max(1, len(compared))
     differences = []
-    for profile in (p for p in profiles if p not in unpaired):
+    for profile in compared:
         left, right = scans[by_key[(base, profile)]], scans[by_key[(cand, profile)]]
         items = _items(profile, left.slots, right.slots, left.families)
         all_items += items
-        differences.append(_difference(profile, items, seed))
+        by_profile[profile] = items
+        differences.append(_difference(profile, items, seed, confidence))
     values = [d.difference for d in differences if d.tasks]
     return CrossedComparison(
         out=str(root),
@@ -208,6 +370,8 @@ def compare_crossed(
         spread=(max(values) - min(values)) if values else 0.0,
         signs_differ=any(v > 0 for v in values) and any(v < 0 for v in values),
         unpaired=unpaired,
+        interaction=_interaction(by_profile, seed),
+        seed=seed,
     )
 
 
@@ -223,20 +387,36 @@ def _line(d: ProfileDifference) -> str:
     )
 
 
+def _interaction_line(c: CrossedComparison) -> str:
+    test = c.interaction
+    if test is None:
+        return ""
+    if not test.p_values:
+        return f"  interaction: {test.note}"
+    ps = ", ".join(f"{name} p = {p:.3f}" for name, p in test.p_values.items())
+    what = (
+        "INTERACTION: the harness effect differs between profiles"
+        if test.detected
+        else "no interaction detected"
+    )
+    return (
+        f"  {what} (two-sided sign-flip test over families, {test.tasks} tasks, Holm over "
+        f"{len(test.profiles)} profiles, family-wise {test.level * 100:g}%: {ps})"
+    )
+
+
 def render_crossed(c: CrossedComparison) -> str:
-    """The comparison as text: one line per profile, the aggregate, and the interaction."""
+    """The comparison as text: one line per profile, the aggregate, and the interaction test."""
+    each = c.profiles[0].confidence * 100 if c.profiles else 95.0
     lines = [
         f"crossed run {c.out}: {c.candidate} vs {c.baseline} (pass rate, paired by task, "
-        "sample and seed; 95% paired bootstrap over families)",
+        f"sample and seed; per profile {each:.4g}% intervals, 95% over all profiles together, "
+        f"from compare's sign-flip bootstrap over families; random patterns' seed {c.seed})",
         *(_line(d) for d in c.profiles),
         _line(c.aggregate).replace("  *   ", "  all ", 1),
-        f"  spread across profiles: {c.spread * 100:.1f} pts"
-        + (
-            "  INTERACTION: the candidate helps some profiles and hurts others"
-            if c.signs_differ
-            else ""
-        ),
+        f"  spread across profiles: {c.spread * 100:.1f} pts",
+        _interaction_line(c),
     ]
     if c.unpaired:
         lines.append(f"  not compared (a configuration missing): {', '.join(c.unpaired)}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(line for line in lines if line) + "\n"

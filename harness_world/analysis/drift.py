@@ -4,8 +4,12 @@ A sequential run (`harness_world.running.sequential`) gives one agent instance t
 after another; a fresh run gives every attempt a clean start. Each slot (task, sample) has the
 same session and fault seed in both, so the two are paired slot by slot. Per task: the pass
 rate on each track, the difference (sequential minus fresh: negative is drift for the worse)
-and how many tasks the instance had done before it (its position in each pass). The regression
-list names the tasks that pass less often on the sequential track.
+and how many tasks the instance had done before it (its position in each pass). Overall, the
+mean drift gets the interval of ``compare``'s gate (sign-flip wild cluster bootstrap-t over
+task families, CR2, skew-corrected, binomial floor; two-sided 95%). The regression list is
+``compare``'s: tasks whose drop survives a Holm correction of per-task Fisher exact tests
+(family-wise 5%), so two tracks that do not differ list none at the stated rate; the tasks
+that merely pass less often on the sequential track are listed apart, as description.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from harness_world.grading.task import Task
 from harness_world.grading.verifier import SlotResult
 from harness_world.running.rundir import scan_run
 from harness_world.running.sequential import load_sequence
+from harness_world.stats import PairedTask, StatsInputError, TaskTally, decide
+from harness_world.stats.gate import task_changes
 
 __all__ = ["DriftError", "DriftReport", "TaskDrift", "render_drift", "track_drift"]
 
@@ -36,6 +42,8 @@ class TaskDrift(msgspec.Struct, frozen=True, kw_only=True):
         fresh: Pass rate on the fresh track (paired samples only).
         sequential: Pass rate on the sequential track.
         drift: Sequential minus fresh.
+        p_adjusted: Two-sided Fisher exact p of the task's two tracks, Holm-adjusted over the
+            tasks (null when not computed).
         positions: For each paired sample, how many tasks the instance had done before it
             (earlier passes included).
         pairs: Samples valid and graded on both tracks.
@@ -47,6 +55,7 @@ class TaskDrift(msgspec.Struct, frozen=True, kw_only=True):
     drift: float
     positions: list[int]
     pairs: int
+    p_adjusted: float | None = None
 
 
 class DriftReport(msgspec.Struct, frozen=True, kw_only=True):
@@ -59,7 +68,12 @@ class DriftReport(msgspec.Struct, frozen=True, kw_only=True):
         fresh: Mean per-task pass rate on the fresh track.
         sequential: Mean per-task pass rate on the sequential track.
         drift: Mean per-task drift.
-        regressions: Tasks passing less often on the sequential track.
+        low: Lower end of the two-sided 95% interval of the mean drift (null when there are
+            fewer than 2 tasks).
+        high: Upper end.
+        regressions: Tasks whose drop survives the Holm correction (family-wise 5%).
+        lower_on_sequential: Tasks passing less often on the sequential track, significant
+            or not (description, not a finding).
         by_pass: Sequential minus fresh pass over the pairs of each pass (sample), as
             ``[pass, pairs, drift]``: the first pass meets each task once, later ones again.
     """
@@ -72,6 +86,9 @@ class DriftReport(msgspec.Struct, frozen=True, kw_only=True):
     drift: float
     regressions: list[str]
     by_pass: list[tuple[int, int, float]]
+    low: float | None = None
+    high: float | None = None
+    lower_on_sequential: list[str] = []
 
 
 def _graded(slots: Iterable[SlotResult]) -> dict[tuple[str, int], bool]:
@@ -107,6 +124,20 @@ def track_drift(
     for task_id, sample in sorted(a.keys() & b.keys()):
         done = sequence.done_before(task_id, sample)
         per_task.setdefault(task_id, []).append((done, a[task_id, sample], b[task_id, sample]))
+    paired = [
+        PairedTask(
+            task_id=task_id,
+            baseline=TaskTally(
+                task_id=task_id, runs=len(pairs), passes=sum(f for _, f, _ in pairs)
+            ),
+            candidate=TaskTally(
+                task_id=task_id, runs=len(pairs), passes=sum(s for _, _, s in pairs)
+            ),
+            difference=(sum(s for _, _, s in pairs) - sum(f for _, f, _ in pairs)) / len(pairs),
+        )
+        for task_id, pairs in per_task.items()
+    ]
+    changes = {c.task_id: c for c in task_changes(paired, 0.025)} if paired else {}
     rows = [
         TaskDrift(
             task_id=task_id,
@@ -115,6 +146,7 @@ def track_drift(
             drift=(sum(s for _, _, s in pairs) - sum(f for _, f, _ in pairs)) / len(pairs),
             positions=[p for p, _, _ in pairs],
             pairs=len(pairs),
+            p_adjusted=changes[task_id].p_adjusted,
         )
         for task_id, pairs in per_task.items()
     ]
@@ -122,6 +154,13 @@ def track_drift(
     per_pass: dict[int, list[int]] = {}
     for task_id, sample in sorted(a.keys() & b.keys()):
         per_pass.setdefault(sample, []).append(int(b[task_id, sample]) - int(a[task_id, sample]))
+    low = high = None
+    try:
+        families = {t: f for t, f in left.families.items() if f}
+        decision = decide(paired, alpha=0.025, families=families)
+        low, high = decision.lower, decision.upper
+    except StatsInputError:
+        pass  # fewer than 2 tasks: no interval
     n = len(rows) or 1
     return DriftReport(
         fresh_run=str(fresh),
@@ -130,8 +169,11 @@ def track_drift(
         fresh=sum(r.fresh for r in rows) / n,
         sequential=sum(r.sequential for r in rows) / n,
         drift=sum(r.drift for r in rows) / n,
-        regressions=[r.task_id for r in rows if r.drift < 0],
+        regressions=[r.task_id for r in rows if r.drift < 0 and changes[r.task_id].significant],
         by_pass=[(p, len(v), sum(v) / len(v)) for p, v in sorted(per_pass.items())],
+        low=low,
+        high=high,
+        lower_on_sequential=[r.task_id for r in rows if r.drift < 0],
     )
 
 
@@ -140,7 +182,13 @@ def render_drift(report: DriftReport) -> str:
     lines = [
         f"sequential track {report.sequential_run} against fresh {report.fresh_run}: pass "
         f"{report.fresh * 100:.1f}% fresh -> {report.sequential * 100:.1f}% sequential "
-        f"(drift {report.drift * 100:+.1f} pts, mean over tasks)",
+        f"(drift {report.drift * 100:+.1f} pts, mean over tasks"
+        + (
+            f", 95% [{report.low * 100:+.1f}, {report.high * 100:+.1f}] from compare's "
+            "sign-flip bootstrap over families)"
+            if report.low is not None and report.high is not None
+            else ")"
+        ),
         "  task                                  fresh   seq.   drift  after N earlier tasks",
     ]
     for r in report.tasks:
@@ -151,7 +199,11 @@ def render_drift(report: DriftReport) -> str:
     passes = ", ".join(f"pass {p + 1}: {d * 100:+.0f} ({n})" for p, n, d in report.by_pass)
     lines.append(f"  drift per pass (pts, pairs): {passes}")
     lines.append(
-        "  regressions (sequential below fresh): "
-        + (", ".join(report.regressions) if report.regressions else "none")
+        "  regressions (sequential below fresh after Holm correction, Fisher exact per task, "
+        "family-wise 5%): " + (", ".join(report.regressions) if report.regressions else "none")
+    )
+    lines.append(
+        f"  lower on the sequential track, significant or not: {len(report.lower_on_sequential)}"
+        + (f" ({', '.join(report.lower_on_sequential)})" if report.lower_on_sequential else "")
     )
     return "\n".join(lines) + "\n"

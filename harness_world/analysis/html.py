@@ -44,6 +44,7 @@ from harness_world.grading.grade import Grade
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.verifier import SlotResult
 from harness_world.stats import Comparison, ProportionInterval, TaskTally, classify, wilson_interval
+from harness_world.stats.outcome import ComparisonOutcome
 
 __all__ = [
     "HTML_BUDGET",
@@ -276,15 +277,19 @@ def _process_rates(summary: ProcessSummary) -> dict[str, ProportionInterval | No
     }
 
 
-def compare_plots(comparison: Comparison, views: Sequence[RunView]) -> list[Plot]:
-    """The plots of a comparison: the band, and with run directories pass^k, process, Pareto."""
-    band = comparison.band
+def compare_plots(
+    comparison: Comparison, outcome: ComparisonOutcome, views: Sequence[RunView]
+) -> list[Plot]:
+    """The plots of a comparison: the band, and with run directories pass^k, process, Pareto.
+
+    The band and verdict are the outcome's (the gate's decision), as in the text report.
+    """
     plots = [
         band_plot(
             [(p.task_id, p.difference) for p in comparison.paired],
-            band.mean,
-            band.half_width,
-            band.verdict,
+            outcome.change,
+            (outcome.band_low, outcome.band_high),
+            outcome.verdict,
         )
     ]
     if views:
@@ -416,10 +421,24 @@ def _vector_section(view: RunView, plot: Plot | None) -> str:
         "<h2>Denominators and the result vector</h2>"
         + _table(headers, [[getattr(c, k) for k in keys]], "every scheduled attempt, once")
         + _table(["rate", "estimate [Wilson 95 %]", "of"], rates)
-        + f"<p>pass rate {_interval(view.report.pass_rate)}; completed but failed "
+        + _suite_mean(view.report)
+        + f"<p>pass rate {_interval(view.report.pass_rate)} (Wilson 95 %, per attempt: no "
+        "task luck); completed but failed "
         f"{view.report.completed_but_failed}; completed first try "
         f"{view.report.first_try_completed}, eventually {view.report.eventually_completed}</p>"
         + _figure(plot)
+    )
+
+
+def _suite_mean(report: RunReport) -> str:
+    suite = report.suite_mean
+    if suite is None:
+        return ""
+    return (
+        f"<p><b>suite mean pass rate over {suite.tasks} tasks: {suite.mean:.3f} "
+        f"[{suite.low:.3f}, {suite.high:.3f}]</b> ({suite.confidence * 100:g} %, "
+        f"t({suite.df:.1f}) over tasks, CR2 over {suite.clusters} clusters: what another draw "
+        "of tasks like these would give)</p>"
     )
 
 
@@ -615,25 +634,38 @@ def _other_fields(comparison: Comparison) -> str:
     return f"<h2>Further figures</h2><pre>{escape(text)}</pre>"
 
 
-def _corrected(comparison: Comparison) -> str:
-    """Regressions that survive multiple-testing correction, when the comparison has them."""
-    for name in ("corrected_regressions", "significant_regressions", "regressions_corrected"):
-        value = getattr(comparison, name, None)
-        if value is not None:
-            items = [escape(str(getattr(v, "task_id", v))) for v in value]
-            return (
-                f"<h3>Regressions that survive correction ({len(items)})</h3><p>"
-                + (", ".join(items) or "none")
-                + "</p>"
-            )
+def _band_text(o: ComparisonOutcome) -> str:
+    if abs(o.band_low + o.band_high) < 5e-4:
+        return f"±{o.band_high * 100:.1f}"
+    return f"−{-o.band_low * 100:.1f}/+{o.band_high * 100:.1f}"
+
+
+def _holm_section(c: Comparison, o: ComparisonOutcome) -> str:
+    """The per-task changes that survive the Holm correction: the list the text prints."""
+    rows = [
+        [
+            t.task_id,
+            f"{t.baseline.passes}/{t.baseline.runs}",
+            f"{t.candidate.passes}/{t.candidate.runs}",
+            "regression" if t.difference < 0 else "improvement",
+            f"{t.p_adjusted:.4f}",
+        ]
+        for t in o.significant_changes
+    ]
     return (
-        "<p>Regressions after correction for many tasks: not computed by this version of "
-        "<code>compare</code>; the list above is uncorrected.</p>"
+        "<h3>Per-task changes significant after Holm correction "
+        f"({len(rows)})</h3><p class=meta>two-sided Fisher exact per task, family-wise "
+        f"{2 * o.alpha * 100:g} %; the other {len(c.paired) - len(rows)} task(s) are within "
+        "noise</p>"
+        + (
+            _table(["task", "baseline", "candidate", "change", "adjusted p"], rows)
+            if rows
+            else "<p>none</p>"
+        )
     )
 
 
-def _comparison_section(c: Comparison, notes: Sequence[str]) -> str:
-    band = c.band
+def _comparison_section(c: Comparison, o: ComparisonOutcome, notes: Sequence[str]) -> str:
     summary = _table(
         ["config", "mean pass rate", "solid", "flaky", "broken"],
         [
@@ -662,7 +694,7 @@ def _comparison_section(c: Comparison, notes: Sequence[str]) -> str:
                 f"{f.baseline_class} {f.baseline.passes}/{f.baseline.runs}",
                 f"{f.candidate_class} {f.candidate.passes}/{f.candidate.runs}",
             ]
-            for f in c.flips
+            for f in o.flips
         ],
     )
     by_id = {p.task_id: p for p in c.paired}
@@ -677,32 +709,55 @@ def _comparison_section(c: Comparison, notes: Sequence[str]) -> str:
             for t in c.regressions
         ],
     )
+    gate = (
+        ""
+        if o.gate == "none"
+        else f"<p>Gate {escape(o.gate)}: {'PASSED' if o.gate_passed else 'FAILED'} "
+        f"({escape(o.reason)})</p>"
+    )
     return (
-        f'<p class="verdict">Change {band.mean * 100:+.1f} points, band ±'
-        f"{band.half_width * 100:.1f} points: {band.verdict.upper()} the band</p>"
+        f'<p class="verdict">Change {o.change * 100:+.1f} points, band {_band_text(o)} '
+        f"points: {o.verdict.upper()} the band</p>"
+        f"<p class=meta>one-sided {o.alpha * 100:g} % bounds of the change "
+        f"{o.lower * 100:+.1f} .. {o.upper * 100:+.1f} points; {escape(o.method)}</p>"
+        + gate
+        + "".join(f"<p class=meta>Warning: {escape(w)}</p>" for w in o.warnings)
         + "".join(f"<p class=meta>{escape(n)}</p>" for n in notes)
         + summary
-        + f"<h3>Flips, solid ↔ broken ({len(c.flips)})</h3>{flips}"
-        + f"<h3>Regressions, solid in baseline only ({len(c.regressions)})</h3>{regressions}"
-        + _corrected(c)
+        + f"<h3>Flips, solid ↔ broken ({len(o.flips)})</h3>{flips}"
+        + _holm_section(c, o)
+        + f"<h3>Solid in baseline only ({len(c.regressions)}; descriptive, not corrected, "
+        f"not a finding)</h3>{regressions}"
         + _table(["excluded task", "reason"], [[e.task_id, e.reason] for e in c.excluded])
     )
 
 
+def _outcome_data(outcome: ComparisonOutcome) -> str:
+    """The outcome as JSON inside the page, the very object the text and ``--json`` show."""
+    text = msgspec.json.encode(outcome).decode().replace("</", "<\\/")
+    return f'<script type="application/json" id="outcome">{text}</script>'
+
+
 def compare_html(
-    comparison: Comparison, views: Sequence[RunView] = (), notes: Sequence[str] = ()
+    comparison: Comparison,
+    outcome: ComparisonOutcome,
+    views: Sequence[RunView] = (),
+    notes: Sequence[str] = (),
 ) -> str:
     """The HTML report of a comparison; with the two runs' views, their heatmaps and traces too.
 
     Args:
         comparison: The comparison (fields added by later versions are shown as JSON).
+        outcome: The verdict, band, flips and Holm list (`harness_world.stats.outcome_of`),
+            the same object the text report and ``--json`` render.
         views: The baseline's and the candidate's run views (empty for a results CSV).
-        notes: Lines about the inputs (revisions, components that differ, warnings).
+        notes: Lines about the inputs (revisions, components that differ).
     """
-    plots = compare_plots(comparison, views)
+    plots = compare_plots(comparison, outcome, views)
     body = (
         f"<h1>Comparison: {escape(comparison.baseline)} → {escape(comparison.candidate)}</h1>"
-        + _comparison_section(comparison, notes)
+        + _outcome_data(outcome)
+        + _comparison_section(comparison, outcome, notes)
         + "<h2>Per-task differences and the noise band</h2>"
         + _figure(_plot_or_none(plots, "band"))
         + _other_fields(comparison)

@@ -212,25 +212,37 @@ def heatmap_plot(rows: Sequence[tuple[str, Sequence[str]]]) -> Plot:
 
 
 def band_plot(
-    differences: Sequence[tuple[str, float]], mean: float, half_width: float, verdict: str
+    differences: Sequence[tuple[str, float]],
+    mean: float,
+    band: tuple[float, float],
+    verdict: str,
 ) -> Plot:
-    """Per-task differences (candidate - baseline) with their mean and the noise band."""
+    """Per-task differences (candidate - baseline) with their mean and the noise band.
+
+    ``band`` is (low, high) around 0: the decision's band, not always symmetric.
+    """
+    low, high = band
+    width = (
+        f"-{-low * 100:.1f}/+{high * 100:.1f}"
+        if abs(low + high) >= 5e-4
+        else (f"±{high * 100:.1f}")
+    )
     fig, ax = _figure(6.4, min(1.2 + 0.18 * len(differences), 30))
     ordered = sorted(differences, key=lambda d: d[1])
     ys = list(range(len(ordered)))
     colors = ["#c62828" if d < 0 else "#2e7d32" if d > 0 else "#757575" for _, d in ordered]
     ax.barh(ys, [d for _, d in ordered], color=colors, height=0.7)
-    ax.axvspan(-half_width, half_width, color="#90a4ae", alpha=0.3, label="noise band")
+    ax.axvspan(low, high, color="#90a4ae", alpha=0.3, label="noise band")
     ax.axvline(mean, color="#1565c0", linewidth=2, label=f"mean change {mean * 100:+.1f} pts")
     ax.axvline(0, color="black", linewidth=0.6)
     ax.set_yticks(ys, [t for t, _ in ordered], fontsize=6 if len(ordered) > 40 else 8)
     ax.set_xlim(-1.05, 1.05)
     ax.set_xlabel("candidate - baseline pass rate, per task")
-    ax.set_title(f"verdict: {verdict} the band (±{half_width * 100:.1f} pts)")
+    ax.set_title(f"verdict: {verdict} the band ({width} pts)")
     ax.legend(loc="best", fontsize=8)
     alt = (
         f"{len(ordered)} paired tasks; mean change {mean * 100:+.1f} points; band "
-        f"±{half_width * 100:.1f} points; verdict {verdict}; "
+        f"{width} points; verdict {verdict}; "
         f"{sum(1 for _, d in ordered if d < 0)} tasks lower, "
         f"{sum(1 for _, d in ordered if d > 0)} higher"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from harness_world.stats import (
     tally_runs,
     wilson_interval,
 )
+from harness_world.stats.cluster import bell_mccaffrey_df, cr2_variance
 
 __all__ = [
     "FailedTask",
@@ -29,10 +31,12 @@ __all__ = [
     "ModelRequests",
     "PerAttempt",
     "RunReport",
+    "SuiteMean",
     "build_report",
     "report_from_scan",
     "rows_of",
     "run_rows",
+    "suite_mean",
 ]
 
 
@@ -105,6 +109,34 @@ class FamilyFigures(msgspec.Struct, frozen=True, kw_only=True):
     interval: ProportionInterval | None = None
 
 
+class SuiteMean(msgspec.Struct, frozen=True, kw_only=True):
+    """The suite's mean per-task pass rate with an interval that counts task luck.
+
+    The pooled Wilson interval of `RunReport.pass_rate` treats every attempt as independent:
+    it is right for "this attempt" but not for the suite, whose tasks differ in difficulty and
+    were one draw of many possible. This interval is over tasks: the mean of per-task pass
+    rates, its CR2 standard error over task families (every task its own family when none
+    are known) and a t quantile with Bell-McCaffrey degrees of freedom.
+
+    Attributes:
+        tasks: Tasks with at least one valid attempt.
+        clusters: Families used (tasks when none).
+        mean: Mean per-task pass rate.
+        low: Lower end of the two-sided interval (clipped to [0, 1]).
+        high: Upper end.
+        confidence: Its two-sided level (0.95).
+        df: Bell-McCaffrey degrees of freedom of the t quantile.
+    """
+
+    tasks: int
+    clusters: int
+    mean: float
+    low: float
+    high: float
+    confidence: float
+    df: float
+
+
 class FailedTask(msgspec.Struct, frozen=True, kw_only=True):
     """A task with failed attempts, and the criteria that failed them.
 
@@ -158,6 +190,11 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
         attempts: Every scheduled slot, judged (missing ones included).
         harness: The harness layer over the graded valid attempts (not part of the pass rate).
         requests: Retried and lost model requests within the attempts.
+        suite_mean: The mean per-task pass rate with an interval over tasks (task luck
+            included), null with fewer than 2 tasks; the headline figure for the suite.
+        task_families: Task id -> family for every task of the run that has one (what
+            ``report --csv`` writes in its ``family`` column, so ``compare`` on the CSV
+            clusters as it does on the run directory).
     """
 
     out: str
@@ -177,6 +214,8 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
     attempts: list[SlotResult]
     harness: HarnessLayer = HarnessLayer(graded=0, clean=0, failed={})
     requests: ModelRequests = ModelRequests()
+    task_families: dict[str, str] = msgspec.field(default_factory=dict)
+    suite_mean: SuiteMean | None = None
 
 
 def run_rows(
@@ -346,6 +385,46 @@ def report_from_scan(scan: RunScan) -> RunReport:
         attempts=slots,
         harness=_harness_layer(valid),
         requests=_model_requests(slots),
+        task_families={t: f for t, f in sorted(scan.families.items()) if f},
+        suite_mean=suite_mean(rows_of(scan, "run"), scan.families),
+    )
+
+
+def suite_mean(
+    rows: Sequence[RunRow], families: Mapping[str, str], confidence: float = 0.95
+) -> SuiteMean | None:
+    """The mean per-task pass rate and its interval over tasks (see `SuiteMean`).
+
+    Returns None with fewer than 2 tasks.
+    """
+    from scipy import special
+
+    tallies = tally_runs(rows, rows[0].config) if rows else []
+    if len(tallies) < 2:
+        return None
+    rates = {t.task_id: t.passes / t.runs for t in tallies}
+    n = len(rates)
+    mean = math.fsum(rates.values()) / n
+    labels = {t: families.get(t, "") or f"\x00{t}" for t in rates}
+    if len(set(labels.values())) < 2:
+        labels = {t: t for t in rates}
+    sums: dict[str, float] = {}
+    sizes: dict[str, int] = {}
+    for task, rate in sorted(rates.items()):
+        sums[labels[task]] = sums.get(labels[task], 0.0) + rate - mean
+        sizes[labels[task]] = sizes.get(labels[task], 0) + 1
+    keys = sorted(sums)
+    variance = cr2_variance([sums[k] for k in keys], [sizes[k] for k in keys])
+    df = bell_mccaffrey_df([sizes[k] for k in keys])
+    half = float(special.stdtrit(df, 1 - (1 - confidence) / 2)) * math.sqrt(variance)
+    return SuiteMean(
+        tasks=n,
+        clusters=len(keys),
+        mean=mean,
+        low=max(0.0, mean - half),
+        high=min(1.0, mean + half),
+        confidence=confidence,
+        df=df,
     )
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from harness_world.analysis.report import RunReport, build_report
 from harness_world.errors import HarnessWorldError
 from harness_world.stats import Comparison
+from harness_world.stats.outcome import ComparisonOutcome
 
 __all__ = ["add_html_option", "add_png_option", "write_compare_visuals", "write_run_visuals"]
 
@@ -69,9 +70,16 @@ def write_run_visuals(args: argparse.Namespace, report: RunReport) -> int:
 
 
 def write_compare_visuals(
-    args: argparse.Namespace, comparison: Comparison, runs: Sequence[Path], notes: Sequence[str]
+    args: argparse.Namespace,
+    comparison: Comparison,
+    outcome: ComparisonOutcome,
+    runs: Sequence[Path],
+    notes: Sequence[str],
 ) -> int:
-    """Write ``--html`` (with both runs' heatmaps and traces when ``runs``) and ``--png``."""
+    """Write ``--html`` (with both runs' heatmaps and traces when ``runs``) and ``--png``.
+
+    The page shows ``outcome``, the same verdict, band and lists the text and JSON show.
+    """
     html_out: Path | None = getattr(args, "html", None)
     png_out: Path | None = getattr(args, "png", None)
     if html_out is None and png_out is None:
@@ -90,9 +98,9 @@ def write_compare_visuals(
             for run, name in zip(runs, names[: len(runs)], strict=True)
         ]
         if html_out is not None:
-            html_out.write_text(compare_html(comparison, views, notes), encoding="utf-8")
+            html_out.write_text(compare_html(comparison, outcome, views, notes), encoding="utf-8")
         if png_out is not None:
-            write_pngs(compare_plots(comparison, views), png_out)
+            write_pngs(compare_plots(comparison, outcome, views), png_out)
     except HarnessWorldError as exc:
         return _fail(str(exc))
     except (OSError, ValueError) as exc:

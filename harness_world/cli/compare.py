@@ -2,8 +2,8 @@
 
 Reads a results CSV (``task_id,run_index,config,passed[,family]``) or two run directories,
 pairs every task that has runs under both configurations, and prints the mean change, a
-one-sided test of it at ``--alpha`` (default 2.5% per direction: Student t at every number of
-tasks, cluster-robust over task families when the data names them, a binomial variance floor
+one-sided test of it at ``--alpha`` (default 2.5% per direction: a sign-flip wild cluster
+bootstrap-t over task families, CR2-studentized and skew-corrected, a binomial variance floor
 when the spread is degenerate), the tasks short of runs, a worst case, the per-task changes that
 survive a Holm correction and the tasks that flipped between solid and broken.
 
@@ -49,12 +49,12 @@ from harness_world.stats import (
     DEFAULT_ALPHA,
     SMALL_SAMPLE_TASKS,
     Comparison,
-    Multiplier,
     RunRow,
     StatsInputError,
     TaskTally,
 )
 from harness_world.stats.gate import Decision, GateName, GateResult, Plan, assess
+from harness_world.stats.outcome import ComparisonOutcome, outcome_of
 
 __all__ = ["CompareReport", "gate_passed", "register", "render_text"]
 
@@ -71,9 +71,12 @@ class CompareReport(msgspec.Struct, frozen=True, kw_only=True):
         gate_passed: Whether the gate passed (always true for ``none``).
         alpha: One-sided level of every bound and gate.
         sidedness: ``one-sided`` (each gate tests one direction at ``alpha``).
-        warnings: Human-readable warnings and notes (few tasks, revisions of run directories).
-        comparison: The descriptive comparison (its band uses t at every n at ``alpha``; the
-            decision below is what the gate uses and may be wider: floor, families).
+        warnings: Human-readable warnings and notes (few tasks, few families, revisions of run
+            directories).
+        outcome: The verdict, band, flips and Holm list, exactly as the text and the HTML
+            show them.
+        comparison: The descriptive comparison (its band is the plain paired t band; the
+            verdict is the outcome's, from the gate's decision).
         decision: The gate's decision: missing tasks, observed and worst-case tests,
             significant per-task changes, flips, plan.
 
@@ -84,6 +87,7 @@ class CompareReport(msgspec.Struct, frozen=True, kw_only=True):
     alpha: float
     sidedness: str
     warnings: list[str]
+    outcome: ComparisonOutcome
     comparison: Comparison
     decision: GateResult
 
@@ -101,11 +105,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "(a worst case, candidate's missing runs as failures and baseline's as passes,\n"
             "is printed beside the observed result).\n\n"
             "The decision is a one-sided test of the mean per-task change at --alpha (default\n"
-            "0.025 per direction): Student t with n-1 df at every n; with a family column (or\n"
-            "run directories, whose tasks have families) a cluster-robust standard error over\n"
-            "families with G-1 df (--no-clusters to ignore families). When the spread of\n"
-            "the differences is degenerate (below what the tasks' run-to-run noise alone\n"
-            "would give), a binomial variance floor replaces it; the report says when.\n\n"
+            "0.025 per direction): a sign-flip wild cluster bootstrap-t over task families\n"
+            "(every task its own family when the data name none; --no-clusters to ignore\n"
+            "them), studentized with the CR2 standard error and corrected for skewness. With\n"
+            "5 families or fewer no decision at 2.5% is possible, and the report says so.\n"
+            "When the spread of the differences is degenerate (below what the tasks'\n"
+            "run-to-run noise alone would give), a binomial variance floor replaces it.\n\n"
             "Per-task changes are listed only when significant after a Holm correction;\n"
             "solid <-> broken flips are listed by name for reading."
         ),
@@ -190,7 +195,11 @@ def _add_data_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-missing",
         action="store_true",
-        help="decide on the observed runs even when some are missing (they are still listed)",
+        help=(
+            "decide on the observed runs even when some are missing (they are still listed); "
+            "this assumes the losses are uninformative, unrelated to whether a run would pass: "
+            "the worst case and the tipping point show what that assumption carries"
+        ),
     )
     parser.add_argument(
         "--no-clusters",
@@ -383,10 +392,12 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         return _fail(f"cannot read {args.inputs[0]}: {exc.strerror or exc}")
 
+    # One outcome, computed once: the text, --json and --html all render it.
+    outcome = outcome_of(comparison, result, _warnings(comparison))
     runs = [Path(p) for p in args.inputs] if notes else []  # --html
-    if write_compare_visuals(args, comparison, runs, [*notes, *_warnings(comparison)]):
+    if write_compare_visuals(args, comparison, outcome, runs, notes):
         return 2
-    _print(args, comparison, result, notes, _trusted(args.inputs, index, watch))
+    _print(args, comparison, result, outcome, notes, _trusted(args.inputs, index, watch))
     return 0 if result.passed else 1
 
 
@@ -394,6 +405,7 @@ def _print(
     args: argparse.Namespace,
     comparison: Comparison,
     result: GateResult,
+    outcome: ComparisonOutcome,
     notes: list[str],
     trusted: TrustedComparison | None,
 ) -> None:
@@ -404,7 +416,8 @@ def _print(
             gate_passed=result.passed,
             alpha=result.alpha,
             sidedness=result.sidedness,
-            warnings=[*_warnings(comparison), *notes],
+            warnings=[*outcome.warnings, *notes],
+            outcome=outcome,
             comparison=comparison,
             decision=result,
         )
@@ -415,7 +428,7 @@ def _print(
         return
     for note in notes:
         sys.stdout.write(note + "\n")
-    sys.stdout.write(render_text(comparison, result))
+    sys.stdout.write(render_text(comparison, result, outcome))
     if trusted is not None:
         sys.stdout.write(render_trusted_comparison(trusted))
 
@@ -465,12 +478,6 @@ def _runs(tally: TaskTally) -> str:
     return f"{tally.passes}/{tally.runs}"
 
 
-def _multiplier(m: Multiplier) -> str:
-    if m.kind == "z":
-        return f"z = {m.value:g}"
-    return f"t = {m.value:.3f}, {m.df} df"
-
-
 def _level(alpha: float) -> str:
     return f"{alpha * 100:g}%"
 
@@ -482,26 +489,23 @@ _VERDICTS = {
 }
 
 
-def _verdict(d: Decision) -> str:
-    return "above" if d.lower > 0 else "below" if d.upper < 0 else "inside"
+def _band(o: ComparisonOutcome) -> str:
+    low, high = -o.band_low, o.band_high
+    if abs(low - high) < 5e-4:
+        return f"+/-{_points(high)}"
+    return f"-{_points(low)}/+{_points(high)}"
 
 
-def _decision_lines(d: Decision, indent: str = "  ") -> list[str]:
-    method = (
-        "paired t test on per-task differences"
-        if d.method == "paired-t"
-        else f"cluster-robust (CR1) t test over {d.clusters} families"
-    )
+def _decision_lines(d: Decision, outcome: ComparisonOutcome, indent: str = "  ") -> list[str]:
     floor = "applied" if d.floor_applied else "not applied"
+    spread = "CR2 over families" if d.clusters is not None else "paired"
     return [
+        f"Decision: {outcome.method}, one-sided alpha {_level(d.alpha)} per direction",
         (
-            f"Decision: {method}, t({d.df}) = {d.t_quantile:.3f}, one-sided alpha "
-            f"{_level(d.alpha)} per direction"
-        ),
-        (
-            f"{indent}Standard error {_points(d.standard_error)} points (from the spread "
-            f"{_points(d.empirical_standard_error)}; binomial variance floor "
-            f"{_points(d.floor_standard_error)}, {floor})"
+            f"{indent}Standard error {_points(d.standard_error)} points (from the spread, "
+            f"{spread}: {_points(d.empirical_standard_error)}; binomial variance floor "
+            f"{_points(d.floor_standard_error)}, {floor}); reference t({d.df:.1f}) = "
+            f"{d.t_quantile:.3f}" + (f"; skewness {d.skewness:+.3f}" if d.skew_corrected else "")
         ),
         (
             f"{indent}One-sided {100 - d.alpha * 100:g}% bounds of the change: lower "
@@ -511,9 +515,17 @@ def _decision_lines(d: Decision, indent: str = "  ") -> list[str]:
     ]
 
 
-def render_text(comparison: Comparison, result: GateResult) -> str:
-    """Render the human-readable report ``compare`` prints (ASCII only, ends with a newline)."""
-    lines = _summary_lines(comparison, result)
+def render_text(
+    comparison: Comparison, result: GateResult, outcome: ComparisonOutcome | None = None
+) -> str:
+    """Render the human-readable report ``compare`` prints (ASCII only, ends with a newline).
+
+    ``outcome`` is the one `outcome_of` computed (computed here when not given), so the text
+    shows the same verdict, band and lists as ``--json`` and ``--html``.
+    """
+    if outcome is None:
+        outcome = outcome_of(comparison, result, _warnings(comparison))
+    lines = _summary_lines(comparison, result, outcome)
     lines += _missing_lines(result)
     if comparison.mcnemar is not None:
         m = comparison.mcnemar
@@ -522,8 +534,8 @@ def render_text(comparison: Comparison, result: GateResult) -> str:
             f"(baseline-only passes {m.baseline_only}, "
             f"candidate-only passes {m.candidate_only})"
         )
-    lines += _task_change_lines(comparison, result)
-    lines.extend(f"Warning: {w}" for w in _warnings(comparison))
+    lines += _task_change_lines(comparison, outcome)
+    lines.extend(f"Warning: {w}" for w in outcome.warnings)
     if result.plan is not None:
         lines += _plan_lines(result.plan)
     if result.gate != "none":
@@ -536,10 +548,9 @@ def render_text(comparison: Comparison, result: GateResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _summary_lines(c: Comparison, r: GateResult) -> list[str]:
+def _summary_lines(c: Comparison, r: GateResult, o: ComparisonOutcome) -> list[str]:
     """Paired tasks, each side's mean, the change, its noise band, the decision and verdict."""
     d = r.observed
-    band = c.band
     names = max(len(c.baseline), len(c.candidate))
     return [
         f"Paired tasks: {len(c.paired)} (every task with at least one run on each side)",
@@ -553,16 +564,15 @@ def _summary_lines(c: Comparison, r: GateResult) -> list[str]:
             f"(solid {c.candidate_classes.solid}, flaky {c.candidate_classes.flaky}, "
             f"broken {c.candidate_classes.broken})"
         ),
-        f"Change: {_signed_points(d.mean)} points",
+        f"Change: {_signed_points(o.change)} points",
         (
-            f"Noise band: +/-{_points(d.t_quantile * d.standard_error)} points (one-sided "
-            f"{_level(d.alpha)} each side; plain paired band +/-{_points(band.half_width)}, sd of "
-            f"per-task differences {_points(band.sd)} points, multiplier "
-            f"{_multiplier(band.multiplier)})"
+            f"Noise band: {_band(o)} points (one-sided {_level(o.alpha)} each side, the "
+            f"decision's; plain paired t band +/-{_points(c.band.half_width)}, sd of per-task "
+            f"differences {_points(c.band.sd)} points)"
         ),
-        *_decision_lines(d),
+        *_decision_lines(d, o),
         f"  Families: {r.cluster_note}",
-        f"Verdict: {_VERDICTS[_verdict(d)]}",
+        f"Verdict: {_VERDICTS[o.verdict]}",
     ]
 
 
@@ -591,21 +601,30 @@ def _missing_lines(r: GateResult) -> list[str]:
             else f"; gate {r.gate} would {'PASS' if r.worst_case_passed else 'FAIL'}"
         )
     )
+    if r.gate != "none":
+        lines.append(
+            f"Tipping point: {r.tipping_point} of the {r.lost_runs} lost run(s), counted "
+            "adversely (the candidate's as failures first, then the baseline's as passes), "
+            "change the gate's outcome"
+            if r.tipping_point is not None
+            else f"Tipping point: none; even all {r.lost_runs} lost run(s) counted adversely "
+            "leave the gate's outcome as it is"
+        )
     return lines
 
 
-def _task_change_lines(c: Comparison, r: GateResult) -> list[str]:
+def _task_change_lines(c: Comparison, o: ComparisonOutcome) -> list[str]:
     """Flipped tasks, then the per-task changes significant after the Holm correction."""
-    lines = [f"Flipped tasks (solid <-> broken, listed for reading): {len(r.flips)}"]
+    lines = [f"Flipped tasks (solid <-> broken, listed for reading): {len(o.flips)}"]
     lines.extend(
         f"  {f.task_id}: {f.baseline_class} -> {f.candidate_class} "
         f"({_runs(f.baseline)} -> {_runs(f.candidate)})"
-        for f in r.flips
+        for f in o.flips
     )
-    changes = r.significant_changes
+    changes = o.significant_changes
     lines.append(
         "Per-task changes significant after Holm correction (two-sided Fisher exact per task, "
-        f"family-wise {_level(2 * r.alpha)}): {len(changes)}"
+        f"family-wise {_level(2 * o.alpha)}): {len(changes)}"
     )
     lines.extend(
         f"  {t.task_id}: {_runs(t.baseline)} -> {_runs(t.candidate)} "
@@ -623,9 +642,11 @@ def _plan_lines(p: Plan) -> list[str]:
         f"Plan: power to detect a change of {p.mde * 100:g} points at one-sided "
         f"{_level(p.alpha)} with {p.tasks_now} tasks x {p.runs_now} runs: "
         f"{p.power_now * 100:.0f}%",
+        f"  with the gate's df {p.df:.1f} (effective clusters {p.effective_clusters:.1f}) "
+        f"and design effect {p.design_effect:.2f}",
         f"  tasks needed for {p.power_target * 100:g}% power (between-task sd "
-        f"{math.sqrt(p.between_task_variance) * 100:.1f} points, design effect "
-        f"{p.design_effect:.2f}):",
+        f"{math.sqrt(p.between_task_variance) * 100:.1f} points; df and design effect grow "
+        "with the suite as now):",
     ]
     lines.extend(
         f"  {row.runs:>3} run(s) per task per side: "

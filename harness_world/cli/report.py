@@ -146,8 +146,15 @@ def _reader_tasks(
 def _write_csv(args: argparse.Namespace, report: RunReport) -> bool:
     """``--csv``: one row per counted attempt; False (after saying why) when it fails."""
     config = args.config or args.run.resolve().name
+    # family too: without it, compare on the CSV would silently lose the clustering.
     rows = [
-        RunRow(task_id=a.task_id, run_index=a.sample, config=config, passed=a.passed)
+        RunRow(
+            task_id=a.task_id,
+            run_index=a.sample,
+            config=config,
+            passed=a.passed,
+            family=report.task_families.get(a.task_id, ""),
+        )
         for a in report.attempts
         if a.counted and a.passed is not None
     ]
@@ -200,11 +207,20 @@ def _print_counts(report: RunReport) -> None:
     print(render_table(headers, [[str(getattr(inv, k)) for k in keys]]))
     print(
         f"\npassed {inv.passed} of {inv.valid} valid attempts: pass rate "
-        f"{_interval(report.pass_rate)} (Wilson 95 %); "
+        f"{_interval(report.pass_rate)} (Wilson 95 %, per attempt: no task luck); "
         f"completed but failed: {report.completed_but_failed}; "
         f"completed first try: {report.first_try_completed}, "
         f"eventually: {report.eventually_completed}"
     )
+    suite = report.suite_mean
+    if suite is not None:
+        print(
+            f"suite mean pass rate over {suite.tasks} tasks: {suite.mean:.3f} "
+            f"[{suite.low:.3f}, {suite.high:.3f}] ({suite.confidence * 100:g} %, t({suite.df:.1f}) "
+            f"over tasks, CR2 over {suite.clusters} "
+            + ("families" if suite.clusters < suite.tasks else "tasks")
+            + "): what another draw of tasks like these would give"
+        )
     layer = report.harness
     if layer.graded:
         failures = ", ".join(f"{name} ({n})" for name, n in layer.failed.items())
@@ -231,6 +247,40 @@ def _print_pass_k(report: RunReport) -> None:
     ]
     print()
     print(render_table(["k", "tasks", "pass^k", "pass@k", "excluded (n < k)"], rows))
+    for line in pass_k_warnings(report):
+        print(f"Warning: {line}")
+
+
+def pass_k_warnings(report: RunReport) -> list[str]:
+    """Say which k average fewer tasks than k = 1 does, and which k had no task at all."""
+    if not report.pass_k:
+        return []
+    all_tasks = report.pass_k[0].tasks + len(report.pass_k[0].excluded)
+    out = [
+        f"pass^{p.k} and pass@{p.k} average {p.tasks} of {all_tasks} tasks: "
+        f"{len(p.excluded)} have fewer than {p.k} valid runs "
+        f"({', '.join(e.task_id for e in p.excluded[:5])}"
+        + (", ..." if len(p.excluded) > 5 else "")
+        + "), so the figures of different k describe different task sets"
+        for p in report.pass_k
+        if p.excluded
+    ]
+    samples = report.pass_k[-1].k
+    if out and len(out) > 1:
+        first = next(p for p in report.pass_k if p.excluded)
+        out = [
+            out[0],
+            f"(and every k above {first.k}: see the excluded column)",
+        ]
+    return out + (
+        []
+        if samples >= _samples(report)
+        else [f"no task has {samples + 1} or more valid runs: pass^k stops at k = {samples}"]
+    )
+
+
+def _samples(report: RunReport) -> int:
+    return max((a.sample for a in report.attempts), default=-1) + 1
 
 
 def _print_consumption(report: RunReport) -> None:

@@ -17,8 +17,8 @@ Conventions used throughout:
 * The descriptive band multiplier is a normal quantile *z* for 30 or more paired tasks and a
   Student *t* quantile with n - 1 degrees of freedom below that (see `band_multiplier`), as
   in the seed articles. The ``compare`` gate does not use that switch: `assess` / `decide`
-  (`harness_world.stats.gate`) test one-sidedly with t at every n, cluster over task
-  families and floor a degenerate spread.
+  (`harness_world.stats.gate`) test one-sidedly with a sign-flip wild cluster bootstrap-t
+  over task families (CR2-studentized, skew-corrected) and floor a degenerate spread.
 
 Example:
     >>> from harness_world import stats
@@ -29,6 +29,7 @@ Example:
 
 """
 
+from harness_world.stats.cluster import bell_mccaffrey_df, cr2_variance, effective_clusters
 from harness_world.stats.estimators import (
     DEFAULT_ALPHA,
     DEFAULT_Z,
@@ -85,10 +86,13 @@ from harness_world.stats.gate import (
     decide,
     gate_passes,
     holm_adjust,
+    p_value,
     plan_power,
     task_families,
     tasks_for_power,
 )
+from harness_world.stats.outcome import ComparisonOutcome, outcome_of
+from harness_world.stats.wild import WildClusterTest, wild_cluster_test
 
 __all__ = [
     "DEFAULT_ALPHA",
@@ -98,6 +102,7 @@ __all__ = [
     "ClassCounts",
     "ClusteredMean",
     "Comparison",
+    "ComparisonOutcome",
     "Decision",
     "ExcludedTask",
     "Flip",
@@ -120,19 +125,25 @@ __all__ = [
     "TaskTally",
     "TasksNeeded",
     "Verdict",
+    "WildClusterTest",
     "assess",
     "band_multiplier",
+    "bell_mccaffrey_df",
     "classify",
     "clopper_pearson_interval",
     "clustered_standard_error",
     "compare_results",
     "count_classes",
+    "cr2_variance",
     "decide",
+    "effective_clusters",
     "flipped_tasks",
     "gate_passes",
     "holm_adjust",
     "mcnemar_midp",
     "noise_band",
+    "outcome_of",
+    "p_value",
     "pair_tallies",
     "paired_cluster_bootstrap",
     "pass_at_k",
@@ -146,5 +157,6 @@ __all__ = [
     "task_families",
     "tasks_for_power",
     "tasks_needed",
+    "wild_cluster_test",
     "wilson_interval",
 ]

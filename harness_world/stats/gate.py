@@ -2,22 +2,29 @@
 
 The descriptive noise band of `harness_world.stats` answers "how wide is this eval's noise?".
 A CI gate needs more: a decision whose false-alarm rate is what it says at every suite size,
-with task families, with degenerate spread and with missing runs. This module provides it:
+with task families of any sizes, with skewed changes, with degenerate spread and with missing
+runs. This module provides it:
 
-* `decide`: a one-sided test on the mean per-task difference. The standard error is the plain
-  paired one (``sd / sqrt(n)``, Student t with ``n - 1`` df at every n, no switch to z) or,
-  when tasks carry families, the cluster-robust CR1 one over families (t with ``G - 1`` df).
-  When that spread is *degenerate* (its variance below the 1% point of what the run-to-run
-  noise of the tasks alone would give) a *binomial variance floor* replaces it: the sampling
-  variance of each task's difference from its pooled runs, so a suite whose differences happen
-  to be all equal cannot claim certainty.
+* `decide`: a one-sided test on the mean per-task difference. Clusters are the task families
+  (every task its own when there are none). The standard error is CR2 (bias-reduced,
+  `harness_world.stats.cluster`); the decision is a wild cluster bootstrap-t with the null
+  imposed and Rademacher weights, i.e. a studentized sign-flip test of the families
+  (`harness_world.stats.wild`), of a statistic corrected for skewness by Hall's Edgeworth
+  transformation (`harness_world.stats.skew`). When the spread is *degenerate* (its
+  variance below the 1% point of what the run-to-run noise of the tasks alone would give) a
+  *binomial variance floor* replaces it, so a suite whose differences happen to be all equal
+  cannot claim certainty. The CR1 / CR2 t tests and Webb weights are kept as ``method``
+  choices so that the calibration bench can measure them beside the gate.
 * `gate_passes`: ``improved`` / ``no-regression`` / ``non-inferior`` / ``none`` from a decision.
 * `assess`: the whole gate over run rows: missing and short tasks, the observed decision and a
   worst case (candidate's missing runs counted as failures, baseline's as passes), per-task
-  changes that survive a Holm correction, solid <-> broken flips, and optionally a power plan.
+  changes that survive a Holm correction, solid <-> broken flips, warnings when few or
+  dominant families leave no test reliable, and optionally a power plan.
 * `plan_power` / `tasks_for_power`: tasks and runs needed for 80% power at a given change.
 
-Everything is deterministic (no resampling) and order-independent (tasks are sorted first).
+Everything is order-independent (tasks and clusters are put in a canonical order first) and
+deterministic: with 12 clusters or fewer every sign pattern is enumerated; above, the patterns
+come from a fixed, reported seed.
 """
 
 from __future__ import annotations
@@ -25,10 +32,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
+import attrs
 import msgspec
+import numpy as np
 
+from harness_world.stats.cluster import bell_mccaffrey_df
 from harness_world.stats.estimators import (
     Comparison,
     Flip,
@@ -40,6 +50,13 @@ from harness_world.stats.estimators import (
     flipped_tasks,
     pair_tallies,
     tally_runs,
+)
+from harness_world.stats.skew import cluster_skewness, hall_inverse, hall_transform
+from harness_world.stats.wild import (
+    DEFAULT_DRAWS,
+    DEFAULT_SEED,
+    WildClusterTest,
+    wild_cluster_test,
 )
 
 __all__ = [
@@ -54,7 +71,9 @@ __all__ = [
     "decide",
     "gate_passes",
     "holm_adjust",
+    "p_value",
     "plan_power",
+    "task_changes",
     "task_families",
     "tasks_for_power",
 ]
@@ -62,14 +81,18 @@ __all__ = [
 GateName = Literal["improved", "no-regression", "non-inferior", "none"]
 """The gates ``compare`` can apply."""
 
-Method = Literal["paired-t", "cluster-robust-t"]
-"""How the standard error of the mean difference was computed."""
+Method = Literal["sign-flip", "webb", "cr2-t", "cr1-t"]
+"""How the decision was computed (see `decide`): ``sign-flip`` is what ``compare`` uses."""
+
+Resampling = Literal["exhaustive", "random", "none"]
+"""Whether a bootstrap used every weight pattern, seeded random ones, or none (a t test)."""
 
 _DEFAULT_ALPHA: Final = 0.025
 _TARGET_POWER: Final = 0.8
 _DEGENERATE_QUANTILE: Final = 0.01
 _PLAN_RUNS: Final = (1, 3, 5, 10, 20)
 _MAX_TASKS: Final = 10_000_000
+_FEW_CLUSTERS: Final = 8.0
 
 
 # --------------------------------------------------------------------------------------------
@@ -80,46 +103,74 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
     """A one-sided test on the mean per-task difference (candidate - baseline).
 
     Attributes:
-        method: ``paired-t`` (tasks independent) or ``cluster-robust-t`` (CR1 over families).
+        method: ``sign-flip`` (the gate: a wild cluster bootstrap-t with Rademacher weights and
+            the null imposed), ``webb`` (the same with Webb weights), ``cr2-t`` (CR2 standard
+            error, t with Bell-McCaffrey df) or ``cr1-t`` (CR1, t with ``G - 1`` df; the gate
+            before issue 28). Without families every task is its own cluster.
+        skew_corrected: Whether Hall's Edgeworth transformation corrected the statistic for
+            skewed differences.
         alpha: One-sided level of each bound and of each gate.
         sidedness: Always ``one-sided``: each gate tests one direction at ``alpha``.
         tasks: Paired tasks n.
-        clusters: Families G for ``cluster-robust-t``, else null.
-        df: Degrees of freedom of the t quantile (``n - 1`` or ``G - 1``).
+        clusters: Families G (a task without a family counts as its own), or null when no task
+            has a family (then every task is its own cluster).
+        effective_clusters: Bell-McCaffrey df + 1: how many equal families would give the same
+            degrees of freedom (n for independent tasks).
+        df: Degrees of freedom of the reference t: Bell-McCaffrey (``G - 1`` for ``cr1-t``).
         mean: Mean per-task difference, a fraction.
         standard_error: The standard error used: the floor when ``floor_applied``, else the
             empirical one.
-        empirical_standard_error: From the spread of the differences (paired or CR1).
+        empirical_standard_error: From the spread of the differences (CR2 over the clusters;
+            CR1 for ``cr1-t``). Without families it is the paired ``sd / sqrt(n)``.
+        paired_standard_error: ``sd / sqrt(n)`` with tasks treated as independent.
+        design_effect: ``(empirical / paired)^2``: the variance families add (1 without them).
         floor_standard_error: The binomial floor, ``sqrt(sum_i v_i) / n`` with
             ``v_i = s_i^2 (1/n_b + 1/n_c)`` and ``s_i^2 = x (N - x) / (N (N - 1))`` for the
             x passes in N runs of task i pooled over both sides (when every ``s_i^2`` is 0:
             ``q (1 - q)`` with ``q = (x + 0.5) / (N + 1)``).
         floor_applied: Whether the spread was degenerate, i.e. ``SE_empirical^2 <
             floor^2 * chi2_df^-1(0.01) / df``, so the floor was used.
-        t_quantile: ``t_df^-1(1 - alpha)``.
-        lower: One-sided lower confidence bound of the change, ``mean - t * SE``.
-        upper: One-sided upper confidence bound of the change, ``mean + t * SE``.
+        skewness: ``gamma_n``, the clusters' skewness that the correction used (0 without it).
+        t_quantile: ``t_df^-1(1 - alpha)``, the reference critical value (the bootstrap's own
+            is implied by the bounds).
+        lower: One-sided lower confidence bound of the change (the test inverted).
+        upper: One-sided upper confidence bound of the change.
         p_increase: One-sided p-value against "no increase" (small: the change is > 0).
         p_decrease: One-sided p-value against "no decrease" (small: the change is < 0).
+        resampling: ``exhaustive`` (every weight pattern: no randomness), ``random`` or
+            ``none`` (a t test).
+        patterns: Weight patterns used (0 for a t test).
+        seed: Seed of random patterns, or null when none were drawn.
+        smallest_p: The smallest p-value the bootstrap can give (``1 / patterns`` when
+            exhaustive); above ``alpha`` no gate can be decided against the null.
 
     """
 
     method: Method
+    skew_corrected: bool
     alpha: float
     sidedness: Literal["one-sided"]
     tasks: int
     clusters: int | None
-    df: int
+    effective_clusters: float
+    df: float
     mean: float
     standard_error: float
     empirical_standard_error: float
+    paired_standard_error: float
+    design_effect: float
     floor_standard_error: float
     floor_applied: bool
+    skewness: float
     t_quantile: float
     lower: float
     upper: float
     p_increase: float
     p_decrease: float
+    resampling: Resampling
+    patterns: int
+    seed: int | None
+    smallest_p: float
 
 
 class MissingTask(msgspec.Struct, frozen=True, kw_only=True):
@@ -192,7 +243,10 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
         power_now: Power of the current design (tasks_now x runs_now) at ``mde``.
         between_task_variance: Estimated variance of true per-task changes (tau^2 >= 0).
         run_variance: Mean per-run Bernoulli variance ``q (1 - q)`` of the tasks.
-        design_effect: Variance inflation from families (1 without clusters).
+        design_effect: Variance inflation from families, ``max(1, (SE_CR2 / SE_paired)^2)``
+            (1 without families): the gate's own.
+        df: The gate's degrees of freedom (Bell-McCaffrey) for the current design.
+        effective_clusters: ``df + 1``.
         rows: Tasks needed at several run counts.
 
     """
@@ -206,6 +260,8 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
     between_task_variance: float
     run_variance: float
     design_effect: float
+    df: float
+    effective_clusters: float
     rows: list[PlanRow]
 
 
@@ -228,10 +284,18 @@ class GateResult(msgspec.Struct, frozen=True, kw_only=True):
             is missing).
         families_used: Whether the decision clustered over families.
         cluster_note: Why families were or were not used.
+        warnings: When few or dominant families make the decision unreliable (or impossible),
+            with the effective number of clusters.
         correction: The multiple-comparison correction of per-task changes (``holm``).
         significant_changes: Per-task changes significant after the correction.
         flips: Solid <-> broken flips (listed for reading, whatever their significance).
         plan: The power plan, when ``--plan`` was asked.
+        lost_runs: Runs missing against the expected counts, over both sides.
+        tipping_point: The fewest lost runs that, counted adversely (the candidate's as
+            failures first, then the baseline's as passes, task by task), change the gate's
+            outcome on the observed runs; null when even all of them do not, or without a
+            gate. ``--allow-missing`` assumes losses are uninformative (unrelated to whether
+            the run would have passed); this says how much that assumption carries.
 
     """
 
@@ -248,10 +312,13 @@ class GateResult(msgspec.Struct, frozen=True, kw_only=True):
     worst_case_passed: bool | None
     families_used: bool
     cluster_note: str
+    warnings: list[str]
     correction: Literal["holm"]
     significant_changes: list[TaskChange]
     flips: list[Flip]
     plan: Plan | None
+    lost_runs: int = 0
+    tipping_point: int | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -305,40 +372,24 @@ def _cluster_labels(
     return [families.get(p.task_id, "") or f"\x00task:{p.task_id}" for p in paired]
 
 
-def decide(
+@attrs.frozen(slots=True)
+class _Prepared:
+    """What `decide` and `p_value` share: the Decision's common fields and the test itself."""
+
+    common: dict[str, Any]
+    test: WildClusterTest | None  # None: decided by the t reference alone (t methods)
+
+
+def _prepare(
     paired: Sequence[PairedTask],
     *,
-    alpha: float = _DEFAULT_ALPHA,
-    families: Mapping[str, str] | None = None,
-) -> Decision:
-    """Test the mean per-task difference one-sidedly at ``alpha`` in each direction.
-
-    With per-task differences ``d_i``, residuals ``e_i = d_i - mean``:
-
-    * ``paired-t`` (no families): ``SE^2 = sum e_i^2 / (n (n - 1))``, df ``n - 1``.
-    * ``cluster-robust-t`` (families given, at least 2 of them; a task without a family is its
-      own cluster): ``SE^2 = G / (G - 1) * sum_g (sum_{i in g} e_i)^2 / n^2`` (CR1), df
-      ``G - 1``. With every task its own cluster this equals the paired form.
-    * Degenerate spread: when ``SE_empirical^2 < floor^2 * chi2_df^-1(0.01) / df`` (the
-      spread is below the 1% point of what run-to-run noise alone gives; always so when every
-      difference is equal), the floor ``sqrt(sum_i v_i) / n`` is used instead, ``v_i`` the
-      sampling variance of task i's difference from its pooled runs (see
-      `Decision.floor_standard_error`). Whether it was used is reported.
-
-    The bounds are ``mean -/+ t_{df}^{-1}(1 - alpha) * SE``; the p-values use the same t.
-
-    Args:
-        paired: Paired tasks (at least 2), e.g. from `harness_world.stats.pair_tallies`.
-        alpha: One-sided level, in (0, 0.5).
-        families: Task id -> family; None or all-empty for independent tasks.
-
-    Returns:
-        The decision.
-
-    Raises:
-        StatsInputError: Fewer than 2 tasks or a bad alpha.
-
-    """
+    alpha: float,
+    families: Mapping[str, str] | None,
+    method: Method,
+    skew_correction: bool,
+    draws: int,
+    seed: int,
+) -> _Prepared:
     from scipy import special
 
     _check_alpha(alpha)
@@ -353,57 +404,235 @@ def decide(
         for p in items
     ]
     exact_mean = sum(diffs, Fraction(0)) / n
-    residuals = [d - exact_mean for d in diffs]
-    exact_var, method, clusters, df = _empirical_variance(
-        residuals, _cluster_labels(items, families)
-    )
+    labels = _cluster_labels(items, families)
+    clustered = labels is not None and len(set(labels)) >= 2
+    groups: dict[str, list[Fraction]] = {}
+    for label, d in zip(
+        labels if clustered and labels else [p.task_id for p in items], diffs, strict=True
+    ):
+        groups.setdefault(label, []).append(d)
+    sums = [sum(ds, Fraction(0)) for ds in groups.values()]
+    sizes = [len(ds) for ds in groups.values()]
+    residual_sums = [s - k * exact_mean for s, k in zip(sums, sizes, strict=True)]
+    paired_var = sum(((d - exact_mean) ** 2 for d in diffs), Fraction(0)) / (n * (n - 1))
+    g = len(sizes)
+    if method == "cr1-t":
+        exact_var = Fraction(g, g - 1) * sum((u * u for u in residual_sums), Fraction(0)) / n**2
+        df = float(g - 1)
+    else:
+        exact_var = (
+            sum(
+                (u * u * Fraction(n, n - k) for u, k in zip(residual_sums, sizes, strict=True)),
+                Fraction(0),
+            )
+            / n**2
+        )
+        df = bell_mccaffrey_df(sizes)
     mean = float(exact_mean)
     variance = float(exact_var)
     empirical = math.sqrt(variance)
     floor = math.sqrt(math.fsum(_floor_variances(items))) / n
     # The spread is degenerate when its variance is below the 1% point of what run-to-run
     # noise alone would give (floor^2 * chi2_df / df); then the floor replaces it.
-    degenerate = variance < floor**2 * float(special.chdtri(df, 1 - _DEGENERATE_QUANTILE)) / df
+    threshold = floor**2 * float(special.chdtri(df, 1 - _DEGENERATE_QUANTILE)) / df
+    degenerate = variance < threshold
     se = floor if degenerate else empirical
     quantile = float(special.stdtrit(df, 1 - alpha))
-    t_stat = mean / se
-    return Decision(
-        method=method,
-        alpha=alpha,
-        sidedness="one-sided",
-        tasks=n,
-        clusters=clusters,
-        df=df,
-        mean=mean,
-        standard_error=se,
-        empirical_standard_error=empirical,
-        floor_standard_error=floor,
-        floor_applied=degenerate,
-        t_quantile=quantile,
-        lower=mean - quantile * se,
-        upper=mean + quantile * se,
-        p_increase=float(special.stdtr(df, -t_stat)),
-        p_decrease=float(special.stdtr(df, t_stat)),
+    adjusted = [
+        float(u) * math.sqrt(n / (n - k)) for u, k in zip(residual_sums, sizes, strict=True)
+    ]
+    gamma = cluster_skewness(adjusted) if skew_correction else 0.0
+    paired_se = math.sqrt(float(paired_var))
+    common: dict[str, Any] = {
+        "method": method,
+        "skew_corrected": skew_correction,
+        "alpha": alpha,
+        "sidedness": "one-sided",
+        "tasks": n,
+        "clusters": g if clustered else None,
+        "effective_clusters": df + 1 if method != "cr1-t" else bell_mccaffrey_df(sizes) + 1,
+        "df": df,
+        "mean": mean,
+        "standard_error": se,
+        "empirical_standard_error": empirical,
+        "paired_standard_error": paired_se,
+        "design_effect": variance / float(paired_var) if paired_var > 0 else 1.0,
+        "floor_standard_error": floor,
+        "floor_applied": degenerate,
+        "skewness": gamma,
+        "t_quantile": quantile,
+    }
+    if method in ("cr2-t", "cr1-t"):
+        return _Prepared(common, None)
+    test = wild_cluster_test(
+        [float(s) for s in sums],
+        sizes,
+        floor_variance=floor**2,
+        threshold=threshold,
+        weights="rademacher" if method == "sign-flip" else "webb",
+        skew_correction=skew_correction,
+        draws=draws,
+        seed=seed,
+        observed_variance=variance,
     )
+    return _Prepared(common, test)
 
 
-def _empirical_variance(
-    residuals: list[Fraction], labels: list[str] | None
-) -> tuple[Fraction, Method, int | None, int]:
-    """The mean's variance (exact), its method, its cluster count and its degrees of freedom.
+def _t_reference(common: Mapping[str, Any], mu0: float) -> tuple[float, float]:
+    """One-sided p-values of the (skew-corrected) t reference at ``mu0``."""
+    from scipy import special
 
-    Cluster-robust (CR1, df G - 1) when the labels name at least 2 clusters, else paired
-    (df n - 1); see `decide`.
+    t0 = float(
+        hall_transform(
+            np.array([(common["mean"] - mu0) / common["standard_error"]]), common["skewness"]
+        )[0]
+    )
+    return float(special.stdtr(common["df"], -t0)), float(special.stdtr(common["df"], t0))
+
+
+def p_value(
+    paired: Sequence[PairedTask],
+    mu0: float,
+    *,
+    direction: Literal["increase", "decrease"],
+    alpha: float = _DEFAULT_ALPHA,
+    families: Mapping[str, str] | None = None,
+    method: Method = "sign-flip",
+    skew_correction: bool = True,
+    draws: int = DEFAULT_DRAWS,
+    seed: int = DEFAULT_SEED,
+) -> float:
+    """The one-sided p-value of `decide`'s test at the null value ``mu0``.
+
+    ``direction="increase"`` tests "the change is at most mu0" (small: it is larger);
+    ``decrease`` the mirror. `decide`'s bounds are where this crosses ``alpha``; this is the
+    cheaper call when only one null matters (e.g. ``-margin`` for non-inferiority).
+
+    Raises:
+        StatsInputError: As `decide`.
+
     """
-    n = len(residuals)
-    if labels is not None and len(set(labels)) >= 2:
-        sums: dict[str, Fraction] = {}
-        for label, e in zip(labels, residuals, strict=True):
-            sums[label] = sums.get(label, Fraction(0)) + e
-        g = len(sums)
-        exact_var = Fraction(g, g - 1) * sum((v * v for v in sums.values()), Fraction(0)) / n**2
-        return exact_var, "cluster-robust-t", g, g - 1
-    return sum((e * e for e in residuals), Fraction(0)) / (n * (n - 1)), "paired-t", None, n - 1
+    prepared = _prepare(
+        paired,
+        alpha=alpha,
+        families=families,
+        method=method,
+        skew_correction=skew_correction,
+        draws=draws,
+        seed=seed,
+    )
+    up, down = _t_reference(prepared.common, mu0)
+    if prepared.test is not None:
+        flip_up, flip_down = prepared.test.p_values(mu0)
+        if prepared.common["floor_applied"]:
+            up, down = max(up, flip_up), max(down, flip_down)
+        else:
+            up, down = flip_up, flip_down
+    return up if direction == "increase" else down
+
+
+def decide(
+    paired: Sequence[PairedTask],
+    *,
+    alpha: float = _DEFAULT_ALPHA,
+    families: Mapping[str, str] | None = None,
+    method: Method = "sign-flip",
+    skew_correction: bool = True,
+    draws: int = DEFAULT_DRAWS,
+    seed: int = DEFAULT_SEED,
+) -> Decision:
+    """Test the mean per-task difference one-sidedly at ``alpha`` in each direction.
+
+    Clusters are the families (a task without a family is its own cluster; with no families,
+    or only one, every task is its own). With per-task differences ``d_i``, the cluster
+    residual sums ``U_g = sum_{i in g} (d_i - mean)`` and sizes ``n_g``:
+
+    * The standard error is CR2, ``SE^2 = sum_g U_g^2 / (1 - n_g / n) / n^2``
+      (`harness_world.stats.cluster`): the paired ``sd^2 / n`` without families, CR1 with
+      equal families. ``cr1-t`` uses ``G / (G - 1) sum_g U_g^2 / n^2`` instead.
+    * Degenerate spread: when ``SE^2 < floor^2 * chi2_df^-1(0.01) / df`` (below the 1% point
+      of what run-to-run noise alone gives; always so when every difference is equal), the
+      floor ``sqrt(sum_i v_i) / n`` is used instead (see `Decision.floor_standard_error`),
+      in the data and in every bootstrap sample alike.
+    * ``sign-flip`` (the default, what ``compare`` decides with) and ``webb``: a wild cluster
+      bootstrap-t with the null imposed (`harness_world.stats.wild`); bounds by inverting it.
+      With every sign pattern enumerated (12 clusters or fewer) it is an exact randomization
+      test whenever the clusters' differences are symmetric under the null.
+    * ``cr2-t`` / ``cr1-t``: t with Bell-McCaffrey df (``G - 1`` for CR1); closed-form bounds.
+      On a degenerate spread a bootstrap method takes the more cautious of itself and the t
+      test on the floor: sign flips of differences that hardly vary cannot show the run-to-run
+      noise the floor stands for, and the floor's t cannot see how few clusters there are.
+    * ``skew_correction``: every statistic goes through Hall's monotone Edgeworth
+      transformation with the clusters' skewness (`harness_world.stats.skew`), which keeps a
+      one-sided test at its level when a few tasks move a lot in one direction.
+
+    Args:
+        paired: Paired tasks (at least 2), e.g. from `harness_world.stats.pair_tallies`.
+        alpha: One-sided level, in (0, 0.5).
+        families: Task id -> family; None or all-empty for independent tasks.
+        method: The inference (see above).
+        skew_correction: Apply the Edgeworth correction.
+        draws: Random weight patterns when there are too many to enumerate.
+        seed: Seed of those patterns.
+
+    Returns:
+        The decision.
+
+    Raises:
+        StatsInputError: Fewer than 2 tasks or a bad alpha.
+
+    """
+    prepared = _prepare(
+        paired,
+        alpha=alpha,
+        families=families,
+        method=method,
+        skew_correction=skew_correction,
+        draws=draws,
+        seed=seed,
+    )
+    common, test = prepared.common, prepared.test
+    mean, se, gamma, quantile = (
+        common["mean"],
+        common["standard_error"],
+        common["skewness"],
+        common["t_quantile"],
+    )
+    if test is None:
+        p_increase, p_decrease = _t_reference(common, 0.0)
+        return Decision(
+            **common,
+            lower=mean - se * hall_inverse(quantile, gamma),
+            upper=mean - se * hall_inverse(-quantile, gamma),
+            p_increase=p_increase,
+            p_decrease=p_decrease,
+            resampling="none",
+            patterns=0,
+            seed=None,
+            smallest_p=0.0,
+        )
+    p_increase, p_decrease = test.p_values(0.0)
+    lower, upper = test.lower_bound(alpha), test.upper_bound(alpha)
+    if common["floor_applied"]:
+        # Sign flips of differences that hardly vary cannot show the run-to-run noise the
+        # floor stands for, and the floor's t cannot see how few clusters there are: on a
+        # degenerate spread the more cautious of the two decides.
+        t_up, t_down = _t_reference(common, 0.0)
+        p_increase, p_decrease = max(p_increase, t_up), max(p_decrease, t_down)
+        # Still on the scale of a change, like the inverted bootstrap's bounds.
+        lower = max(-1.0, min(lower, mean - se * hall_inverse(quantile, gamma)))
+        upper = min(1.0, max(upper, mean - se * hall_inverse(-quantile, gamma)))
+    return Decision(
+        **common,
+        lower=lower,
+        upper=upper,
+        p_increase=p_increase,
+        p_decrease=p_decrease,
+        resampling="exhaustive" if test.exhaustive else "random",
+        patterns=test.patterns,
+        seed=None if test.exhaustive else seed,
+        smallest_p=1 / test.patterns,
+    )
 
 
 def gate_passes(decision: Decision, gate: GateName, margin: float | None = None) -> bool:
@@ -461,6 +690,15 @@ def holm_adjust(p_values: Sequence[float]) -> list[float]:
     return adjusted
 
 
+def task_changes(paired: Sequence[PairedTask], alpha: float = _DEFAULT_ALPHA) -> list[TaskChange]:
+    """Every paired task's two-sided Fisher exact test, Holm-adjusted over the tasks.
+
+    ``significant`` is ``p_adjusted <= 2 * alpha`` (each direction at ``alpha``): with no
+    change anywhere, the chance that any task is significant is at most ``2 * alpha``.
+    """
+    return _task_changes(paired, alpha)
+
+
 def _task_changes(paired: Sequence[PairedTask], alpha: float) -> list[TaskChange]:
     items = sorted(paired, key=lambda p: p.task_id)
     raw = [_fisher_two_sided(p.baseline, p.candidate) for p in items]
@@ -483,7 +721,7 @@ def _task_changes(paired: Sequence[PairedTask], alpha: float) -> list[TaskChange
 # Power
 
 
-def _power(n: int, df: int, sd: float, mde: float, alpha: float) -> float:
+def _power(n: int, df: float, sd: float, mde: float, alpha: float) -> float:
     from scipy import special, stats
 
     if sd <= 0:
@@ -551,14 +789,19 @@ def plan_power(
 ) -> Plan:
     """Power of the current design at ``mde`` and tasks needed at several run counts.
 
-    The variance of a task's difference splits into a between-task part ``tau^2`` (true
-    changes differ by task) and a run part ``2 s^2 / r`` at r runs per side, with
-    ``s^2`` the mean per-run variance ``q (1 - q)`` of the tasks (q pooled and shrunk as in
-    `decide`). ``tau^2 = max(0, sd^2 - mean_i v_i)`` from the data. With families, the
-    variance of the mean is inflated by the design effect ``(SE_CR1 / SE_paired)^2`` (at least
-    1). For each r, the table gives the smallest n with ``power >= 0.8`` (noncentral t,
-    ``df = n - 1``); more runs shrink only the run part, so some targets need more tasks
-    whatever r is.
+    Planning uses what the gate uses: its standard error (CR2 over the families, or the floor
+    when the spread is degenerate), its Bell-McCaffrey degrees of freedom and its design
+    effect ``(SE_CR2 / SE_paired)^2``. The power is that of the t test with those df and SE
+    (noncentral t); the gate's sign-flip bootstrap has about that power when it can reach
+    ``alpha`` at all (with 5 families or fewer it cannot: the power is then 0).
+
+    For the table, the variance of a task's difference splits into a between-task part
+    ``tau^2 = max(0, sd^2 - mean_i v_i)`` and a run part ``2 s^2 / r`` at r runs per side
+    (``s^2`` the mean per-run variance of the tasks); the variance of the mean of k tasks is
+    ``max(1, design effect) (tau^2 + 2 s^2 / r) / k``, and its df grow with k as the current
+    design's do: ``(df + 1) k / n - 1`` (``k - 1`` without families), i.e. the suite is
+    assumed to grow with families like the ones it has. More runs shrink only the run part,
+    so some targets need more tasks whatever r is.
 
     Args:
         paired: The paired tasks of the pilot data (at least 2).
@@ -577,8 +820,8 @@ def plan_power(
     if not (math.isfinite(mde) and mde > 0):
         raise StatsInputError(f"mde must be finite and > 0, got {mde}")
     items = sorted(paired, key=lambda p: p.task_id)
-    decision = decide(items, alpha=alpha, families=families)
-    plain = decide(items, alpha=alpha)
+    # The t version of the gate's test has the gate's SE, df and design effect, cheaply.
+    decision = decide(items, alpha=alpha, families=families, method="cr2-t", skew_correction=False)
     n = len(items)
     diffs = [p.difference for p in items]
     mean = math.fsum(diffs) / n
@@ -588,24 +831,23 @@ def plan_power(
     if run_var <= 0:
         run_var = math.fsum(_run_variance(p, shrink=True) for p in items) / n
     between = max(0.0, sample_var - within_now)  # the between-task variance
-    deff = 1.0
-    if decision.method == "cluster-robust-t" and plain.empirical_standard_error > 0:
-        deff = max(1.0, (decision.empirical_standard_error / plain.empirical_standard_error) ** 2)
+    deff = max(1.0, decision.design_effect)
     runs = sorted(p.baseline.runs if k == 0 else p.candidate.runs for p in items for k in (0, 1))
     runs_now = runs[len(runs) // 2]
+    per_task = (decision.df + 1) / n
 
     def sd_at(r: int) -> float:
         return math.sqrt(deff * (between + 2 * run_var / r))
 
-    # The current design: its own df (G - 1 with families), its own run counts.
-    sd_now = math.sqrt(deff * max(sample_var, within_now))
-    power_now = _power(n, decision.df, sd_now, mde, alpha)
+    power_now = _power(n, decision.df, decision.standard_error * math.sqrt(n), mde, alpha)
+    if decision.clusters is not None and 2.0**decision.clusters * alpha < 1:
+        power_now = 0.0  # no sign pattern is rare enough for the gate to decide
     rows: list[PlanRow] = []
     for r in sorted({*_PLAN_RUNS, runs_now}):
         sd_r = sd_at(r)
 
         def power_at(k: int, s: float = sd_r) -> float:
-            return _power(k, k - 1, s, mde, alpha)
+            return _power(k, max(1.0, per_task * k - 1), s, mde, alpha)
 
         needed = _smallest_n(power_at, power)
         rows.append(
@@ -621,6 +863,8 @@ def plan_power(
         between_task_variance=between,
         run_variance=run_var,
         design_effect=deff,
+        df=decision.df,
+        effective_clusters=decision.effective_clusters,
         rows=rows,
     )
 
@@ -698,6 +942,75 @@ def _worst_case(
     return out
 
 
+def _lost_runs(
+    base: Mapping[str, TaskTally], cand: Mapping[str, TaskTally], missing: Sequence[MissingTask]
+) -> list[tuple[str, bool]]:
+    """Every lost run as (task, is the candidate's): the candidate's first, task by task."""
+    out: list[tuple[str, bool]] = []
+    for side in (True, False):
+        for m in missing:
+            have = (cand if side else base).get(m.task_id)
+            out.extend([(m.task_id, side)] * (m.expected_runs - (have.runs if have else 0)))
+    return out
+
+
+def _padded(
+    base: Mapping[str, TaskTally],
+    cand: Mapping[str, TaskTally],
+    lost: Sequence[tuple[str, bool]],
+) -> list[PairedTask]:
+    """The observed tallies plus ``lost`` runs, adversely: candidate failures, baseline passes."""
+    add_c: dict[str, int] = {}
+    add_b: dict[str, int] = {}
+    for task_id, is_candidate in lost:
+        target = add_c if is_candidate else add_b
+        target[task_id] = target.get(task_id, 0) + 1
+    out: list[PairedTask] = []
+    for task_id in sorted(base.keys() | cand.keys() | add_c.keys() | add_b.keys()):
+        b = base.get(task_id, TaskTally(task_id=task_id, runs=0, passes=0))
+        c = cand.get(task_id, TaskTally(task_id=task_id, runs=0, passes=0))
+        bt = TaskTally(
+            task_id=task_id,
+            runs=b.runs + add_b.get(task_id, 0),
+            passes=b.passes + add_b.get(task_id, 0),
+        )
+        ct = TaskTally(task_id=task_id, runs=c.runs + add_c.get(task_id, 0), passes=c.passes)
+        if bt.runs and ct.runs:
+            out.append(
+                PairedTask(
+                    task_id=task_id,
+                    baseline=bt,
+                    candidate=ct,
+                    difference=ct.passes / ct.runs - bt.passes / bt.runs,
+                )
+            )
+    return out
+
+
+def _tipping_point(
+    decide_at: Callable[[list[PairedTask]], bool],
+    observed: bool,
+    base: Mapping[str, TaskTally],
+    cand: Mapping[str, TaskTally],
+    lost: Sequence[tuple[str, bool]],
+) -> int | None:
+    """Fewest lost runs, counted adversely in `_lost_runs` order, that change the outcome.
+
+    None when even all of them do not (the worst case decides as the observed runs do).
+    Bisection: counting more runs adversely never makes a change look better.
+    """
+    if decide_at(_padded(base, cand, lost)) == observed:
+        return None
+    lo, hi = 0, len(lost)  # outcome unchanged at lo, changed at hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if decide_at(_padded(base, cand, lost[:mid])) == observed:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
 def assess(
     rows: Iterable[RunRow],
     baseline: str,
@@ -711,6 +1024,9 @@ def assess(
     allow_missing: bool = False,
     use_clusters: bool = True,
     mde: float | None = None,
+    method: Method = "sign-flip",
+    skew_correction: bool = True,
+    seed: int = DEFAULT_SEED,
 ) -> tuple[Comparison, GateResult]:
     """Run the ``compare`` gate on run rows: the descriptive comparison and the decision.
 
@@ -738,6 +1054,10 @@ def assess(
         allow_missing: Decide on the observed runs even when some are missing.
         use_clusters: Use families when present (``--no-clusters`` turns this off).
         mde: Change to plan for (a fraction), or None for no plan.
+        method: The inference of `decide` (``sign-flip``, what ``compare`` uses; the others
+            are there to be measured against it).
+        skew_correction: The Edgeworth correction of `decide`.
+        seed: Seed of the random sign patterns (used only above 12 clusters).
 
     Returns:
         The descriptive comparison (band with t at every n at the level ``alpha``) and the
@@ -764,12 +1084,27 @@ def assess(
     cand = {t.task_id: t for t in tally_runs(row_list, candidate)}
     missing = _missing(base, cand, scheduled, min_runs, (baseline, candidate))
     paired, _ = pair_tallies(base.values(), cand.values(), min_runs=1)
-    observed = decide(paired, alpha=alpha, families=families)
+    how = {"method": method, "skew_correction": skew_correction, "seed": seed}
+    observed = decide(paired, alpha=alpha, families=families, **how)  # type: ignore[arg-type]
     worst: Decision | None = None
     worst_passed: bool | None = None
     if missing:
-        worst = decide(_worst_case(base, cand, missing), alpha=alpha, families=families)
+        worst = decide(
+            _worst_case(base, cand, missing),
+            alpha=alpha,
+            families=families,
+            **how,  # type: ignore[arg-type]
+        )
         worst_passed = gate_passes(worst, gate, margin)
+    lost = _lost_runs(base, cand, missing)
+    tipping: int | None = None
+    if missing and gate != "none" and len(paired) >= 2:
+
+        def decide_at(items: list[PairedTask]) -> bool:
+            d = decide(items, alpha=alpha, families=families, **how)  # type: ignore[arg-type]
+            return gate_passes(d, gate, margin)
+
+        tipping = _tipping_point(decide_at, gate_passes(observed, gate, margin), base, cand, lost)
     note = _cluster_note(observed, families, all_families, use_clusters=use_clusters)
     passed, reason = _gate_outcome(observed, gate, margin, missing, allow_missing=allow_missing)
     plan = plan_power(paired, mde, alpha=alpha, families=families) if mde is not None else None
@@ -785,8 +1120,11 @@ def assess(
         observed=observed,
         worst_case=worst,
         worst_case_passed=worst_passed,
-        families_used=observed.method == "cluster-robust-t",
+        families_used=observed.clusters is not None,
         cluster_note=note,
+        warnings=_reliability_warnings(observed, paired, families),
+        lost_runs=len(lost),
+        tipping_point=tipping,
         correction="holm",
         significant_changes=[c for c in _task_changes(paired, alpha) if c.significant],
         flips=flipped_tasks(paired),
@@ -805,14 +1143,51 @@ def _cluster_note(
     """How families were used, in words, for the report."""
     if not use_clusters and all_families:
         return "families present but ignored (--no-clusters): tasks treated as independent"
-    if observed.method == "cluster-robust-t":
+    if observed.clusters is not None:
         return (
-            f"cluster-robust standard error over {observed.clusters} families "
-            f"(CR1, t with {observed.df} df)"
+            f"cluster-robust over {observed.clusters} families (CR2 standard error, "
+            f"Bell-McCaffrey df {observed.df:.1f}, effective clusters "
+            f"{observed.effective_clusters:.1f}; families resampled whole)"
         )
     if families:
         return "only one family: clustering impossible, tasks treated as independent"
     return "no families in the data: tasks treated as independent"
+
+
+def _reliability_warnings(
+    observed: Decision, paired: Sequence[PairedTask], families: Mapping[str, str]
+) -> list[str]:
+    """Warnings when few or dominant families leave no test reliable (or none possible)."""
+    units = "families" if observed.clusters is not None else "independent tasks"
+    g = observed.clusters if observed.clusters is not None else observed.tasks
+    if observed.smallest_p > observed.alpha:
+        return [
+            f"only {g} {units}: the smallest p-value any sign pattern of them can give is "
+            f"{observed.smallest_p * 100:.2g}%, above the one-sided {observed.alpha * 100:g}%, "
+            "so no test that holds its level whatever each of them does can decide here "
+            "(improved and non-inferior cannot pass, no-regression cannot fail)"
+            + (
+                "; more families, or --no-clusters if the families truly share no effect, are "
+                "the only ways to a decision"
+                if observed.clusters is not None
+                else "; more tasks are the only way to a decision"
+            )
+        ]
+    if observed.clusters is None:
+        return []
+    sizes: dict[str, int] = {}
+    for p in paired:
+        label = families.get(p.task_id, "") or p.task_id
+        sizes[label] = sizes.get(label, 0) + 1
+    largest = max(sizes.values())
+    eff = observed.effective_clusters
+    if eff < _FEW_CLUSTERS:
+        return [
+            f"few or dominant families: effective number of clusters {eff:.1f} of {g} "
+            f"(largest family {largest} of {len(paired)} tasks); the decision is exact only "
+            "if each family's change is symmetric, and no test is reliable beyond that here"
+        ]
+    return []
 
 
 def _gate_outcome(

@@ -253,7 +253,8 @@ def test_compare_page_from_a_csv_and_newer_comparison_fields(tmp_path: Path) -> 
     assert code == 0
     text = out.read_text()
     _check_page(text, None, "c0")
-    assert 'id="plot-band"' in text and "t2" in text and "not computed by this version" in text
+    assert 'id="plot-band"' in text and "t2" in text
+    assert "Per-task changes significant after Holm correction (2)" in text
 
     class Newer(Comparison, frozen=True, kw_only=True):
         corrected_regressions: list[str] = msgspec.field(default_factory=list)
@@ -271,8 +272,11 @@ def test_compare_page_from_a_csv_and_newer_comparison_fields(tmp_path: Path) -> 
         corrected_regressions=["t3"],
         power=0.42,
     )
-    page = compare_html(newer)
-    assert "Regressions that survive correction (1)" in page and "0.42" in page
+    from harness_world.stats import assess, outcome_of
+
+    _, result = assess(parsed, "base", "cand")
+    page = compare_html(newer, outcome_of(plain, result))
+    assert "corrected_regressions" in page and "0.42" in page
 
 
 def test_report_options_write_html_and_pngs(
@@ -359,7 +363,7 @@ def test_the_network_check_sees_a_page_that_asks_for_a_url(tmp_path: Path) -> No
 
 
 def test_run_and_compare_pages_in_headless_chromium(
-    demo_run: Path, oracle_run: Path, tmp_path: Path
+    demo_run: Path, oracle_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Screenshots stay under this test's tmp dir (pytest keeps the last runs' folders)."""
     run_page, compare_page = tmp_path / "run.html", tmp_path / "compare.html"
@@ -376,7 +380,11 @@ def test_run_and_compare_pages_in_headless_chromium(
     assert asked == []
     _check_page(dom, report.attempts, "c1")  # the candidate's heatmap and traces
     _check_page(dom, build_report(oracle_run).attempts, "c0")
-    assert "BELOW the band" in dom and "components that differ: agent" in dom
+    # The page's verdict is the text report's (one computed outcome, issue 28).
+    capsys.readouterr()
+    assert main(["compare", str(oracle_run), str(demo_run), "--min-runs", "3", "--json"]) == 0
+    verdict = json.loads(capsys.readouterr().out)["outcome"]["verdict"]
+    assert f"{verdict.upper()} the band" in dom and "components that differ: agent" in dom
 
 
 # --------------------------------------------------------------------------------------------

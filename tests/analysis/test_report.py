@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import harness_world as hw
-from harness_world.analysis import build_report, read_results
+from harness_world.analysis import build_report, read_results, write_results
 from harness_world.cli import main
 from harness_world.coverage import load_mutants, load_oracles
 from harness_world.running import run
@@ -102,7 +102,11 @@ def test_compare_run_directories_names_regressions_and_fails_the_gate(
 ) -> None:
     code = main(["compare", str(runs["main"]), str(runs["pr"]), "--gate", "no-regression"])
     out = capsys.readouterr().out
-    assert code == 1
+    # The five broken tasks fall in 4 of the 6 families: no sign pattern of 4 changed
+    # families is rarer than 1/16, so no test that holds its level can fail the gate here,
+    # and the report says so (issue 28); the flips are named for reading.
+    assert code == 0
+    assert "few or dominant families: effective number of clusters 5.2 of 6" in out
     assert (
         "baseline revision" in out
         and "candidate revision" in out
@@ -113,7 +117,8 @@ def test_compare_run_directories_names_regressions_and_fails_the_gate(
     assert main(["compare", str(runs["main"]), str(runs["pr"]), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert sorted(data["comparison"]["regressions"]) == sorted(BROKEN)
-    assert data["comparison"]["band"]["verdict"] == "below"
+    assert data["comparison"]["band"]["verdict"] == "below"  # the plain paired band
+    assert data["outcome"]["verdict"] == "inside"  # the decision, as the text says
 
 
 def test_compare_warns_when_several_factors_changed(
@@ -203,3 +208,91 @@ def test_a_run_without_model_requests_prints_no_request_line(
 ) -> None:
     assert main(["report", str(runs["main"])]) == 0
     assert "model requests within attempts" not in capsys.readouterr().out
+
+
+def test_report_csv_keeps_the_family_and_compare_on_it_decides_as_on_the_runs(
+    runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 28: the CSV dropped the family column, so compare on it lost the clustering.
+    for name in ("main", "pr"):
+        code = main(
+            ["report", str(runs[name]), "--csv", str(tmp_path / f"{name}.csv"), "--config", name]
+        )
+        assert code == 0
+    capsys.readouterr()
+    rows = read_results(tmp_path / "main.csv") + read_results(tmp_path / "pr.csv")
+    assert rows and all(r.family for r in rows)
+    write_results(tmp_path / "both.csv", rows)
+    gate = ["--gate", "no-regression", "--json"]
+    assert main(["compare", str(runs["main"]), str(runs["pr"]), *gate]) == 0
+    on_runs = json.loads(capsys.readouterr().out)
+    csv = [str(tmp_path / "both.csv"), "--baseline", "main", "--candidate", "pr"]
+    assert main(["compare", *csv, *gate]) == 0
+    on_csv = json.loads(capsys.readouterr().out)
+    assert on_csv["outcome"] == on_runs["outcome"]
+    assert on_csv["decision"]["observed"] == on_runs["decision"]["observed"]
+    assert on_csv["decision"]["observed"]["clusters"] == 6
+    assert on_csv["gate_passed"] == on_runs["gate_passed"]
+
+
+def test_pass_k_says_how_many_tasks_each_k_averages_and_warns_when_tasks_drop() -> None:
+    from types import SimpleNamespace
+
+    from harness_world.cli.report import pass_k_warnings
+    from harness_world.stats import TaskTally, pass_k_summary
+
+    tallies = [
+        TaskTally(task_id="a", runs=5, passes=5),
+        TaskTally(task_id="b", runs=5, passes=4),
+        TaskTally(task_id="c", runs=2, passes=1),  # lost three runs
+    ]
+    report = SimpleNamespace(
+        pass_k=[pass_k_summary(tallies, k) for k in range(1, 6)],
+        attempts=[SimpleNamespace(sample=s) for s in range(5)],
+    )
+    lines = pass_k_warnings(report)  # type: ignore[arg-type]
+    assert lines[0].startswith("pass^3 and pass@3 average 2 of 3 tasks: 1 have fewer than 3")
+    assert "(c)" in lines[0] and "different task sets" in lines[0]
+    assert lines[1] == "(and every k above 3: see the excluded column)"
+    complete = SimpleNamespace(pass_k=report.pass_k[:2], attempts=report.attempts[:2])
+    assert pass_k_warnings(complete) == []  # type: ignore[arg-type]
+
+
+def test_the_suite_mean_interval_counts_task_luck_where_the_pooled_wilson_does_not() -> None:
+    import numpy as np
+
+    from harness_world.analysis.report import suite_mean
+    from harness_world.stats import RunRow, wilson_interval
+
+    # Issue 28: the pooled Wilson "95 %" covered the suite's mean 55-79 % of the time.
+    rng = np.random.default_rng(7)
+    true = 0.45 * 8 / 9 + 0.25 / 9 + 0.3 * 0.5  # the mean of the task-rate mix below
+    sims, covered, wilson = 200, 0, 0
+    for _ in range(sims):
+        kind = rng.random(30)
+        p = np.where(
+            kind < 0.45,
+            rng.beta(8, 1, 30),
+            np.where(kind < 0.7, rng.beta(1, 8, 30), rng.uniform(0.2, 0.8, 30)),
+        )
+        x = rng.random((30, 10)) < p[:, None]
+        rows = [
+            RunRow(task_id=f"t{i:02d}", run_index=r, config="run", passed=bool(x[i, r]))
+            for i in range(30)
+            for r in range(10)
+        ]
+        s = suite_mean(rows, {})
+        assert s is not None and s.tasks == 30 and s.df == 29
+        covered += s.low <= true <= s.high
+        w = wilson_interval(int(x.sum()), 300)
+        wilson += w.low <= true <= w.high
+    assert covered / sims >= 0.9 and wilson / sims <= 0.75
+
+
+def test_report_prints_the_suite_mean_over_tasks(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", str(runs["pr"])]) == 0
+    out = capsys.readouterr().out
+    assert "suite mean pass rate over 12 tasks: 0.583" in out
+    assert "(Wilson 95 %, per attempt: no task luck)" in out

@@ -1,0 +1,311 @@
+"""The wild cluster bootstrap-t of a mean, with the null imposed (WCR), by sign flips or Webb.
+
+The test of ``H0: mu = mu0`` uses only cluster-level quantities: the sums ``S_g`` of the
+per-task differences of cluster g and its size ``n_g``. With the null imposed, the residual
+sums are ``R_g = S_g - n_g mu0``; a bootstrap sample multiplies each by a weight ``v_g``
+(Rademacher ``+/-1``, or Webb's six points ``+/-sqrt(1/2), +/-1, +/-sqrt(3/2)``) and is
+studentized like the data (CR2, with the binomial variance floor applied by the same rule)::
+
+    num*   = sum_g v_g R_g / n
+    E*_g   = v_g R_g - n_g num*                    (residual sums of the bootstrap sample)
+    T*     = num* / sqrt(sum_g E*_g^2 / (1 - n_g / n) / n^2)
+
+and, with the skew correction, both ``T`` and every ``T*`` go through Hall's transformation
+(`harness_world.stats.skew`) with their own skewness. The one-sided p-values are the shares of
+bootstrap statistics at or beyond the observed one (ties count against rejection).
+
+Why sign flips: when the clusters' differences are symmetric about ``n_g mu0`` (independent
+clusters, any sizes, any variances), every sign pattern is equally likely, so with all ``2^G``
+patterns enumerated the test is an exact randomization test; the smallest p-value it can give
+is ``2^-G``, so with 5 families or fewer no decision at 2.5% is possible, which is the honest
+answer there. Up to `MAX_ENUMERATED` rows every pattern is used (no randomness at all); above,
+``draws`` seeded patterns plus the identity (``p = (1 + #) / (draws + 1)``). Clusters are
+sorted by (size, |sum|) first (ties keep the caller's order, which `decide` makes canonical),
+so the result does not depend on the order of the input, and mirroring every difference
+mirrors the p-values and bounds exactly.
+
+Bounds are found by inverting the test: everything above is linear or quadratic in ``mu0``
+once seven per-pattern sums are precomputed, so each trial ``mu0`` costs one pass over the
+patterns and bisection runs to full precision.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Final, Literal
+
+import attrs
+import numpy as np
+from numpy.typing import NDArray
+
+from harness_world.stats.estimators import StatsInputError
+from harness_world.stats.skew import hall_transform
+
+__all__ = [
+    "DEFAULT_DRAWS",
+    "DEFAULT_SEED",
+    "MAX_ENUMERATED",
+    "WeightKind",
+    "WildClusterTest",
+    "wild_cluster_test",
+]
+
+WeightKind = Literal["rademacher", "webb"]
+"""Rademacher ``+/-1`` (sign flips) or Webb's six-point weights."""
+
+DEFAULT_DRAWS: Final = 1999
+"""Random weight patterns when there are too many to enumerate."""
+
+DEFAULT_SEED: Final = 20_260_528
+"""Seed of the random patterns (only used above `MAX_ENUMERATED` patterns)."""
+
+MAX_ENUMERATED: Final = 4096
+"""Every pattern is used when there are at most this many (12 clusters for sign flips)."""
+
+_WEBB: Final = (
+    -math.sqrt(1.5),
+    -1.0,
+    -math.sqrt(0.5),
+    math.sqrt(0.5),
+    1.0,
+    math.sqrt(1.5),
+)
+_CHUNK: Final = 2_000_000  # pattern-by-cluster cells per block, to bound memory
+_BISECTIONS: Final = 36
+
+
+def _patterns(
+    kind: WeightKind, clusters: int, draws: int, seed: int
+) -> tuple[NDArray[np.float64], bool]:
+    """The weight rows and whether they are every pattern (else random, identity first)."""
+    points = (-1.0, 1.0) if kind == "rademacher" else _WEBB
+    if len(points) ** clusters <= MAX_ENUMERATED:
+        rows = np.array(list(itertools.product(points, repeat=clusters)), dtype=np.float64)
+        return rows, True
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(points), size=(draws, clusters))
+    rows = np.asarray(points, dtype=np.float64)[picks]
+    return np.vstack([np.ones((1, clusters)), rows]), False
+
+
+@attrs.frozen(slots=True, kw_only=True)
+class WildClusterTest:
+    """A wild cluster bootstrap-t of a mean, prepared for any null value ``mu0``.
+
+    Build it with `wild_cluster_test`. The per-pattern arrays hold, for each weight pattern b,
+    ``a_b = sum v S / n`` and ``c_b = sum v n_g / n`` (so ``num* = a - mu0 c``) and the sums
+    of powers of ``P - mu0 Q`` (``P = v S - n_g a``, ``Q = v n_g - n_g c``) that give the
+    bootstrap variance (squares, weighted by the CR2 factor ``h_g``) and skewness (cubes,
+    weighted by ``h_g^1.5``).
+
+    Attributes:
+        mean: The observed mean.
+        tasks: n.
+        clusters: G.
+        observed_variance: The CR2 variance of the data.
+        floor_variance: The binomial floor's variance (0 for none).
+        threshold: Below this a variance is degenerate and the floor replaces it.
+        skew_correction: Whether statistics go through Hall's transformation.
+        observed_skewness: ``gamma_n`` of the data.
+        weights: ``rademacher`` or ``webb``.
+        exhaustive: Whether every pattern was used.
+        patterns: How many patterns (rows) were used, the identity included.
+        seed: The seed of the random patterns (unused when exhaustive).
+    """
+
+    mean: float
+    tasks: int
+    clusters: int
+    observed_variance: float
+    floor_variance: float
+    threshold: float
+    skew_correction: bool
+    observed_skewness: float
+    weights: WeightKind
+    exhaustive: bool
+    patterns: int
+    seed: int
+    _a: NDArray[np.float64]
+    _c: NDArray[np.float64]
+    _squares: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
+    _cubes: tuple[
+        NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]
+    ]
+
+    @property
+    def standard_error(self) -> float:
+        """The observed standard error: CR2, or the floor when CR2 is degenerate."""
+        return math.sqrt(self._floored(self.observed_variance))
+
+    def _floored(self, variance: float) -> float:
+        return self.floor_variance if variance < self.threshold else variance
+
+    def _observed(self, mu0: float) -> float:
+        t = np.array([(self.mean - mu0) / self.standard_error])
+        if self.skew_correction:
+            return float(hall_transform(t, self.observed_skewness)[0])
+        return float(t[0])
+
+    def _bootstrap(self, mu0: float) -> NDArray[np.float64]:
+        s2, s11, s02 = self._squares
+        square = np.maximum(s2 - 2 * mu0 * s11 + mu0 * mu0 * s02, 0.0)
+        variance = square / self.tasks**2
+        variance = np.where(variance < self.threshold, self.floor_variance, variance)
+        numerator = self._a - mu0 * self._c
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(variance > 0, numerator / np.sqrt(variance), 0.0)
+        if not self.skew_correction:
+            return t
+        c30, c21, c12, c03 = self._cubes
+        cube = c30 - 3 * mu0 * c21 + 3 * mu0 * mu0 * c12 - mu0**3 * c03
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gamma = np.where(square > 0, cube / square**1.5, 0.0)
+        return hall_transform(t, gamma)
+
+    def p_values(self, mu0: float) -> tuple[float, float]:
+        """One-sided p-values at ``mu0``: (against ``mu <= mu0``, against ``mu >= mu0``)."""
+        return self._p(mu0, up=True), self._p(mu0, up=False)
+
+    def _p(self, mu0: float, *, up: bool) -> float:
+        observed = self._observed(mu0)
+        boot = self._bootstrap(mu0)
+        tol = 1e-9 * max(1.0, abs(observed))
+        hits = boot >= observed - tol if up else boot <= observed + tol
+        return int(np.count_nonzero(hits)) / boot.size
+
+    def lower_bound(self, alpha: float, low: float = -1.0) -> float:
+        """The largest ``mu0`` at which "no more than mu0" is rejected at ``alpha``.
+
+        Searched in ``[low, mean]``; ``low`` itself when even there the test cannot reject
+        (too few clusters for a p-value that small).
+        """
+        if self._p(low, up=True) > alpha:
+            return low
+        lo, hi = low, self.mean
+        for _ in range(_BISECTIONS):
+            mid = (lo + hi) / 2
+            if self._p(mid, up=True) <= alpha:
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
+    def upper_bound(self, alpha: float, high: float = 1.0) -> float:
+        """The smallest ``mu0`` at which "no less than mu0" is rejected (see `lower_bound`)."""
+        if self._p(high, up=False) > alpha:
+            return high
+        lo, hi = self.mean, high
+        for _ in range(_BISECTIONS):
+            mid = (lo + hi) / 2
+            if self._p(mid, up=False) <= alpha:
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
+
+def wild_cluster_test(
+    sums: Sequence[float],
+    sizes: Sequence[int],
+    *,
+    floor_variance: float = 0.0,
+    threshold: float = 0.0,
+    weights: WeightKind = "rademacher",
+    skew_correction: bool = True,
+    draws: int = DEFAULT_DRAWS,
+    seed: int = DEFAULT_SEED,
+    observed_variance: float | None = None,
+) -> WildClusterTest:
+    """Prepare the wild cluster bootstrap-t of the mean ``sum S_g / sum n_g``.
+
+    Args:
+        sums: ``S_g``: each cluster's sum of per-task values.
+        sizes: ``n_g``: each cluster's number of tasks, same order.
+        floor_variance: Variance that replaces a degenerate one (0: no floor).
+        threshold: A variance below this is degenerate (0: never).
+        weights: ``rademacher`` (sign flips) or ``webb``.
+        skew_correction: Apply Hall's transformation to every statistic.
+        draws: Random patterns when there are more than `MAX_ENUMERATED`.
+        seed: Seed of those patterns.
+        observed_variance: The data's CR2 variance when the caller computed it exactly
+            (so the floor rule sees the same number the caller reports); else computed here.
+
+    Returns:
+        The prepared test.
+
+    Raises:
+        StatsInputError: Lengths differ, fewer than 2 clusters, an empty cluster, a non-finite
+            sum, or ``draws < 99``.
+
+    """
+    if len(sums) != len(sizes):
+        raise StatsInputError(f"{len(sums)} sums but {len(sizes)} sizes")
+    if len(sizes) < 2:
+        raise StatsInputError(
+            f"a wild cluster bootstrap needs at least 2 clusters, got {len(sizes)}"
+        )
+    if any(s < 1 for s in sizes):
+        raise StatsInputError("every cluster needs at least one task")
+    if not all(math.isfinite(s) for s in sums):
+        raise StatsInputError("sums must be finite")
+    if draws < 99:
+        raise StatsInputError(f"draws must be at least 99, got {draws}")
+    # By size and magnitude only (stable): negating every sum keeps the order, so mirrored
+    # data give exactly mirrored p-values even with random patterns.
+    order = sorted(zip(sizes, sums, strict=True), key=lambda z: (z[0], abs(z[1])))
+    ng = np.array([s for s, _ in order], dtype=np.float64)
+    total = np.array([v for _, v in order], dtype=np.float64)
+    n = int(sum(sizes))
+    mean = math.fsum(sums) / n
+    h = n / (n - ng)
+    rows, exhaustive = _patterns(weights, len(order), draws, seed)
+    a_parts, c_parts = [], []
+    squares: list[list[NDArray[np.float64]]] = [[], [], []]
+    cubes: list[list[NDArray[np.float64]]] = [[], [], [], []]
+    step = max(1, _CHUNK // len(order))
+    for start in range(0, rows.shape[0], step):
+        w = rows[start : start + step]
+        a = w @ total / n
+        c = w @ ng / n
+        p = w * total - np.outer(a, ng)
+        q = w * ng - np.outer(c, ng)
+        hp, hq = h * p, h * q
+        pp, pq, qq = hp * p, hp * q, hq * q
+        a_parts.append(a)
+        c_parts.append(c)
+        squares[0].append(pp.sum(axis=1))
+        squares[1].append(pq.sum(axis=1))
+        squares[2].append(qq.sum(axis=1))
+        root = np.sqrt(h)
+        cubes[0].append((root * pp * p).sum(axis=1))
+        cubes[1].append((root * pp * q).sum(axis=1))
+        cubes[2].append((root * pq * q).sum(axis=1))
+        cubes[3].append((root * qq * q).sum(axis=1))
+    residual = total - ng * mean
+    if observed_variance is None:
+        observed_variance = float(np.sum(h * residual**2)) / n**2
+    adjusted = residual * np.sqrt(h)
+    square = float(np.sum(adjusted**2))
+    skewness = float(np.sum(adjusted**3)) / square**1.5 if square > 0 else 0.0
+    sq = tuple(np.concatenate(part) for part in squares)
+    cu = tuple(np.concatenate(part) for part in cubes)
+    return WildClusterTest(
+        mean=mean,
+        tasks=n,
+        clusters=len(order),
+        observed_variance=observed_variance,
+        floor_variance=floor_variance,
+        threshold=threshold,
+        skew_correction=skew_correction,
+        observed_skewness=skewness,
+        weights=weights,
+        exhaustive=exhaustive,
+        patterns=int(rows.shape[0]),
+        seed=seed,
+        a=np.concatenate(a_parts),
+        c=np.concatenate(c_parts),
+        squares=(sq[0], sq[1], sq[2]),
+        cubes=(cu[0], cu[1], cu[2], cu[3]),
+    )

@@ -1,0 +1,223 @@
+"""CR2 / Bell-McCaffrey, the sign-flip wild cluster bootstrap and the skew correction (issue 28)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats as sps
+
+from harness_world import stats
+from harness_world.stats import PairedTask, StatsInputError, TaskTally
+from harness_world.stats.skew import hall_inverse, hall_transform
+from tests.conftest import examples
+
+
+def _paired(specs):
+    return [
+        PairedTask(
+            task_id=f"t{i:03d}",
+            baseline=TaskTally(task_id=f"t{i:03d}", runs=bn, passes=bp),
+            candidate=TaskTally(task_id=f"t{i:03d}", runs=cn, passes=cp),
+            difference=cp / cn - bp / bn,
+        )
+        for i, (bn, bp, cn, cp) in enumerate(specs)
+    ]
+
+
+tallies = st.tuples(st.integers(1, 6), st.integers(1, 6)).flatmap(
+    lambda nn: st.tuples(
+        st.just(nn[0]), st.integers(0, nn[0]), st.just(nn[1]), st.integers(0, nn[1])
+    )
+)
+
+
+# ------------------------------------------------------------------ CR2 and Bell-McCaffrey
+
+
+def _cr2_by_matrices(values, labels):
+    """CR2 of a mean from the textbook matrices: (I - H_gg)^(-1/2) applied to residuals."""
+    y = np.asarray(values, dtype=float)
+    n = y.size
+    e = y - y.mean()
+    total = 0.0
+    for g in sorted(set(labels)):
+        idx = [i for i, lab in enumerate(labels) if lab == g]
+        m = len(idx)
+        block = np.eye(m) - np.full((m, m), 1 / n)
+        w, v = np.linalg.eigh(block)
+        root = v @ np.diag(w**-0.5) @ v.T
+        total += float(np.ones(m) @ root @ e[idx]) ** 2
+    return total / n**2
+
+
+@settings(max_examples=examples(60, 400), deadline=None)
+@given(st.lists(st.tuples(st.floats(-1, 1), st.sampled_from("abcd")), min_size=3, max_size=30))
+def test_cr2_matches_the_matrix_definition(items):
+    labels = [lab for _, lab in items]
+    if len(set(labels)) < 2:
+        return
+    values = [v for v, _ in items]
+    mean = math.fsum(values) / len(values)
+    groups = sorted(set(labels))
+    sums = [math.fsum(v - mean for v, lab in items if lab == g) for g in groups]
+    sizes = [labels.count(g) for g in groups]
+    assert stats.cr2_variance(sums, sizes) == pytest.approx(
+        _cr2_by_matrices(values, labels), rel=1e-9, abs=1e-15
+    )
+
+
+@settings(max_examples=examples(60, 400), deadline=None)
+@given(st.integers(2, 12), st.integers(1, 8), st.data())
+def test_cr2_equals_cr1_on_equal_families_and_df_is_g_minus_1(g, size, data):
+    sums = data.draw(st.lists(st.floats(-5, 5), min_size=g, max_size=g))
+    cr1 = g / (g - 1) * math.fsum(s * s for s in sums) / (g * size) ** 2
+    assert stats.cr2_variance(sums, [size] * g) == pytest.approx(cr1, rel=1e-12, abs=1e-300)
+    assert stats.bell_mccaffrey_df([size] * g) == g - 1
+    assert stats.effective_clusters([size] * g) == g
+
+
+def test_bell_mccaffrey_df_of_the_issue_designs():
+    assert stats.bell_mccaffrey_df([1] * 10) == 9
+    assert stats.bell_mccaffrey_df([16, 1, 1, 1, 1]) == pytest.approx(1.394, abs=1e-3)
+    assert stats.bell_mccaffrey_df([6, 6, 6, 3, 3, 2, 2, 1, 1]) == pytest.approx(5.644, abs=1e-3)
+    assert stats.bell_mccaffrey_df([1, 1, 16, 1, 1]) == stats.bell_mccaffrey_df([16, 1, 1, 1, 1])
+    with pytest.raises(StatsInputError):
+        stats.bell_mccaffrey_df([5])
+
+
+# ------------------------------------------------------------------ the skew correction
+
+
+@settings(max_examples=examples(100, 1000), deadline=None)
+@given(st.floats(-8, 8), st.floats(-0.9, 0.9))
+def test_hall_transform_is_monotone_and_inverted(t, gamma):
+    y = float(hall_transform(np.array([t]), gamma)[0])
+    assert hall_inverse(y, gamma) == pytest.approx(t, abs=1e-7)
+    up = float(hall_transform(np.array([t + 1e-3]), gamma)[0])
+    assert up >= y
+
+
+# ------------------------------------------------------------------ the wild cluster bootstrap
+
+
+def test_exhaustive_sign_flips_are_the_exact_randomization_test():
+    # Five clusters of one task each: the p-value is the share of the 32 sign patterns whose
+    # studentized mean is at least the observed one (no skew correction, no floor).
+    values = [0.4, 0.2, 0.6, -0.2, 0.8]
+    test = stats.wild_cluster_test(values, [1] * 5, skew_correction=False)
+    assert test.exhaustive and test.patterns == 32
+
+    def t_of(xs):
+        xs = np.asarray(xs)
+        return xs.mean() / (xs.std(ddof=1) / math.sqrt(xs.size))
+
+    observed = t_of(values)
+    flips = [t_of(np.array(values) * s) for s in itertools.product([-1, 1], repeat=5)]
+    expected = sum(f >= observed - 1e-12 for f in flips) / 32
+    assert test.p_values(0.0)[0] == pytest.approx(expected)
+
+
+@settings(max_examples=examples(40, 300), deadline=None)
+@given(
+    st.lists(tallies, min_size=2, max_size=18),
+    st.lists(st.sampled_from("abcdef"), min_size=18, max_size=18),
+    st.randoms(use_true_random=False),
+)
+def test_bootstrap_p_values_lie_in_0_1_and_decisions_ignore_task_order(specs, labels, rnd):
+    paired = _paired(specs)
+    families = {p.task_id: labels[i] for i, p in enumerate(paired)}
+    for method in ("sign-flip", "webb"):
+        d = stats.decide(paired, families=families, method=method)
+        assert 0 < d.p_increase <= 1 and 0 < d.p_decrease <= 1
+        assert d.lower <= d.mean <= d.upper
+        if d.resampling != "none":  # inverted bootstraps stay on the scale of a change
+            assert d.lower >= -1 and d.upper <= 1
+        shuffled = paired[:]
+        rnd.shuffle(shuffled)
+        assert stats.decide(shuffled, families=families, method=method) == d
+        relabelled = {t: f"x{f}" for t, f in families.items()}
+        assert stats.decide(paired, families=relabelled, method=method).lower == d.lower
+
+
+def test_p_value_agrees_with_the_bounds():
+    paired = _paired([(5, i % 6, 5, (i * 5 + 2) % 6) for i in range(20)])
+    d = stats.decide(paired)
+    assert stats.p_value(paired, d.lower - 1e-6, direction="increase") <= d.alpha
+    assert stats.p_value(paired, d.lower + 1e-3, direction="increase") > d.alpha
+    assert stats.p_value(paired, d.upper + 1e-6, direction="decrease") <= d.alpha
+
+
+def test_five_families_cannot_reach_2_5_percent_and_the_gate_says_so():
+    rows = []
+    for g in range(5):
+        for i in range(4):
+            for cfg, passes in (("main", 1), ("pr", 5)):
+                rows.extend(
+                    stats.RunRow(
+                        task_id=f"f{g}t{i}",
+                        run_index=r,
+                        config=cfg,
+                        passed=r < passes,
+                        family=f"f{g}",
+                    )
+                    for r in range(5)
+                )
+    _, result = stats.assess(rows, "main", "pr", gate="improved")
+    assert not result.passed  # every family gained 80 points, yet 1/32 > 2.5%
+    assert result.observed.smallest_p == 1 / 32
+    assert "only 5 families: the smallest p-value" in result.warnings[0]
+
+
+def test_random_patterns_are_seeded_and_reported():
+    paired = _paired([(5, i % 6, 5, (i * 5 + 1) % 6) for i in range(30)])
+    a, b = stats.decide(paired), stats.decide(paired, seed=7)
+    assert a.resampling == "random" and a.seed == stats.wild.DEFAULT_SEED and b.seed == 7
+    assert stats.decide(paired) == a
+
+
+def test_the_gate_holds_its_level_with_a_dominant_family():
+    """The bench's dominant-family null, reduced: CR1 t's 26% becomes at most a few percent."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    try:
+        import stats_calibration as bench
+    finally:
+        sys.path.pop(0)
+    sc = next(s for s in bench.SCENARIOS if s.name == "dominant-20")
+    cell = bench.run_cell(sc, "improved", "null", examples(40, 1000), seed=3)
+    assert cell["gate"] <= 0.035
+    assert cell["cr1"] >= cell["gate"]
+
+
+def test_decisions_against_scipy_t_when_the_method_is_cr2_t():
+    paired = _paired([(5, i % 6, 5, (i * 7 + 3) % 6) for i in range(25)])
+    d = stats.decide(paired, method="cr2-t", skew_correction=False)
+    diffs = np.array([p.difference for p in paired])
+    res = sps.ttest_1samp(diffs, 0.0, alternative="greater")
+    assert d.p_increase == pytest.approx(res.pvalue, rel=1e-9)
+    assert d.df == 24
+
+
+def test_plan_uses_the_gates_df_and_design_effect():
+    spec = [(5, (g * 2 + i) % 6, 5, (g * 3 + 2 * i) % 6) for g in range(9) for i in range(3)]
+    paired = _paired(spec)
+    families = {p.task_id: f"f{i // 3}" for i, p in enumerate(paired)}
+    plan = stats.plan_power(paired, 0.1, families=families)
+    d = stats.decide(paired, families=families)
+    assert plan.df == d.df and plan.effective_clusters == d.effective_clusters
+    assert plan.design_effect == max(1.0, d.design_effect)
+    expected = sps.nct.sf(
+        sps.t.ppf(0.975, d.df), d.df, 0.1 / d.standard_error
+    )  # the gate's SE and df
+    assert plan.power_now == pytest.approx(expected, rel=1e-9)
+    few = stats.plan_power(
+        paired, 0.1, families={p.task_id: f"f{i % 4}" for i, p in enumerate(paired)}
+    )
+    assert few.power_now == 0.0  # 4 families: the gate cannot decide at 2.5%
