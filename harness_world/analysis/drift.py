@@ -97,6 +97,39 @@ def _graded(slots: Iterable[SlotResult]) -> dict[tuple[str, int], bool]:
     }
 
 
+def _task_rows(
+    per_task: dict[str, list[tuple[int, bool, bool]]],
+) -> tuple[list[PairedTask], list[TaskDrift]]:
+    """Each task's two tracks as a paired task (fresh as baseline) and as a drift row."""
+    paired = [
+        PairedTask(
+            task_id=task_id,
+            baseline=TaskTally(
+                task_id=task_id, runs=len(pairs), passes=sum(f for _, f, _ in pairs)
+            ),
+            candidate=TaskTally(
+                task_id=task_id, runs=len(pairs), passes=sum(s for _, _, s in pairs)
+            ),
+            difference=(sum(s for _, _, s in pairs) - sum(f for _, f, _ in pairs)) / len(pairs),
+        )
+        for task_id, pairs in per_task.items()
+    ]
+    changes = {c.task_id: c for c in task_changes(paired, 0.025)} if paired else {}
+    rows = [
+        TaskDrift(
+            task_id=task_id,
+            fresh=sum(f for _, f, _ in pairs) / len(pairs),
+            sequential=sum(s for _, _, s in pairs) / len(pairs),
+            drift=(sum(s for _, _, s in pairs) - sum(f for _, f, _ in pairs)) / len(pairs),
+            positions=[p for p, _, _ in pairs],
+            pairs=len(pairs),
+            p_adjusted=changes[task_id].p_adjusted,
+        )
+        for task_id, pairs in per_task.items()
+    ]
+    return paired, rows
+
+
 def track_drift(
     fresh: str | Path, sequential: str | Path, tasks: Iterable[Task] | None = None
 ) -> DriftReport:
@@ -124,32 +157,7 @@ def track_drift(
     for task_id, sample in sorted(a.keys() & b.keys()):
         done = sequence.done_before(task_id, sample)
         per_task.setdefault(task_id, []).append((done, a[task_id, sample], b[task_id, sample]))
-    paired = [
-        PairedTask(
-            task_id=task_id,
-            baseline=TaskTally(
-                task_id=task_id, runs=len(pairs), passes=sum(f for _, f, _ in pairs)
-            ),
-            candidate=TaskTally(
-                task_id=task_id, runs=len(pairs), passes=sum(s for _, _, s in pairs)
-            ),
-            difference=(sum(s for _, _, s in pairs) - sum(f for _, f, _ in pairs)) / len(pairs),
-        )
-        for task_id, pairs in per_task.items()
-    ]
-    changes = {c.task_id: c for c in task_changes(paired, 0.025)} if paired else {}
-    rows = [
-        TaskDrift(
-            task_id=task_id,
-            fresh=sum(f for _, f, _ in pairs) / len(pairs),
-            sequential=sum(s for _, _, s in pairs) / len(pairs),
-            drift=(sum(s for _, _, s in pairs) - sum(f for _, f, _ in pairs)) / len(pairs),
-            positions=[p for p, _, _ in pairs],
-            pairs=len(pairs),
-            p_adjusted=changes[task_id].p_adjusted,
-        )
-        for task_id, pairs in per_task.items()
-    ]
+    paired, rows = _task_rows(per_task)
     rows.sort(key=lambda r: (r.drift, r.task_id))
     per_pass: dict[int, list[int]] = {}
     for task_id, sample in sorted(a.keys() & b.keys()):
@@ -169,7 +177,11 @@ def track_drift(
         fresh=sum(r.fresh for r in rows) / n,
         sequential=sum(r.sequential for r in rows) / n,
         drift=sum(r.drift for r in rows) / n,
-        regressions=[r.task_id for r in rows if r.drift < 0 and changes[r.task_id].significant],
+        regressions=[
+            r.task_id
+            for r in rows
+            if r.drift < 0 and r.p_adjusted is not None and r.p_adjusted <= 2 * 0.025
+        ],
         by_pass=[(p, len(v), sum(v) / len(v)) for p, v in sorted(per_pass.items())],
         low=low,
         high=high,
