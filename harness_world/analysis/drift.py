@@ -5,7 +5,7 @@ after another; a fresh run gives every attempt a clean start. Each slot (task, s
 same session and fault seed in both, so the two are paired slot by slot. Per task: the pass
 rate on each track, the difference (sequential minus fresh: negative is drift for the worse)
 and how many tasks the instance had done before it (its position in each pass). Overall, the
-mean drift gets the interval of ``compare``'s gate (sign-flip wild cluster bootstrap-t over
+mean drift gets the interval of ``compare``'s gate (Webb-weight wild cluster bootstrap-t over
 task families, CR2, skew-corrected, binomial floor; two-sided 95%). The regression list is
 ``compare``'s: tasks whose drop survives a Holm correction of per-task Fisher exact tests
 (family-wise 5%), so two tracks that do not differ list none at the stated rate; the tasks
@@ -197,7 +197,7 @@ def render_drift(report: DriftReport) -> str:
         f"(drift {report.drift * 100:+.1f} pts, mean over tasks"
         + (
             f", 95% [{report.low * 100:+.1f}, {report.high * 100:+.1f}] from compare's "
-            "sign-flip bootstrap over families)"
+            "wild bootstrap over families)"
             if report.low is not None and report.high is not None
             else ")"
         ),

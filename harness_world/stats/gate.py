@@ -574,8 +574,9 @@ def decide(
       weights can, and measured closer to the nominal level in more of the bench's cells.
     * ``cr2-t`` / ``cr1-t``: t with Bell-McCaffrey df (``G - 1`` for CR1); closed-form bounds.
       On a degenerate spread a bootstrap method takes the more cautious of itself and the t
-      test on the floor: sign flips of differences that hardly vary cannot show the run-to-run
-      noise the floor stands for, and the floor's t cannot see how few clusters there are.
+      test on the floor: a wild bootstrap of differences that hardly vary cannot show the
+      run-to-run noise the floor stands for, and the floor's t cannot see how few clusters
+      there are.
     * ``skew_correction``: every statistic goes through Hall's monotone Edgeworth
       transformation with the clusters' skewness (`harness_world.stats.skew`), which keeps a
       one-sided test at its level when a few tasks move a lot in one direction.
@@ -623,7 +624,7 @@ def decide(
     p_increase, p_decrease = test.p_values(0.0)
     lower, upper = test.lower_bound(alpha), test.upper_bound(alpha)
     if common["floor_applied"]:
-        # Sign flips of differences that hardly vary cannot show the run-to-run noise the
+        # A wild bootstrap of differences that hardly vary cannot show the run-to-run noise the
         # floor stands for, and the floor's t cannot see how few clusters there are: on a
         # degenerate spread the more cautious of the two decides.
         t_up, t_down = _t_reference(common, 0.0)
