@@ -1,14 +1,14 @@
 """Calibration of the ``compare`` gates: false decisions and power, measured by simulation.
 
 Every simulated comparison is decided by the real gate, `harness_world.stats.assess` (what
-``compare`` runs: the sign-flip wild cluster bootstrap-t, CR2-studentized, skew-corrected),
+``compare`` runs: the Webb-weight wild cluster bootstrap-t, CR2-studentized, skew-corrected),
 and, side by side on the same rows, by the candidate methods it was chosen from:
 
 * ``cr1``: the gate before issue 28 (CR1 over families, t with G - 1 df, no skew correction);
 * ``cr2``: CR2 standard error, t with Bell-McCaffrey df;
 * ``cr2+edge``: the same with Hall's Edgeworth correction for skewness;
-* ``webb``: the wild cluster bootstrap-t with Webb's six-point weights (skew-corrected);
-* ``flip``: the gate's sign-flip bootstrap without the skew correction;
+* ``rademacher``: the wild cluster bootstrap-t with Rademacher sign flips (skew-corrected);
+* ``webb-noskew``: the gate's Webb-weight bootstrap without the skew correction;
 * ``band``: the band ``compare`` used before issue 12 (z from 30 tasks, short tasks dropped,
   families ignored, no floor).
 
@@ -75,8 +75,8 @@ ALTERNATIVES: dict[str, tuple[Method, bool]] = {
     "cr1": ("cr1-t", False),
     "cr2": ("cr2-t", False),
     "cr2+edge": ("cr2-t", True),
-    "webb": ("webb", True),
-    "flip": ("sign-flip", False),
+    "rademacher": ("sign-flip", True),
+    "webb-noskew": ("webb", False),
 }
 COLUMNS = ("gate", *ALTERNATIVES, "band")
 
@@ -268,11 +268,10 @@ def alternative_decision(rows: list[RunRow], gate: str, method: Method, skew: bo
         paired, _ = stats.pair_tallies(stats.tally_runs(rows, "main"), stats.tally_runs(rows, "pr"))
         families = stats.task_families(rows)
         mu0 = -MARGIN if gate == "non-inferior" else 0.0
-        direction = "decrease" if gate == "no-regression" else "increase"
         p = p_value(
             paired,
             mu0,
-            direction=direction,
+            direction="decrease" if gate == "no-regression" else "increase",
             alpha=ALPHA,
             families=families,
             method=method,
@@ -301,7 +300,8 @@ def run_cell(
 ) -> dict[str, float | int | None]:
     """One (scenario, gate, null|effect) cell: each method's rate of the outcome that counts.
 
-    Null cells measure every method; effect cells the gate, ``cr1`` and the band.
+    Null cells measure every method; effect cells the gate, ``rademacher``, ``cr1`` and the
+    band.
     """
     if kind == "null":
         mode = "ni-null" if gate == "non-inferior" and sc.power else "null"
@@ -313,7 +313,7 @@ def run_cell(
     rng = np.random.default_rng([seed, SCENARIOS.index(sc), GATES.index(gate), kind == "null"])
     hits = dict.fromkeys(COLUMNS, 0)
     totals = dict.fromkeys(COLUMNS, 0)
-    measured = COLUMNS if kind == "null" else ("gate", "cr1", "band")
+    measured = COLUMNS if kind == "null" else ("gate", "rademacher", "cr1", "band")
     true_changes: list[float] = []
     for _ in range(sims):
         p_b, p_c = rates(sc, mode, rng)
@@ -353,17 +353,17 @@ def table(results: Results) -> str:
         "cr1": "CR1 t (before)",
         "cr2": "CR2 t",
         "cr2+edge": "CR2 t + Edgeworth",
-        "webb": "Webb",
-        "flip": "sign-flip, no skew corr.",
+        "rademacher": "Rademacher",
+        "webb-noskew": "Webb, no skew corr.",
         "band": "old band",
     }
     head = (
         "| scenario | gate | "
         + " | ".join(f"false: {names[c]}" for c in COLUMNS)
-        + " | power: gate | power: CR1 t | true change (power cell) |\n"
+        + " | power: gate | power: Rademacher | power: CR1 t | true change (power cell) |\n"
         + "| --- | --- | "
         + " | ".join("---" for _ in COLUMNS)
-        + " | --- | --- | --- |"
+        + " | --- | --- | --- | --- |"
     )
     lines = [head]
     for sc in SCENARIOS:
@@ -372,11 +372,14 @@ def table(results: Results) -> str:
             null, eff = cell["null"], cell.get("effect")
             false = " | ".join(_pct(null.get(c)) for c in COLUMNS)
             if eff is None:
-                power = "— | — | —"
+                power = "— | — | — | —"
             else:
                 change = eff["true_change"]
                 assert isinstance(change, float)
-                power = f"{_pct(eff['gate'])} | {_pct(eff['cr1'])} | {change * 100:+.1f} pts"
+                power = (
+                    f"{_pct(eff['gate'])} | {_pct(eff['rademacher'])} | {_pct(eff['cr1'])} | "
+                    f"{change * 100:+.1f} pts"
+                )
             lines.append(f"| {sc.name} | {gate} | {false} | {power} |")
     return "\n".join(lines)
 

@@ -4,8 +4,8 @@ A crossed run (`harness_world.running.crossed`) holds one run directory per conf
 (harness × model profile), every slot paired across configurations by task, sample and seed.
 For each profile, the candidate harness's configuration is compared with the baseline's over
 the tasks both ran: per task, the mean over paired samples of candidate minus baseline pass
-(1/0); over tasks, their mean, with the interval of ``compare``'s gate (sign-flip wild
-cluster bootstrap-t over task families, CR2, skew-corrected, binomial floor), simultaneous over
+(1/0); over tasks, their mean, with the interval of ``compare``'s gate (Webb-weight
+wild cluster bootstrap-t over task families, CR2, skew-corrected, binomial floor), simultaneous over
 the profiles (Bonferroni). The aggregate averages each task over the profiles first, so it
 counts tasks, not task x profile cells. The interaction (a harness that helps one model and
 hurts another) is tested, not read off the signs: per task, each profile's difference minus
@@ -411,7 +411,7 @@ def render_crossed(c: CrossedComparison) -> str:
     lines = [
         f"crossed run {c.out}: {c.candidate} vs {c.baseline} (pass rate, paired by task, "
         f"sample and seed; per profile {each:.4g}% intervals, 95% over all profiles together, "
-        f"from compare's sign-flip bootstrap over families; random patterns' seed {c.seed})",
+        f"from compare's wild bootstrap over families; random patterns' seed {c.seed})",
         *(_line(d) for d in c.profiles),
         _line(c.aggregate).replace("  *   ", "  all ", 1),
         f"  spread across profiles: {c.spread * 100:.1f} pts",

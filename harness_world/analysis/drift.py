@@ -5,7 +5,7 @@ after another; a fresh run gives every attempt a clean start. Each slot (task, s
 same session and fault seed in both, so the two are paired slot by slot. Per task: the pass
 rate on each track, the difference (sequential minus fresh: negative is drift for the worse)
 and how many tasks the instance had done before it (its position in each pass). Overall, the
-mean drift gets the interval of ``compare``'s gate (sign-flip wild cluster bootstrap-t over
+mean drift gets the interval of ``compare``'s gate (Webb-weight wild cluster bootstrap-t over
 task families, CR2, skew-corrected, binomial floor; two-sided 95%). The regression list is
 ``compare``'s: tasks whose drop survives a Holm correction of per-task Fisher exact tests
 (family-wise 5%), so two tracks that do not differ list none at the stated rate; the tasks
@@ -97,6 +97,39 @@ def _graded(slots: Iterable[SlotResult]) -> dict[tuple[str, int], bool]:
     }
 
 
+def _task_rows(
+    per_task: dict[str, list[tuple[int, bool, bool]]],
+) -> tuple[list[PairedTask], list[TaskDrift]]:
+    """Each task's two tracks as a paired task (fresh as baseline) and as a drift row."""
+    paired = [
+        PairedTask(
+            task_id=task_id,
+            baseline=TaskTally(
+                task_id=task_id, runs=len(pairs), passes=sum(f for _, f, _ in pairs)
+            ),
+            candidate=TaskTally(
+                task_id=task_id, runs=len(pairs), passes=sum(s for _, _, s in pairs)
+            ),
+            difference=(sum(s for _, _, s in pairs) - sum(f for _, f, _ in pairs)) / len(pairs),
+        )
+        for task_id, pairs in per_task.items()
+    ]
+    changes = {c.task_id: c for c in task_changes(paired, 0.025)} if paired else {}
+    rows = [
+        TaskDrift(
+            task_id=task_id,
+            fresh=sum(f for _, f, _ in pairs) / len(pairs),
+            sequential=sum(s for _, _, s in pairs) / len(pairs),
+            drift=(sum(s for _, _, s in pairs) - sum(f for _, f, _ in pairs)) / len(pairs),
+            positions=[p for p, _, _ in pairs],
+            pairs=len(pairs),
+            p_adjusted=changes[task_id].p_adjusted,
+        )
+        for task_id, pairs in per_task.items()
+    ]
+    return paired, rows
+
+
 def track_drift(
     fresh: str | Path, sequential: str | Path, tasks: Iterable[Task] | None = None
 ) -> DriftReport:
@@ -124,32 +157,7 @@ def track_drift(
     for task_id, sample in sorted(a.keys() & b.keys()):
         done = sequence.done_before(task_id, sample)
         per_task.setdefault(task_id, []).append((done, a[task_id, sample], b[task_id, sample]))
-    paired = [
-        PairedTask(
-            task_id=task_id,
-            baseline=TaskTally(
-                task_id=task_id, runs=len(pairs), passes=sum(f for _, f, _ in pairs)
-            ),
-            candidate=TaskTally(
-                task_id=task_id, runs=len(pairs), passes=sum(s for _, _, s in pairs)
-            ),
-            difference=(sum(s for _, _, s in pairs) - sum(f for _, f, _ in pairs)) / len(pairs),
-        )
-        for task_id, pairs in per_task.items()
-    ]
-    changes = {c.task_id: c for c in task_changes(paired, 0.025)} if paired else {}
-    rows = [
-        TaskDrift(
-            task_id=task_id,
-            fresh=sum(f for _, f, _ in pairs) / len(pairs),
-            sequential=sum(s for _, _, s in pairs) / len(pairs),
-            drift=(sum(s for _, _, s in pairs) - sum(f for _, f, _ in pairs)) / len(pairs),
-            positions=[p for p, _, _ in pairs],
-            pairs=len(pairs),
-            p_adjusted=changes[task_id].p_adjusted,
-        )
-        for task_id, pairs in per_task.items()
-    ]
+    paired, rows = _task_rows(per_task)
     rows.sort(key=lambda r: (r.drift, r.task_id))
     per_pass: dict[int, list[int]] = {}
     for task_id, sample in sorted(a.keys() & b.keys()):
@@ -169,7 +177,11 @@ def track_drift(
         fresh=sum(r.fresh for r in rows) / n,
         sequential=sum(r.sequential for r in rows) / n,
         drift=sum(r.drift for r in rows) / n,
-        regressions=[r.task_id for r in rows if r.drift < 0 and changes[r.task_id].significant],
+        regressions=[
+            r.task_id
+            for r in rows
+            if r.drift < 0 and r.p_adjusted is not None and r.p_adjusted <= 2 * 0.025
+        ],
         by_pass=[(p, len(v), sum(v) / len(v)) for p, v in sorted(per_pass.items())],
         low=low,
         high=high,
@@ -185,7 +197,7 @@ def render_drift(report: DriftReport) -> str:
         f"(drift {report.drift * 100:+.1f} pts, mean over tasks"
         + (
             f", 95% [{report.low * 100:+.1f}, {report.high * 100:+.1f}] from compare's "
-            "sign-flip bootstrap over families)"
+            "wild bootstrap over families)"
             if report.low is not None and report.high is not None
             else ")"
         ),

@@ -665,8 +665,8 @@ def _holm_section(c: Comparison, o: ComparisonOutcome) -> str:
     )
 
 
-def _comparison_section(c: Comparison, o: ComparisonOutcome, notes: Sequence[str]) -> str:
-    summary = _table(
+def _summary_table(c: Comparison) -> str:
+    return _table(
         ["config", "mean pass rate", "solid", "flaky", "broken"],
         [
             [
@@ -686,6 +686,10 @@ def _comparison_section(c: Comparison, o: ComparisonOutcome, notes: Sequence[str
         ],
         f"{len(c.paired)} paired tasks, at least {c.min_runs} run(s) each side",
     )
+
+
+def _comparison_section(c: Comparison, o: ComparisonOutcome, notes: Sequence[str]) -> str:
+    summary = _summary_table(c)
     flips = _table(
         ["task", "baseline", "candidate"],
         [

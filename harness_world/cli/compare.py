@@ -2,10 +2,11 @@
 
 Reads a results CSV (``task_id,run_index,config,passed[,family]``) or two run directories,
 pairs every task that has runs under both configurations, and prints the mean change, a
-one-sided test of it at ``--alpha`` (default 2.5% per direction: a sign-flip wild cluster
-bootstrap-t over task families, CR2-studentized and skew-corrected, a binomial variance floor
-when the spread is degenerate), the tasks short of runs, a worst case, the per-task changes that
-survive a Holm correction and the tasks that flipped between solid and broken.
+one-sided test of it at ``--alpha`` (default 2.5% per direction: a wild cluster bootstrap-t
+with Webb weights over task families, CR2-studentized and skew-corrected, a binomial variance
+floor when the spread is degenerate), the tasks short of runs, a worst case and a tipping
+point, the per-task changes that survive a Holm correction and the tasks that flipped between
+solid and broken.
 
 ``--gate`` turns the decision into the exit code: ``improved`` needs the lower bound of the
 change above 0; ``no-regression`` fails on a significant drop; ``non-inferior --margin X``
@@ -105,10 +106,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
             "(a worst case, candidate's missing runs as failures and baseline's as passes,\n"
             "is printed beside the observed result).\n\n"
             "The decision is a one-sided test of the mean per-task change at --alpha (default\n"
-            "0.025 per direction): a sign-flip wild cluster bootstrap-t over task families\n"
+            "0.025 per direction): a wild cluster bootstrap-t (Webb weights) over task families\n"
             "(every task its own family when the data name none; --no-clusters to ignore\n"
             "them), studentized with the CR2 standard error and corrected for skewness. With\n"
-            "5 families or fewer no decision at 2.5% is possible, and the report says so.\n"
+            "few or dominant families the report warns, with the effective number of them.\n"
             "When the spread of the differences is degenerate (below what the tasks'\n"
             "run-to-run noise alone would give), a binomial variance floor replaces it.\n\n"
             "Per-task changes are listed only when significant after a Holm correction;\n"

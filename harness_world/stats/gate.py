@@ -8,13 +8,13 @@ runs. This module provides it:
 * `decide`: a one-sided test on the mean per-task difference. Clusters are the task families
   (every task its own when there are none). The standard error is CR2 (bias-reduced,
   `harness_world.stats.cluster`); the decision is a wild cluster bootstrap-t with the null
-  imposed and Rademacher weights, i.e. a studentized sign-flip test of the families
-  (`harness_world.stats.wild`), of a statistic corrected for skewness by Hall's Edgeworth
-  transformation (`harness_world.stats.skew`). When the spread is *degenerate* (its
-  variance below the 1% point of what the run-to-run noise of the tasks alone would give) a
-  *binomial variance floor* replaces it, so a suite whose differences happen to be all equal
-  cannot claim certainty. The CR1 / CR2 t tests and Webb weights are kept as ``method``
-  choices so that the calibration bench can measure them beside the gate.
+  imposed and Webb's six-point weights (`harness_world.stats.wild`), of a statistic corrected
+  for skewness by Hall's Edgeworth transformation (`harness_world.stats.skew`). When the
+  spread is *degenerate* (its variance below the 1% point of what the run-to-run noise of the
+  tasks alone would give) a *binomial variance floor* replaces it, so a suite whose
+  differences happen to be all equal cannot claim certainty. Rademacher sign flips and the
+  CR1 / CR2 t tests are kept as ``method`` choices so that the calibration bench measures
+  them beside the gate (they were the candidates the gate was chosen from).
 * `gate_passes`: ``improved`` / ``no-regression`` / ``non-inferior`` / ``none`` from a decision.
 * `assess`: the whole gate over run rows: missing and short tasks, the observed decision and a
   worst case (candidate's missing runs counted as failures, baseline's as passes), per-task
@@ -23,8 +23,8 @@ runs. This module provides it:
 * `plan_power` / `tasks_for_power`: tasks and runs needed for 80% power at a given change.
 
 Everything is order-independent (tasks and clusters are put in a canonical order first) and
-deterministic: with 12 clusters or fewer every sign pattern is enumerated; above, the patterns
-come from a fixed, reported seed.
+deterministic: with 4 clusters or fewer every Webb pattern is enumerated (12 or fewer for sign
+flips); above, the patterns come from a fixed, reported seed.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ GateName = Literal["improved", "no-regression", "non-inferior", "none"]
 """The gates ``compare`` can apply."""
 
 Method = Literal["sign-flip", "webb", "cr2-t", "cr1-t"]
-"""How the decision was computed (see `decide`): ``sign-flip`` is what ``compare`` uses."""
+"""How the decision was computed (see `decide`): ``webb`` is what ``compare`` uses."""
 
 Resampling = Literal["exhaustive", "random", "none"]
 """Whether a bootstrap used every weight pattern, seeded random ones, or none (a t test)."""
@@ -103,10 +103,11 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
     """A one-sided test on the mean per-task difference (candidate - baseline).
 
     Attributes:
-        method: ``sign-flip`` (the gate: a wild cluster bootstrap-t with Rademacher weights and
-            the null imposed), ``webb`` (the same with Webb weights), ``cr2-t`` (CR2 standard
-            error, t with Bell-McCaffrey df) or ``cr1-t`` (CR1, t with ``G - 1`` df; the gate
-            before issue 28). Without families every task is its own cluster.
+        method: ``webb`` (the gate: a wild cluster bootstrap-t with Webb's six-point weights
+            and the null imposed), ``sign-flip`` (the same with Rademacher weights), ``cr2-t``
+            (CR2 standard error, t with Bell-McCaffrey df) or ``cr1-t`` (CR1, t with ``G - 1``
+            df; the gate before the small-sample methods). Without families every task is its
+            own cluster.
         skew_corrected: Whether Hall's Edgeworth transformation corrected the statistic for
             skewed differences.
         alpha: One-sided level of each bound and of each gate.
@@ -380,6 +381,53 @@ class _Prepared:
     test: WildClusterTest | None  # None: decided by the t reference alone (t methods)
 
 
+def _grouped(
+    items: Sequence[PairedTask], families: Mapping[str, str] | None
+) -> tuple[list[Fraction], list[Fraction], list[int], bool]:
+    """Exact per-task differences, and their sums and sizes per cluster (families or tasks).
+
+    Exact arithmetic on the per-task rates: equal differences leave no rounding residue.
+    """
+    diffs = [
+        Fraction(p.candidate.passes, p.candidate.runs)
+        - Fraction(p.baseline.passes, p.baseline.runs)
+        for p in items
+    ]
+    labels = _cluster_labels(items, families)
+    clustered = labels is not None and len(set(labels)) >= 2
+    groups: dict[str, list[Fraction]] = {}
+    for label, d in zip(
+        labels if clustered and labels else [p.task_id for p in items], diffs, strict=True
+    ):
+        groups.setdefault(label, []).append(d)
+    sums = [sum(ds, Fraction(0)) for ds in groups.values()]
+    return diffs, sums, [len(ds) for ds in groups.values()], clustered
+
+
+def _moments(
+    diffs: Sequence[Fraction], sums: Sequence[Fraction], sizes: Sequence[int]
+) -> tuple[Fraction, list[Fraction], Fraction]:
+    """The exact mean, each cluster's residual sum and the paired variance of the mean."""
+    n = len(diffs)
+    mean = sum(diffs, Fraction(0)) / n
+    residual_sums = [s - k * mean for s, k in zip(sums, sizes, strict=True)]
+    paired_var = sum(((d - mean) ** 2 for d in diffs), Fraction(0)) / (n * (n - 1))
+    return mean, residual_sums, paired_var
+
+
+def _exact_variance(
+    method: Method, residual_sums: Sequence[Fraction], sizes: Sequence[int], n: int
+) -> tuple[Fraction, float]:
+    """The mean's variance (exact) and its df: CR1 with ``G - 1``, else CR2 with Bell-McCaffrey."""
+    g = len(sizes)
+    if method == "cr1-t":
+        return Fraction(g, g - 1) * sum((u * u for u in residual_sums), Fraction(0)) / n**2, float(
+            g - 1
+        )
+    terms = (u * u * Fraction(n, n - k) for u, k in zip(residual_sums, sizes, strict=True))
+    return sum(terms, Fraction(0)) / n**2, bell_mccaffrey_df(sizes)
+
+
 def _prepare(
     paired: Sequence[PairedTask],
     *,
@@ -394,73 +442,37 @@ def _prepare(
 
     _check_alpha(alpha)
     items = sorted(paired, key=lambda p: p.task_id)
-    n = len(items)
-    if n < 2:
+    if (n := len(items)) < 2:
         raise StatsInputError(f"fewer than 2 paired tasks ({n})")
-    # Exact arithmetic on the per-task rates: equal differences leave no rounding residue.
-    diffs = [
-        Fraction(p.candidate.passes, p.candidate.runs)
-        - Fraction(p.baseline.passes, p.baseline.runs)
-        for p in items
-    ]
-    exact_mean = sum(diffs, Fraction(0)) / n
-    labels = _cluster_labels(items, families)
-    clustered = labels is not None and len(set(labels)) >= 2
-    groups: dict[str, list[Fraction]] = {}
-    for label, d in zip(
-        labels if clustered and labels else [p.task_id for p in items], diffs, strict=True
-    ):
-        groups.setdefault(label, []).append(d)
-    sums = [sum(ds, Fraction(0)) for ds in groups.values()]
-    sizes = [len(ds) for ds in groups.values()]
-    residual_sums = [s - k * exact_mean for s, k in zip(sums, sizes, strict=True)]
-    paired_var = sum(((d - exact_mean) ** 2 for d in diffs), Fraction(0)) / (n * (n - 1))
-    g = len(sizes)
-    if method == "cr1-t":
-        exact_var = Fraction(g, g - 1) * sum((u * u for u in residual_sums), Fraction(0)) / n**2
-        df = float(g - 1)
-    else:
-        exact_var = (
-            sum(
-                (u * u * Fraction(n, n - k) for u, k in zip(residual_sums, sizes, strict=True)),
-                Fraction(0),
-            )
-            / n**2
-        )
-        df = bell_mccaffrey_df(sizes)
-    mean = float(exact_mean)
+    diffs, sums, sizes, clustered = _grouped(items, families)
+    exact_mean, residual_sums, paired_var = _moments(diffs, sums, sizes)
+    exact_var, df = _exact_variance(method, residual_sums, sizes, n)
     variance = float(exact_var)
-    empirical = math.sqrt(variance)
     floor = math.sqrt(math.fsum(_floor_variances(items))) / n
     # The spread is degenerate when its variance is below the 1% point of what run-to-run
     # noise alone would give (floor^2 * chi2_df / df); then the floor replaces it.
     threshold = floor**2 * float(special.chdtri(df, 1 - _DEGENERATE_QUANTILE)) / df
     degenerate = variance < threshold
-    se = floor if degenerate else empirical
-    quantile = float(special.stdtrit(df, 1 - alpha))
-    adjusted = [
-        float(u) * math.sqrt(n / (n - k)) for u, k in zip(residual_sums, sizes, strict=True)
-    ]
-    gamma = cluster_skewness(adjusted) if skew_correction else 0.0
-    paired_se = math.sqrt(float(paired_var))
+    root_h = [math.sqrt(n / (n - k)) for k in sizes]
+    adjusted = [float(u) * r for u, r in zip(residual_sums, root_h, strict=True)]
     common: dict[str, Any] = {
         "method": method,
         "skew_corrected": skew_correction,
         "alpha": alpha,
         "sidedness": "one-sided",
         "tasks": n,
-        "clusters": g if clustered else None,
-        "effective_clusters": df + 1 if method != "cr1-t" else bell_mccaffrey_df(sizes) + 1,
+        "clusters": len(sizes) if clustered else None,
+        "effective_clusters": bell_mccaffrey_df(sizes) + 1,
         "df": df,
-        "mean": mean,
-        "standard_error": se,
-        "empirical_standard_error": empirical,
-        "paired_standard_error": paired_se,
+        "mean": float(exact_mean),
+        "standard_error": floor if degenerate else math.sqrt(variance),
+        "empirical_standard_error": math.sqrt(variance),
+        "paired_standard_error": math.sqrt(float(paired_var)),
         "design_effect": variance / float(paired_var) if paired_var > 0 else 1.0,
         "floor_standard_error": floor,
         "floor_applied": degenerate,
-        "skewness": gamma,
-        "t_quantile": quantile,
+        "skewness": cluster_skewness(adjusted) if skew_correction else 0.0,
+        "t_quantile": float(special.stdtrit(df, 1 - alpha)),
     }
     if method in ("cr2-t", "cr1-t"):
         return _Prepared(common, None)
@@ -497,7 +509,7 @@ def p_value(
     direction: Literal["increase", "decrease"],
     alpha: float = _DEFAULT_ALPHA,
     families: Mapping[str, str] | None = None,
-    method: Method = "sign-flip",
+    method: Method = "webb",
     skew_correction: bool = True,
     draws: int = DEFAULT_DRAWS,
     seed: int = DEFAULT_SEED,
@@ -536,7 +548,7 @@ def decide(
     *,
     alpha: float = _DEFAULT_ALPHA,
     families: Mapping[str, str] | None = None,
-    method: Method = "sign-flip",
+    method: Method = "webb",
     skew_correction: bool = True,
     draws: int = DEFAULT_DRAWS,
     seed: int = DEFAULT_SEED,
@@ -554,14 +566,17 @@ def decide(
       of what run-to-run noise alone gives; always so when every difference is equal), the
       floor ``sqrt(sum_i v_i) / n`` is used instead (see `Decision.floor_standard_error`),
       in the data and in every bootstrap sample alike.
-    * ``sign-flip`` (the default, what ``compare`` decides with) and ``webb``: a wild cluster
-      bootstrap-t with the null imposed (`harness_world.stats.wild`); bounds by inverting it.
-      With every sign pattern enumerated (12 clusters or fewer) it is an exact randomization
-      test whenever the clusters' differences are symmetric under the null.
+    * ``webb`` (the default, what ``compare`` decides with) and ``sign-flip``: a wild cluster
+      bootstrap-t with the null imposed (`harness_world.stats.wild`), Webb's six-point or
+      Rademacher weights; bounds by inverting it. Sign flips with every pattern enumerated
+      (12 clusters or fewer) are an exact randomization test when the clusters' differences
+      are symmetric under the null, but cannot reject at 2.5% with 5 clusters or fewer; Webb
+      weights can, and measured closer to the nominal level in more of the bench's cells.
     * ``cr2-t`` / ``cr1-t``: t with Bell-McCaffrey df (``G - 1`` for CR1); closed-form bounds.
       On a degenerate spread a bootstrap method takes the more cautious of itself and the t
-      test on the floor: sign flips of differences that hardly vary cannot show the run-to-run
-      noise the floor stands for, and the floor's t cannot see how few clusters there are.
+      test on the floor: a wild bootstrap of differences that hardly vary cannot show the
+      run-to-run noise the floor stands for, and the floor's t cannot see how few clusters
+      there are.
     * ``skew_correction``: every statistic goes through Hall's monotone Edgeworth
       transformation with the clusters' skewness (`harness_world.stats.skew`), which keeps a
       one-sided test at its level when a few tasks move a lot in one direction.
@@ -592,18 +607,13 @@ def decide(
         seed=seed,
     )
     common, test = prepared.common, prepared.test
-    mean, se, gamma, quantile = (
-        common["mean"],
-        common["standard_error"],
-        common["skewness"],
-        common["t_quantile"],
-    )
+    t_lower, t_upper = _t_bounds(common)
     if test is None:
         p_increase, p_decrease = _t_reference(common, 0.0)
         return Decision(
             **common,
-            lower=mean - se * hall_inverse(quantile, gamma),
-            upper=mean - se * hall_inverse(-quantile, gamma),
+            lower=t_lower,
+            upper=t_upper,
             p_increase=p_increase,
             p_decrease=p_decrease,
             resampling="none",
@@ -614,14 +624,14 @@ def decide(
     p_increase, p_decrease = test.p_values(0.0)
     lower, upper = test.lower_bound(alpha), test.upper_bound(alpha)
     if common["floor_applied"]:
-        # Sign flips of differences that hardly vary cannot show the run-to-run noise the
+        # A wild bootstrap of differences that hardly vary cannot show the run-to-run noise the
         # floor stands for, and the floor's t cannot see how few clusters there are: on a
         # degenerate spread the more cautious of the two decides.
         t_up, t_down = _t_reference(common, 0.0)
         p_increase, p_decrease = max(p_increase, t_up), max(p_decrease, t_down)
         # Still on the scale of a change, like the inverted bootstrap's bounds.
-        lower = max(-1.0, min(lower, mean - se * hall_inverse(quantile, gamma)))
-        upper = min(1.0, max(upper, mean - se * hall_inverse(-quantile, gamma)))
+        lower = max(-1.0, min(lower, t_lower))
+        upper = min(1.0, max(upper, t_upper))
     return Decision(
         **common,
         lower=lower,
@@ -633,6 +643,17 @@ def decide(
         seed=None if test.exhaustive else seed,
         smallest_p=1 / test.patterns,
     )
+
+
+def _t_bounds(common: Mapping[str, Any]) -> tuple[float, float]:
+    """The (skew-corrected) t reference's one-sided bounds: ``mean - SE g^-1(-/+ t)``."""
+    mean, se, gamma, quantile = (
+        common["mean"],
+        common["standard_error"],
+        common["skewness"],
+        common["t_quantile"],
+    )
+    return mean - se * hall_inverse(quantile, gamma), mean - se * hall_inverse(-quantile, gamma)
 
 
 def gate_passes(decision: Decision, gate: GateName, margin: float | None = None) -> bool:
@@ -792,7 +813,7 @@ def plan_power(
     Planning uses what the gate uses: its standard error (CR2 over the families, or the floor
     when the spread is degenerate), its Bell-McCaffrey degrees of freedom and its design
     effect ``(SE_CR2 / SE_paired)^2``. The power is that of the t test with those df and SE
-    (noncentral t); the gate's sign-flip bootstrap has about that power when it can reach
+    (noncentral t); the gate's wild bootstrap has about that power when it can reach
     ``alpha`` at all (with 5 families or fewer it cannot: the power is then 0).
 
     For the table, the variance of a task's difference splits into a between-task part
@@ -1011,6 +1032,51 @@ def _tipping_point(
     return hi
 
 
+def _missing_analysis(
+    decide_on: Callable[[Sequence[PairedTask]], Decision],
+    observed: Decision,
+    gate: GateName,
+    margin: float | None,
+    base: Mapping[str, TaskTally],
+    cand: Mapping[str, TaskTally],
+    missing: Sequence[MissingTask],
+) -> tuple[Decision | None, bool | None, list[tuple[str, bool]], int | None]:
+    """The worst case, whether the gate passes on it, the lost runs and the tipping point."""
+    if not missing:
+        return None, None, [], None
+    worst = decide_on(_worst_case(base, cand, missing))
+    lost = _lost_runs(base, cand, missing)
+    tipping: int | None = None
+    if gate != "none":
+        tipping = _tipping_point(
+            lambda items: gate_passes(decide_on(items), gate, margin),
+            gate_passes(observed, gate, margin),
+            base,
+            cand,
+            lost,
+        )
+    return worst, gate_passes(worst, gate, margin), lost, tipping
+
+
+def _tallies(
+    rows: Sequence[RunRow], baseline: str, candidate: str, scheduled: Iterable[str], min_runs: int
+) -> tuple[dict[str, TaskTally], dict[str, TaskTally], list[MissingTask], list[PairedTask]]:
+    """Each side's tallies, the tasks short of runs and every task paired (none dropped)."""
+    base = {t.task_id: t for t in tally_runs(rows, baseline)}
+    cand = {t.task_id: t for t in tally_runs(rows, candidate)}
+    missing = _missing(base, cand, scheduled, min_runs, (baseline, candidate))
+    paired, _ = pair_tallies(base.values(), cand.values(), min_runs=1)
+    return base, cand, missing, paired
+
+
+def _check_assess(alpha: float, min_runs: int, gate: GateName, margin: float | None) -> None:
+    _check_alpha(alpha)
+    if min_runs < 1:
+        raise StatsInputError(f"min_runs must be at least 1, got {min_runs}")
+    if gate == "non-inferior" and (margin is None or not (math.isfinite(margin) and margin > 0)):
+        raise StatsInputError("the non-inferior gate needs a positive margin")
+
+
 def assess(
     rows: Iterable[RunRow],
     baseline: str,
@@ -1024,7 +1090,7 @@ def assess(
     allow_missing: bool = False,
     use_clusters: bool = True,
     mde: float | None = None,
-    method: Method = "sign-flip",
+    method: Method = "webb",
     skew_correction: bool = True,
     seed: int = DEFAULT_SEED,
 ) -> tuple[Comparison, GateResult]:
@@ -1054,7 +1120,7 @@ def assess(
         allow_missing: Decide on the observed runs even when some are missing.
         use_clusters: Use families when present (``--no-clusters`` turns this off).
         mde: Change to plan for (a fraction), or None for no plan.
-        method: The inference of `decide` (``sign-flip``, what ``compare`` uses; the others
+        method: The inference of `decide` (``webb``, what ``compare`` uses; the others
             are there to be measured against it).
         skew_correction: The Edgeworth correction of `decide`.
         seed: Seed of the random sign patterns (used only above 12 clusters).
@@ -1070,44 +1136,23 @@ def assess(
     """
     from scipy import special
 
-    _check_alpha(alpha)
-    if min_runs < 1:
-        raise StatsInputError(f"min_runs must be at least 1, got {min_runs}")
-    if gate == "non-inferior" and (margin is None or not (math.isfinite(margin) and margin > 0)):
-        raise StatsInputError("the non-inferior gate needs a positive margin")
+    _check_assess(alpha, min_runs, gate, margin)
     row_list = list(rows)
-    z = float(special.ndtri(1 - alpha))
+    z = float(special.ndtri(1 - alpha))  # the band's level is the gate's
     comparison = compare_results(row_list, baseline, candidate, min_runs=1, z=z, t_always=True)
-    families = task_families(row_list) if use_clusters else {}
     all_families = task_families(row_list)
-    base = {t.task_id: t for t in tally_runs(row_list, baseline)}
-    cand = {t.task_id: t for t in tally_runs(row_list, candidate)}
-    missing = _missing(base, cand, scheduled, min_runs, (baseline, candidate))
-    paired, _ = pair_tallies(base.values(), cand.values(), min_runs=1)
+    families = all_families if use_clusters else {}
+    base, cand, missing, paired = _tallies(row_list, baseline, candidate, scheduled, min_runs)
     how = {"method": method, "skew_correction": skew_correction, "seed": seed}
-    observed = decide(paired, alpha=alpha, families=families, **how)  # type: ignore[arg-type]
-    worst: Decision | None = None
-    worst_passed: bool | None = None
-    if missing:
-        worst = decide(
-            _worst_case(base, cand, missing),
-            alpha=alpha,
-            families=families,
-            **how,  # type: ignore[arg-type]
-        )
-        worst_passed = gate_passes(worst, gate, margin)
-    lost = _lost_runs(base, cand, missing)
-    tipping: int | None = None
-    if missing and gate != "none" and len(paired) >= 2:
 
-        def decide_at(items: list[PairedTask]) -> bool:
-            d = decide(items, alpha=alpha, families=families, **how)  # type: ignore[arg-type]
-            return gate_passes(d, gate, margin)
+    def decide_on(items: Sequence[PairedTask]) -> Decision:
+        return decide(items, alpha=alpha, families=families, **how)  # type: ignore[arg-type]
 
-        tipping = _tipping_point(decide_at, gate_passes(observed, gate, margin), base, cand, lost)
-    note = _cluster_note(observed, families, all_families, use_clusters=use_clusters)
+    observed = decide_on(paired)
+    worst, worst_passed, lost, tipping = _missing_analysis(
+        decide_on, observed, gate, margin, base, cand, missing
+    )
     passed, reason = _gate_outcome(observed, gate, margin, missing, allow_missing=allow_missing)
-    plan = plan_power(paired, mde, alpha=alpha, families=families) if mde is not None else None
     result = GateResult(
         gate=gate,
         margin=margin if gate == "non-inferior" else None,
@@ -1121,14 +1166,14 @@ def assess(
         worst_case=worst,
         worst_case_passed=worst_passed,
         families_used=observed.clusters is not None,
-        cluster_note=note,
+        cluster_note=_cluster_note(observed, families, all_families, use_clusters=use_clusters),
         warnings=_reliability_warnings(observed, paired, families),
         lost_runs=len(lost),
         tipping_point=tipping,
         correction="holm",
         significant_changes=[c for c in _task_changes(paired, alpha) if c.significant],
         flips=flipped_tasks(paired),
-        plan=plan,
+        plan=plan_power(paired, mde, alpha=alpha, families=families) if mde is not None else None,
     )
     return comparison, result
 

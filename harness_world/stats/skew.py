@@ -48,8 +48,9 @@ def hall_transform(
 
 def hall_inverse(y: float, gamma: float) -> float:
     """The T with ``g(T) = y``: ``3 (cbrt(1 + gamma (y - gamma / 6)) - 1) / gamma``."""
-    if gamma == 0:
-        return y
+    if abs(gamma) < 1e-9:
+        # First order in gamma: exact to rounding here, and free of underflow in x below.
+        return y - gamma / 6 - gamma * y * y / 3
     x = gamma * (y - gamma / 6)
     if x > -1:
         # expm1/log1p keep cbrt(1 + x) - 1 accurate when gamma is tiny.

@@ -206,6 +206,53 @@ class WildClusterTest:
         return hi
 
 
+_Arrays3 = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
+_Arrays4 = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
+
+
+def _pattern_sums(
+    rows: NDArray[np.float64],
+    total: NDArray[np.float64],
+    ng: NDArray[np.float64],
+    h: NDArray[np.float64],
+    n: int,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], _Arrays3, _Arrays4]:
+    """Per pattern: ``a``, ``c`` and the weighted sums of powers of ``P`` and ``Q``.
+
+    Computed in blocks of rows so that memory stays bounded for many clusters.
+    """
+    a_parts, c_parts = [], []
+    squares: list[list[NDArray[np.float64]]] = [[], [], []]
+    cubes: list[list[NDArray[np.float64]]] = [[], [], [], []]
+    step = max(1, _CHUNK // ng.size)
+    for start in range(0, rows.shape[0], step):
+        w = rows[start : start + step]
+        a = w @ total / n
+        c = w @ ng / n
+        p = w * total - np.outer(a, ng)
+        q = w * ng - np.outer(c, ng)
+        hp, hq = h * p, h * q
+        pp, pq, qq = hp * p, hp * q, hq * q
+        a_parts.append(a)
+        c_parts.append(c)
+        squares[0].append(pp.sum(axis=1))
+        squares[1].append(pq.sum(axis=1))
+        squares[2].append(qq.sum(axis=1))
+        root = np.sqrt(h)
+        cubes[0].append((root * pp * p).sum(axis=1))
+        cubes[1].append((root * pp * q).sum(axis=1))
+        cubes[2].append((root * pq * q).sum(axis=1))
+        cubes[3].append((root * qq * q).sum(axis=1))
+    sq = tuple(np.concatenate(part) for part in squares)
+    cu = tuple(np.concatenate(part) for part in cubes)
+    return (
+        np.concatenate(a_parts),
+        np.concatenate(c_parts),
+        (sq[0], sq[1], sq[2]),
+        (cu[0], cu[1], cu[2], cu[3]),
+    )
+
+
 def wild_cluster_test(
     sums: Sequence[float],
     sizes: Sequence[int],
@@ -261,36 +308,13 @@ def wild_cluster_test(
     mean = math.fsum(sums) / n
     h = n / (n - ng)
     rows, exhaustive = _patterns(weights, len(order), draws, seed)
-    a_parts, c_parts = [], []
-    squares: list[list[NDArray[np.float64]]] = [[], [], []]
-    cubes: list[list[NDArray[np.float64]]] = [[], [], [], []]
-    step = max(1, _CHUNK // len(order))
-    for start in range(0, rows.shape[0], step):
-        w = rows[start : start + step]
-        a = w @ total / n
-        c = w @ ng / n
-        p = w * total - np.outer(a, ng)
-        q = w * ng - np.outer(c, ng)
-        hp, hq = h * p, h * q
-        pp, pq, qq = hp * p, hp * q, hq * q
-        a_parts.append(a)
-        c_parts.append(c)
-        squares[0].append(pp.sum(axis=1))
-        squares[1].append(pq.sum(axis=1))
-        squares[2].append(qq.sum(axis=1))
-        root = np.sqrt(h)
-        cubes[0].append((root * pp * p).sum(axis=1))
-        cubes[1].append((root * pp * q).sum(axis=1))
-        cubes[2].append((root * pq * q).sum(axis=1))
-        cubes[3].append((root * qq * q).sum(axis=1))
+    a, c, sq, cu = _pattern_sums(rows, total, ng, h, n)
     residual = total - ng * mean
     if observed_variance is None:
         observed_variance = float(np.sum(h * residual**2)) / n**2
     adjusted = residual * np.sqrt(h)
     square = float(np.sum(adjusted**2))
     skewness = float(np.sum(adjusted**3)) / square**1.5 if square > 0 else 0.0
-    sq = tuple(np.concatenate(part) for part in squares)
-    cu = tuple(np.concatenate(part) for part in cubes)
     return WildClusterTest(
         mean=mean,
         tasks=n,
@@ -304,8 +328,8 @@ def wild_cluster_test(
         exhaustive=exhaustive,
         patterns=int(rows.shape[0]),
         seed=seed,
-        a=np.concatenate(a_parts),
-        c=np.concatenate(c_parts),
-        squares=(sq[0], sq[1], sq[2]),
-        cubes=(cu[0], cu[1], cu[2], cu[3]),
+        a=a,
+        c=c,
+        squares=sq,
+        cubes=cu,
     )

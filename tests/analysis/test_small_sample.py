@@ -152,7 +152,7 @@ def test_p_value_agrees_with_the_bounds():
     assert stats.p_value(paired, d.upper + 1e-6, direction="decrease") <= d.alpha
 
 
-def test_five_families_cannot_reach_2_5_percent_and_the_gate_says_so():
+def test_five_families_cannot_reach_2_5_percent_by_sign_flips_and_the_gate_says_so():
     rows = []
     for g in range(5):
         for i in range(4):
@@ -167,10 +167,14 @@ def test_five_families_cannot_reach_2_5_percent_and_the_gate_says_so():
                     )
                     for r in range(5)
                 )
-    _, result = stats.assess(rows, "main", "pr", gate="improved")
-    assert not result.passed  # every family gained 80 points, yet 1/32 > 2.5%
-    assert result.observed.smallest_p == 1 / 32
-    assert "only 5 families: the smallest p-value" in result.warnings[0]
+    _, flips = stats.assess(rows, "main", "pr", gate="improved", method="sign-flip")
+    assert not flips.passed  # every family gained 80 points, yet 1/32 > 2.5%
+    assert flips.observed.smallest_p == 1 / 32
+    assert "only 5 families: the smallest p-value" in flips.warnings[0]
+    # Webb's six-point weights can decide with 5 families; the gate warns that few are left.
+    _, webb = stats.assess(rows, "main", "pr", gate="improved")
+    assert webb.passed and webb.observed.method == "webb"
+    assert "effective number of clusters 5.0 of 5" in webb.warnings[0]
 
 
 def test_random_patterns_are_seeded_and_reported():
