@@ -29,7 +29,7 @@ from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.verifier import SlotResult
 from harness_world.grading.verify import verify
 from harness_world.running.attempt import Attempt
-from harness_world.running.oracles import load_oracles, load_routes, route_name
+from harness_world.running.oracles import load_routes, route_name
 from harness_world.running.run import run
 from harness_world.running.rundir import MANIFEST, load_manifest
 from harness_world.running.scripted import Script, ScriptContext, run_script
@@ -271,26 +271,24 @@ def _tampered_example() -> Tampered:
 
 
 def demo_advice() -> list[SlotAdvice]:
-    """Advisories of the demo's attempts: each world's oracles, then its ``demo`` mistakes.
+    """Advisories of the demo's attempts, numbered by the samples the demo run gives them.
 
-    ``sample`` numbers the attempts of one world in that order (they are not run samples).
+    Each (task, sample) plays what ``demo_agent`` plays there, so a row of ``diagnose --demo``
+    names the same attempt as ``diagnose`` on the run ``demo`` writes.
     """
+    agent, tasks = demo_agent()
+    by_id = {t.id: t for t in tasks}
+    worlds = {name: load_world(name) for name in DEMO_WORLDS}
     out: list[SlotAdvice] = []
-    for name in DEMO_WORLDS:
-        world = load_world(name)
-        tasks = {t.id: t for t in load_tasks(world=name)}
-        chosen = [m for m in load_mutants(name) if m.demo]
-        oracles = load_oracles(name)
-        scripts = [(t, oracles[t]) for t in sorted({m.task_id for m in chosen})]
-        scripts += [(m.task_id, m.script) for m in chosen]
-        for index, (task_id, script) in enumerate(scripts):
-            task = tasks[task_id]
-            record = run_script(world, task, script)
-            grade = verify(record, world, task).grade
-            if grade is None:
-                continue
-            found = advise(record, task, world)
-            out.append(
-                SlotAdvice(task_id=task_id, sample=index, passed=grade.passed, advisories=found)
-            )
+    for (task_id, sample), play in sorted(agent.plays.items()):
+        task = by_id[task_id]
+        world = worlds[task_id.split(".", 1)[0]]
+        record = run_script(world, task, play.script)
+        grade = verify(record, world, task).grade
+        if grade is None:
+            continue
+        found = advise(record, task, world)
+        out.append(
+            SlotAdvice(task_id=task_id, sample=sample, passed=grade.passed, advisories=found)
+        )
     return out

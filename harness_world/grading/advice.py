@@ -19,12 +19,14 @@ import attrs
 import msgspec
 
 from harness_world.engine.calls import CallRecord, WriteImage
+from harness_world.engine.canonical import to_json
 from harness_world.engine.schemas import tool_schemas
 from harness_world.engine.values import Key
 from harness_world.engine.world import World
 from harness_world.evidence.record import Record
 from harness_world.grading.checker import returned_row_keys
 from harness_world.grading.task import Task, select_targets
+from harness_world.grading.trusted import stated
 
 __all__ = ["ADVISORIES", "Advisory", "advise"]
 
@@ -126,12 +128,29 @@ def _filters(args: Any) -> dict[str, Any]:
     return {k: v for k, v in args.items() if k not in ("offset", "limit")}
 
 
+def _every_target_shown(t: _Trace) -> bool:
+    """Whether some result showed every target row whole (a page left behind hid none)."""
+    wanted = {(entity, key) for entity, keys in t.targets().items() for key in keys}
+    if not wanted:
+        return False
+    entities = list(t.world.contract.entities)
+    shown: set[tuple[str, Key]] = set()
+    for call in t.calls:
+        shown.update(returned_row_keys(call, entities))
+    return wanted <= shown
+
+
 def _unfollowed_page(t: _Trace) -> Advisory | None:
+    if _every_target_shown(t):
+        return None
+    message = stated(t.record.final_message)
     found: list[tuple[int, str]] = []
     for i, call in enumerate(t.calls):
         result = call.result
         if not (call.ok and isinstance(result, dict) and result.get("next_offset") is not None):
             continue
+        if result.get("total") is not None and to_json(result["total"]) in message:
+            continue  # the answer rests on the listing's own total, not on its rows
         wanted, base = result["next_offset"], _filters(call.args)
         if not any(
             later.tool == call.tool
@@ -305,7 +324,7 @@ def _acted_on_wrong_row(t: _Trace) -> Advisory | None:
             row = t.world.get(entity, key)
             if key in targets[entity] or row is None or (entity, key) in reported:
                 continue
-            for target_key in targets[entity]:
+            for target_key in sorted(targets[entity]):
                 target = t.world.get(entity, target_key)
                 why = _same_name(row, target) if target is not None else ""
                 if why:

@@ -25,6 +25,7 @@ from harness_world.analysis import (
 )
 from harness_world.cli import main
 from harness_world.coverage import ScriptContext, load_mutants, load_oracles, record_calls
+from harness_world.coverage.demo import demo_advice, demo_agent
 from harness_world.evidence import Outcome
 from harness_world.grading import ADVISORIES, Advisory, SlotResult
 from harness_world.running import scan_run
@@ -61,9 +62,35 @@ def test_demo_reach_is_measured(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["diagnose", "--demo", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     measured = payload["reach"]
-    assert measured["failed"] == 12 and measured["passed"] == 10
-    assert measured["false_alarms"] == 0  # no reference solution carries an advisory
+    assert measured["failed"] == 12 and measured["passed"] == 18
     assert measured["explained"] >= 10
+    # Every correct route is measured, not only the oracle: the one false alarm left is a
+    # transfer that writes the destination's stock row without reading it first.
+    alarms = {
+        (a["task_id"], a["sample"], v["name"])
+        for a in payload["advice"]
+        if a["passed"]
+        for v in a["advisories"]
+    }
+    assert alarms == {("inventory.transfer_copy_paper", 2, "write_without_read")}
+    assert measured["false_alarms"] == 1
+
+
+def test_demo_advice_numbers_the_samples_the_demo_run_gives(tmp_path: Path) -> None:
+    agent, _ = demo_agent()
+    numbered = {(a.task_id, a.sample) for a in demo_advice()}
+    assert numbered == set(agent.plays)
+
+
+def test_a_page_left_behind_is_no_advisory_when_the_answer_is_its_total() -> None:
+    """security_count: the second route reads one row and the listing's total; the mistake
+    reads the first page and counts its rows."""
+    by_slot = {(a.task_id, a.sample): a for a in demo_advice()}
+    names = {k: {v.name for v in a.advisories} for k, a in by_slot.items()}
+    assert by_slot[("helpdesk.security_count", 2)].passed
+    assert "unfollowed_page" not in names[("helpdesk.security_count", 2)]
+    assert "unfollowed_page" in names[("helpdesk.security_count", 1)]
+    assert "unfollowed_page" not in names[("helpdesk.reply_and_solve", 2)]
 
 
 def _reply_anyway(ctx: ScriptContext) -> str:
