@@ -106,7 +106,7 @@ class VerifyRow(msgspec.Struct, frozen=True, kw_only=True):
         evidence: ``verified``, ``ungraded`` or ``lost`` (a missing slot is lost).
         grade: ``passed``, ``failed`` or ``–`` (not graded).
         first_problem: Why it is not verified, why it failed, or why it is not graded.
-        reasons: One short line per failed criterion.
+        reasons: One line per failed criterion, whole (`id: detail`).
         not_reviewed: The prose criteria standing open until a person reviews them.
         harness: Its harness layer.
         mismatches: What replay found different (the first 20), for loose files.
@@ -529,7 +529,7 @@ def slot_row(slot: SlotResult) -> VerifyRow:
         evidence=evidence,
         grade=grade,
         first_problem=problem or ", ".join(r.split(":", 1)[0] for r in slot.failed),
-        reasons=[r if len(r) <= 120 else r[:119] + "…" for r in slot.failed],
+        reasons=list(slot.failed),
         not_reviewed=slot.not_reviewed,
         harness=HarnessCheck(checked=slot.harness_checked, failed=slot.harness_failed),
     )

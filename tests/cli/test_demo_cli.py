@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness_world.cli import main
+from harness_world.running import scan_run
 
 GOLDEN = Path(__file__).parent / "golden" / "demo.txt"
 
@@ -28,6 +29,11 @@ def test_demo_prints_outcome_evidence_and_grade_apart(
     report = json.loads(capsys.readouterr().out)
     assert report["evidence"] == {"verified": 30, "ungraded": 0, "lost": 0}
     assert report["grades"] == {"passed": 18, "failed": 12}
+    # --json never cuts a reason: each is the judged slot's whole `id: detail`.
+    slots = {(s.task_id, s.sample): s for s in scan_run(out).slots}
+    reasons = [(r, slots[(r["task"], r["sample"])].failed) for r in report["records"]]
+    assert all(row["reasons"] == failed for row, failed in reasons)
+    assert max(len(line) for _, failed in reasons for line in failed) > 120
 
 
 def test_the_demo_is_a_run_directory_report_and_html_read(
