@@ -52,12 +52,19 @@ def text_brain(steps: list[str]) -> Brain:
 
 @contextmanager
 def fake_openai(
-    brain: Brain, *, fail_first: int = 0, stall_first: int = 0, stall_s: float = 0.0
+    brain: Brain,
+    *,
+    fail_first: int = 0,
+    stall_first: int = 0,
+    stall_s: float = 0.0,
+    answer_model: str = "",
 ) -> Iterator[dict[str, Any]]:
     """Serve the brain on 127.0.0.1; yields {"base_url", "requests"} (the bodies received).
 
     The first ``fail_first`` requests get HTTP 500; the next ``stall_first`` are answered only
     after ``stall_s`` seconds (set the client's timeout below it to lose their responses).
+    Responses name ``answer_model`` as their model (default: the model asked for), as a
+    provider resolving an alias does.
     """
     state: dict[str, Any] = {
         "requests": [],
@@ -88,7 +95,7 @@ def fake_openai(
                     "id": f"chatcmpl-{len(state['requests'])}",
                     "object": "chat.completion",
                     "created": 0,
-                    "model": body["model"],
+                    "model": answer_model or body["model"],
                     "choices": [
                         {
                             "index": 0,

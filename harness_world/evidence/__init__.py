@@ -11,7 +11,9 @@ from harness_world.evidence.binding import (
     IndexEntry,
     append_index,
     binding_problem,
+    index_entry,
     read_index,
+    save_bound,
 )
 from harness_world.evidence.record import (
     FORMAT_VERSION,
@@ -21,6 +23,8 @@ from harness_world.evidence.record import (
     RecordContext,
     RecordError,
     Synthetic,  # forks
+    TranscriptMessage,
+    TranscriptToolCall,
     Usage,
     UserTurn,
     WorldRef,
@@ -43,15 +47,19 @@ __all__ = [
     "RecordContext",
     "RecordError",
     "Synthetic",
+    "TranscriptMessage",
+    "TranscriptToolCall",
     "Usage",
     "UserTurn",
     "WorldRef",
     "append_index",
     "binding_problem",
+    "index_entry",
     "load_record",
     "make_record",
     "read_index",
     "record_digest",
     "replay",
+    "save_bound",
     "save_record",
 ]

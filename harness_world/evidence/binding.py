@@ -2,8 +2,10 @@
 
 As each attempt of a run ends, one line is appended to the run's ``index.jsonl`` and fsync'd
 before the record itself is saved (write-ahead: a crash in between leaves a slot without a
-file, executed again on resume): the slot (task, sample, seed), the run's revision and the
-record's digest. A verifier checks each record file against its slot's last index line, so a record
+file, executed again on resume): the slot (task, sample, seed), the run's revision, the
+record's digest and the SHA-256 of the file's exact bytes (so a run's signature, which covers
+the index byte for byte, covers every byte of every record, the unhashed ``context`` and the
+layout included). A verifier checks each record file against its slot's last index line, so a record
 copied from another run, swapped between slots, duplicated or replaced is ``ungraded``, and a
 slot whose record was deleted is ``lost``. Replay proves a record consistent; the binding proves
 it is the record this run made for this slot. Whoever can rewrite the whole directory can
@@ -12,14 +14,23 @@ rewrite the index too: provenance needs a signature (see ``docs/threat-model.md`
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
 import msgspec
 
-from harness_world.evidence.record import Record
+from harness_world.evidence.record import Record, encode_record, write_atomically
 
-__all__ = ["INDEX", "IndexEntry", "append_index", "binding_problem", "read_index"]
+__all__ = [
+    "INDEX",
+    "IndexEntry",
+    "append_index",
+    "binding_problem",
+    "index_entry",
+    "read_index",
+    "save_bound",
+]
 
 INDEX = "index.jsonl"
 _MAX_INDEX_BYTES = 512 * 1024 * 1024
@@ -34,6 +45,8 @@ class IndexEntry(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
         seed: The slot's session seed.
         revision: The run's revision id.
         digest: The saved record's digest.
+        file_sha256: SHA-256 of the record file's exact bytes (empty in lines written before
+            the field: such a line binds the digest only).
     """
 
     task: str
@@ -41,20 +54,33 @@ class IndexEntry(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     seed: int
     revision: str
     digest: str
+    file_sha256: str = ""
 
 
 _DECODER = msgspec.json.Decoder(IndexEntry)
 
 
-def append_index(out: Path, record: Record) -> None:
-    """Append the line binding ``record`` to its slot; durable (fsync) before returning."""
-    entry = IndexEntry(
+def index_entry(record: Record, data: bytes) -> IndexEntry:
+    """The index line binding ``record``, saved as the bytes ``data``, to its slot."""
+    return IndexEntry(
         task=record.task_id,
         sample=record.sample,
         seed=record.seed,
         revision=record.revision,
         digest=record.digest,
+        file_sha256=hashlib.sha256(data).hexdigest(),
     )
+
+
+def save_bound(out: Path, record: Record, path: Path) -> Path:
+    """Encode ``record`` once, bind those bytes in ``out``'s index, then save them at ``path``."""
+    data = encode_record(record, "msgpack" if path.suffix == ".msgpack" else "json")
+    append_index(out, index_entry(record, data))
+    return write_atomically(data, path)
+
+
+def append_index(out: Path, entry: IndexEntry) -> None:
+    """Append one index line; durable (fsync) before returning."""
     line = msgspec.json.encode(entry) + b"\n"
     fd = os.open(out / INDEX, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
@@ -95,11 +121,13 @@ def binding_problem(
     seed: int,
     revision: str,
     entry: IndexEntry | None,
+    data: bytes,
 ) -> str:
     """Why ``record`` is not the record the run made for slot (task_id, sample); empty if it is.
 
     Args:
         record: The record found at the slot's path.
+        data: The exact bytes of its file.
         task_id: The slot's task.
         sample: The slot's sample index.
         seed: The slot's seed, derived from the run's base seed.
@@ -119,4 +147,10 @@ def binding_problem(
     assert entry is not None
     if (entry.digest, entry.seed, entry.revision) != (record.digest, seed, revision):
         return f"record digest differs from the run's index: not bound to slot {task_id}/{sample}"
+    if entry.file_sha256 and hashlib.sha256(data).hexdigest() != entry.file_sha256:
+        return (
+            "record file differs from the bytes the run's index binds (a field outside the "
+            f"digest, such as context, or the layout was edited): not bound to slot "
+            f"{task_id}/{sample}"
+        )
     return ""

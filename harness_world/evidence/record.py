@@ -32,11 +32,14 @@ __all__ = [
     "RecordContext",
     "RecordError",
     "Synthetic",
+    "TranscriptMessage",
+    "TranscriptToolCall",
     "Usage",
     "UserTurn",
     "WorldRef",
     "load_record",
     "make_record",
+    "read_record_bytes",
     "record_digest",
     "save_record",
     "write_atomically",
@@ -95,6 +98,8 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True):
         lost_input_tokens_estimate: The prompt tokens of those requests, *estimated* from the
             prompt the driver sent (no response reports them); their output tokens are unknown.
             Not part of ``input_tokens``.
+        models: The model ids the provider's responses named, distinct, in order of first
+            appearance: what answered, as opposed to the alias the agent asked for.
     """
 
     turns: int = 0
@@ -106,6 +111,7 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True):
     uncertain_cost: float = 0.0
     lost_requests: int = 0
     lost_input_tokens_estimate: int = 0
+    models: list[str] = []
 
 
 class RecordContext(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -167,6 +173,42 @@ class UserTurn(msgspec.Struct, frozen=True, kw_only=True):
 # -- end user channel -------------------------------------------------------------------------
 
 
+class TranscriptToolCall(msgspec.Struct, frozen=True, kw_only=True):
+    """One tool call a model message asked for, as the model wrote it.
+
+    Attributes:
+        id: The provider's id of the call (a tool message answers it by this id).
+        name: The tool named.
+        arguments: The arguments as the model wrote them (JSON text, possibly malformed).
+    """
+
+    id: str
+    name: str
+    arguments: str = ""
+
+
+class TranscriptMessage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One message of the conversation between a model-backed agent and its model.
+
+    The transcript is what the model was shown and what it wrote, kept so that an attempt can be
+    re-read turn by turn. Like the final message it is an input of the attempt: replay never
+    recomputes it, the digest covers it, and no criterion reads it.
+
+    Attributes:
+        role: ``system``, ``user``, ``assistant`` or ``tool``.
+        content: The message's text (a tool message: the result as the agent showed it).
+        tool_calls: The calls an assistant message asked for.
+        tool_call_id: The call a tool message answers.
+        after_call: Tool calls made before this message (places it in the call log).
+    """
+
+    role: str
+    content: str = ""
+    tool_calls: list[TranscriptToolCall] = []
+    tool_call_id: str = ""
+    after_call: int = 0
+
+
 class Record(msgspec.Struct, frozen=True, kw_only=True):
     """The evidence of one attempt; see ``docs/record-format.md`` for the file format.
 
@@ -185,6 +227,8 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
         usage: Turns, requests, tokens and cost.
         user_turns: The conversation with a simulated user, in order (empty without a user;
             then left out of the digest, so records made before the field keep their digest).
+        transcript: The model conversation of a model-backed agent (unset for agents that
+            have none, and then absent from the file and the digest).
         digest: SHA-256 over the canonical encoding of every field above (not ``context``):
             a single edited byte is detected even where replay cannot recompute the field.
         context: Wall-clock times, host, pid, parallelism: recorded, never compared.
@@ -207,6 +251,7 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
     final_message: str = ""
     usage: Usage = Usage()
     user_turns: list[UserTurn] = []
+    transcript: list[TranscriptMessage] | UnsetType = UNSET
     digest: str = ""
     context: RecordContext = RecordContext()
     faults: FaultLog | None = None
@@ -235,6 +280,7 @@ class _DigestUsage(msgspec.Struct, frozen=True, kw_only=True):
     uncertain_cost: float
     lost_requests: int | UnsetType = UNSET
     lost_input_tokens_estimate: int | UnsetType = UNSET
+    models: list[str] | UnsetType = UNSET
 
     @classmethod
     def of(cls, usage: Usage) -> _DigestUsage:
@@ -249,6 +295,7 @@ class _DigestUsage(msgspec.Struct, frozen=True, kw_only=True):
             uncertain_cost=usage.uncertain_cost,
             lost_requests=usage.lost_requests or UNSET,
             lost_input_tokens_estimate=usage.lost_input_tokens_estimate or UNSET,
+            models=usage.models or UNSET,
         )
 
 
@@ -276,6 +323,7 @@ class _DigestBody(msgspec.Struct, frozen=True, kw_only=True):
     final_message: str
     usage: _DigestUsage
     user_turns: list[UserTurn] | UnsetType = UNSET
+    transcript: list[TranscriptMessage] | UnsetType = UNSET
     digest: str = ""
     context: RecordContext = RecordContext()
     faults: FaultLog | UnsetType = UNSET
@@ -310,6 +358,7 @@ def record_digest(
         final_message=record.final_message,
         usage=_DigestUsage.of(record.usage),
         user_turns=record.user_turns or UNSET,
+        transcript=record.transcript,
         faults=UNSET if record.faults is None else record.faults,
         synthetic=record.synthetic,
     )
@@ -336,6 +385,7 @@ def make_record(
     usage: Usage | None = None,
     context: RecordContext | None = None,
     user_turns: list[UserTurn] | None = None,
+    transcript: list[TranscriptMessage] | None = None,
 ) -> Record:
     """Seal a session's evidence into a record (the digest is computed here)."""
     world = session.world
@@ -354,6 +404,7 @@ def make_record(
         final_message=final_message,
         usage=usage or Usage(),
         user_turns=list(user_turns or []),
+        transcript=list(transcript) if transcript else UNSET,
         context=context or RecordContext(),
         faults=None if session.faults is None else session.faults.log(),
     )
@@ -511,6 +562,21 @@ def _refuse_ext(code: int, data: memoryview) -> Any:
 _MSGPACK = msgspec.msgpack.Encoder(order="sorted")
 
 
+def read_record_bytes(path: str | Path) -> bytes:
+    """The exact bytes of a record file (a regular file only: a FIFO or device would block).
+
+    Raises:
+        RecordError: naming the file when it cannot be read.
+    """
+    source = Path(path)
+    try:
+        if source.exists() and not source.is_file():
+            raise RecordError(f"{source}: not a regular file")
+        return source.read_bytes()
+    except OSError as exc:
+        raise RecordError(f"{source}: cannot read: {exc.strerror or exc}") from None
+
+
 def load_record(path: str | Path) -> Record:
     """Read a record file (JSON or ``.msgpack``).
 
@@ -518,12 +584,7 @@ def load_record(path: str | Path) -> Record:
         RecordError: naming the file and what is wrong with it.
     """
     source = Path(path)
-    try:
-        if source.exists() and not source.is_file():  # a FIFO or device would block
-            raise RecordError(f"{source}: not a regular file")
-        data = source.read_bytes()
-    except OSError as exc:
-        raise RecordError(f"{source}: cannot read: {exc.strerror or exc}") from None
+    data = read_record_bytes(source)
     try:
         return decode_record(data, "msgpack" if source.suffix == ".msgpack" else "json")
     except RecordError as exc:

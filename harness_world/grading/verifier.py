@@ -32,7 +32,14 @@ from harness_world.engine.paths import builtin_dir
 from harness_world.engine.world import World, WorldError, load_trusted_world, load_world
 from harness_world.errors import HarnessWorldError
 from harness_world.evidence.binding import IndexEntry, binding_problem
-from harness_world.evidence.record import Record, RecordError, Usage, decode_record, load_record
+from harness_world.evidence.record import (
+    Record,
+    RecordError,
+    Usage,
+    decode_record,
+    load_record,
+    read_record_bytes,
+)
 from harness_world.evidence.replay import ReplayBound
 from harness_world.grading.task import Task
 from harness_world.grading.verify import Verification, verify
@@ -504,6 +511,7 @@ class Verifier:
         if data is None and not path.is_file():
             return slot.result("missing", reason="no record for this slot")
         try:
+            data = read_record_bytes(path) if data is None else data
             record = _record_at(path, data)
         except (RecordError, OSError) as exc:
             return slot.result("lost", reason=str(exc), retried=slot.retried)
@@ -514,6 +522,7 @@ class Verifier:
             seed=slot.seed,
             revision=slot.revision,
             entry=slot.entry,
+            data=data,
         )
         if unbound:
             return slot.result("ungraded", outcome=record.outcome.status, reason=unbound)

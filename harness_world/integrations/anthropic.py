@@ -20,11 +20,12 @@ from typing import Any
 
 import attrs
 
+from harness_world.evidence.record import TranscriptMessage, TranscriptToolCall
 from harness_world.integrations import DEFAULT_SYSTEM_PROMPT
 from harness_world.running.attempt import Attempt, Reservation
 from harness_world.running.metered import ProviderErrors, metered_request, metered_request_async
 
-__all__ = ["AnthropicAgent", "AsyncAnthropicAgent"]
+__all__ = ["AnthropicAgent", "AsyncAnthropicAgent", "transcript_of"]
 
 
 @attrs.frozen(slots=True)
@@ -107,12 +108,15 @@ class AnthropicAgent:
         client = self._client()
         messages: list[dict[str, Any]] = [{"role": "user", "content": attempt.instruction}]
         tools = attempt.tool_schemas("anthropic")
-        while True:
-            attempt.begin_turn()
-            response = self._request(client, attempt, messages, tools)
-            final = _after_reply(attempt, messages, response)
-            if final is not None:
-                return final
+        try:
+            while True:
+                attempt.begin_turn()
+                response = self._request(client, attempt, messages, tools)
+                final = _after_reply(attempt, messages, response)
+                if final is not None:
+                    return final
+        finally:
+            attempt.keep_transcript(transcript_of(self.system_prompt, messages))
 
     def _request(
         self,
@@ -167,7 +171,13 @@ class AnthropicAgent:
         prompt = _input_tokens(usage)
         completion = int(getattr(usage, "output_tokens", 0) or 0)
         cost = (prompt * self.price_in_per_mtok + completion * self.price_out_per_mtok) / 1e6
-        attempt.settle(reservation, cost=cost, input_tokens=prompt, output_tokens=completion)
+        attempt.settle(
+            reservation,
+            cost=cost,
+            input_tokens=prompt,
+            output_tokens=completion,
+            model=str(getattr(response, "model", "") or ""),
+        )
 
 
 @attrs.frozen(slots=True)
@@ -203,13 +213,16 @@ class AsyncAnthropicAgent:
         )
         messages: list[dict[str, Any]] = [{"role": "user", "content": attempt.instruction}]
         tools = attempt.tool_schemas("anthropic")
-        async with client:
-            while True:
-                attempt.begin_turn()
-                response = await cfg._arequest(client, attempt, messages, tools)
-                final = _after_reply(attempt, messages, response)
-                if final is not None:
-                    return final
+        try:
+            async with client:
+                while True:
+                    attempt.begin_turn()
+                    response = await cfg._arequest(client, attempt, messages, tools)
+                    final = _after_reply(attempt, messages, response)
+                    if final is not None:
+                        return final
+        finally:
+            attempt.keep_transcript(transcript_of(cfg.system_prompt, messages))
 
 
 def _errors() -> ProviderErrors:
@@ -258,6 +271,48 @@ def _tool_reply(attempt: Attempt, use: Any) -> dict[str, Any]:
         "content": json.dumps(observation.to_message(), sort_keys=True),
         "is_error": not observation.ok,
     }
+
+
+def transcript_of(system: str, messages: list[dict[str, Any]]) -> list[TranscriptMessage]:
+    """The record's transcript of an Anthropic conversation.
+
+    The system prompt comes first, then each message; a user message of ``tool_result`` blocks
+    becomes one tool message per block, in order (each counts the call it answers in
+    ``after_call``).
+    """
+    out = [TranscriptMessage(role="system", content=system)]
+    answered = 0
+    for entry in messages:
+        content = entry.get("content")
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        results = [b for b in blocks if b.get("type") == "tool_result"]
+        for block in results:
+            answered += 1
+            out.append(
+                TranscriptMessage(
+                    role="tool",
+                    content=str(block.get("content", "")),
+                    tool_call_id=str(block.get("tool_use_id", "")),
+                    after_call=answered,
+                )
+            )
+        if results:
+            continue
+        calls = [
+            TranscriptToolCall(
+                id=str(b.get("id", "")),
+                name=str(b.get("name", "")),
+                arguments=json.dumps(b.get("input"), sort_keys=True),
+            )
+            for b in blocks
+            if b.get("type") == "tool_use"
+        ]
+        text = "".join(str(b.get("text") or "") for b in blocks if b.get("type") == "text")
+        role = str(entry.get("role", ""))
+        out.append(
+            TranscriptMessage(role=role, content=text, tool_calls=calls, after_call=answered)
+        )
+    return out
 
 
 def _input_tokens(usage: Any) -> int:

@@ -37,8 +37,8 @@ from inspect_ai.solver import Generate, Solver, TaskState, generate, solver, sys
 from inspect_ai.tool import Tool, ToolDef, ToolError, ToolParams
 
 from harness_world.engine.world import World, load_world, locate_world
-from harness_world.evidence.binding import append_index
-from harness_world.evidence.record import RecordContext, save_record
+from harness_world.evidence.binding import save_bound
+from harness_world.evidence.record import RecordContext
 from harness_world.grading.task import Task as HwTask
 from harness_world.grading.task import load_tasks
 from harness_world.grading.verifier import SlotResult, Verifier
@@ -342,8 +342,7 @@ def _seal(live: _Live, state: TaskState) -> None:
     record = attempt.finish(state.output.completion if state.output else "", RecordContext())
     live.path.parent.mkdir(parents=True, exist_ok=True)
     run_dir = live.path.parent.parent.parent
-    append_index(run_dir, record)  # bind the record to its slot, write-ahead (as `run` does)
-    save_record(record, live.path)
+    save_bound(run_dir, record, live.path)  # bound to its slot, write-ahead (as `run` does)
     scan_run(run_dir)
 
 

@@ -53,7 +53,7 @@ from harness_world.engine.limits import (
 )
 from harness_world.engine.schemas import tool_schemas
 from harness_world.engine.world import World
-from harness_world.evidence.binding import append_index
+from harness_world.evidence.binding import save_bound
 from harness_world.evidence.record import (
     Record,
     RecordContext,
@@ -363,9 +363,10 @@ class AttemptServer:
         record = attempt.finish(final_message, context)
         path = Path(target.path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        if self.run_dir is not None:  # bind the record to its slot, write-ahead (as `run` does)
-            append_index(self.run_dir, record)
-        save_record(record, path)
+        if self.run_dir is not None:  # bound to its slot, write-ahead (as `run` does)
+            save_bound(self.run_dir, record, path)
+        else:
+            save_record(record, path)
         saved = _judge(record, path, self.world, self.task)
         self.saved.append(saved)
         if self._holder is not None:

@@ -19,6 +19,7 @@ from typing import Any
 import attrs
 import msgspec
 
+from harness_world.evidence.record import TranscriptMessage, TranscriptToolCall
 from harness_world.integrations import DEFAULT_SYSTEM_PROMPT
 from harness_world.running.attempt import Attempt, Reservation
 from harness_world.running.context import ContextPolicy, bound_messages
@@ -32,7 +33,7 @@ from harness_world.running.text_tool_calls import (
 )
 from harness_world.running.user import GREETING
 
-__all__ = ["AsyncOpenAIAgent", "OpenAIAgent"]
+__all__ = ["AsyncOpenAIAgent", "OpenAIAgent", "transcript_of"]
 
 
 @attrs.frozen(slots=True)
@@ -158,12 +159,15 @@ class OpenAIAgent:
         messages = self._start(attempt)
         tools = attempt.tool_schemas("openai")
         names = _tool_names(tools)
-        while True:
-            attempt.begin_turn()
-            message = self._request(client, attempt, messages, tools).choices[0].message
-            final = self._after(attempt, messages, message, names)
-            if final is not None:
-                return final
+        try:
+            while True:
+                attempt.begin_turn()
+                message = self._request(client, attempt, messages, tools).choices[0].message
+                final = self._after(attempt, messages, message, names)
+                if final is not None:
+                    return final
+        finally:
+            attempt.keep_transcript(transcript_of(messages))
 
     def _request(
         self,
@@ -220,7 +224,13 @@ class OpenAIAgent:
         prompt = usage.prompt_tokens if usage is not None else 0
         completion = usage.completion_tokens if usage is not None else 0
         cost = (prompt * self.price_in_per_mtok + completion * self.price_out_per_mtok) / 1e6
-        attempt.settle(reservation, cost=cost, input_tokens=prompt, output_tokens=completion)
+        attempt.settle(
+            reservation,
+            cost=cost,
+            input_tokens=prompt,
+            output_tokens=completion,
+            model=str(getattr(response, "model", "") or ""),
+        )
 
 
 @attrs.frozen(slots=True)
@@ -260,13 +270,16 @@ class AsyncOpenAIAgent:
         messages = cfg._start(attempt)
         tools = attempt.tool_schemas("openai")
         names = _tool_names(tools)
-        async with client:
-            while True:
-                attempt.begin_turn()
-                reply = await cfg._arequest(client, attempt, messages, tools)
-                final = cfg._after(attempt, messages, reply.choices[0].message, names)
-                if final is not None:
-                    return final
+        try:
+            async with client:
+                while True:
+                    attempt.begin_turn()
+                    reply = await cfg._arequest(client, attempt, messages, tools)
+                    final = cfg._after(attempt, messages, reply.choices[0].message, names)
+                    if final is not None:
+                        return final
+        finally:
+            attempt.keep_transcript(transcript_of(messages))
 
 
 def _errors() -> ProviderErrors:
@@ -285,6 +298,36 @@ def _prompt_tokens(messages: list[dict[str, Any]]) -> int:
     counted.
     """
     return len(json.dumps(messages)) // 3 + 1
+
+
+def transcript_of(messages: list[dict[str, Any]]) -> list[TranscriptMessage]:
+    """The record's transcript of an OpenAI-style conversation (the messages as kept, unbounded).
+
+    Each tool message answers one recorded call, in order, so a message's ``after_call`` is the
+    number of tool messages up to it (a tool message counts the call it answers).
+    """
+    out: list[TranscriptMessage] = []
+    answered = 0
+    for entry in messages:
+        calls = [
+            TranscriptToolCall(
+                id=str(c.get("id", "")),
+                name=str(c.get("function", {}).get("name", "")),
+                arguments=str(c.get("function", {}).get("arguments", "") or ""),
+            )
+            for c in entry.get("tool_calls") or []
+        ]
+        answered += entry.get("role") == "tool"
+        out.append(
+            TranscriptMessage(
+                role=str(entry.get("role", "")),
+                content=str(entry.get("content") or ""),
+                tool_calls=calls,
+                tool_call_id=str(entry.get("tool_call_id", "")),
+                after_call=answered,
+            )
+        )
+    return out
 
 
 def _tool_names(tools: list[dict[str, Any]]) -> set[str]:

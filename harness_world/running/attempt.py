@@ -15,7 +15,7 @@ import msgspec
 
 from harness_world.engine.calls import Observation
 from harness_world.engine.faults import fault_policy
-from harness_world.engine.limits import clean_text
+from harness_world.engine.limits import MAX_STRING, clean_text
 from harness_world.engine.schemas import SchemaFormat
 from harness_world.engine.session import Session
 from harness_world.engine.world import World
@@ -25,6 +25,8 @@ from harness_world.evidence.record import (
     OutcomeStatus,
     Record,
     RecordContext,
+    TranscriptMessage,
+    TranscriptToolCall,
     Usage,
     UserTurn,
     make_record,
@@ -126,6 +128,7 @@ class Attempt:
         default=attrs.Factory(lambda self: WorldView(self.world), takes_self=True)
     )
     _user_turns: list[UserTurn] = attrs.field(init=False, factory=list)
+    _transcript: list[TranscriptMessage] = attrs.field(init=False, factory=list)
     _session: Session = attrs.field(init=False)
     _usage: dict[str, Any] = attrs.field(init=False)
     _outcome: Outcome | None = attrs.field(init=False, default=None)
@@ -250,14 +253,30 @@ class Attempt:
         return reservation
 
     def settle(
-        self, reservation: Reservation, *, cost: float, input_tokens: int, output_tokens: int
+        self,
+        reservation: Reservation,
+        *,
+        cost: float,
+        input_tokens: int,
+        output_tokens: int,
+        model: str = "",
     ) -> None:
         """Replace a reservation by what the response actually cost; check the token budget.
+
+        Args:
+            reservation: The request's reservation.
+            cost: What the response cost, in US dollars.
+            input_tokens: Its prompt tokens.
+            output_tokens: Its completion tokens.
+            model: The model id the response named (kept in ``Usage.models``).
 
         Raises:
             AttemptEnded: when the context-token or money budget is now exceeded.
         """
         self._open_reservations.pop(reservation.number, None)
+        model = clean_text(model)[:200]
+        if model and model not in self._usage["models"]:
+            self._usage["models"].append(model)
         self._usage["cost"] += cost
         self._usage["input_tokens"] += input_tokens
         self._usage["output_tokens"] += output_tokens
@@ -290,6 +309,17 @@ class Attempt:
             if name not in self._usage:
                 raise TypeError(f"unknown usage field {name!r}")
             self._usage[name] = value
+
+    def keep_transcript(self, messages: list[TranscriptMessage]) -> None:
+        """Keep the model conversation for the record (the last call wins; texts cleaned).
+
+        Raises:
+            AttemptEnded: when the attempt is already sealed.
+        """
+        if self._sealed:
+            assert self._outcome is not None
+            raise AttemptEnded(self._outcome)
+        self._transcript = [_clean_message(m) for m in messages]
 
     # -- ending -------------------------------------------------------------------------------
 
@@ -361,6 +391,7 @@ class Attempt:
             usage=Usage(**self._usage),
             context=context,
             user_turns=self._user_turns,
+            transcript=self._transcript,
         )
 
     @property
@@ -380,6 +411,25 @@ class Attempt:
     def _end(self, status: OutcomeStatus, reason: str) -> None:
         self._outcome = Outcome(status=status, reason=reason)
         raise AttemptEnded(self._outcome)
+
+
+def _clean_message(message: TranscriptMessage) -> TranscriptMessage:
+    """A transcript message a record can hold: no lone surrogate, no string over `MAX_STRING`."""
+    calls = [
+        TranscriptToolCall(id=_text(c.id), name=_text(c.name), arguments=_text(c.arguments))
+        for c in message.tool_calls
+    ]
+    return msgspec.structs.replace(
+        message,
+        role=_text(message.role),
+        content=_text(message.content),
+        tool_calls=calls,
+        tool_call_id=_text(message.tool_call_id),
+    )
+
+
+def _text(text: str) -> str:
+    return clean_text(text[:MAX_STRING])[:MAX_STRING]
 
 
 def _iso(moment: float) -> str:

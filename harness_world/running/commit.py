@@ -32,7 +32,7 @@ from typing import Protocol
 import attrs
 import msgspec
 
-from harness_world.evidence.binding import INDEX, IndexEntry
+from harness_world.evidence.binding import INDEX, IndexEntry, index_entry
 from harness_world.evidence.record import Record, encode_record, write_atomically
 from harness_world.grading.verifier import SlotResult
 
@@ -62,14 +62,8 @@ class Finished:
 
 def finished(record: Record, path: Path, result: SlotResult) -> Finished:
     """Encode a record once and bind it to its slot, ready for a batch."""
-    entry = IndexEntry(
-        task=record.task_id,
-        sample=record.sample,
-        seed=record.seed,
-        revision=record.revision,
-        digest=record.digest,
-    )
-    return Finished(path=path, data=encode_record(record), entry=entry, result=result)
+    data = encode_record(record)
+    return Finished(path=path, data=data, entry=index_entry(record, data), result=result)
 
 
 def _load_syncfs() -> Callable[[int], int] | None:

@@ -19,8 +19,8 @@ import attrs
 import msgspec
 
 from harness_world.engine.world import World
-from harness_world.evidence.binding import append_index
-from harness_world.evidence.record import Record, save_record
+from harness_world.evidence.binding import save_bound
+from harness_world.evidence.record import Record
 from harness_world.grading.verify import verify
 from harness_world.running.agents import Agent, drive
 from harness_world.running.attempt import Attempt
@@ -230,8 +230,7 @@ def _save(out: Path, record: Record) -> Path:
     """Save a record to its slot, bound in the run's index first (write-ahead, as `run`)."""
     path = record_path(out, record.task_id, record.sample)
     path.parent.mkdir(parents=True, exist_ok=True)
-    append_index(out, record)
-    return save_record(record, path)
+    return save_bound(out, record, path)
 
 
 def _result(world: World, item: ImportedTask, record: Record, saved: str) -> ConversationResult:

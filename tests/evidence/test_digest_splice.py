@@ -8,7 +8,14 @@ import pytest
 import harness_world as hw
 from harness_world.coverage import load_oracles, run_script
 from harness_world.engine.canonical import sha256_hex, to_json
-from harness_world.evidence import RecordContext, UserTurn, record_digest, replay
+from harness_world.evidence import (
+    RecordContext,
+    TranscriptMessage,
+    TranscriptToolCall,
+    UserTurn,
+    record_digest,
+    replay,
+)
 
 
 def _plain_digest(record: hw.Record) -> str:
@@ -21,7 +28,7 @@ def _plain_digest(record: hw.Record) -> str:
         del plain["faults"]
     if not record.user_turns:
         del plain["user_turns"]
-    for counter in ("lost_requests", "lost_input_tokens_estimate"):
+    for counter in ("lost_requests", "lost_input_tokens_estimate", "models"):
         if not plain["usage"][counter]:
             del plain["usage"][counter]
     return sha256_hex(to_json(plain))
@@ -43,7 +50,18 @@ def test_digest_equals_its_plain_definition(world_name: str) -> None:
         )
         lost = hw.Usage(requests=3, retries=2, lost_requests=2, lost_input_tokens_estimate=900)
         with_lost = msgspec.structs.replace(record, usage=lost)
-        for variant in (record, with_turns, with_lost):
+        said = [
+            TranscriptMessage(role="user", content="do it"),
+            TranscriptMessage(
+                role="assistant",
+                tool_calls=[TranscriptToolCall(id="c1", name="get_ticket", arguments="{}")],
+            ),
+            TranscriptMessage(role="tool", content="{}", tool_call_id="c1", after_call=1),
+        ]
+        spoken = msgspec.structs.replace(
+            record, transcript=said, usage=hw.Usage(requests=1, models=["m-2026-01-01"])
+        )
+        for variant in (record, with_turns, with_lost, spoken):
             spliced = record_digest(
                 variant,
                 calls_json=[to_json(c) for c in variant.calls],

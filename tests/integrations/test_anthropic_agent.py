@@ -71,6 +71,18 @@ def test_tool_loop_to_a_pass_with_one_529_retried_and_counted(small: hw.World) -
     assert record.usage.uncertain_cost == 0
     verdict = hw.verify(record, world=small, task=task("helpdesk.reply_and_solve"))
     assert verdict.evidence == "verified" and verdict.grade is not None and verdict.grade.passed
+    # the transcript: the system prompt, the instruction, then each turn; one tool message per
+    # tool_result block, answering the recorded calls in order
+    said = record.transcript
+    assert isinstance(said, list) and said[0].role == "system"
+    assert said[0].content == agent.system_prompt
+    asked = [c for m in said if m.role == "assistant" for c in m.tool_calls]
+    assert [c.name for c in asked] == [c.tool for c in record.calls]
+    answers = [m for m in said if m.role == "tool"]
+    assert [m.tool_call_id for m in answers] == [c.id for c in asked]
+    assert [m.after_call for m in answers] == [1, 2, 3]
+    assert json.loads(asked[0].arguments) == record.calls[0].args
+    assert record.usage.models == [requests[-1]["model"]]
 
 
 def test_gives_up_after_its_retries_and_a_client_error_is_not_retried(small: hw.World) -> None:

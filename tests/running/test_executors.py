@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +114,13 @@ def _without_context(data: bytes) -> bytes:
     return head + tail.partition(b"\n },")[2]  # the context object is one indented block
 
 
+def _unhashed(line: bytes) -> bytes:
+    """An index line without the hash of its record file's bytes (they hold the context)."""
+    entry = json.loads(line)
+    assert len(entry.pop("file_sha256")) == 64
+    return json.dumps(entry, sort_keys=True).encode() + b"\n"
+
+
 def _directory(root: Path) -> dict[str, bytes]:
     """Every file of a run directory that is not context, records without their context."""
     files = {}
@@ -121,7 +129,9 @@ def _directory(root: Path) -> dict[str, bytes]:
         if name.startswith("records/"):
             files[name] = _without_context(path.read_bytes())
         elif name == "index.jsonl":  # in the order attempts ended; a resume binds again
-            files[name] = b"".join(sorted(set(path.read_bytes().splitlines(keepends=True))))
+            files[name] = b"".join(
+                sorted({_unhashed(line) for line in path.read_bytes().splitlines()})
+            )
         elif name in ("pins.json", "counts.json", "sequence.json"):
             files[name] = path.read_bytes()
     return files
