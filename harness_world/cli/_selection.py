@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import fnmatch
 from pathlib import Path
 
 from harness_world.engine.world import WorldError
 from harness_world.errors import HarnessWorldError
 from harness_world.grading.task import Task
-from harness_world.grading.worlds import WorldChoice, WorldData, choose_worlds, load_world_data
+from harness_world.grading.worlds import (
+    WorldChoice,
+    WorldData,
+    load_world_data,
+    reader_worlds,
+    select_tasks,
+)
 
 __all__ = [
     "UsageError",
@@ -19,7 +24,6 @@ __all__ = [
     "add_world_data_options",
     "limit_overrides",
     "select",
-    "select_tasks",
     "task_arguments",
     "verifier_worlds",
     "world_data",
@@ -88,34 +92,9 @@ def task_arguments(values: list[str] | None) -> tuple[Path | None, list[str]]:
 
 
 def select(args: argparse.Namespace) -> tuple[list[Task], WorldChoice]:
-    """The tasks the options name, and the worlds they run against.
-
-    Raises:
-        UsageError: when a pattern matches nothing or nothing is selected.
-        WorldError: for a world that does not load.
-        TaskError: for an invalid task file or a task its world contradicts.
-    """
+    """The tasks ``--world`` and ``--tasks`` name, and their worlds (see `select_tasks`)."""
     folder, patterns = task_arguments(args.tasks)
-    choice = choose_worlds([args.world] if args.world else None)
-    tasks = choice.tasks(folder)
-    if args.world and not tasks:
-        where = f" in {folder}" if folder is not None else ""
-        raise UsageError(f"no tasks for world {args.world!r}{where}")
-    if not patterns:
-        return tasks, choice
-    chosen: dict[str, Task] = {}
-    for pattern in patterns:
-        hits = [t for t in tasks if fnmatch.fnmatchcase(t.id, pattern)]
-        if not hits:
-            known = ", ".join(t.id for t in tasks[:8])
-            raise UsageError(f"--tasks: {pattern!r} matches no task (known: {known}, ...)")
-        chosen.update((t.id, t) for t in hits)
-    return sorted(chosen.values(), key=lambda t: t.id), choice
-
-
-def select_tasks(args: argparse.Namespace) -> list[Task]:
-    """The tasks the options name (see `select`)."""
-    return select(args)[0]
+    return select_tasks(args.world, folder, patterns)
 
 
 class UsageError(HarnessWorldError, ValueError):
@@ -143,18 +122,8 @@ def add_verifier_world_options(parser: argparse.ArgumentParser) -> None:
 
 
 def verifier_worlds(args: argparse.Namespace) -> tuple[WorldChoice, dict[str, Task]]:
-    """The worlds and tasks a reader of records gave: built-ins plus its own.
-
-    Raises:
-        WorldError: for a world folder that does not load, or two of one name.
-        TaskError: for an invalid task file or folder.
-    """
-    choice = choose_worlds(getattr(args, "worlds", None) or None)
-    tasks = {t.id: t for t in WorldChoice().tasks(check=False)}
-    folder = getattr(args, "task_folder", None)
-    if folder is not None or choice.locations:
-        tasks.update((t.id, t) for t in choice.tasks(folder))
-    return choice, tasks
+    """The worlds and tasks a reader of records gave (see `reader_worlds`)."""
+    return reader_worlds(getattr(args, "worlds", None), getattr(args, "task_folder", None))
 
 
 def add_world_data_options(parser: argparse.ArgumentParser) -> None:

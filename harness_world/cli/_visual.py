@@ -1,7 +1,7 @@
-"""``--html`` and ``--png`` for ``report`` and ``compare``: the options and what they write.
+"""``--html`` and ``--png`` for ``report`` and ``compare``: the options, and one call each.
 
-``report`` and ``compare`` each call one function here after computing what they print, so the
-commands themselves stay about text and exit codes.
+What is written is `harness_world.analysis.html.write_run_visuals` and
+`harness_world.analysis.html.write_compare_visuals`; here a failure becomes one ``error:`` line.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness_world.analysis.report import RunReport, build_report
+from harness_world.analysis.report import RunReport
 from harness_world.errors import HarnessWorldError
 from harness_world.stats import Comparison
 from harness_world.stats.outcome import ComparisonOutcome
@@ -49,19 +49,13 @@ def _fail(message: str) -> int:
 
 def write_run_visuals(args: argparse.Namespace, report: RunReport) -> int:
     """Write ``--html`` and ``--png`` for a run report; 0, or 2 with one ``error:`` line."""
-    html_out: Path | None = getattr(args, "html", None)
-    png_out: Path | None = getattr(args, "png", None)
-    if html_out is None and png_out is None:
+    if getattr(args, "html", None) is None and getattr(args, "png", None) is None:
         return 0
-    from harness_world.analysis.html import load_run_view, run_html, run_plots, write_pngs
+    from harness_world.analysis import html
 
     name = getattr(args, "config", None) or Path(report.out).resolve().name
     try:
-        view = load_run_view(report, name)
-        if html_out is not None:
-            html_out.write_text(run_html(view), encoding="utf-8")
-        if png_out is not None:
-            write_pngs(run_plots(view), png_out)
+        html.write_run_visuals(report, name, html=args.html, png=args.png)
     except HarnessWorldError as exc:
         return _fail(str(exc))
     except OSError as exc:
@@ -76,31 +70,13 @@ def write_compare_visuals(
     runs: Sequence[Path],
     notes: Sequence[str],
 ) -> int:
-    """Write ``--html`` (with both runs' heatmaps and traces when ``runs``) and ``--png``.
-
-    The page shows ``outcome``, the same verdict, band and lists the text and JSON show.
-    """
-    html_out: Path | None = getattr(args, "html", None)
-    png_out: Path | None = getattr(args, "png", None)
-    if html_out is None and png_out is None:
+    """Write ``--html`` (with both runs' heatmaps and traces when ``runs``) and ``--png``."""
+    if getattr(args, "html", None) is None and getattr(args, "png", None) is None:
         return 0
-    from harness_world.analysis.html import (
-        compare_html,
-        compare_plots,
-        load_run_view,
-        write_pngs,
-    )
+    from harness_world.analysis import html
 
     try:
-        names = (comparison.baseline, comparison.candidate)
-        views = [
-            load_run_view(build_report(run), name)
-            for run, name in zip(runs, names[: len(runs)], strict=True)
-        ]
-        if html_out is not None:
-            html_out.write_text(compare_html(comparison, outcome, views, notes), encoding="utf-8")
-        if png_out is not None:
-            write_pngs(compare_plots(comparison, outcome, views), png_out)
+        html.write_compare_visuals(comparison, outcome, runs, notes, html=args.html, png=args.png)
     except HarnessWorldError as exc:
         return _fail(str(exc))
     except (OSError, ValueError) as exc:

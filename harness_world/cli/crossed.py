@@ -30,7 +30,6 @@ from harness_world.running.crossed import (
     run_crossed,
 )
 from harness_world.running.executors import Executor
-from harness_world.running.revision import RevisionMismatch
 
 __all__ = ["compare_crossed_command", "crossed_aware", "is_crossed_run", "run_crossed_command"]
 
@@ -61,7 +60,9 @@ def compare_crossed_command(args: argparse.Namespace) -> int:
     A crossed comparison reports; it applies no gate (exit 0 whatever the difference).
     """
     try:
-        result = compare_crossed(args.inputs[0], baseline=args.baseline, candidate=args.candidate)
+        result = compare_crossed(
+            args.inputs[0], baseline=args.baseline, candidate=args.candidate, seed=args.seed
+        )
     except (CrossedError, CrossedCompareError, OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -120,23 +121,18 @@ def run_crossed_command(
     valid, 1 when any is not, 2 on a bad file or another design in ``--out``.
     """
     if args.out is None:
-        print("error: --crossed needs --out DIR", file=sys.stderr)
-        return 2
-    try:
-        configs = _configs_from_file(args.crossed, args, make_agent)
-        result = run_crossed(
-            configs,
-            tasks,
-            out=args.out,
-            samples=args.samples,
-            seed=args.seed,
-            size=args.size,
-            limits=limit_overrides(args),
-            executor=executor,
-        )
-    except (CrossedFileError, CrossedError, RevisionMismatch) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError("--crossed needs --out DIR")
+    configs = _configs_from_file(args.crossed, args, make_agent)
+    result = run_crossed(
+        configs,
+        tasks,
+        out=args.out,
+        samples=args.samples,
+        seed=args.seed,
+        size=args.size,
+        limits=limit_overrides(args),
+        executor=executor,
+    )
     counts = {name: r.counts for name, r in result.runs.items()}
     if args.json:
         data = {"out": str(result.out), "configs": msgspec.to_builtins(counts)}

@@ -6,22 +6,20 @@ import argparse
 import functools
 import importlib.util
 import json
-import os
 import secrets
-import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
 
-from harness_world.cli._paths import record_path_problem, run_dir_problem
 from harness_world.cli._selection import add_limit_options, limit_overrides
 from harness_world.engine.world import WorldError
 from harness_world.grading.task import TaskError
 from harness_world.grading.worlds import one_task
-from harness_world.integrations.mcp import attempt_server, serve_summary, token_problem
+from harness_world.integrations.mcp import attempt_server, serve, serve_summary, token_problem
 from harness_world.running.lock import RunDirectoryBusy
+from harness_world.running.output_paths import record_path_problem, run_dir_problem
 from harness_world.running.revision import RevisionMismatch
 
 if TYPE_CHECKING:
@@ -206,21 +204,19 @@ def _auth_problem(args: argparse.Namespace) -> str | None:
 
 def _serve_until_done(args: argparse.Namespace, state: AttemptServer) -> int:
     """Serve over the chosen transport, then seal what is in flight; 2 when the port fails."""
-    import anyio
-
-    if args.transport == "http":
-        from harness_world.integrations.mcp import serve_http
-
-        token = None if args.no_auth else (args.token or secrets.token_urlsafe(32))
-        ready = functools.partial(_announce, token=token, generated=args.token is None)
-        try:
-            anyio.run(functools.partial(serve_http, state, args.port, ready, token=token))
-        except OSError as exc:
-            return _error(f"--port {args.port}: {exc}")
-        state.close("server stopped")
-    else:
-        anyio.run(_serve, state)
-        state.close("client disconnected")
+    token = None if args.no_auth else (args.token or secrets.token_urlsafe(32))
+    ready = functools.partial(_announce, token=token, generated=args.token is None)
+    try:
+        serve(
+            state,
+            transport=args.transport,
+            port=args.port,
+            token=token,
+            on_ready=ready,
+            on_signal=_summary,
+        )
+    except OSError as exc:
+        return _error(f"--port {args.port}: {exc}")
     return 0
 
 
@@ -236,32 +232,6 @@ def _announce(url: str, *, token: str | None, generated: bool) -> None:
             file=sys.stderr,
             flush=True,
         )
-
-
-async def _serve(state: AttemptServer) -> None:
-    """Serve until the client disconnects, or seal and exit at once on SIGTERM/SIGINT."""
-    import anyio
-
-    from harness_world.integrations.mcp import serve_stdio
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(_watch_signals, state)
-        await serve_stdio(state)
-        group.cancel_scope.cancel()
-
-
-async def _watch_signals(state: AttemptServer) -> None:
-    # Runs on the event loop between requests, so it never seals an attempt mid-call. The
-    # transport's stdin reader is a thread blocked on a read that cancellation cannot end, so
-    # once the record is saved (atomically, fsynced) the process exits directly.
-    import anyio
-
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async for signum in signals:
-            state.close("server terminated")
-            _summary(state)
-            sys.stderr.flush()
-            os._exit(128 + signum)
 
 
 def _summary(state: AttemptServer) -> None:

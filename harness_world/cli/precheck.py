@@ -8,7 +8,7 @@ import sys
 
 import msgspec
 
-from harness_world.cli._output import render_table
+from harness_world.analysis.listings import render_precheck
 from harness_world.cli._selection import (
     add_limit_options,
     add_task_options,
@@ -54,25 +54,5 @@ def run(args: argparse.Namespace) -> int:
             json.dumps({"tasks": msgspec.to_builtins(results), "refused": len(refused)}, indent=1)
         )
     else:
-        rows = [
-            [
-                r.task_id,
-                r.verdict,
-                str(r.oracle_calls),
-                str(r.oracle_writes),
-                str(r.tool_calls),
-                str(r.turns),
-                r.message,
-            ]
-            for r in results
-        ]
-        print(
-            render_table(
-                ["task", "verdict", "calls", "writes", "call limit", "turn limit", "why"], rows, 90
-            )
-        )
-        print(
-            f"\n{len(results)} task(s): {len(refused)} refused, "
-            f"{sum(r.verdict == 'warn' for r in results)} warned"
-        )
+        sys.stdout.write(render_precheck(results))
     return 1 if refused else 0

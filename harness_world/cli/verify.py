@@ -15,19 +15,15 @@ from pathlib import Path
 
 import msgspec
 
-from harness_world.cli._output import Progress, render_table
-from harness_world.cli._progress import verify_progress
+from harness_world.analysis.verify_text import render_verify
 from harness_world.cli._selection import UsageError, add_world_data_options, world_data
 from harness_world.engine.limits import REPLAY_CALLS, REPLAY_WORK
 from harness_world.grading.task import TaskError, load_tasks
-from harness_world.grading.verifier import WorldRefused
+from harness_world.running.live_progress import verify_progress_factory
 from harness_world.running.verification import (
     Grading,
-    RowProgress,
-    VerifyError,
     VerifyOptions,
     VerifyReport,
-    VerifyRow,
     verify_paths,
 )
 
@@ -220,25 +216,11 @@ def _options(args: argparse.Namespace) -> VerifyOptions:
     )
 
 
-def _live(args: argparse.Namespace) -> Callable[[int], RowProgress]:
-    """``verify``'s progress over each batch of records (live on a terminal, else a counter)."""
-
-    def live(total: int) -> RowProgress:
-        enabled = not args.json and total >= 20 and sys.stderr.isatty()
-        plain = Progress(total, "verifying", enabled=enabled)
-        return verify_progress(total, plain, quiet=args.quiet, json=args.json)
-
-    return live
-
-
 def run(args: argparse.Namespace) -> int:
     """Verify every record found under the given paths; run directories slot by slot."""
-    try:
-        _check_executor(args)
-        report = verify_paths(args.paths, _options(args), progress=_live(args))
-    except (UsageError, VerifyError, WorldRefused) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    _check_executor(args)
+    progress = verify_progress_factory(quiet=args.quiet, json=args.json)
+    report = verify_paths(args.paths, _options(args), progress=progress)
     if report.duplicates:
         print(
             f"{len(report.duplicates)} record file(s) repeat an earlier file's digest and are "
@@ -248,7 +230,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(msgspec.to_builtins(report), indent=1))
     else:
-        _print_table(report)
+        sys.stdout.write(render_verify(report))
     return _exit_code(report, args)
 
 
@@ -266,65 +248,3 @@ def _exit_code(report: VerifyReport, args: argparse.Namespace) -> int:
     if args.require_harness and any(r.harness.failed for r in rows):
         return 1
     return 0
-
-
-_HEADERS = [
-    "record",
-    "task",
-    "sample",
-    "outcome",
-    "evidence",
-    "grade",
-    "harness",
-    "problem / reasons",
-]
-
-
-def _shown_grade(row: VerifyRow) -> str:
-    """The grade as the table shows it: a pass with prose open says how many are pending."""
-    pending = len(row.not_reviewed)
-    if row.grade == "passed" and pending:
-        return f"passed, {pending} pending review"
-    return row.grade
-
-
-def _shown_harness(row: VerifyRow) -> str:
-    """The harness layer as the table shows it: clean of checked, then the failed names."""
-    checked, failed = row.harness.checked, row.harness.failed
-    if not checked:
-        return ""
-    names = [f.split(":", 1)[0].removeprefix("harness.") for f in failed]
-    return f"{checked - len(failed)}/{checked}" + (f" failed: {', '.join(names)}" if names else "")
-
-
-def _print_table(report: VerifyReport) -> None:
-    rows = report.records
-    table = [
-        [
-            r.path,
-            r.task,
-            str(r.sample),
-            r.outcome,
-            r.evidence,
-            _shown_grade(r),
-            _shown_harness(r),
-            "; ".join(r.reasons) if r.reasons else r.first_problem,
-        ]
-        for r in rows
-    ]
-    print(render_table(_HEADERS, table, max_width=100))
-    print()
-    summary, grades = report.evidence, report.grades
-    graded = grades.passed + grades.failed
-    line = (
-        f"{len(rows)} record(s): {summary.verified} verified, {summary.ungraded} ungraded, "
-        f"{summary.lost} lost; grades: {grades.passed} passed, {grades.failed} failed, "
-        f"{len(rows) - graded} not graded"
-    )
-    if report.not_reviewed:
-        line += f"; {report.not_reviewed} prose criteria not reviewed"
-    checked = [r for r in rows if r.harness.checked]
-    if checked:
-        clean = sum(not r.harness.failed for r in checked)
-        line += f"; harness layer: {clean} of {len(checked)} graded record(s) clean"
-    print(line)

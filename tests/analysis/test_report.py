@@ -238,7 +238,7 @@ def test_report_csv_keeps_the_family_and_compare_on_it_decides_as_on_the_runs(
 def test_pass_k_says_how_many_tasks_each_k_averages_and_warns_when_tasks_drop() -> None:
     from types import SimpleNamespace
 
-    from harness_world.cli.report import pass_k_warnings
+    from harness_world.analysis.report_text import pass_k_warnings
     from harness_world.stats import TaskTally, pass_k_summary
 
     tallies = [
