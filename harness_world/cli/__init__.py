@@ -3,8 +3,8 @@
 Each command lives in its own module exposing ``register(subparsers)``, which adds a parser
 whose ``handler`` default is a function taking the parsed namespace and returning an exit code.
 Exit codes everywhere: 0 success, 1 a check failed, 2 usage or input error: a handler lets
-every `HarnessWorldError` (a `UsageError` among them) and `OSError` reach `main`, which prints
-it as one ``error:`` line.
+every `HarnessWorldError` (a `UsageError` among them), `OSError` and `ValueError` (input that
+does not parse) reach `main`, which prints it as one ``error:`` line.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
-    except (HarnessWorldError, OSError) as exc:  # UsageError and every refusal of input
+    except (HarnessWorldError, OSError, ValueError) as exc:  # every refusal of input
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return code

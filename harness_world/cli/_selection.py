@@ -19,9 +19,12 @@ from harness_world.grading.worlds import (
 __all__ = [
     "UsageError",
     "add_limit_options",
+    "add_one_task_options",
+    "add_ray_options",
     "add_task_options",
     "add_verifier_world_options",
     "add_world_data_options",
+    "check_ray_options",
     "limit_overrides",
     "select",
     "task_arguments",
@@ -163,3 +166,51 @@ def world_data(args: argparse.Namespace, worlds: list[str]) -> WorldData | None:
         return load_world_data(worlds[0], data, tasks_file)
     except WorldError as exc:
         raise UsageError(f"--world-data: {str(exc).splitlines()[0]}") from None
+
+
+def add_ray_options(parser: argparse.ArgumentParser, ray: str, unit: str, most: int) -> None:
+    """``--executor local|ray``, ``--address`` and ``--ray-batch``.
+
+    Args:
+        parser: The command's parser.
+        ray: What ``--executor ray`` does, for its help.
+        unit: What a Ray task holds several of (``attempts``, ``records``).
+        most: The most of them one Ray task holds by default.
+    """
+    command = "run" if unit == "attempts" else "command"
+    parser.add_argument("--executor", choices=("local", "ray"), default="local", help=f"ray: {ray}")
+    parser.add_argument(
+        "--address",
+        help="with --executor ray: the Ray cluster ('auto': the one `ray start --head` started "
+        f"here; default: a local Ray for this {command})",
+    )
+    parser.add_argument(
+        "--ray-batch",
+        type=int,
+        metavar="N",
+        help=f"with --executor ray: {unit} per Ray task (default: about four batches per CPU, "
+        f"at most {most} {unit})",
+    )
+
+
+def check_ray_options(args: argparse.Namespace) -> None:
+    """``--address`` and ``--ray-batch`` need ``--executor ray``.
+
+    Raises:
+        UsageError: naming the option given without it.
+    """
+    for option, value in (("--address", args.address), ("--ray-batch", args.ray_batch)):
+        if value is not None and args.executor != "ray":
+            raise UsageError(f"{option} needs --executor ray")
+
+
+def add_one_task_options(parser: argparse.ArgumentParser) -> None:
+    """``--world``, ``--task``, ``--tasks FOLDER`` and ``--size``: the one task an attempt plays."""
+    parser.add_argument(
+        "--world", required=True, help="a built-in world (e.g. helpdesk) or a world folder"
+    )
+    parser.add_argument("--task", required=True, help="task id, e.g. helpdesk.reply_and_solve")
+    parser.add_argument(
+        "--tasks", type=Path, metavar="FOLDER", help="task folder (default: the world's own)"
+    )
+    parser.add_argument("--size", default="small", help="seed size: small (default) or large")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from harness_world.analysis.report import RunReport
@@ -42,25 +42,33 @@ def add_png_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _fail(message: str) -> int:
+def _write(args: argparse.Namespace, write: Callable[[Path | None, Path | None], None]) -> int:
+    """Call ``write(html, png)`` when ``--html`` or ``--png`` is given; 0, or 2 saying why."""
+    html, png = getattr(args, "html", None), getattr(args, "png", None)
+    if html is None and png is None:
+        return 0
+    try:
+        write(html, png)
+    except HarnessWorldError as exc:
+        message = str(exc)
+    except OSError as exc:
+        message = f"cannot write {exc.filename}: {exc.strerror}"
+    except ValueError as exc:
+        message = f"cannot write the report: {exc}"
+    else:
+        return 0
     print(f"error: {message}", file=sys.stderr)
     return 2
 
 
 def write_run_visuals(args: argparse.Namespace, report: RunReport) -> int:
     """Write ``--html`` and ``--png`` for a run report; 0, or 2 with one ``error:`` line."""
-    if getattr(args, "html", None) is None and getattr(args, "png", None) is None:
-        return 0
     from harness_world.analysis import html
 
     name = getattr(args, "config", None) or Path(report.out).resolve().name
-    try:
-        html.write_run_visuals(report, name, html=args.html, png=args.png)
-    except HarnessWorldError as exc:
-        return _fail(str(exc))
-    except OSError as exc:
-        return _fail(f"cannot write {exc.filename}: {exc.strerror}")
-    return 0
+    return _write(
+        args, lambda page, pngs: html.write_run_visuals(report, name, html=page, png=pngs)
+    )
 
 
 def write_compare_visuals(
@@ -71,14 +79,11 @@ def write_compare_visuals(
     notes: Sequence[str],
 ) -> int:
     """Write ``--html`` (with both runs' heatmaps and traces when ``runs``) and ``--png``."""
-    if getattr(args, "html", None) is None and getattr(args, "png", None) is None:
-        return 0
     from harness_world.analysis import html
 
-    try:
-        html.write_compare_visuals(comparison, outcome, runs, notes, html=args.html, png=args.png)
-    except HarnessWorldError as exc:
-        return _fail(str(exc))
-    except (OSError, ValueError) as exc:
-        return _fail(f"cannot write the report: {exc}")
-    return 0
+    return _write(
+        args,
+        lambda page, pngs: html.write_compare_visuals(
+            comparison, outcome, runs, notes, html=page, png=pngs
+        ),
+    )

@@ -46,7 +46,7 @@ from harness_world.cli._selection import (
     world_data,
 )
 from harness_world.cli._visual import add_html_option, add_png_option, write_compare_visuals
-from harness_world.cli.crossed import crossed_aware
+from harness_world.cli.crossed import compare_crossed_command, is_crossed_run
 from harness_world.engine.world import WorldError
 from harness_world.grading.task import TaskError
 from harness_world.stats import DEFAULT_ALPHA, StatsInputError
@@ -307,9 +307,10 @@ def _assess(
     return comparison, result, notes
 
 
-@crossed_aware  # one crossed run is compared per model profile
 def run(args: argparse.Namespace) -> int:
     """Handle ``compare``; returns the exit code."""
+    if is_crossed_run(args.inputs):  # one crossed run is compared per model profile
+        return compare_crossed_command(args)
     # The trusted pairing is computed while the runs' own scans replay each record.
     try:
         index = verifier_worlds(args)[1]

@@ -11,14 +11,13 @@ directory holding ``crossed.json`` here; the comparison lives in
 from __future__ import annotations
 
 import argparse
-import functools
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import msgspec
 
-from harness_world.analysis.crossed import CrossedCompareError, compare_crossed, render_crossed
+from harness_world.analysis.crossed import compare_crossed, render_crossed
 from harness_world.cli._selection import UsageError, limit_overrides
 from harness_world.grading.task import Task
 from harness_world.running.agents import Agent
@@ -31,26 +30,12 @@ from harness_world.running.crossed import (
 )
 from harness_world.running.executors import Executor
 
-__all__ = ["compare_crossed_command", "crossed_aware", "is_crossed_run", "run_crossed_command"]
+__all__ = ["compare_crossed_command", "is_crossed_run", "run_crossed_command"]
 
 
 def is_crossed_run(inputs: list[str]) -> bool:
     """Whether ``compare`` was given one crossed run directory."""
     return len(inputs) == 1 and (Path(inputs[0]) / CROSSED).is_file()
-
-
-def crossed_aware(
-    handler: Callable[[argparse.Namespace], int],
-) -> Callable[[argparse.Namespace], int]:
-    """Wrap ``compare``'s handler: one crossed run directory goes to `compare_crossed_command`."""
-
-    @functools.wraps(handler)
-    def handle(args: argparse.Namespace) -> int:
-        if is_crossed_run(args.inputs):
-            return compare_crossed_command(args)
-        return handler(args)
-
-    return handle
 
 
 def compare_crossed_command(args: argparse.Namespace) -> int:
@@ -59,13 +44,9 @@ def compare_crossed_command(args: argparse.Namespace) -> int:
     ``--baseline`` and ``--candidate`` name harnesses here (default: the first two named).
     A crossed comparison reports; it applies no gate (exit 0 whatever the difference).
     """
-    try:
-        result = compare_crossed(
-            args.inputs[0], baseline=args.baseline, candidate=args.candidate, seed=args.seed
-        )
-    except (CrossedError, CrossedCompareError, OSError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    result = compare_crossed(
+        args.inputs[0], baseline=args.baseline, candidate=args.candidate, seed=args.seed
+    )
     if getattr(args, "json", False):
         sys.stdout.write(msgspec.json.encode(result).decode() + "\n")
     else:

@@ -19,7 +19,6 @@ from harness_world.analysis.diagnosis import (
 )
 from harness_world.cli._selection import add_verifier_world_options, verifier_worlds
 from harness_world.coverage.demo import demo_advice
-from harness_world.errors import HarnessWorldError
 from harness_world.grading.advice import ADVISORIES
 
 __all__ = ["register"]
@@ -57,15 +56,11 @@ def main(args: argparse.Namespace) -> int:
     if (args.run is None) == (not args.demo):
         print("error: give a run directory or --demo (not both)", file=sys.stderr)
         return 2
-    try:
-        if args.demo:
-            found = diagnosis(demo_advice())
-        else:
-            choice, by_id = verifier_worlds(args)
-            found = diagnose_run(args.run, list(by_id.values()), choice.folders())
-    except (OSError, ValueError, HarnessWorldError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    if args.demo:
+        found = diagnosis(demo_advice())
+    else:
+        choice, by_id = verifier_worlds(args)
+        found = diagnose_run(args.run, list(by_id.values()), choice.folders())
     if args.json:
         print(msgspec.json.format(msgspec.json.encode(found), indent=1).decode())
         return 0

@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness_world.cli._selection import UsageError
+from harness_world.cli._selection import UsageError, add_one_task_options
 from harness_world.grading.worlds import one_task
 from harness_world.running.attempt import Attempt
 from harness_world.running.bridge import RecordNotSaved, serve
@@ -36,14 +36,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             '{"user": reply, "stop": bool}).'
         ),
     )
-    parser.add_argument(
-        "--world", required=True, help="a built-in world (e.g. helpdesk) or a world folder"
-    )
-    parser.add_argument("--task", required=True, help="task id, e.g. helpdesk.reply_and_solve")
-    parser.add_argument(
-        "--tasks", type=Path, metavar="FOLDER", help="task folder (default: the world's own)"
-    )
-    parser.add_argument("--size", default="small")
+    add_one_task_options(parser)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--record", type=Path, default=Path("play-record.json"), help="where to save the record"

@@ -15,9 +15,6 @@ from harness_world.cli._selection import (
     limit_overrides,
     select,
 )
-from harness_world.engine.plugins import PluginError
-from harness_world.engine.world import WorldError
-from harness_world.grading.task import TaskError
 from harness_world.running.precheck import precheck
 
 __all__ = ["register"]
@@ -42,12 +39,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the feasibility of every selected task."""
-    try:
-        tasks, choice = select(args)
-        results = precheck(tasks, size=args.size, limits=limit_overrides(args), worlds=choice)
-    except (ValueError, TaskError, WorldError, PluginError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    tasks, choice = select(args)
+    results = precheck(tasks, size=args.size, limits=limit_overrides(args), worlds=choice)
     refused = [r for r in results if r.verdict == "refuse"]
     if args.json:
         print(

@@ -8,15 +8,13 @@ from pathlib import Path
 
 import msgspec
 
-from harness_world.analysis.diagnosis import AdviceObserver, report_section
-from harness_world.analysis.report import RunReport, report_from_scan, report_rows
+from harness_world.analysis.diagnosis import report_section
+from harness_world.analysis.reading import read_run
+from harness_world.analysis.report import RunReport, report_rows
 from harness_world.analysis.report_text import render_report
 from harness_world.analysis.results_csv import COLUMNS, OPTIONAL_COLUMNS, write_results
 from harness_world.analysis.trusted import (
-    TrustedObserver,
-    TrustedReport,
     render_trusted,
-    trusted_report,
 )
 from harness_world.cli._selection import (
     add_verifier_world_options,
@@ -26,10 +24,6 @@ from harness_world.cli._selection import (
 )
 from harness_world.cli._visual import add_html_option, add_png_option, write_run_visuals
 from harness_world.cli.drift import add_drift_option, drift_command
-from harness_world.grading.task import Task
-from harness_world.grading.verifier import Observer, VerifiedRecord
-from harness_world.grading.worlds import WorldData
-from harness_world.running.rundir import scan_run
 
 __all__ = ["CSV_HELP", "register"]
 
@@ -82,25 +76,19 @@ def main(args: argparse.Namespace) -> int:
     """Build and print the report."""
     if getattr(args, "fresh", None) is not None:
         return drift_command(args)
-    # The trusted figures and the advisories (printed only as text) are computed while the
-    # scan replays each record: one replay per record, no record held after its turn.
-    folders, tasks, data = _reader_tasks(args)
-    trusted_observer, advice_observer = TrustedObserver(tasks), AdviceObserver(tasks)
-
-    def observe(path: Path, verified: VerifiedRecord) -> None:
-        trusted_observer(path, verified)
-        if not args.json:
-            advice_observer(path, verified)
-
-    try:
-        report = _build(args, tasks, observe, folders, data)
-    except (OSError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    choice, tasks = verifier_worlds(args)
+    data = world_data(args, [str(w) for w in args.worlds or []])
+    # with --world-data: replayed on the data's world, graded by its tasks
+    reading = read_run(
+        args.run,
+        {t.id: t for t in data.tasks} if data else tasks,
+        folders=None if data else choice.folders(),
+        worlds={data.world.name: data.world} if data else None,
+        advise=not args.json,  # the advisories are printed only as text
+    )
+    report, trusted = reading.report, reading.trusted
     if args.csv and not _write_csv(args, report):
         return 2
-    # the trusted-completion vector, when tasks declare it
-    trusted = _trusted(args.run, tasks, trusted_observer)
     if write_run_visuals(args, report):  # --html / --png
         return 2
     if args.json:
@@ -114,23 +102,8 @@ def main(args: argparse.Namespace) -> int:
         print()
         print(render_trusted(trusted))
     # advisories' reach and failure attribution after the figures
-    print("\n".join(report_section(report, advice_observer.advised, _reader_options(args))))
+    print("\n".join(report_section(report, reading.advised, _reader_options(args))))
     return 0
-
-
-def _reader_tasks(
-    args: argparse.Namespace,
-) -> tuple[dict[str, Path], dict[str, Task], WorldData | None]:
-    """The reader's world folders, its tasks, and the outside data ``--world-data`` names.
-
-    Raises:
-        UsageError: for a world or task folder that does not load, or refused data.
-    """
-    choice, tasks = verifier_worlds(args)
-    data = world_data(args, [str(w) for w in args.worlds or []])
-    if data is not None:
-        tasks = {t.id: t for t in data.tasks}
-    return choice.folders(), tasks, data
 
 
 def _write_csv(args: argparse.Namespace, report: RunReport) -> bool:
@@ -141,29 +114,3 @@ def _write_csv(args: argparse.Namespace, report: RunReport) -> bool:
         print(f"error: --csv {args.csv}: {exc}", file=sys.stderr)
         return False
     return True
-
-
-def _build(
-    args: argparse.Namespace,
-    tasks: dict[str, Task],
-    observe: Observer,
-    folders: dict[str, Path],
-    data: WorldData | None,
-) -> RunReport:
-    """The report; with ``--world-data``, replayed on the data's world, graded by its tasks.
-
-    ``observe`` sees each record the scan verifies, so later sections replay nothing.
-    """
-    if data is None:
-        scan = scan_run(args.run, tasks.values(), observe=observe, folders=folders)
-    else:
-        scan = scan_run(args.run, data.tasks, worlds={data.world.name: data.world}, observe=observe)
-    return report_from_scan(scan)
-
-
-def _trusted(run: Path, tasks: dict[str, Task], observer: TrustedObserver) -> TrustedReport | None:
-    """The trusted-completion figures of a run (None when no task declares faults etc.)."""
-    try:
-        return trusted_report(run, tasks, summaries=observer.summaries)
-    except (OSError, ValueError):
-        return None

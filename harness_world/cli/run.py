@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -13,7 +14,9 @@ from harness_world.analysis.report_text import render_run_summary
 from harness_world.cli._selection import (
     UsageError,
     add_limit_options,
+    add_ray_options,
     add_task_options,
+    check_ray_options,
     limit_overrides,
     select,
     task_arguments,
@@ -182,23 +185,8 @@ def _add_scale_options(parser: argparse.ArgumentParser) -> None:
         help="a JSON list of configurations (name, harness, profile, agent, options) run "
         "over the same slots in one seeded interleaved order into --out",
     )
-    parser.add_argument(  # the Ray executor
-        "--executor",
-        choices=("local", "ray"),
-        default="local",
-        help="ray: every attempt a Ray task, this process saving (extra: [ray])",
-    )
-    parser.add_argument(
-        "--address",
-        help="with --executor ray: the Ray cluster ('auto': the one `ray start --head` started "
-        "here; default: a local Ray for this run)",
-    )
-    parser.add_argument(  # several attempts per Ray task
-        "--ray-batch",
-        type=int,
-        metavar="N",
-        help="with --executor ray: attempts per Ray task (default: about four batches per CPU, "
-        "at most 16 attempts)",
+    add_ray_options(
+        parser, "every attempt a Ray task, this process saving (extra: [ray])", "attempts", 16
     )
     parser.add_argument(
         "--no-group-commit",
@@ -239,31 +227,19 @@ def main(args: argparse.Namespace) -> int:
         if args.crossed is not None:  # several configurations, interleaved
             return run_crossed_command(args, tasks, _agent, executor)
         world = [str(p) for p in choice.folders().values()] or None
-        out = args.out or default_out(
-            tasks,
-            agent,
-            samples=args.samples,
-            seed=args.seed,
-            size=args.size,
-            limits=limit_overrides(args),
-            track=track,
-            world=world,
-        )
+        # what pins the revision, hence the default directory too
+        pinned: dict[str, Any] = {"samples": args.samples, "seed": args.seed, "size": args.size}
+        pinned.update(limits=limit_overrides(args), track=track, world=world)
         result = run(
             tasks,
             agent,
-            samples=args.samples,
-            seed=args.seed,
-            out=out,
-            size=args.size,
-            limits=limit_overrides(args),
+            out=args.out or default_out(tasks, agent, **pinned),
             retries=args.retries,
             executor=executor,
-            track=track,
             group_commit=not args.no_group_commit,
-            world=world,
             # live progress on a terminal, the plain counter otherwise
             progress=run_progress(quiet=args.quiet, json=args.json),
+            **pinned,
         )
         if args.sign_key:
             sign_run(result.out, result.revision.id, args.sign_key)
@@ -343,9 +319,7 @@ def _execution(args: argparse.Namespace) -> tuple[Executor, Track]:
     ]
     if args.executor == "ray":
         chosen.append("--executor ray")
-    for option, value in (("--address", args.address), ("--ray-batch", args.ray_batch)):
-        if value is not None and args.executor != "ray":
-            raise UsageError(f"{option} needs --executor ray")
+    check_ray_options(args)
     if len(chosen) > 1:
         raise UsageError(
             f"{' and '.join(chosen)}: choose one way to execute (--workers: processes; "

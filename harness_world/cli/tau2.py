@@ -20,7 +20,6 @@ from pathlib import Path
 import msgspec
 
 from harness_world.cli._selection import UsageError
-from harness_world.engine.plugins import PluginError
 from harness_world.engine.world import World, WorldError
 from harness_world.running.revision import RevisionMismatch
 from harness_world.tau2 import importer
@@ -38,7 +37,12 @@ from harness_world.tau2.conversation import (
 )
 from harness_world.tau2.gold import ImportedTask
 from harness_world.tau2.importer import FormatError
-from harness_world.tau2.render import render_check, render_conversations, render_regrade
+from harness_world.tau2.render import (
+    check_json,
+    render_check,
+    render_conversations,
+    render_regrade,
+)
 from harness_world.tau2.source import Tau2SourceError
 from harness_world.tau2.users import Tau2View
 
@@ -136,17 +140,11 @@ def _load(args: argparse.Namespace) -> tuple[World, list[ImportedTask]]:
 
 def run_check(args: argparse.Namespace) -> int:
     """Check every imported task; see the command's description for the exit codes."""
-    try:
-        world, tasks = _load(args)
-        marks, explanations = read_marks(args.equivalents, args.explanations)
-        report = check_tasks(world, tasks, Path(args.data), marks=marks, explanations=explanations)
-    except (UsageError, FormatError, PluginError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    world, tasks = _load(args)
+    marks, explanations = read_marks(args.equivalents, args.explanations)
+    report = check_tasks(world, tasks, Path(args.data), marks=marks, explanations=explanations)
     if args.json:
-        out = msgspec.to_builtins(report)
-        out["tasks"] = [{**t, "ok": r.ok} for t, r in zip(out["tasks"], report.tasks, strict=True)]
-        print(json.dumps(out, indent=1, ensure_ascii=False))
+        print(check_json(report))
     else:
         print(render_check(report))
     return 1 if report.problems else 0
@@ -154,14 +152,8 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_regrade(args: argparse.Namespace) -> int:
     """Regrade every run of a results file; see the command's description for the exit codes."""
-    try:
-        world, tasks = _load(args)
-        report = regrade_results(
-            world, tasks, args.results, Path(args.data), arguments=args.arguments
-        )
-    except (UsageError, FormatError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    world, tasks = _load(args)
+    report = regrade_results(world, tasks, args.results, Path(args.data), arguments=args.arguments)
     if args.json:
         print(json.dumps(msgspec.to_builtins(report), indent=1, ensure_ascii=False))
     else:
@@ -255,16 +247,12 @@ def _drivers(args: argparse.Namespace) -> Drivers:
 
 def run_conversation(args: argparse.Namespace) -> int:
     """Run every selected task with a simulated user; see the description for exit codes."""
-    try:
-        if args.samples < 1:
-            raise UsageError(f"--samples must be at least 1 (got {args.samples})")
-        world, tasks = _load(args)
-        view = _view(args, world)
-        drivers = _drivers(args)
-        agent_for = drivers.agent_for(Path(args.data))
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    if args.samples < 1:
+        raise UsageError(f"--samples must be at least 1 (got {args.samples})")
+    world, tasks = _load(args)
+    view = _view(args, world)
+    drivers = _drivers(args)
+    agent_for = drivers.agent_for(Path(args.data))
     try:
         done = run_conversations(
             world,

@@ -16,7 +16,13 @@ from pathlib import Path
 import msgspec
 
 from harness_world.analysis.verify_text import render_verify
-from harness_world.cli._selection import UsageError, add_world_data_options, world_data
+from harness_world.cli._selection import (
+    UsageError,
+    add_ray_options,
+    add_world_data_options,
+    check_ray_options,
+    world_data,
+)
 from harness_world.engine.limits import REPLAY_CALLS, REPLAY_WORK
 from harness_world.grading.task import TaskError, load_tasks
 from harness_world.running.live_progress import verify_progress_factory
@@ -84,7 +90,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_world_data_options(parser)
     _add_outcome_options(parser)
     _add_bound_options(parser)
-    _add_executor_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -107,7 +112,7 @@ def _add_outcome_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_bound_options(parser: argparse.ArgumentParser) -> None:
-    """How much one record may cost to replay: checked before and during its replay."""
+    """How much one record may cost to replay, and where (``--executor``, ``--address``)."""
     parser.add_argument(
         "--max-calls",
         type=int,
@@ -124,6 +129,13 @@ def _add_bound_options(parser: argparse.ArgumentParser) -> None:
         help="stop replaying a record (lost) once its calls have examined more than ROWS "
         f"rows through selects, pages and reads (default: {REPLAY_WORK:_})",
     )
+    add_ray_options(  # records judged on Ray: still bounded, and by the same verifier
+        parser,
+        "records verified in batches of Ray tasks, worlds and tasks still yours (extra: [ray]); "
+        "the same table, JSON and exit code",
+        "records",
+        64,
+    )
 
 
 def _add_scope_options(parser: argparse.ArgumentParser) -> None:
@@ -138,34 +150,10 @@ def _add_scope_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_executor_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--executor",
-        choices=("local", "ray"),
-        default="local",
-        help="ray: records verified in batches of Ray tasks, worlds and tasks still yours "
-        "(extra: [ray]); the same table, JSON and exit code",
-    )
-    parser.add_argument(
-        "--address",
-        help="with --executor ray: the Ray cluster ('auto': the one `ray start --head` started "
-        "here; default: a local Ray for this command)",
-    )
-    parser.add_argument(
-        "--ray-batch",
-        type=int,
-        metavar="N",
-        help="with --executor ray: records per Ray task (default: about four batches per CPU, "
-        "at most 64 records)",
-    )
-
-
 def _check_executor(args: argparse.Namespace) -> None:
     """``--address`` and ``--ray-batch`` need ``--executor ray``, which needs Ray."""
+    check_ray_options(args)
     if args.executor != "ray":
-        for option, value in (("--address", args.address), ("--ray-batch", args.ray_batch)):
-            if value is not None:
-                raise UsageError(f"{option} needs --executor ray")
         return
     if args.ray_batch is not None and args.ray_batch < 1:
         raise UsageError("--ray-batch must be at least 1")

@@ -6,12 +6,16 @@ The reports are `harness_world.tau2.check` (`CheckReport`, `RegradeReport`) and
 
 from __future__ import annotations
 
+import json
+
+import msgspec
+
 from harness_world.analysis.tables import render_table
 from harness_world.tau2.check import CheckReport, CheckSummary, RegradeReport
 from harness_world.tau2.conversation import ConversationReport
 from harness_world.tau2.gold import GoldReport, RegradeResult
 
-__all__ = ["render_check", "render_conversations", "render_regrade"]
+__all__ = ["check_json", "render_check", "render_conversations", "render_regrade"]
 
 
 def _oracle_cell(report: GoldReport) -> str:
@@ -219,3 +223,10 @@ def render_conversations(report: ConversationReport) -> str:
         f"\n{len(results)} attempt(s): {sum(r.evidence == 'verified' for r in results)} "
         f"verified, {sum(bool(r.passed) for r in results)} passed\n"
     )
+
+
+def check_json(report: CheckReport) -> str:
+    """``tau2 check --json``: the report as one JSON object, each task with its ``ok``."""
+    out = msgspec.to_builtins(report)
+    out["tasks"] = [{**t, "ok": r.ok} for t, r in zip(out["tasks"], report.tasks, strict=True)]
+    return json.dumps(out, indent=1, ensure_ascii=False)
