@@ -38,6 +38,7 @@ __all__ = [
     "diagnosis",
     "reach",
     "reach_lines",
+    "render_definitions",
     "render_diagnosis",
     "report_section",
 ]
@@ -272,6 +273,11 @@ def diagnose_report(
     )
     tasks = load_tasks()
     return diagnosis(advise_scan(scan, tasks, advised=advised), attribute_scan(scan, tasks))
+
+
+def render_definitions() -> str:
+    """``diagnose --definitions``: every advisory with its one-line definition."""
+    return "".join(f"{name}: {text}\n" for name, text in ADVISORIES.items())
 
 
 def render_diagnosis(found: Diagnosis) -> str:

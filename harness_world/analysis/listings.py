@@ -1,4 +1,4 @@
-"""The listing commands as text: ``tasks`` and the feasibility ``precheck``, one table each."""
+"""The listing commands as text: ``tasks`` and the feasibility ``precheck`` (and its refusals)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from harness_world.analysis.tables import render_table
 from harness_world.grading.listing import TaskSummary
 from harness_world.running.precheck import Feasibility
 
-__all__ = ["render_precheck", "render_tasks"]
+__all__ = ["render_precheck", "render_refusals", "render_tasks"]
 
 
 def render_precheck(results: Sequence[Feasibility]) -> str:
@@ -37,6 +37,17 @@ def render_precheck(results: Sequence[Feasibility]) -> str:
         f"{sum(r.verdict == 'warn' for r in results)} warned"
     )
     return "".join(line + "\n" for line in lines)
+
+
+def render_refusals(results: Sequence[Feasibility]) -> str:
+    """What ``run`` says when its precheck refuses: each refused task, then why nothing ran.
+
+    Empty when no task is refused.
+    """
+    refused = [f"refused: {f.task_id}: {f.message}\n" for f in results if f.verdict == "refuse"]
+    if not refused:
+        return ""
+    return "".join(refused) + "error: infeasible setup; no attempt was made (see `precheck`)\n"
 
 
 def _budget_text(budgets: dict[str, int | float]) -> str:

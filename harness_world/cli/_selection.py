@@ -169,13 +169,9 @@ def world_data(args: argparse.Namespace, worlds: list[str]) -> WorldData | None:
 
 
 def add_ray_options(parser: argparse.ArgumentParser, ray: str, unit: str, most: int) -> None:
-    """``--executor local|ray``, ``--address`` and ``--ray-batch``.
+    """``--executor``, ``--address``, ``--ray-batch``; ``ray``: what Ray does, ``unit``: per task.
 
-    Args:
-        parser: The command's parser.
-        ray: What ``--executor ray`` does, for its help.
-        unit: What a Ray task holds several of (``attempts``, ``records``).
-        most: The most of them one Ray task holds by default.
+    ``most`` is the most ``unit`` one Ray task holds by default.
     """
     command = "run" if unit == "attempts" else "command"
     parser.add_argument("--executor", choices=("local", "ray"), default="local", help=f"ray: {ray}")

@@ -1,23 +1,11 @@
 """``compare``: decide whether a score change is bigger than the eval's own noise.
 
-Reads a results CSV (``task_id,run_index,config,passed[,family]``) or two run directories,
-pairs every task that has runs under both configurations, and prints the mean change, a
-one-sided test of it at ``--alpha`` (default 2.5% per direction: a wild cluster bootstrap-t
-with Webb weights over task families, CR2-studentized and skew-corrected, a binomial variance
-floor when the spread is degenerate), the tasks short of runs, a worst case and a tipping
-point, the per-task changes that survive a Holm correction and the tasks that flipped between
-solid and broken.
-
-``--gate`` turns the decision into the exit code: ``improved`` needs the lower bound of the
-change above 0; ``no-regression`` fails on a significant drop; ``non-inferior --margin X``
-needs the upper bound of the drop below X points; ``none`` (the default) always passes. Any
-gate fails while runs are missing unless ``--allow-missing``.
-
-Exit codes: 0 gate passed or no gate; 1 gate failed; 2 bad input (unreadable or malformed
-input, unknown config, fewer than 2 paired tasks, bad option) with one ``error: ...`` line on
-stderr.
-
-The pairing, the report and its text are `harness_world.analysis.compare_report`.
+Parses a results CSV or two run directories and the gate's options, makes one call to
+`harness_world.stats.assess` (the method is the parser's description and docs/stats.md), and
+renders `harness_world.analysis.compare_report`: the pairing of run directories, the report
+``--json`` prints and its text. Exit codes: 0 gate passed or no gate; 1 gate failed; 2 bad
+input (unreadable or malformed input, unknown config, fewer than 2 paired tasks, bad option)
+with one ``error: ...`` line on stderr.
 """
 
 from __future__ import annotations
@@ -36,7 +24,12 @@ from harness_world.analysis.compare_report import (
     render_text,
     trusted_pair,
 )
-from harness_world.analysis.results_csv import ResultsCsvError, read_results
+from harness_world.analysis.results_csv import (
+    COLUMNS,
+    OPTIONAL_COLUMNS,
+    ResultsCsvError,
+    read_results,
+)
 from harness_world.analysis.trusted import TrustedObserver, render_trusted_comparison
 from harness_world.cli._selection import (
     UsageError,
@@ -99,9 +92,9 @@ def _add_inputs(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         metavar="PATH",
         help=(
-            "a results CSV with columns task_id,run_index,config,passed and optionally family; "
-            "or two run directories BASELINE CANDIDATE (valid records only; names default to "
-            "the folders)"
+            f"a results CSV with columns {','.join(COLUMNS)} and optionally "
+            f"{','.join(OPTIONAL_COLUMNS)}; or two run directories BASELINE CANDIDATE (valid "
+            "records only; names default to the folders)"
         ),
     )
     parser.add_argument("--baseline", metavar="CONFIG", help="baseline config name in the CSV")

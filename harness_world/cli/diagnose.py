@@ -15,11 +15,11 @@ import msgspec
 from harness_world.analysis.diagnosis import (
     diagnose_run,
     diagnosis,
+    render_definitions,
     render_diagnosis,
 )
 from harness_world.cli._selection import add_verifier_world_options, verifier_worlds
 from harness_world.coverage.demo import demo_advice
-from harness_world.grading.advice import ADVISORIES
 
 __all__ = ["register"]
 
@@ -50,8 +50,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def main(args: argparse.Namespace) -> int:
     """Print advisories, reach and attribution."""
     if args.definitions:
-        for name, text in ADVISORIES.items():
-            print(f"{name}: {text}")
+        sys.stdout.write(render_definitions())
         return 0
     if (args.run is None) == (not args.demo):
         print("error: give a run directory or --demo (not both)", file=sys.stderr)

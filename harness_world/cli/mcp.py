@@ -20,7 +20,13 @@ from harness_world.cli._selection import (
     limit_overrides,
 )
 from harness_world.grading.worlds import one_task
-from harness_world.integrations.mcp import attempt_server, serve, serve_summary, token_problem
+from harness_world.integrations.mcp import (
+    announcement,
+    attempt_server,
+    serve,
+    serve_summary,
+    token_problem,
+)
 from harness_world.running.output_paths import record_path_problem, run_dir_problem
 
 if TYPE_CHECKING:
@@ -195,10 +201,7 @@ def _serve_until_done(args: argparse.Namespace, state: AttemptServer) -> None:
 
 def _announce(url: str, *, token: str | None, generated: bool) -> None:
     """The first line on stderr, once the server listens: where, and how to authenticate."""
-    announcement: dict[str, str] = {"url": url, "auth": "none" if token is None else "bearer"}
-    if token is not None and generated:  # printed this once: a token given is not echoed
-        announcement["token"] = token
-    print(json.dumps(announcement), file=sys.stderr, flush=True)
+    print(announcement(url, token, generated=generated), file=sys.stderr, flush=True)
     if token is None:
         print(
             "warning: --no-auth: any local process can call this attempt's tools and finish it",

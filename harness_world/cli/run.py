@@ -10,6 +10,7 @@ from typing import Any
 
 import msgspec
 
+from harness_world.analysis.listings import render_refusals
 from harness_world.analysis.report_text import render_run_summary
 from harness_world.cli._selection import (
     UsageError,
@@ -197,7 +198,9 @@ def _add_scale_options(parser: argparse.ArgumentParser) -> None:
 
 def _agent(args: argparse.Namespace, choice: WorldChoice | None = None) -> Agent:
     """The agent ``--agent`` names, with the model options given (see `choose_agent`)."""
-    place = (choice.locations.get(_world_name(choice)) if choice else None) or args.world
+    # the one world given, as the verifier's own location; else --world as typed
+    places = list(choice.locations.values()) if choice else []
+    place = (places[0] if len(places) == 1 else None) or args.world
     settings = ModelSettings(
         model=args.model,
         base_url=args.base_url,
@@ -274,11 +277,6 @@ def _os_error(exc: OSError) -> str:
     return f"{where}{exc.strerror or exc}"
 
 
-def _world_name(choice: WorldChoice) -> str:
-    """The one world a command was given (empty when none or several)."""
-    return next(iter(choice.locations)) if len(choice.locations) == 1 else ""
-
-
 def _prepare(args: argparse.Namespace, executor: Executor) -> tuple[list[Task], Agent, WorldChoice]:
     if args.max_tokens < 1 or not args.request_timeout > 0:
         raise UsageError("--max-tokens must be at least 1 and --request-timeout above 0")
@@ -346,11 +344,6 @@ def _execution(args: argparse.Namespace) -> tuple[Executor, Track]:
 
 
 def _refused(tasks: list[Task], args: argparse.Namespace, choice: WorldChoice) -> bool:
-    limits = limit_overrides(args)
-    checked = precheck(tasks, size=args.size, limits=limits, worlds=choice)
-    refused = [f for f in checked if f.verdict == "refuse"]
-    for f in refused:
-        print(f"refused: {f.task_id}: {f.message}", file=sys.stderr)
-    if refused:
-        print("error: infeasible setup; no attempt was made (see `precheck`)", file=sys.stderr)
-    return bool(refused)
+    checked = precheck(tasks, size=args.size, limits=limit_overrides(args), worlds=choice)
+    sys.stderr.write(render_refusals(checked))
+    return any(f.verdict == "refuse" for f in checked)

@@ -7,10 +7,10 @@ turns its options into `VerifyOptions`, maps what it refuses to exit 2, and prin
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -29,7 +29,7 @@ from harness_world.running.live_progress import verify_progress_factory
 from harness_world.running.verification import (
     Grading,
     VerifyOptions,
-    VerifyReport,
+    verify_exit_code,
     verify_paths,
 )
 
@@ -161,19 +161,15 @@ def _check_executor(args: argparse.Namespace) -> None:
         raise UsageError("--executor ray needs the extra: pip install 'harness_world[ray]'")
 
 
-def _grading(args: argparse.Namespace) -> Callable[[], Grading]:
+def _grading(args: argparse.Namespace) -> Grading:
     """The verifier's tasks and seed file: ``--tasks``, the ``--world-data``'s, or built-in."""
-
-    def grading() -> Grading:
-        if args.world_data is not None or args.world_tasks is not None:  # the world's own data
-            return _data_grading(args)
-        try:
-            tasks = None if args.no_grade else {t.id: t for t in load_tasks(folder=args.tasks)}
-        except (OSError, ValueError, TaskError) as exc:
-            raise UsageError(f"--tasks: {exc}") from None
-        return Grading(tasks=tasks, seed_file=args.seed_file)
-
-    return grading
+    if args.world_data is not None or args.world_tasks is not None:  # the world's own data
+        return _data_grading(args)
+    try:
+        tasks = None if args.no_grade else {t.id: t for t in load_tasks(folder=args.tasks)}
+    except (OSError, ValueError, TaskError) as exc:
+        raise UsageError(f"--tasks: {exc}") from None
+    return Grading(tasks=tasks, seed_file=args.seed_file)
 
 
 def _data_grading(args: argparse.Namespace) -> Grading:
@@ -190,7 +186,7 @@ def _data_grading(args: argparse.Namespace) -> Grading:
 
 def _options(args: argparse.Namespace) -> VerifyOptions:
     return VerifyOptions(
-        grading=_grading(args),
+        grading=functools.partial(_grading, args),  # read once, only if needed
         world=args.world,
         size=args.size,
         loose=args.loose,
@@ -219,20 +215,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(msgspec.to_builtins(report), indent=1))
     else:
         sys.stdout.write(render_verify(report))
-    return _exit_code(report, args)
-
-
-def _exit_code(report: VerifyReport, args: argparse.Namespace) -> int:
-    """1 for evidence not verified, or (with --require-pass) anything not passed; else 0."""
-    rows = report.records
-    if report.evidence.ungraded or report.evidence.lost:
-        return 1
     strict = args.require_pass or args.require_harness
-    if strict and not rows:
+    if strict and not report.records and not (report.evidence.ungraded or report.evidence.lost):
         print("--require-pass: nothing was graded (no slot, no record)", file=sys.stderr)
-        return 1
-    if strict and (report.grades.failed or report.grades.passed < len(rows)):
-        return 1
-    if args.require_harness and any(r.harness.failed for r in rows):
-        return 1
-    return 0
+    return verify_exit_code(
+        report, require_pass=args.require_pass, require_harness=args.require_harness
+    )

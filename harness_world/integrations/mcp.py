@@ -84,6 +84,7 @@ __all__ = [
     "ServeSummary",
     "ToolAnswer",
     "Transport",
+    "announcement",
     "attempt_server",
     "build_server",
     "plan_run",
@@ -949,6 +950,18 @@ def attempt_server(
 
 _TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
 """What a bearer token may be (RFC 6750's ``b64token``): it travels in a header as it is."""
+
+
+def announcement(url: str, token: str | None, *, generated: bool) -> str:
+    """The server's first line on stderr once it listens: its URL and how clients authenticate.
+
+    A JSON object ``{"url", "auth", "token"}``: ``auth`` is ``bearer`` or ``none``, and the
+    token is printed only when it was generated (a token the caller gave is not echoed).
+    """
+    shown: dict[str, str] = {"url": url, "auth": "none" if token is None else "bearer"}
+    if token is not None and generated:
+        shown["token"] = token
+    return json.dumps(shown)
 
 
 def token_problem(token: str) -> str:
