@@ -18,6 +18,7 @@ import msgspec
 
 from harness_world.analysis.attribution import AttributionReport, attribute_scan
 from harness_world.analysis.report import RunReport
+from harness_world.analysis.tables import render_table
 from harness_world.engine.world import World, WorldError, load_trusted_world
 from harness_world.evidence.record import RecordError, load_record
 from harness_world.grading.advice import ADVISORIES, Advisory, advise
@@ -37,6 +38,9 @@ __all__ = [
     "diagnosis",
     "reach",
     "reach_lines",
+    "render_definitions",
+    "render_diagnosis",
+    "report_section",
 ]
 
 
@@ -269,3 +273,77 @@ def diagnose_report(
     )
     tasks = load_tasks()
     return diagnosis(advise_scan(scan, tasks, advised=advised), attribute_scan(scan, tasks))
+
+
+def render_definitions() -> str:
+    """``diagnose --definitions``: every advisory with its one-line definition."""
+    return "".join(f"{name}: {text}\n" for name, text in ADVISORIES.items())
+
+
+def render_diagnosis(found: Diagnosis) -> str:
+    """``diagnose`` as text: advisories per attempt, their reach, then the attribution."""
+    rows = [
+        [
+            a.task_id,
+            str(a.sample),
+            "passed" if a.passed else "failed",
+            "; ".join(f"{x.name}: {x.detail}" for x in a.advisories) or "-",
+        ]
+        for a in found.advice
+        if a.advisories or not a.passed
+    ]
+    headers = ["task", "sample", "grade", "advisories (never change grades)"]
+    lines = [render_table(headers, rows, 110), ""] if rows else []
+    lines += reach_lines(found.reach)
+    if found.attribution is not None:
+        lines += _attribution_lines(found.attribution)
+    return "".join(line + "\n" for line in lines)
+
+
+def _attribution_lines(attribution: AttributionReport) -> list[str]:
+    rows = [
+        [a.task_id, str(a.sample), a.source, "reviewed" if a.reviewed else "automatic", a.evidence]
+        for a in attribution.attributions
+    ]
+    lines = [""]
+    if rows:
+        lines.append(render_table(["task", "sample", "source", "by", "evidence"], rows, 90))
+    counts = ", ".join(
+        f"{s} {c['automatic'] + c['reviewed']} ({c['reviewed']} reviewed)"
+        for s, c in attribution.counts.items()
+    )
+    lines.append(
+        f"\nattribution of {len(attribution.attributions)} attempts that did not pass: {counts}"
+    )
+    return lines
+
+
+def report_section(
+    report: RunReport,
+    advised: Mapping[tuple[str, int], list[Advisory]] | None = None,
+    reader_options: str = "",
+) -> list[str]:
+    """Lines ``report`` prints after its figures: advisories' reach and attribution counts.
+
+    ``reader_options`` are the ``--world``/``--tasks`` the reader gave, repeated in the closing
+    ``diagnose`` line so that it reads a user world's run as the report did. The figures are
+    `diagnose_report` (no record is replayed again).
+    """
+    found = diagnose_report(report, advised)
+    lines = ["", *reach_lines(found.reach)]
+    for a in found.advice:
+        if a.advisories and not a.passed:
+            names = ", ".join(x.name for x in a.advisories)
+            lines.append(f"    {a.task_id} sample {a.sample}: {names}")
+    attribution = found.attribution
+    if attribution is not None and attribution.attributions:
+        counts = ", ".join(
+            f"{s} {c['automatic'] + c['reviewed']} ({c['reviewed']} reviewed)"
+            for s, c in attribution.counts.items()
+            if c["automatic"] + c["reviewed"]
+        )
+        lines.append(
+            f"Attribution of {len(attribution.attributions)} attempts that did not pass: {counts}"
+        )
+    lines.append(f"Details: python -m harness_world diagnose {report.out}{reader_options}")
+    return lines

@@ -34,7 +34,7 @@ from harness_world.analysis.process import (
     process_of,
     summarize_process,
 )
-from harness_world.analysis.report import RunReport
+from harness_world.analysis.report import RunReport, build_report
 from harness_world.analysis.trace_html import attempt_state, trace_fragment
 from harness_world.analysis.trace_record import TraceRecord, read_trace
 from harness_world.engine.world import World, WorldError, load_trusted_world
@@ -54,7 +54,9 @@ __all__ = [
     "load_run_view",
     "run_html",
     "run_plots",
+    "write_compare_visuals",
     "write_pngs",
+    "write_run_visuals",
 ]
 
 HTML_BUDGET = 6_000_000
@@ -785,3 +787,50 @@ def compare_html(
                 + _traces(view, prefix, 1 / len(views))
             )
     return _page(f"harness_world compare: {comparison.baseline} vs {comparison.candidate}", body)
+
+
+def write_run_visuals(
+    report: RunReport, name: str, *, html: Path | None = None, png: Path | None = None
+) -> None:
+    """Write a run's HTML report to ``html`` and its plots as PNG files into ``png``.
+
+    Raises:
+        HarnessWorldError: A record of the run cannot be read for its trace.
+        OSError: A file cannot be written.
+    """
+    view = load_run_view(report, name)
+    if html is not None:
+        html.write_text(run_html(view), encoding="utf-8")
+    if png is not None:
+        write_pngs(run_plots(view), png)
+
+
+def write_compare_visuals(
+    comparison: Comparison,
+    outcome: ComparisonOutcome,
+    runs: Sequence[Path] = (),
+    notes: Sequence[str] = (),
+    *,
+    html: Path | None = None,
+    png: Path | None = None,
+) -> None:
+    """Write a comparison's HTML report to ``html`` and its plots as PNG files into ``png``.
+
+    With ``runs`` (the baseline's and the candidate's run directories) the page shows both
+    runs' heatmaps and traces too; it shows ``outcome``, the verdict, band and lists the text
+    and JSON show.
+
+    Raises:
+        HarnessWorldError: A run or one of its records cannot be read.
+        OSError: A file cannot be written.
+        ValueError: A run directory cannot be reported.
+    """
+    names = (comparison.baseline, comparison.candidate)
+    views = [
+        load_run_view(build_report(run), name)
+        for run, name in zip(runs, names[: len(runs)], strict=True)
+    ]
+    if html is not None:
+        html.write_text(compare_html(comparison, outcome, views, notes), encoding="utf-8")
+    if png is not None:
+        write_pngs(compare_plots(comparison, outcome, views), png)

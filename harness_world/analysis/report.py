@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import msgspec
@@ -34,6 +34,8 @@ __all__ = [
     "SuiteMean",
     "build_report",
     "report_from_scan",
+    "report_rows",
+    "results_rows",
     "rows_of",
     "run_rows",
     "suite_mean",
@@ -238,20 +240,36 @@ def run_rows(
     return rows_of(scan, config), scan.manifest
 
 
-def rows_of(scan: RunScan, config: str) -> list[RunRow]:
-    """The graded, valid slots of a scan as results rows."""
+def results_rows(
+    slots: Iterable[SlotResult], families: Mapping[str, str], config: str
+) -> list[RunRow]:
+    """The graded, valid slots as results rows, each with its task's family (or "").
+
+    The one row builder of ``compare``'s input: the rows a run directory is compared on and
+    the rows ``report --csv`` writes, so that ``compare`` on the CSV clusters and counts as it
+    does on the run directory.
+    """
     return [
-        # family: for compare's cluster-robust gate
         RunRow(
             task_id=s.task_id,
             run_index=s.sample,
             config=config,
             passed=s.passed,
-            family=scan.families.get(s.task_id, ""),
+            family=families.get(s.task_id, ""),
         )
-        for s in scan.slots
+        for s in slots
         if s.counted and s.passed is not None
     ]
+
+
+def rows_of(scan: RunScan, config: str) -> list[RunRow]:
+    """The graded, valid slots of a scan as results rows (see `results_rows`)."""
+    return results_rows(scan.slots, scan.families, config)
+
+
+def report_rows(report: RunReport, config: str) -> list[RunRow]:
+    """The rows ``report --csv`` writes: the report's attempts, as `rows_of` gives them."""
+    return results_rows(report.attempts, report.task_families, config)
 
 
 def _mean(total: float, count: int) -> float | None:

@@ -244,7 +244,7 @@ def format_results(rows: Iterable[RunRow]) -> str:
     """
     row_list = list(rows)
     with_family = any(row.family for row in row_list)
-    out = [",".join((*COLUMNS, "family") if with_family else COLUMNS)]
+    out = [",".join((*COLUMNS, *OPTIONAL_COLUMNS) if with_family else COLUMNS)]
     seen: set[tuple[str, int, str]] = set()
     for row in row_list:
         _check_name(row.task_id, "task_id")

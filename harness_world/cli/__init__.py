@@ -2,7 +2,9 @@
 
 Each command lives in its own module exposing ``register(subparsers)``, which adds a parser
 whose ``handler`` default is a function taking the parsed namespace and returning an exit code.
-Exit codes everywhere: 0 success, 1 a check failed, 2 usage or input error.
+Exit codes everywhere: 0 success, 1 a check failed, 2 usage or input error: a handler lets
+every `HarnessWorldError` (a `UsageError` among them), `OSError` and `ValueError` (input that
+does not parse) reach `main`, which prints it as one ``error:`` line.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from harness_world.cli._selection import UsageError
+from harness_world.errors import HarnessWorldError
 
 __all__ = ["main"]
 
@@ -72,12 +74,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         code: int = handler(args)
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     except BrokenPipeError:
         # The reader went away (`... | head`): stop quietly, as Unix tools do.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
+    except (HarnessWorldError, OSError, ValueError) as exc:  # every refusal of input
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return code

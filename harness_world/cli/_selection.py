@@ -3,23 +3,30 @@
 from __future__ import annotations
 
 import argparse
-import fnmatch
 from pathlib import Path
 
 from harness_world.engine.world import WorldError
 from harness_world.errors import HarnessWorldError
 from harness_world.grading.task import Task
-from harness_world.grading.worlds import WorldChoice, WorldData, choose_worlds, load_world_data
+from harness_world.grading.worlds import (
+    WorldChoice,
+    WorldData,
+    load_world_data,
+    reader_worlds,
+    select_tasks,
+)
 
 __all__ = [
     "UsageError",
     "add_limit_options",
+    "add_one_task_options",
+    "add_ray_options",
     "add_task_options",
     "add_verifier_world_options",
     "add_world_data_options",
+    "check_ray_options",
     "limit_overrides",
     "select",
-    "select_tasks",
     "task_arguments",
     "verifier_worlds",
     "world_data",
@@ -88,34 +95,9 @@ def task_arguments(values: list[str] | None) -> tuple[Path | None, list[str]]:
 
 
 def select(args: argparse.Namespace) -> tuple[list[Task], WorldChoice]:
-    """The tasks the options name, and the worlds they run against.
-
-    Raises:
-        UsageError: when a pattern matches nothing or nothing is selected.
-        WorldError: for a world that does not load.
-        TaskError: for an invalid task file or a task its world contradicts.
-    """
+    """The tasks ``--world`` and ``--tasks`` name, and their worlds (see `select_tasks`)."""
     folder, patterns = task_arguments(args.tasks)
-    choice = choose_worlds([args.world] if args.world else None)
-    tasks = choice.tasks(folder)
-    if args.world and not tasks:
-        where = f" in {folder}" if folder is not None else ""
-        raise UsageError(f"no tasks for world {args.world!r}{where}")
-    if not patterns:
-        return tasks, choice
-    chosen: dict[str, Task] = {}
-    for pattern in patterns:
-        hits = [t for t in tasks if fnmatch.fnmatchcase(t.id, pattern)]
-        if not hits:
-            known = ", ".join(t.id for t in tasks[:8])
-            raise UsageError(f"--tasks: {pattern!r} matches no task (known: {known}, ...)")
-        chosen.update((t.id, t) for t in hits)
-    return sorted(chosen.values(), key=lambda t: t.id), choice
-
-
-def select_tasks(args: argparse.Namespace) -> list[Task]:
-    """The tasks the options name (see `select`)."""
-    return select(args)[0]
+    return select_tasks(args.world, folder, patterns)
 
 
 class UsageError(HarnessWorldError, ValueError):
@@ -143,18 +125,8 @@ def add_verifier_world_options(parser: argparse.ArgumentParser) -> None:
 
 
 def verifier_worlds(args: argparse.Namespace) -> tuple[WorldChoice, dict[str, Task]]:
-    """The worlds and tasks a reader of records gave: built-ins plus its own.
-
-    Raises:
-        WorldError: for a world folder that does not load, or two of one name.
-        TaskError: for an invalid task file or folder.
-    """
-    choice = choose_worlds(getattr(args, "worlds", None) or None)
-    tasks = {t.id: t for t in WorldChoice().tasks(check=False)}
-    folder = getattr(args, "task_folder", None)
-    if folder is not None or choice.locations:
-        tasks.update((t.id, t) for t in choice.tasks(folder))
-    return choice, tasks
+    """The worlds and tasks a reader of records gave (see `reader_worlds`)."""
+    return reader_worlds(getattr(args, "worlds", None), getattr(args, "task_folder", None))
 
 
 def add_world_data_options(parser: argparse.ArgumentParser) -> None:
@@ -194,3 +166,47 @@ def world_data(args: argparse.Namespace, worlds: list[str]) -> WorldData | None:
         return load_world_data(worlds[0], data, tasks_file)
     except WorldError as exc:
         raise UsageError(f"--world-data: {str(exc).splitlines()[0]}") from None
+
+
+def add_ray_options(parser: argparse.ArgumentParser, ray: str, unit: str, most: int) -> None:
+    """``--executor``, ``--address``, ``--ray-batch``; ``ray``: what Ray does, ``unit``: per task.
+
+    ``most`` is the most ``unit`` one Ray task holds by default.
+    """
+    command = "run" if unit == "attempts" else "command"
+    parser.add_argument("--executor", choices=("local", "ray"), default="local", help=f"ray: {ray}")
+    parser.add_argument(
+        "--address",
+        help="with --executor ray: the Ray cluster ('auto': the one `ray start --head` started "
+        f"here; default: a local Ray for this {command})",
+    )
+    parser.add_argument(
+        "--ray-batch",
+        type=int,
+        metavar="N",
+        help=f"with --executor ray: {unit} per Ray task (default: about four batches per CPU, "
+        f"at most {most} {unit})",
+    )
+
+
+def check_ray_options(args: argparse.Namespace) -> None:
+    """``--address`` and ``--ray-batch`` need ``--executor ray``.
+
+    Raises:
+        UsageError: naming the option given without it.
+    """
+    for option, value in (("--address", args.address), ("--ray-batch", args.ray_batch)):
+        if value is not None and args.executor != "ray":
+            raise UsageError(f"{option} needs --executor ray")
+
+
+def add_one_task_options(parser: argparse.ArgumentParser) -> None:
+    """``--world``, ``--task``, ``--tasks FOLDER`` and ``--size``: the one task an attempt plays."""
+    parser.add_argument(
+        "--world", required=True, help="a built-in world (e.g. helpdesk) or a world folder"
+    )
+    parser.add_argument("--task", required=True, help="task id, e.g. helpdesk.reply_and_solve")
+    parser.add_argument(
+        "--tasks", type=Path, metavar="FOLDER", help="task folder (default: the world's own)"
+    )
+    parser.add_argument("--size", default="small", help="seed size: small (default) or large")

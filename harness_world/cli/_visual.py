@@ -1,17 +1,17 @@
-"""``--html`` and ``--png`` for ``report`` and ``compare``: the options and what they write.
+"""``--html`` and ``--png`` for ``report`` and ``compare``: the options, and one call each.
 
-``report`` and ``compare`` each call one function here after computing what they print, so the
-commands themselves stay about text and exit codes.
+What is written is `harness_world.analysis.html.write_run_visuals` and
+`harness_world.analysis.html.write_compare_visuals`; here a failure becomes one ``error:`` line.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from harness_world.analysis.report import RunReport, build_report
+from harness_world.analysis.report import RunReport
 from harness_world.errors import HarnessWorldError
 from harness_world.stats import Comparison
 from harness_world.stats.outcome import ComparisonOutcome
@@ -42,31 +42,33 @@ def add_png_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _fail(message: str) -> int:
+def _write(args: argparse.Namespace, write: Callable[[Path | None, Path | None], None]) -> int:
+    """Call ``write(html, png)`` when ``--html`` or ``--png`` is given; 0, or 2 saying why."""
+    html, png = getattr(args, "html", None), getattr(args, "png", None)
+    if html is None and png is None:
+        return 0
+    try:
+        write(html, png)
+    except HarnessWorldError as exc:
+        message = str(exc)
+    except OSError as exc:
+        message = f"cannot write {exc.filename}: {exc.strerror}"
+    except ValueError as exc:
+        message = f"cannot write the report: {exc}"
+    else:
+        return 0
     print(f"error: {message}", file=sys.stderr)
     return 2
 
 
 def write_run_visuals(args: argparse.Namespace, report: RunReport) -> int:
     """Write ``--html`` and ``--png`` for a run report; 0, or 2 with one ``error:`` line."""
-    html_out: Path | None = getattr(args, "html", None)
-    png_out: Path | None = getattr(args, "png", None)
-    if html_out is None and png_out is None:
-        return 0
-    from harness_world.analysis.html import load_run_view, run_html, run_plots, write_pngs
+    from harness_world.analysis import html
 
     name = getattr(args, "config", None) or Path(report.out).resolve().name
-    try:
-        view = load_run_view(report, name)
-        if html_out is not None:
-            html_out.write_text(run_html(view), encoding="utf-8")
-        if png_out is not None:
-            write_pngs(run_plots(view), png_out)
-    except HarnessWorldError as exc:
-        return _fail(str(exc))
-    except OSError as exc:
-        return _fail(f"cannot write {exc.filename}: {exc.strerror}")
-    return 0
+    return _write(
+        args, lambda page, pngs: html.write_run_visuals(report, name, html=page, png=pngs)
+    )
 
 
 def write_compare_visuals(
@@ -76,33 +78,12 @@ def write_compare_visuals(
     runs: Sequence[Path],
     notes: Sequence[str],
 ) -> int:
-    """Write ``--html`` (with both runs' heatmaps and traces when ``runs``) and ``--png``.
+    """Write ``--html`` (with both runs' heatmaps and traces when ``runs``) and ``--png``."""
+    from harness_world.analysis import html
 
-    The page shows ``outcome``, the same verdict, band and lists the text and JSON show.
-    """
-    html_out: Path | None = getattr(args, "html", None)
-    png_out: Path | None = getattr(args, "png", None)
-    if html_out is None and png_out is None:
-        return 0
-    from harness_world.analysis.html import (
-        compare_html,
-        compare_plots,
-        load_run_view,
-        write_pngs,
+    return _write(
+        args,
+        lambda page, pngs: html.write_compare_visuals(
+            comparison, outcome, runs, notes, html=page, png=pngs
+        ),
     )
-
-    try:
-        names = (comparison.baseline, comparison.candidate)
-        views = [
-            load_run_view(build_report(run), name)
-            for run, name in zip(runs, names[: len(runs)], strict=True)
-        ]
-        if html_out is not None:
-            html_out.write_text(compare_html(comparison, outcome, views, notes), encoding="utf-8")
-        if png_out is not None:
-            write_pngs(compare_plots(comparison, outcome, views), png_out)
-    except HarnessWorldError as exc:
-        return _fail(str(exc))
-    except (OSError, ValueError) as exc:
-        return _fail(f"cannot write the report: {exc}")
-    return 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import msgspec
@@ -39,11 +38,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Write the label."""
-    try:
-        label = add_label(args.run, args.task, args.sample, args.source, args.why)
-    except (OSError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    label = add_label(args.run, args.task, args.sample, args.source, args.why)
     if args.json:
         print(msgspec.json.encode(label).decode())
     else:

@@ -1,21 +1,11 @@
 """``compare``: decide whether a score change is bigger than the eval's own noise.
 
-Reads a results CSV (``task_id,run_index,config,passed[,family]``) or two run directories,
-pairs every task that has runs under both configurations, and prints the mean change, a
-one-sided test of it at ``--alpha`` (default 2.5% per direction: a wild cluster bootstrap-t
-with Webb weights over task families, CR2-studentized and skew-corrected, a binomial variance
-floor when the spread is degenerate), the tasks short of runs, a worst case and a tipping
-point, the per-task changes that survive a Holm correction and the tasks that flipped between
-solid and broken.
-
-``--gate`` turns the decision into the exit code: ``improved`` needs the lower bound of the
-change above 0; ``no-regression`` fails on a significant drop; ``non-inferior --margin X``
-needs the upper bound of the drop below X points; ``none`` (the default) always passes. Any
-gate fails while runs are missing unless ``--allow-missing``.
-
-Exit codes: 0 gate passed or no gate; 1 gate failed; 2 bad input (unreadable or malformed
-input, unknown config, fewer than 2 paired tasks, bad option) with one ``error: ...`` line on
-stderr.
+Parses a results CSV or two run directories and the gate's options, makes one call to
+`harness_world.stats.assess` (the method is the parser's description and docs/stats.md), and
+renders `harness_world.analysis.compare_report`: the pairing of run directories, the report
+``--json`` prints and its text. Exit codes: 0 gate passed or no gate; 1 gate failed; 2 bad
+input (unreadable or malformed input, unknown config, fewer than 2 paired tasks, bad option)
+with one ``error: ...`` line on stderr.
 """
 
 from __future__ import annotations
@@ -26,15 +16,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
-from harness_world.analysis.results_csv import ResultsCsvError, read_results
-from harness_world.analysis.trusted import (
-    TrustedComparison,
-    TrustedObserver,
-    compare_trusted,
-    render_trusted_comparison,
+from harness_world.analysis.compare_report import (
+    RunPair,
+    compare_json,
+    compare_report,
+    pair_runs,
+    render_text,
+    trusted_pair,
 )
+from harness_world.analysis.results_csv import (
+    COLUMNS,
+    OPTIONAL_COLUMNS,
+    ResultsCsvError,
+    read_results,
+)
+from harness_world.analysis.trusted import TrustedObserver, render_trusted_comparison
 from harness_world.cli._selection import (
     UsageError,
     add_verifier_world_options,
@@ -43,54 +39,17 @@ from harness_world.cli._selection import (
     world_data,
 )
 from harness_world.cli._visual import add_html_option, add_png_option, write_compare_visuals
-from harness_world.cli.crossed import crossed_aware
+from harness_world.cli.crossed import compare_crossed_command, is_crossed_run
 from harness_world.engine.world import WorldError
-from harness_world.grading.task import Task, TaskError
-from harness_world.stats import (
-    DEFAULT_ALPHA,
-    SMALL_SAMPLE_TASKS,
-    Comparison,
-    RunRow,
-    StatsInputError,
-    TaskTally,
-)
-from harness_world.stats.gate import Decision, GateName, GateResult, Plan, assess
-from harness_world.stats.outcome import ComparisonOutcome, outcome_of
+from harness_world.grading.task import TaskError
+from harness_world.stats import DEFAULT_ALPHA, StatsInputError
+from harness_world.stats.estimators import Comparison
+from harness_world.stats.gate import GateResult, assess
+from harness_world.stats.wild import DEFAULT_SEED
 
-__all__ = ["CompareReport", "gate_passed", "register", "render_text"]
-
-Gate = GateName
+__all__ = ["register"]
 
 _MIXED = "give either one results CSV or two run directories, not a mix"
-
-
-class CompareReport(msgspec.Struct, frozen=True, kw_only=True):
-    """What ``compare --json`` prints: the comparison, the decision and the gate outcome.
-
-    Attributes:
-        gate: The gate applied (``none`` when there was no gate).
-        gate_passed: Whether the gate passed (always true for ``none``).
-        alpha: One-sided level of every bound and gate.
-        sidedness: ``one-sided`` (each gate tests one direction at ``alpha``).
-        warnings: Human-readable warnings and notes (few tasks, few families, revisions of run
-            directories).
-        outcome: The verdict, band, flips and Holm list, exactly as the text and the HTML
-            show them.
-        comparison: The descriptive comparison (its band is the plain paired t band; the
-            verdict is the outcome's, from the gate's decision).
-        decision: The gate's decision: missing tasks, observed and worst-case tests,
-            significant per-task changes, flips, plan.
-
-    """
-
-    gate: Gate
-    gate_passed: bool
-    alpha: float
-    sidedness: str
-    warnings: list[str]
-    outcome: ComparisonOutcome
-    comparison: Comparison
-    decision: GateResult
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -133,9 +92,9 @@ def _add_inputs(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         metavar="PATH",
         help=(
-            "a results CSV with columns task_id,run_index,config,passed and optionally family; "
-            "or two run directories BASELINE CANDIDATE (valid records only; names default to "
-            "the folders)"
+            f"a results CSV with columns {','.join(COLUMNS)} and optionally "
+            f"{','.join(OPTIONAL_COLUMNS)}; or two run directories BASELINE CANDIDATE (valid "
+            "records only; names default to the folders)"
         ),
     )
     parser.add_argument("--baseline", metavar="CONFIG", help="baseline config name in the CSV")
@@ -219,22 +178,17 @@ def _add_data_options(parser: argparse.ArgumentParser) -> None:
         metavar="POINTS",
         help="the smallest change worth detecting, in points (with --plan)",
     )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        metavar="N",
+        help="seed of the bootstrap's random weight patterns (default %(default)s); drawn "
+        "only when the families have more patterns than the bootstrap uses, and named in the "
+        "decision then",
+    )
     add_verifier_world_options(parser)
     add_world_data_options(parser)
-
-
-def gate_passed(verdict: str, gate: Gate) -> bool:
-    """Whether a band verdict (``above``/``below``/``inside``) satisfies a gate.
-
-    Kept for library callers of the descriptive band; ``compare`` itself decides with
-    `harness_world.stats.assess`. ``non-inferior`` needs a margin, so it cannot be read off a
-    verdict and always returns False here.
-    """
-    if gate == "improved":
-        return verdict == "above"
-    if gate == "no-regression":
-        return verdict != "below"
-    return gate != "non-inferior"
 
 
 def _fail(message: str) -> int:
@@ -255,51 +209,6 @@ def _sources(args: argparse.Namespace) -> dict[str, Any]:
     if not choice.locations and getattr(args, "task_folder", None) is None:
         return {}
     return {"tasks": list(own.values()), "folders": choice.folders()}
-
-
-def _run_directories(
-    args: argparse.Namespace, watch: tuple[TrustedObserver, TrustedObserver]
-) -> tuple[list[RunRow], str, str, list[str], list[str], int]:
-    """Rows of two run directories, their names, notes, scheduled tasks and samples.
-
-    ``watch`` observes each run's scan (baseline, candidate) for the trusted pairing.
-    """
-    from harness_world.analysis.report import run_rows
-    from harness_world.running.revision import diff_revisions
-
-    paths = [Path(p) for p in args.inputs]
-    if len(paths) != 2 or not all(p.is_dir() for p in paths):
-        raise UsageError("give two run directories BASELINE CANDIDATE, or one results CSV")
-    names = [args.baseline or paths[0].resolve().name, args.candidate or paths[1].resolve().name]
-    if names[0] == names[1]:
-        names = ["baseline", "candidate"]
-    try:
-        sources = _sources(args)
-        base_rows, base = run_rows(paths[0], names[0], observe=watch[0], **sources)
-        cand_rows, cand = run_rows(paths[1], names[1], observe=watch[1], **sources)
-    except (FileNotFoundError, ValueError, WorldError) as exc:
-        raise UsageError(str(exc)) from None
-    changed = diff_revisions(base.revision, cand.revision)
-    notes = [
-        f"baseline revision {base.revision.id[:16]} ({paths[0]})",
-        f"candidate revision {cand.revision.id[:16]} ({paths[1]})",
-        f"components that differ: {', '.join(changed) or 'none'}",
-    ]
-    factors = [c for c in changed if not c.startswith("task:") and c not in ("samples", "seed")]
-    if len(factors) > 1:
-        notes.append(
-            f"WARNING: {len(factors)} factors changed at once ({', '.join(factors)}): the "
-            "difference cannot be attributed to any one of them"
-        )
-    scheduled = sorted(set(base.tasks) | set(cand.tasks))
-    return (
-        base_rows + cand_rows,
-        names[0],
-        names[1],
-        notes,
-        scheduled,
-        max(base.samples, cand.samples),
-    )
 
 
 def _alpha(args: argparse.Namespace) -> float:
@@ -349,11 +258,52 @@ def _check_csv_options(args: argparse.Namespace) -> Path:
     return paths[0]
 
 
-@crossed_aware  # one crossed run is compared per model profile
+def _run_pair(args: argparse.Namespace, watch: tuple[TrustedObserver, TrustedObserver]) -> RunPair:
+    """The two run directories given, as `pair_runs` reads them with the reader's worlds."""
+    paths = [Path(p) for p in args.inputs]
+    if len(paths) != 2 or not all(p.is_dir() for p in paths):
+        raise UsageError("give two run directories BASELINE CANDIDATE, or one results CSV")
+    names = (args.baseline or paths[0].resolve().name, args.candidate or paths[1].resolve().name)
+    try:
+        return pair_runs(paths, names, watch, **_sources(args))
+    except (FileNotFoundError, ValueError, WorldError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _assess(
+    args: argparse.Namespace, watch: tuple[TrustedObserver, TrustedObserver]
+) -> tuple[Comparison, GateResult, list[str]]:
+    """The comparison and the gate's decision, and the run directories' notes (CSV: none)."""
+    _check_common(args)
+    alpha = _alpha(args)
+    if any(Path(p).is_dir() for p in args.inputs):
+        pair = _run_pair(args, watch)
+        rows, baseline, candidate, notes = pair.rows, pair.baseline, pair.candidate, pair.notes
+        scheduled, expected = pair.scheduled, pair.samples
+    else:
+        rows = read_results(_check_csv_options(args))
+        baseline, candidate, notes, scheduled, expected = args.baseline, args.candidate, [], [], 5
+    comparison, result = assess(
+        rows,
+        baseline,
+        candidate,
+        gate=args.gate,
+        alpha=alpha,
+        margin=None if args.margin is None else args.margin / 100,
+        min_runs=args.min_runs if args.min_runs is not None else expected,
+        scheduled=scheduled,
+        allow_missing=args.allow_missing,
+        use_clusters=not args.no_clusters,
+        mde=None if args.mde is None else args.mde / 100,
+        seed=args.seed,
+    )
+    return comparison, result, notes
+
+
 def run(args: argparse.Namespace) -> int:
     """Handle ``compare``; returns the exit code."""
-    notes: list[str] = []
-    scheduled: list[str] = []
+    if is_crossed_run(args.inputs):  # one crossed run is compared per model profile
+        return compare_crossed_command(args)
     # The trusted pairing is computed while the runs' own scans replay each record.
     try:
         index = verifier_worlds(args)[1]
@@ -361,301 +311,24 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     watch = (TrustedObserver(index), TrustedObserver(index))
     try:
-        _check_common(args)
-        alpha = _alpha(args)
-        if any(Path(p).is_dir() for p in args.inputs):
-            rows, baseline, candidate, notes, scheduled, samples = _run_directories(args, watch)
-            min_runs = args.min_runs if args.min_runs is not None else samples
-        else:
-            path = _check_csv_options(args)
-            rows = read_results(path)
-            baseline, candidate = args.baseline, args.candidate
-            min_runs = args.min_runs if args.min_runs is not None else 5
-        comparison, result = assess(
-            rows,
-            baseline,
-            candidate,
-            gate=args.gate,
-            alpha=alpha,
-            margin=None if args.margin is None else args.margin / 100,
-            min_runs=min_runs,
-            scheduled=scheduled,
-            allow_missing=args.allow_missing,
-            use_clusters=not args.no_clusters,
-            mde=None if args.mde is None else args.mde / 100,
-        )
-    except UsageError as exc:
+        comparison, result, notes = _assess(args, watch)
+    except (UsageError, StatsInputError) as exc:
         return _fail(str(exc))
     except ResultsCsvError as exc:
         return _fail(f"{args.inputs[0]}: {exc}")
-    except StatsInputError as exc:
-        return _fail(str(exc))
     except OSError as exc:
         return _fail(f"cannot read {args.inputs[0]}: {exc.strerror or exc}")
-
     # One outcome, computed once: the text, --json and --html all render it.
-    outcome = outcome_of(comparison, result, _warnings(comparison))
+    report = compare_report(comparison, result, notes, seed=args.seed)
     runs = [Path(p) for p in args.inputs] if notes else []  # --html
-    if write_compare_visuals(args, comparison, outcome, runs, notes):
+    if write_compare_visuals(args, comparison, report.outcome, runs, notes):
         return 2
-    _print(args, comparison, result, outcome, notes, _trusted(args.inputs, index, watch))
-    return 0 if result.passed else 1
-
-
-def _print(
-    args: argparse.Namespace,
-    comparison: Comparison,
-    result: GateResult,
-    outcome: ComparisonOutcome,
-    notes: list[str],
-    trusted: TrustedComparison | None,
-) -> None:
-    """The comparison as one JSON object or as text, with the trusted vectors when present."""
+    trusted = trusted_pair([Path(p) for p in args.inputs], index, watch)
     if args.json:
-        report = CompareReport(
-            gate=result.gate,
-            gate_passed=result.passed,
-            alpha=result.alpha,
-            sidedness=result.sidedness,
-            warnings=[*outcome.warnings, *notes],
-            outcome=outcome,
-            comparison=comparison,
-            decision=result,
-        )
-        data = msgspec.to_builtins(report)
+        sys.stdout.write(compare_json(report, trusted))
+    else:
+        sys.stdout.write("".join(note + "\n" for note in notes))
+        sys.stdout.write(render_text(comparison, result, report.outcome))
         if trusted is not None:
-            data["trusted"] = msgspec.to_builtins(trusted)
-        sys.stdout.write(msgspec.json.encode(data).decode() + "\n")
-        return
-    for note in notes:
-        sys.stdout.write(note + "\n")
-    sys.stdout.write(render_text(comparison, result, outcome))
-    if trusted is not None:
-        sys.stdout.write(render_trusted_comparison(trusted))
-
-
-def _trusted(
-    inputs: list[str],
-    index: dict[str, Task],
-    watched: tuple[TrustedObserver, TrustedObserver],
-) -> TrustedComparison | None:
-    """Paired trusted-completion vectors of two run directories (None otherwise).
-
-    Built from what the observers saw while the runs were scanned.
-    """
-    paths = [Path(p) for p in inputs]
-    if len(paths) != 2 or not all(p.is_dir() for p in paths):
-        return None
-    try:
-        return compare_trusted(paths[0], paths[1], tasks=index, observed=watched)
-    except (OSError, ValueError):
-        return None
-
-
-def _warnings(comparison: Comparison) -> list[str]:
-    n = len(comparison.paired)
-    if n >= SMALL_SAMPLE_TASKS:
-        return []
-    return [
-        f"only {n} paired tasks (fewer than 30): the bounds are wide and few changes will "
-        "clear them; see --plan --mde for what it would take"
-    ]
-
-
-def _pct(fraction: float) -> str:
-    return f"{fraction * 100:.1f}%"
-
-
-def _points(fraction: float) -> str:
-    return f"{abs(fraction) * 100:.1f}"
-
-
-def _signed_points(fraction: float) -> str:
-    text = f"{fraction * 100:+.1f}"
-    return "0.0" if text in ("+0.0", "-0.0") else text
-
-
-def _runs(tally: TaskTally) -> str:
-    return f"{tally.passes}/{tally.runs}"
-
-
-def _level(alpha: float) -> str:
-    return f"{alpha * 100:g}%"
-
-
-_VERDICTS = {
-    "above": "ABOVE the band: the improvement is larger than this eval's noise",
-    "below": "BELOW the band: the drop is larger than this eval's noise",
-    "inside": "INSIDE the band: no detectable change (this eval cannot tell it from noise)",
-}
-
-
-def _band(o: ComparisonOutcome) -> str:
-    low, high = -o.band_low, o.band_high
-    if abs(low - high) < 5e-4:
-        return f"+/-{_points(high)}"
-    return f"-{_points(low)}/+{_points(high)}"
-
-
-def _decision_lines(d: Decision, outcome: ComparisonOutcome, indent: str = "  ") -> list[str]:
-    floor = "applied" if d.floor_applied else "not applied"
-    spread = "CR2 over families" if d.clusters is not None else "paired"
-    return [
-        f"Decision: {outcome.method}, one-sided alpha {_level(d.alpha)} per direction",
-        (
-            f"{indent}Standard error {_points(d.standard_error)} points (from the spread, "
-            f"{spread}: {_points(d.empirical_standard_error)}; binomial variance floor "
-            f"{_points(d.floor_standard_error)}, {floor}); reference t({d.df:.1f}) = "
-            f"{d.t_quantile:.3f}" + (f"; skewness {d.skewness:+.3f}" if d.skew_corrected else "")
-        ),
-        (
-            f"{indent}One-sided {100 - d.alpha * 100:g}% bounds of the change: lower "
-            f"{_signed_points(d.lower)}, upper {_signed_points(d.upper)} points "
-            f"(p increase {d.p_increase:.4f}, p decrease {d.p_decrease:.4f})"
-        ),
-    ]
-
-
-def render_text(
-    comparison: Comparison, result: GateResult, outcome: ComparisonOutcome | None = None
-) -> str:
-    """Render the human-readable report ``compare`` prints (ASCII only, ends with a newline).
-
-    ``outcome`` is the one `outcome_of` computed (computed here when not given), so the text
-    shows the same verdict, band and lists as ``--json`` and ``--html``.
-    """
-    if outcome is None:
-        outcome = outcome_of(comparison, result, _warnings(comparison))
-    lines = _summary_lines(comparison, result, outcome)
-    lines += _missing_lines(result)
-    if comparison.mcnemar is not None:
-        m = comparison.mcnemar
-        lines.append(
-            f"McNemar mid-p (one run per task, two-sided): {m.p_value:.4f} "
-            f"(baseline-only passes {m.baseline_only}, "
-            f"candidate-only passes {m.candidate_only})"
-        )
-    lines += _task_change_lines(comparison, outcome)
-    lines.extend(f"Warning: {w}" for w in outcome.warnings)
-    if result.plan is not None:
-        lines += _plan_lines(result.plan)
-    if result.gate != "none":
-        r = result
-        what = f"{r.gate} --margin {r.margin * 100:g}" if r.margin is not None else r.gate
-        lines.append(
-            f"Gate {what}: {'PASSED' if r.passed else 'FAILED'} "
-            f"(one-sided {_level(r.alpha)}; {r.reason})"
-        )
-    return "\n".join(lines) + "\n"
-
-
-def _summary_lines(c: Comparison, r: GateResult, o: ComparisonOutcome) -> list[str]:
-    """Paired tasks, each side's mean, the change, its noise band, the decision and verdict."""
-    d = r.observed
-    names = max(len(c.baseline), len(c.candidate))
-    return [
-        f"Paired tasks: {len(c.paired)} (every task with at least one run on each side)",
-        (
-            f"Baseline  {c.baseline:<{names}}  mean pass rate {_pct(c.baseline_mean):>6}  "
-            f"(solid {c.baseline_classes.solid}, flaky {c.baseline_classes.flaky}, "
-            f"broken {c.baseline_classes.broken})"
-        ),
-        (
-            f"Candidate {c.candidate:<{names}}  mean pass rate {_pct(c.candidate_mean):>6}  "
-            f"(solid {c.candidate_classes.solid}, flaky {c.candidate_classes.flaky}, "
-            f"broken {c.candidate_classes.broken})"
-        ),
-        f"Change: {_signed_points(o.change)} points",
-        (
-            f"Noise band: {_band(o)} points (one-sided {_level(o.alpha)} each side, the "
-            f"decision's; plain paired t band +/-{_points(c.band.half_width)}, sd of per-task "
-            f"differences {_points(c.band.sd)} points)"
-        ),
-        *_decision_lines(d, o),
-        f"  Families: {r.cluster_note}",
-        f"Verdict: {_VERDICTS[o.verdict]}",
-    ]
-
-
-def _missing_lines(r: GateResult) -> list[str]:
-    """The missing data, each task with its reason, and the worst case beside the observed."""
-    if not r.missing:
-        return ["Missing data: none (every task has its expected runs on both sides)"]
-    lines = [
-        f"Missing data: {len(r.missing)} task(s) short of runs or absent on one side"
-        + (
-            " (allowed by --allow-missing: decided on the observed runs)"
-            if r.allow_missing
-            else " (any gate fails unless --allow-missing)"
-        )
-    ]
-    lines.extend(f"  {m.task_id}: {m.reason}" for m in r.missing)
-    worst = r.worst_case
-    assert worst is not None
-    lines.append(
-        "Worst case (candidate's missing runs counted as failures, baseline's as passes): "
-        f"change {_signed_points(worst.mean)} points, one-sided bounds "
-        f"{_signed_points(worst.lower)} .. {_signed_points(worst.upper)}"
-        + (
-            ""
-            if r.gate == "none"
-            else f"; gate {r.gate} would {'PASS' if r.worst_case_passed else 'FAIL'}"
-        )
-    )
-    if r.gate != "none":
-        lines.append(
-            f"Tipping point: {r.tipping_point} of the {r.lost_runs} lost run(s), counted "
-            "adversely (the candidate's as failures first, then the baseline's as passes), "
-            "change the gate's outcome"
-            if r.tipping_point is not None
-            else f"Tipping point: none; even all {r.lost_runs} lost run(s) counted adversely "
-            "leave the gate's outcome as it is"
-        )
-    return lines
-
-
-def _task_change_lines(c: Comparison, o: ComparisonOutcome) -> list[str]:
-    """Flipped tasks, then the per-task changes significant after the Holm correction."""
-    lines = [f"Flipped tasks (solid <-> broken, listed for reading): {len(o.flips)}"]
-    lines.extend(
-        f"  {f.task_id}: {f.baseline_class} -> {f.candidate_class} "
-        f"({_runs(f.baseline)} -> {_runs(f.candidate)})"
-        for f in o.flips
-    )
-    changes = o.significant_changes
-    lines.append(
-        "Per-task changes significant after Holm correction (two-sided Fisher exact per task, "
-        f"family-wise {_level(2 * o.alpha)}): {len(changes)}"
-    )
-    lines.extend(
-        f"  {t.task_id}: {_runs(t.baseline)} -> {_runs(t.candidate)} "
-        f"({'regression' if t.difference < 0 else 'improvement'}, adjusted p {t.p_adjusted:.4f})"
-        for t in changes
-    )
-    rest = len(c.paired) - len(changes)
-    lines.append(f"  the other {rest} task(s): within noise")
-    return lines
-
-
-def _plan_lines(p: Plan) -> list[str]:
-    """The power now and the tasks needed at each number of runs (``--plan``)."""
-    lines = [
-        f"Plan: power to detect a change of {p.mde * 100:g} points at one-sided "
-        f"{_level(p.alpha)} with {p.tasks_now} tasks x {p.runs_now} runs: "
-        f"{p.power_now * 100:.0f}%",
-        f"  with the gate's df {p.df:.1f} (effective clusters {p.effective_clusters:.1f}) "
-        f"and design effect {p.design_effect:.2f}",
-        f"  tasks needed for {p.power_target * 100:g}% power (between-task sd "
-        f"{math.sqrt(p.between_task_variance) * 100:.1f} points; df and design effect grow "
-        "with the suite as now):",
-    ]
-    lines.extend(
-        f"  {row.runs:>3} run(s) per task per side: "
-        + (
-            f"{row.tasks} tasks ({row.total_runs} runs in all)"
-            if row.tasks is not None
-            else "not reachable with 10 million tasks"
-        )
-        for row in p.rows
-    )
-    return lines
+            sys.stdout.write(render_trusted_comparison(trusted))
+    return 0 if result.passed else 1

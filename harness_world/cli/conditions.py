@@ -10,8 +10,7 @@ from pathlib import Path
 import msgspec
 
 from harness_world.analysis.conditions import conditions_report, render_conditions
-from harness_world.cli._output import render_table
-from harness_world.grading.task import TaskError
+from harness_world.analysis.tables import render_table
 
 __all__ = ["register"]
 
@@ -41,11 +40,7 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         print(f"error: runs: {missing[0]} is not a run directory (no records/)", file=sys.stderr)
         return 2
-    try:
-        reports = [conditions_report(r) for r in args.runs]
-    except (TaskError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    reports = [conditions_report(r) for r in args.runs]
     if args.json:
         print(json.dumps({"runs": msgspec.to_builtins(reports)}, indent=1))
         return 0

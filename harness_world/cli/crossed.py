@@ -11,14 +11,13 @@ directory holding ``crossed.json`` here; the comparison lives in
 from __future__ import annotations
 
 import argparse
-import functools
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import msgspec
 
-from harness_world.analysis.crossed import CrossedCompareError, compare_crossed, render_crossed
+from harness_world.analysis.crossed import compare_crossed, render_crossed
 from harness_world.cli._selection import UsageError, limit_overrides
 from harness_world.grading.task import Task
 from harness_world.running.agents import Agent
@@ -30,28 +29,13 @@ from harness_world.running.crossed import (
     run_crossed,
 )
 from harness_world.running.executors import Executor
-from harness_world.running.revision import RevisionMismatch
 
-__all__ = ["compare_crossed_command", "crossed_aware", "is_crossed_run", "run_crossed_command"]
+__all__ = ["compare_crossed_command", "is_crossed_run", "run_crossed_command"]
 
 
 def is_crossed_run(inputs: list[str]) -> bool:
     """Whether ``compare`` was given one crossed run directory."""
     return len(inputs) == 1 and (Path(inputs[0]) / CROSSED).is_file()
-
-
-def crossed_aware(
-    handler: Callable[[argparse.Namespace], int],
-) -> Callable[[argparse.Namespace], int]:
-    """Wrap ``compare``'s handler: one crossed run directory goes to `compare_crossed_command`."""
-
-    @functools.wraps(handler)
-    def handle(args: argparse.Namespace) -> int:
-        if is_crossed_run(args.inputs):
-            return compare_crossed_command(args)
-        return handler(args)
-
-    return handle
 
 
 def compare_crossed_command(args: argparse.Namespace) -> int:
@@ -60,11 +44,9 @@ def compare_crossed_command(args: argparse.Namespace) -> int:
     ``--baseline`` and ``--candidate`` name harnesses here (default: the first two named).
     A crossed comparison reports; it applies no gate (exit 0 whatever the difference).
     """
-    try:
-        result = compare_crossed(args.inputs[0], baseline=args.baseline, candidate=args.candidate)
-    except (CrossedError, CrossedCompareError, OSError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    result = compare_crossed(
+        args.inputs[0], baseline=args.baseline, candidate=args.candidate, seed=args.seed
+    )
     if getattr(args, "json", False):
         sys.stdout.write(msgspec.json.encode(result).decode() + "\n")
     else:
@@ -120,23 +102,18 @@ def run_crossed_command(
     valid, 1 when any is not, 2 on a bad file or another design in ``--out``.
     """
     if args.out is None:
-        print("error: --crossed needs --out DIR", file=sys.stderr)
-        return 2
-    try:
-        configs = _configs_from_file(args.crossed, args, make_agent)
-        result = run_crossed(
-            configs,
-            tasks,
-            out=args.out,
-            samples=args.samples,
-            seed=args.seed,
-            size=args.size,
-            limits=limit_overrides(args),
-            executor=executor,
-        )
-    except (CrossedFileError, CrossedError, RevisionMismatch) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError("--crossed needs --out DIR")
+    configs = _configs_from_file(args.crossed, args, make_agent)
+    result = run_crossed(
+        configs,
+        tasks,
+        out=args.out,
+        samples=args.samples,
+        seed=args.seed,
+        size=args.size,
+        limits=limit_overrides(args),
+        executor=executor,
+    )
     counts = {name: r.counts for name, r in result.runs.items()}
     if args.json:
         data = {"out": str(result.out), "configs": msgspec.to_builtins(counts)}

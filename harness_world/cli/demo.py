@@ -14,8 +14,8 @@ from pathlib import Path
 
 import msgspec
 
-from harness_world.cli._output import render_table
-from harness_world.coverage.demo import DemoError, DemoResult, run_demo
+from harness_world.coverage.demo import run_demo
+from harness_world.coverage.render import render_demo
 
 __all__ = ["register"]
 
@@ -40,44 +40,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.set_defaults(handler=main)
 
 
-def _print(result: DemoResult, out: Path) -> None:
-    table = [
-        [r.task, r.attempt, r.outcome, r.evidence, r.grade, ", ".join(r.failed) or "-"]
-        for r in result.attempts
-    ]
-    headers = ["task", "attempt", "outcome", "evidence", "grade", "failed criteria"]
-    print(render_table(headers, table, 70))
-    print("\nThe mistakes, and why each failed:")
-    for r in result.attempts:
-        if r.mistake:
-            print(f"  {r.task}.{r.attempt}: {r.mistake}")
-            for reason in r.reasons:
-                print(f"      {reason}")
-    completed_failed = sum(
-        r.outcome == "completed" and r.grade == "failed" for r in result.attempts
-    )
-    print(f"\n{completed_failed} attempts completed cleanly and still failed: ", end="")
-    print("completed is not passed.")
-    tampered = result.tampered
-    print(
-        f"Tampering: {tampered.what} -> evidence {tampered.evidence} "
-        f"({tampered.first_mismatch}); ungraded is never a pass."
-    )
-    print(
-        f"\nRun directory: {out}/  Re-check it: python -m harness_world verify {out}"
-        f"  Read it: python -m harness_world report {out}"
-    )
-
-
 def main(args: argparse.Namespace) -> int:
     """Run the demo and print the table."""
-    try:
-        result = run_demo(args.out)
-    except DemoError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    result = run_demo(args.out)
     if args.json:
         print(json.dumps(msgspec.to_builtins(result), indent=1))
     else:
-        _print(result, args.out)
+        sys.stdout.write(render_demo(result, args.out))
     return 0 if result.expected else 1

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import msgspec
 
-from harness_world.analysis.drift import DriftError, render_drift, track_drift
+from harness_world.analysis.drift import render_drift, track_drift
 
 __all__ = ["add_drift_option", "drift_command"]
 
@@ -33,11 +33,7 @@ def add_drift_option(parser: argparse.ArgumentParser) -> None:
 
 def drift_command(args: argparse.Namespace) -> int:
     """Print the drift report (``--json``: one object); exit 0, or 2 on bad input."""
-    try:
-        report = track_drift(args.fresh, args.run)
-    except (DriftError, OSError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    report = track_drift(args.fresh, args.run)
     if args.json:
         sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
     else:

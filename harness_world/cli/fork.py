@@ -8,17 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import msgspec
 from msgspec import UNSET
 
-from harness_world.engine.world import WorldError
-from harness_world.errors import HarnessWorldError
-from harness_world.evidence.record import RecordError
-from harness_world.grading.task import TaskError
 from harness_world.running.agents import Agent
 from harness_world.running.context import ContextPolicy
 from harness_world.running.fork import ForkBounds, fork_file
@@ -95,29 +90,25 @@ def _agent(args: argparse.Namespace) -> Agent | None:
 
 def main(args: argparse.Namespace) -> int:
     """Make the fork, save it, and show its outcome and evidence."""
-    try:
-        summary = fork_file(
-            args.record,
-            args.at,
-            out=args.out,
-            budgets={
-                "tool_calls": args.tool_calls,
-                "turns": args.turns,
-                "context_tokens": args.context_tokens,
-            },
-            call=(args.call[0], _json_arg(args.call[1], "--call")) if args.call else None,
-            result=_json_arg(args.result, "--result") if args.result is not None else UNSET,
-            agent=_agent(args),
-            bounds=ForkBounds(
-                max_depth=args.max_depth,
-                max_forks=args.max_forks,
-                max_tool_calls=args.max_tool_calls,
-            ),
-            policy=ContextPolicy(max_tokens=args.bound_context) if args.bound_context else None,
-        )
-    except (OSError, ValueError, RecordError, WorldError, TaskError, HarnessWorldError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    summary = fork_file(
+        args.record,
+        args.at,
+        out=args.out,
+        budgets={
+            "tool_calls": args.tool_calls,
+            "turns": args.turns,
+            "context_tokens": args.context_tokens,
+        },
+        call=(args.call[0], _json_arg(args.call[1], "--call")) if args.call else None,
+        result=_json_arg(args.result, "--result") if args.result is not None else UNSET,
+        agent=_agent(args),
+        bounds=ForkBounds(
+            max_depth=args.max_depth,
+            max_forks=args.max_forks,
+            max_tool_calls=args.max_tool_calls,
+        ),
+        policy=ContextPolicy(max_tokens=args.bound_context) if args.bound_context else None,
+    )
     shown = msgspec.to_builtins(summary)
     shown.update(shown.pop("prompt_tokens"))  # each measurement a line of its own
     if args.json:

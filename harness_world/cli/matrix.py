@@ -9,11 +9,11 @@ from pathlib import Path
 
 import msgspec
 
-from harness_world.cli._output import render_table
+from harness_world.cli._selection import UsageError
 from harness_world.coverage.matrix import coverage_matrix
-from harness_world.engine.plugins import PluginError
-from harness_world.engine.world import WorldError, locate_world
-from harness_world.grading.task import TaskError, load_tasks
+from harness_world.coverage.render import render_matrix
+from harness_world.engine.world import locate_world
+from harness_world.grading.task import load_tasks
 
 __all__ = ["register"]
 
@@ -33,41 +33,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--world", required=True, help="a built-in world (e.g. payments) or a world folder"
     )
-    parser.add_argument(
-        "--tasks", type=Path, help="a task folder (default: the world's own tasks)"
-    )
+    parser.add_argument("--tasks", type=Path, help="a task folder (default: the world's own tasks)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the matrix and its gate verdict."""
-    try:
-        place = locate_world(args.world)
-        tasks = load_tasks(world=place.name, folder=args.tasks or place.tasks)
-        if not tasks:
-            print(f"error: --world: no tasks for world {place.name!r}", file=sys.stderr)
-            return 2
-        matrix = coverage_matrix(place.folder, tasks)
-    except (TaskError, PluginError, WorldError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    place = locate_world(args.world)
+    tasks = load_tasks(world=place.name, folder=args.tasks or place.tasks)
+    if not tasks:
+        raise UsageError(f"--world: no tasks for world {place.name!r}")
+    matrix = coverage_matrix(place.folder, tasks)
     if args.json:
         print(json.dumps(msgspec.to_builtins(matrix), indent=1))
         return 0 if matrix.ok else 1
-    rows = [
-        [
-            r.condition,
-            ", ".join(t.removeprefix(f"{matrix.world}.") for t in r.tasks),
-            ", ".join(t.removeprefix(f"{matrix.world}.") for t in r.counterparts) or "NONE",
-            "yes" if r.oracle else "NO",
-        ]
-        for r in matrix.rows
-    ]
-    print(render_table(["condition", "tasks", "benign counterparts", "oracle"], rows, 48))
-    faults = sum(r.kind == "fault" for r in matrix.rows)
-    print(f"\n{faults} fault and {len(matrix.rows) - faults} attack condition(s)")
-    for problem in matrix.problems:
-        print(f"  PROBLEM: {problem}")
-    print("MATRIX GATE PASSED" if matrix.ok else "MATRIX GATE FAILED")
+    sys.stdout.write(render_matrix(matrix))
     return 0 if matrix.ok else 1

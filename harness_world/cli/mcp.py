@@ -6,23 +6,28 @@ import argparse
 import functools
 import importlib.util
 import json
-import os
 import secrets
-import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
 
-from harness_world.cli._paths import record_path_problem, run_dir_problem
-from harness_world.cli._selection import add_limit_options, limit_overrides
-from harness_world.engine.world import WorldError
-from harness_world.grading.task import TaskError
+from harness_world.cli._selection import (
+    UsageError,
+    add_limit_options,
+    add_one_task_options,
+    limit_overrides,
+)
 from harness_world.grading.worlds import one_task
-from harness_world.integrations.mcp import attempt_server, serve_summary, token_problem
-from harness_world.running.lock import RunDirectoryBusy
-from harness_world.running.revision import RevisionMismatch
+from harness_world.integrations.mcp import (
+    announcement,
+    attempt_server,
+    serve,
+    serve_summary,
+    token_problem,
+)
+from harness_world.running.output_paths import record_path_problem, run_dir_problem
 
 if TYPE_CHECKING:
     from harness_world.integrations.mcp import AttemptServer
@@ -66,14 +71,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="serve an attempt (or k) to an MCP client over stdio or HTTP",
         description=_DESCRIPTION,
     )
-    parser.add_argument(
-        "--world", required=True, help="a built-in world (e.g. helpdesk) or a world folder"
-    )
-    parser.add_argument("--task", required=True, help="task id, e.g. helpdesk.reply_and_solve")
-    parser.add_argument(
-        "--tasks", type=Path, metavar="FOLDER", help="task folder (default: the world's own)"
-    )
-    parser.add_argument("--size", default="small", help="seed size: small (default) or large")
+    add_one_task_options(parser)
     parser.add_argument(
         "--seed",
         type=int,
@@ -136,132 +134,80 @@ def _add_transport_options(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     """Serve until the client disconnects; print what was saved on stderr as one JSON object."""
     if importlib.util.find_spec("mcp") is None:
-        return _error("the mcp command needs the extra: pip install 'harness_world[mcp]'")
-    problem = _option_problem(args)
-    if problem is not None:
-        return _error(problem)
+        raise UsageError("the mcp command needs the extra: pip install 'harness_world[mcp]'")
+    _check_options(args)
+    world, task = one_task(args.world, args.task, args.size, args.tasks)
+    state = attempt_server(
+        world,
+        task,
+        samples=args.samples,
+        out=args.out,
+        record=args.record,
+        seed=args.seed,
+        label=args.client_label,
+        limits=limit_overrides(args),
+        reveal_grade=args.reveal_grade,
+    )
     try:
-        world, task = one_task(args.world, args.task, args.size, args.tasks)
-    except (WorldError, TaskError) as exc:
-        return _error(str(exc))
-    try:
-        state = attempt_server(
-            world,
-            task,
-            samples=args.samples,
-            out=args.out,
-            record=args.record,
-            seed=args.seed,
-            label=args.client_label,
-            limits=limit_overrides(args),
-            reveal_grade=args.reveal_grade,
-        )
-    except (RevisionMismatch, RunDirectoryBusy, ValueError, OSError) as exc:
-        return _error(str(exc))
-    try:
-        code = _serve_until_done(args, state)
+        _serve_until_done(args, state)
     finally:
         state.release()
-    if code:
-        return code
     _summary(state)
     return 0
 
 
-def _error(message: str) -> int:
-    """Print ``error: message`` on stderr; return the usage exit code, 2."""
-    print(f"error: {message}", file=sys.stderr)
-    return 2
-
-
-def _option_problem(args: argparse.Namespace) -> str | None:
-    """What is wrong with the options, or None; the output path is checked (and made) here."""
+def _check_options(args: argparse.Namespace) -> None:
+    """Refuse options that cannot be served; the output path is checked (and made) here."""
     if (args.samples is None) != (args.out is None):
-        return "--samples and --out go together (k attempts into a run directory)"
+        raise UsageError("--samples and --out go together (k attempts into a run directory)")
     if args.samples is not None and args.samples < 1:
-        return "--samples must be at least 1"
-    problem = _auth_problem(args)
-    if problem is not None:
-        return problem
+        raise UsageError("--samples must be at least 1")
+    _check_auth(args)
     # Checked before serving, so that no attempt is played only to be lost when it is saved.
-    if args.samples is not None:
-        problem = run_dir_problem(args.out)
-        return f"--out {args.out}: {problem}" if problem else None
-    problem = record_path_problem(args.record)
-    return f"--record {args.record}: {problem}" if problem else None
+    if args.samples is not None and (problem := run_dir_problem(args.out)):
+        raise UsageError(f"--out {args.out}: {problem}")
+    if args.samples is None and (problem := record_path_problem(args.record)):
+        raise UsageError(f"--record {args.record}: {problem}")
 
 
-def _auth_problem(args: argparse.Namespace) -> str | None:
-    """What is wrong with --token and --no-auth, or None."""
+def _check_auth(args: argparse.Namespace) -> None:
+    """Refuse --token and --no-auth where they cannot apply, or a token no header carries."""
     if args.token is None and not args.no_auth:
-        return None
+        return
     if args.transport != "http":
-        return "--token and --no-auth are for --transport http"
+        raise UsageError("--token and --no-auth are for --transport http")
     if args.token is not None and args.no_auth:
-        return "--token and --no-auth exclude each other"
+        raise UsageError("--token and --no-auth exclude each other")
     if args.token is not None and token_problem(args.token):
-        return f"--token {token_problem(args.token)}"
-    return None
+        raise UsageError(f"--token {token_problem(args.token)}")
 
 
-def _serve_until_done(args: argparse.Namespace, state: AttemptServer) -> int:
-    """Serve over the chosen transport, then seal what is in flight; 2 when the port fails."""
-    import anyio
-
-    if args.transport == "http":
-        from harness_world.integrations.mcp import serve_http
-
-        token = None if args.no_auth else (args.token or secrets.token_urlsafe(32))
-        ready = functools.partial(_announce, token=token, generated=args.token is None)
-        try:
-            anyio.run(functools.partial(serve_http, state, args.port, ready, token=token))
-        except OSError as exc:
-            return _error(f"--port {args.port}: {exc}")
-        state.close("server stopped")
-    else:
-        anyio.run(_serve, state)
-        state.close("client disconnected")
-    return 0
+def _serve_until_done(args: argparse.Namespace, state: AttemptServer) -> None:
+    """Serve over the chosen transport, then seal what is in flight."""
+    token = None if args.no_auth else (args.token or secrets.token_urlsafe(32))
+    ready = functools.partial(_announce, token=token, generated=args.token is None)
+    try:
+        serve(
+            state,
+            transport=args.transport,
+            port=args.port,
+            token=token,
+            on_ready=ready,
+            on_signal=_summary,
+        )
+    except OSError as exc:
+        raise UsageError(f"--port {args.port}: {exc}") from None
 
 
 def _announce(url: str, *, token: str | None, generated: bool) -> None:
     """The first line on stderr, once the server listens: where, and how to authenticate."""
-    announcement: dict[str, str] = {"url": url, "auth": "none" if token is None else "bearer"}
-    if token is not None and generated:  # printed this once: a token given is not echoed
-        announcement["token"] = token
-    print(json.dumps(announcement), file=sys.stderr, flush=True)
+    print(announcement(url, token, generated=generated), file=sys.stderr, flush=True)
     if token is None:
         print(
             "warning: --no-auth: any local process can call this attempt's tools and finish it",
             file=sys.stderr,
             flush=True,
         )
-
-
-async def _serve(state: AttemptServer) -> None:
-    """Serve until the client disconnects, or seal and exit at once on SIGTERM/SIGINT."""
-    import anyio
-
-    from harness_world.integrations.mcp import serve_stdio
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(_watch_signals, state)
-        await serve_stdio(state)
-        group.cancel_scope.cancel()
-
-
-async def _watch_signals(state: AttemptServer) -> None:
-    # Runs on the event loop between requests, so it never seals an attempt mid-call. The
-    # transport's stdin reader is a thread blocked on a read that cancellation cannot end, so
-    # once the record is saved (atomically, fsynced) the process exits directly.
-    import anyio
-
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async for signum in signals:
-            state.close("server terminated")
-            _summary(state)
-            sys.stderr.flush()
-            os._exit(128 + signum)
 
 
 def _summary(state: AttemptServer) -> None:

@@ -12,10 +12,9 @@ from pathlib import Path
 
 import msgspec
 
-from harness_world.coverage.gate import CoverageReport, check_worlds
-from harness_world.engine.plugins import PluginError
-from harness_world.engine.world import WorldError
-from harness_world.grading.task import TaskError
+from harness_world.cli._selection import UsageError
+from harness_world.coverage.gate import check_worlds
+from harness_world.coverage.render import render_coverage
 
 __all__ = ["register"]
 
@@ -69,69 +68,25 @@ def run(args: argparse.Namespace) -> int:
     """Run the gate for each world and report what kills what."""
     sizes = tuple(s.strip() for s in args.sizes.split(",") if s.strip()) if args.sizes else None
     if args.tasks is not None and not args.world:
-        print("error: --tasks needs --world (the world the tasks belong to)", file=sys.stderr)
-        return 2
+        raise UsageError("--tasks needs --world (the world the tasks belong to)")
 
     def started(world: str) -> None:
         if not args.json:
             print(f"checking {world} ...", file=sys.stderr)
 
-    try:
-        result = check_worlds(
-            [args.world] if args.world else None,
-            sizes=sizes,
-            tasks_folder=args.tasks,
-            threshold=args.min_score,
-            automatic=not args.no_automatic,
-            min_routes=args.min_routes,
-            started=started,
-        )
-    except (WorldError, TaskError, PluginError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    result = check_worlds(
+        [args.world] if args.world else None,
+        sizes=sizes,
+        tasks_folder=args.tasks,
+        threshold=args.min_score,
+        automatic=not args.no_automatic,
+        min_routes=args.min_routes,
+        started=started,
+    )
     if args.json:
         print(json.dumps(msgspec.to_builtins(result), indent=1))
         return 0 if result.ok else 1
     for report in result.worlds:
-        _print_report(report, verbose=args.verbose)
+        sys.stdout.write(render_coverage(report, verbose=args.verbose))
     print("GATE PASSED" if result.ok else "GATE FAILED")
     return 0 if result.ok else 1
-
-
-def _print_report(report: CoverageReport, *, verbose: bool) -> None:
-    oracles = [r for r in report.results if r.kind == "oracle"]
-    hand = [r for r in report.results if r.kind == "hand"]
-    print(f"\n== {report.world}")
-    print(
-        f"oracles: {sum(r.ok for r in oracles)}/{len(oracles)} route runs pass "
-        f"(seeds: {', '.join(sorted({r.size for r in oracles}))})"
-    )
-    counts = sorted(report.routes.items())
-    fewest = min((n for _, n in counts), default=0)
-    print(
-        f"routes per task: {sum(n for _, n in counts)} passing over {len(counts)} tasks, "
-        f"fewest {fewest} (at least {report.min_routes} required)"
-    )
-    print("  " + ", ".join(f"{task.split('.', 1)[-1]} {n}" for task, n in counts))
-    print(f"hand mutants: {sum(r.ok for r in hand)}/{len(hand)} fail exactly as predicted")
-    print(
-        f"automatic mutants: {report.auto_killed} killed, {report.auto_survived} survived, "
-        f"{report.auto_equivalent} equivalent; "
-        f"score {report.score:.3f} (threshold {report.threshold:.2f})"
-    )
-    print("criteria and the hand mutants that kill them:")
-    by_task: dict[str, list[str]] = {}
-    for key, killers in sorted(report.killed_by.items()):
-        task, criterion = key.split(": ", 1)
-        by_task.setdefault(task, []).append(
-            f"{criterion} <- {len(killers)}" if killers else f"{criterion} <- NONE"
-        )
-    for task, lines in by_task.items():
-        print(f"  {task}: " + "; ".join(lines))
-    if verbose:
-        for r in report.results:
-            status = "ok " if r.ok else "BAD"
-            name = f"{r.id} [{r.route}]" if r.route else r.id
-            print(f"  {status} {r.kind:6} {r.size:5} {name}: failed {r.failed or '-'} {r.note}")
-    for problem in report.problems:
-        print(f"  PROBLEM: {problem}")

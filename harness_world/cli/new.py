@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-from harness_world.scaffold import ScaffoldError, write_scaffold
+from harness_world.scaffold import write_scaffold
 
 __all__ = ["register", "run"]
 
@@ -36,11 +35,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the scaffold and say how to run it."""
-    try:
-        written = write_scaffold(args.name, args.out, force=args.force)
-    except (ScaffoldError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    written = write_scaffold(args.name, args.out, force=args.force)
     world = args.out / "worlds" / args.name
     tasks = args.out / "tasks" / args.name
     if args.json:

@@ -10,12 +10,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness_world.cli._paths import record_path_problem
-from harness_world.engine.world import WorldError
-from harness_world.grading.task import TaskError
+from harness_world.cli._selection import UsageError, add_one_task_options
 from harness_world.grading.worlds import one_task
 from harness_world.running.attempt import Attempt
 from harness_world.running.bridge import RecordNotSaved, serve
+from harness_world.running.output_paths import record_path_problem
 
 __all__ = ["register"]
 
@@ -37,14 +36,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             '{"user": reply, "stop": bool}).'
         ),
     )
-    parser.add_argument(
-        "--world", required=True, help="a built-in world (e.g. helpdesk) or a world folder"
-    )
-    parser.add_argument("--task", required=True, help="task id, e.g. helpdesk.reply_and_solve")
-    parser.add_argument(
-        "--tasks", type=Path, metavar="FOLDER", help="task folder (default: the world's own)"
-    )
-    parser.add_argument("--size", default="small")
+    add_one_task_options(parser)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--record", type=Path, default=Path("play-record.json"), help="where to save the record"
@@ -62,17 +54,11 @@ def main(args: argparse.Namespace) -> int:
     """Serve one attempt on stdin/stdout."""
     problem = record_path_problem(args.record)
     if problem:  # checked before any work, so no attempt is ever lost to a bad --record
-        print(f"error: --record {args.record}: {problem}", file=sys.stderr)
-        return 2
-    try:
-        world, task = one_task(args.world, args.task, args.size, args.tasks)
-    except (WorldError, TaskError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(f"--record {args.record}: {problem}")
+    world, task = one_task(args.world, args.task, args.size, args.tasks)
     attempt = Attempt(world, task, seed=args.seed)
     try:
         serve(attempt, sys.stdin, sys.stdout, args.record, args.format)
     except RecordNotSaved as exc:
-        print(f"error: --record {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(f"--record {exc}") from None
     return 0

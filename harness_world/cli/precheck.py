@@ -8,16 +8,13 @@ import sys
 
 import msgspec
 
-from harness_world.cli._output import render_table
+from harness_world.analysis.listings import render_precheck
 from harness_world.cli._selection import (
     add_limit_options,
     add_task_options,
     limit_overrides,
     select,
 )
-from harness_world.engine.plugins import PluginError
-from harness_world.engine.world import WorldError
-from harness_world.grading.task import TaskError
 from harness_world.running.precheck import precheck
 
 __all__ = ["register"]
@@ -42,37 +39,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the feasibility of every selected task."""
-    try:
-        tasks, choice = select(args)
-        results = precheck(tasks, size=args.size, limits=limit_overrides(args), worlds=choice)
-    except (ValueError, TaskError, WorldError, PluginError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    tasks, choice = select(args)
+    results = precheck(tasks, size=args.size, limits=limit_overrides(args), worlds=choice)
     refused = [r for r in results if r.verdict == "refuse"]
     if args.json:
         print(
             json.dumps({"tasks": msgspec.to_builtins(results), "refused": len(refused)}, indent=1)
         )
     else:
-        rows = [
-            [
-                r.task_id,
-                r.verdict,
-                str(r.oracle_calls),
-                str(r.oracle_writes),
-                str(r.tool_calls),
-                str(r.turns),
-                r.message,
-            ]
-            for r in results
-        ]
-        print(
-            render_table(
-                ["task", "verdict", "calls", "writes", "call limit", "turn limit", "why"], rows, 90
-            )
-        )
-        print(
-            f"\n{len(results)} task(s): {len(refused)} refused, "
-            f"{sum(r.verdict == 'warn' for r in results)} warned"
-        )
+        sys.stdout.write(render_precheck(results))
     return 1 if refused else 0

@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
-import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import cast
+from typing import Any
 
 import msgspec
 
-from harness_world.cli._output import render_table
-from harness_world.cli._progress import run_progress_hook
+from harness_world.analysis.listings import render_refusals
+from harness_world.analysis.report_text import render_run_summary
 from harness_world.cli._selection import (
     UsageError,
     add_limit_options,
+    add_ray_options,
     add_task_options,
+    check_ray_options,
     limit_overrides,
     select,
     task_arguments,
@@ -29,21 +28,18 @@ from harness_world.engine.world import WorldError, load_world
 from harness_world.evidence.signing import SigningError, check_private_key, sign_run
 from harness_world.grading.task import Task, TaskError
 from harness_world.grading.worlds import WorldChoice
-from harness_world.integrations import DEFAULT_SYSTEM_PROMPT
-from harness_world.integrations.anthropic import AnthropicAgent, AsyncAnthropicAgent
-from harness_world.integrations.openai import AsyncOpenAIAgent, OpenAIAgent
+from harness_world.integrations.agents import (
+    AGENT_NAMES,
+    ModelSettings,
+    choose_agent,
+    for_executor,
+)
 from harness_world.running.agents import Agent
 from harness_world.running.executors import Concurrent, Executor, Processes, Ray, Serial
-from harness_world.running.lock import RunDirectoryBusy
+from harness_world.running.live_progress import run_progress
 from harness_world.running.precheck import precheck
 from harness_world.running.rayrun import RayTasksLost, RayUnavailable
-from harness_world.running.reference_agents import (
-    REFERENCE_AGENT_NAMES,
-    reference_agent,
-    scripted_agent,
-)
-from harness_world.running.revision import RevisionMismatch
-from harness_world.running.run import RunProgress, RunResult, default_out, run, run_summary
+from harness_world.running.run import default_out, run, run_summary
 from harness_world.running.tracks import Fresh, Track, track_named
 
 __all__ = ["register"]
@@ -78,17 +74,7 @@ def _add_agent_options(parser: argparse.ArgumentParser) -> None:
     """Which agent runs: --agent, and --script for the scripted one."""
     parser.add_argument(
         "--agent",
-        choices=[
-            "oracle",
-            "naive-retry",
-            "give-up",
-            "deny-all",  # authority
-            "obey-data",  # authority
-            "do-nothing",
-            "scripted",
-            "openai",
-            "anthropic",
-        ],
+        choices=AGENT_NAMES,
         default="oracle",
         help="oracle: the world's reference solutions; naive-retry / give-up: reference failure "
         "policies a world ships (payments: retry without an idempotency key / stop safely at "
@@ -200,23 +186,8 @@ def _add_scale_options(parser: argparse.ArgumentParser) -> None:
         help="a JSON list of configurations (name, harness, profile, agent, options) run "
         "over the same slots in one seeded interleaved order into --out",
     )
-    parser.add_argument(  # the Ray executor
-        "--executor",
-        choices=("local", "ray"),
-        default="local",
-        help="ray: every attempt a Ray task, this process saving (extra: [ray])",
-    )
-    parser.add_argument(
-        "--address",
-        help="with --executor ray: the Ray cluster ('auto': the one `ray start --head` started "
-        "here; default: a local Ray for this run)",
-    )
-    parser.add_argument(  # several attempts per Ray task
-        "--ray-batch",
-        type=int,
-        metavar="N",
-        help="with --executor ray: attempts per Ray task (default: about four batches per CPU, "
-        "at most 16 attempts)",
+    add_ray_options(
+        parser, "every attempt a Ray task, this process saving (extra: [ray])", "attempts", 16
     )
     parser.add_argument(
         "--no-group-commit",
@@ -226,61 +197,23 @@ def _add_scale_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _agent(args: argparse.Namespace, choice: WorldChoice | None = None) -> Agent:
-    place = (choice.locations.get(_world_name(choice)) if choice else None) or args.world
-    if place is None and args.agent in ("oracle", *REFERENCE_AGENT_NAMES):
-        raise ValueError(f"--agent {args.agent} needs --world (whose reference solutions)")
-    if args.agent in REFERENCE_AGENT_NAMES:  # the oracle and reference policies
-        return reference_agent(place, args.agent)
-    if args.agent == "scripted":
-        if args.script is None or not args.script.is_file():
-            raise ValueError("--agent scripted needs --script FILE (a .py defining SCRIPTS)")
-        return scripted_agent(args.script)
-    if args.agent == "anthropic":  # [integrations] the Anthropic Messages API agent
-        return _anthropic_agent(args)
-    if importlib.util.find_spec("openai") is None:
-        raise ValueError("--agent openai needs the extra: pip install 'harness_world[openai]'")
-    if not args.model:
-        raise ValueError("--agent openai needs --model")
-    prompt = (
-        args.system_prompt_file.read_text() if args.system_prompt_file else DEFAULT_SYSTEM_PROMPT
-    )
-    return OpenAIAgent(
+    """The agent ``--agent`` names, with the model options given (see `choose_agent`)."""
+    # the one world given, as the verifier's own location; else --world as typed
+    places = list(choice.locations.values()) if choice else []
+    place = (places[0] if len(places) == 1 else None) or args.world
+    settings = ModelSettings(
         model=args.model,
-        base_url=args.base_url or os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
-        api_key=os.environ.get(args.api_key_env or "OPENAI_API_KEY", "not-needed"),
-        temperature=0.0 if args.temperature is None else args.temperature,
-        max_tokens=args.max_tokens,
-        timeout_s=args.request_timeout,
-        system_prompt=prompt,
-        price_in_per_mtok=args.price_in,
-        price_out_per_mtok=args.price_out,
-        tool_calling=args.tool_calling,
-    )
-
-
-def _anthropic_agent(args: argparse.Namespace) -> Agent:
-    if args.tool_calling != "native":
-        raise ValueError("--tool-calling text is for --agent openai (the Messages API has tools)")
-    if importlib.util.find_spec("anthropic") is None:
-        raise ValueError(
-            "--agent anthropic needs the extra: pip install 'harness_world[anthropic]'"
-        )
-    if not args.model:
-        raise ValueError("--agent anthropic needs --model")
-    prompt = (
-        args.system_prompt_file.read_text() if args.system_prompt_file else DEFAULT_SYSTEM_PROMPT
-    )
-    return AnthropicAgent(
-        model=args.model,
-        base_url=args.base_url or os.environ.get("ANTHROPIC_BASE_URL"),
-        api_key=os.environ.get(args.api_key_env or "ANTHROPIC_API_KEY", "not-needed"),
+        base_url=args.base_url,
+        api_key_env=args.api_key_env,
         temperature=args.temperature,
         max_tokens=args.max_tokens,
         timeout_s=args.request_timeout,
-        system_prompt=prompt,
-        price_in_per_mtok=args.price_in,
-        price_out_per_mtok=args.price_out,
+        system_prompt_file=args.system_prompt_file,
+        price_in=args.price_in,
+        price_out=args.price_out,
+        tool_calling=args.tool_calling,
     )
+    return choose_agent(args.agent, world=place, script=args.script, settings=settings)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -297,42 +230,22 @@ def main(args: argparse.Namespace) -> int:
         if args.crossed is not None:  # several configurations, interleaved
             return run_crossed_command(args, tasks, _agent, executor)
         world = [str(p) for p in choice.folders().values()] or None
-        out = args.out or default_out(
-            tasks,
-            agent,
-            samples=args.samples,
-            seed=args.seed,
-            size=args.size,
-            limits=limit_overrides(args),
-            track=track,
-            world=world,
-        )
+        # what pins the revision, hence the default directory too
+        pinned: dict[str, Any] = {"samples": args.samples, "seed": args.seed, "size": args.size}
+        pinned.update(limits=limit_overrides(args), track=track, world=world)
         result = run(
             tasks,
             agent,
-            samples=args.samples,
-            seed=args.seed,
-            out=out,
-            size=args.size,
-            limits=limit_overrides(args),
+            out=args.out or default_out(tasks, agent, **pinned),
             retries=args.retries,
             executor=executor,
-            track=track,
             group_commit=not args.no_group_commit,
-            world=world,
             # live progress on a terminal, the plain counter otherwise
-            progress=run_progress_hook(
-                _progress(show=not args.json), quiet=args.quiet, enabled=not args.json
-            ),
+            progress=run_progress(quiet=args.quiet, json=args.json),
+            **pinned,
         )
         if args.sign_key:
             sign_run(result.out, result.revision.id, args.sign_key)
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except (RevisionMismatch, RunDirectoryBusy) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     except RayTasksLost as exc:  # Ray workers died: the rest is committed, resumable
         print(f"{'' if args.json else chr(10)}error: {exc}", file=sys.stderr)
         return 1
@@ -344,7 +257,10 @@ def main(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    _summary(result, as_json=args.json, recheck=_recheck_options(args))
+    if args.json:
+        print(json.dumps(msgspec.to_builtins(run_summary(result)), indent=1))
+    else:
+        sys.stdout.write(render_run_summary(result, _recheck_options(args)))
     return 1 if result.counts.invalid else 0
 
 
@@ -361,11 +277,6 @@ def _os_error(exc: OSError) -> str:
     return f"{where}{exc.strerror or exc}"
 
 
-def _world_name(choice: WorldChoice) -> str:
-    """The one world a command was given (empty when none or several)."""
-    return next(iter(choice.locations)) if len(choice.locations) == 1 else ""
-
-
 def _prepare(args: argparse.Namespace, executor: Executor) -> tuple[list[Task], Agent, WorldChoice]:
     if args.max_tokens < 1 or not args.request_timeout > 0:
         raise UsageError("--max-tokens must be at least 1 and --request-timeout above 0")
@@ -376,7 +287,7 @@ def _prepare(args: argparse.Namespace, executor: Executor) -> tuple[list[Task], 
         raise UsageError(str(exc)) from None
     if args.samples < 1:
         raise UsageError("--samples must be at least 1")
-    agent = _for_executor(agent, executor)
+    agent = for_executor(agent, executor)
     if args.sign_key:
         try:
             check_private_key(args.sign_key)
@@ -406,9 +317,7 @@ def _execution(args: argparse.Namespace) -> tuple[Executor, Track]:
     ]
     if args.executor == "ray":
         chosen.append("--executor ray")
-    for option, value in (("--address", args.address), ("--ray-batch", args.ray_batch)):
-        if value is not None and args.executor != "ray":
-            raise UsageError(f"{option} needs --executor ray")
+    check_ray_options(args)
     if len(chosen) > 1:
         raise UsageError(
             f"{' and '.join(chosen)}: choose one way to execute (--workers: processes; "
@@ -434,65 +343,7 @@ def _execution(args: argparse.Namespace) -> tuple[Executor, Track]:
     return executor, track
 
 
-def _for_executor(agent: Agent, executor: Executor) -> Agent:
-    """Attempts in flight in this process run the model agents on their SDK's async client.
-
-    Attempts in flight then overlap their waiting on one event loop; settings, hence the
-    revision and the records, stay the same.
-    """
-    # `run` accepts an agent whose `run` is a coroutine function (units.is_async_agent);
-    # the Agent protocol spells the synchronous form.
-    if isinstance(executor, Concurrent) and executor.attempts > 1:
-        if isinstance(agent, OpenAIAgent):
-            return cast(Agent, AsyncOpenAIAgent(agent))
-        if isinstance(agent, AnthropicAgent):
-            return cast(Agent, AsyncAnthropicAgent(agent))
-    return agent
-
-
 def _refused(tasks: list[Task], args: argparse.Namespace, choice: WorldChoice) -> bool:
-    limits = limit_overrides(args)
-    checked = precheck(tasks, size=args.size, limits=limits, worlds=choice)
-    refused = [f for f in checked if f.verdict == "refuse"]
-    for f in refused:
-        print(f"refused: {f.task_id}: {f.message}", file=sys.stderr)
-    if refused:
-        print("error: infeasible setup; no attempt was made (see `precheck`)", file=sys.stderr)
-    return bool(refused)
-
-
-def _progress(*, show: bool) -> Callable[[RunProgress], None]:
-    def progress(p: RunProgress) -> None:
-        if show:
-            print(
-                f"\r{p.done}/{p.total} attempts: {p.passed} passed, {p.failed} failed, "
-                f"{p.ungraded} ungraded",
-                end="\n" if p.done == p.total else "",
-                file=sys.stderr,
-                flush=True,
-            )
-
-    return progress
-
-
-def _summary(result: RunResult, *, as_json: bool, recheck: str = "") -> None:
-    summary = run_summary(result)
-    if as_json:
-        print(json.dumps(msgspec.to_builtins(summary), indent=1))
-        return
-    print(f"run directory: {result.out}")
-    print(f"revision: {result.revision.id[:16]} ({len(result.revision.components)} components)")
-    if result.resumed:
-        print(f"resumed: {result.resumed} record(s) were already saved and kept")
-    keys = ["scheduled", "executed", "valid", "invalid", "retried", "missing", "passed", "failed"]
-    counts = msgspec.to_builtins(summary.counts)
-    print(render_table(keys, [[str(counts[k]) for k in keys]]))
-    for slot, failed in summary.failed.items():  # one short reason per failed criterion
-        reasons = [r if len(r) <= 120 else r[:119] + "…" for r in failed]
-        print(f"failed {slot}: " + "; ".join(reasons))
-    not_reviewed = sum(len(open_) for open_ in summary.not_reviewed.values())
-    if not_reviewed:
-        print(f"{not_reviewed} prose criteria not reviewed (a person reviews them)")
-    for line in summary.invalid:
-        print(f"invalid {line}")
-    print(f"\nre-check it: python -m harness_world verify {result.out}{recheck}")
+    checked = precheck(tasks, size=args.size, limits=limit_overrides(args), worlds=choice)
+    sys.stderr.write(render_refusals(checked))
+    return any(f.verdict == "refuse" for f in checked)

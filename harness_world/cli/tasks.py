@@ -8,10 +8,8 @@ import sys
 
 import msgspec
 
-from harness_world.cli._output import render_table
-from harness_world.engine.world import WorldError
+from harness_world.analysis.listings import render_tasks
 from harness_world.grading.listing import list_tasks
-from harness_world.grading.task import TaskError
 
 __all__ = ["register"]
 
@@ -43,31 +41,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.set_defaults(handler=run)
 
 
-def _budget_text(budgets: dict[str, int | float]) -> str:
-    short = {"turns": "turns", "tool_calls": "calls", "context_tokens": "tokens", "cost": "$"}
-    return ", ".join(f"${v}" if n == "cost" else f"{v} {short[n]}" for n, v in budgets.items())
-
-
 def run(args: argparse.Namespace) -> int:
     """Print the task list."""
-    try:
-        summaries = list_tasks(args.world, args.folder)
-    except (TaskError, WorldError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    summaries = list_tasks(args.world, args.folder)
     if args.json:
         print(json.dumps({"tasks": msgspec.to_builtins(summaries)}, indent=1))
         return 0
-    rows = [
-        [
-            s.id,
-            s.family,
-            _budget_text(s.budgets),
-            ", ".join(c.removeprefix("trace.") for c in s.criteria if not c.startswith("budget."))
-            + (f" ({s.answer})" if s.answer else ""),
-        ]
-        for s in summaries
-    ]
-    print(render_table(["task", "family", "budgets", "criteria"], rows, 110))
-    print(f"\n{len(summaries)} task(s)")
+    sys.stdout.write(render_tasks(summaries))
     return 0

@@ -19,16 +19,11 @@ from pathlib import Path
 
 import msgspec
 
-from harness_world.cli._output import render_table
 from harness_world.cli._selection import UsageError
-from harness_world.engine.plugins import PluginError
 from harness_world.engine.world import World, WorldError
 from harness_world.running.revision import RevisionMismatch
 from harness_world.tau2 import importer
 from harness_world.tau2.check import (
-    CheckReport,
-    CheckSummary,
-    RegradeReport,
     check_tasks,
     load_data,
     read_marks,
@@ -40,9 +35,14 @@ from harness_world.tau2.conversation import (
     run_conversations,
     tau2_view,
 )
-from harness_world.tau2.gold import GoldReport, ImportedTask, RegradeResult
+from harness_world.tau2.gold import ImportedTask
 from harness_world.tau2.importer import FormatError
-from harness_world.tau2.source import Tau2SourceError
+from harness_world.tau2.render import (
+    check_json,
+    render_check,
+    render_conversations,
+    render_regrade,
+)
 from harness_world.tau2.users import Tau2View
 
 __all__ = ["register"]
@@ -139,208 +139,25 @@ def _load(args: argparse.Namespace) -> tuple[World, list[ImportedTask]]:
 
 def run_check(args: argparse.Namespace) -> int:
     """Check every imported task; see the command's description for the exit codes."""
-    try:
-        world, tasks = _load(args)
-        marks, explanations = read_marks(args.equivalents, args.explanations)
-        report = check_tasks(world, tasks, Path(args.data), marks=marks, explanations=explanations)
-    except (UsageError, FormatError, PluginError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    world, tasks = _load(args)
+    marks, explanations = read_marks(args.equivalents, args.explanations)
+    report = check_tasks(world, tasks, Path(args.data), marks=marks, explanations=explanations)
     if args.json:
-        out = msgspec.to_builtins(report)
-        out["tasks"] = [{**t, "ok": r.ok} for t, r in zip(out["tasks"], report.tasks, strict=True)]
-        print(json.dumps(out, indent=1, ensure_ascii=False))
+        print(check_json(report))
     else:
-        print(_render_check(report))
+        print(render_check(report))
     return 1 if report.problems else 0
-
-
-def _oracle_cell(report: GoldReport) -> str:
-    if report.oracle_passed:
-        return "passed"
-    return "FAILED " + "; ".join(report.oracle_failed)
-
-
-def _check_table(reports: list[GoldReport]) -> list[str]:
-    rows = [
-        [
-            r.task_id,
-            str(r.rows_changed),
-            _oracle_cell(r),
-            ",".join(e.id for e in r.gold_errors) or "-",
-            "passed" if r.oracle_passed else "failed",
-            "match" if r.reference_match else "differs",
-            "yes" if r.agrees else ("explained" if r.explanation else "NO"),
-            f"{r.killed}/{r.equivalent}/{r.survived}",
-            ",".join(c.split(".", 1)[1] for c in r.criteria if c.startswith("trace.")) or "-",
-        ]
-        for r in reports
-    ]
-    headers = [
-        "task",
-        "rows",
-        "oracle",
-        "gold errors",
-        "ours",
-        "τ² DB",
-        "agree",
-        "mutants k/e/s",
-        "trace criteria",
-    ]
-    return [render_table(headers, rows)]
-
-
-def _gold_error_lines(reports: list[GoldReport]) -> list[str]:
-    erroring = [(r.task_id, e) for r in reports for e in r.gold_errors]
-    if not erroring:
-        return []
-    lines = ["", "gold calls that return an error (τ² skips them; the oracle keeps them):"]
-    lines += [
-        f"  {task}  {e.id}  {e.tool}: {e.message} ({e.kind})"
-        + ("  [a write: the gold end state is without it, in τ² as here]" if e.write else "")
-        for task, e in erroring
-    ]
-    return lines
-
-
-def _do_nothing_line(r: GoldReport) -> str:
-    d = r.do_nothing
-    db = "τ² DB: match" if d.reference_match else "τ² DB: differs"
-    prose = "; ".join(d.prose) or "none"
-    head = f"  {r.task_id}: "
-    if not d.state_passed:
-        return f"{head}FAILS the state criteria ({db}); prose: {prose}"
-    if d.passed and d.prose:
-        return (
-            f"{head}passes the state criteria ({db}) and every automated criterion; "
-            f"only prose stands between it and a pass (not reviewed): {prose}"
-        )
-    if d.passed:
-        return (
-            f"{head}passes the state criteria ({db}) and every automated criterion; "
-            "nothing stands between it and a pass: the task has no prose criterion"
-        )
-    return (
-        f"{head}passes the state criteria ({db}); standing between it and a pass: "
-        f"{', '.join(d.standing)}; prose (not reviewed): {prose}"
-    )
-
-
-def _read_only_lines(reports: list[GoldReport]) -> list[str]:
-    read_only = [r for r in reports if r.rows_changed == 0]
-    if not read_only:
-        return []
-    return [
-        "",
-        "tasks whose gold actions write nothing (a do-nothing attempt):",
-        *(_do_nothing_line(r) for r in read_only),
-    ]
-
-
-def _summary_lines(s: CheckSummary) -> list[str]:
-    lines = ["", "automatic mutants by operator (killed / equivalent / survived):"]
-    for op, counts in s.by_operator.items():
-        lines.append(
-            f"  {op:<26} {counts.get('killed', 0):>4} / {counts.get('equivalent', 0):>4}"
-            f" / {counts.get('survived', 0):>4}"
-        )
-    lines += [
-        "",
-        f"{s.imported} task(s) imported; oracle passed {s.oracle_passed}, failed "
-        f"{s.oracle_failed}; {s.gold_errors} gold call(s) error in "
-        f"{s.tasks_with_gold_errors} task(s); verdicts agree with τ² on "
-        f"{s.verdicts_agree}/{s.imported} oracle trajectories "
-        f"({s.verdicts_disagree_explained} explained, "
-        f"{s.verdicts_disagree_unexplained} unexplained disagreements); "
-        f"{s.read_only_tasks} read-only task(s), a do-nothing attempt passes "
-        f"{s.do_nothing_passes} of them",
-        f"mutation score: {s.mutation_score:.3f} ({s.killed} killed of "
-        f"{s.killed + s.survived} non-equivalent mutants; {s.equivalent} equivalent, "
-        f"each leaving the gold's database; {s.kill_rate_all:.3f} of all {s.mutants} "
-        "killed)",
-    ]
-    return lines
-
-
-def _render_check(report: CheckReport) -> str:
-    lines = [f"data: {report.data_notice}", ""]
-    lines += _check_table(report.tasks)
-    lines += _gold_error_lines(report.tasks)
-    lines += _read_only_lines(report.tasks)
-    lines += _summary_lines(report.summary)
-    problems = report.problems
-    if problems:
-        lines += ["", f"{len(problems)} problem(s):"] + [f"  {p}" for p in problems]
-    return "\n".join(lines)
 
 
 def run_regrade(args: argparse.Namespace) -> int:
     """Regrade every run of a results file; see the command's description for the exit codes."""
-    try:
-        world, tasks = _load(args)
-        report = regrade_results(
-            world, tasks, args.results, Path(args.data), arguments=args.arguments
-        )
-    except (UsageError, FormatError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    world, tasks = _load(args)
+    report = regrade_results(world, tasks, args.results, Path(args.data), arguments=args.arguments)
     if args.json:
         print(json.dumps(msgspec.to_builtins(report), indent=1, ensure_ascii=False))
     else:
-        print(_render_regrade(report))
-    bad = [r for r in report.runs if r.evidence != "verified" or r.passed is None]
-    return 1 if bad else 0
-
-
-def _render_regrade(report: RegradeReport) -> str:
-    results = report.runs
-
-    def reward(r: RegradeResult) -> str:
-        return "-" if r.recorded_reward is None else f"{r.recorded_reward:g}"
-
-    rows = [
-        [
-            r.source_task,
-            str(r.trial),
-            str(r.calls),
-            r.outcome,
-            r.evidence,
-            "-" if r.passed is None else ("passed" if r.passed else "failed"),
-            "-" if r.reference_match is None else ("match" if r.reference_match else "differs"),
-            reward(r),
-            r.problem or "; ".join(r.failed) or "-",
-        ]
-        for r in results
-    ]
-    headers = [
-        "τ² task",
-        "trial",
-        "calls",
-        "outcome",
-        "evidence",
-        "ours",
-        "τ² DB (recomputed)",
-        "τ² reward",
-        "why",
-    ]
-    # Only outcomes that count as attempts enter the pass figures (as in `report`).
-    graded = [
-        r
-        for r in results
-        if r.passed is not None and r.outcome in ("completed", "turn_limit", "budget_limit")
-    ]
-    lines = [f"data: {report.data_notice}", "", render_table(headers, rows), ""]
-    coerced = [f"  {r.source_task}/{r.trial}: {line}" for r in results for line in r.coerced]
-    if coerced:
-        lines += ["calls coerced the way τ² treats them (--arguments tau2):", *coerced, ""]
-    lines.append(
-        f"{len(results)} run(s): {sum(r.evidence == 'verified' for r in results)} verified, "
-        f"{len(graded)} graded attempts; "
-        f"ours passed {sum(bool(r.passed) for r in graded)}, failed "
-        f"{sum(r.passed is False for r in graded)}; τ² recorded reward 1 on "
-        f"{sum(r.recorded_reward == 1 for r in results)}; prose criteria are not reviewed"
-    )
-    return "\n".join(lines)
+        print(render_regrade(report))
+    return 1 if any(r.evidence != "verified" or r.passed is None for r in report.runs) else 0
 
 
 # -- tau2 run: τ² tasks end to end with a simulated user --------------------------------------
@@ -398,61 +215,16 @@ def _register_run(actions: argparse._SubParsersAction[argparse.ArgumentParser]) 
     conv.set_defaults(handler=run_conversation)
 
 
-def _print_conversations(report: ConversationReport, *, as_json: bool) -> None:
-    """The attempts of `tau2 run`: one JSON object, or a table and a summary line."""
-    results = report.runs
-    if as_json:
-        print(json.dumps(msgspec.to_builtins(report), indent=1, ensure_ascii=False))
-    else:
-        rows = [
-            [
-                r.task_id,
-                str(r.sample),
-                str(r.user_turns),
-                "yes" if r.user_stopped else "no",
-                str(r.calls),
-                r.outcome,
-                r.evidence,
-                "-" if r.passed is None else ("passed" if r.passed else "failed"),
-                "; ".join(r.failed) or "-",
-            ]
-            for r in results
-        ]
-        headers = [
-            "task",
-            "sample",
-            "user turns",
-            "user stopped",
-            "calls",
-            "outcome",
-            "evidence",
-            "ours",
-            "failed",
-        ]
-        print(f"data: {report.data_notice}\n")
-        print(render_table(headers, rows))
-        print(
-            f"\n{len(results)} attempt(s): {sum(r.evidence == 'verified' for r in results)} "
-            f"verified, {sum(bool(r.passed) for r in results)} passed"
-        )
-
-
 def _view(args: argparse.Namespace, world: World) -> Tau2View | None:
     """The τ² view (τ²'s schemas from --tau2-src), or None for ours."""
     if args.observations != "tau2":
         return None
     if args.tau2_src is None:
         raise UsageError("--observations tau2 needs --tau2-src PATH (a τ²-bench checkout)")
-    try:
-        return tau2_view(world, Path(args.data), args.tau2_src)
-    except (Tau2SourceError, FormatError) as exc:
-        raise UsageError(str(exc)) from None
+    return tau2_view(world, Path(args.data), args.tau2_src)
 
 
 def _drivers(args: argparse.Namespace) -> Drivers:
-    if "openai" in (args.agent, args.user) and (not args.model or not args.base_url):
-        needs = "--agent openai" if args.agent == "openai" else "--user openai"
-        raise UsageError(f"{needs} needs --model and --base-url")
     return Drivers(
         agent=args.agent,
         user=args.user,
@@ -467,16 +239,12 @@ def _drivers(args: argparse.Namespace) -> Drivers:
 
 def run_conversation(args: argparse.Namespace) -> int:
     """Run every selected task with a simulated user; see the description for exit codes."""
-    try:
-        if args.samples < 1:
-            raise UsageError(f"--samples must be at least 1 (got {args.samples})")
-        world, tasks = _load(args)
-        view = _view(args, world)
-        drivers = _drivers(args)
-        agent_for = drivers.agent_for(Path(args.data))
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    if args.samples < 1:
+        raise UsageError(f"--samples must be at least 1 (got {args.samples})")
+    world, tasks = _load(args)
+    view = _view(args, world)
+    drivers = _drivers(args)
+    agent_for = drivers.agent_for(Path(args.data))
     try:
         done = run_conversations(
             world,
@@ -492,6 +260,8 @@ def run_conversation(args: argparse.Namespace) -> int:
         print(f"error: --out {exc}", file=sys.stderr)
         return 2
     report = ConversationReport(data_notice=importer.DATA_NOTICE, runs=[r for r, _ in done])
-    _print_conversations(report, as_json=args.json)
-    bad = [r for r in report.runs if r.evidence != "verified" or r.passed is None]
-    return 1 if bad else 0
+    if args.json:
+        print(json.dumps(msgspec.to_builtins(report), indent=1, ensure_ascii=False))
+    else:
+        sys.stdout.write(render_conversations(report))
+    return 1 if any(r.evidence != "verified" or r.passed is None for r in report.runs) else 0

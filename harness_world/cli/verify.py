@@ -7,27 +7,29 @@ turns its options into `VerifyOptions`, maps what it refuses to exit 2, and prin
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
 
-from harness_world.cli._output import Progress, render_table
-from harness_world.cli._progress import verify_progress
-from harness_world.cli._selection import UsageError, add_world_data_options, world_data
+from harness_world.analysis.verify_text import render_verify
+from harness_world.cli._selection import (
+    UsageError,
+    add_ray_options,
+    add_world_data_options,
+    check_ray_options,
+    world_data,
+)
 from harness_world.engine.limits import REPLAY_CALLS, REPLAY_WORK
 from harness_world.grading.task import TaskError, load_tasks
-from harness_world.grading.verifier import WorldRefused
+from harness_world.running.live_progress import verify_progress_factory
 from harness_world.running.verification import (
     Grading,
-    RowProgress,
-    VerifyError,
     VerifyOptions,
-    VerifyReport,
-    VerifyRow,
+    verify_exit_code,
     verify_paths,
 )
 
@@ -88,7 +90,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_world_data_options(parser)
     _add_outcome_options(parser)
     _add_bound_options(parser)
-    _add_executor_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -111,7 +112,7 @@ def _add_outcome_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_bound_options(parser: argparse.ArgumentParser) -> None:
-    """How much one record may cost to replay: checked before and during its replay."""
+    """How much one record may cost to replay, and where (``--executor``, ``--address``)."""
     parser.add_argument(
         "--max-calls",
         type=int,
@@ -128,6 +129,13 @@ def _add_bound_options(parser: argparse.ArgumentParser) -> None:
         help="stop replaying a record (lost) once its calls have examined more than ROWS "
         f"rows through selects, pages and reads (default: {REPLAY_WORK:_})",
     )
+    add_ray_options(  # records judged on Ray: still bounded, and by the same verifier
+        parser,
+        "records verified in batches of Ray tasks, worlds and tasks still yours (extra: [ray]); "
+        "the same table, JSON and exit code",
+        "records",
+        64,
+    )
 
 
 def _add_scope_options(parser: argparse.ArgumentParser) -> None:
@@ -142,34 +150,10 @@ def _add_scope_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_executor_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--executor",
-        choices=("local", "ray"),
-        default="local",
-        help="ray: records verified in batches of Ray tasks, worlds and tasks still yours "
-        "(extra: [ray]); the same table, JSON and exit code",
-    )
-    parser.add_argument(
-        "--address",
-        help="with --executor ray: the Ray cluster ('auto': the one `ray start --head` started "
-        "here; default: a local Ray for this command)",
-    )
-    parser.add_argument(
-        "--ray-batch",
-        type=int,
-        metavar="N",
-        help="with --executor ray: records per Ray task (default: about four batches per CPU, "
-        "at most 64 records)",
-    )
-
-
 def _check_executor(args: argparse.Namespace) -> None:
     """``--address`` and ``--ray-batch`` need ``--executor ray``, which needs Ray."""
+    check_ray_options(args)
     if args.executor != "ray":
-        for option, value in (("--address", args.address), ("--ray-batch", args.ray_batch)):
-            if value is not None:
-                raise UsageError(f"{option} needs --executor ray")
         return
     if args.ray_batch is not None and args.ray_batch < 1:
         raise UsageError("--ray-batch must be at least 1")
@@ -177,19 +161,15 @@ def _check_executor(args: argparse.Namespace) -> None:
         raise UsageError("--executor ray needs the extra: pip install 'harness_world[ray]'")
 
 
-def _grading(args: argparse.Namespace) -> Callable[[], Grading]:
+def _grading(args: argparse.Namespace) -> Grading:
     """The verifier's tasks and seed file: ``--tasks``, the ``--world-data``'s, or built-in."""
-
-    def grading() -> Grading:
-        if args.world_data is not None or args.world_tasks is not None:  # the world's own data
-            return _data_grading(args)
-        try:
-            tasks = None if args.no_grade else {t.id: t for t in load_tasks(folder=args.tasks)}
-        except (OSError, ValueError, TaskError) as exc:
-            raise UsageError(f"--tasks: {exc}") from None
-        return Grading(tasks=tasks, seed_file=args.seed_file)
-
-    return grading
+    if args.world_data is not None or args.world_tasks is not None:  # the world's own data
+        return _data_grading(args)
+    try:
+        tasks = None if args.no_grade else {t.id: t for t in load_tasks(folder=args.tasks)}
+    except (OSError, ValueError, TaskError) as exc:
+        raise UsageError(f"--tasks: {exc}") from None
+    return Grading(tasks=tasks, seed_file=args.seed_file)
 
 
 def _data_grading(args: argparse.Namespace) -> Grading:
@@ -206,7 +186,7 @@ def _data_grading(args: argparse.Namespace) -> Grading:
 
 def _options(args: argparse.Namespace) -> VerifyOptions:
     return VerifyOptions(
-        grading=_grading(args),
+        grading=functools.partial(_grading, args),  # read once, only if needed
         world=args.world,
         size=args.size,
         loose=args.loose,
@@ -220,25 +200,11 @@ def _options(args: argparse.Namespace) -> VerifyOptions:
     )
 
 
-def _live(args: argparse.Namespace) -> Callable[[int], RowProgress]:
-    """``verify``'s progress over each batch of records (live on a terminal, else a counter)."""
-
-    def live(total: int) -> RowProgress:
-        enabled = not args.json and total >= 20 and sys.stderr.isatty()
-        plain = Progress(total, "verifying", enabled=enabled)
-        return verify_progress(total, plain, quiet=args.quiet, json=args.json)
-
-    return live
-
-
 def run(args: argparse.Namespace) -> int:
     """Verify every record found under the given paths; run directories slot by slot."""
-    try:
-        _check_executor(args)
-        report = verify_paths(args.paths, _options(args), progress=_live(args))
-    except (UsageError, VerifyError, WorldRefused) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    _check_executor(args)
+    progress = verify_progress_factory(quiet=args.quiet, json=args.json)
+    report = verify_paths(args.paths, _options(args), progress=progress)
     if report.duplicates:
         print(
             f"{len(report.duplicates)} record file(s) repeat an earlier file's digest and are "
@@ -248,83 +214,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(msgspec.to_builtins(report), indent=1))
     else:
-        _print_table(report)
-    return _exit_code(report, args)
-
-
-def _exit_code(report: VerifyReport, args: argparse.Namespace) -> int:
-    """1 for evidence not verified, or (with --require-pass) anything not passed; else 0."""
-    rows = report.records
-    if report.evidence.ungraded or report.evidence.lost:
-        return 1
+        sys.stdout.write(render_verify(report))
     strict = args.require_pass or args.require_harness
-    if strict and not rows:
+    if strict and not report.records and not (report.evidence.ungraded or report.evidence.lost):
         print("--require-pass: nothing was graded (no slot, no record)", file=sys.stderr)
-        return 1
-    if strict and (report.grades.failed or report.grades.passed < len(rows)):
-        return 1
-    if args.require_harness and any(r.harness.failed for r in rows):
-        return 1
-    return 0
-
-
-_HEADERS = [
-    "record",
-    "task",
-    "sample",
-    "outcome",
-    "evidence",
-    "grade",
-    "harness",
-    "problem / reasons",
-]
-
-
-def _shown_grade(row: VerifyRow) -> str:
-    """The grade as the table shows it: a pass with prose open says how many are pending."""
-    pending = len(row.not_reviewed)
-    if row.grade == "passed" and pending:
-        return f"passed, {pending} pending review"
-    return row.grade
-
-
-def _shown_harness(row: VerifyRow) -> str:
-    """The harness layer as the table shows it: clean of checked, then the failed names."""
-    checked, failed = row.harness.checked, row.harness.failed
-    if not checked:
-        return ""
-    names = [f.split(":", 1)[0].removeprefix("harness.") for f in failed]
-    return f"{checked - len(failed)}/{checked}" + (f" failed: {', '.join(names)}" if names else "")
-
-
-def _print_table(report: VerifyReport) -> None:
-    rows = report.records
-    table = [
-        [
-            r.path,
-            r.task,
-            str(r.sample),
-            r.outcome,
-            r.evidence,
-            _shown_grade(r),
-            _shown_harness(r),
-            "; ".join(r.reasons) if r.reasons else r.first_problem,
-        ]
-        for r in rows
-    ]
-    print(render_table(_HEADERS, table, max_width=100))
-    print()
-    summary, grades = report.evidence, report.grades
-    graded = grades.passed + grades.failed
-    line = (
-        f"{len(rows)} record(s): {summary.verified} verified, {summary.ungraded} ungraded, "
-        f"{summary.lost} lost; grades: {grades.passed} passed, {grades.failed} failed, "
-        f"{len(rows) - graded} not graded"
+    return verify_exit_code(
+        report, require_pass=args.require_pass, require_harness=args.require_harness
     )
-    if report.not_reviewed:
-        line += f"; {report.not_reviewed} prose criteria not reviewed"
-    checked = [r for r in rows if r.harness.checked]
-    if checked:
-        clean = sum(not r.harness.failed for r in checked)
-        line += f"; harness layer: {clean} of {len(checked)} graded record(s) clean"
-    print(line)

@@ -9,6 +9,7 @@ at load time rather than a criterion that can never pass.
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -36,6 +37,8 @@ __all__ = [
     "load_world_data",
     "one_task",
     "one_world",
+    "reader_worlds",
+    "select_tasks",
 ]
 
 DATA_HOOK = "load_data"
@@ -141,6 +144,63 @@ def choose_worlds(worlds: Sequence[str | Path] | str | Path | None) -> WorldChoi
             )
         locations[place.name] = place
     return WorldChoice(locations)
+
+
+def select_tasks(
+    world: str | Path | None, folder: Path | None = None, patterns: Sequence[str] = ()
+) -> tuple[list[Task], WorldChoice]:
+    """The tasks a caller selects, and the worlds they run against.
+
+    Args:
+        world: A built-in world name or a world folder (None: every built-in world).
+        folder: A task folder (None: the world's own tasks, or the built-in ones).
+        patterns: Task ids or shell-style globs; none selects every task. Each must match.
+
+    Returns:
+        The selected tasks sorted by id (every task in load order when no pattern is given),
+        and the `WorldChoice` of ``world``.
+
+    Raises:
+        TaskError: A pattern matches no task, the world has no tasks, an invalid task file, or
+            a task its world contradicts.
+        WorldError: A world that does not load.
+    """
+    choice = choose_worlds([world] if world else None)
+    tasks = choice.tasks(folder)
+    if world and not tasks:
+        where = f" in {folder}" if folder is not None else ""
+        raise TaskError(f"no tasks for world {str(world)!r}{where}")
+    if not patterns:
+        return tasks, choice
+    chosen: dict[str, Task] = {}
+    for pattern in patterns:
+        hits = [t for t in tasks if fnmatch.fnmatchcase(t.id, pattern)]
+        if not hits:
+            known = ", ".join(t.id for t in tasks[:8])
+            raise TaskError(f"--tasks: {pattern!r} matches no task (known: {known}, ...)")
+        chosen.update((t.id, t) for t in hits)
+    return sorted(chosen.values(), key=lambda t: t.id), choice
+
+
+def reader_worlds(
+    worlds: Sequence[str | Path] | None = None, task_folder: Path | None = None
+) -> tuple[WorldChoice, dict[str, Task]]:
+    """The worlds and tasks a reader of records gives: the built-in ones plus its own.
+
+    Args:
+        worlds: The reader's own world folders (None: built-in worlds only).
+        task_folder: The reader's task folder to grade against (None: built-in tasks and
+            those of each world given).
+
+    Raises:
+        WorldError: A world folder that does not load, or two of one name.
+        TaskError: An invalid task file or folder.
+    """
+    choice = choose_worlds(worlds or None)
+    tasks = {t.id: t for t in WorldChoice().tasks(check=False)}
+    if task_folder is not None or choice.locations:
+        tasks.update((t.id, t) for t in choice.tasks(task_folder))
+    return choice, tasks
 
 
 def one_world(

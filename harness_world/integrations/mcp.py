@@ -31,6 +31,7 @@ token, so only the client holding it can call or finish the attempts it serves.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -83,9 +84,11 @@ __all__ = [
     "ServeSummary",
     "ToolAnswer",
     "Transport",
+    "announcement",
     "attempt_server",
     "build_server",
     "plan_run",
+    "serve",
     "serve_http",
     "serve_stdio",
     "serve_summary",
@@ -950,6 +953,18 @@ _TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
 """What a bearer token may be (RFC 6750's ``b64token``): it travels in a header as it is."""
 
 
+def announcement(url: str, token: str | None, *, generated: bool) -> str:
+    """The server's first line on stderr once it listens: its URL and how clients authenticate.
+
+    A JSON object ``{"url", "auth", "token"}``: ``auth`` is ``bearer`` or ``none``, and the
+    token is printed only when it was generated (a token the caller gave is not echoed).
+    """
+    shown: dict[str, str] = {"url": url, "auth": "none" if token is None else "bearer"}
+    if token is not None and generated:
+        shown["token"] = token
+    return json.dumps(shown)
+
+
 def token_problem(token: str) -> str:
     """Why ``token`` cannot be a bearer token (empty when it can)."""
     if _TOKEN.fullmatch(token):
@@ -972,3 +987,61 @@ class ServeSummary(msgspec.Struct, frozen=True, kw_only=True):
 def serve_summary(state: AttemptServer) -> ServeSummary:
     """What ``state`` saved so far, and how many attempts remain."""
     return ServeSummary(saved=list(state.saved), remaining=state.remaining)
+
+
+def serve(
+    state: AttemptServer,
+    *,
+    transport: Transport,
+    port: int = 0,
+    token: str | None = None,
+    on_ready: Callable[[str], None] | None = None,
+    on_signal: Callable[[AttemptServer], None] | None = None,
+) -> None:
+    """Serve ``state`` over ``transport`` until it is done, then seal the attempt in flight.
+
+    Over stdio it serves until the client disconnects; SIGTERM or SIGINT seals the attempt in
+    flight at once, calls ``on_signal`` and ends the process with status 128 + the signal's
+    number. Over HTTP (`serve_http`, with ``port``, ``on_ready`` and ``token``) it serves
+    until SIGTERM or SIGINT.
+
+    Raises:
+        OSError: The HTTP port cannot be bound.
+    """
+    import anyio
+
+    if transport == "http":
+        anyio.run(functools.partial(serve_http, state, port, on_ready, token=token))
+        state.close("server stopped")
+    else:
+        anyio.run(_serve_stdio_until_signal, state, on_signal)
+        state.close("client disconnected")
+
+
+async def _serve_stdio_until_signal(
+    state: AttemptServer, on_signal: Callable[[AttemptServer], None] | None
+) -> None:
+    """Serve until the client disconnects, or seal and exit at once on SIGTERM/SIGINT."""
+    import anyio
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(_watch_signals, state, on_signal)
+        await serve_stdio(state)
+        group.cancel_scope.cancel()
+
+
+async def _watch_signals(
+    state: AttemptServer, on_signal: Callable[[AttemptServer], None] | None
+) -> None:
+    # Runs on the event loop between requests, so it never seals an attempt mid-call. The
+    # transport's stdin reader is a thread blocked on a read that cancellation cannot end, so
+    # once the record is saved (atomically, fsynced) the process exits directly.
+    import anyio
+
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            state.close("server terminated")
+            if on_signal is not None:
+                on_signal(state)
+            sys.stderr.flush()
+            os._exit(128 + signum)

@@ -72,6 +72,7 @@ __all__ = [
     "file_row",
     "plan_verification",
     "slot_row",
+    "verify_exit_code",
     "verify_paths",
 ]
 
@@ -584,3 +585,22 @@ def _report(rows: list[VerifyRow], duplicates: list[Path]) -> VerifyReport:
             failed=sum(bool(r.harness.failed) for r in rows),
         ),
     )
+
+
+def verify_exit_code(
+    report: VerifyReport, *, require_pass: bool = False, require_harness: bool = False
+) -> int:
+    """``verify``'s exit code: 1 for evidence not verified, else 0 unless a requirement fails.
+
+    Args:
+        report: What was verified.
+        require_pass: Also 1 unless there was something to grade and every record passed.
+        require_harness: As ``require_pass``, and 1 too when any harness-layer criterion failed.
+    """
+    rows = report.records
+    if report.evidence.ungraded or report.evidence.lost:
+        return 1
+    strict = require_pass or require_harness
+    if strict and (not rows or report.grades.failed or report.grades.passed < len(rows)):
+        return 1
+    return 1 if require_harness and any(r.harness.failed for r in rows) else 0

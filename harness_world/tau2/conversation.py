@@ -102,6 +102,16 @@ class Drivers:
     user_model: str | None = None
     user_base_url: str | None = None
 
+    def __attrs_post_init__(self) -> None:
+        """A model driver needs its model and endpoint.
+
+        Raises:
+            ValueError: naming the ``tau2 run`` option that makes a model driver.
+        """
+        if "openai" in (self.agent, self.user) and (not self.model or not self.base_url):
+            needs = "--agent openai" if self.agent == "openai" else "--user openai"
+            raise ValueError(f"{needs} needs --model and --base-url")
+
     def label(self) -> str:
         """The driver's name in a run directory's manifest: agent, user and what it sees."""
         agent = f"openai:{self.model}" if self.agent == "openai" else self.agent

@@ -399,7 +399,7 @@ class _Terminal(io.StringIO):
 def test_progress_is_live_on_a_terminal_plain_elsewhere_and_silent_when_quiet(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from harness_world.cli._progress import run_progress_hook
+    from harness_world.running.live_progress import run_progress_hook
     from harness_world.running.run import RunProgress
 
     plain_calls: list[RunProgress] = []

@@ -238,7 +238,7 @@ def test_report_csv_keeps_the_family_and_compare_on_it_decides_as_on_the_runs(
 def test_pass_k_says_how_many_tasks_each_k_averages_and_warns_when_tasks_drop() -> None:
     from types import SimpleNamespace
 
-    from harness_world.cli.report import pass_k_warnings
+    from harness_world.analysis.report_text import pass_k_warnings
     from harness_world.stats import TaskTally, pass_k_summary
 
     tallies = [
@@ -296,3 +296,31 @@ def test_report_prints_the_suite_mean_over_tasks(
     out = capsys.readouterr().out
     assert "suite mean pass rate over 14 tasks: 0.643" in out
     assert "(Wilson 95 %, per attempt: no task luck)" in out
+
+
+def test_report_csv_and_compare_rows_come_from_one_row_builder(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    from harness_world.analysis.report import report_from_scan, report_rows, rows_of
+    from harness_world.running.rundir import scan_run
+
+    scan = scan_run(runs["pr"], write_counts=False)
+    rows = rows_of(scan, "pr")
+    assert report_rows(report_from_scan(scan), "pr") == rows
+    assert rows and all(r.family for r in rows)  # the family reaches both
+    assert main(["report", str(runs["pr"]), "--csv", str(tmp_path / "r.csv")]) == 0
+    assert read_results(tmp_path / "r.csv") == rows
+
+
+def test_the_library_renders_what_report_and_verify_print(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness_world.analysis.report_text import render_report
+    from harness_world.analysis.verify_text import render_verify
+    from harness_world.running.verification import Grading, VerifyOptions, verify_paths
+
+    assert main(["report", str(runs["pr"])]) == 0
+    assert capsys.readouterr().out.startswith(render_report(build_report(runs["pr"])))
+    assert main(["verify", str(runs["main"]), "--quiet"]) == 0
+    options = VerifyOptions(grading=lambda: Grading(tasks={t.id: t for t in hw.load_tasks()}))
+    assert capsys.readouterr().out == render_verify(verify_paths([runs["main"]], options))

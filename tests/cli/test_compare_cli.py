@@ -275,19 +275,21 @@ def test_the_module_entry_point_runs_compare(write):
 # ---------------------------------------------------------------- golden output
 
 
+GOLDEN_ARGV = [
+    "compare",
+    str(GOLDEN / "compare.csv"),
+    "--baseline",
+    "main",
+    "--candidate",
+    "pr",
+    "--gate",
+    "no-regression",
+    "--allow-missing",
+]
+
+
 def test_golden_compare_output(capsys):
-    argv = [
-        "compare",
-        str(GOLDEN / "compare.csv"),
-        "--baseline",
-        "main",
-        "--candidate",
-        "pr",
-        "--gate",
-        "no-regression",
-        "--allow-missing",
-    ]
-    code, out, err = run_cli(argv, capsys)
+    code, out, err = run_cli(GOLDEN_ARGV, capsys)
     assert code == 0
     assert err == ""
     expected_path = GOLDEN / "compare.txt"

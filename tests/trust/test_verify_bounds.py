@@ -124,7 +124,7 @@ def test_a_long_verify_of_a_run_directory_shows_progress_on_a_terminal(
         def update(self, done: int, *_: object) -> None:
             seen.append((done, self.total))
 
-    from harness_world.cli import _progress
+    from harness_world.running import live_progress as _progress
 
     monkeypatch.setattr(_progress, "live_enabled", lambda **_: True)
     monkeypatch.setattr(_progress, "LiveProgress", Recorder)

@@ -1,10 +1,10 @@
-"""Live progress for ``run`` and ``verify``: a rich display on a terminal, plain text elsewhere.
+"""Progress of a run or a verification: a rich display on a terminal, plain text elsewhere.
 
 The display shows attempts done out of scheduled, passed, failed and ungraded or invalid so
 far, the elapsed time and an ETA, and the task ids most recently finished. It is drawn only when
 stderr is a terminal, ``rich`` is installed (the extra ``harness_world[report]``) and neither
 ``--quiet`` nor ``--json`` was given; otherwise the command's plain one-line counter (or
-nothing, with ``--quiet``) is kept. Each command reaches this module through one call.
+nothing, with ``--quiet``) is kept. ``run`` calls `run_progress`, ``verify`` `verify_progress`.
 """
 
 from __future__ import annotations
@@ -14,9 +14,45 @@ import importlib.util
 import sys
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, TextIO
 
-__all__ = ["LiveProgress", "live_enabled", "run_progress_hook", "verify_progress"]
+import attrs
+
+__all__ = [
+    "LiveProgress",
+    "Progress",
+    "live_enabled",
+    "run_progress",
+    "run_progress_hook",
+    "verify_progress",
+    "verify_progress_factory",
+]
+
+
+@attrs.define(slots=True)
+class Progress:
+    """A one-line progress counter on stderr, shown only when there is much to do.
+
+    Attributes:
+        total: How many units of work there are.
+        label: What is being counted.
+        enabled: Whether to draw at all (off for ``--json`` and short jobs).
+        stream: Where to draw.
+    """
+
+    total: int
+    label: str
+    enabled: bool
+    stream: TextIO = sys.stderr
+    done: int = 0
+
+    def advance(self, note: str = "") -> None:
+        """Count one unit and redraw."""
+        self.done += 1
+        if self.enabled:
+            end = "\n" if self.done == self.total else ""
+            self.stream.write(f"\r{self.label} {self.done}/{self.total} {note}".ljust(60) + end)
+            self.stream.flush()
 
 
 class _RunProgressLike(Protocol):
@@ -164,3 +200,33 @@ def verify_progress(total: int, plain: Any, *, quiet: bool, json: bool) -> _Veri
     if not json and live_enabled(quiet=quiet):
         live = LiveProgress(total, "verifying")
     return _VerifyProgress(total, plain, live)
+
+
+def _plain_run_line(p: _RunProgressLike) -> None:
+    """The plain counter of a run: one line on stderr, redrawn in place."""
+    print(
+        f"\r{p.done}/{p.total} attempts: {p.passed} passed, {p.failed} failed, "
+        f"{p.ungraded} ungraded",
+        end="\n" if p.done == p.total else "",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def run_progress(*, quiet: bool, json: bool) -> Callable[[Any], None]:
+    """``run``'s progress: live on a terminal, else the plain counter; none when quiet or JSON."""
+    return run_progress_hook(_plain_run_line, quiet=quiet, enabled=not json)
+
+
+def verify_progress_factory(*, quiet: bool, json: bool) -> Callable[[int], _VerifyProgress]:
+    """``verify``'s progress over each batch of records (live on a terminal, else a counter).
+
+    The plain counter is drawn only on a terminal and for 20 records or more.
+    """
+
+    def make(total: int) -> _VerifyProgress:
+        enabled = not json and total >= 20 and sys.stderr.isatty()
+        plain = Progress(total, "verifying", enabled=enabled)
+        return verify_progress(total, plain, quiet=quiet, json=json)
+
+    return make

@@ -1,4 +1,4 @@
-"""Output paths checked before any work, so no attempt is ever lost to a path it cannot use."""
+"""Output paths checked before any work, so that no attempt is lost to a path it cannot use."""
 
 from __future__ import annotations
 

@@ -1,0 +1,230 @@
+"""A run as text: ``run``'s closing summary and ``report``'s figures.
+
+`render_run_summary` is what ``run`` prints when it ends (``--json``: its `RunSummary`);
+`render_report` is the text of a `RunReport` (``report --json`` prints the struct itself);
+`pass_k_warnings` says which k of pass^k average fewer tasks than k = 1 does.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from harness_world.analysis.report import RunReport
+from harness_world.analysis.tables import render_table
+from harness_world.running.run import RunResult, run_summary
+from harness_world.stats import ProportionInterval
+
+__all__ = ["pass_k_warnings", "render_report", "render_run_summary"]
+
+_COUNT_LABELS = {"retried": "re-run attempts"}
+"""Column headers that say more than the field's name."""
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "undefined" if value is None else f"{value:.{digits}f}"
+
+
+def _interval(interval: ProportionInterval | None) -> str:
+    if interval is None:
+        return "undefined"
+    return f"{interval.estimate:.3f} [{interval.low:.3f}, {interval.high:.3f}]"
+
+
+def _count_lines(report: RunReport) -> list[str]:
+    inv = report.counts
+    keys = ["scheduled", "executed", "valid", "invalid", "retried", "missing"]
+    # `retried` counts attempts executed again, not model requests (see _request_lines)
+    headers = [_COUNT_LABELS.get(k, k) for k in keys]
+    lines = [
+        f"run {report.out}  revision {report.revision[:16]}  agent {report.agent}",
+        render_table(headers, [[str(getattr(inv, k)) for k in keys]]),
+        f"\npassed {inv.passed} of {inv.valid} valid attempts: pass rate "
+        f"{_interval(report.pass_rate)} (Wilson 95 %, per attempt: no task luck); "
+        f"completed but failed: {report.completed_but_failed}; "
+        f"completed first try: {report.first_try_completed}, "
+        f"eventually: {report.eventually_completed}",
+    ]
+    suite = report.suite_mean
+    if suite is not None:
+        lines.append(
+            f"suite mean pass rate over {suite.tasks} tasks: {suite.mean:.3f} "
+            f"[{suite.low:.3f}, {suite.high:.3f}] ({suite.confidence * 100:g} %, t({suite.df:.1f}) "
+            f"over tasks, CR2 over {suite.clusters} "
+            + ("families" if suite.clusters < suite.tasks else "tasks")
+            + "): what another draw of tasks like these would give"
+        )
+    layer = report.harness
+    if layer.graded:
+        failures = ", ".join(f"{name} ({n})" for name, n in layer.failed.items())
+        lines.append(
+            f"harness layer: {layer.clean} of {layer.graded} graded attempts clean"
+            + (f"; failed: {failures}" if failures else "")
+            + " (beside the pass rate, not in it)"
+        )
+    open_prose = [s for s in report.attempts if s.counted and s.not_reviewed]
+    if open_prose:
+        criteria = sum(len(s.not_reviewed) for s in open_prose)
+        lines.append(
+            f"not reviewed: {criteria} prose criteria on {len(open_prose)} valid attempts stand "
+            "open until a person reviews them (grades count automated criteria only)"
+        )
+    return lines
+
+
+def _pass_k_lines(report: RunReport) -> list[str]:
+    if not report.pass_k:
+        return []
+    rows = [
+        [str(p.k), str(p.tasks), f"{p.pass_hat_k:.3f}", f"{p.pass_at_k:.3f}", str(len(p.excluded))]
+        for p in report.pass_k
+    ]
+    headers = ["k", "tasks", "pass^k", "pass@k", "excluded (n < k)"]
+    return ["", render_table(headers, rows)] + [
+        f"Warning: {line}" for line in pass_k_warnings(report)
+    ]
+
+
+def pass_k_warnings(report: RunReport) -> list[str]:
+    """Say which k average fewer tasks than k = 1 does, and which k had no task at all."""
+    if not report.pass_k:
+        return []
+    all_tasks = report.pass_k[0].tasks + len(report.pass_k[0].excluded)
+    out = [
+        f"pass^{p.k} and pass@{p.k} average {p.tasks} of {all_tasks} tasks: "
+        f"{len(p.excluded)} have fewer than {p.k} valid runs "
+        f"({', '.join(e.task_id for e in p.excluded[:5])}"
+        + (", ..." if len(p.excluded) > 5 else "")
+        + "), so the figures of different k describe different task sets"
+        for p in report.pass_k
+        if p.excluded
+    ]
+    samples = report.pass_k[-1].k
+    if out and len(out) > 1:
+        first = next(p for p in report.pass_k if p.excluded)
+        out = [
+            out[0],
+            f"(and every k above {first.k}: see the excluded column)",
+        ]
+    return out + (
+        []
+        if samples >= _samples(report)
+        else [f"no task has {samples + 1} or more valid runs: pass^k stops at k = {samples}"]
+    )
+
+
+def _samples(report: RunReport) -> int:
+    return max((a.sample for a in report.attempts), default=-1) + 1
+
+
+def _consumption_lines(report: RunReport) -> list[str]:
+    per = report.per_attempt
+    rows = [
+        [
+            "valid attempt",
+            _fmt(per.tool_calls, 1),
+            _fmt(per.requests, 1),
+            _fmt(per.tokens, 0),
+            _fmt(per.cost, 4),
+        ],
+        [
+            "passed attempt",
+            _fmt(per.tool_calls_per_pass, 1),
+            _fmt(per.requests_per_pass, 1),
+            _fmt(per.tokens_per_pass, 0),
+            _fmt(per.cost_per_pass, 4),
+        ],
+    ]
+    headers = ["per", "tool calls", "requests", "tokens", "cost $"]
+    if not isinstance(per.user_turns, msgspec.UnsetType):  # runs with a simulated user
+        headers.append("user turns")
+        rows[0].append(_fmt(per.user_turns, 1))
+        rows[1].append("-")
+    return [
+        "",
+        render_table(headers, rows),
+        f"\nlatency (context): p50 {_fmt(report.latency_p50_s)} s, "
+        f"p95 {_fmt(report.latency_p95_s)} s",
+    ]
+
+
+def _request_lines(report: RunReport) -> list[str]:
+    """Retried and lost model requests, when the run made any model request at all."""
+    figures = report.requests
+    if not (figures.retried or figures.lost or any(s.requests for s in report.attempts)):
+        return []
+    line = (
+        f"model requests within attempts: {figures.retried} retried, {figures.lost} lost "
+        f"(in {figures.attempts} attempt{'' if figures.attempts == 1 else 's'}, failed tries "
+        "included)"
+    )
+    if figures.lost:
+        line += (
+            f"; lost requests' prompt tokens ≈ {figures.lost_input_tokens_estimate} "
+            "(estimated, not in the token figures; their output tokens are unknown)"
+        )
+    return [line]
+
+
+def _family_and_failure_lines(report: RunReport) -> list[str]:
+    rows = [
+        [f.family, str(f.tasks), str(f.valid), str(f.passed), _interval(f.interval)]
+        for f in report.families
+    ]
+    headers = ["family", "tasks", "valid", "passed", "pass rate [Wilson 95 %]"]
+    lines = ["", render_table(headers, rows)]
+    if not report.failed_tasks:
+        return lines
+    rows = [
+        [
+            t.task_id,
+            f"{t.failed}/{t.valid}",
+            ", ".join(f"{c} ×{n}" for c, n in t.criteria.items()),
+            t.reason,
+        ]
+        for t in report.failed_tasks
+    ]
+    headers = ["failed task", "failed", "criteria", "first reason"]
+    return [*lines, "", render_table(headers, rows, 80)]
+
+
+def render_report(report: RunReport) -> str:
+    """The report's figures as text, each line ending with a newline.
+
+    In order: the counts and pass rate (with the suite mean, the harness layer and the prose
+    left open), pass^k and pass@k, consumption and latency, model requests, and the figures
+    per family with the failed tasks.
+    """
+    lines = [
+        *_count_lines(report),
+        *_pass_k_lines(report),
+        *_consumption_lines(report),
+        *_request_lines(report),
+        *_family_and_failure_lines(report),
+    ]
+    return "".join(line + "\n" for line in lines)
+
+
+def render_run_summary(result: RunResult, recheck: str = "") -> str:
+    """What ``run`` prints when it ends: where, the counts, failures, and how to re-check.
+
+    ``recheck`` are the options a verifier gives for the run's own world folder (or none).
+    """
+    summary = run_summary(result)
+    lines = [
+        f"run directory: {result.out}",
+        f"revision: {result.revision.id[:16]} ({len(result.revision.components)} components)",
+    ]
+    if result.resumed:
+        lines.append(f"resumed: {result.resumed} record(s) were already saved and kept")
+    keys = ["scheduled", "executed", "valid", "invalid", "retried", "missing", "passed", "failed"]
+    counts = msgspec.to_builtins(summary.counts)
+    lines.append(render_table(keys, [[str(counts[k]) for k in keys]]))
+    for slot, failed in summary.failed.items():  # one short reason per failed criterion
+        reasons = [r if len(r) <= 120 else r[:119] + "…" for r in failed]
+        lines.append(f"failed {slot}: " + "; ".join(reasons))
+    not_reviewed = sum(len(open_) for open_ in summary.not_reviewed.values())
+    if not_reviewed:
+        lines.append(f"{not_reviewed} prose criteria not reviewed (a person reviews them)")
+    lines += [f"invalid {line}" for line in summary.invalid]
+    lines.append(f"\nre-check it: python -m harness_world verify {result.out}{recheck}")
+    return "".join(line + "\n" for line in lines)
