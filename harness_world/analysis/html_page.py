@@ -9,9 +9,11 @@ The script (no library, no network) does four things, each also usable by a head
 - search: the box matches every attempt's ``data-q`` text (``task:``, ``tool:``, ``id:``,
   ``state:`` narrow a term to one field; a bare term matches anywhere), the state menu its
   state; heatmap rows and task sections follow their attempts;
-- lazy transcripts: a transcript embedded as zlib + base64 (``data-z`` names its
-  ``<script type="application/x-hw-deflate">``) is inflated with the browser's
-  ``DecompressionStream`` and inserted when it is opened or linked to;
+- lazy sections: a task's attempts embedded as zlib + base64 (``data-z`` names its
+  ``<script type="application/x-hw-deflate">``) are inflated with the browser's
+  ``DecompressionStream`` and inserted when their section is opened, linked to or searched
+  (``script.where`` maps each attempt to its section, ``script.index`` holds the search text
+  of the attempts not yet in the page);
 - deep links: on load and on every change of the fragment, the element named is rendered
   if needed, every ``<details>`` around it opened, marked ``.hit`` and scrolled to (only the
   latest jump scrolls: an earlier one still inflating its transcript gives way);
@@ -77,20 +79,25 @@ _CSS += "".join(
 _SCRIPT = """
 (function(){'use strict';
 var q=document.getElementById('q'),s=document.getElementById('s'),n=document.getElementById('n');
-var arts=[].slice.call(document.querySelectorAll('article.trace'));
 function bytes(t){var b=atob(t.trim()),u=new Uint8Array(b.length);
 for(var i=0;i<b.length;i++){u[i]=b.charCodeAt(i);}return u;}
-function render(art){var slot=art&&art.querySelector('[data-z]');
-if(!slot){return Promise.resolve();}var src=document.getElementById(slot.getAttribute('data-z'));
-slot.removeAttribute('data-z');
-var st=new Blob([bytes(src.textContent)]).stream().pipeThrough(new DecompressionStream('deflate'));
-return new Response(st).text().then(function(h){slot.innerHTML=h;
-art.setAttribute('data-rendered','');});}
-var latest=0;
-function go(id){if(!id){return Promise.resolve();}var mine=++latest;
-var m=/^(.*?-\\d+)(?:-[cu]\\d+)?$/.exec(id),art=m&&document.getElementById(m[1]);
-return render(art&&art.tagName==='ARTICLE'?art:null).then(function(){
-var el=document.getElementById(id);if(!el||mine!==latest){return;}
+function inflate(id){var t=document.getElementById(id).textContent;
+var st=new Blob([bytes(t)]).stream().pipeThrough(new DecompressionStream('deflate'));
+return new Response(st).text();}
+var where={},keep=null,index=null,pending={},latest=0;
+document.querySelectorAll('script.where').forEach(function(e){
+Object.assign(where,JSON.parse(e.textContent));});
+function mark(root){root.querySelectorAll('article.trace').forEach(function(a){
+a.classList.toggle('hidden',!!keep&&!keep[a.id]);});}
+function section(id){var sec=document.getElementById(id),
+d=sec&&sec.querySelector('details.attempts[data-z]');if(!d){return Promise.resolve();}
+if(!pending[id]){pending[id]=inflate(d.getAttribute('data-z')).then(function(h){
+d.removeAttribute('data-z');d.insertAdjacentHTML('beforeend',h);d.open=true;mark(d);});}
+return pending[id];}
+function base(id){var m=/^(.*?-\\d+)(?:-[cu]\\d+)?$/.exec(id);return m?m[1]:id;}
+function go(id){if(!id){return Promise.resolve();}var mine=++latest,b=base(id);
+var wait=!document.getElementById(b)&&where[b]?section(where[b]):Promise.resolve();
+return wait.then(function(){var el=document.getElementById(id);if(!el||mine!==latest){return;}
 for(var d=el;d;d=d.parentElement){if(d.tagName==='DETAILS'){d.open=true;}}
 var t=el.tagName==='ARTICLE'&&el.querySelector('details.transcript');if(t){t.open=true;}
 document.querySelectorAll('.hit').forEach(function(x){x.classList.remove('hit');});
@@ -101,34 +108,47 @@ document.addEventListener('click',function(e){
 var a=e.target.closest&&e.target.closest('a[href^="#"]');
 if(a&&a.getAttribute('href')===location.hash){go(hash());}});
 document.addEventListener('toggle',function(e){var d=e.target;
-if(d.classList&&d.classList.contains('transcript')&&d.open){render(d.closest('article'));}},true);
+if(d.classList&&d.classList.contains('attempts')&&d.open){section(d.closest('section').id);}},
+true);
+function entries(){if(index){return Promise.resolve(index);}
+var shown=[].filter.call(document.querySelectorAll('article.trace'),function(a){
+return !a.closest('section[data-lazy]');}).map(function(a){return [a.id,
+a.getAttribute('data-state'),a.getAttribute('data-task'),a.getAttribute('data-q')||''];});
+var blobs=[].slice.call(document.querySelectorAll('script.index'));
+return Promise.all(blobs.map(function(b){return inflate(b.id).then(JSON.parse);})).then(
+function(lists){index=shown.concat.apply(shown,lists);return index;});}
 function field(d,t){var k=t.indexOf(':');if(k<1){return d.indexOf(t)>=0;}
 var f=t.slice(0,k+1),v=t.slice(k+1);return d.split(' ').some(function(w){
 return w.indexOf(f)===0&&w.indexOf(v,f.length)>=0;});}
-function apply(){var terms=q.value.toLowerCase().split(/\\s+/).filter(Boolean),st=s.value,
-seen={},shown=0;arts.forEach(function(a){var d=a.getAttribute('data-q')||'';
-var ok=terms.every(function(t){return field(d,t);})&&(!st||a.getAttribute('data-state')===st);
-a.classList.toggle('hidden',!ok);if(ok){shown++;seen[a.getAttribute('data-task')]=1;}});
-document.querySelectorAll('tr[data-task],section[data-task]').forEach(function(e){
-e.classList.toggle('hidden',!seen[e.getAttribute('data-task')]);});
-n.textContent=(terms.length||st)?shown+' of '+arts.length+' attempts':'';}
+function apply(){var terms=q.value.toLowerCase().split(/\\s+/).filter(Boolean),st=s.value;
+if(!terms.length&&!st){keep=null;n.textContent='';mark(document);
+document.querySelectorAll('tr[data-task],section[data-task]').forEach(function(x){
+x.classList.remove('hidden');});return Promise.resolve();}
+return entries().then(function(all){var k={},tasks={},secs={},shown=0;all.forEach(function(e){
+if(terms.every(function(t){return field(e[3],t);})&&(!st||e[1]===st)){k[e[0]]=1;
+tasks[e[2]]=1;shown++;if(where[e[0]]){secs[where[e[0]]]=1;}}});keep=k;
+document.querySelectorAll('tr[data-task],section[data-task]').forEach(function(x){
+x.classList.toggle('hidden',!tasks[x.getAttribute('data-task')]);});mark(document);
+n.textContent=shown+' of '+all.length+' attempts';
+return shown<=1000?Promise.all(Object.keys(secs).map(section)):null;});}
 q.addEventListener('input',apply);s.addEventListener('change',apply);
+function failed(){return [].map.call(document.querySelectorAll('a.c.failed'),function(a){
+return a.getAttribute('href').slice(1);}).filter(function(id){return !keep||keep[id];});}
 document.addEventListener('keydown',function(e){if(e.key!=='j'&&e.key!=='k'){return;}
 if(e.target.closest&&e.target.closest('input,select,textarea')){return;}
-var failed=arts.filter(function(a){return a.getAttribute('data-state')==='failed'&&
-!a.classList.contains('hidden');});if(!failed.length){return;}
-var m=/^(.*?-\\d+)/.exec(hash()),i=-1;failed.forEach(function(a,x){if(m&&a.id===m[1]){i=x;}});
-var next=e.key==='j'?(i<0?0:Math.min(i+1,failed.length-1)):(i<0?failed.length-1:Math.max(i-1,0));
-location.hash='#'+failed[next].id;});
+var ids=failed();if(!ids.length){return;}var i=ids.indexOf(base(hash()));
+var next=e.key==='j'?(i<0?0:Math.min(i+1,ids.length-1)):(i<0?ids.length-1:Math.max(i-1,0));
+location.hash='#'+ids[next];});
 document.getElementById('view').focus({preventScroll:true});
 if(location.hash){go(hash());}})();
 """
 
 
-def embedded(ident: str, fragment: str) -> str:
-    """A ``<script>`` element holding ``fragment`` compressed (zlib, then base64)."""
-    data = base64.b64encode(zlib.compress(fragment.encode(), 6)).decode()
-    return f'<script type="{DEFLATE_TYPE}" id="{ident}">{data}</script>'
+def embedded(ident: str, text: str, css: str = "") -> str:
+    """A ``<script>`` element holding ``text`` compressed (zlib, then base64)."""
+    data = base64.b64encode(zlib.compress(text.encode(), 6)).decode()
+    kind = f' class="{css}"' if css else ""
+    return f'<script type="{DEFLATE_TYPE}" id="{ident}"{kind}>{data}</script>'
 
 
 def page(title: str, body: str) -> str:

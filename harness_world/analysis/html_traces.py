@@ -1,14 +1,17 @@
 """The traces part of a run's page: one section per task, each attempt's article, side by side.
 
-Each attempt's header (state, layers, failed criteria, advisories) is always plain HTML, so a
-deep link to an attempt shows its verdict at once. Its transcript is inline while the page's
-transcripts stay under `INLINE_CHARS` in all; above that, each is embedded compressed
-(`harness_world.analysis.html_page.embedded`) and inflated by the page when opened or linked
-to, which keeps a 10,000-attempt page small and quick to open.
+Each attempt's article opens with its verdict (state, layers, failed criteria, advisories),
+then its transcript. While the page's transcripts stay under `INLINE_CHARS` in all, every
+article is in the page. Above that, each task's articles are embedded compressed
+(`harness_world.analysis.html_page.embedded`) in a closed ``<details>`` that the page
+inflates when it is opened, linked to or searched, beside a map from each attempt to its
+section and the attempts' search text: a 10,000-attempt page then parses a few hundred
+elements of traces instead of hundreds of thousands, and opens in a browser within seconds.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from html import escape
 
@@ -16,6 +19,7 @@ from harness_world.analysis.html_page import embedded
 from harness_world.analysis.run_view import RunView
 from harness_world.analysis.trace_html import (
     attempt_header,
+    attempt_search_text,
     attempt_state,
     compact_line,
     named_calls,
@@ -28,9 +32,9 @@ __all__ = ["HTML_BUDGET", "INLINE_CHARS", "traces_section"]
 HTML_BUDGET = 6_000_000
 """Characters of trace values shared among a report's attempts (the page's size bound)."""
 
-INLINE_CHARS = 3_000_000
-"""Up to this many characters of transcripts in all, they are inline (readable without
-JavaScript); above, each is embedded compressed and rendered when opened."""
+INLINE_CHARS = 2_000_000
+"""Up to this many characters of transcripts in all, every article is inline (readable
+without JavaScript); above, each task's articles are embedded compressed."""
 
 
 def _budget(view: RunView, share: float) -> int:
@@ -99,18 +103,30 @@ def _side_by_side(view: RunView, indices: Sequence[int], prefix: str) -> str:
     )
 
 
-def _article(view: RunView, i: int, transcript: str, prefix: str, lazy: bool) -> str:
+def _article(view: RunView, i: int, transcript: str, prefix: str) -> str:
     slot, record = view.report.attempts[i], view.records[i]
     header = attempt_header(i, slot, record, view.marks[i], prefix)
-    opened = " open" if not lazy and slot.passed is False else ""
-    if lazy:
-        body = f'<div class="body" data-z="z-{prefix}-{i}"></div>'
-        blob = embedded(f"z-{prefix}-{i}", transcript)
-    else:
-        body, blob = f'<div class="body">{transcript}</div>', ""
+    opened = " open" if slot.passed is False else ""
     return (
         f'{header}<details class="transcript"{opened}><summary>{_summary_line(record)}'
-        f"</summary>{body}</details>{blob}</article>"
+        f'</summary><div class="body">{transcript}</div></details></article>'
+    )
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, separators=(",", ":")).replace("</", "<\\/")
+
+
+def _folded(view: RunView, sid: str, indices: Sequence[int], articles: str) -> str:
+    """A task's attempts compressed in a closed ``<details>``, inflated when it is opened."""
+    states: dict[str, int] = {}
+    for i in indices:
+        state = attempt_state(view.report.attempts[i])
+        states[state] = states.get(state, 0) + 1
+    counts = ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
+    return (
+        f'<details class="attempts" data-z="z-{sid}"><summary>{len(indices)} attempts '
+        f"({counts}): open to show them</summary></details>{embedded(f'z-{sid}', articles)}"
     )
 
 
@@ -123,7 +139,8 @@ def traces_section(
         view: The run.
         prefix: Anchor prefix (one per configuration in a comparison).
         share: This run's share of `HTML_BUDGET` (a comparison shows two runs).
-        inline_chars: Transcripts above this many characters in all are embedded compressed.
+        inline_chars: Transcripts above this many characters in all: each task's attempts
+            are embedded compressed and inflated when shown.
     """
     transcripts = _transcripts(view, prefix, share)
     lazy = sum(map(len, transcripts)) > inline_chars
@@ -135,15 +152,25 @@ def traces_section(
         task = view.tasks.get(task_id)
         return task.family if task is not None else ""
 
-    parts = []
-    for task_id in sorted(by_task, key=lambda t: (family(t), t)):
-        task = view.tasks.get(task_id)
+    parts, where, index = [], {}, []
+    for k, task_id in enumerate(sorted(by_task, key=lambda t: (family(t), t))):
+        task, indices, sid = view.tasks.get(task_id), by_task[task_id], f"{prefix}-s{k}"
         instruction = escape(task.instruction) if task else "(task not known here)"
-        indices = by_task[task_id]
-        articles = "".join(_article(view, i, transcripts[i], prefix, lazy) for i in indices)
+        articles = "".join(_article(view, i, transcripts[i], prefix) for i in indices)
+        if lazy:
+            articles = _folded(view, sid, indices, articles)
+            for i in indices:
+                slot = view.report.attempts[i]
+                where[f"{prefix}-{i}"] = sid
+                search = attempt_search_text(slot, view.records[i], view.marks[i])
+                index.append([f"{prefix}-{i}", attempt_state(slot), slot.task_id, search])
         parts.append(
-            f'<section class="task" data-task="{escape(task_id)}"><h3>{escape(task_id)}</h3>'
+            f'<section class="task" id="{sid}" data-task="{escape(task_id)}"'
+            f"{' data-lazy' if lazy else ''}><h3>{escape(task_id)}</h3>"
             f'<p class="instr"><b>instruction</b>: {instruction}</p>'
-            f"{_side_by_side(view, by_task[task_id], prefix)}{articles}</section>"
+            f"{_side_by_side(view, indices, prefix)}{articles}</section>"
         )
+    if lazy:
+        parts.append(f'<script type="application/json" class="where">{_json(where)}</script>')
+        parts.append(embedded(f"{prefix}-index", json.dumps(index), "index"))
     return "".join(parts)
