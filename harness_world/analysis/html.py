@@ -1,23 +1,25 @@
 """Self-contained HTML reports of a run and of a comparison, and their plots as PNG.
 
-One file, no network: styles and the small filtering script are inline, plots are inline SVG
-(`harness_world.analysis.plots`), the heatmap is an HTML grid whose every cell links to its
-attempt's trace. Everything but filtering works with JavaScript off.
+One file, no network: styles and the small script are inline (`harness_world.analysis.html_page`),
+plots are inline SVG (`harness_world.analysis.plots`). A run's page opens with its summary (the
+headline pass rate, the layers, the failed tasks with their criteria and advisories), then the
+heatmap whose every cell links to its attempt, every count and rate folded below, then the
+traces (`harness_world.analysis.html_traces`).
 """
 
 from __future__ import annotations
 
-import gc
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
 
-import attrs
 import msgspec
 
+from harness_world.analysis.html_page import page
+from harness_world.analysis.html_summary import summary_section
+from harness_world.analysis.html_traces import HTML_BUDGET, INLINE_CHARS, traces_section
 from harness_world.analysis.plots import (
     COLORS,
     Plot,
@@ -28,20 +30,10 @@ from harness_world.analysis.plots import (
     process_plot,
     vector_plot,
 )
-from harness_world.analysis.process import (
-    AttemptProcess,
-    ProcessSummary,
-    process_of,
-    summarize_process,
-)
+from harness_world.analysis.process import ProcessSummary
 from harness_world.analysis.report import RunReport, build_report
-from harness_world.analysis.trace_html import attempt_state, trace_fragment
-from harness_world.analysis.trace_record import TraceRecord, read_trace
-from harness_world.engine.world import World, WorldError, load_trusted_world
-from harness_world.evidence.record import Record, RecordError, load_record
-from harness_world.grading.checker import grade as grade_record
-from harness_world.grading.grade import Grade
-from harness_world.grading.task import Task, load_tasks
+from harness_world.analysis.run_view import RunView, load_run_view
+from harness_world.analysis.trace_html import attempt_state
 from harness_world.grading.verifier import SlotResult
 from harness_world.stats import Comparison, ProportionInterval, TaskTally, classify, wilson_interval
 from harness_world.stats.outcome import ComparisonOutcome
@@ -59,15 +51,6 @@ __all__ = [
     "write_run_visuals",
 ]
 
-HTML_BUDGET = 6_000_000
-"""Characters of trace values shared among a report's attempts (the page's size bound)."""
-
-FULL_DETAIL_UP_TO = 2_000
-"""Up to this many attempts, every verified attempt is graded again for its full verdict list
-and every trace shows results and diff tables. Above it, the page shows the failed criteria the
-scan found (with their reasons), full traces for attempts that did not pass and one line per
-call for those that passed, so that a 10,000-attempt page stays small and quick to make."""
-
 _SYMBOLS = {
     "passed": "✓",
     "failed": "✗",
@@ -76,105 +59,6 @@ _SYMBOLS = {
     "invalid": "∅",
     "missing": "·",
 }
-
-
-@attrs.frozen(slots=True)
-class RunView:
-    """A run report with what the HTML needs beside it, each record read once.
-
-    Attributes:
-        name: The configuration's name (the run folder's by default).
-        report: The run report.
-        tasks: The known tasks by id (instructions, families).
-        records: Each attempt's record as the viewer reads it (null when missing or
-            unreadable), report order.
-        grades: Each attempt's full grade (null when not graded).
-        process: Each attempt's process figures (null without a record).
-        summary: Process figures over the valid attempts.
-    """
-
-    name: str
-    report: RunReport
-    tasks: Mapping[str, Task]
-    records: Sequence[TraceRecord | None]
-    grades: Sequence[Grade | None]
-    process: Sequence[AttemptProcess | None]
-    summary: ProcessSummary
-
-
-def _grade(path: str, task: Task | None, worlds: dict[str, World]) -> Grade | None:
-    if task is None:
-        return None
-    try:
-        record: Record = load_record(path)
-    except RecordError:
-        return None
-    if record.task_hash != task.hash:
-        return None
-    try:
-        # Only within the trust root: a record's world name is never a path or import target.
-        name, size = record.world.name, record.world.size
-        world = worlds.get(name) or load_trusted_world(name, size)
-    except WorldError:
-        return None
-    worlds[record.world.name] = world
-    return grade_record(record, task, world)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while many records are decoded and kept.
-
-    Decoded records hold no reference cycles, so the collector has nothing to free in them; left
-    on, it walks the growing list of kept records again at every full collection (reading 10,000
-    records took 2.5 × as long). Reference counting still frees everything as usual.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def load_run_view(
-    report: RunReport, name: str | None = None, tasks: Iterable[Task] | None = None
-) -> RunView:
-    """Read every attempt's record and grade the verified ones again in full (pure, no replay).
-
-    The scan behind ``report`` already replayed each record; the checker is pure, so grading
-    again here only recovers every criterion's verdict (the report keeps the failed ones).
-    Above `FULL_DETAIL_UP_TO` attempts nothing is graded again: traces show the failed
-    criteria and reasons the scan found.
-    """
-    by_id = {t.id: t for t in (tasks if tasks is not None else load_tasks())}
-    worlds: dict[str, World] = {}
-    with _collector_paused():
-        records = [read_trace(a.path) if a.evidence != "missing" else None for a in report.attempts]
-        full = len(report.attempts) <= FULL_DETAIL_UP_TO
-        grades = [
-            _grade(a.path, by_id.get(a.task_id), worlds)
-            if full and a.evidence == "verified"
-            else None
-            for a in report.attempts
-        ]
-        process = [
-            None if r is None else process_of(r, a.passed if a.counted else None)
-            for a, r in zip(report.attempts, records, strict=True)
-        ]
-    valid = [
-        p for a, p in zip(report.attempts, process, strict=True) if p is not None and a.counted
-    ]
-    return RunView(
-        name=name or Path(report.out).resolve().name,
-        report=report,
-        tasks=by_id,
-        records=records,
-        grades=grades,
-        process=process,
-        summary=summarize_process(valid),
-    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -313,66 +197,6 @@ def write_pngs(plots: Iterable[Plot], folder: str | Path) -> list[Path]:
 
 # --------------------------------------------------------------------------------------------
 # HTML pieces
-
-
-_CSS = """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:1100px;
-padding:1em 1.5em;color:#212121}
-h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;margin-top:2em}
-table{border-collapse:collapse;margin:.5em 0}td,th{padding:2px 8px;text-align:left;
-vertical-align:top}table.num td,table.num th{border-bottom:1px solid #eee}
-.plot{max-width:100%;height:auto;display:block;margin:.5em 0}
-.heat td{padding:1px}.heat th{font-weight:normal;font-size:12px;white-space:nowrap}
-.heat tr.fam th{font-weight:bold;padding-top:.6em}
-a.c{display:block;width:1.6em;line-height:1.6em;text-align:center;color:#fff;
-text-decoration:none;font-size:12px;border-radius:2px}a.c:focus{outline:2px solid #000}
-.k{font-size:11px;padding:0 4px;border-radius:2px}.k.solid{background:#c8e6c9}
-.k.flaky{background:#fff3c4}.k.broken{background:#ffcdd2}
-article.trace{border:1px solid #ddd;border-left-width:6px;margin:.6em 0;padding:.2em .8em}
-article.trace:target{box-shadow:0 0 0 3px #1565c0}
-pre,code{font:12px/1.35 ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;
-word-break:break-all}pre{background:#f6f6f6;padding:4px;margin:2px 0}
-ol.calls li.bad{background:#fff5f5}.error{color:#b71c1c}.clock{color:#666;font-size:12px}
-table.diff{font-size:12px;border:1px solid #ddd}table.diff caption{text-align:left;
-font-weight:bold}td.old{background:#ffebee}td.new{background:#e8f5e9}
-ul.criteria li.failed{color:#b71c1c;font-weight:bold}ul.criteria li.passed{color:#2e7d32}
-ul.criteria li.not_reviewed{color:#8d6e00}.meta{color:#555;font-size:12px}
-.instr{background:#f3f6fb;padding:.4em .8em;border-radius:4px}
-#filters{position:sticky;top:0;background:#fff;padding:.4em 0;border-bottom:1px solid #ddd}
-.hidden{display:none}.verdict{font-size:1.2em;font-weight:bold}
-"""
-_CSS += "".join(
-    f"article.trace.{s}{{border-left-color:{c}}}"
-    f"a.c.{s},.st.{s}{{background:{c};color:#fff;padding:0 3px}}"
-    for s, c in COLORS.items()
-)
-
-_SCRIPT = """
-(function(){var q=document.getElementById('q'),s=document.getElementById('s');
-function apply(){var t=q.value.toLowerCase(),st=s.value;
-document.querySelectorAll('[data-task]').forEach(function(e){
-var ok=e.getAttribute('data-task').toLowerCase().indexOf(t)>=0;
-if(ok&&st&&e.tagName==='ARTICLE'){ok=e.getAttribute('data-state')===st;}
-if(ok&&st&&e.tagName==='TR'){ok=!!e.querySelector('a.c.'+st);}
-e.classList.toggle('hidden',!ok);});}
-q.addEventListener('input',apply);s.addEventListener('change',apply);})();
-"""
-
-
-def _page(title: str, body: str) -> str:
-    states = "".join(f'<option value="{s}">{s}</option>' for s in COLORS)
-    filters = (
-        '<div id="filters"><label>filter tasks <input id="q" type="search" '
-        'placeholder="task id"></label> <label>state <select id="s"><option value="">any'
-        f"</option>{states}</select></label><noscript> (filtering needs JavaScript; "
-        "everything else works without it)</noscript></div>"
-    )
-    return (
-        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>"
-        f"{filters}{body}<script>{_SCRIPT}</script></body></html>\n"
-    )
 
 
 def _table(head: Sequence[str], rows: Iterable[Sequence[Any]], caption: str = "") -> str:
@@ -528,79 +352,50 @@ def _heatmap(view: RunView, prefix: str) -> str:
     )
 
 
-def _budget(view: RunView, share: float, compact: bool) -> int:
-    full = [a for a in view.report.attempts if not (compact and a.passed)]
-    return max(600, min(60_000, int(HTML_BUDGET * share / max(1, len(full)))))
-
-
-def _traces(view: RunView, prefix: str, share: float = 1.0) -> str:
-    compact = len(view.report.attempts) > FULL_DETAIL_UP_TO
-    budget = _budget(view, share, compact)
-    by_task: dict[str, list[str]] = {}
-    for i, (slot, record, grade) in enumerate(
-        zip(view.report.attempts, view.records, view.grades, strict=True)
-    ):
-        by_task.setdefault(slot.task_id, []).append(
-            trace_fragment(
-                i, slot, record, grade, budget, prefix, compact=compact and bool(slot.passed)
-            )
-        )
-    parts = []
-    for task_id in sorted(by_task, key=lambda t: (_family(view, t), t)):
-        task = view.tasks.get(task_id)
-        instruction = escape(task.instruction) if task else "(task not known here)"
-        parts.append(
-            f'<section class="task" data-task="{escape(task_id)}"><h3>{escape(task_id)}</h3>'
-            f'<p class="instr"><b>instruction</b>: {instruction}</p>{"".join(by_task[task_id])}'
-            "</section>"
-        )
-    return "".join(parts)
-
-
-def _failed_section(view: RunView) -> str:
-    rows = [
-        [
-            t.task_id,
-            f"{t.failed}/{t.valid}",
-            ", ".join(f"{c} ×{n}" for c, n in t.criteria.items()),
-            t.reason,
-        ]
-        for t in view.report.failed_tasks
-    ]
-    if not rows:
-        return "<p>No task failed.</p>"
-    return _table(["failed task", "failed", "criteria", "first reason"], rows)
-
-
 def _plot_or_none(plots: Sequence[Plot], name: str) -> Plot | None:
     return next((p for p in plots if p.name == name), None)
 
 
-def run_html(view: RunView) -> str:
-    """The HTML report of one run."""
+def _figures(view: RunView, plots: Sequence[Plot]) -> str:
+    """Every count and rate, folded: the denominators, pass^k, process metrics, cost."""
+    return (
+        '<details class="figures" id="figures"><summary><b>Denominators, the result vector, '
+        "pass^k, process metrics and cost</b> (every count and rate with its denominator)"
+        "</summary>"
+        + _vector_section(view, _plot_or_none(plots, "vector"))
+        + _pass_k_section(view, _plot_or_none(plots, "pass_k"))
+        + "<h2>Process metrics</h2>"
+        + _process_table([view])
+        + _figure(_plot_or_none(plots, "process"))
+        + "<h2>Cost and success</h2><p>One configuration: compare two run directories for the "
+        "Pareto frontier.</p>" + _figure(_plot_or_none(plots, "pareto")) + "</details>"
+    )
+
+
+def run_html(view: RunView, *, inline_chars: int = INLINE_CHARS) -> str:
+    """The HTML report of one run: summary, heatmap, the figures folded, then every trace.
+
+    Args:
+        view: The run (`load_run_view`).
+        inline_chars: Transcripts above this many characters in all are embedded compressed
+            and rendered when opened (`harness_world.analysis.html_traces.INLINE_CHARS`).
+    """
     report = view.report
     plots = run_plots(view, heatmap=False)
+    advisories = [m.advisories for m in view.marks] or [[] for _ in report.attempts]
     body = (
         f"<h1>Run report: {escape(view.name)}</h1><p class=meta>run directory "
         f"<code>{escape(report.out)}</code> · revision <code>{escape(report.revision[:16])}"
         f"</code> · agent {escape(report.agent)} · generated "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}</p>"
-        + _vector_section(view, _plot_or_none(plots, "vector"))
-        + _pass_k_section(view, _plot_or_none(plots, "pass_k"))
+        + summary_section(report, advisories, view.trusted, "a")
         + "<h2>Task × sample</h2>"
         + _heatmap(view, "a")
-        + "<h2>Failed tasks</h2>"
-        + _failed_section(view)
-        + "<h2>Process metrics</h2>"
-        + _process_table([view])
-        + _figure(_plot_or_none(plots, "process"))
-        + "<h2>Cost and success</h2><p>One configuration: compare two run directories for the "
-        "Pareto frontier.</p>"
-        + _figure(_plot_or_none(plots, "pareto"))
-        + "<h2>Traces</h2>"
-        + _traces(view, "a")
+        + _figures(view, plots)
+        + '<h2 id="traces">Traces</h2>'
+        + traces_section(view, "a", inline_chars=inline_chars)
     )
-    return _page(f"harness_world report: {view.name}", body)
+    return page(f"harness_world report: {view.name}", body)
 
 
 _KNOWN_COMPARISON_FIELDS = frozenset(
@@ -784,9 +579,9 @@ def compare_html(
                 f"<h2>{escape(view.name)}: task × sample</h2>"
                 + _heatmap(view, prefix)
                 + f"<h2>{escape(view.name)}: traces</h2>"
-                + _traces(view, prefix, 1 / len(views))
+                + traces_section(view, prefix, 1 / len(views))
             )
-    return _page(f"harness_world compare: {comparison.baseline} vs {comparison.candidate}", body)
+    return page(f"harness_world compare: {comparison.baseline} vs {comparison.candidate}", body)
 
 
 def write_run_visuals(

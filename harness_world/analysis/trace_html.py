@@ -1,4 +1,14 @@
-"""The trace viewer: one attempt's calls, write diffs, clock and criteria as an HTML fragment.
+"""The trace viewer: one attempt as an HTML fragment, its verdict first, then its transcript.
+
+An attempt's ``<article>`` opens with what a reader came for: the state, both scored layers
+(agent and harness), each failed criterion with its reason and the advisories the trace
+carries, every one linked to the calls and rows it names. The transcript follows as turn-by-turn
+``<details>`` items (a user turn where one was recorded, each tool call with its arguments, its
+result pretty-printed and collapsible with the grader's rows highlighted, a typed error marked,
+its write images as before/after tables), then the final message and every criterion.
+
+Items of the transcript are events placed after the calls made before them (`_events`): user
+turns today; model messages, once records carry them, slot in the same way.
 
 Long values are shortened to a character budget (the report divides a fixed size among the
 attempts, so a 10,000-attempt run stays a file a browser opens); the record on disk keeps
@@ -7,21 +17,38 @@ everything, and its path is printed beside the trace.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Sequence, Set
 from html import escape
 from typing import Any
 
+import attrs
 import msgspec
 
+from harness_world.analysis.json_view import gist, pretty_html
 from harness_world.analysis.trace_record import TraceCall, TraceRecord, raw_text
 from harness_world.engine.calls import WriteImage
-from harness_world.evidence.record import UserTurn
+from harness_world.grading.advice import Advisory
 from harness_world.grading.grade import Grade
 from harness_world.grading.verifier import SlotResult
 
-__all__ = ["attempt_state", "shorten", "trace_fragment"]
+__all__ = [
+    "AttemptMarks",
+    "attempt_header",
+    "attempt_search_text",
+    "attempt_state",
+    "compact_line",
+    "named_calls",
+    "named_rows",
+    "shorten",
+    "trace_fragment",
+    "transcript_html",
+]
 
 _ABSENT = "—"
+_CALL_REF = re.compile(r"\bcalls? (\d+)")
+_ROW_REF = re.compile(r"\b([a-z][a-z0-9_]*):([A-Za-z0-9][A-Za-z0-9_\-]*)")
+_SHOWN_LINKS = 6
 
 
 def attempt_state(slot: SlotResult) -> str:
@@ -48,6 +75,210 @@ def shorten(value: Any, limit: int) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… (+{len(text) - limit} chars)"
+
+
+@attrs.frozen(slots=True)
+class AttemptMarks:
+    """What the page knows of one attempt beside its record: advisories and the grader's rows.
+
+    Attributes:
+        advisories: The advisory observations its verified trace carries.
+        rows: Key values of the rows the grader used (the task's targets and the rows its
+            failed criteria name), highlighted in results.
+        key_fields: The field names holding a row's key in this world.
+    """
+
+    advisories: Sequence[Advisory] = ()
+    rows: Set[str] = frozenset()
+    key_fields: Set[str] = frozenset()
+
+
+# --------------------------------------------------------------------------------------------
+# Links from a criterion or an advisory to the calls and rows it names
+
+
+def _row_calls(record: TraceRecord, entity: str, key: str) -> list[int]:
+    """The calls that wrote the row, else the first call whose result holds its key."""
+    wrote = [
+        c.seq
+        for c in record.calls
+        if any(w.entity == entity and str(w.key) == key for w in c.writes)
+    ]
+    if wrote:
+        return wrote
+    needle = msgspec.json.encode(key)
+    return [c.seq for c in record.calls if c.ok and needle in bytes(c.result)][:1]
+
+
+def _references(text: str, record: TraceRecord | None) -> list[tuple[str, int]]:
+    """(label, call seq) for each call and row ``text`` names that the record holds."""
+    if record is None:
+        return []
+    seqs = {c.seq for c in record.calls}
+    found: list[tuple[str, int]] = []
+    for match in _CALL_REF.finditer(text):
+        seq = int(match.group(1))
+        if seq in seqs and (f"call {seq}", seq) not in found:
+            found.append((f"call {seq}", seq))
+    for match in _ROW_REF.finditer(text):
+        entity, key = match.groups()
+        for seq in _row_calls(record, entity, key)[:2]:
+            found.append((f"{entity}:{key} (call {seq})", seq))
+    return found[:_SHOWN_LINKS]
+
+
+def named_rows(lines: Sequence[str]) -> set[str]:
+    """Key values of the rows that failed criteria (``id: detail`` lines) name."""
+    return {m.group(2) for line in lines for m in _ROW_REF.finditer(line.partition(": ")[2])}
+
+
+def named_calls(
+    lines: Sequence[str], advisories: Sequence[Advisory], record: TraceRecord | None
+) -> set[int]:
+    """Sequence numbers of the calls that failed criteria and advisories name."""
+    if record is None:
+        return set()
+    named = {seq for line in lines for _, seq in _references(line.partition(": ")[2], record)}
+    return named | {seq for a in advisories for seq in a.calls}
+
+
+def _links(refs: Sequence[tuple[str, int]], anchor: str) -> str:
+    if not refs:
+        return ""
+    shown = ", ".join(
+        f'<a class="ref" href="#{anchor}-c{seq}">{escape(label)}</a>' for label, seq in refs
+    )
+    return f' <span class="refs">→ {shown}</span>'
+
+
+# --------------------------------------------------------------------------------------------
+# The header: state, both layers, failed criteria and advisories
+
+
+def _criterion_item(line: str, record: TraceRecord | None, anchor: str, css: str) -> str:
+    name, _, detail = line.partition(": ")
+    text = f": {escape(detail)}" if detail else ""
+    return (
+        f'<li class="{css}"><b>{escape(name)}</b>{text}'
+        f"{_links(_references(detail, record), anchor)}</li>"
+    )
+
+
+def _advisory_item(advisory: Advisory, record: TraceRecord | None, anchor: str) -> str:
+    seqs = {c.seq for c in record.calls} if record is not None else set()
+    refs = [(f"call {s}", s) for s in advisory.calls if s in seqs][:_SHOWN_LINKS]
+    return (
+        f'<li class="advisory" data-advisory="{escape(advisory.name)}"><b>advisory '
+        f"{escape(advisory.name)}</b>: {escape(advisory.detail)}{_links(refs, anchor)}</li>"
+    )
+
+
+def _layers(slot: SlotResult) -> str:
+    if slot.passed is None:
+        agent = "agent layer: not graded"
+    elif slot.passed:
+        agent = '<span class="ok">agent layer: passed</span>'
+    else:
+        count = f"{len(slot.failed)} criteri{'on' if len(slot.failed) == 1 else 'a'}"
+        agent = f'<span class="no">agent layer: failed ({count})</span>'
+    if not slot.harness_checked:
+        harness = "harness layer: not checked"
+    elif slot.harness_failed:
+        harness = (
+            f'<span class="no">harness layer: {len(slot.harness_failed)} of '
+            f"{slot.harness_checked} failed</span>"
+        )
+    else:
+        harness = f'<span class="ok">harness layer: clean ({slot.harness_checked} checked)</span>'
+    return (
+        f'<p class="layers">{agent} · {harness} <span class="meta">(the harness layer is '
+        "beside the grade, not in it)</span></p>"
+    )
+
+
+def attempt_header(
+    index: int,
+    slot: SlotResult,
+    record: TraceRecord | None,
+    marks: AttemptMarks,
+    prefix: str = "a",
+) -> str:
+    """The opening of one attempt's ``<article>`` (left open: the transcript follows).
+
+    Its anchor is ``{prefix}-{index}``; each call's is ``{prefix}-{index}-c{seq}``.
+    """
+    state = attempt_state(slot)
+    anchor = f"{prefix}-{index}"
+    items = [_criterion_item(line, record, anchor, "failed") for line in slot.failed]
+    items += [_criterion_item(x, record, anchor, "failed harness") for x in slot.harness_failed]
+    items += [_advisory_item(a, record, anchor) for a in marks.advisories]
+    notes = "".join(f'<p class="note">{escape(n)}</p>' for n in (slot.reason, slot.not_graded) if n)
+    if slot.passed and not items:
+        items.append('<li class="passed">every automated criterion passed</li>')
+    listing = f'<ul class="criteria">{"".join(items)}</ul>' if items else ""
+    search = escape(attempt_search_text(slot, record, marks))
+    return (
+        f'<article class="trace {state}" id="{anchor}" data-state="{state}" '
+        f'data-task="{escape(slot.task_id)}" data-q="{search}"><h4>'
+        f'<a class="self" href="#{anchor}">{escape(slot.task_id)} · sample {slot.sample}</a>'
+        f' · <span class="st {state}">{state}</span></h4>{_layers(slot)}{listing}{notes}'
+        f'<p class="meta">outcome {escape(slot.outcome or _ABSENT)}'
+        f"{' (' + escape(slot.outcome_reason) + ')' if slot.outcome_reason else ''} · evidence "
+        f"{slot.evidence} · {slot.tool_calls} calls · {slot.input_tokens + slot.output_tokens}"
+        f" tokens · ${slot.cost:.4f} · {slot.latency_s:.2f} s · <code>{escape(slot.path)}</code>"
+        "</p>"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Search text
+
+
+def _strings(value: Any, out: set[str]) -> None:
+    if isinstance(value, str):
+        if len(value) <= 60:
+            out.add(value)
+    elif isinstance(value, bool) or value is None:
+        return
+    elif isinstance(value, int | float):
+        out.add(str(value))
+    elif isinstance(value, dict):
+        for item in value.values():
+            _strings(item, out)
+    elif isinstance(value, list):
+        for item in value:
+            _strings(item, out)
+
+
+_RESULT_ID = re.compile(rb'"(?:[a-z_]*_)?id":\s*"([^"\\]{1,60})"')
+
+
+def attempt_search_text(slot: SlotResult, record: TraceRecord | None, marks: AttemptMarks) -> str:
+    """What the search box matches, lower case: ``task:``, ``state:``, ``tool:``, ``id:`` tokens.
+
+    Then ``text:`` and the words of failed criteria, advisories and typed errors. Ids are the
+    strings in the calls' arguments, the written rows' keys and the ids in results.
+    """
+    tokens = [f"task:{slot.task_id}", f"sample:{slot.sample}", f"state:{attempt_state(slot)}"]
+    ids: set[str] = set()
+    words = [line.split(": ", 1)[0] for line in slot.failed + slot.harness_failed]
+    words += [a.name for a in marks.advisories]
+    if record is not None:
+        tokens += sorted({f"tool:{c.tool}" for c in record.calls})
+        for call in record.calls:
+            _strings(call.args, ids)
+            ids.update(str(w.key) for w in call.writes)
+            if call.ok:
+                ids.update(m.decode() for m in _RESULT_ID.findall(bytes(call.result)))
+            elif call.error is not None:
+                words.append(call.error.kind)
+    tokens += [f"id:{i}" for i in sorted(ids) if " " not in i]
+    text = " ".join(words + [i for i in sorted(ids) if " " in i])
+    return " ".join(tokens + [f"text:{text}"]).lower()
+
+
+# --------------------------------------------------------------------------------------------
+# The transcript
 
 
 def _field(value: Any, limit: int) -> str:
@@ -85,27 +316,37 @@ def _write_images(call: TraceCall, limit: int) -> str:
     return "".join(parts)
 
 
-def _call(call: TraceCall, limit: int) -> str:
-    if call.ok:
-        outcome = f'<pre class="result">{escape(shorten(call.result, limit))}</pre>'
-    else:
-        error = call.error
-        kind, message = (error.kind, error.message) if error else ("error", "")
-        outcome = f'<p class="error"><b>{escape(kind)}</b>: {escape(message)}</p>'
+def _error(call: TraceCall, limit: int) -> str:
+    kind, message = (call.error.kind, call.error.message) if call.error else ("error", "")
+    return f'<b class="error">✗ {escape(kind)}</b>: {escape(shorten(message, limit))}'
+
+
+def _call(call: TraceCall, anchor: str, limit: int, marks: AttemptMarks, named: Set[int]) -> str:
+    """One call: a summary line (tool, arguments, gist or error), its result and writes inside."""
+    value = msgspec.json.decode(bytes(call.result)) if call.ok else None
+    outcome = (
+        f'<span class="gist">→ {escape(gist(value))}</span>' if call.ok else _error(call, limit)
+    )
+    writes = f' <span class="wrote">wrote {len(call.writes)}</span>' if call.writes else ""
+    body = (
+        f'<pre class="result">{pretty_html(value, limit, marks.rows, marks.key_fields)}</pre>'
+        if call.ok
+        else ""
+    )
+    css = "call" + ("" if call.ok else " bad") + (" named" if call.seq in named else "")
+    opened = " open" if call.seq in named else ""
     return (
-        f'<li class="call{"" if call.ok else " bad"}"><p><span class="clock">'
-        f"t{call.clock_before}→t{call.clock_after}</span> <code>{escape(call.tool)}"
-        f"({escape(shorten(call.args, max(limit, 200)))})</code></p>"
-        f"{outcome}{_write_images(call, max(limit // 2, 40))}</li>"
+        f'<li class="{css}"><details id="{anchor}-c{call.seq}"{opened}><summary>'
+        f'<span class="seq">#{call.seq}</span> <span class="clock">t{call.clock_before}→'
+        f"t{call.clock_after}</span> <code>{escape(call.tool)}"
+        f"({escape(shorten(call.args, max(limit // 4, 200)))})</code> {outcome}{writes}"
+        f"</summary>{body}{_write_images(call, max(limit // 2, 40))}</details></li>"
     )
 
 
-def _compact_call(call: TraceCall) -> str:
-    if call.ok:
-        outcome = "ok"
-    else:
-        kind, message = (call.error.kind, call.error.message) if call.error else ("error", "")
-        outcome = f'<b class="error">{escape(kind)}</b>: {escape(shorten(message, 120))}'
+def compact_line(call: TraceCall) -> str:
+    """One line for a call: tool, arguments, ok or typed error, rows written."""
+    outcome = "ok" if call.ok else _error(call, 120)
     writes = "; ".join(
         f"{escape(w.entity)} {escape(str(w.key))} "
         + (
@@ -118,55 +359,111 @@ def _compact_call(call: TraceCall) -> str:
         for w in call.writes
     )
     return (
-        f'<li><span class="clock">t{call.clock_before}→t{call.clock_after}</span> '
+        f'<span class="clock">t{call.clock_before}→t{call.clock_after}</span> '
         f"<code>{escape(call.tool)}({escape(shorten(call.args, 80))})</code> {outcome}"
-        f"{' · wrote ' + writes if writes else ''}</li>"
+        f"{' · wrote ' + writes if writes else ''}"
     )
 
 
-def _user_turn(turn: UserTurn, limit: int) -> str:
-    """One exchange with the simulated user, as an item among the calls (the user channel)."""
-    stop = " · <b>ended the conversation</b>" if turn.stop else ""
+def _compact_call(call: TraceCall, anchor: str) -> str:
     return (
-        f'<li class="user"><p><span class="clock">after call {turn.after_call}</span> '
-        f"agent → user: {escape(shorten(turn.agent, limit))}</p>"
-        f"<p>user: {escape(shorten(turn.user, limit))}{stop}</p></li>"
+        f'<li class="call{"" if call.ok else " bad"}"><span class="seq" id="{anchor}-c{call.seq}">'
+        f"#{call.seq}</span> {compact_line(call)}</li>"
     )
 
 
-def _items(record: TraceRecord, render: Callable[[TraceCall], str], limit: int) -> str:
-    """The calls in order, each user turn placed after the calls made before it was spoken."""
-    turns = sorted(record.user_turns, key=lambda t: t.after_call)
+def _events(record: TraceRecord, anchor: str, limit: int) -> list[tuple[int, str]]:
+    """(calls made before it, HTML) of every non-call item of the transcript, in order.
+
+    User turns are the one kind recorded today; a record's model messages would be a second
+    list placed here the same way, by how many calls preceded each.
+    """
+    events = []
+    for n, turn in enumerate(sorted(record.user_turns, key=lambda t: t.after_call)):
+        stop = " · <b>ended the conversation</b>" if turn.stop else ""
+        events.append(
+            (
+                turn.after_call,
+                f'<li class="user turn"><p id="{anchor}-u{n}"><span class="clock">after call '
+                f"{turn.after_call}</span> <b>agent → user</b>: "
+                f"{escape(shorten(turn.agent, limit))}</p><p><b>user</b>: "
+                f"{escape(shorten(turn.user, limit))}{stop}</p></li>",
+            )
+        )
+    return events
+
+
+def _items(record: TraceRecord, calls: Sequence[str], anchor: str, limit: int) -> str:
+    """The calls in order, each event placed after the calls made before it."""
+    events = _events(record, anchor, limit)
     parts: list[str] = []
     at = 0
-    for position, call in enumerate(record.calls):
-        while at < len(turns) and turns[at].after_call <= position:
-            parts.append(_user_turn(turns[at], limit))
+    for position, call in enumerate(calls):
+        while at < len(events) and events[at][0] <= position:
+            parts.append(events[at][1])
             at += 1
-        parts.append(render(call))
-    parts.extend(_user_turn(t, limit) for t in turns[at:])
+        parts.append(call)
+    parts.extend(html for _, html in events[at:])
     return "".join(parts)
 
 
-def _criteria(slot: SlotResult, grade: Grade | None) -> str:
-    if grade is not None:
-        items = [
-            f'<li class="{v.status}"><b>{escape(v.id)}</b> {v.status.replace("_", " ")}'
-            f"{': ' + escape(v.detail) if v.detail else ''}</li>"
-            for v in grade.verdicts
-        ]
-        diagnostics = getattr(grade, "diagnostics", None)  # added by a later grade format
-        if diagnostics:
-            items.append(f'<li class="diag">diagnostics: {escape(shorten(diagnostics, 2000))}</li>')
-    elif slot.passed:
-        items = ['<li class="passed">every automated criterion passed</li>']
+def _every_criterion(grade: Grade | None) -> str:
+    if grade is None:
+        return ""
+    verdicts = [*grade.verdicts, *grade.harness]
+    items = "".join(
+        f'<li class="{v.status}"><b>{escape(v.id)}</b> {v.status.replace("_", " ")}'
+        f"{': ' + escape(v.detail) if v.detail else ''}</li>"
+        for v in verdicts
+    )
+    failed = sum(1 for v in verdicts if v.status == "failed")
+    return (
+        f'<details class="every"><summary>every criterion ({len(verdicts)}, {failed} failed)'
+        f'</summary><ul class="criteria">{items}</ul></details>'
+    )
+
+
+def transcript_html(
+    index: int,
+    record: TraceRecord | None,
+    grade: Grade | None,
+    budget: int,
+    marks: AttemptMarks,
+    prefix: str = "a",
+    *,
+    compact: bool = False,
+    named: Set[int] = frozenset(),
+) -> str:
+    """One attempt's transcript, final message and every criterion (the header's sequel).
+
+    Args:
+        index: The attempt's index in the report (its anchor is ``{prefix}-{index}``).
+        record: Its record, when readable (nothing is shown without one).
+        grade: Its full grade (every criterion), when graded again for the page.
+        budget: Characters available for this attempt's values.
+        marks: Its advisories and the rows to highlight.
+        prefix: Anchor prefix (one per configuration in a comparison).
+        compact: One line per call (tool, arguments, ok or typed error, rows written) with no
+            results or diff tables: how a large run shows its passed attempts.
+        named: Calls that failed criteria or advisories name: marked and shown open.
+    """
+    anchor = f"{prefix}-{index}"
+    if record is None:
+        return _every_criterion(grade)
+    if compact:
+        calls = [_compact_call(c, anchor) for c in record.calls]
+        limit = 120
     else:
-        items = [f'<li class="failed">{escape(line)}</li>' for line in slot.failed]
-    notes = [n for n in (slot.reason, slot.not_graded) if n]
-    items.extend(f'<li class="note">{escape(n)}</li>' for n in notes)
-    if not items:
-        items.append("<li>no grade</li>")
-    return f'<ul class="criteria">{"".join(items)}</ul>'
+        limit = max(60, budget // max(1, len(record.calls) + len(record.user_turns) + 1))
+        calls = [_call(c, anchor, limit, marks, named) for c in record.calls]
+    final = (
+        f'<li class="final turn"><b>final message</b>: '
+        f"{escape(shorten(record.final_message, limit)) or _ABSENT}</li>"
+    )
+    return (
+        f'<ol class="calls">{_items(record, calls, anchor, limit)}{final}</ol>'
+        f"{_every_criterion(grade)}"
+    )
 
 
 def trace_fragment(
@@ -178,42 +475,11 @@ def trace_fragment(
     prefix: str = "a",
     *,
     compact: bool = False,
+    marks: AttemptMarks = AttemptMarks(),
 ) -> str:
-    """One attempt's ``<article>``: header, calls, final message, then each criterion.
-
-    Each call shows its arguments, its result or typed error, its write images as before/after
-    diffs and the logical clock around it; each exchange with a simulated user stands in its
-    place among the calls (after the calls made before the agent spoke); each criterion its
-    verdict and reason.
-
-    Args:
-        index: The attempt's index in the report (its anchor is ``{prefix}-{index}``).
-        slot: The judged slot.
-        record: Its record, when readable.
-        grade: Its full grade (every criterion), when graded; else the slot's failed lines.
-        budget: Characters available for this attempt's values.
-        prefix: Anchor prefix (one per configuration in a comparison).
-        compact: One line per call (tool, arguments, ok or typed error, rows written) with no
-            results or diff tables: how a large run shows its passed attempts.
-    """
-    state = attempt_state(slot)
-    head = (
-        f'<article class="trace {state}" id="{prefix}-{index}" data-state="{state}" '
-        f'data-task="{escape(slot.task_id)}"><h4>{escape(slot.task_id)} · sample {slot.sample}'
-        f' · <span class="st {state}">{state}</span></h4>'
-        f'<p class="meta">outcome {escape(slot.outcome or _ABSENT)} · evidence '
-        f"{slot.evidence} · {slot.tool_calls} calls · {slot.input_tokens + slot.output_tokens}"
-        f" tokens · ${slot.cost:.4f} · {slot.latency_s:.2f} s · <code>{escape(slot.path)}</code>"
-        "</p>"
+    """One attempt's whole ``<article>``: the header, then the transcript inline."""
+    named = named_calls(slot.failed + slot.harness_failed, marks.advisories, record)
+    body = transcript_html(
+        index, record, grade, budget, marks, prefix, compact=compact, named=named
     )
-    body = ""
-    if record is not None and compact:
-        body = f'<ol class="calls">{_items(record, _compact_call, 120)}</ol>'
-    elif record is not None:
-        limit = max(60, budget // max(1, len(record.calls) + len(record.user_turns) + 1))
-        calls = _items(record, lambda c: _call(c, limit), limit)
-        body = (
-            f'<ol class="calls">{calls}</ol>'
-            f'<p class="final">final message: {escape(shorten(record.final_message, limit))}</p>'
-        )
-    return f"{head}{body}{_criteria(slot, grade)}</article>"
+    return f"{attempt_header(index, slot, record, marks, prefix)}{body}</article>"
