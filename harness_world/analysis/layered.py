@@ -161,14 +161,16 @@ def _cluster_bounds(
     values: Sequence[float], weights: Sequence[float], tasks: Sequence[str], estimate: float
 ) -> tuple[float, float] | None:
     """A ratio estimate's 95 % bounds, residuals ``v - estimate·w`` summed per task (CR1)."""
-    groups: dict[str, float] = {}
-    for v, w, t in sorted(zip(values, weights, tasks, strict=True), key=lambda x: x[2]):
-        groups[t] = groups.get(t, 0.0) + v - estimate * w
-    g = len(groups)
+    residuals: dict[str, list[float]] = {}
+    for v, w, t in zip(values, weights, tasks, strict=True):
+        residuals.setdefault(t, []).append(v - estimate * w)
+    g = len(residuals)
     total = math.fsum(weights)
     if g < 2 or total == 0:
         return None
-    se = math.sqrt(math.fsum(u * u for u in groups.values()) * g / (g - 1)) / total
+    # fsum is exactly rounded, so neither the order of records nor of tasks moves a bit
+    sums = sorted(math.fsum(r) for r in residuals.values())
+    se = math.sqrt(math.fsum(u * u for u in sums) * g / (g - 1)) / total
     return max(0.0, estimate - _Z * se), min(1.0, estimate + _Z * se)
 
 
