@@ -20,9 +20,9 @@ computed from the record alone (no replay, no task), so it is the same for every
 - **verification call**: a successful call that wrote nothing, made after the attempt's first
   write, that returned or named a row the attempt had written. Verification cost = verification
   calls / tool calls.
-- **post-condition checked**: a write call each of whose written rows a later successful read
+- **post-condition checked**: a write call one of whose written rows a later successful read
   returned with every changed field at its written value (the agent saw the effect hold).
-  Post-condition rate = attempts whose every write call was checked / attempts with a write.
+  Post-condition rate = checked write calls / write calls.
 - **context efficiency** (useful-token ratio): the bytes of rows read that were later used /
   the bytes of rows read. A *row* is a JSON object with an ``id`` in a successful call's result
   (the outermost such object: nested rows count with their parent); its bytes are its compact
@@ -127,11 +127,14 @@ PROCESS_METRICS: tuple[MetricDefinition, ...] = (
     MetricDefinition(
         name="post-condition rate",
         field="postcondition_rate",
-        unit="share of attempts with a write, Wilson 95 %",
-        counts="attempts every one of whose write calls was followed by a read returning each "
-        "written row with every changed field at its written value / attempts with a write",
-        limits="a row read back whole by a listing counts; a deleted row cannot be read back, "
-        "so an attempt that deletes is checked only on its other rows",
+        unit="share of write calls, Wilson 95 %",
+        counts="write calls followed by a read returning one of the rows they wrote with "
+        "every changed field at its written value / write calls",
+        limits="one row seen is enough (a side-effect row the agent cannot read, such as a "
+        "provider event, is not required); a write that only deletes has nothing to show and "
+        "never counts as checked; a write whose response was lost is not a write call here "
+        "(its reconciliation is `harness.reconcile_before_retry`); sent messages and receipts "
+        "are rarely read back, so the rate is low even for correct work",
     ),
     MetricDefinition(
         name="irreversible actions",
@@ -239,8 +242,7 @@ class ProcessSummary(msgspec.Struct, frozen=True, kw_only=True):
         failure_rate: Failed calls / tool calls.
         escalation_rate: Attempts with a refused call / attempts.
         verification_cost: Verification calls / tool calls.
-        postcondition_rate: Attempts whose every write call was checked / attempts with a
-            write.
+        postcondition_rate: Write calls whose effect a later read showed / write calls.
         context_efficiency: Row bytes used / row bytes read, pooled (null: no row read).
         context_efficiency_mean: Its mean over attempts that read a row.
         efficiency_adjusted: Mean efficiency-adjusted score over graded attempts of tasks
@@ -374,13 +376,14 @@ def _shows(row: dict[str, Any], image: WriteImage) -> bool:
 
 
 def _postcondition_checked(calls: Sequence[Call], index: int) -> bool:
-    pending = [w for w in calls[index].writes if w.after is not None]
+    """Whether a later read showed one of the call's written rows at its written values."""
+    written = [w for w in calls[index].writes if w.after is not None]
     for later in calls[index + 1 :]:
-        if not later.ok or later.writes or not pending:
+        if not later.ok or later.writes or not written:
             continue
-        rows = _rows(_decoded(later.result))
-        pending = [w for w in pending if not any(_shows(r, w) for r in rows)]
-    return not pending
+        if any(_shows(row, w) for row in _rows(_decoded(later.result)) for w in written):
+            return True
+    return False
 
 
 def _usage_text(record: Record | TraceRecord) -> str:
@@ -481,7 +484,6 @@ def summarize_process(attempts: Iterable[AttemptProcess]) -> ProcessSummary:
     totals = {name: float(sum(getattr(a, name) for a in items)) for name in _MEANS}
     writes = sum(a.write_calls for a in items)
     calls = sum(a.tool_calls for a in items)
-    writers = [a for a in items if a.write_calls]
     read = sum(a.rows_read_bytes for a in items)
     scored = [a.efficiency for a in items if a.efficiency is not None]
     return ProcessSummary(
@@ -497,9 +499,7 @@ def summarize_process(attempts: Iterable[AttemptProcess]) -> ProcessSummary:
         failure_rate=_rate(sum(a.failed_calls for a in items), calls),
         escalation_rate=_rate(sum(1 for a in items if a.refused_calls), n),
         verification_cost=_rate(sum(a.verification_calls for a in items), calls),
-        postcondition_rate=_rate(
-            sum(1 for a in writers if a.postcondition_checked == a.write_calls), len(writers)
-        ),
+        postcondition_rate=_rate(sum(a.postcondition_checked for a in items), writes),
         context_efficiency=sum(a.rows_used_bytes for a in items) / read if read else None,
         context_efficiency_mean=_mean_or_none(
             [a.rows_used_bytes / a.rows_read_bytes for a in items if a.rows_read_bytes]

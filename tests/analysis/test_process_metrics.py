@@ -87,7 +87,7 @@ def test_the_summary_rates() -> None:
     assert summary.failure_rate is not None and summary.failure_rate.estimate == 1 / 6
     assert summary.escalation_rate is not None and summary.escalation_rate.estimate == 1.0
     assert summary.verification_cost is not None and summary.verification_cost.estimate == 1 / 6
-    assert summary.postcondition_rate is not None and summary.postcondition_rate.estimate == 0.0
+    assert summary.postcondition_rate is not None and summary.postcondition_rate.estimate == 0.5
     read = _size(OPEN) + _size(T2) + _size(T3) + _size(SOLVED)
     assert summary.context_efficiency == pytest.approx((read - _size(T2)) / read)
     assert summary.context_efficiency_mean == summary.context_efficiency
