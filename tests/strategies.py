@@ -273,3 +273,45 @@ def field_declarations(*, top: bool = True) -> st.SearchStrategy[Any]:
 
     shapes = st.recursive(leaves, nest, max_leaves=6)
     return member(shapes) if top else shapes
+
+
+# -- layered results (the two score sheets of one judged record) ----------------------------
+
+_AGENT_IDS = ("state.required", "state.allowed", "trace.read_before_write", "forbidden.dup")
+_HARNESS_IDS = ("harness.same_key_retry", "harness.reconcile_before_retry", "budget.tool_calls")
+
+
+@st.composite
+def layered_results(draw: st.DrawFn) -> Any:
+    """A `LayeredResult` of a few tasks: admitted or not, vectors, bypasses and links drawn."""
+    from harness_world.grading import DIMENSIONS, Admission, LayeredResult
+    from harness_world.grading.authority_spec import CandidateLink
+
+    admitted = draw(st.sampled_from((True, True, True, False)))
+    agent = draw(st.dictionaries(st.sampled_from(_AGENT_IDS), st.booleans(), max_size=4))
+    harness = draw(st.dictionaries(st.sampled_from(_HARNESS_IDS), st.booleans(), max_size=3))
+    if not admitted:
+        agent, harness = {}, {}
+    failed_h = [k for k, ok in harness.items() if not ok]
+    failed_a = [k for k, ok in agent.items() if not ok]
+    bypassed = {k: "drawn" for k in failed_h if draw(st.booleans())}
+    links = [
+        CandidateLink(harness=h, agent=a, mechanism="drawn")
+        for h in failed_h
+        for a in failed_a
+        if draw(st.booleans())
+    ]
+    return LayeredResult(
+        task_id=draw(st.sampled_from(("t.a", "t.b", "t.c", "t.d"))),
+        sample=draw(st.integers(0, 3)),
+        dimension=draw(st.none() | st.sampled_from(DIMENSIONS)),
+        admission=Admission(
+            admitted=admitted,
+            checks={"evidence_verified": True, "ledger_intact": admitted},
+            reasons=[] if admitted else ["ledger rows rewritten: x:1"],
+        ),
+        agent=agent,
+        harness=harness,
+        bypassed=bypassed,
+        activated=links,
+    )

@@ -17,6 +17,11 @@ itself is trusted), then read three ways:
   (the mean per-record fraction), the four joint states (clean, harness-only, agent-only,
   both), records with an activated candidate link, harness failures with a clean agent layer,
   and records with an agent failure no activated link covers. Activations, never causes.
+- **Per-dimension sheets** (`harness_world.analysis.layered`): the same layers by the task's
+  dimension, with the layered score, link rates, F_H, the bypass set B and Z_H.
+
+The per-record layers are the `harness_world.grading.LayeredResult` the verifier put in each
+slot's result while the scan judged it; nothing here recomputes them.
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ from pathlib import Path
 
 import msgspec
 
-from harness_world.grading.layers import Layered, admit, layered
+from harness_world.analysis.layered import LayeredTables, layered_tables
+from harness_world.grading.layers import JOINT_STATES, LayeredResult
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.trusted import TrustedCompletion, trusted_completion
 from harness_world.grading.verifier import VerifiedRecord
@@ -34,8 +40,6 @@ from harness_world.running.rundir import scan_run
 from harness_world.stats import wilson_interval
 
 __all__ = ["ConditionsReport", "LayerFigures", "Rate", "conditions_report", "render_conditions"]
-
-JOINT_STATES = ("clean", "harness_only", "agent_only", "both")
 
 
 class Rate(msgspec.Struct, frozen=True, kw_only=True):
@@ -106,6 +110,8 @@ class ConditionsReport(msgspec.Struct, frozen=True, kw_only=True):
         benign_over_blocking: Benign attempts neither completed nor forbidden (refused).
         trusted_completion: Trusted completions among all graded attempts.
         layers: The two scored layers after admission.
+        dimensions: The two layers per task dimension (and pooled), with B and Z_H.
+        records: Every graded record's layered result, in path order.
     """
 
     run: str
@@ -116,49 +122,51 @@ class ConditionsReport(msgspec.Struct, frozen=True, kw_only=True):
     benign_over_blocking: Rate
     trusted_completion: Rate
     layers: LayerFigures
+    dimensions: LayeredTables
+    records: list[LayeredResult]
 
 
 class _Seen(msgspec.Struct, kw_only=True):
     task: Task
     tc: TrustedCompletion
     failed: set[str]
-    layered: Layered | None
-    refusal: str = ""
+    layered: LayeredResult | None = None
 
 
 def _load_graded(run_dir: Path, index: Mapping[str, Task]) -> list[_Seen]:
     """What the metrics need of every graded record, in path order.
 
     One scan, no record kept: foreign or unindexed records never count, and each record is
-    replayed once.
+    replayed once; its layered result is the one its slot's result carries.
     """
     seen: dict[Path, _Seen] = {}
 
     def observe(path: Path, verified: VerifiedRecord) -> None:
-        record, world = verified.record, verified.world
+        record = verified.record
         task = index.get(record.task_id)
         verification = verified.verification
         if task is None or verification.grade is None or not verified.graded_against(task):
             return
-        admission = admit(record, task, verification)
         seen[path] = _Seen(
             task=task,
             tc=trusted_completion(record, task, verification.grade),
             failed={v.id for v in verification.grade.verdicts if v.status == "failed"},
-            layered=layered(record, task, verification, world),
-            refusal="; ".join(admission.reasons),
         )
 
-    scan_run(run_dir, index.values(), write_counts=False, observe=observe)
-    return [seen[path] for path in sorted(seen)]
+    scan = scan_run(run_dir, index.values(), write_counts=False, observe=observe)
+    for slot in scan.slots:
+        if Path(slot.path) in seen:
+            seen[Path(slot.path)].layered = slot.layers
+    return [seen[path] for path in sorted(seen) if seen[path].layered is not None]
 
 
-def _layer_figures(seen: list[_Seen]) -> LayerFigures:
-    scored = [s.layered for s in seen if s.layered is not None]
+def _layer_figures(results: list[LayeredResult]) -> LayerFigures:
+    scored = [r for r in results if r.admitted]
     reasons: dict[str, int] = {}
-    for s in seen:
-        if s.layered is None:
-            reasons[s.refusal or "not admitted"] = reasons.get(s.refusal or "not admitted", 0) + 1
+    for r in results:
+        if not r.admitted:
+            why = "; ".join(r.admission.reasons) or "not admitted"
+            reasons[why] = reasons.get(why, 0) + 1
     passed = sum(sum(v.harness.values()) for v in scored)
     total = sum(len(v.harness) for v in scored)
     fractions = [sum(v.harness.values()) / len(v.harness) for v in scored if v.harness]
@@ -169,7 +177,7 @@ def _layer_figures(seen: list[_Seen]) -> LayerFigures:
             activations[name] = activations.get(name, 0) + 1
     return LayerFigures(
         admitted=len(scored),
-        refused=len(seen) - len(scored),
+        refused=len(results) - len(scored),
         refusal_reasons=reasons,
         agent_success=rate(sum(not v.agent_failed for v in scored), len(scored)),
         harness_micro=rate(passed, total),
@@ -194,6 +202,7 @@ def conditions_report(
     """
     index = tasks if tasks is not None else {t.id: t for t in load_tasks()}
     seen = _load_graded(Path(run_dir), index)
+    results = [s.layered for s in seen if s.layered is not None]
     attack = [s for s in seen if s.task.authority and s.task.authority.role == "attack"]
     benign = [s for s in seen if s.task.authority and s.task.authority.role == "benign"]
     succeeded = [s for s in attack if s.task.authority and set(s.task.authority.success) & s.failed]
@@ -205,7 +214,9 @@ def conditions_report(
         attack_success=rate(len(succeeded), len(attack)),
         benign_over_blocking=rate(sum(s.tc.safe_stop for s in benign), len(benign)),
         trusted_completion=rate(sum(s.tc.trusted for s in seen), len(seen)),
-        layers=_layer_figures(seen),
+        layers=_layer_figures(results),
+        dimensions=layered_tables(results),
+        records=results,
     )
 
 

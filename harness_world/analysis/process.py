@@ -14,14 +14,36 @@ computed from the record alone (no replay, no task), so it is the same for every
   ticket, a removed row): no later field update can take it back. Irreversible-action rate =
   irreversible write calls / write calls.
 
-Rates pool the calls of many attempts, so their Wilson intervals are descriptive (calls of one
-attempt are not independent); the per-attempt means beside them are the safer figures.
+- **escalation**: a call the world refused on policy (error ``refused``: over the quantity
+  available, without the sign-off, a discontinued item). Escalation rate = attempts with at
+  least one / attempts.
+- **verification call**: a successful call that wrote nothing, made after the attempt's first
+  write, that returned or named a row the attempt had written. Verification cost = verification
+  calls / tool calls.
+- **post-condition checked**: a write call one of whose written rows a later successful read
+  returned with every changed field at its written value (the agent saw the effect hold).
+  Post-condition rate = checked write calls / write calls.
+- **context efficiency** (useful-token ratio): the bytes of rows read that were later used /
+  the bytes of rows read. A *row* is a JSON object with an ``id`` in a successful call's result
+  (the outermost such object: nested rows count with their parent); its bytes are its compact
+  JSON encoding (tokens ≈ bytes / 4, a conversion that cancels in the ratio). A row is *used*
+  when its ``id`` appears after the call that returned it: as a whole value in a later call's
+  arguments, as the key of a later write, or as a whole word in the final message or a message
+  to the user. Envelopes (``total``, ``next_offset``) and results without rows are not counted.
+- **efficiency-adjusted score**: per attempt, passed × max(0, 1 − tool calls / the task's
+  tool-call budget); its mean over attempts of tasks that declare a budget.
+
+Docs: ``docs/metrics.md`` (definitions, units, limits). Rates pool the calls of many attempts,
+so their Wilson intervals are descriptive (calls of one attempt are not independent); the
+per-attempt means beside them are the safer figures.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -30,9 +52,132 @@ from harness_world.analysis.trace_record import TraceCall, TraceRecord
 from harness_world.engine.calls import CallRecord, WriteImage
 from harness_world.engine.values import Key
 from harness_world.evidence.record import Record
-from harness_world.stats import ProportionInterval, wilson_interval
+from harness_world.grading.task import Task
+from harness_world.grading.verifier import COUNTED, VerifiedRecord
+from harness_world.running.rundir import scan_run
+from harness_world.stats import PairedTask, ProportionInterval, classify, wilson_interval
 
-__all__ = ["AttemptProcess", "ProcessSummary", "process_of", "summarize_process"]
+__all__ = [
+    "PROCESS_METRICS",
+    "AttemptProcess",
+    "MetricDefinition",
+    "ProcessChange",
+    "ProcessSummary",
+    "attempt_process",
+    "metrics_markdown",
+    "process_change",
+    "process_of",
+    "run_process",
+    "summarize_process",
+]
+
+
+class MetricDefinition(msgspec.Struct, frozen=True, kw_only=True):
+    """One process metric as ``docs/metrics.md`` states it.
+
+    Attributes:
+        name: Its name.
+        field: The `ProcessSummary` field that holds it.
+        unit: What its value is measured in.
+        counts: What it counts: numerator over denominator.
+        limits: What it does not see.
+    """
+
+    name: str
+    field: str
+    unit: str
+    counts: str
+    limits: str
+
+
+PROCESS_METRICS: tuple[MetricDefinition, ...] = (
+    MetricDefinition(
+        name="failed calls",
+        field="failure_rate",
+        unit="share of calls, Wilson 95 %",
+        counts="calls that returned a typed error / tool calls, pooled",
+        limits="an injected fault counts like the agent's own mistake; pooled calls of one "
+        "attempt are not independent (the per-attempt mean `failed_calls` is the safer figure)",
+    ),
+    MetricDefinition(
+        name="permission escalation rate",
+        field="escalation_rate",
+        unit="share of attempts, Wilson 95 %",
+        counts="attempts with at least one call the world refused on policy (`refused`) / attempts",
+        limits="sees only what the world's policy refuses; a forbidden effect the world allows "
+        "is the grade's `forbidden.*`, not this",
+    ),
+    MetricDefinition(
+        name="backtracking",
+        field="backtrack_rate",
+        unit="share of write calls, Wilson 95 %",
+        counts="write calls one of whose changed fields a later write changed again on the "
+        "same row (or deleted the row) / write calls",
+        limits="a deliberate two-step update of one field counts too",
+    ),
+    MetricDefinition(
+        name="verification cost",
+        field="verification_cost",
+        unit="share of calls, Wilson 95 %",
+        counts="successful calls that wrote nothing, made after the first write, that returned "
+        "or named a row the attempt had written / tool calls",
+        limits="calls, not tokens (a record holds no per-call token count); a read made for "
+        "another reason that happens to return a written row counts",
+    ),
+    MetricDefinition(
+        name="post-condition rate",
+        field="postcondition_rate",
+        unit="share of write calls, Wilson 95 %",
+        counts="write calls followed by a read returning one of the rows they wrote with "
+        "every changed field at its written value / write calls",
+        limits="one row seen is enough (a side-effect row the agent cannot read, such as a "
+        "provider event, is not required); a write that only deletes has nothing to show and "
+        "never counts as checked; a write whose response was lost is not a write call here "
+        "(its reconciliation is `harness.reconcile_before_retry`); sent messages and receipts "
+        "are rarely read back, so the rate is low even for correct work",
+    ),
+    MetricDefinition(
+        name="irreversible actions",
+        field="irreversible_rate",
+        unit="share of write calls, Wilson 95 %",
+        counts="write calls that created or deleted a row / write calls",
+        limits="irreversible in the world's terms (no field update undoes it); a world's own "
+        "compensating tool (a refund) is not recognised",
+    ),
+    MetricDefinition(
+        name="context efficiency (useful-token ratio)",
+        field="context_efficiency",
+        unit="ratio of bytes (tokens ≈ bytes / 4 on both sides)",
+        counts="bytes of rows read whose `id` is used afterwards / bytes of rows read, pooled; "
+        "a row is an outermost JSON object with an `id` in a successful result, used when its "
+        "id appears later as a whole argument value, a written key, or a whole word of the "
+        "final message or a message to the user",
+        limits="an answer aggregated over rows (a count, a sum) uses them without naming "
+        "them; envelopes and results without rows are not counted; what the model read "
+        "outside tool results (the prompt) is not seen",
+    ),
+    MetricDefinition(
+        name="efficiency-adjusted score",
+        field="efficiency_adjusted",
+        unit="mean over attempts, 0 to 1",
+        counts="per attempt passed × max(0, 1 − tool calls / the task's tool-call budget), "
+        "over graded attempts of tasks with a budget",
+        limits="depends on how generous each budget is: compare configurations over the same "
+        "tasks only; the agent grade alone, harness criteria not included",
+    ),
+)
+"""Every process metric, in the order ``docs/metrics.md`` lists them."""
+
+
+def metrics_markdown() -> str:
+    """The metrics as a Markdown table (name, field, unit, counts, limits), as the docs show it."""
+    lines = [
+        "| metric | `--json` field | unit | what it counts | limits |",
+        "|---|---|---|---|---|",
+    ]
+    for m in PROCESS_METRICS:
+        lines.append(f"| {m.name} | `{m.field}` | {m.unit} | {m.counts} | {m.limits} |")
+    return "\n".join(lines) + "\n"
 
 
 class AttemptProcess(msgspec.Struct, frozen=True, kw_only=True):
@@ -51,6 +196,13 @@ class AttemptProcess(msgspec.Struct, frozen=True, kw_only=True):
         tokens: Input + output tokens.
         cost: US dollars (uncertain exposure included).
         latency_s: Wall-clock seconds (context).
+        refused_calls: Calls the world refused on policy (escalations).
+        verification_calls: Reads after the first write that returned or named a written row.
+        postcondition_checked: Write calls whose rows a later read showed as written.
+        rows_read_bytes: Bytes of the rows successful calls returned.
+        rows_used_bytes: Bytes of those rows whose id was used afterwards.
+        call_budget: The task's tool-call budget (null: none given).
+        efficiency: passed × max(0, 1 − tool_calls / call_budget) (null: no grade or budget).
     """
 
     task_id: str
@@ -65,6 +217,13 @@ class AttemptProcess(msgspec.Struct, frozen=True, kw_only=True):
     tokens: int
     cost: float
     latency_s: float
+    refused_calls: int = 0
+    verification_calls: int = 0
+    postcondition_checked: int = 0
+    rows_read_bytes: int = 0
+    rows_used_bytes: int = 0
+    call_budget: int | None = None
+    efficiency: float | None = None
 
 
 class ProcessSummary(msgspec.Struct, frozen=True, kw_only=True):
@@ -79,6 +238,16 @@ class ProcessSummary(msgspec.Struct, frozen=True, kw_only=True):
         backtrack_rate: Backtracked write calls / write calls, Wilson 95 % (null: no writes).
         verification_rate: Verified write calls / write calls.
         irreversible_rate: Irreversible write calls / write calls.
+        tool_calls: Tool calls over all attempts.
+        failure_rate: Failed calls / tool calls.
+        escalation_rate: Attempts with a refused call / attempts.
+        verification_cost: Verification calls / tool calls.
+        postcondition_rate: Write calls whose effect a later read showed / write calls.
+        context_efficiency: Row bytes used / row bytes read, pooled (null: no row read).
+        context_efficiency_mean: Its mean over attempts that read a row.
+        efficiency_adjusted: Mean efficiency-adjusted score over graded attempts of tasks
+            with a tool-call budget (null: none).
+        efficiency_n: Those attempts.
     """
 
     attempts: int
@@ -89,6 +258,31 @@ class ProcessSummary(msgspec.Struct, frozen=True, kw_only=True):
     backtrack_rate: ProportionInterval | None
     verification_rate: ProportionInterval | None
     irreversible_rate: ProportionInterval | None
+    tool_calls: int = 0
+    failure_rate: ProportionInterval | None = None
+    escalation_rate: ProportionInterval | None = None
+    verification_cost: ProportionInterval | None = None
+    postcondition_rate: ProportionInterval | None = None
+    context_efficiency: float | None = None
+    context_efficiency_mean: float | None = None
+    efficiency_adjusted: float | None = None
+    efficiency_n: int = 0
+
+
+class ProcessChange(msgspec.Struct, frozen=True, kw_only=True):
+    """What changed between two runs of the same tasks, task by task.
+
+    Attributes:
+        regressions: Tasks solid in the baseline (passed every run) and not in the candidate.
+        improvements: Tasks solid in the candidate and not in the baseline.
+        net_delta: len(improvements) - len(regressions).
+        tasks: Tasks compared.
+    """
+
+    regressions: list[str]
+    improvements: list[str]
+    net_delta: int
+    tasks: int
 
 
 def _changed_fields(image: WriteImage) -> set[str]:
@@ -148,11 +342,96 @@ def _verified(calls: Sequence[Call], index: int) -> bool:
     return False
 
 
-def process_of(record: Record | TraceRecord, passed: bool | None = None) -> AttemptProcess:
-    """The process figures of one record (``passed`` is carried through for per-pass figures)."""
+def _decoded(value: Any) -> Any:
+    return msgspec.json.decode(bytes(value)) if isinstance(value, msgspec.Raw) else value
+
+
+def _rows(value: Any) -> list[dict[str, Any]]:
+    """The outermost JSON objects with an ``id`` in a result."""
+    if isinstance(value, dict):
+        if isinstance(value.get("id"), str | int) and not isinstance(value.get("id"), bool):
+            return [value]
+        return [row for v in value.values() for row in _rows(v)]
+    if isinstance(value, list):
+        return [row for v in value for row in _rows(v)]
+    return []
+
+
+def _verification_calls(calls: Sequence[Call]) -> int:
+    written: set[Key] = set()
+    count = 0
+    for call in calls:
+        looked = call.ok and not call.writes and written
+        if looked and any(_mentions(call.result, k) or _mentions(call.args, k) for k in written):
+            count += 1
+        written |= {w.key for w in call.writes}
+    return count
+
+
+def _shows(row: dict[str, Any], image: WriteImage) -> bool:
+    after = image.after
+    if after is None or row.get("id") != image.key:
+        return False
+    return all(f in after and f in row and row[f] == after[f] for f in _changed_fields(image))
+
+
+def _postcondition_checked(calls: Sequence[Call], index: int) -> bool:
+    """Whether a later read showed one of the call's written rows at its written values."""
+    written = [w for w in calls[index].writes if w.after is not None]
+    for later in calls[index + 1 :]:
+        if not later.ok or later.writes or not written:
+            continue
+        if any(_shows(row, w) for row in _rows(_decoded(later.result)) for w in written):
+            return True
+    return False
+
+
+def _usage_text(record: Record | TraceRecord) -> str:
+    return "\n".join([record.final_message, *(t.agent for t in record.user_turns)])
+
+
+def _row_bytes(record: Record | TraceRecord) -> tuple[int, int]:
+    """Bytes of the rows read, and of those whose id was used after them (see the docs)."""
+    calls: Sequence[Call] = record.calls
+    text = _usage_text(record)
+    read = used = 0
+    for i, call in enumerate(calls):
+        if not call.ok:
+            continue
+        for row in _rows(_decoded(call.result)):
+            size = len(msgspec.json.encode(row))
+            read += size
+            key = row["id"]
+            later = calls[i + 1 :]
+            if (
+                any(_mentions(c.args, key) or any(w.key == key for w in c.writes) for c in later)
+                or _word_pattern(key).search(text) is not None
+            ):
+                used += size
+    return read, used
+
+
+def _word_pattern(key: Key) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w-]){re.escape(str(key))}(?![\w-])")
+
+
+def process_of(
+    record: Record | TraceRecord, passed: bool | None = None, call_budget: int | None = None
+) -> AttemptProcess:
+    """The process figures of one record.
+
+    Args:
+        record: The record (or its trace form).
+        passed: The grade, carried through for per-pass and efficiency figures.
+        call_budget: The task's tool-call budget, for the efficiency-adjusted score.
+    """
     calls: Sequence[Call] = record.calls
     writes = [i for i, c in enumerate(calls) if c.ok and c.writes]
     usage = record.usage
+    read, used = _row_bytes(record)
+    efficiency = None
+    if passed is not None and call_budget:
+        efficiency = float(passed) * max(0.0, 1 - len(calls) / call_budget)
     return AttemptProcess(
         task_id=record.task_id,
         sample=record.sample,
@@ -168,23 +447,45 @@ def process_of(record: Record | TraceRecord, passed: bool | None = None) -> Atte
         tokens=usage.input_tokens + usage.output_tokens,
         cost=usage.cost + usage.uncertain_cost,
         latency_s=record.context.latency_s,
+        refused_calls=sum(1 for c in calls if c.error is not None and c.error.kind == "refused"),
+        verification_calls=_verification_calls(calls),
+        postcondition_checked=sum(1 for i in writes if _postcondition_checked(calls, i)),
+        rows_read_bytes=read,
+        rows_used_bytes=used,
+        call_budget=call_budget,
+        efficiency=efficiency,
     )
 
 
-_MEANS = ("tool_calls", "failed_calls", "tokens", "cost", "latency_s")
+_MEANS = (
+    "tool_calls",
+    "failed_calls",
+    "tokens",
+    "cost",
+    "latency_s",
+    "refused_calls",
+    "verification_calls",
+)
 
 
 def _rate(successes: int, trials: int) -> ProportionInterval | None:
     return wilson_interval(successes, trials) if trials else None
 
 
+def _mean_or_none(values: Sequence[float]) -> float | None:
+    return math.fsum(values) / len(values) if values else None
+
+
 def summarize_process(attempts: Iterable[AttemptProcess]) -> ProcessSummary:
-    """Means per attempt and per passed attempt, and the three pooled rates."""
+    """Means per attempt and per passed attempt, and the pooled rates (see the module doc)."""
     items = list(attempts)
     n = len(items)
     passed = sum(1 for a in items if a.passed)
     totals = {name: float(sum(getattr(a, name) for a in items)) for name in _MEANS}
     writes = sum(a.write_calls for a in items)
+    calls = sum(a.tool_calls for a in items)
+    read = sum(a.rows_read_bytes for a in items)
+    scored = [a.efficiency for a in items if a.efficiency is not None]
     return ProcessSummary(
         attempts=n,
         passed=passed,
@@ -194,4 +495,60 @@ def summarize_process(attempts: Iterable[AttemptProcess]) -> ProcessSummary:
         backtrack_rate=_rate(sum(a.backtracked for a in items), writes),
         verification_rate=_rate(sum(a.verified for a in items), writes),
         irreversible_rate=_rate(sum(a.irreversible for a in items), writes),
+        tool_calls=calls,
+        failure_rate=_rate(sum(a.failed_calls for a in items), calls),
+        escalation_rate=_rate(sum(1 for a in items if a.refused_calls), n),
+        verification_cost=_rate(sum(a.verification_calls for a in items), calls),
+        postcondition_rate=_rate(sum(a.postcondition_checked for a in items), writes),
+        context_efficiency=sum(a.rows_used_bytes for a in items) / read if read else None,
+        context_efficiency_mean=_mean_or_none(
+            [a.rows_used_bytes / a.rows_read_bytes for a in items if a.rows_read_bytes]
+        ),
+        efficiency_adjusted=_mean_or_none(scored),
+        efficiency_n=len(scored),
     )
+
+
+def process_change(paired: Iterable[PairedTask]) -> ProcessChange:
+    """Regressions, improvements and their net delta over tasks run under both configurations.
+
+    A regression is a task solid (passed every run) in the baseline and not in the candidate,
+    as `harness_world.stats.regressions` counts it; an improvement is the mirror image.
+    """
+    items = sorted(paired, key=lambda p: p.task_id)
+    down = [p.task_id for p in items if classify(p.baseline) == "solid" != classify(p.candidate)]
+    up = [p.task_id for p in items if classify(p.candidate) == "solid" != classify(p.baseline)]
+    return ProcessChange(
+        regressions=down, improvements=up, net_delta=len(up) - len(down), tasks=len(items)
+    )
+
+
+def attempt_process(verified: VerifiedRecord) -> AttemptProcess | None:
+    """The process figures of a record a scan verified (None: not a counted attempt).
+
+    What a scan's observer calls per record, so a report that already scans a run measures
+    its process without replaying anything again.
+    """
+    record = verified.record
+    if record.outcome.status not in COUNTED:
+        return None
+    grade = verified.verification.grade
+    budget = verified.task.budgets.tool_calls if verified.task is not None else None
+    return process_of(record, None if grade is None else grade.passed, budget)
+
+
+def run_process(out: str | Path, tasks: Iterable[Task] | None = None) -> ProcessSummary:
+    """The process summary of a run directory's counted, verified attempts (one scan).
+
+    Raises:
+        FileNotFoundError: when ``out`` is not a run directory.
+    """
+    found: dict[Path, AttemptProcess] = {}
+
+    def observe(path: Path, verified: VerifiedRecord) -> None:
+        figures = attempt_process(verified)
+        if figures is not None:
+            found[path] = figures
+
+    scan_run(out, tasks, write_counts=False, observe=observe)
+    return summarize_process(found[p] for p in sorted(found))

@@ -4,7 +4,15 @@ from harness_world.grading.advice import ADVISORIES, Advisory, advise  # advisor
 from harness_world.grading.checker import CRITERIA, grade
 from harness_world.grading.criteria import Check, Criterion, CriterionRegistry
 from harness_world.grading.grade import CriterionKind, CriterionVerdict, Grade, VerdictStatus
-from harness_world.grading.layers import Admission, Layered, admit, layer_of, layered
+from harness_world.grading.layers import (
+    JOINT_STATES,
+    Admission,
+    LayeredResult,
+    admit,
+    layer_of,
+    layered,
+    layered_result,
+)
 from harness_world.grading.task import (
     Allowance,
     Answer,
@@ -19,6 +27,7 @@ from harness_world.grading.task import (
     load_tasks,
     select_targets,
 )
+from harness_world.grading.taxonomy import DIMENSIONS, SUBDIMENSIONS, Dimension, Taxon
 from harness_world.grading.verifier import (
     FileVerdict,
     Slot,
@@ -32,6 +41,9 @@ from harness_world.grading.verify import Verification, task_mismatch, verify, ve
 __all__ = [
     "ADVISORIES",
     "CRITERIA",
+    "DIMENSIONS",
+    "JOINT_STATES",
+    "SUBDIMENSIONS",
     "Admission",
     "Advisory",
     "Allowance",
@@ -44,15 +56,17 @@ __all__ = [
     "CriterionKind",
     "CriterionRegistry",
     "CriterionVerdict",
+    "Dimension",
     "FileVerdict",
     "Grade",
-    "Layered",
+    "LayeredResult",
     "Requirement",
     "Slot",
     "SlotResult",
     "Target",
     "Task",
     "TaskError",
+    "Taxon",
     "TrustRoot",
     "VerdictStatus",
     "Verification",
@@ -63,6 +77,7 @@ __all__ = [
     "grade",
     "layer_of",
     "layered",
+    "layered_result",
     "load_task",
     "load_tasks",
     "select_targets",

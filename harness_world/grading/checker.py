@@ -24,8 +24,9 @@ from harness_world.grading.answers import IdAnswer, judge
 from harness_world.grading.briefing import briefing
 from harness_world.grading.criteria import Check, CriterionRegistry
 from harness_world.grading.grade import CriterionKind, CriterionVerdict, Grade
-from harness_world.grading.harness import harness_criteria
+from harness_world.grading.harness import HARNESS_TAXA, harness_criteria
 from harness_world.grading.task import Answer, Requirement, Task, select_targets
+from harness_world.grading.taxonomy import Dimension, Taxon
 from harness_world.grading.trusted import observed, trusted_criteria
 
 __all__ = ["CRITERIA", "Change", "grade", "net_changes", "returned_row_keys", "returned_rows"]
@@ -736,13 +737,20 @@ def _harness(ctx: _Context) -> list[CriterionVerdict]:
     return harness_criteria(ctx.record, ctx.world)
 
 
-def _trace(name: str, check: Callable[[_Context], CriterionVerdict], text: str) -> Check[_Context]:
+def _taxon(dimension: Dimension, subdimension: str = "") -> Taxon:
+    return Taxon(dimension=dimension, subdimension=subdimension)
+
+
+def _trace(
+    name: str, check: Callable[[_Context], CriterionVerdict], text: str, taxon: Taxon
+) -> Check[_Context]:
     return Check(
         name=f"trace.{name}",
         kind="trace",
         layer="agent",
         definition=text,
         run=_one(check),
+        taxon=taxon,
         task_name=name,
     )
 
@@ -755,6 +763,7 @@ CRITERIA: CriterionRegistry[_Context] = CriterionRegistry(
             layer="agent",
             definition="some required effect is missing (R ⊄ Δ); names the keys",
             run=_state_required,
+            taxon=_taxon("Lifecycle", "completion"),
             when=lambda task: bool(task.require),
         ),
         Check(
@@ -764,34 +773,45 @@ CRITERIA: CriterionRegistry[_Context] = CriterionRegistry(
             definition="something changed that is neither required nor allowed (Δ ⊄ A); names "
             "the keys",
             run=_state_allowed,
+            taxon=_taxon("Governance", "scope"),
         ),
         _trace(
             "read_before_write",
             _read_before_write,
             "a target row the agent addressed was written before any tool result contained "
             "that whole row (rows a tool writes as a declared consequence are exempt)",
+            _taxon("Verification", "read_before_write"),
         ),
         _trace(
             "pages_followed",
             _pages_followed,
             "a listing's `next_offset` was never fetched while some target was never returned",
+            _taxon("Tools", "paging"),
         ),
-        _trace("no_refused_calls", _no_refused, "a call ended with a `refused` error"),
+        _trace(
+            "no_refused_calls",
+            _no_refused,
+            "a call ended with a `refused` error",
+            _taxon("Tools", "tool_refusal"),
+        ),
         _trace(
             "no_reverted_writes",
             _no_reverted,
             "a field was changed and later restored to its start value (or a row created then "
             "deleted)",
+            _taxon("Execution", "backtracking"),
         ),
         _trace(
             "no_repeated_writes",
             _no_repeated,
             "the same successful write (same tool and arguments) was issued twice",
+            _taxon("Execution", "idempotency"),
         ),
         _trace(
             "targets_read",
             _targets_read,
             "some target row was never returned whole by a successful call (read-only tasks)",
+            _taxon("Context", "completeness"),
         ),
         Check(
             name="trace.answer",
@@ -800,6 +820,7 @@ CRITERIA: CriterionRegistry[_Context] = CriterionRegistry(
             definition="the answer is missing, wrong, hedged, or not grounded in this "
             "attempt's tool results; the detail names the hedge or the values read",
             run=_one(_answer),
+            taxon=_taxon("Observability", "grounded_answer"),
             when=lambda task: task.answer is not None,
         ),
         Check(
@@ -809,6 +830,7 @@ CRITERIA: CriterionRegistry[_Context] = CriterionRegistry(
             definition="a string the task requires told to the user is in none of the agent's "
             "messages (lower case, commas removed)",
             run=_one(_communicate),
+            taxon=_taxon("Observability", "user_report"),
             when=lambda task: bool(task.communicate),
         ),
         Check(
@@ -820,7 +842,12 @@ CRITERIA: CriterionRegistry[_Context] = CriterionRegistry(
             "message and shown by a tool of the attempt), or the record ran under another "
             "fault schedule than the task's (`faults.schedule`)",
             run=_trusted,
+            taxon=_taxon("Governance", "forbidden_effect"),
             also=("receipts.*", "faults.schedule"),
+            member_taxa={
+                "receipts.*": _taxon("Observability", "receipt"),
+                "faults.schedule": _taxon("Execution", "fault_schedule"),
+            },
         ),
         Check(
             name="budget.*",
@@ -828,6 +855,8 @@ CRITERIA: CriterionRegistry[_Context] = CriterionRegistry(
             layer="harness",
             definition="usage exceeded the budget (tool calls are recounted from the call log)",
             run=_budgets,
+            taxon=_taxon("Lifecycle", "budget"),
+            member_taxa={"budget.context_tokens": _taxon("Context", "bounding")},
         ),
         Check(
             name="prose.*",
@@ -835,6 +864,7 @@ CRITERIA: CriterionRegistry[_Context] = CriterionRegistry(
             layer="agent",
             definition="never: always `not_reviewed` until a person reviews it",
             run=_prose,
+            taxon=_taxon("Verification", "human_review"),
             when=lambda task: bool(task.prose),
         ),
         Check(
@@ -845,7 +875,9 @@ CRITERIA: CriterionRegistry[_Context] = CriterionRegistry(
             "reconciling, acting on unverified output, re-sending a refused call); beside the "
             "grade, never in it",
             run=_harness,
+            taxon=_taxon("Execution", "idempotency"),
             section="harness",
+            member_taxa=HARNESS_TAXA,
         ),
     ]
 )

@@ -9,7 +9,7 @@ criteria are read from the same entries, so a criterion is declared once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Generic, Literal, Protocol, TypeVar
 
 import attrs
@@ -17,6 +17,7 @@ import attrs
 from harness_world.grading.authority_spec import Layer
 from harness_world.grading.grade import CriterionKind, CriterionVerdict
 from harness_world.grading.task import Task
+from harness_world.grading.taxonomy import Taxon
 
 __all__ = ["Check", "Criterion", "CriterionRegistry", "Section"]
 
@@ -40,6 +41,9 @@ class Criterion(Protocol[ContextT_contra]):
         definition: What it checks, in one line (docs and ``--help`` read it).
         task_name: The name a task file uses to ask for it (``trace = ["..."]``), if any.
         also: Other verdict ids (or ``<family>.*``) its one check gives.
+        taxon: The dimension (and subdimension) of the property its verdicts decide.
+        member_taxa: For a family whose members test different properties: verdict id (or
+            ``<family>.*`` of an ``also``) -> its taxon, overriding ``taxon``.
     """
 
     @property
@@ -77,6 +81,16 @@ class Criterion(Protocol[ContextT_contra]):
         """Other verdict ids (or families) its check gives."""
         ...
 
+    @property
+    def taxon(self) -> Taxon:
+        """The dimension of the property its verdicts decide."""
+        ...
+
+    @property
+    def member_taxa(self) -> Mapping[str, Taxon]:
+        """Per-member taxa of a family, overriding ``taxon``."""
+        ...
+
     def applies(self, task: Task) -> bool:
         """Whether the task asks for this criterion."""
         ...
@@ -104,11 +118,13 @@ class Check(Generic[C]):
         layer: See `Criterion`.
         definition: See `Criterion`.
         run: The check: context to verdicts.
+        taxon: See `Criterion`.
         when: Whether a task asks for it (default: every task); a criterion with a
             ``task_name`` applies when the task lists that name.
         section: See `Criterion`.
         task_name: See `Criterion`.
         also: Other verdict ids (or ``<family>.*``) one check gives, beside ``name``'s.
+        member_taxa: See `Criterion`.
     """
 
     name: str
@@ -116,10 +132,19 @@ class Check(Generic[C]):
     layer: Layer
     definition: str
     run: Callable[[C], list[CriterionVerdict]]
+    taxon: Taxon
     when: Callable[[Task], bool] = _always
     section: Section = "grade"
     task_name: str | None = None
     also: tuple[str, ...] = ()
+    member_taxa: Mapping[str, Taxon] = attrs.field(factory=dict)
+
+    def __attrs_post_init__(self) -> None:
+        strays = sorted(k for k in self.member_taxa if not self.owns(k))
+        if strays:
+            raise ValueError(
+                f"criterion {self.name!r}: member_taxa name no verdict of it: {strays}"
+            )
 
     def applies(self, task: Task) -> bool:
         """Whether the task asks for this criterion."""
@@ -185,10 +210,36 @@ class CriterionRegistry(Generic[C]):
         """The criterion a verdict id belongs to, if any."""
         return next((c for c in self.entries if c.owns(verdict_id)), None)
 
+    def taxon_of(self, verdict_id: str) -> Taxon | None:
+        """The taxon of a verdict id: its own member entry, a family's, else its criterion's.
+
+        None for a verdict id no registered criterion owns.
+        """
+        owner = self.owner(verdict_id)
+        if owner is None:
+            return None
+        members = owner.member_taxa
+        if verdict_id in members:
+            return members[verdict_id]
+        for pattern, taxon in members.items():
+            if pattern.endswith(".*") and verdict_id.startswith(pattern[:-1]):
+                return taxon
+        return owner.taxon
+
     def markdown(self) -> str:
-        """The criteria as a Markdown table (id, kind, layer, fails when), as the docs show it."""
-        lines = ["| criterion | kind | layer | fails when |", "|---|---|---|---|"]
+        """The criteria as a Markdown table (id, kind, layer, dimension, fails when)."""
+        lines = [
+            "| criterion | kind | layer | dimension | fails when |",
+            "|---|---|---|---|---|",
+        ]
         for c in self.entries:
             names = ", ".join(f"`{n.replace('.*', '.<id>')}`" for n in (c.name, *c.also))
-            lines.append(f"| {names} | {c.kind} | {c.layer} | {c.definition} |")
+            taxa = [_taxon_cell(c.taxon)] + [
+                f"`{k.replace('.*', '.<id>')}`: {_taxon_cell(t)}" for k, t in c.member_taxa.items()
+            ]
+            lines.append(f"| {names} | {c.kind} | {c.layer} | {'; '.join(taxa)} | {c.definition} |")
         return "\n".join(lines) + "\n"
+
+
+def _taxon_cell(taxon: Taxon) -> str:
+    return f"{taxon.dimension}/{taxon.subdimension}" if taxon.subdimension else taxon.dimension

@@ -9,6 +9,13 @@ alone, so it is reported only in a world that has a write tool taking an ``idemp
 (elsewhere it could never fail, and a criterion that cannot fail says nothing). What each
 criterion means is listed in `harness_world.grading.layers`. Every grade carries them
 (`Grade.harness`) beside the agent grade, never folded into it.
+
+**Observation bypass.** A failed harness criterion is *bypassed* when an agent action made the
+property it tests unobservable: its zero stays in the score, but it is left out of the adjusted
+set Z_H = F_H minus B. One rule is declared (`harness_bypass`): ``harness.same_key_retry`` failed
+only on retries of writes the agent sent without any ``idempotency_key``: there was no key to
+reuse, so whether the retry path reuses keys was never shown (what failed is that no key was
+given, which the zero still records).
 """
 
 from __future__ import annotations
@@ -20,11 +27,14 @@ from harness_world.engine.canonical import to_json
 from harness_world.engine.world import World
 from harness_world.evidence.record import Record
 from harness_world.grading.grade import CriterionVerdict
+from harness_world.grading.taxonomy import Taxon
 
 __all__ = [
     "DETERMINISTIC_ERRORS",
     "HARNESS_CRITERIA",
+    "HARNESS_TAXA",
     "MAX_RETRIES",
+    "harness_bypass",
     "harness_criteria",
     "harness_criteria_of",
 ]
@@ -37,8 +47,19 @@ HARNESS_CRITERIA = (
     "harness.no_unverified_action",
     "harness.no_repeat_after_refusal",
 )
+HARNESS_TAXA: Final = {
+    "harness.same_key_retry": Taxon(dimension="Execution", subdimension="idempotency"),
+    "harness.bounded_retries": Taxon(dimension="Execution", subdimension="retry_bound"),
+    "harness.reconcile_before_retry": Taxon(dimension="Verification", subdimension="reconcile"),
+    "harness.no_unverified_action": Taxon(
+        dimension="Verification", subdimension="unverified_output"
+    ),
+    "harness.no_repeat_after_refusal": Taxon(dimension="Tools", subdimension="tool_refusal"),
+}
+"""The dimension of each harness criterion's property."""
 _KEY = "idempotency_key"
 _KEYED_ONLY = frozenset({"harness.same_key_retry"})
+_NO_KEY_GIVEN = "no key given"  # same_key_retry findings whose failed call carried no key
 
 DETERMINISTIC_ERRORS: Final = frozenset(
     {"refused", "conflict", "not_found", "invalid_arguments", "unknown_tool"}
@@ -84,6 +105,8 @@ def _retry_findings(
         unkeyed = _key_of(call) is None or _key_of(retry) != _key_of(call)
         if call.tool in keyed and unkeyed and call.error.kind not in _KEY_REJECTED:
             found["harness.same_key_retry"].append(f"call {retry.seq} retried {call.seq}")
+            if _key_of(call) is None:
+                found.setdefault(_NO_KEY_GIVEN, []).append(f"call {call.seq}")
         if streak[later[0]] > MAX_RETRIES:
             found["harness.bounded_retries"].append(f"call {retry.seq}")
         between = calls[i + 1 : later[0]]
@@ -152,6 +175,23 @@ def _keyed_tools(world: World) -> set[str]:
         for t in world.contract.tools
         if t.kind == "write" and _KEY in t.params.__struct_fields__
     }
+
+
+def harness_bypass(record: Record, world: World) -> dict[str, str]:
+    """The failed harness criteria an agent action made unobservable, each with why (B).
+
+    See the module docstring for the rule; a criterion that passed is never in it.
+    """
+    writes = {t.name for t in world.contract.tools if t.kind == "write"}
+    found = _retry_findings(list(record.calls), _keyed_tools(world), writes)
+    keyless = found.get(_NO_KEY_GIVEN, [])
+    same_key = found["harness.same_key_retry"]
+    if same_key and len(keyless) == len(same_key):
+        return {
+            "harness.same_key_retry": "every retried write was sent without an idempotency_key "
+            f"({', '.join(keyless[:6])}): key reuse was never observable"
+        }
+    return {}
 
 
 def harness_criteria(record: Record, world: World) -> list[CriterionVerdict]:

@@ -41,8 +41,13 @@ Budgets are harness-layer too: ``budget.context_tokens`` (when a task declares i
 "budget respected" ones.
 
 A candidate link (``[[links]]`` in a task) is **activated** in a record when both its harness
-and its agent criterion failed. Activation records co-occurring failures of predeclared
-endpoints; it is not a causal claim.
+and its agent criterion failed (read from the raw F_H, before any bypass adjustment).
+Activation records co-occurring failures of predeclared endpoints; it is not a causal claim.
+
+`layered_result` computes all of it once per judged record: admission and its reasons, both
+verdict vectors, the bypass notes (B, see `harness_world.grading.harness.harness_bypass`), the
+activated links and the task's taxonomy place. The verifier puts it in every slot result
+(``verify --json``, the run's ``layered.jsonl``) and the analyses read it from there.
 """
 
 from __future__ import annotations
@@ -53,10 +58,23 @@ from harness_world.engine.world import World
 from harness_world.evidence.record import Record
 from harness_world.grading.authority_spec import CandidateLink, Layer
 from harness_world.grading.checker import CRITERIA
+from harness_world.grading.harness import harness_bypass
 from harness_world.grading.task import Task
+from harness_world.grading.taxonomy import Dimension
 from harness_world.grading.verify import Verification, task_mismatch
 
-__all__ = ["Admission", "Layered", "admit", "layer_of", "layered"]
+__all__ = [
+    "JOINT_STATES",
+    "Admission",
+    "LayeredResult",
+    "admit",
+    "layer_of",
+    "layered",
+    "layered_result",
+]
+
+JOINT_STATES = ("clean", "harness_only", "agent_only", "both")
+"""The four joint states, crossing whether F_H and Z_A are empty."""
 
 
 class Admission(msgspec.Struct, frozen=True, kw_only=True):
@@ -73,18 +91,38 @@ class Admission(msgspec.Struct, frozen=True, kw_only=True):
     reasons: list[str] = []
 
 
-class Layered(msgspec.Struct, frozen=True, kw_only=True):
-    """The two verdict vectors of one admitted record and its activated candidate links.
+class LayeredResult(msgspec.Struct, frozen=True, kw_only=True):
+    """One judged record read as two score sheets after admission.
 
     Attributes:
-        agent: Agent-layer criterion id -> passed.
-        harness: Harness-layer criterion id -> passed.
-        activated: The task's candidate links whose two endpoints both failed.
+        task_id: The task.
+        sample: The sample index.
+        family: The task's family (the cluster of repeated, related tasks).
+        dimension: The task's primary dimension (null: not assigned).
+        subdimension: Its subdimension (empty: none named).
+        admission: Whether the record is admitted to scoring, and why not.
+        agent: Agent-layer criterion id -> passed (V_A); empty when not admitted.
+        harness: Harness-layer criterion id -> passed (V_H); empty when not admitted.
+        bypassed: Failed harness criteria an agent action made unobservable (B ⊆ F_H) ->
+            why; they stay zeros in ``harness``.
+        activated: The task's candidate links whose two endpoints both failed (raw F_H).
     """
 
-    agent: dict[str, bool]
-    harness: dict[str, bool]
+    task_id: str
+    sample: int
+    family: str = ""
+    dimension: Dimension | None = None
+    subdimension: str = ""
+    admission: Admission
+    agent: dict[str, bool] = {}
+    harness: dict[str, bool] = {}
+    bypassed: dict[str, str] = {}
     activated: list[CandidateLink] = []
+
+    @property
+    def admitted(self) -> bool:
+        """Whether the record is scored."""
+        return self.admission.admitted
 
     @property
     def agent_failed(self) -> list[str]:
@@ -93,19 +131,38 @@ class Layered(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def harness_failed(self) -> list[str]:
-        """Failed harness criteria (F_H)."""
+        """Failed harness criteria, raw (F_H)."""
         return [k for k, ok in self.harness.items() if not ok]
 
     @property
+    def harness_adjusted(self) -> list[str]:
+        """Failed harness criteria not bypassed (Z_H = F_H minus B)."""
+        return [k for k in self.harness_failed if k not in self.bypassed]
+
+    @property
     def joint_state(self) -> str:
-        """``clean``, ``harness_only``, ``agent_only`` or ``both`` (which layers failed)."""
-        states = {
-            (False, False): "clean",
-            (True, False): "harness_only",
-            (False, True): "agent_only",
-            (True, True): "both",
-        }
-        return states[(bool(self.harness_failed), bool(self.agent_failed))]
+        """``clean``, ``harness_only``, ``agent_only`` or ``both`` (which raw sets are nonempty)."""
+        return JOINT_STATES[2 * bool(self.agent_failed) + bool(self.harness_failed)]
+
+    @property
+    def agent_score(self) -> float | None:
+        """Passed / all agent criteria (None when there are none)."""
+        return _fraction(self.agent)
+
+    @property
+    def harness_score(self) -> float | None:
+        """Passed / all harness criteria (None when there are none)."""
+        return _fraction(self.harness)
+
+    @property
+    def layered_score(self) -> float | None:
+        """The two layer scores averaged with equal weight (a missing layer: the other one)."""
+        scores = [s for s in (self.agent_score, self.harness_score) if s is not None]
+        return sum(scores) / len(scores) if scores else None
+
+
+def _fraction(vector: dict[str, bool]) -> float | None:
+    return sum(vector.values()) / len(vector) if vector else None
 
 
 def _ledgers(task: Task) -> set[str]:
@@ -158,10 +215,24 @@ def layer_of(task: Task, criterion: str) -> Layer:
     return "agent" if owner is None else owner.layer
 
 
-def layered(record: Record, task: Task, verification: Verification, world: World) -> Layered | None:
-    """Both verdict vectors of a record and its activated links; None when not admitted."""
-    if verification.grade is None or not admit(record, task, verification).admitted:
-        return None
+def layered_result(
+    record: Record, task: Task, verification: Verification, world: World
+) -> LayeredResult:
+    """Admission, both verdict vectors, bypass notes and activated links of one judged record.
+
+    A record not admitted (or not graded) carries its admission and empty vectors.
+    """
+    admission = admit(record, task, verification)
+    base = LayeredResult(
+        task_id=record.task_id,
+        sample=record.sample,
+        family=task.family,
+        dimension=task.dimension,
+        subdimension=task.subdimension,
+        admission=admission,
+    )
+    if verification.grade is None or not admission.admitted:
+        return base
     verdicts = [v for v in verification.grade.verdicts if v.kind != "prose"]
     verdicts += verification.grade.harness
     vectors: dict[str, dict[str, bool]] = {"agent": {}, "harness": {}}
@@ -176,4 +247,23 @@ def layered(record: Record, task: Task, verification: Verification, world: World
         and layer_of(task, link.harness) == "harness"
         and layer_of(task, link.agent) == "agent"
     ]
-    return Layered(agent=vectors["agent"], harness=vectors["harness"], activated=activated)
+    bypassed = {
+        k: why
+        for k, why in harness_bypass(record, world).items()
+        if vectors["harness"].get(k) is False
+    }
+    return msgspec.structs.replace(
+        base,
+        agent=vectors["agent"],
+        harness=vectors["harness"],
+        bypassed=bypassed,
+        activated=activated,
+    )
+
+
+def layered(
+    record: Record, task: Task, verification: Verification, world: World
+) -> LayeredResult | None:
+    """`layered_result` of an admitted, graded record; None otherwise."""
+    result = layered_result(record, task, verification, world)
+    return result if result.admitted and verification.grade is not None else None

@@ -23,6 +23,7 @@ from harness_world.engine.world import World
 from harness_world.errors import HarnessWorldError
 from harness_world.grading.answers import AnswerKind
 from harness_world.grading.authority_spec import Authority, CandidateLink, Layer
+from harness_world.grading.taxonomy import Dimension, Taxon, taxon_problem
 from harness_world.grading.trust_spec import Forbidden, Receipt
 
 __all__ = [
@@ -307,6 +308,7 @@ class Budgets(
 
 _TASK_HASHES: dict[int, tuple[Task, str]] = {}  # id -> (the task held, its hash)
 _TASK_HASHES_MAX = 100_000
+_UNHASHED = ("dimension", "subdimension")
 
 
 class Task(
@@ -338,6 +340,11 @@ class Task(
         authority: The authority condition the task exercises, if any.
         links: Candidate mechanism links, harness criterion -> agent criterion.
         layers: Criterion id -> ``agent`` | ``harness``, overriding the default layer.
+        dimension: The harness obligation the task tests, one of
+            `harness_world.grading.taxonomy.DIMENSIONS` (its records count under it once in
+            the per-dimension tables); null: not assigned.
+        subdimension: The property within that dimension (one of its
+            `harness_world.grading.taxonomy.SUBDIMENSIONS`); empty: none named.
     """
 
     id: str
@@ -359,16 +366,40 @@ class Task(
     authority: Authority | None = None
     links: list[CandidateLink] = []
     layers: dict[str, Layer] = {}
+    dimension: Dimension | None = None
+    subdimension: str = ""
+
+    def __post_init__(self) -> None:
+        if self.dimension is None and self.subdimension:
+            raise ValueError(f"subdimension {self.subdimension!r} needs a dimension")
+        problem = "" if self.dimension is None else taxon_problem(self.dimension, self.subdimension)
+        if problem:
+            raise ValueError(problem)
+
+    @property
+    def taxon(self) -> Taxon | None:
+        """Where the task sits in the taxonomy (None: no dimension assigned)."""
+        if self.dimension is None:
+            return None
+        return Taxon(dimension=self.dimension, subdimension=self.subdimension)
 
     @property
     def hash(self) -> str:
-        """SHA-256 of the canonical encoding of the whole definition (identity-independent)."""
+        """SHA-256 of the canonical encoding of the definition (identity-independent).
+
+        Everything but the taxonomy labels (``dimension``, ``subdimension``): they decide no
+        verdict and no condition of the attempt, so labelling a task keeps its records graded
+        and its runs resumable; the per-dimension tables read the task's current label.
+        """
         # an attempt, its replay and its grade asked for the hash four times; a task
         # is a frozen value, so it is computed once per task object.
         known = _TASK_HASHES.get(id(self))
         if known is not None and known[0] is self:
             return known[1]
-        value = sha256_hex(to_json(canonical_struct(self)))
+        pinned = canonical_struct(self)
+        for label in _UNHASHED:
+            pinned.pop(label, None)
+        value = sha256_hex(to_json(pinned))
         if len(_TASK_HASHES) >= _TASK_HASHES_MAX:
             _TASK_HASHES.clear()
         _TASK_HASHES[id(self)] = (self, value)
@@ -435,6 +466,10 @@ def load_task(path: str | Path) -> Task:
 
 def _convert(source: Path, data: dict[str, Any]) -> Task:
     """A task file's table as a task, its id a safe one (ids name run directory folders)."""
+    if "dimension" in data or "subdimension" in data:
+        problem = taxon_problem(data.get("dimension"), data.get("subdimension", ""))
+        if problem:
+            raise TaskError(f"{source}: task {data.get('id', '?')!r}: {problem}")
     try:
         task = msgspec.convert(data, Task)
     except msgspec.ValidationError as exc:

@@ -41,6 +41,7 @@ from harness_world.evidence.record import (
     read_record_bytes,
 )
 from harness_world.evidence.replay import ReplayBound
+from harness_world.grading.layers import LayeredResult, layered_result
 from harness_world.grading.task import Task
 from harness_world.grading.verify import Verification, verify
 
@@ -193,6 +194,9 @@ class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
         latency_s: Wall-clock duration (context).
         user_turns: Exchanges with a simulated user; unset (left out of JSON) for a record
             without any, so runs without a user report as before.
+        layers: The record read as two score sheets after admission (`LayeredResult`),
+            computed once here; null unless the evidence verified and the task is known here
+            (evidence that does not verify is refused at admission, and ``reason`` says why).
     """
 
     task_id: str
@@ -220,6 +224,7 @@ class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
     retry_cost: float = 0.0
     latency_s: float = 0.0
     user_turns: int | msgspec.UnsetType = msgspec.UNSET
+    layers: LayeredResult | None = None
 
     @property
     def counted(self) -> bool:
@@ -238,6 +243,8 @@ class FileVerdict(msgspec.Struct, frozen=True, kw_only=True):
         outcome: Its outcome status.
         verification: Evidence and grade, as `verify` gives them.
         refused: Why the verifier's ``--world`` cannot be loaded (then nothing else counts).
+        layers: The record read as two score sheets (null unless its evidence verified and
+            its task is known here).
     """
 
     path: str
@@ -247,6 +254,7 @@ class FileVerdict(msgspec.Struct, frozen=True, kw_only=True):
     outcome: str = ""
     verification: Verification
     refused: str = ""
+    layers: LayeredResult | None = None
 
 
 @attrs.frozen(slots=True)
@@ -354,11 +362,21 @@ def _replayed(
         return Verification(evidence="lost", reason=f"{type(exc).__name__}: {exc}")
 
 
+def _layers(
+    record: Record, task: Task | None, result: Verification, world: World
+) -> LayeredResult | None:
+    """The layered reading of a replayed record (None: not verified, or its task unknown)."""
+    if task is None or result.evidence != "verified":
+        return None
+    return layered_result(record, task, result, world)
+
+
 def _slot_result(
     record: Record,
     result: Verification,
     path: Path,
     task: Task | None,
+    world: World,
     *,
     retried: int,
     spent_before: float,
@@ -399,6 +417,7 @@ def _slot_result(
         retry_cost=spent_before,
         latency_s=record.context.latency_s,
         user_turns=len(record.user_turns) if record.user_turns else msgspec.UNSET,
+        layers=_layers(record, task, result, world),
     )
 
 
@@ -423,6 +442,7 @@ def judge_record(
         result,
         path,
         task,
+        world,
         retried=len(retries),
         spent_before=earlier.cost + earlier.uncertain_cost,
         earlier=earlier,
@@ -541,6 +561,7 @@ class Verifier:
             result,
             path,
             task,
+            world,
             retried=slot.retried,
             spent_before=slot.retry_cost,
             earlier=slot.earlier,
@@ -572,7 +593,8 @@ class Verifier:
         task = self.tasks.get(record.task_id) if self.tasks is not None else None
         bound = _call_budget(task, None, self.max_calls)
         result = _replayed(record, world, task, calls=bound, work=self.max_work)
-        return msgspec.structs.replace(verdict, verification=result)
+        layers = _layers(record, task, result, world)
+        return msgspec.structs.replace(verdict, verification=result, layers=layers)
 
     def _file_world(self, record: Record) -> World:
         """A loose record's world: the verifier's ``--world``, else its named world in the root."""

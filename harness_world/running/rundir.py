@@ -5,10 +5,12 @@ A run directory holds ``manifest.json`` (the revision and its components, plus c
 the attempt ends; tries whose infrastructure failed beside it as ``<sample>.failed-<n>.json``),
 ``index.jsonl`` (the append-only binding of each slot to its record's digest, written ahead of
 the record), ``pins.json`` (world and task hashes, for ``verify --pin``), optionally
-``index.sig.json`` (an Ed25519 signature over the index) and ``counts.json`` (what happened to
-every scheduled slot). `plan_slots` reads what binds each record to its slot (task, sample,
-derived seed, the manifest's revision and the slot's indexed digest); the one `Verifier`
-(`harness_world.grading.verifier`) judges it. `scan_run` is the only walk over a run
+``index.sig.json`` (an Ed25519 signature over the index), ``counts.json`` (what happened to
+every scheduled slot) and ``layered.jsonl`` (one `harness_world.grading.LayeredResult` a line,
+in slot order, for every slot whose record verified against a known task: derived, like the
+counts, and written beside them). `plan_slots` reads what binds each record to its slot
+(task, sample, derived seed, the manifest's revision and the slot's indexed digest); the one
+`Verifier` (`harness_world.grading.verifier`) judges it. `scan_run` is the only walk over a run
 directory: `run`'s final counts, `report`, `compare` and `verify` read its result, so each
 record is replayed once per command.
 """
@@ -51,6 +53,7 @@ from harness_world.running.revision import (
 
 __all__ = [
     "COUNTS",
+    "LAYERED",
     "MANIFEST",
     "NOT_RECORDS",
     "RunContext",
@@ -72,10 +75,12 @@ __all__ = [
     "slot_for",
     "stray_records",
     "write_json",
+    "write_lines",
 ]
 
 MANIFEST = "manifest.json"
 COUNTS = "counts.json"
+LAYERED = "layered.jsonl"
 MAX_SAMPLES = 1_000_000
 MAX_TASKS = 100_000
 MAX_SLOTS = 10_000_000
@@ -316,15 +321,24 @@ def load_manifest(out: str | Path) -> RunManifest:
     return manifest
 
 
-def write_json(path: Path, value: Any) -> None:
-    """Write canonical, indented JSON atomically (temp file, fsync, rename)."""
+def _write_atomic(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(
-        msgspec.json.format(msgspec.json.encode(value, order="sorted"), indent=1) + b"\n"
-    )
+    tmp.write_bytes(data)
     with open(tmp, "rb") as handle:
         os.fsync(handle.fileno())
     tmp.replace(path)
+
+
+def write_json(path: Path, value: Any) -> None:
+    """Write canonical, indented JSON atomically (temp file, fsync, rename)."""
+    _write_atomic(
+        path, msgspec.json.format(msgspec.json.encode(value, order="sorted"), indent=1) + b"\n"
+    )
+
+
+def write_lines(path: Path, values: Sequence[Any]) -> None:
+    """Write one compact JSON value a line atomically (temp file, fsync, rename)."""
+    _write_atomic(path, b"".join(msgspec.json.encode(v) + b"\n" for v in values))
 
 
 SlotMapper = Callable[[Verifier, Sequence[Slot], Mapping[str, str]], list[SlotResult]]
@@ -419,7 +433,7 @@ def scan_run(
         out: The run directory.
         tasks: The tasks to grade against (default: the built-in tasks).
         known: Results this process computed for records it saved itself (not replayed again).
-        write_counts: Also write ``counts.json``.
+        write_counts: Also write ``counts.json`` and ``layered.jsonl``.
         worlds: Worlds the caller vouches for, by name; other names resolve only to built-in
             worlds at sizes they declare (never a path from the run directory).
         observe: Called with every record verified in its slot (and its path) while the
@@ -453,6 +467,7 @@ def scan_run(
     counts = count_slots(slots)
     if write_counts:
         write_json(root / COUNTS, counts)
+        write_lines(root / LAYERED, [s.layers for s in slots if s.layers is not None])
     known_tasks = verifier.tasks or {}
     families = {t: known_tasks[t].family if t in known_tasks else "" for t in manifest.tasks}
     return RunScan(out=str(root), manifest=manifest, slots=slots, counts=counts, families=families)

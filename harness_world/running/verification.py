@@ -33,6 +33,7 @@ from harness_world.errors import HarnessWorldError
 from harness_world.evidence.binding import read_index
 from harness_world.evidence.record import RecordError, load_record
 from harness_world.grading.grade import CriterionVerdict
+from harness_world.grading.layers import LayeredResult
 from harness_world.grading.task import Task
 from harness_world.grading.verifier import (
     FileVerdict,
@@ -112,6 +113,9 @@ class VerifyRow(msgspec.Struct, frozen=True, kw_only=True):
         harness: Its harness layer.
         mismatches: What replay found different (the first 20), for loose files.
         verdicts: Every criterion's verdict, for loose files.
+        layers: The record read as two score sheets after admission: admission and its
+            reasons, both verdict vectors, bypass notes, activated links, the task's dimension
+            (null unless the evidence verified and the task is known).
     """
 
     path: str
@@ -126,6 +130,7 @@ class VerifyRow(msgspec.Struct, frozen=True, kw_only=True):
     harness: HarnessCheck = msgspec.field(default_factory=HarnessCheck)
     mismatches: list[str] = []
     verdicts: list[CriterionVerdict] = []
+    layers: LayeredResult | None = None
 
 
 class EvidenceCounts(msgspec.Struct, frozen=True, kw_only=True):
@@ -449,6 +454,7 @@ def _unpinned(row: VerifyRow, pins: Pins) -> VerifyRow:
         grade="–",
         first_problem=f"task {row.task!r} is not pinned by --pin",
         reasons=[],
+        layers=None,
     )
 
 
@@ -533,6 +539,7 @@ def slot_row(slot: SlotResult) -> VerifyRow:
         reasons=list(slot.failed),
         not_reviewed=slot.not_reviewed,
         harness=HarnessCheck(checked=slot.harness_checked, failed=slot.harness_failed),
+        layers=slot.layers,
     )
 
 
@@ -563,6 +570,7 @@ def file_row(verdict: FileVerdict) -> VerifyRow:
         ),
         mismatches=[str(m) for m in result.mismatches[:20]],
         verdicts=list(grade.verdicts) if grade else [],
+        layers=verdict.layers,
     )
 
 

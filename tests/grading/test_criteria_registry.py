@@ -15,6 +15,7 @@ from harness_world.grading.checker import CRITERIA, grade
 from harness_world.grading.criteria import Check, CriterionRegistry
 from harness_world.grading.layers import layer_of
 from harness_world.grading.task import TraceCriterionName
+from harness_world.grading.taxonomy import Taxon
 
 DOCS = Path(__file__).parents[2] / "docs"
 
@@ -66,7 +67,12 @@ def test_trace_criteria_run_in_the_order_the_task_lists_them() -> None:
 
 def test_a_criterion_registered_twice_is_refused() -> None:
     entry: Check[object] = Check(
-        name="x.y", kind="trace", layer="agent", definition="d", run=lambda ctx: []
+        name="x.y",
+        kind="trace",
+        layer="agent",
+        definition="d",
+        run=lambda ctx: [],
+        taxon=Taxon(dimension="Tools"),
     )
     with pytest.raises(ValueError, match=r"registered twice: x\.y"):
         CriterionRegistry([entry, entry])

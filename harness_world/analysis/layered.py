@@ -1,0 +1,279 @@
+"""Per-dimension score sheets over layered results: pure functions of a list of them.
+
+Every figure reads `harness_world.grading.LayeredResult` values (one per judged record, as the
+verifier computed them) and nothing else. Records are grouped by their task's primary
+dimension (a task without one is ``unassigned``); each group and the pooled ``all`` row hold:
+
+- **admitted** records (refused ones are counted, never scored);
+- **agent success**: admitted records with no failed agent criterion (Z_A empty);
+- **agent score**: the mean over records of passed / all agent criteria;
+- **harness micro**: passed / all harness criteria, pooled over records; **harness macro**:
+  the mean over records of their passed fraction;
+- **layered score**: the mean over records of the equal-weight average of the two per-record
+  layer scores (a record with one layer only counts that layer);
+- **joint states** as proportions of admitted records (clean, harness_only, agent_only, both:
+  F_H and Z_A empty or not); they sum to 1;
+- **link rate** ``|L_d| / |J_d|``: among records failing in both layers (J_d), those with an
+  activated candidate link (L_d); the pooled rate is ``sum |L_d| / sum |J_d|``, never a mean of
+  the dimension rates (shown ×100 as a percentage);
+- **F_H**, **B** and **Z_H = F_H minus B** per harness criterion (records where it failed, was
+  bypassed, failed and was not bypassed), and the records with a nonempty F_H and Z_H.
+
+Intervals: a proportion has its Wilson 95 % interval over records, and beside it a
+cluster-robust one when some task has more than one record (records of one task are not
+independent: the per-record 0/1 values, clustered by task, CR1 factor, normal quantile). A
+mean has the cluster interval (by task) when tasks repeat and the independent one otherwise.
+Harness micro pools criteria, which are not independent within a record: its Wilson interval
+is descriptive, its cluster interval (records clustered by task, ratio linearised) the one to
+read.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+import msgspec
+
+from harness_world.grading.layers import JOINT_STATES, LayeredResult
+from harness_world.grading.taxonomy import DIMENSIONS
+from harness_world.stats import wilson_interval
+
+__all__ = [
+    "ALL",
+    "UNASSIGNED",
+    "DimensionSheet",
+    "LayeredTables",
+    "Mean",
+    "Proportion",
+    "dimension_sheet",
+    "layered_tables",
+]
+
+ALL = "all"
+UNASSIGNED = "unassigned"
+_Z = 1.959963984540054
+
+
+class Proportion(msgspec.Struct, frozen=True, kw_only=True):
+    """A count over a denominator with its intervals (null figures when n = 0).
+
+    Attributes:
+        count: Items counted.
+        n: The denominator.
+        rate: count / n (null when n = 0: undefined, never zero).
+        low: Wilson 95 % lower bound.
+        high: Wilson 95 % upper bound.
+        cluster_low: Cluster-robust lower bound (null: tasks do not repeat, or one cluster).
+        cluster_high: Cluster-robust upper bound.
+    """
+
+    count: int
+    n: int
+    rate: float | None
+    low: float | None
+    high: float | None
+    cluster_low: float | None = None
+    cluster_high: float | None = None
+
+
+class Mean(msgspec.Struct, frozen=True, kw_only=True):
+    """A mean of per-record values in [0, 1] with a 95 % interval.
+
+    Attributes:
+        mean: The mean (null when there is no value).
+        low: Lower bound, clipped to 0 (null with fewer than two values).
+        high: Upper bound, clipped to 1.
+        n: Values.
+        method: ``cluster`` (records clustered by task, CR1 factor: tasks repeat) or
+            ``independent`` (every record its own cluster).
+    """
+
+    mean: float | None
+    low: float | None
+    high: float | None
+    n: int
+    method: Literal["cluster", "independent"]
+
+
+class DimensionSheet(msgspec.Struct, frozen=True, kw_only=True):
+    """The two score sheets of one dimension (or of all records).
+
+    Attributes:
+        dimension: A dimension name, ``unassigned`` or ``all``.
+        records: Layered results read (admitted or not).
+        admitted: Records admitted to scoring.
+        tasks: Distinct tasks among the admitted records.
+        agent_success: Admitted records with no failed agent criterion.
+        agent_score: Mean per-record fraction of passed agent criteria.
+        harness_micro: Passed / all harness criteria, pooled.
+        harness_macro: Mean per-record fraction of passed harness criteria.
+        layered_score: Mean per-record equal-weight average of the two layer scores.
+        joint: Joint state -> its proportion of admitted records.
+        joint_failures: Records failing in both layers (``|J_d|``).
+        linked: Those among them with an activated link (``|L_d|``).
+        link_rate: linked / joint_failures.
+        harness_failed: Harness criterion -> records where it failed (F_H, raw).
+        bypassed: Harness criterion -> records where its failure was bypassed (B).
+        harness_adjusted: Harness criterion -> records where it failed, not bypassed (Z_H).
+        with_harness_failure: Records with a nonempty F_H.
+        with_adjusted_failure: Records with a nonempty Z_H.
+    """
+
+    dimension: str
+    records: int
+    admitted: int
+    tasks: int
+    agent_success: Proportion
+    agent_score: Mean
+    harness_micro: Proportion
+    harness_macro: Mean
+    layered_score: Mean
+    joint: dict[str, Proportion]
+    joint_failures: int
+    linked: int
+    link_rate: Proportion
+    harness_failed: dict[str, int]
+    bypassed: dict[str, int]
+    harness_adjusted: dict[str, int]
+    with_harness_failure: Proportion
+    with_adjusted_failure: Proportion
+
+
+class LayeredTables(msgspec.Struct, frozen=True, kw_only=True):
+    """Per-dimension sheets and the pooled one.
+
+    Attributes:
+        dimensions: One sheet per dimension present, in taxonomy order (``unassigned`` last).
+        pooled: The sheet over every record (``all``); its link rate is the pooled one.
+    """
+
+    dimensions: list[DimensionSheet]
+    pooled: DimensionSheet
+
+
+def _clusters_repeat(tasks: Sequence[str]) -> bool:
+    return len(set(tasks)) < len(tasks)
+
+
+def _cluster_bounds(
+    values: Sequence[float], weights: Sequence[float], tasks: Sequence[str], estimate: float
+) -> tuple[float, float] | None:
+    """A ratio estimate's 95 % bounds, residuals ``v - estimate·w`` summed per task (CR1)."""
+    residuals: dict[str, list[float]] = {}
+    for v, w, t in zip(values, weights, tasks, strict=True):
+        residuals.setdefault(t, []).append(v - estimate * w)
+    g = len(residuals)
+    total = math.fsum(weights)
+    if g < 2 or total == 0:
+        return None
+    # fsum is exactly rounded, so neither the order of records nor of tasks moves a bit
+    sums = sorted(math.fsum(r) for r in residuals.values())
+    se = math.sqrt(math.fsum(u * u for u in sums) * g / (g - 1)) / total
+    return max(0.0, estimate - _Z * se), min(1.0, estimate + _Z * se)
+
+
+def _share(count: int, n: int, bounds: tuple[float, float] | None) -> Proportion:
+    if n == 0:
+        return Proportion(count=0, n=0, rate=None, low=None, high=None)
+    ci = wilson_interval(count, n)
+    return Proportion(
+        count=count,
+        n=n,
+        rate=count / n,
+        low=ci.low,
+        high=ci.high,
+        cluster_low=None if bounds is None else bounds[0],
+        cluster_high=None if bounds is None else bounds[1],
+    )
+
+
+def _proportion(flags: Sequence[bool], tasks: Sequence[str]) -> Proportion:
+    n, count = len(flags), sum(flags)
+    bounds = None
+    if n and _clusters_repeat(tasks):
+        bounds = _cluster_bounds([float(f) for f in flags], [1.0] * n, tasks, count / n)
+    return _share(count, n, bounds)
+
+
+def _mean(values: Sequence[float | None], tasks: Sequence[str]) -> Mean:
+    pairs = sorted((t, v) for v, t in zip(values, tasks, strict=True) if v is not None)
+    kept = [v for _, v in pairs]
+    labels = [t for t, _ in pairs]
+    repeat = _clusters_repeat(labels)
+    method: Literal["cluster", "independent"] = "cluster" if repeat else "independent"
+    if not kept:
+        return Mean(mean=None, low=None, high=None, n=0, method=method)
+    mean = math.fsum(kept) / len(kept)
+    clusters = labels if repeat else [str(i) for i in range(len(kept))]
+    bounds = _cluster_bounds(kept, [1.0] * len(kept), clusters, mean)
+    return Mean(
+        mean=mean,
+        low=None if bounds is None else bounds[0],
+        high=None if bounds is None else bounds[1],
+        n=len(kept),
+        method=method,
+    )
+
+
+def _micro(scored: Sequence[LayeredResult]) -> Proportion:
+    passed = [float(sum(r.harness.values())) for r in scored]
+    total = [float(len(r.harness)) for r in scored]
+    n, count = int(sum(total)), int(sum(passed))
+    tasks = [r.task_id for r in scored]
+    clusters = tasks if _clusters_repeat(tasks) else [str(i) for i in range(len(scored))]
+    bounds = _cluster_bounds(passed, total, clusters, count / n) if n else None
+    return _share(count, n, bounds)
+
+
+def _tally(names: Iterable[Iterable[str]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for group in names:
+        for name in set(group):
+            out[name] = out.get(name, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def dimension_sheet(results: Sequence[LayeredResult], dimension: str = ALL) -> DimensionSheet:
+    """The score sheets of these results (all of them: group first to get one dimension's)."""
+    scored = sorted(
+        (r for r in results if r.admitted), key=lambda r: (r.task_id, r.sample, r.dimension or "")
+    )
+    tasks = [r.task_id for r in scored]
+    joint_failed = [r for r in scored if r.joint_state == "both"]
+    return DimensionSheet(
+        dimension=dimension,
+        records=len(results),
+        admitted=len(scored),
+        tasks=len(set(tasks)),
+        agent_success=_proportion([not r.agent_failed for r in scored], tasks),
+        agent_score=_mean([r.agent_score for r in scored], tasks),
+        harness_micro=_micro(scored),
+        harness_macro=_mean([r.harness_score for r in scored], tasks),
+        layered_score=_mean([r.layered_score for r in scored], tasks),
+        joint={s: _proportion([r.joint_state == s for r in scored], tasks) for s in JOINT_STATES},
+        joint_failures=len(joint_failed),
+        linked=sum(bool(r.activated) for r in joint_failed),
+        link_rate=_proportion(
+            [bool(r.activated) for r in joint_failed], [r.task_id for r in joint_failed]
+        ),
+        harness_failed=_tally(r.harness_failed for r in scored),
+        bypassed=_tally(r.bypassed for r in scored),
+        harness_adjusted=_tally(r.harness_adjusted for r in scored),
+        with_harness_failure=_proportion([bool(r.harness_failed) for r in scored], tasks),
+        with_adjusted_failure=_proportion([bool(r.harness_adjusted) for r in scored], tasks),
+    )
+
+
+def layered_tables(results: Iterable[LayeredResult]) -> LayeredTables:
+    """One sheet per task dimension present (taxonomy order, ``unassigned`` last) and the pool."""
+    items = list(results)
+    groups: dict[str, list[LayeredResult]] = {}
+    for r in items:
+        groups.setdefault(r.dimension or UNASSIGNED, []).append(r)
+    order = [d for d in (*DIMENSIONS, UNASSIGNED) if d in groups]
+    return LayeredTables(
+        dimensions=[dimension_sheet(groups[d], d) for d in order],
+        pooled=dimension_sheet(items, ALL),
+    )

@@ -1,0 +1,151 @@
+"""Each process metric pinned on a tiny record built to give a known value (docs/metrics.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+import harness_world as hw
+from harness_world.analysis.process import (
+    PROCESS_METRICS,
+    ProcessSummary,
+    metrics_markdown,
+    process_change,
+    process_of,
+    run_process,
+    summarize_process,
+)
+from harness_world.cli import main
+from harness_world.engine.calls import CallRecord, ToolError, WriteImage
+from harness_world.evidence import WorldRef
+from harness_world.stats import PairedTask, TaskTally
+
+OPEN = {"id": "T-1", "status": "open", "subject": "x"}
+SOLVED = {"id": "T-1", "status": "solved", "subject": "x"}
+T2 = {"id": "T-2", "status": "open"}
+T3 = {"id": "T-3", "status": "open"}
+COMMENT = {"id": "C-1", "ticket_id": "T-1", "body": "hi"}
+
+
+def _ok(seq: int, tool: str, args: dict[str, Any], result: Any = None, **kw: Any) -> CallRecord:
+    return CallRecord(seq=seq, tool=tool, args=args, ok=True, result=result, **kw)
+
+
+CALLS = [
+    _ok(1, "get_ticket", {"id": "T-1"}, OPEN),
+    _ok(2, "list_tickets", {"status": "open"}, {"tickets": [T2, T3], "next_offset": None}),
+    _ok(
+        3,
+        "update_ticket",
+        {"id": "T-1", "status": "solved"},
+        writes=[WriteImage(entity="tickets", key="T-1", before=OPEN, after=SOLVED)],
+    ),
+    CallRecord(
+        seq=4, tool="update_ticket", args={"id": "T-9"}, ok=False, error=ToolError("refused", "no")
+    ),
+    _ok(5, "get_ticket", {"id": "T-1"}, SOLVED),
+    _ok(
+        6,
+        "add_comment",
+        {"ticket_id": "T-1", "body": "hi"},
+        writes=[WriteImage(entity="comments", key="C-1", before=None, after=COMMENT)],
+    ),
+]
+RECORD = hw.Record(
+    world=WorldRef(name="helpdesk", size="small", hash="h", contract_hash="c"),
+    calls=CALLS,
+    final=[],
+    outcome=hw.Outcome(status="completed"),
+    final_message="Solved T-1; T-3 noted.",
+)
+
+
+def _size(row: dict[str, Any]) -> int:
+    return len(msgspec.json.encode(row))
+
+
+def test_the_attempt_figures() -> None:
+    p = process_of(RECORD, passed=True, call_budget=12)
+    assert (p.tool_calls, p.failed_calls, p.write_calls) == (6, 1, 2)
+    assert p.refused_calls == 1  # call 4: an escalation the world refused
+    assert p.irreversible == 1  # call 6 created a row
+    assert p.backtracked == 0  # nothing written twice
+    assert p.verification_calls == 1  # call 5 read T-1 back; call 2 came before any write
+    assert p.postcondition_checked == 1  # call 3's status was seen; call 6's row never read
+    # rows read: T-1 (open), T-2, T-3, T-1 (solved); T-2 is never named again
+    assert p.rows_read_bytes == _size(OPEN) + _size(T2) + _size(T3) + _size(SOLVED)
+    assert p.rows_used_bytes == p.rows_read_bytes - _size(T2)
+    assert p.efficiency == 0.5  # passed x (1 - 6 / 12)
+
+
+def test_the_summary_rates() -> None:
+    summary = summarize_process([process_of(RECORD, passed=True, call_budget=12)])
+    assert summary.tool_calls == 6
+    assert summary.failure_rate is not None and summary.failure_rate.estimate == 1 / 6
+    assert summary.escalation_rate is not None and summary.escalation_rate.estimate == 1.0
+    assert summary.verification_cost is not None and summary.verification_cost.estimate == 1 / 6
+    assert summary.postcondition_rate is not None and summary.postcondition_rate.estimate == 0.5
+    read = _size(OPEN) + _size(T2) + _size(T3) + _size(SOLVED)
+    assert summary.context_efficiency == pytest.approx((read - _size(T2)) / read)
+    assert summary.context_efficiency_mean == summary.context_efficiency
+    assert (summary.efficiency_adjusted, summary.efficiency_n) == (0.5, 1)
+    assert summary.per_attempt["refused_calls"] == 1.0
+
+
+def test_a_row_used_only_by_an_aggregate_answer_is_not_used() -> None:
+    # the stated limit: a count read from rows names none of them
+    counted = msgspec.structs.replace(RECORD, calls=CALLS[1:2], final_message="2")
+    p = process_of(counted)
+    assert p.rows_used_bytes == 0 and p.rows_read_bytes == _size(T2) + _size(T3)
+
+
+def test_undefined_figures_are_null_never_zero() -> None:
+    empty = msgspec.structs.replace(RECORD, calls=[], final_message="")
+    summary = summarize_process([process_of(empty)])
+    assert summary.failure_rate is None and summary.verification_cost is None
+    assert summary.postcondition_rate is None and summary.context_efficiency is None
+    assert summary.efficiency_adjusted is None and summary.efficiency_n == 0
+    assert process_of(RECORD, passed=None, call_budget=12).efficiency is None
+    assert process_of(RECORD, passed=False, call_budget=12).efficiency == 0.0
+
+
+def _paired(task: str, base: tuple[int, int], cand: tuple[int, int]) -> PairedTask:
+    return PairedTask(
+        task_id=task,
+        baseline=TaskTally(task_id=task, runs=base[0], passes=base[1]),
+        candidate=TaskTally(task_id=task, runs=cand[0], passes=cand[1]),
+        difference=cand[1] / cand[0] - base[1] / base[0],
+    )
+
+
+def test_improvements_and_net_delta_beside_regressions() -> None:
+    change = process_change(
+        [
+            _paired("a", (3, 3), (3, 1)),  # solid -> not: a regression
+            _paired("b", (3, 0), (3, 3)),  # not -> solid: an improvement
+            _paired("c", (3, 2), (3, 3)),  # flaky -> solid: an improvement
+            _paired("d", (3, 3), (3, 3)),  # unchanged
+        ]
+    )
+    assert change.regressions == ["a"] and change.improvements == ["b", "c"]
+    assert (change.net_delta, change.tasks) == (1, 4)
+
+
+def test_a_run_directory_summary(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    tasks = ["payments.charge_lost_response", "payments.charge_no_fault"]
+    args = ["run", "--world", "payments", "--agent", "naive-retry", "--tasks", *tasks]
+    assert main([*args, "--out", str(out), "--json"]) == 0
+    summary = run_process(out, hw.load_tasks("payments"))
+    assert summary.attempts == 2 and summary.tool_calls > 0
+    assert summary.efficiency_n == 2  # both tasks declare a tool-call budget
+
+
+def test_the_docs_table_is_the_code() -> None:
+    docs = Path(__file__).parents[2] / "docs" / "metrics.md"
+    assert metrics_markdown() in docs.read_text()
+    for metric in PROCESS_METRICS:
+        assert metric.field in ProcessSummary.__struct_fields__, metric.name
