@@ -24,6 +24,7 @@ COMMANDS: tuple[str, ...] = (
     "verify",
     "report",
     "compare",
+    "gate",  # release: every clause of a release policy
     "precheck",
     "play",
     "mcp",  # [integrations] MCP server (extra [mcp])
