@@ -25,6 +25,7 @@ COMMANDS: tuple[str, ...] = (
     "report",
     "compare",
     "gate",  # release: every clause of a release policy
+    "split",  # release: held-out split, its candidate ledger, near-duplicates
     "precheck",
     "play",
     "mcp",  # [integrations] MCP server (extra [mcp])

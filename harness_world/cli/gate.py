@@ -22,6 +22,7 @@ from harness_world.release import (
     load_policy,
     render_release,
 )
+from harness_world.running.heldout import SplitError
 
 __all__ = ["register"]
 
@@ -44,6 +45,12 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("baseline", type=Path, metavar="BASELINE", help="baseline run directory")
     parser.add_argument("candidate", type=Path, metavar="CANDIDATE", help="candidate run directory")
     parser.add_argument("--json", action="store_true", help="print the decision as one JSON object")
+    parser.add_argument(
+        "--split",
+        type=Path,
+        metavar="LOCK",
+        help="a held-out split lock: also print how many candidates its ledger holds",
+    )
     add_verifier_world_options(parser)
     parser.set_defaults(handler=run)
 
@@ -60,8 +67,9 @@ def run(args: argparse.Namespace) -> int:
             tasks=index,
             folders=choice.folders() or None,
             name=policy.name or str(args.policy),
+            split=args.split,
         )
-    except (PolicyError, ReleaseInputError, WorldError, TaskError) as exc:
+    except (PolicyError, ReleaseInputError, SplitError, WorldError, TaskError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.json:

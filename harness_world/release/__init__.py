@@ -6,6 +6,9 @@
 - `evaluate_release` replays a baseline and a candidate run directory once each and decides
   every clause; `render_release` prints the `ReleaseDecision`, which passes only when every
   gated clause holds.
+- Held-out discipline: a split is frozen and its ledger appended to by
+  `harness_world.running.heldout`; `heldout_use` counts the candidates evaluated on it, and
+  `near_duplicates` flags held-out instructions that paraphrase development ones.
 """
 
 from harness_world.release.figures import ReleaseInputError, RunFigures, measure_run
@@ -19,10 +22,19 @@ from harness_world.release.gate import (
     upper_bound,
 )
 from harness_world.release.policy import PolicyError, ReleasePolicy, load_policy, parse_policy
+from harness_world.release.split import (
+    HeldOutUse,
+    NearDuplicate,
+    heldout_use,
+    near_duplicates,
+    tasks_from,
+)
 
 __all__ = [
     "CLAUSES",
     "ClauseResult",
+    "HeldOutUse",
+    "NearDuplicate",
     "PolicyError",
     "ReleaseDecision",
     "ReleaseInputError",
@@ -30,9 +42,12 @@ __all__ = [
     "RunFigures",
     "decide_release",
     "evaluate_release",
+    "heldout_use",
     "load_policy",
     "measure_run",
+    "near_duplicates",
     "parse_policy",
     "render_release",
+    "tasks_from",
     "upper_bound",
 ]

@@ -31,6 +31,7 @@ from harness_world.release.policy import (
     OverBlockingClause,
     ReleasePolicy,
 )
+from harness_world.release.split import HeldOutUse, heldout_use
 from harness_world.stats import StatsInputError, assess, clopper_pearson_interval
 from harness_world.stats.gate import GateResult
 
@@ -95,6 +96,7 @@ class ReleaseDecision(msgspec.Struct, frozen=True, kw_only=True):
         baseline: The baseline's figures.
         candidate: The candidate's figures.
         completion: The full non-inferiority decision (null when not gated or undefined).
+        heldout: How often the held-out split the candidate ran on was used (null: none given).
     """
 
     policy: str
@@ -103,6 +105,7 @@ class ReleaseDecision(msgspec.Struct, frozen=True, kw_only=True):
     baseline: RunFigures
     candidate: RunFigures
     completion: GateResult | None = None
+    heldout: HeldOutUse | None = None
 
 
 def _pct(x: float) -> str:
@@ -370,6 +373,7 @@ def evaluate_release(
     tasks: Mapping[str, Task] | None = None,
     folders: Mapping[str, Path] | None = None,
     name: str = "",
+    split: str | Path | None = None,
 ) -> ReleaseDecision:
     """Measure two run directories (each replayed once) and decide the policy on them.
 
@@ -380,14 +384,20 @@ def evaluate_release(
         tasks: The tasks to grade against, by id (default: the built-in tasks).
         folders: World folders of the reader's own, by name.
         name: How to name the policy in the decision (default: its ``name``).
+        split: A held-out split lock: the decision says how many candidates its ledger holds.
 
     Raises:
         ReleaseInputError: when either directory is not a readable run directory.
+        SplitError: when the split's lock or ledger is unreadable.
     """
     index = dict(tasks) if tasks is not None else {t.id: t for t in load_tasks()}
     base = measure_run(baseline, index, folders=folders)
     cand = measure_run(candidate, index, folders=folders)
-    return decide_release(policy, base, cand, name)
+    decision = decide_release(policy, base, cand, name)
+    if split is None:
+        return decision
+    use = heldout_use(split, cand.figures.revision)
+    return msgspec.structs.replace(decision, heldout=use)
 
 
 def render_release(decision: ReleaseDecision) -> str:
@@ -406,6 +416,13 @@ def render_release(decision: ReleaseDecision) -> str:
             lines.append(f"          limit: {x.limit}")
         if x.figure and x.detail:
             lines.append(f"          {x.detail}")
+    if (use := decision.heldout) is not None:
+        lines.append(
+            f"held-out split {use.lock}: {use.candidates} candidate(s) evaluated on its "
+            f"{use.tasks} tasks ({use.runs} run(s)); this candidate "
+            + ("is" if use.candidate_recorded else "is NOT")
+            + " in its ledger"
+        )
     held = sum(x.verdict == "pass" for x in decision.clauses)
     gated = sum(x.verdict != "not_gated" for x in decision.clauses)
     verdict = "PASSED" if decision.passed else "FAILED"
