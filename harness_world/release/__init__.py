@@ -9,6 +9,8 @@
 - Held-out discipline: a split is frozen and its ledger appended to by
   `harness_world.running.heldout`; `heldout_use` counts the candidates evaluated on it, and
   `near_duplicates` flags held-out instructions that paraphrase development ones.
+- Human review: `add_reviews` keeps a person's verdicts beside a run (never in its evidence);
+  `review_summary` reads the original, corrected and accepted scores side by side.
 """
 
 from harness_world.release.figures import ReleaseInputError, RunFigures, measure_run
@@ -22,6 +24,13 @@ from harness_world.release.gate import (
     upper_bound,
 )
 from harness_world.release.policy import PolicyError, ReleasePolicy, load_policy, parse_policy
+from harness_world.release.review import (
+    ReviewError,
+    ReviewRequest,
+    ReviewSummary,
+    add_reviews,
+    review_summary,
+)
 from harness_world.release.split import (
     HeldOutUse,
     NearDuplicate,
@@ -39,7 +48,11 @@ __all__ = [
     "ReleaseDecision",
     "ReleaseInputError",
     "ReleasePolicy",
+    "ReviewError",
+    "ReviewRequest",
+    "ReviewSummary",
     "RunFigures",
+    "add_reviews",
     "decide_release",
     "evaluate_release",
     "heldout_use",
@@ -48,6 +61,7 @@ __all__ = [
     "near_duplicates",
     "parse_policy",
     "render_release",
+    "review_summary",
     "tasks_from",
     "upper_bound",
 ]

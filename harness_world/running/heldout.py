@@ -18,6 +18,7 @@ import msgspec
 
 from harness_world.errors import HarnessWorldError
 from harness_world.grading.task import Task
+from harness_world.running.journal import append_jsonl, read_jsonl
 
 __all__ = [
     "HeldOutSplit",
@@ -141,14 +142,8 @@ def record_candidate(
         covered=len(met),
         changed=sorted(t.id for t in met if t.hash != frozen[t.id]),
     )
-    line = msgspec.json.encode(entry) + b"\n"
     try:
-        fd = os.open(ledger_path(lock), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, line)  # one write of one line: appends from two runs do not interleave
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        append_jsonl(ledger_path(lock), [entry])
     except OSError as exc:
         raise SplitError(f"{ledger_path(lock)}: cannot append: {exc.strerror or exc}") from None
     return entry
@@ -169,11 +164,8 @@ def read_ledger(lock: str | Path) -> list[LedgerEntry]:
         SplitError: when the ledger is unreadable or a line is not an entry.
     """
     path = ledger_path(lock)
-    if not path.exists():
-        return []
     try:
-        lines = path.read_bytes().splitlines()
-        return [msgspec.json.decode(line, type=LedgerEntry) for line in lines if line.strip()]
+        return read_jsonl(path, LedgerEntry)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise SplitError(f"{path}: not a held-out ledger: {exc}") from None
 
