@@ -30,6 +30,7 @@ RANKS = {
     "coverage": 5,
     "analysis": 5,
     "tau2": 6,
+    "release": 6,
     "cli": 7,
     "__main__": 8,
 }
@@ -42,6 +43,7 @@ AUDIENCE_MODULES = [
     "harness_world.coverage",
     "harness_world.analysis",
     "harness_world.tau2",
+    "harness_world.release",
     "harness_world.stats",
 ]
 MAX_FUNCTION_LINES = 60

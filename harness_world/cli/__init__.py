@@ -26,6 +26,9 @@ COMMANDS: tuple[str, ...] = (
     "verify",
     "report",
     "compare",
+    "gate",  # release: every clause of a release policy
+    "split",  # release: held-out split, its candidate ledger, near-duplicates
+    "review",  # release: human verdicts beside a run, original and corrected scores
     "precheck",
     "play",
     "mcp",  # [integrations] MCP server (extra [mcp])

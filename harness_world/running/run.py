@@ -23,6 +23,7 @@ from harness_world.running.agents import Agent
 from harness_world.running.attempt import AttemptLimits
 from harness_world.running.commit import GroupCommit, remove_temporaries
 from harness_world.running.executors import Executor, Serial
+from harness_world.running.heldout import record_candidates
 from harness_world.running.lock import RunLock, lock_run_directory
 from harness_world.running.pins import PINS, make_pins
 from harness_world.running.revision import Revision, make_revision
@@ -170,6 +171,7 @@ def run(
     track: Track = Fresh(),
     group_commit: bool = True,
     world: str | Path | Sequence[str | Path] | None = None,
+    splits: Sequence[str | Path] = (),
 ) -> RunResult:
     """Run every task ``samples`` times and save each record durably as it ends.
 
@@ -196,9 +198,12 @@ def run(
             so it goes with every executor: all of them hand their records to this process.
         world: World folders of your own (or built-in names): tasks of a world given here run
             against that folder. Paths are context: the revision pins the worlds' hashes.
+        splits: Held-out split locks (`harness_world.running.heldout`): a run that schedules
+            a task of one appends itself to that split's ledger before any attempt runs.
 
     Raises:
         RevisionMismatch: when ``out`` holds a run of another revision.
+        SplitError: when a split lock is unreadable or its ledger cannot be appended to.
         RayTasksLost: when some attempts' Ray tasks kept failing (the rest is committed).
         ValueError: for no tasks, fewer than one sample, or a track that does not run with
             the executor (`Sequential` with anything but `Serial`).
@@ -215,6 +220,7 @@ def run(
         executor=executor,
         track=track,
         worlds=choose_worlds(world),
+        splits=splits,
     )
     try:  # the lock goes with this call, whatever ends it
         tally = Tally(total=len(plan.units), progress=progress)
@@ -340,6 +346,7 @@ def prepare_run(
     executor: Executor = Serial(),
     track: Track = Fresh(),
     worlds: WorldChoice | None = None,
+    splits: Sequence[str | Path] = (),
 ) -> RunPlan:
     """Pin the revision, open (or resume) the run directory, and list the pending attempts.
 
@@ -348,6 +355,8 @@ def prepare_run(
 
     Raises:
         RevisionMismatch: when ``out`` holds a run of another revision.
+        SplitError: when a split lock in ``splits`` is unreadable or its ledger cannot be
+            appended to.
         ValueError: for no tasks, fewer than one sample, or a track that does not run with
             the executor.
     """
@@ -365,6 +374,7 @@ def prepare_run(
     lock = lock_run_directory(root)
     open_run_directory(root, revision, fresh, executor.workers)
     write_json(root / PINS, make_pins(loaded, tasks))  # for `verify --pin`
+    record_candidates(splits, tasks, revision.id, agent.name, root)
     remove_temporaries(root)  # left by a run killed in the middle of a batch
     pending = list(_pending_slots(root, tasks, samples))
     template = Unit(

@@ -1,0 +1,90 @@
+"""``review``: record a person's verdict on a criterion beside a run, and read the scores.
+
+Exit codes: 0 done; 2 bad input (no such record, unreadable batch, not a run directory).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from harness_world.cli._selection import add_verifier_world_options, verifier_worlds
+from harness_world.engine.world import WorldError
+from harness_world.grading.task import TaskError
+from harness_world.release.review import (
+    ReviewError,
+    ReviewRequest,
+    ReviewSummary,
+    add_reviews,
+    load_review_batch,
+    review_summary,
+)
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add the ``review`` command to the top-level parser."""
+    parser = subparsers.add_parser(
+        "review",
+        help="record a human verdict on one criterion (never changing the automated grade) "
+        "and print the original, corrected and accepted scores",
+        epilog="exit codes: 0 done, 2 bad input or usage",
+    )
+    parser.add_argument("run_dir", type=Path, metavar="RUN")
+    parser.add_argument("--task", help="the task id of the slot reviewed")
+    parser.add_argument("--sample", type=int, default=0, help="its sample index (default 0)")
+    parser.add_argument("--criterion", help="the criterion id, e.g. prose.1 or state.required")
+    parser.add_argument("--verdict", choices=("pass", "fail"))
+    parser.add_argument("--note", default="", help="why, in the reviewer's words")
+    parser.add_argument("--reviewer", default="", help="who reviewed")
+    parser.add_argument("--batch", type=Path, metavar="FILE", help="a TOML file of [[review]]")
+    parser.add_argument("--json", action="store_true", help="print the scores as one JSON object")
+    add_verifier_world_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def _requests(args: argparse.Namespace) -> list[ReviewRequest]:
+    given = [args.task, args.criterion, args.verdict]
+    if any(given) and not all(given):
+        raise ReviewError("a review needs --task, --criterion and --verdict together")
+    one = ReviewRequest(
+        task=args.task or "",
+        sample=args.sample,
+        criterion=args.criterion or "",
+        verdict=args.verdict or "pass",
+        note=args.note,
+        reviewer=args.reviewer,
+    )
+    return ([one] if all(given) else []) + (load_review_batch(args.batch) if args.batch else [])
+
+
+def _text(s: ReviewSummary) -> str:
+    return (
+        f"run {s.run}  corpus {s.corpus[:16]}\n"
+        f"original (automated) {s.original} of {s.graded}; corrected {s.corrected} of "
+        f"{s.graded}; accepted (prose reviewed and passed) {s.accepted} of {s.graded}\n"
+        f"pending review: {s.pending} slot(s); reviews {s.reviews} "
+        f"(stale {s.stale}, unmatched {s.unmatched})\n"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handle ``review``; returns the exit code."""
+    try:
+        requests = _requests(args)
+        if requests:
+            add_reviews(args.run_dir, requests)
+        choice, index = verifier_worlds(args)
+        summary = review_summary(
+            args.run_dir, list(index.values()), folders=choice.folders() or None
+        )
+    except (ReviewError, WorldError, TaskError, OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(msgspec.json.encode(summary).decode() + "\n" if args.json else _text(summary))
+    return 0

@@ -1,0 +1,106 @@
+"""``split``: freeze a held-out split, read its ledger, check it for near-duplicate tasks.
+
+Exit codes: 0 done (``check``: no near-duplicate); 1 ``check`` found one; 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from harness_world.grading.task import Task, TaskError, load_tasks
+from harness_world.release import near_duplicates, tasks_from
+from harness_world.release.split import DEFAULT_THRESHOLD
+from harness_world.running.heldout import SplitError, freeze_split, load_split, read_ledger
+
+__all__ = ["register"]
+
+_SOURCES = "task files, task folders or built-in world names"
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add the ``split`` command and its ``freeze``, ``ledger`` and ``check`` actions."""
+    parser = subparsers.add_parser(
+        "split",
+        help="held-out splits: freeze one, read its candidate ledger, check for paraphrases",
+        epilog="exit codes: 0 done (check: no near-duplicate), 1 check found one, 2 bad input",
+    )
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    freeze = actions.add_parser("freeze", help="write a lock of task ids and hashes")
+    freeze.add_argument("--tasks", nargs="+", required=True, metavar="SOURCE", help=_SOURCES)
+    freeze.add_argument("--out", type=Path, required=True, metavar="LOCK", help="the new lock")
+    freeze.set_defaults(handler=_freeze)
+    ledger = actions.add_parser("ledger", help="list the candidates evaluated on a split")
+    ledger.add_argument("lock", type=Path, metavar="LOCK")
+    ledger.set_defaults(handler=_ledger)
+    check = actions.add_parser("check", help="flag held-out instructions alike development ones")
+    check.add_argument("--dev", nargs="+", required=True, metavar="SOURCE", help=_SOURCES)
+    check.add_argument(
+        "--heldout", nargs="+", required=True, metavar="SOURCE", help=f"{_SOURCES}, or a LOCK"
+    )
+    check.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD, metavar="J")
+    check.set_defaults(handler=_check)
+
+
+def _fail(exc: Exception) -> int:
+    print(f"error: {exc}", file=sys.stderr)
+    return 2
+
+
+def _freeze(args: argparse.Namespace) -> int:
+    try:
+        split = freeze_split(tasks_from(args.tasks), args.out)
+    except (SplitError, TaskError) as exc:
+        return _fail(exc)
+    print(f"froze {len(split.tasks)} tasks in {args.out} at {split.frozen_at}")
+    return 0
+
+
+def _ledger(args: argparse.Namespace) -> int:
+    try:
+        entries, frozen = read_ledger(args.lock), load_split(args.lock)
+    except SplitError as exc:
+        return _fail(exc)
+    for e in entries:
+        changed = f"; changed since frozen: {', '.join(e.changed)}" if e.changed else ""
+        print(f"{e.time}  {e.revision[:16]}  {e.agent}  {e.covered} tasks  {e.run}{changed}")
+    candidates = len({e.revision for e in entries})
+    print(f"{candidates} candidate(s) in {len(entries)} run(s) on {len(frozen.tasks)} tasks")
+    return 0
+
+
+def _heldout(sources: list[str], dev: list[Task]) -> list[Task]:
+    """The held-out tasks of ``--heldout``.
+
+    A LOCK stands for the tasks it froze, found among the development tasks, the other sources
+    and the built-in tasks.
+    """
+    locks = [s for s in sources if s.endswith(".lock")]
+    others = [s for s in sources if not s.endswith(".lock")]
+    tasks = tasks_from(others) if others else []
+    known = {t.id: t for t in [*load_tasks(), *dev, *tasks]}
+    frozen = sorted({t for lock in locks for t in load_split(lock).tasks})
+    missing = [t for t in frozen if t not in known]
+    if missing:
+        raise SplitError(f"frozen tasks not found among the sources: {', '.join(missing)}")
+    return [*tasks, *(known[t] for t in frozen)]
+
+
+def _check(args: argparse.Namespace) -> int:
+    try:
+        dev = tasks_from(args.dev)
+        held = _heldout(args.heldout, dev)
+    except (SplitError, TaskError) as exc:
+        return _fail(exc)
+    held_ids = {t.id for t in held}
+    dev = [t for t in dev if t.id not in held_ids]  # a held-out task is not development
+    found = near_duplicates(dev, held, threshold=args.threshold)
+    for d in found:
+        print(f"{d.similarity:.3f}  {d.heldout}  ~  {d.development}")
+    print(
+        f"{len(found)} near-duplicate pair(s) at Jaccard >= {args.threshold:g} "
+        f"({len(held)} held-out, {len(dev)} development tasks)"
+    )
+    return 1 if found else 0

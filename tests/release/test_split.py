@@ -1,0 +1,137 @@
+"""Held-out splits: the lock, the candidate ledger a run appends to, near-duplicate checks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import harness_world as hw
+from harness_world.cli import main
+from harness_world.release import heldout_use, near_duplicates, tasks_from
+from harness_world.release.split import DEFAULT_THRESHOLD, jaccard, shingles
+from harness_world.running.heldout import (
+    SplitError,
+    candidates_on,
+    freeze_split,
+    ledger_path,
+    load_split,
+    read_ledger,
+)
+from harness_world.running.reference_agents import reference_agent
+from tests.conftest import REPO
+from tests.release.conftest import TASKS
+
+HELD = ("payments.note_payout_direct", "payments.note_payout_direct_ok")
+
+
+def _tasks(ids: tuple[str, ...]) -> list[hw.Task]:
+    return [t for t in hw.load_tasks("payments") if t.id in ids]
+
+
+def test_a_frozen_split_pins_ids_and_hashes_and_stays_frozen(tmp_path: Path) -> None:
+    lock = tmp_path / "heldout.lock"
+    split = freeze_split(_tasks(HELD), lock)
+    assert load_split(lock) == split
+    assert split.tasks == {t.id: t.hash for t in _tasks(HELD)}
+    with pytest.raises(SplitError, match="already frozen"):
+        freeze_split(_tasks(TASKS), lock)
+    assert load_split(lock) == split
+    assert ledger_path(lock).name == "heldout.ledger.jsonl"
+
+
+def test_the_ledger_counts_every_candidate_run_on_the_split(tmp_path: Path) -> None:
+    lock = tmp_path / "heldout.lock"
+    freeze_split(_tasks(HELD), lock)
+    tasks = _tasks(TASKS)
+    for agent in ("oracle", "deny-all"):
+        hw.run(tasks, reference_agent("payments", agent), out=tmp_path / agent, splits=[lock])
+    hw.run(tasks, reference_agent("payments", "oracle"), out=tmp_path / "oracle", splits=[lock])
+    other = _tasks(("payments.refund_timeout",))  # no held-out task: not a use of the split
+    hw.run(other, reference_agent("payments", "oracle"), out=tmp_path / "dev", splits=[lock])
+    entries = read_ledger(lock)
+    assert [e.agent for e in entries] == ["oracle:payments", "deny-all:payments", "oracle:payments"]
+    assert all(e.covered == 2 and not e.changed for e in entries)
+    assert candidates_on(lock) == 2  # the resumed oracle run is the same candidate
+    use = heldout_use(lock, entries[1].revision)
+    assert (use.candidates, use.runs, use.tasks, use.candidate_recorded) == (2, 3, 2, True)
+
+
+def test_a_task_changed_since_the_freeze_is_named(tmp_path: Path) -> None:
+    lock = tmp_path / "heldout.lock"
+    freeze_split(_tasks(HELD), lock)
+    edited = [msgspec.structs.replace(t, notes=t.notes + " edited") for t in _tasks(HELD)]
+    hw.run(edited, reference_agent("payments", "oracle"), out=tmp_path / "run", splits=[lock])
+    assert read_ledger(lock)[0].changed == sorted(HELD)
+
+
+def test_gate_prints_the_candidates_of_the_split(
+    release_runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lock = tmp_path / "heldout.lock"
+    freeze_split(_tasks(HELD), lock)
+    policy = tmp_path / "p.toml"
+    policy.write_text("[latency]\nmax_p95_s = 30\n")
+    argv = ["gate", str(policy), str(release_runs["baseline"]), str(release_runs["oracle"])]
+    assert main([*argv, "--split", str(lock)]) == 0
+    assert "0 candidate(s) evaluated on its 2 tasks (0 run(s)); this candidate is NOT" in (
+        capsys.readouterr().out
+    )
+    assert main([*argv, "--split", str(lock), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["heldout"]["candidates"] == 0
+
+
+ORIGINAL = next(t for t in hw.load_tasks("payments") if t.id == "payments.charge_lost_response")
+PARAPHRASES = [
+    "Order O-00031 remains open. Please charge the full amount to the card the customer has on "
+    "file, record that payment on the order and send a receipt naming the charge to the customer.",
+    "The customer's order O-00031 has not been paid yet: bill its whole amount to the card we "
+    "hold for them, note the payment on the order, then mail them a receipt that names the charge.",
+]
+
+
+@pytest.mark.parametrize("text", PARAPHRASES)
+def test_a_paraphrase_is_caught_and_a_different_task_is_not(text: str) -> None:
+    paraphrase = msgspec.structs.replace(ORIGINAL, id="heldout.paraphrase", instruction=text)
+    dev = [t for t in hw.load_tasks("payments") if t.family != "charge"] + [ORIGINAL]
+    found = near_duplicates(dev, [paraphrase])
+    assert [d.development for d in found] == ["payments.charge_lost_response"]
+    assert found[0].similarity >= DEFAULT_THRESHOLD
+    refund = next(t for t in hw.load_tasks("payments") if t.id == "payments.refund_timeout")
+    assert near_duplicates([ORIGINAL], [refund]) == []
+
+
+@given(st.text(max_size=80), st.text(max_size=80))
+def test_jaccard_is_a_symmetric_similarity(a: str, b: str) -> None:
+    x, y = shingles(a), shingles(b)
+    assert jaccard(x, y) == jaccard(y, x)
+    assert 0.0 <= jaccard(x, y) <= 1.0
+    if x:
+        assert jaccard(x, x) == 1.0
+
+
+def test_the_split_command_freezes_lists_and_checks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lock = tmp_path / "heldout.lock"
+    assert main(["split", "freeze", "--tasks", "payments", "--out", str(lock)]) == 0
+    assert main(["split", "freeze", "--tasks", "payments", "--out", str(lock)]) == 2
+    assert len(load_split(lock).tasks) == len(tasks_from(["payments"]))
+    capsys.readouterr()
+    assert main(["split", "ledger", str(lock)]) == 0
+    assert "0 candidate(s) in 0 run(s)" in capsys.readouterr().out
+    # Development: the refund tasks; held out: the charge tasks, one a copy of another's text.
+    held = tmp_path / "held"
+    held.mkdir()
+    source = REPO / "tasks" / "payments"
+    (held / "t.toml").write_text(
+        (source / "charge_timeout.toml").read_text().replace("charge_timeout", "copy_timeout")
+    )
+    refunds = [str(p) for p in sorted(source.glob("refund_*.toml"))]
+    assert main(["split", "check", "--dev", *refunds, "--heldout", str(held)]) == 0
+    assert main(["split", "check", "--dev", "payments", "--heldout", str(held)]) == 1
+    assert "payments.copy_timeout  ~  payments.charge_timeout" in capsys.readouterr().out
