@@ -20,8 +20,10 @@ mean drop is exactly the 10-point margin):
 * ``families-8x5``: 8 families of 5 tasks, normal family effects (logit sd 1.2).
 * ``families-4x10``: 4 families of 10 with all-or-nothing family effects (logit +/-1.5, the
   sign drawn per family): a family either moves or it does not.
-* ``helpdesk-30``: helpdesk's (and inventory's) family sizes [6,6,6,3,3,2,2,1,1], the same
-  all-or-nothing effects; ``payments-37``: payments' sizes [10,6,6,6,5,4].
+* ``helpdesk-30``: the family sizes helpdesk had when the issue measured them,
+  [6,6,6,3,3,2,2,1,1], the same all-or-nothing effects; then one scenario per distinct
+  design among the worlds' own task files, read at run time (``helpdesk/inventory-32``:
+  [6,6,6,5,3,2,2,1,1]; ``payments-37``: [10,6,6,6,5,4]).
 * ``dominant-20``: one dominant family, sizes [16,1,1,1,1].
 * ``few-5``: 5 tasks; ``degenerate-12``: rates near 0 or 1; ``partial-40``: 10% of runs
   lost at random (decided with ``--allow-missing``).
@@ -36,8 +38,31 @@ under its null. Power: a true change of about +/- 15 points (mean over tasks) fo
 ``improved`` / ``no-regression``, no change for ``non-inferior`` (scenarios with a special
 null have no power cell). Nominal level: one-sided 2.5% for every gate; margin 10 points.
 
-    python bench/stats_calibration.py                 # CI-sized (150 simulations per cell)
-    HW_FULL=1 python bench/stats_calibration.py       # full: 4000 per null cell, 1000 power
+Beyond the gate (`CHECKS`), each through the function the CLI calls, fed simulated scans in
+memory (`compare_crossed` for ``compare CROSSED_RUN``, `track_drift` for ``report SEQ
+--fresh FRESH``, `suite_mean` for ``report``'s headline, `stats.assess` for
+``--allow-missing``):
+
+* ``crossed-*``: 2 or 3 model profiles, 5 paired samples per task and profile, each
+  profile shifting the task's baseline logit; the candidate adds the true difference on the
+  probability scale: ``none`` (identical harnesses), ``constant`` (+15 points), ``per-task``
+  (each task its own change, the same under every profile) have no interaction, and the
+  rate of a printed ``INTERACTION`` is measured against its 5% two-sided family-wise level;
+  ``varied`` (profile means -10 / 0 / +10 points) has one (power). Every crossed cell also
+  measures the coverage of the per-profile intervals (label ``1 - 0.05/P``), of all P
+  together (95%) and of the aggregate (95%), against the population mean.
+* ``drift-12x3`` / ``drift-30x5``: both tracks at the same per-task rates: how often the
+  regression list is non-empty (at most 5% family-wise; the old list, every task lower on
+  the sequential track, beside it), and the coverage of 0 by the 95% drift interval.
+* ``headline-*``: one run; coverage of the population mean pass rate by the headline
+  interval over tasks and, for reference, by the pooled Wilson interval per attempt;
+  ``headline-helpdesk-32x5`` has helpdesk's families, tasks sharing their family's rate.
+* ``lost-failures-40``: no true change, every failed candidate run lost with probability
+  30% (informative loss, which ``--allow-missing`` assumes away): how often ``improved``
+  passes, and whether the tipping point then says the outcome changes.
+
+    python bench/stats_calibration.py                 # CI-sized (150 per cell, ~4 minutes)
+    HW_FULL=1 python bench/stats_calibration.py       # full: 4000 per null/coverage cell
     python bench/stats_calibration.py --sims 1000     # any count (power cells get a quarter)
     python bench/stats_calibration.py --write-docs    # full, and rewrite docs/stats.md's table
     python bench/stats_calibration.py --jobs 2        # cells in two processes
@@ -48,18 +73,32 @@ Last line: one JSON object with every figure.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
 import sys
 import time
+import types
+from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 
 from harness_world import stats
+from harness_world.analysis import crossed as crossed_module
+from harness_world.analysis import drift as drift_module
+from harness_world.analysis.crossed import CrossedComparison, compare_crossed
+from harness_world.analysis.drift import DriftReport, track_drift
+from harness_world.analysis.report import suite_mean
+from harness_world.grading.task import TaskError, load_tasks
+from harness_world.grading.verifier import SlotResult
+from harness_world.running.crossed import CrossedConfig, CrossedManifest
+from harness_world.running.sequential import TaskSequence
 from harness_world.stats import RunRow, StatsInputError
 from harness_world.stats.gate import Method, p_value
 
@@ -118,15 +157,46 @@ def _ones(n: int) -> tuple[int, ...]:
     return (1,) * n
 
 
-HELPDESK = (6, 6, 6, 3, 3, 2, 2, 1, 1)
-PAYMENTS = (10, 6, 6, 6, 5, 4)
+# The worlds' family sizes as their task files give them when they were last measured; read
+# again at run time (`world_family_sizes`) so a new task changes the scenario with it.
+KNOWN_SIZES = {
+    "helpdesk": (6, 6, 6, 5, 3, 2, 2, 1, 1),
+    "inventory": (6, 6, 6, 5, 3, 2, 2, 1, 1),
+    "payments": (10, 6, 6, 6, 5, 4),
+}
+
+
+def world_family_sizes() -> dict[str, tuple[int, ...]]:
+    """Each built-in world's family sizes, largest first (a task without a family: 1)."""
+    try:
+        tasks = load_tasks()
+    except TaskError:
+        return dict(KNOWN_SIZES)
+    out = {}
+    for world, known in KNOWN_SIZES.items():
+        counts = Counter(t.family or t.id for t in tasks if t.world == world)
+        out[world] = tuple(sorted(counts.values(), reverse=True)) or known
+    return out
+
+
+def _world_scenarios() -> tuple[Scenario, ...]:
+    """One scenario per distinct design among the worlds (worlds sharing sizes share it)."""
+    by_sizes: dict[tuple[int, ...], list[str]] = {}
+    for world, sizes in world_family_sizes().items():
+        by_sizes.setdefault(sizes, []).append(world)
+    return tuple(
+        Scenario(f"{'/'.join(worlds)}-{sum(sizes)}", sizes, True, "two-point", task_sd=0.2)
+        for sizes, worlds in by_sizes.items()
+    )
+
+
 SCENARIOS = (
     Scenario("iid-40", _ones(40)),
     Scenario("iid-30", _ones(30)),
     Scenario("families-8x5", (5,) * 8, True, "normal", task_sd=0.2),
     Scenario("families-4x10", (10,) * 4, True, "two-point", task_sd=0.2),
-    Scenario("helpdesk-30", HELPDESK, True, "two-point", task_sd=0.2),
-    Scenario("payments-37", PAYMENTS, True, "two-point", task_sd=0.2),
+    Scenario("helpdesk-30", (6, 6, 6, 3, 3, 2, 2, 1, 1), True, "two-point", task_sd=0.2),
+    *_world_scenarios(),
     Scenario("dominant-20", (16, 1, 1, 1, 1), True, "two-point", task_sd=0.2),
     Scenario("few-5", _ones(5)),
     Scenario("degenerate-12", _ones(12), kind="extreme", task_sd=0.0),
@@ -339,6 +409,284 @@ def run_cell(
     return out
 
 
+# ------------------------------------------------------------------------------------------
+# Crossed runs, drift, the report's headline and informative losses: each decided by the
+# function the CLI calls (`compare_crossed`, `track_drift`, `suite_mean`, `stats.assess`),
+# fed simulated run scans in memory instead of run directories on disk.
+
+
+@dataclass(frozen=True)
+class Check:
+    """One scenario outside the gate table: a rate (of a printed finding) or a coverage.
+
+    Attributes:
+        name: Its name in the tables.
+        kind: ``crossed`` (interaction rate and interval coverage of `compare_crossed`),
+            ``drift`` (`track_drift`), ``headline`` (`suite_mean` and the pooled Wilson) or
+            ``lost-failures`` (`stats.assess` with ``allow_missing`` when failed candidate
+            runs are lost).
+        tasks: Tasks.
+        runs: Runs (samples) per task, side and profile.
+        profiles: Model profiles of a crossed run.
+        effect: Crossed runs: ``none`` (candidate identical), ``constant`` (+15 points on
+            every task and profile), ``per-task`` (+10 points on average, each task its own
+            change within +/-10, the same under every profile: still no interaction),
+            ``varied`` (profile means -10 / 0 / +10 points, task and task x profile spread:
+            an interaction, for power and coverage).
+        sizes: Family sizes (empty: independent tasks); for ``headline``, each task's rate
+            is 0.7 of its family's draw and 0.3 of its own.
+        loss: ``lost-failures``: probability that a failed candidate run is lost.
+    """
+
+    name: str
+    kind: str
+    tasks: int
+    runs: int = RUNS
+    profiles: int = 0
+    effect: str = "none"
+    sizes: tuple[int, ...] = ()
+    loss: float = 0.0
+
+
+CHECKS = (
+    Check("crossed-3p-none-20", "crossed", 20, profiles=3),
+    Check("crossed-2p-none-20", "crossed", 20, profiles=2),
+    Check("crossed-3p-constant-20", "crossed", 20, profiles=3, effect="constant"),
+    Check("crossed-2p-constant-20", "crossed", 20, profiles=2, effect="constant"),
+    Check("crossed-3p-per-task-20", "crossed", 20, profiles=3, effect="per-task"),
+    Check("crossed-3p-varied-10", "crossed", 10, profiles=3, effect="varied"),
+    Check("crossed-3p-varied-20", "crossed", 20, profiles=3, effect="varied"),
+    Check("drift-12x3", "drift", 12, runs=3),
+    Check("drift-30x5", "drift", 30, runs=5),
+    Check("headline-30x3", "headline", 30, runs=3),
+    Check("headline-30x10", "headline", 30, runs=10),
+    Check("headline-89x5", "headline", 89, runs=5),
+    Check("headline-helpdesk-32x5", "headline", 32, sizes=KNOWN_SIZES["helpdesk"]),
+    Check("lost-failures-40", "lost-failures", 40, loss=0.3),
+)
+CROSSED_LEVEL = 0.05  # the interaction test's two-sided family-wise level, and the intervals'
+PROFILE_LOGITS = (-0.8, 0.0, 0.8)
+VARIED_MEANS = (-0.10, 0.0, 0.10)
+
+
+class _Scan:
+    """What `compare_crossed` and `track_drift` read of a run scan: slots, families, manifest."""
+
+    __slots__ = ("families", "manifest", "slots")
+
+    def __init__(
+        self, slots: list[SlotResult], families: dict[str, str], manifest: object = None
+    ) -> None:
+        self.slots = slots
+        self.families = families
+        self.manifest = manifest
+
+
+def _slots(passed: np.ndarray) -> list[SlotResult]:
+    """Graded, valid slots of a (tasks x samples) pass matrix."""
+    return [
+        SlotResult(
+            task_id=f"t{i:03d}",
+            sample=r,
+            path="",
+            outcome="completed",
+            evidence="verified",
+            passed=bool(passed[i, r]),
+        )
+        for i in range(passed.shape[0])
+        for r in range(passed.shape[1])
+    ]
+
+
+@contextlib.contextmanager
+def _in_memory(module: object, scans: dict[str, _Scan], **extra: object) -> Iterator[None]:
+    """Let ``module``'s `scan_run` (and ``extra`` names) read ``scans`` instead of the disk."""
+
+    def scan_run(out: object, *_: object, **__: object) -> _Scan:
+        return scans[Path(str(out)).name]
+
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(mock.patch.object(module, "scan_run", scan_run))
+        for name, value in extra.items():
+            stack.enter_context(mock.patch.object(module, name, value))
+        yield
+
+
+def _family_labels(check: Check) -> dict[str, str]:
+    if not check.sizes:
+        return {}
+    fam = np.repeat(np.arange(len(check.sizes)), check.sizes)
+    return {f"t{i:03d}": f"f{fam[i]}" for i in range(check.tasks)}
+
+
+def _crossed_truth(check: Check, rng: np.random.Generator) -> np.ndarray:
+    """True candidate-minus-baseline rate per (task, profile)."""
+    shape = (check.tasks, check.profiles)
+    if check.effect == "none":
+        return np.zeros(shape)
+    if check.effect == "constant":
+        return np.full(shape, EFFECT)
+    if check.effect == "per-task":
+        return np.repeat(0.1 + rng.uniform(-0.1, 0.1, (check.tasks, 1)), check.profiles, axis=1)
+    means = np.array(VARIED_MEANS[: check.profiles])
+    return (
+        means[None, :] + rng.uniform(-0.1, 0.1, (check.tasks, 1)) + rng.uniform(-0.05, 0.05, shape)
+    )
+
+
+def crossed_once(check: Check, rng: np.random.Generator) -> tuple[CrossedComparison, np.ndarray]:
+    """One simulated crossed run, compared by `compare_crossed`; and each profile's true mean.
+
+    The truth is the mean over the population of tasks (what the intervals, which count task
+    luck, are about): 0, +15, +10 or the profile's mean in ``VARIED_MEANS``.
+
+    Every profile shifts the task's baseline logit; the candidate adds exactly the true
+    difference on the probability scale (the baseline is kept where that stays in [0, 1]).
+    """
+    delta = _crossed_truth(check, rng)
+    center = np.clip(_centers(Scenario("", _ones(check.tasks)), rng), 0.02, 0.98)
+    logit = np.log(center / (1 - center))[:, None] + np.array(PROFILE_LOGITS[: check.profiles])
+    base = np.clip(1 / (1 + np.exp(-logit)), np.maximum(0.0, -delta), np.minimum(1.0, 1 - delta))
+    scans: dict[str, _Scan] = {}
+    configs = []
+    families = _family_labels(check)
+    for p in range(check.profiles):
+        for harness, rate in (("main", base[:, p]), ("pr", base[:, p] + delta[:, p])):
+            name = f"{harness}-m{p}"
+            configs.append(CrossedConfig(name=name, harness=harness, profile=f"m{p}"))
+            outcomes = rng.random((check.tasks, check.runs)) < rate[:, None]
+            scans[name] = _Scan(_slots(outcomes), families)
+    manifest = CrossedManifest(
+        configs=configs, tasks=[], samples=check.runs, seed=0, order_seed=0, order=[]
+    )
+    with _in_memory(crossed_module, scans, load_crossed=lambda _: manifest):
+        result = compare_crossed("crossed", baseline="main", candidate="pr", tasks=[])
+    return result, _population_means(check)
+
+
+def _population_means(check: Check) -> np.ndarray:
+    if check.effect == "varied":
+        return np.array(VARIED_MEANS[: check.profiles])
+    mean = {"none": 0.0, "constant": EFFECT, "per-task": 0.1}[check.effect]
+    return np.full(check.profiles, mean)
+
+
+def _covers(low: float | None, high: float | None, truth: float) -> bool:
+    return low is not None and high is not None and low <= truth <= high
+
+
+def crossed_cell(check: Check, sims: int, rng: np.random.Generator) -> dict[str, float]:
+    """Interaction printed; per-profile, simultaneous and aggregate interval coverage."""
+    detected = each = together = aggregate = 0
+    for _ in range(sims):
+        result, truth = crossed_once(check, rng)
+        detected += result.interaction is not None and result.interaction.detected
+        hits = [_covers(d.low, d.high, t) for d, t in zip(result.profiles, truth, strict=True)]
+        each += sum(hits)
+        together += all(hits)
+        aggregate += _covers(result.aggregate.low, result.aggregate.high, float(truth.mean()))
+    return {
+        "interaction": detected / sims,
+        "profile_coverage": each / (sims * check.profiles),
+        "profile_label": 1 - CROSSED_LEVEL / check.profiles,
+        "simultaneous_coverage": together / sims,
+        "aggregate_coverage": aggregate / sims,
+    }
+
+
+def drift_once(check: Check, rng: np.random.Generator) -> DriftReport:
+    """One fresh and one sequential track with no drift, compared by `track_drift`."""
+    rate = _centers(Scenario("", _ones(check.tasks)), rng)
+    ids = [f"t{i:03d}" for i in range(check.tasks)]
+    scans = {}
+    for track in ("fresh", "sequential"):
+        outcomes = rng.random((check.tasks, check.runs)) < rate[:, None]
+        manifest = types.SimpleNamespace(track=track, tasks=ids, samples=check.runs, seed=0)
+        scans[track] = _Scan(_slots(outcomes), {}, manifest)
+    sequence = TaskSequence(seed=0, passes=[ids] * check.runs)
+    with _in_memory(drift_module, scans, load_sequence=lambda _: sequence):
+        return track_drift("fresh", "sequential", tasks=[])
+
+
+def drift_cell(check: Check, sims: int, rng: np.random.Generator) -> dict[str, float]:
+    """Regression list non-empty (and the old every-lower list), interval coverage of 0."""
+    listed = lower = covered = 0
+    for _ in range(sims):
+        report = drift_once(check, rng)
+        listed += bool(report.regressions)
+        lower += bool(report.lower_on_sequential)
+        covered += _covers(report.low, report.high, 0.0)
+    return {"listed": listed / sims, "lower_listed": lower / sims, "coverage": covered / sims}
+
+
+MIX_MEAN = 0.45 * 8 / 9 + 0.25 * 1 / 9 + 0.30 * 0.5  # E[p] of `_centers`'s mix
+
+
+def headline_cell(check: Check, sims: int, rng: np.random.Generator) -> dict[str, float]:
+    """Coverage of the suite's population mean pass rate: `suite_mean` and pooled Wilson."""
+    covered = wilson = 0
+    families = _family_labels(check)
+    for _ in range(sims):
+        rate = _centers(Scenario("", _ones(check.tasks)), rng)
+        if check.sizes:
+            groups = _centers(Scenario("", _ones(len(check.sizes))), rng)
+            rate = 0.7 * np.repeat(groups, check.sizes) + 0.3 * rate
+        outcomes = rng.random((check.tasks, check.runs)) < rate[:, None]
+        rows = [
+            RunRow(task_id=f"t{i:03d}", run_index=r, config="run", passed=bool(outcomes[i, r]))
+            for i in range(check.tasks)
+            for r in range(check.runs)
+        ]
+        mean = suite_mean(rows, families)  # what `report` prints as its headline
+        covered += mean is not None and mean.low <= MIX_MEAN <= mean.high
+        pooled = stats.wilson_interval(int(outcomes.sum()), outcomes.size)
+        wilson += pooled.low <= MIX_MEAN <= pooled.high
+    return {"coverage": covered / sims, "wilson_coverage": wilson / sims}
+
+
+def lost_failures_cell(check: Check, sims: int, rng: np.random.Generator) -> dict[str, float]:
+    """No true change; failed candidate runs lost with ``check.loss``; gate ``improved``."""
+    sc = Scenario("", _ones(check.tasks))
+    passed = flagged = 0
+    ratios: list[float] = []
+    for _ in range(sims):
+        p_b, p_c = rates(sc, "null", rng)
+        rows = [
+            r
+            for r in simulate_rows(sc, p_b, p_c, rng)
+            if r.config == "main" or r.passed or rng.random() >= check.loss
+        ]
+        _, res = stats.assess(
+            rows, "main", "pr", gate="improved", alpha=ALPHA, min_runs=RUNS, allow_missing=True
+        )
+        if res.passed:
+            passed += 1
+            flagged += res.tipping_point is not None
+            if res.tipping_point is not None and res.lost_runs:
+                ratios.append(res.tipping_point / res.lost_runs)
+    return {
+        "improved": passed / sims,
+        "flagged_share": flagged / passed if passed else 1.0,
+        "tipping_share_median": float(np.median(ratios)) if ratios else 0.0,
+    }
+
+
+CHECK_CELLS = {
+    "crossed": crossed_cell,
+    "drift": drift_cell,
+    "headline": headline_cell,
+    "lost-failures": lost_failures_cell,
+}
+
+
+def run_check(check: Check, sims: int, seed: int) -> dict[str, float]:
+    """One check's figures over ``sims`` simulations (its own seed: same at any ``--jobs``)."""
+    rng = np.random.default_rng([seed, 1000 + CHECKS.index(check)])
+    out = CHECK_CELLS[check.kind](check, sims, rng)
+    out["sims"] = sims
+    return out
+
+
 def _pct(x: float | int | None) -> str:
     return "n/a" if x is None else f"{x * 100:.1f}%"
 
@@ -384,35 +732,132 @@ def table(results: Results) -> str:
     return "\n".join(lines)
 
 
-def _cell_job(
-    args: tuple[int, str, str, int, int],
-) -> tuple[str, str, str, dict[str, float | int | None]]:
-    index, gate, kind, sims, seed = args
+Checks = dict[str, dict[str, float]]
+_Job = tuple[str, int, str, str, int, int]
+
+
+def _cell_job(args: _Job) -> tuple[str, str, str, dict[str, float | int | None]]:
+    what, index, gate, kind, sims, seed = args
+    if what == "check":
+        check = CHECKS[index]
+        return check.name, "", "check", dict(run_check(check, sims, seed))
     sc = SCENARIOS[index]
     return sc.name, gate, kind, run_cell(sc, gate, kind, sims, seed)
 
 
-def measure(sims: int, power_sims: int, seed: int, jobs: int) -> Results:
+def measure(sims: int, power_sims: int, seed: int, jobs: int) -> tuple[Results, Checks]:
     """Every cell, in ``jobs`` processes (each cell has its own seed: same figures at any jobs)."""
-    work = [
-        (i, gate, kind, sims if kind == "null" else power_sims, seed)
+    work: list[_Job] = [("check", i, "", "check", sims, seed) for i in range(len(CHECKS))] + [
+        ("gate", i, gate, kind, sims if kind == "null" else power_sims, seed)
         for i, sc in enumerate(SCENARIOS)
         for gate in sc.gates
         for kind in (("null", "effect") if sc.power else ("null",))
     ]
     results: Results = {sc.name: {g: {} for g in sc.gates} for sc in SCENARIOS}
-    if jobs <= 1:
-        done = map(_cell_job, work)
+    checks: Checks = {}
+    with contextlib.ExitStack() as stack:
+        if jobs > 1:
+            done = stack.enter_context(ProcessPoolExecutor(max_workers=jobs)).map(_cell_job, work)
+        else:
+            done = map(_cell_job, work)
         for name, gate, kind, cell in done:
-            results[name][gate][kind] = cell
-        return results
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        for name, gate, kind, cell in pool.map(_cell_job, work):
-            results[name][gate][kind] = cell
-    return results
+            if kind == "check":
+                checks[name] = {k: float(v) for k, v in cell.items() if v is not None}
+            else:
+                results[name][gate][kind] = cell
+    return results, checks
 
 
-def figures(results: Results, sims: int) -> dict[str, float]:
+def _row(name: str, what: str, label: float | str, measured: float) -> str:
+    nominal = label if isinstance(label, str) else _pct(label)
+    return f"| {name} | {what} | {nominal} | {_pct(measured)} |"
+
+
+def coverage_rows(checks: Checks) -> list[tuple[str, str, float, float]]:
+    """(scenario, interval, label, measured coverage) for every interval measured."""
+    rows: list[tuple[str, str, float, float]] = []
+    for check in CHECKS:
+        got = checks[check.name]
+        if check.kind == "crossed":
+            p = check.profiles
+            rows += [
+                (check.name, "per profile", got["profile_label"], got["profile_coverage"]),
+                (check.name, f"all {p} profiles together", 0.95, got["simultaneous_coverage"]),
+                (
+                    check.name,
+                    "aggregate (tasks averaged over profiles)",
+                    0.95,
+                    got["aggregate_coverage"],
+                ),
+            ]
+        elif check.kind == "drift":
+            rows.append((check.name, "mean drift", 0.95, got["coverage"]))
+        elif check.kind == "headline":
+            rows.append((check.name, "suite mean (headline, over tasks)", 0.95, got["coverage"]))
+    return rows
+
+
+def rate_rows(checks: Checks) -> list[tuple[str, str, float | str, float, bool]]:
+    """(scenario, finding, level, measured rate, whether it is a null the level is held to)."""
+    rows: list[tuple[str, str, float | str, float, bool]] = []
+    for check in CHECKS:
+        got = checks[check.name]
+        if check.kind == "crossed":
+            null = check.effect != "varied"
+            level: float | str = CROSSED_LEVEL if null else "power (a true interaction)"
+            rows.append((check.name, "`INTERACTION` printed", level, got["interaction"], null))
+        elif check.kind == "drift":
+            rows += [
+                (check.name, "regression list non-empty", "at most 5%", got["listed"], True),
+                (
+                    check.name,
+                    "old list (every task lower) non-empty",
+                    "—",
+                    got["lower_listed"],
+                    False,
+                ),
+            ]
+        elif check.kind == "lost-failures":
+            rows += [
+                (check.name, "false `improved` (`--allow-missing`)", ALPHA, got["improved"], False),
+                (
+                    check.name,
+                    "of those, tipping point printed (outcome changes)",
+                    "—",
+                    got["flagged_share"],
+                    False,
+                ),
+                (
+                    check.name,
+                    "median tipping point / lost runs, when printed",
+                    "—",
+                    got["tipping_share_median"],
+                    False,
+                ),
+            ]
+    return rows
+
+
+def check_tables(checks: Checks) -> str:
+    """The Markdown tables of interval coverage and of the rates of printed findings."""
+    cover = ["| scenario | interval | label | coverage |", "| --- | --- | --- | --- |"]
+    cover += [_row(*r) for r in coverage_rows(checks)]
+    cover += [
+        _row(
+            c.name,
+            "pooled Wilson (per attempt, for reference)",
+            0.95,
+            checks[c.name]["wilson_coverage"],
+        )
+        for c in CHECKS
+        if c.kind == "headline"
+    ]
+    rate = ["| scenario | finding | level | rate |", "| --- | --- | --- | --- |"]
+    rate += [_row(*r[:4]) for r in rate_rows(checks)]
+    return "\n".join(cover) + "\n\n" + "\n".join(rate)
+
+
+def figures(results: Results, checks: Checks, sims: int) -> dict[str, float]:
     """Named summary figures: each method's largest distance from the nominal level."""
     out: dict[str, float] = {}
     for column in COLUMNS:
@@ -427,7 +872,64 @@ def figures(results: Results, sims: int) -> dict[str, float]:
         out[f"{column}_cells_within_1_point"] = sum(abs(g) <= 0.01 for g in gaps)
         out[f"{column}_cells"] = len(gaps)
     out["mc_se_points"] = round(math.sqrt(ALPHA * (1 - ALPHA) / sims) * 100, 3)
+    cover = [m - label for _, _, label, m in coverage_rows(checks)]
+    out["coverage_min_gap_points"] = round(min(cover) * 100, 2)
+    out["coverage_max_abs_gap_points"] = round(max(abs(g) for g in cover) * 100, 2)
+    out["coverage_cells_within_1.5_points"] = sum(abs(g) <= 0.015 for g in cover)
+    out["coverage_cells"] = len(cover)
+    interaction = [
+        m - float(level)
+        for _, what, level, m, null in rate_rows(checks)
+        if null and "INTERACTION" in what
+    ]
+    out["interaction_max_abs_gap_points"] = round(max(abs(g) for g in interaction) * 100, 2)
+    out["interaction_max_excess_points"] = round(max(interaction) * 100, 2)
+    drift = [checks[c.name] for c in CHECKS if c.kind == "drift"]
+    out["drift_false_list_rate_max"] = max(d["listed"] for d in drift)
+    out["drift_coverage_min"] = min(d["coverage"] for d in drift)
+    headline = [checks[c.name] for c in CHECKS if c.kind == "headline"]
+    out["headline_coverage_min"] = min(h["coverage"] for h in headline)
+    out["wilson_coverage_min"] = min(h["wilson_coverage"] for h in headline)
+    lost = checks["lost-failures-40"]
+    out["lost_failures_improved_rate"] = lost["improved"]
+    out["lost_failures_flagged_share"] = lost["flagged_share"]
+    out["coverage_mc_se_points"] = round(math.sqrt(0.95 * 0.05 / sims) * 100, 3)
     return out
+
+
+def summary_line(named: dict[str, float], sims: int, power_sims: int, seed: int) -> str:
+    """The sentence under the tables: counts, and each target against its measured figure."""
+    return (
+        f"{sims} simulations per null and coverage cell ({power_sims} per power cell), seed "
+        f"{seed}, nominal one-sided level {ALPHA * 100:g}% for every gate (Monte Carlo standard "
+        f"error of a rate near it: {named['mc_se_points']:.2f} points; of a coverage near 95%: "
+        f"{named['coverage_mc_se_points']:.2f}). Largest distance of the gate's false-decision "
+        f"rate from the nominal level: {named['gate_max_abs_gap_points']:.2f} points (largest "
+        f"excess {named['gate_max_excess_points']:.2f}); cells within 1 point: "
+        f"{named['gate_cells_within_1_point']} of {named['gate_cells']} (CR1 t, the gate "
+        f"before: {named['cr1_cells_within_1_point']}, largest excess "
+        f"{named['cr1_max_excess_points']:.2f}). Interaction test with no interaction: largest "
+        f"distance from its 5% level {named['interaction_max_abs_gap_points']:.2f} points. "
+        f"Interval coverage: largest distance from the label "
+        f"{named['coverage_max_abs_gap_points']:.2f} points (lowest coverage minus label "
+        f"{named['coverage_min_gap_points']:+.2f}); cells within 1.5 points: "
+        f"{named['coverage_cells_within_1.5_points']} of {named['coverage_cells']}."
+    )
+
+
+def write_docs(text: str) -> bool:
+    """Replace docs/stats.md's generated block with ``text``; False without the markers."""
+    doc = DOCS.read_text(encoding="utf-8")
+    if BEGIN not in doc or END not in doc:
+        return False
+    before, rest = doc.split(BEGIN, 1)
+    _, after = rest.split(END, 1)
+    block = (
+        f"{BEGIN}\n<!-- generated by: python bench/stats_calibration.py --write-docs -->\n\n"
+        f"{text}\n{END}"
+    )
+    DOCS.write_text(before + block + after, encoding="utf-8")
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -445,36 +947,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--sims must be at least 1")
     power_sims = max(1, sims // 4)
     started = time.perf_counter()
-    results = measure(sims, power_sims, args.seed, args.jobs)
+    results, checks = measure(sims, power_sims, args.seed, args.jobs)
     elapsed = time.perf_counter() - started
-    text = table(results)
-    named = figures(results, sims)
-    summary = (
-        f"{sims} simulations per null cell ({power_sims} per power cell), seed {args.seed}, "
-        f"nominal one-sided level {ALPHA * 100:g}% for every gate (Monte Carlo standard error "
-        f"of a rate near it: {named['mc_se_points']:.2f} points). Largest distance of the "
-        f"gate's false-decision rate from the nominal level: "
-        f"{named['gate_max_abs_gap_points']:.2f} points (largest excess "
-        f"{named['gate_max_excess_points']:.2f}); cells within 1 point: "
-        f"{named['gate_cells_within_1_point']} of {named['gate_cells']} (CR1 t, the gate "
-        f"before: {named['cr1_cells_within_1_point']}, largest excess "
-        f"{named['cr1_max_excess_points']:.2f})."
-    )
+    named = figures(results, checks, sims)
+    text = f"{table(results)}\n\n{check_tables(checks)}\n\n"
+    text += summary_line(named, sims, power_sims, args.seed) + "\n"
     print(text)
-    print()
-    print(summary)
-    if args.write_docs:
-        doc = DOCS.read_text(encoding="utf-8")
-        if BEGIN not in doc or END not in doc:
-            print(f"error: {DOCS} has no {BEGIN} ... {END} markers", file=sys.stderr)
-            return 2
-        before, rest = doc.split(BEGIN, 1)
-        _, after = rest.split(END, 1)
-        block = (
-            f"{BEGIN}\n<!-- generated by: python bench/stats_calibration.py --write-docs -->\n\n"
-            f"{text}\n\n{summary}\n{END}"
-        )
-        DOCS.write_text(before + block + after, encoding="utf-8")
+    if args.write_docs and not write_docs(text):
+        print(f"error: {DOCS} has no {BEGIN} ... {END} markers", file=sys.stderr)
+        return 2
     print(
         json.dumps(
             {
@@ -487,6 +968,7 @@ def main(argv: list[str] | None = None) -> int:
                 **named,
                 "seconds": round(elapsed, 1),
                 "results": results,
+                "checks": checks,
             },
             sort_keys=True,
         )
