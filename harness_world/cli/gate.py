@@ -13,16 +13,11 @@ from typing import Any
 import msgspec
 
 from harness_world.cli._selection import add_verifier_world_options, verifier_worlds
-from harness_world.engine.world import WorldError
-from harness_world.grading.task import TaskError
 from harness_world.release import (
-    PolicyError,
-    ReleaseInputError,
     evaluate_release,
     load_policy,
     render_release,
 )
-from harness_world.running.heldout import SplitError
 
 __all__ = ["register"]
 
@@ -57,21 +52,17 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Handle ``gate``; returns the exit code."""
-    try:
-        policy = load_policy(args.policy)
-        choice, index = verifier_worlds(args)
-        decision = evaluate_release(
-            policy,
-            args.baseline,
-            args.candidate,
-            tasks=index,
-            folders=choice.folders() or None,
-            name=policy.name or str(args.policy),
-            split=args.split,
-        )
-    except (PolicyError, ReleaseInputError, SplitError, WorldError, TaskError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    policy = load_policy(args.policy)
+    choice, index = verifier_worlds(args)
+    decision = evaluate_release(
+        policy,
+        args.baseline,
+        args.candidate,
+        tasks=index,
+        folders=choice.folders() or None,
+        name=policy.name or str(args.policy),
+        split=args.split,
+    )
     if args.json:
         sys.stdout.write(msgspec.json.encode(decision).decode() + "\n")
     else:

@@ -13,8 +13,6 @@ from typing import Any
 import msgspec
 
 from harness_world.cli._selection import add_verifier_world_options, verifier_worlds
-from harness_world.engine.world import WorldError
-from harness_world.grading.task import TaskError
 from harness_world.release.review import (
     ReviewError,
     ReviewRequest,
@@ -75,16 +73,10 @@ def _text(s: ReviewSummary) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Handle ``review``; returns the exit code."""
-    try:
-        requests = _requests(args)
-        if requests:
-            add_reviews(args.run_dir, requests)
-        choice, index = verifier_worlds(args)
-        summary = review_summary(
-            args.run_dir, list(index.values()), folders=choice.folders() or None
-        )
-    except (ReviewError, WorldError, TaskError, OSError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    requests = _requests(args)
+    if requests:
+        add_reviews(args.run_dir, requests)
+    choice, index = verifier_worlds(args)
+    summary = review_summary(args.run_dir, list(index.values()), folders=choice.folders() or None)
     sys.stdout.write(msgspec.json.encode(summary).decode() + "\n" if args.json else _text(summary))
     return 0

@@ -437,15 +437,9 @@ def judge_record(
     """
     result = _replayed(record, world, task, calls=None, work=None)
     earlier = tries_usage(retries)
+    spent = earlier.cost + earlier.uncertain_cost
     return _slot_result(
-        record,
-        result,
-        path,
-        task,
-        world,
-        retried=len(retries),
-        spent_before=earlier.cost + earlier.uncertain_cost,
-        earlier=earlier,
+        record, result, path, task, world, retried=len(retries), spent_before=spent, earlier=earlier
     )
 
 

@@ -25,7 +25,7 @@ from harness_world.integrations import DEFAULT_SYSTEM_PROMPT
 from harness_world.running.attempt import Attempt, Reservation
 from harness_world.running.metered import ProviderErrors, metered_request, metered_request_async
 
-__all__ = ["AnthropicAgent", "AsyncAnthropicAgent", "transcript_of"]
+__all__ = ["AnthropicAgent", "AsyncAnthropicAgent", "anthropic_transcript"]
 
 
 @attrs.frozen(slots=True)
@@ -116,7 +116,7 @@ class AnthropicAgent:
                 if final is not None:
                     return final
         finally:
-            attempt.keep_transcript(transcript_of(self.system_prompt, messages))
+            attempt.keep_transcript(anthropic_transcript(self.system_prompt, messages))
 
     def _request(
         self,
@@ -222,7 +222,7 @@ class AsyncAnthropicAgent:
                     if final is not None:
                         return final
         finally:
-            attempt.keep_transcript(transcript_of(cfg.system_prompt, messages))
+            attempt.keep_transcript(anthropic_transcript(cfg.system_prompt, messages))
 
 
 def _errors() -> ProviderErrors:
@@ -273,7 +273,7 @@ def _tool_reply(attempt: Attempt, use: Any) -> dict[str, Any]:
     }
 
 
-def transcript_of(system: str, messages: list[dict[str, Any]]) -> list[TranscriptMessage]:
+def anthropic_transcript(system: str, messages: list[dict[str, Any]]) -> list[TranscriptMessage]:
     """The record's transcript of an Anthropic conversation.
 
     The system prompt comes first, then each message; a user message of ``tool_result`` blocks

@@ -33,7 +33,7 @@ from harness_world.running.text_tool_calls import (
 )
 from harness_world.running.user import GREETING
 
-__all__ = ["AsyncOpenAIAgent", "OpenAIAgent", "transcript_of"]
+__all__ = ["AsyncOpenAIAgent", "OpenAIAgent", "openai_transcript"]
 
 
 @attrs.frozen(slots=True)
@@ -167,7 +167,7 @@ class OpenAIAgent:
                 if final is not None:
                     return final
         finally:
-            attempt.keep_transcript(transcript_of(messages))
+            attempt.keep_transcript(openai_transcript(messages))
 
     def _request(
         self,
@@ -279,7 +279,7 @@ class AsyncOpenAIAgent:
                     if final is not None:
                         return final
         finally:
-            attempt.keep_transcript(transcript_of(messages))
+            attempt.keep_transcript(openai_transcript(messages))
 
 
 def _errors() -> ProviderErrors:
@@ -300,7 +300,7 @@ def _prompt_tokens(messages: list[dict[str, Any]]) -> int:
     return len(json.dumps(messages)) // 3 + 1
 
 
-def transcript_of(messages: list[dict[str, Any]]) -> list[TranscriptMessage]:
+def openai_transcript(messages: list[dict[str, Any]]) -> list[TranscriptMessage]:
     """The record's transcript of an OpenAI-style conversation (the messages as kept, unbounded).
 
     Each tool message answers one recorded call, in order, so a message's ``after_call`` is the
