@@ -179,6 +179,7 @@ def test_records_without_faults_keep_their_digest() -> None:
     del plain["user_turns"]  # empty: also left out (a record without a simulated user)
     for counter in ("lost_requests", "lost_input_tokens_estimate"):
         assert plain["usage"].pop(counter) == 0  # zero counters are left out too
+    assert plain["usage"].pop("models") == []  # an empty list of models too
     from harness_world.engine.canonical import sha256_hex, to_json
 
     assert record.digest == sha256_hex(to_json(plain))  # the digest older builds computed
