@@ -11,7 +11,6 @@ with one ``error: ...`` line on stderr.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -45,6 +44,7 @@ from harness_world.grading.task import TaskError
 from harness_world.stats import DEFAULT_ALPHA, StatsInputError
 from harness_world.stats.estimators import Comparison
 from harness_world.stats.gate import GateResult, assess
+from harness_world.stats.options import gate_options
 from harness_world.stats.wild import DEFAULT_SEED
 
 __all__ = ["register"]
@@ -211,40 +211,6 @@ def _sources(args: argparse.Namespace) -> dict[str, Any]:
     return {"tasks": list(own.values()), "folders": choice.folders()}
 
 
-def _alpha(args: argparse.Namespace) -> float:
-    from scipy import special
-
-    if args.alpha is not None and args.z is not None:
-        raise UsageError("give --alpha or --z, not both")
-    if args.z is not None:
-        if not (math.isfinite(args.z) and args.z > 0):
-            raise UsageError(f"--z must be a positive number, got {args.z}")
-        return float(special.ndtr(-args.z))
-    if args.alpha is None:
-        return DEFAULT_ALPHA
-    if not (math.isfinite(args.alpha) and 0 < args.alpha < 0.5):
-        raise UsageError(f"--alpha must be strictly between 0 and 0.5, got {args.alpha}")
-    return float(args.alpha)
-
-
-def _check_common(args: argparse.Namespace) -> None:
-    if args.min_runs is not None and args.min_runs < 1:
-        raise UsageError(f"--min-runs must be at least 1, got {args.min_runs}")
-    if args.gate == "non-inferior":
-        if args.margin is None:
-            raise UsageError("--gate non-inferior needs --margin POINTS")
-        if not (math.isfinite(args.margin) and 0 < args.margin <= 100):
-            raise UsageError(f"--margin must be in (0, 100] points, got {args.margin}")
-    elif args.margin is not None:
-        raise UsageError("--margin only applies to --gate non-inferior")
-    if args.plan and args.mde is None:
-        raise UsageError("--plan needs --mde POINTS (the smallest change worth detecting)")
-    if args.mde is not None and not args.plan:
-        raise UsageError("--mde only applies with --plan")
-    if args.mde is not None and not (math.isfinite(args.mde) and 0 < args.mde <= 100):
-        raise UsageError(f"--mde must be in (0, 100] points, got {args.mde}")
-
-
 def _check_csv_options(args: argparse.Namespace) -> Path:
     paths = [Path(p) for p in args.inputs]
     if any(p.is_dir() for p in paths):
@@ -274,8 +240,10 @@ def _assess(
     args: argparse.Namespace, watch: tuple[TrustedObserver, TrustedObserver]
 ) -> tuple[Comparison, GateResult, list[str]]:
     """The comparison and the gate's decision, and the run directories' notes (CSV: none)."""
-    _check_common(args)
-    alpha = _alpha(args)
+    options = gate_options(
+        args.gate, alpha=args.alpha, z=args.z, margin=args.margin, min_runs=args.min_runs,
+        plan=args.plan, mde=args.mde,
+    )  # fmt: skip
     if any(Path(p).is_dir() for p in args.inputs):
         pair = _run_pair(args, watch)
         rows, baseline, candidate, notes = pair.rows, pair.baseline, pair.candidate, pair.notes
@@ -288,13 +256,13 @@ def _assess(
         baseline,
         candidate,
         gate=args.gate,
-        alpha=alpha,
-        margin=None if args.margin is None else args.margin / 100,
+        alpha=options.alpha,
+        margin=options.margin,
         min_runs=args.min_runs if args.min_runs is not None else expected,
         scheduled=scheduled,
         allow_missing=args.allow_missing,
         use_clusters=not args.no_clusters,
-        mde=None if args.mde is None else args.mde / 100,
+        mde=options.mde,
         seed=args.seed,
     )
     return comparison, result, notes

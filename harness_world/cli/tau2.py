@@ -17,6 +17,7 @@ import json
 import sys
 from pathlib import Path
 
+import attrs
 import msgspec
 
 from harness_world.cli._selection import UsageError
@@ -225,16 +226,7 @@ def _view(args: argparse.Namespace, world: World) -> Tau2View | None:
 
 
 def _drivers(args: argparse.Namespace) -> Drivers:
-    return Drivers(
-        agent=args.agent,
-        user=args.user,
-        observations=args.observations,
-        model=args.model,
-        base_url=args.base_url,
-        api_key=args.api_key,
-        user_model=args.user_model,
-        user_base_url=args.user_base_url,
-    )
+    return Drivers(**{name: getattr(args, name) for name in attrs.fields_dict(Drivers)})
 
 
 def run_conversation(args: argparse.Namespace) -> int:

@@ -17,8 +17,9 @@ Conventions used throughout:
 * The descriptive band multiplier is a normal quantile *z* for 30 or more paired tasks and a
   Student *t* quantile with n - 1 degrees of freedom below that (see `band_multiplier`), as
   in the seed articles. The ``compare`` gate does not use that switch: `assess` / `decide`
-  (`harness_world.stats.gate`) test one-sidedly with a sign-flip wild cluster bootstrap-t
-  over task families (CR2-studentized, skew-corrected) and floor a degenerate spread.
+  (`harness_world.stats.gate`) test one-sidedly with a wild cluster bootstrap-t with Webb
+  weights over task families (CR2-studentized, skew-corrected) and floor a degenerate spread;
+  `gate_options` checks a gate's options as a person gives them (points, alpha or z).
 
 Example:
     >>> from harness_world import stats
@@ -91,6 +92,7 @@ from harness_world.stats.gate import (
     task_families,
     tasks_for_power,
 )
+from harness_world.stats.options import GateOptions, gate_options
 from harness_world.stats.outcome import ComparisonOutcome, outcome_of
 from harness_world.stats.wild import WildClusterTest, wild_cluster_test
 
@@ -107,6 +109,7 @@ __all__ = [
     "ExcludedTask",
     "Flip",
     "GateName",
+    "GateOptions",
     "GateResult",
     "McNemarResult",
     "MissingTask",
@@ -138,6 +141,7 @@ __all__ = [
     "decide",
     "effective_clusters",
     "flipped_tasks",
+    "gate_options",
     "gate_passes",
     "holm_adjust",
     "mcnemar_midp",
