@@ -348,8 +348,8 @@ def _missing_lines(r: GateResult) -> list[str]:
     if r.gate != "none":
         lines.append(
             f"Tipping point: {r.tipping_point} of the {r.lost_runs} lost run(s), counted "
-            "adversely (the candidate's as failures first, then the baseline's as passes), "
-            "change the gate's outcome"
+            "adversely (the candidate's as failures, the baseline's as passes, those that move "
+            "the mean change most first), change the gate's outcome"
             if r.tipping_point is not None
             else f"Tipping point: none; even all {r.lost_runs} lost run(s) counted adversely "
             "leave the gate's outcome as it is"

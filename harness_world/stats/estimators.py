@@ -848,7 +848,8 @@ class Multiplier(msgspec.Struct, frozen=True, kw_only=True):
 def band_multiplier(n: int, z: float | None = None, *, t_always: bool = False) -> Multiplier:
     """Choose the band multiplier for n paired tasks.
 
-    With ``t_always=True`` (what the ``compare`` gate uses) the Student t quantile with
+    With ``t_always=True`` (the descriptive band ``compare`` prints; its decision is the
+    bootstrap of `harness_world.stats.gate.assess`, not this band) the Student t quantile with
     ``n - 1`` degrees of freedom is used at every n, with no switch to z at 30 tasks.
     The default keeps the descriptive band of the seed articles:
 
@@ -1331,7 +1332,7 @@ def compare_results(
         candidate: Candidate configuration name.
         min_runs: Runs each side needs per task, at least 1.
         z: Normal multiplier for the band (see `band_multiplier`).
-        t_always: Band with the t multiplier at every n (what the ``compare`` command uses).
+        t_always: Band with the t multiplier at every n (the band ``compare`` prints).
 
     Returns:
         The comparison.

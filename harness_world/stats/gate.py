@@ -29,6 +29,7 @@ flips); above, the patterns come from a fixed, reported seed.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
@@ -292,11 +293,12 @@ class GateResult(msgspec.Struct, frozen=True, kw_only=True):
         flips: Solid <-> broken flips (listed for reading, whatever their significance).
         plan: The power plan, when ``--plan`` was asked.
         lost_runs: Runs missing against the expected counts, over both sides.
-        tipping_point: The fewest lost runs that, counted adversely (the candidate's as
-            failures first, then the baseline's as passes, task by task), change the gate's
-            outcome on the observed runs; null when even all of them do not, or without a
-            gate. ``--allow-missing`` assumes losses are uninformative (unrelated to whether
-            the run would have passed); this says how much that assumption carries.
+        tipping_point: How many lost runs, counted adversely (the candidate's as
+            failures, the baseline's as passes, the ones that move the mean change most
+            first), change the gate's outcome on the observed runs; null when even all of
+            them do not, or without a gate. ``--allow-missing`` assumes losses are
+            uninformative (unrelated to whether the run would have passed); this says how
+            much that assumption carries.
 
     """
 
@@ -966,13 +968,39 @@ def _worst_case(
 def _lost_runs(
     base: Mapping[str, TaskTally], cand: Mapping[str, TaskTally], missing: Sequence[MissingTask]
 ) -> list[tuple[str, bool]]:
-    """Every lost run as (task, is the candidate's): the candidate's first, task by task."""
+    """Every lost run as (task, is the candidate's), the most damaging first.
+
+    A run counted adversely moves its task's difference by ``p / (r (r + 1))`` for the
+    candidate (``p`` passes of ``r`` runs; nothing when it never passed) and by
+    ``(r - q) / (r (r + 1))`` for the baseline (``q`` passes; nothing when it always passed).
+    That move shrinks with every run already added to the same task and side, so taking the
+    largest move next gives, for every count, the largest drop of the mean change any choice
+    of that many runs could give. A side with no run at all yet comes first (its first run
+    pairs the task). Ties keep task order, the candidate's first.
+    """
+    heap: list[tuple[float, int, str, bool, int, int, int]] = []
+    for order, (m, side) in enumerate((m, side) for side in (True, False) for m in missing):
+        have = (cand if side else base).get(m.task_id)
+        runs, passes = (have.runs, have.passes) if have else (0, 0)
+        if (left := m.expected_runs - runs) > 0:
+            move = _move(runs, passes, side)
+            heapq.heappush(heap, (-move, order, m.task_id, side, runs, passes, left))
     out: list[tuple[str, bool]] = []
-    for side in (True, False):
-        for m in missing:
-            have = (cand if side else base).get(m.task_id)
-            out.extend([(m.task_id, side)] * (m.expected_runs - (have.runs if have else 0)))
+    while heap:
+        _, order, task_id, side, runs, passes, left = heapq.heappop(heap)
+        out.append((task_id, side))
+        runs, passes = runs + 1, passes + (0 if side else 1)  # a failure, or a pass
+        if left > 1:
+            move = _move(runs, passes, side)
+            heapq.heappush(heap, (-move, order, task_id, side, runs, passes, left - 1))
     return out
+
+
+def _move(runs: int, passes: int, candidate: bool) -> float:
+    """How far one more adverse run moves a task's difference (`_lost_runs`)."""
+    if runs == 0:
+        return math.inf
+    return (passes if candidate else runs - passes) / (runs * (runs + 1))
 
 
 def _padded(
@@ -1015,10 +1043,12 @@ def _tipping_point(
     cand: Mapping[str, TaskTally],
     lost: Sequence[tuple[str, bool]],
 ) -> int | None:
-    """Fewest lost runs, counted adversely in `_lost_runs` order, that change the outcome.
+    """How many lost runs, counted adversely most damaging first (`_lost_runs`), change it.
 
     None when even all of them do not (the worst case decides as the observed runs do).
-    Bisection: counting more runs adversely never makes a change look better.
+    Bisection: along that order each run lowers the mean change, and the outcome is taken to
+    follow the mean. The spread moves too, so another choice of runs can occasionally change
+    the outcome with fewer: the count is sufficient, not a proven minimum.
     """
     if decide_at(_padded(base, cand, lost)) == observed:
         return None
@@ -1207,8 +1237,9 @@ def _reliability_warnings(
     g = observed.clusters if observed.clusters is not None else observed.tasks
     if observed.smallest_p > observed.alpha:
         return [
-            f"only {g} {units}: the smallest p-value any sign pattern of them can give is "
-            f"{observed.smallest_p * 100:.2g}%, above the one-sided {observed.alpha * 100:g}%, "
+            f"only {g} {units}: the smallest p-value any pattern of the bootstrap's weights "
+            f"can give is {observed.smallest_p * 100:.2g}%, above the one-sided "
+            f"{observed.alpha * 100:g}%, "
             "so no test that holds its level whatever each of them does can decide here "
             "(improved and non-inferior cannot pass, no-regression cannot fail)"
             + (
@@ -1229,8 +1260,9 @@ def _reliability_warnings(
     if eff < _FEW_CLUSTERS:
         return [
             f"few or dominant families: effective number of clusters {eff:.1f} of {g} "
-            f"(largest family {largest} of {len(paired)} tasks); the decision is exact only "
-            "if each family's change is symmetric, and no test is reliable beyond that here"
+            f"(largest family {largest} of {len(paired)} tasks); the bootstrap holds its level "
+            "only as far as each family's change is symmetric, and no test is reliable beyond "
+            "that here"
         ]
     return []
 
