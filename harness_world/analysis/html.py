@@ -263,8 +263,7 @@ def _suite_mean(report: RunReport) -> str:
     return (
         f"<p><b>suite mean pass rate over {suite.tasks} tasks: {suite.mean:.3f} "
         f"[{suite.low:.3f}, {suite.high:.3f}]</b> ({suite.confidence * 100:g} %, "
-        f"t({suite.df:.1f}) over tasks, CR2 over {suite.clusters} clusters: what another draw "
-        "of tasks like these would give)</p>"
+        f"{suite.method}: what another draw of tasks like these would give)</p>"
     )
 
 

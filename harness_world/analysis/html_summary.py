@@ -38,12 +38,11 @@ def _headline(report: RunReport) -> str:
             "no interval over tasks)</span></p>"
         )
         return head
-    over = "families" if suite.clusters < suite.tasks else "tasks"
     return (
         f'<p class="headline">pass rate <b>{suite.mean:.3f} [{suite.low:.3f}, '
         f'{suite.high:.3f}]</b> <span class="meta">mean per-task pass rate over {suite.tasks} '
-        f"tasks, {suite.confidence * 100:g} % t({suite.df:.1f}) interval, CR2 over "
-        f"{suite.clusters} {over}: what another draw of tasks like these would give</span></p>"
+        f"tasks, {suite.confidence * 100:g} % interval, {suite.method}: what another draw of "
+        "tasks like these would give</span></p>"
         f'<p class="meta">{pooled}</p>'
     )
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from harness_world.stats import (
     tally_runs,
     wilson_interval,
 )
-from harness_world.stats.cluster import bell_mccaffrey_df, cr2_variance
+from harness_world.stats.gate import mean_bounds
 
 __all__ = [
     "FailedTask",
@@ -117,8 +116,9 @@ class SuiteMean(msgspec.Struct, frozen=True, kw_only=True):
     The pooled Wilson interval of `RunReport.pass_rate` treats every attempt as independent:
     it is right for "this attempt" but not for the suite, whose tasks differ in difficulty and
     were one draw of many possible. This interval is over tasks: the mean of per-task pass
-    rates, its CR2 standard error over task families (every task its own family when none
-    are known) and a t quantile with Bell-McCaffrey degrees of freedom.
+    rates and the two one-sided bounds of `harness_world.stats.mean_bounds`, the ``compare``
+    gate's wild cluster bootstrap-t (Webb weights, CR2-studentized, skew-corrected) over task
+    families (every task its own family when none are known).
 
     Attributes:
         tasks: Tasks with at least one valid attempt.
@@ -127,7 +127,8 @@ class SuiteMean(msgspec.Struct, frozen=True, kw_only=True):
         low: Lower end of the two-sided interval (clipped to [0, 1]).
         high: Upper end.
         confidence: Its two-sided level (0.95).
-        df: Bell-McCaffrey degrees of freedom of the t quantile.
+        df: Bell-McCaffrey degrees of freedom of the reference t (CR2 over the clusters).
+        method: How the interval was made, as the report prints it.
     """
 
     tasks: int
@@ -137,6 +138,7 @@ class SuiteMean(msgspec.Struct, frozen=True, kw_only=True):
     high: float
     confidence: float
     df: float
+    method: str = ""
 
 
 class FailedTask(msgspec.Struct, frozen=True, kw_only=True):
@@ -415,34 +417,23 @@ def suite_mean(
 
     Returns None with fewer than 2 tasks.
     """
-    from scipy import special
-
     tallies = tally_runs(rows, rows[0].config) if rows else []
     if len(tallies) < 2:
         return None
-    rates = {t.task_id: t.passes / t.runs for t in tallies}
-    n = len(rates)
-    mean = math.fsum(rates.values()) / n
-    labels = {t: families.get(t, "") or f"\x00{t}" for t in rates}
-    if len(set(labels.values())) < 2:
-        labels = {t: t for t in rates}
-    sums: dict[str, float] = {}
-    sizes: dict[str, int] = {}
-    for task, rate in sorted(rates.items()):
-        sums[labels[task]] = sums.get(labels[task], 0.0) + rate - mean
-        sizes[labels[task]] = sizes.get(labels[task], 0) + 1
-    keys = sorted(sums)
-    variance = cr2_variance([sums[k] for k in keys], [sizes[k] for k in keys])
-    df = bell_mccaffrey_df([sizes[k] for k in keys])
-    half = float(special.stdtrit(df, 1 - (1 - confidence) / 2)) * math.sqrt(variance)
+    known = {t.task_id: families[t.task_id] for t in tallies if families.get(t.task_id)}
+    decision = mean_bounds(tallies, alpha=(1 - confidence) / 2, families=known or None)
+    clusters = decision.clusters if decision.clusters is not None else decision.tasks
+    over = "families" if decision.clusters is not None else "tasks"
     return SuiteMean(
-        tasks=n,
-        clusters=len(keys),
-        mean=mean,
-        low=max(0.0, mean - half),
-        high=min(1.0, mean + half),
+        tasks=decision.tasks,
+        clusters=clusters,
+        mean=decision.mean,
+        low=max(0.0, decision.lower),
+        high=min(1.0, decision.upper),
         confidence=confidence,
-        df=df,
+        df=decision.df,
+        method=f"wild cluster bootstrap-t over {clusters} {over} (Webb weights, CR2, "
+        "skew-corrected)",
     )
 
 

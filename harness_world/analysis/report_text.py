@@ -48,10 +48,8 @@ def _count_lines(report: RunReport) -> list[str]:
     if suite is not None:
         lines.append(
             f"suite mean pass rate over {suite.tasks} tasks: {suite.mean:.3f} "
-            f"[{suite.low:.3f}, {suite.high:.3f}] ({suite.confidence * 100:g} %, t({suite.df:.1f}) "
-            f"over tasks, CR2 over {suite.clusters} "
-            + ("families" if suite.clusters < suite.tasks else "tasks")
-            + "): what another draw of tasks like these would give"
+            f"[{suite.low:.3f}, {suite.high:.3f}] ({suite.confidence * 100:g} %, {suite.method}): "
+            "what another draw of tasks like these would give"
         )
     layer = report.harness
     if layer.graded:

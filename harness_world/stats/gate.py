@@ -72,6 +72,7 @@ __all__ = [
     "decide",
     "gate_passes",
     "holm_adjust",
+    "mean_bounds",
     "p_value",
     "plan_power",
     "task_changes",
@@ -348,6 +349,8 @@ def _run_variance(p: PairedTask, *, shrink: bool) -> float:
     if shrink:
         q = _shrunk_rate(x, total)
         return q * (1 - q)
+    if total < 2:  # one run in all (`mean_bounds` with one run): no unbiased estimate
+        return 0.0
     return x * (total - x) / (total * (total - 1))
 
 
@@ -358,7 +361,7 @@ def _floor_variances(items: Sequence[PairedTask]) -> list[float]:
     task's runs all agreed (all zero), the half-pass shrunk variance is used instead, so a suite
     with no variation at all never reads as certainty.
     """
-    inverse = [1 / p.baseline.runs + 1 / p.candidate.runs for p in items]
+    inverse = [sum(1 / t.runs for t in (p.baseline, p.candidate) if t.runs) for p in items]
     plain = [_run_variance(p, shrink=False) * w for p, w in zip(items, inverse, strict=True)]
     if any(v > 0 for v in plain):
         return plain
@@ -383,6 +386,11 @@ class _Prepared:
     test: WildClusterTest | None  # None: decided by the t reference alone (t methods)
 
 
+def _rate(t: TaskTally) -> Fraction:
+    """A side's exact pass rate; a side with no runs (`mean_bounds`'s baseline) counts 0."""
+    return Fraction(t.passes, t.runs) if t.runs else Fraction(0)
+
+
 def _grouped(
     items: Sequence[PairedTask], families: Mapping[str, str] | None
 ) -> tuple[list[Fraction], list[Fraction], list[int], bool]:
@@ -390,11 +398,7 @@ def _grouped(
 
     Exact arithmetic on the per-task rates: equal differences leave no rounding residue.
     """
-    diffs = [
-        Fraction(p.candidate.passes, p.candidate.runs)
-        - Fraction(p.baseline.passes, p.baseline.runs)
-        for p in items
-    ]
+    diffs = [_rate(p.candidate) - _rate(p.baseline) for p in items]
     labels = _cluster_labels(items, families)
     clustered = labels is not None and len(set(labels)) >= 2
     groups: dict[str, list[Fraction]] = {}
@@ -645,6 +649,47 @@ def decide(
         seed=None if test.exhaustive else seed,
         smallest_p=1 / test.patterns,
     )
+
+
+def mean_bounds(
+    tallies: Sequence[TaskTally],
+    *,
+    alpha: float = _DEFAULT_ALPHA,
+    families: Mapping[str, str] | None = None,
+    seed: int = DEFAULT_SEED,
+) -> Decision:
+    """`decide` on one configuration's mean per-task pass rate instead of a change.
+
+    Each task's rate stands where `decide` puts a difference (its floor term is the task's own
+    run variance ``s_i^2 / n_i``), so the suite's headline interval is the gate's bootstrap-t
+    with Webb weights, CR2-studentized and skew-corrected: ``[lower, upper]`` covers the mean a
+    fresh draw of tasks like these would give with ``1 - 2 alpha`` confidence.
+
+    Args:
+        tallies: One tally per task (at least 2, each with at least one run).
+        alpha: Level of each one-sided bound (0.025 for a 95 % interval).
+        families: Task families (clusters), or None.
+        seed: Seed of the random weight patterns (used only with many clusters).
+
+    Returns:
+        The decision, its bounds on the scale of a rate.
+
+    Raises:
+        StatsInputError: Fewer than 2 tasks, a task without runs, or a bad alpha.
+
+    """
+    if any(t.runs < 1 for t in tallies):
+        raise StatsInputError("every task needs at least one run")
+    paired = [
+        PairedTask(
+            task_id=t.task_id,
+            baseline=TaskTally(task_id=t.task_id, runs=0, passes=0),
+            candidate=t,
+            difference=t.passes / t.runs,
+        )
+        for t in tallies
+    ]
+    return decide(paired, alpha=alpha, families=families, seed=seed)
 
 
 def _t_bounds(common: Mapping[str, Any]) -> tuple[float, float]:
