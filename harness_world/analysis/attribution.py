@@ -227,6 +227,7 @@ def _consumption_reaches(record: Record, limits: AttemptLimits) -> bool:
         (usage.input_tokens, limits.context_tokens),
         (usage.requests, limits.requests),
         (usage.cost + usage.uncertain_cost, limits.cost),
+        (record.context.latency_s, limits.wall_time),  # the clock the budget read
     ]
     return any(limit is not None and used >= limit for used, limit in pairs)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
+from harness_world.analysis.weighted import WeightedMean, weighted_mean
 from harness_world.engine.world import World
 from harness_world.grading.task import Task
 from harness_world.grading.verifier import Observer, SlotResult
@@ -199,6 +200,9 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
         task_families: Task id -> family for every task of the run that has one (what
             ``report --csv`` writes in its ``family`` column, so ``compare`` on the CSV
             clusters as it does on the run directory).
+        weighted_mean: The mean per-task pass rate with the task files' declared weights,
+            beside the unweighted one; unset (left out of JSON) unless some task weighs other
+            than 1.
     """
 
     out: str
@@ -220,6 +224,7 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
     requests: ModelRequests = ModelRequests()
     task_families: dict[str, str] = msgspec.field(default_factory=dict)
     suite_mean: SuiteMean | None = None
+    weighted_mean: WeightedMean | msgspec.UnsetType = msgspec.UNSET
 
 
 def run_rows(
@@ -407,6 +412,7 @@ def report_from_scan(scan: RunScan) -> RunReport:
         requests=_model_requests(slots),
         task_families={t: f for t, f in sorted(scan.families.items()) if f},
         suite_mean=suite_mean(rows_of(scan, "run"), scan.families),
+        weighted_mean=weighted_mean(rows_of(scan, "run"), scan.weights) or msgspec.UNSET,
     )
 
 

@@ -51,6 +51,11 @@ def _count_lines(report: RunReport) -> list[str]:
             f"[{suite.low:.3f}, {suite.high:.3f}] ({suite.confidence * 100:g} %, {suite.method}): "
             "what another draw of tasks like these would give"
         )
+    if not isinstance(weighted := report.weighted_mean, msgspec.UnsetType):
+        lines.append(
+            f"weighted suite mean pass rate over {weighted.tasks} tasks: {weighted.mean:.3f} "
+            f"(the task files' weights; unweighted {weighted.unweighted:.3f})"
+        )
     layer = report.harness
     if layer.graded:
         failures = ", ".join(f"{name} ({n})" for name, n in layer.failed.items())

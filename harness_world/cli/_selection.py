@@ -60,6 +60,7 @@ def add_limit_options(parser: argparse.ArgumentParser) -> None:
         "--requests", type=int, help="provider requests per attempt, retries included"
     )
     group.add_argument("--cost", type=float, help="US dollars per attempt")
+    group.add_argument("--wall-time", type=float, metavar="SECONDS", help="seconds per attempt")
 
 
 def limit_overrides(args: argparse.Namespace) -> dict[str, int | float | None]:
@@ -70,6 +71,7 @@ def limit_overrides(args: argparse.Namespace) -> dict[str, int | float | None]:
         "context_tokens": args.context_tokens,
         "requests": args.requests,
         "cost": args.cost,
+        "wall_time": args.wall_time,
     }
 
 

@@ -15,9 +15,10 @@ class ToolError(msgspec.Struct, frozen=True):
     """A typed error returned instead of a result.
 
     Attributes:
-        kind: ``invalid_arguments``, ``unknown_tool``, ``not_found``, ``conflict``, ``refused``,
-            ``internal`` (a defect in the world's tool, never the agent's fault), or a
-            world-specific kind.
+        kind: ``invalid_arguments``, ``unknown_tool``, ``tool_not_allowed`` (a tool of the
+            world its task's allow-list does not offer), ``not_found``, ``conflict``,
+            ``refused``, ``internal`` (a defect in the world's tool, never the agent's fault),
+            or a world-specific kind.
         message: Human-readable text naming the argument or row concerned.
 
     """

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import time
 from bisect import bisect_left
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
@@ -67,12 +67,16 @@ class Session:
         faults: The fault policy consulted around every tool execution (None: no faults).
             Given when the session is opened (`World.open_session`), so the same schedule
             and seed fire the same faults on replay.
+        tools: The only tools calls may run (None: every tool of the world); a call to
+            another is logged with a typed ``tool_not_allowed`` error and runs nothing, so
+            replay under the same allow-list refuses it the same way.
 
     """
 
     world: World
     seed: int
     faults: FaultPolicy | None
+    tools: frozenset[str] | None
     _layer: dict[str, dict[Key, bytes | None]]
     _created: dict[str, dict[Key, int]]
     _counters: dict[str, int]
@@ -81,10 +85,17 @@ class Session:
     _raw_images: bool
     _work: int
 
-    def __init__(self, world: World, seed: int = 0, faults: FaultPolicy | None = None) -> None:
+    def __init__(
+        self,
+        world: World,
+        seed: int = 0,
+        faults: FaultPolicy | None = None,
+        tools: Iterable[str] | None = None,
+    ) -> None:
         self.world = world
         self.seed = seed
         self.faults = faults
+        self.tools = None if tools is None else frozenset(tools)
         self._layer = {}
         self._created = {}
         self._counters = {}
@@ -172,6 +183,12 @@ class Session:
         spec = self.world.contract.tool(name)
         if spec is None:
             error = ToolError("unknown_tool", _unknown_tool_message(name, self.world))
+        elif self.tools is not None and name not in self.tools:
+            offered = ", ".join(sorted(self.tools)) or "none"
+            error = ToolError(
+                "tool_not_allowed",
+                f"tool {name!r} is not offered in this attempt; tools: {offered}",
+            )
         elif isinstance(given, str):
             error = ToolError("invalid_arguments", given)
         else:

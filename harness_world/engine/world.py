@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -122,14 +122,21 @@ class World:
     _tables: dict[str, _Table] = attrs.field(repr=False)
     code_hash: str = ""
 
-    def open_session(self, seed: int = 0, *, faults: FaultPolicy | None = None) -> Session:
+    def open_session(
+        self,
+        seed: int = 0,
+        *,
+        faults: FaultPolicy | None = None,
+        tools: Iterable[str] | None = None,
+    ) -> Session:
         """Open a private copy-on-write session; copies nothing, whatever the world's size.
 
         Args:
             seed: The sample seed (recorded; tools may read it; it never changes ids or time).
             faults: The fault policy consulted around every tool execution (None: no faults).
+            tools: The only tools its calls may run (None: every tool; see `Session`).
         """
-        return Session(self, seed, faults)
+        return Session(self, seed, faults, tools)
 
     def entities(self) -> tuple[str, ...]:
         """The entity names, in contract order."""

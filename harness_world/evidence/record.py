@@ -236,6 +236,9 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
             without a schedule; records made before faults existed load with null).
         synthetic: Observations a counterfactual fork invented (absent in every real record):
             a record carrying them is never verified as evidence of an attempt.
+        tools: The only tools the attempt offered (its task's allow-list, sorted); unset, and
+            absent from the file and the digest, when every tool of the world was offered.
+            Replay refuses the other tools the same way.
     """
 
     format: int = FORMAT_VERSION
@@ -258,6 +261,7 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
     # forks. Unset (and absent from the encoding, so every digest is unchanged)
     # except in a live fork with an edited result.
     synthetic: list[Synthetic] | UnsetType = UNSET
+    tools: list[str] | UnsetType = UNSET
 
 
 class RecordError(HarnessWorldError):
@@ -328,6 +332,7 @@ class _DigestBody(msgspec.Struct, frozen=True, kw_only=True):
     context: RecordContext = RecordContext()
     faults: FaultLog | UnsetType = UNSET
     synthetic: list[Synthetic] | UnsetType = UNSET
+    tools: list[str] | UnsetType = UNSET
 
 
 def record_digest(
@@ -361,6 +366,7 @@ def record_digest(
         transcript=record.transcript,
         faults=UNSET if record.faults is None else record.faults,
         synthetic=record.synthetic,
+        tools=record.tools,
     )
     return sha256_hex(to_json(body))
 
@@ -407,6 +413,7 @@ def make_record(
         transcript=list(transcript) if transcript else UNSET,
         context=context or RecordContext(),
         faults=None if session.faults is None else session.faults.log(),
+        tools=UNSET if session.tools is None else sorted(session.tools),
     )
     return msgspec.structs.replace(record, digest=record_digest(record))
 

@@ -116,9 +116,11 @@ def replay(
     mismatches = _world_mismatches(record, world)
     if mismatches and mismatches[0].path == "world.hash":
         return world.open_session(record.seed), mismatches
-    # The same schedule and seed fire the same faults.
+    # The same schedule and seed fire the same faults; the same allow-list refuses the same
+    # calls (the verifier holds it to the task's).
     faults = None if record.faults is None else FaultPolicy.from_log(record.faults)
-    session = world.open_session(record.seed, faults=faults)
+    tools = None if isinstance(record.tools, msgspec.UnsetType) else record.tools
+    session = world.open_session(record.seed, faults=faults, tools=tools)
     calls_json = _replay_calls(record, session, mismatches, on_call, work_limit)
     final_json = _compare_final(record, session, mismatches)
     _compare_faults(record, session, mismatches)

@@ -6,6 +6,7 @@ msgspec structs with strict validation, so a typo names the file and the field.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
@@ -308,7 +309,9 @@ class Budgets(
 
 _TASK_HASHES: dict[int, tuple[Task, str]] = {}  # id -> (the task held, its hash)
 _TASK_HASHES_MAX = 100_000
-_UNHASHED = ("dimension", "subdimension")
+# Labels that decide no verdict and no condition of the attempt: relabelling, reweighting or
+# marking a task critical keeps its records graded and its runs resumable.
+_UNHASHED = ("dimension", "subdimension", "weight", "critical")
 
 
 class Task(
@@ -345,6 +348,13 @@ class Task(
             the per-dimension tables); null: not assigned.
         subdimension: The property within that dimension (one of its
             `harness_world.grading.taxonomy.SUBDIMENSIONS`); empty: none named.
+        weight: The task's weight in the weighted suite pass rate of ``report`` (a positive
+            finite number; 1 when not declared).
+        critical: The task must pass on its own for a release (``gate`` adds it to the
+            policy's critical tasks).
+        tools: The only tools the attempt offers the agent (None: every tool of the world); a
+            call to another is refused with a typed ``tool_not_allowed`` error. Checked
+            against the world's contract when the task is loaded for its world.
     """
 
     id: str
@@ -368,11 +378,15 @@ class Task(
     layers: dict[str, Layer] = {}
     dimension: Dimension | None = None
     subdimension: str = ""
+    weight: float = 1.0
+    critical: bool = False
+    tools: list[str] | None = None
 
     def __post_init__(self) -> None:
         if self.dimension is None and self.subdimension:
             raise ValueError(f"subdimension {self.subdimension!r} needs a dimension")
         problem = "" if self.dimension is None else taxon_problem(self.dimension, self.subdimension)
+        problem = problem or _weight_problem(self.weight) or _tools_problem(self.tools)
         if problem:
             raise ValueError(problem)
 
@@ -387,9 +401,11 @@ class Task(
     def hash(self) -> str:
         """SHA-256 of the canonical encoding of the definition (identity-independent).
 
-        Everything but the taxonomy labels (``dimension``, ``subdimension``): they decide no
-        verdict and no condition of the attempt, so labelling a task keeps its records graded
-        and its runs resumable; the per-dimension tables read the task's current label.
+        Everything but the labels (``dimension``, ``subdimension``, ``weight``,
+        ``critical``): they decide no verdict and no condition of the attempt, so labelling a
+        task keeps its records graded and its runs resumable; the per-dimension tables, the
+        weighted pass rate and the release gate read the task's current labels. ``tools`` is
+        hashed: it changes what the agent may do.
         """
         # an attempt, its replay and its grade asked for the hash four times; a task
         # is a frozen value, so it is computed once per task object.
@@ -423,6 +439,35 @@ class Task(
 
 class TaskError(HarnessWorldError, ValueError):
     """A task file is unreadable or invalid; the message names the file and the field."""
+
+
+def _weight_problem(value: object) -> str:
+    """Why ``value`` is not a task weight (a positive finite number); empty when it is."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return f"weight must be a positive finite number, not {type(value).__name__}"
+    if not (math.isfinite(value) and value > 0):
+        return f"weight must be a positive finite number, not {value!r}"
+    return ""
+
+
+def _tools_problem(tools: object) -> str:
+    """Why ``tools`` is not a tool allow-list (distinct non-empty names); empty when it is."""
+    if tools is None:
+        return ""
+    if not isinstance(tools, list) or not all(isinstance(t, str) and t for t in tools):
+        return "tools must be a list of tool names"
+    repeated = sorted({t for t in tools if tools.count(t) > 1})
+    return f"tools names {', '.join(repeated)} more than once" if repeated else ""
+
+
+def _labels_problem(data: dict[str, Any]) -> str:
+    """Why a task table's ``weight``, ``critical`` or ``tools`` is invalid; empty when valid."""
+    if "weight" in data and (problem := _weight_problem(data["weight"])):
+        return problem
+    critical = data.get("critical", False)
+    if not isinstance(critical, bool):
+        return f"critical must be true or false, not {critical!r}"
+    return _tools_problem(data.get("tools"))
 
 
 def load_task(path: str | Path) -> Task:
@@ -466,10 +511,12 @@ def load_task(path: str | Path) -> Task:
 
 def _convert(source: Path, data: dict[str, Any]) -> Task:
     """A task file's table as a task, its id a safe one (ids name run directory folders)."""
+    problem = ""
     if "dimension" in data or "subdimension" in data:
         problem = taxon_problem(data.get("dimension"), data.get("subdimension", ""))
-        if problem:
-            raise TaskError(f"{source}: task {data.get('id', '?')!r}: {problem}")
+    problem = problem or _labels_problem(data)
+    if problem:
+        raise TaskError(f"{source}: task {data.get('id', '?')!r}: {problem}")
     try:
         task = msgspec.convert(data, Task)
     except msgspec.ValidationError as exc:

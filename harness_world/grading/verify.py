@@ -13,7 +13,14 @@ from harness_world.grading.checker import grade
 from harness_world.grading.grade import Grade
 from harness_world.grading.task import Task
 
-__all__ = ["Verification", "resolve_world", "task_mismatch", "verify", "verify_file"]
+__all__ = [
+    "Verification",
+    "offered_mismatch",
+    "resolve_world",
+    "task_mismatch",
+    "verify",
+    "verify_file",
+]
 
 
 class Verification(msgspec.Struct, frozen=True, kw_only=True):
@@ -123,7 +130,28 @@ def verify(
     wrong_task = task_mismatch(record, task)
     if wrong_task:
         return Verification(evidence="verified", not_graded=wrong_task)
+    offered = offered_mismatch(record, task)
+    if offered:
+        return Verification(evidence="ungraded", reason=offered)
     return Verification(evidence="verified", grade=grade(record, task, world))
+
+
+def offered_mismatch(record: Record, task: Task) -> str:
+    """Why the tools ``record`` says it offered are not ``task``'s allow-list (empty: they are).
+
+    Replay refuses calls under the allow-list the record states, so a record that drops or
+    widens it would replay a refused call as a success; its task (same id and hash) says
+    which tools the attempt had to be held to.
+    """
+    stated = None if isinstance(record.tools, msgspec.UnsetType) else sorted(record.tools)
+    wanted = None if task.tools is None else sorted(task.tools)
+    if stated == wanted:
+        return ""
+    every = "every tool"
+    return (
+        f"the record offered {every if stated is None else stated}, but task {task.id!r} "
+        f"offers {every if wanted is None else wanted}"
+    )
 
 
 def verify_file(

@@ -283,7 +283,8 @@ def check_task_against_contract(task: Task, contract: Contract) -> list[str]:
     """What a task names that its world's contract does not declare (empty: nothing).
 
     Checked: target entities and the fields of their conditions; required and allowed effects'
-    entities, fields and links; faults' tools; forbidden transitions' and receipts' entities.
+    entities, fields and links; faults' tools and the tool allow-list; forbidden transitions'
+    and receipts' entities.
     """
     check = _ContractCheck(contract)
     first = task.targets[0].entity if task.targets else ""
@@ -298,6 +299,8 @@ def check_task_against_contract(task: Task, contract: Contract) -> list[str]:
         check.fields(allow.entity, [*allow.fields, allow.link], f"allow[{i}]")
     for i, fault in enumerate(task.faults):
         check.tool(fault.tool, f"faults[{i}].tool")
+    for i, name in enumerate(task.tools or []):
+        check.tool(name, f"tools[{i}]")
     for i, forbid in enumerate(task.forbid):
         check.fields(forbid.entity, [], f"forbid[{i}].entity")
         check.fields(forbid.ref_entity, [], f"forbid[{i}].ref_entity")

@@ -157,11 +157,12 @@ class AnthropicAgent:
     def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         # The installed SDK takes no `temperature` argument: it goes in the body when set.
         extra = {} if self.temperature is None else {"temperature": self.temperature}
+        offered = {"tools": tools} if tools else {}  # a task may allow no tool at all
         return {
             "model": self.model,
             "system": self.system_prompt,
             "messages": messages,
-            "tools": tools,
+            **offered,
             "max_tokens": self.max_tokens,
             "extra_body": extra or None,
         }

@@ -1,7 +1,8 @@
 """Serve attempts to any MCP client (extra: `harness_world[mcp]`, the official `mcp` SDK).
 
-An MCP client (Claude Code, Cursor, an agent SDK) connects over stdio and sees the world's tools
-with their JSON schemas (`tool_schemas(world, "mcp")`), plus one more tool, ``finish``. The
+An MCP client (Claude Code, Cursor, an agent SDK) connects over stdio and sees the tools its
+task offers (every tool of the world unless the task's ``tools`` allow-list narrows them) with
+their JSON schemas (`tool_schemas(world, "mcp")`), plus one more tool, ``finish``. The
 task's instruction is the server's ``instructions`` and the prompt ``task``. A tool's typed error
 comes back as an MCP tool error (``isError: true``) whose text and structured content carry the
 error's kind and message, exactly what the session logged.
@@ -65,7 +66,7 @@ from harness_world.evidence.record import (
 from harness_world.grading.briefing import briefing
 from harness_world.grading.task import Task
 from harness_world.grading.verify import verify
-from harness_world.running.attempt import Attempt, AttemptEnded, AttemptLimits
+from harness_world.running.attempt import Attempt, AttemptEnded, AttemptLimits, offered_schemas
 from harness_world.running.lock import RunLock, lock_run_directory
 from harness_world.running.run import open_external_run as open_run_dir
 from harness_world.running.run import sample_seed
@@ -232,8 +233,9 @@ class AttemptServer:
         return briefing(self.task)
 
     def tools(self) -> list[dict[str, Any]]:
-        """The world's tools in MCP shape, then ``finish``."""
-        return [*tool_schemas(self.world, format="mcp"), FINISH_SCHEMA]
+        """The tools the task offers in MCP shape, then ``finish``."""
+        offered = offered_schemas(tool_schemas(self.world, format="mcp"), self.task.tools)
+        return [*offered, FINISH_SCHEMA]
 
     @property
     def done(self) -> bool:

@@ -209,8 +209,9 @@ class OpenAIAgent:
 
     def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         # In text mode the tools are in the system message: a server without tool support
-        # may refuse a request that names them.
-        offered = {"tools": tools} if self.tool_calling == "native" else {}
+        # may refuse a request that names them. An empty list (a task allowing no tool) is
+        # refused by the API, so it is left out.
+        offered = {"tools": tools} if self.tool_calling == "native" and tools else {}
         return {
             "model": self.model,
             "messages": messages,

@@ -299,10 +299,16 @@ def _latency(p: LatencyClause, base: RunFigures, cand: RunFigures) -> ClauseResu
     )
 
 
-def _critical(p: CriticalClause, cand: Measured) -> ClauseResult:
+def _critical(p: CriticalClause, base: Measured, cand: Measured) -> ClauseResult:
+    """The policy's critical tasks and families, then the tasks either run's task files mark.
+
+    A task its file marks ``critical`` is required like one the policy lists; one the
+    candidate dropped has no valid attempt, which fails it.
+    """
     rows = rows_of(cand.scan, "candidate")
     families = cand.scan.families
-    groups = [(f"task {t}", {t}) for t in p.tasks]
+    marked = sorted(set(base.scan.critical) | set(cand.scan.critical))
+    groups = [(f"task {t}", {t}) for t in [*p.tasks, *(t for t in marked if t not in p.tasks)]]
     groups += [(f"family {f}", {t for t, g in families.items() if g == f}) for f in p.families]
     failing = []
     for label, members in groups:
@@ -339,8 +345,8 @@ def _decide_gated(
         out["cost"] = _cost(cost, b, c)
     if (latency := policy.latency) is not None:
         out["latency"] = _latency(latency, b, c)
-    if (critical := policy.critical) is not None:
-        out["critical"] = _critical(critical, cand)
+    if policy.critical is not None or base.scan.critical or cand.scan.critical:
+        out["critical"] = _critical(policy.critical or CriticalClause(), base, cand)
     return out, completion
 
 

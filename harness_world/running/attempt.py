@@ -2,12 +2,15 @@
 
 Agent drivers talk to an `Attempt`: they ask for the instruction and the tool schemas, call
 tools, and report each model request's cost. The attempt enforces the budgets; hitting one ends
-the attempt as ``turn_limit`` or ``budget_limit``, which still counts as an attempt.
+the attempt as ``turn_limit`` or ``budget_limit``, which still counts as an attempt. It offers
+only the tools its task allows (`offered_schemas`), and its session refuses any other.
 """
 
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -35,7 +38,14 @@ from harness_world.grading.briefing import briefing
 from harness_world.grading.task import Budgets, Task
 from harness_world.running.user import STOP, AgentView, UserSimulator, WorldView
 
-__all__ = ["Attempt", "AttemptEnded", "AttemptLimits", "InfrastructureError", "Reservation"]
+__all__ = [
+    "Attempt",
+    "AttemptEnded",
+    "AttemptLimits",
+    "InfrastructureError",
+    "Reservation",
+    "offered_schemas",
+]
 
 
 class AttemptLimits(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -47,6 +57,10 @@ class AttemptLimits(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
         context_tokens: Prompt tokens summed over requests.
         requests: HTTP requests to the provider, retries included.
         cost: Money in US dollars, reservations for lost responses included.
+        wall_time: Wall-clock seconds from the attempt's start, checked whenever the agent
+            calls on the attempt and when it is sealed (a run's option, never a task's
+            budget: how long an attempt takes is not reproducible, see
+            ``docs/task-format.md``).
     """
 
     turns: int | None = None
@@ -54,6 +68,12 @@ class AttemptLimits(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     context_tokens: int | None = None
     requests: int | None = None
     cost: float | None = None
+    wall_time: float | None = None
+
+    def __post_init__(self) -> None:
+        seconds = self.wall_time
+        if seconds is not None and not (math.isfinite(seconds) and seconds > 0):
+            raise ValueError(f"the wall_time budget must be a positive number, not {seconds!r}")
 
     @classmethod
     def from_task(cls, budgets: Budgets, **overrides: int | float | None) -> AttemptLimits:
@@ -115,6 +135,8 @@ class Attempt:
         user: A simulated user the agent can talk to (`message_user`); None: no user.
         view: What the agent is shown (tool schemas, observation texts); by default the
             world's own schemas and JSON observations (`WorldView`).
+        clock: Seconds from a fixed point, read for the wall-time budget and the record's
+            ``latency_s`` (default: `time.monotonic`).
     """
 
     world: World
@@ -127,6 +149,7 @@ class Attempt:
     view: AgentView = attrs.field(
         default=attrs.Factory(lambda self: WorldView(self.world), takes_self=True)
     )
+    clock: Callable[[], float] = attrs.field(default=time.monotonic, kw_only=True)
     _user_turns: list[UserTurn] = attrs.field(init=False, factory=list)
     _transcript: list[TranscriptMessage] = attrs.field(init=False, factory=list)
     _session: Session = attrs.field(init=False)
@@ -134,11 +157,13 @@ class Attempt:
     _outcome: Outcome | None = attrs.field(init=False, default=None)
     _open_reservations: dict[int, Reservation] = attrs.field(init=False, factory=dict)
     _started: float = attrs.field(init=False, factory=time.time)
+    _began: float = attrs.field(init=False, default=0.0)
     _sealed: bool = attrs.field(init=False, default=False)
 
     def __attrs_post_init__(self) -> None:
         faults = fault_policy(self.task.faults, self.seed)
-        self._session = self.world.open_session(self.seed, faults=faults)
+        self._session = self.world.open_session(self.seed, faults=faults, tools=self.task.tools)
+        self._began = self.clock()
         self._usage = {f: getattr(Usage(), f) for f in Usage.__struct_fields__}
         if self.limits is None:
             self.limits = AttemptLimits.from_task(self.task.budgets)
@@ -151,8 +176,8 @@ class Attempt:
         return briefing(self.task)
 
     def tool_schemas(self, format: SchemaFormat = "openai") -> list[dict[str, Any]]:
-        """The tools in a provider's tool-calling shape, as the attempt's view shows them."""
-        return self.view.tool_schemas(format)
+        """The tools the task offers, in a provider's shape, as the attempt's view shows them."""
+        return offered_schemas(self.view.tool_schemas(format), self.task.tools)
 
     def render(self, observation: Observation) -> str:
         """The text an agent is shown for one observation, by the attempt's view."""
@@ -271,7 +296,7 @@ class Attempt:
             model: The model id the response named (kept in ``Usage.models``).
 
         Raises:
-            AttemptEnded: when the context-token or money budget is now exceeded.
+            AttemptEnded: when the context-token, money or wall-time budget is now exceeded.
         """
         self._open_reservations.pop(reservation.number, None)
         model = clean_text(model)[:200]
@@ -288,6 +313,7 @@ class Attempt:
             self._end("budget_limit", f"context budget of {limits.context_tokens} tokens exceeded")
         if limits.cost is not None and self._usage["cost"] > limits.cost:
             self._end("budget_limit", f"cost budget of ${limits.cost} exceeded")
+        self._check_wall_time()
 
     def lost(self, reservation: Reservation) -> None:
         """A request whose response never came: its reservation stays as uncertain exposure.
@@ -368,7 +394,7 @@ class Attempt:
         self._sealed = True
         final_message = clean_text(final_message)  # limits: no lone surrogate in a record
         if self._outcome is None:
-            self._outcome = Outcome(status="completed")
+            self._outcome = self._overtime() or Outcome(status="completed")
         for number, reservation in sorted(self._open_reservations.items()):
             self._count_lost(reservation)  # dispatched, never settled: as good as lost
             del self._open_reservations[number]
@@ -378,7 +404,7 @@ class Attempt:
             base,
             started_at=base.started_at or _iso(self._started),
             finished_at=base.finished_at or _iso(finished),
-            latency_s=base.latency_s or round(finished - self._started, 6),
+            latency_s=base.latency_s or round(self.clock() - self._began, 6),
         )
         return make_record(
             self._session,
@@ -407,10 +433,37 @@ class Attempt:
     def _check_open(self) -> None:
         if self._outcome is not None:
             raise AttemptEnded(self._outcome)
+        self._check_wall_time()
+
+    def _overtime(self) -> Outcome | None:
+        """The ``budget_limit`` outcome once the wall time exceeds its budget (else None)."""
+        limit = self._limits.wall_time
+        if limit is None or self.clock() - self._began <= limit:
+            return None
+        return Outcome(status="budget_limit", reason=f"wall_time budget of {limit:g} s exceeded")
+
+    def _check_wall_time(self) -> None:
+        if self._outcome is None and (overtime := self._overtime()) is not None:
+            self._outcome = overtime
+            raise AttemptEnded(overtime)
 
     def _end(self, status: OutcomeStatus, reason: str) -> None:
         self._outcome = Outcome(status=status, reason=reason)
         raise AttemptEnded(self._outcome)
+
+
+def offered_schemas(
+    schemas: Sequence[dict[str, Any]], tools: Sequence[str] | None
+) -> list[dict[str, Any]]:
+    """The schemas of the tools an allow-list offers (None: every one), in their own order.
+
+    The one filter between a task's ``tools`` and what any driver lists to its model: a
+    schema is named by ``name``, or by ``function.name`` in the OpenAI shape.
+    """
+    if tools is None:
+        return list(schemas)
+    allowed = set(tools)
+    return [s for s in schemas if (s.get("function") or s).get("name") in allowed]
 
 
 def _clean_message(message: TranscriptMessage) -> TranscriptMessage:

@@ -184,6 +184,9 @@ class RunScan(msgspec.Struct, frozen=True, kw_only=True):
         slots: One result per scheduled (task, sample), in manifest order.
         counts: The counts over those slots.
         families: Each scheduled task's family (empty when the task is unknown here).
+        weights: The declared weight of each scheduled task whose weight is not 1 (the
+            reader's task files; see `harness_world.grading.Task.weight`).
+        critical: The scheduled tasks the reader's task files mark ``critical``, sorted.
     """
 
     out: str
@@ -191,6 +194,8 @@ class RunScan(msgspec.Struct, frozen=True, kw_only=True):
     slots: list[SlotResult]
     counts: RunCounts
     families: dict[str, str]
+    weights: dict[str, float] = {}
+    critical: list[str] = []
 
 
 def record_path(out: Path, task_id: str, sample: int) -> Path:
@@ -468,9 +473,18 @@ def scan_run(
     if write_counts:
         write_json(root / COUNTS, counts)
         write_lines(root / LAYERED, [s.layers for s in slots if s.layers is not None])
-    known_tasks = verifier.tasks or {}
-    families = {t: known_tasks[t].family if t in known_tasks else "" for t in manifest.tasks}
-    return RunScan(out=str(root), manifest=manifest, slots=slots, counts=counts, families=families)
+    labels = _task_labels(manifest.tasks, verifier.tasks or {})
+    return RunScan(out=str(root), manifest=manifest, slots=slots, counts=counts, **labels)
+
+
+def _task_labels(scheduled: Sequence[str], known: Mapping[str, Task]) -> dict[str, Any]:
+    """What the reader's task files say of the scheduled tasks: families, weights, critical."""
+    labelled = [known[t] for t in scheduled if t in known]
+    return {
+        "families": {t: known[t].family if t in known else "" for t in scheduled},
+        "weights": {t.id: t.weight for t in labelled if t.weight != 1},
+        "critical": sorted(t.id for t in labelled if t.critical),
+    }
 
 
 def count_slots(slots: Sequence[SlotResult]) -> RunCounts:
