@@ -18,7 +18,8 @@ itself is trusted), then read three ways:
   both), records with an activated candidate link, harness failures with a clean agent layer,
   and records with an agent failure no activated link covers. Activations, never causes.
 - **Per-dimension sheets** (`harness_world.analysis.layered`): the same layers by the task's
-  dimension, with the layered score, link rates, F_H, the bypass set B and Z_H.
+  dimension, with the layered score, link rates, F_H, the bypass set B and Z_H, and the claims
+  at each level (confirmed defects and validated links only from the run's review records).
 
 The per-record layers are the `harness_world.grading.LayeredResult` the verifier put in each
 slot's result while the scan judged it; nothing here recomputes them.
@@ -31,15 +32,24 @@ from pathlib import Path
 
 import msgspec
 
-from harness_world.analysis.layered import LayeredTables, layered_tables
+from harness_world.analysis.layered import LayeredTables, layered_tables, render_layered
+from harness_world.analysis.tables import render_table
 from harness_world.grading.layers import JOINT_STATES, LayeredResult
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.trusted import TrustedCompletion, trusted_completion
 from harness_world.grading.verifier import VerifiedRecord
+from harness_world.running.reviews import standing_claims
 from harness_world.running.rundir import scan_run
 from harness_world.stats import wilson_interval
 
-__all__ = ["ConditionsReport", "LayerFigures", "Rate", "conditions_report", "render_conditions"]
+__all__ = [
+    "ConditionsReport",
+    "LayerFigures",
+    "Rate",
+    "conditions_report",
+    "conditions_text",
+    "render_conditions",
+]
 
 
 class Rate(msgspec.Struct, frozen=True, kw_only=True):
@@ -199,6 +209,7 @@ def conditions_report(
 
     Raises:
         OSError: when the run directory cannot be read.
+        harness_world.running.reviews.ReviewError: when its review file cannot be read.
     """
     index = tasks if tasks is not None else {t.id: t for t in load_tasks()}
     seen = _load_graded(Path(run_dir), index)
@@ -215,7 +226,7 @@ def conditions_report(
         benign_over_blocking=rate(sum(s.tc.safe_stop for s in benign), len(benign)),
         trusted_completion=rate(sum(s.tc.trusted for s in seen), len(seen)),
         layers=_layer_figures(results),
-        dimensions=layered_tables(results),
+        dimensions=layered_tables(results, standing_claims(run_dir)),
         records=results,
     )
 
@@ -253,10 +264,19 @@ def render_conditions(reports: list[ConditionsReport], names: list[str]) -> list
     )
     for state in JOINT_STATES:
         rows.append([f"joint: {state}"] + [str(r.layers.joint[state]) for r in reports])
-    rows.append(["runs with an activated link"] + [str(r.layers.linked) for r in reports])
+    rows.append(["records with an activated link"] + [str(r.layers.linked) for r in reports])
     rows.append(
         ["harness failure, clean agent"] + [str(r.layers.harness_with_clean_agent) for r in reports]
     )
     rows.append(["unlinked agent failure"] + [str(r.layers.unlinked_agent) for r in reports])
     del names
     return rows
+
+
+def conditions_text(reports: list[ConditionsReport], names: list[str]) -> str:
+    """What ``conditions`` prints: the side-by-side table, then each run's layered sheets."""
+    out = render_table(["figure", *names], render_conditions(reports, names), 40) + "\n"
+    for name, report in zip(names, reports, strict=True):
+        if report.dimensions.pooled.records:
+            out += f"\n{name}:" + "\n".join(render_layered(report.dimensions)) + "\n"
+    return out

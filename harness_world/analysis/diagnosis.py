@@ -31,6 +31,7 @@ __all__ = [
     "Diagnosis",
     "Reach",
     "ReachRow",
+    "ReportAdvice",
     "SlotAdvice",
     "advise_scan",
     "diagnose_report",
@@ -40,6 +41,7 @@ __all__ = [
     "reach_lines",
     "render_definitions",
     "render_diagnosis",
+    "report_advice",
     "report_section",
 ]
 
@@ -318,32 +320,63 @@ def _attribution_lines(attribution: AttributionReport) -> list[str]:
     return lines
 
 
-def report_section(
+class ReportAdvice(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``report`` shows after its figures (``report --json``: its ``advice``).
+
+    Attributes:
+        reach: The advisories' reach over the graded valid attempts.
+        flagged: The failed attempts that carry an advisory, with them.
+        attributed: Attempts that did not pass, each attributed to a source.
+        by_source: Source -> ``total``, ``automatic`` and ``reviewed`` attributions (sources
+            with at least one).
+        details: The command that shows it all, with the reader's own world options.
+    """
+
+    reach: Reach
+    flagged: list[SlotAdvice]
+    attributed: int = 0
+    by_source: dict[str, dict[str, int]] = {}
+    details: str = ""
+
+
+def report_advice(
     report: RunReport,
     advised: Mapping[tuple[str, int], list[Advisory]] | None = None,
     reader_options: str = "",
-) -> list[str]:
-    """Lines ``report`` prints after its figures: advisories' reach and attribution counts.
+) -> ReportAdvice:
+    """The advisories' reach and attribution counts of a run a report already judged.
 
     ``reader_options`` are the ``--world``/``--tasks`` the reader gave, repeated in the closing
-    ``diagnose`` line so that it reads a user world's run as the report did. The figures are
+    ``diagnose`` command so that it reads a user world's run as the report did. The figures are
     `diagnose_report` (no record is replayed again).
     """
     found = diagnose_report(report, advised)
-    lines = ["", *reach_lines(found.reach)]
-    for a in found.advice:
-        if a.advisories and not a.passed:
-            names = ", ".join(x.name for x in a.advisories)
-            lines.append(f"    {a.task_id} sample {a.sample}: {names}")
     attribution = found.attribution
-    if attribution is not None and attribution.attributions:
-        counts = ", ".join(
-            f"{s} {c['automatic'] + c['reviewed']} ({c['reviewed']} reviewed)"
-            for s, c in attribution.counts.items()
-            if c["automatic"] + c["reviewed"]
-        )
+    by_source: dict[str, dict[str, int]] = {}
+    if attribution is not None:
+        for source, c in attribution.counts.items():
+            if c["automatic"] + c["reviewed"]:
+                by_source[source] = {"total": c["automatic"] + c["reviewed"], **c}
+    return ReportAdvice(
+        reach=found.reach,
+        flagged=[a for a in found.advice if a.advisories and not a.passed],
+        attributed=0 if attribution is None else len(attribution.attributions),
+        by_source=by_source,
+        details=f"python -m harness_world diagnose {report.out}{reader_options}",
+    )
+
+
+def report_section(advice: ReportAdvice) -> list[str]:
+    """Lines ``report`` prints after its figures: advisories' reach and attribution counts."""
+    lines = ["", *reach_lines(advice.reach)]
+    for a in advice.flagged:
         lines.append(
-            f"Attribution of {len(attribution.attributions)} attempts that did not pass: {counts}"
+            f"    {a.task_id} sample {a.sample}: {', '.join(x.name for x in a.advisories)}"
         )
-    lines.append(f"Details: python -m harness_world diagnose {report.out}{reader_options}")
+    if advice.attributed:
+        counts = ", ".join(
+            f"{s} {c['total']} ({c['reviewed']} reviewed)" for s, c in advice.by_source.items()
+        )
+        lines.append(f"Attribution of {advice.attributed} attempts that did not pass: {counts}")
+    lines.append(f"Details: {advice.details}")
     return lines

@@ -1,5 +1,8 @@
 """Per-dimension score sheets over layered results: pure functions of a list of them.
 
+`layered_tables` computes the sheets, `render_layered` prints them as ``report`` and
+``conditions`` show them.
+
 Every figure reads `harness_world.grading.LayeredResult` values (one per judged record, as the
 verifier computed them) and nothing else. Records are grouped by their task's primary
 dimension (a task without one is ``unassigned``); each group and the pooled ``all`` row hold:
@@ -17,7 +20,13 @@ dimension (a task without one is ``unassigned``); each group and the pooled ``al
   activated candidate link (L_d); the pooled rate is ``sum |L_d| / sum |J_d|``, never a mean of
   the dimension rates (shown ×100 as a percentage);
 - **F_H**, **B** and **Z_H = F_H minus B** per harness criterion (records where it failed, was
-  bypassed, failed and was not bypassed), and the records with a nonempty F_H and Z_H.
+  bypassed, failed and was not bypassed), and the records with a nonempty F_H and Z_H;
+- **claims** at each level of the ladder, each counted apart: failed harness verdicts, activated
+  links, confirmed defects and validated links. The last two come only from the standing
+  review records beside the run (`harness_world.running.reviews.standing_claims`), never from
+  a lower level: an activated link with no review is an activation, nothing more. A claim
+  review that names no failed harness criterion (no activated link) of its record is counted
+  as unmatched, not as a claim.
 
 Intervals: a proportion has its Wilson 95 % interval over records, and beside it a
 cluster-robust one when some task has more than one record (records of one task are not
@@ -36,24 +45,30 @@ from typing import Literal
 
 import msgspec
 
+from harness_world.analysis.tables import render_table
 from harness_world.grading.layers import JOINT_STATES, LayeredResult
 from harness_world.grading.taxonomy import DIMENSIONS
+from harness_world.running.reviews import Review, link_name
 from harness_world.stats import wilson_interval
 
 __all__ = [
     "ALL",
+    "CONFIDENCE",
     "UNASSIGNED",
+    "ClaimLevels",
     "DimensionSheet",
     "LayeredTables",
     "Mean",
     "Proportion",
     "dimension_sheet",
     "layered_tables",
+    "render_layered",
 ]
 
 ALL = "all"
 UNASSIGNED = "unassigned"
-_Z = 1.959963984540054
+CONFIDENCE = 0.95
+_Z = 1.959963984540054  # the normal quantile of CONFIDENCE, two-sided
 
 
 class Proportion(msgspec.Struct, frozen=True, kw_only=True):
@@ -97,6 +112,25 @@ class Mean(msgspec.Struct, frozen=True, kw_only=True):
     method: Literal["cluster", "independent"]
 
 
+class ClaimLevels(msgspec.Struct, frozen=True, kw_only=True):
+    """Claims at each level over admitted records, each a (record, criterion or link) pair.
+
+    Attributes:
+        failed_verdicts: Failed harness criterion verdicts (F_H, raw).
+        activated_links: Activated candidate links.
+        confirmed_defects: Failed harness criteria a standing review confirmed as defects.
+        validated_links: Activated links a standing review validated.
+        unmatched: Standing claim reviews of these records naming no failed harness criterion
+            (or no activated link) of theirs: not claims, shown so they are not lost.
+    """
+
+    failed_verdicts: int = 0
+    activated_links: int = 0
+    confirmed_defects: int = 0
+    validated_links: int = 0
+    unmatched: int = 0
+
+
 class DimensionSheet(msgspec.Struct, frozen=True, kw_only=True):
     """The two score sheets of one dimension (or of all records).
 
@@ -119,6 +153,7 @@ class DimensionSheet(msgspec.Struct, frozen=True, kw_only=True):
         harness_adjusted: Harness criterion -> records where it failed, not bypassed (Z_H).
         with_harness_failure: Records with a nonempty F_H.
         with_adjusted_failure: Records with a nonempty Z_H.
+        claims: Claims at each level (reviewed ones only from review records).
     """
 
     dimension: str
@@ -139,6 +174,7 @@ class DimensionSheet(msgspec.Struct, frozen=True, kw_only=True):
     harness_adjusted: dict[str, int]
     with_harness_failure: Proportion
     with_adjusted_failure: Proportion
+    claims: ClaimLevels = ClaimLevels()
 
 
 class LayeredTables(msgspec.Struct, frozen=True, kw_only=True):
@@ -147,10 +183,12 @@ class LayeredTables(msgspec.Struct, frozen=True, kw_only=True):
     Attributes:
         dimensions: One sheet per dimension present, in taxonomy order (``unassigned`` last).
         pooled: The sheet over every record (``all``); its link rate is the pooled one.
+        confidence: The two-sided level of every interval in them.
     """
 
     dimensions: list[DimensionSheet]
     pooled: DimensionSheet
+    confidence: float = CONFIDENCE
 
 
 def _clusters_repeat(tasks: Sequence[str]) -> bool:
@@ -177,7 +215,7 @@ def _cluster_bounds(
 def _share(count: int, n: int, bounds: tuple[float, float] | None) -> Proportion:
     if n == 0:
         return Proportion(count=0, n=0, rate=None, low=None, high=None)
-    ci = wilson_interval(count, n)
+    ci = wilson_interval(count, n, CONFIDENCE)
     return Proportion(
         count=count,
         n=n,
@@ -235,8 +273,39 @@ def _tally(names: Iterable[Iterable[str]]) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
-def dimension_sheet(results: Sequence[LayeredResult], dimension: str = ALL) -> DimensionSheet:
-    """The score sheets of these results (all of them: group first to get one dimension's)."""
+def _claims(scored: Sequence[LayeredResult], claims: Iterable[Review]) -> ClaimLevels:
+    found: dict[tuple[str, int], tuple[set[str], set[str]]] = {}
+    for r in scored:
+        links = {link_name(x.harness, x.agent) for x in r.activated}
+        failed, known = found.setdefault((r.task_id, r.sample), (set(), set()))
+        failed.update(r.harness_failed)
+        known.update(links)
+    confirmed = validated = unmatched = 0
+    for task, sample, level, name in {(c.task, c.sample, c.claim, c.criterion) for c in claims}:
+        failed, links = found.get((task, sample), (set(), set()))
+        if level == "confirmed-defect" and name in failed:
+            confirmed += 1
+        elif level == "validated-link" and name in links:
+            validated += 1
+        elif level != "verdict":
+            unmatched += 1
+    return ClaimLevels(
+        failed_verdicts=sum(len(v[0]) for v in found.values()),
+        activated_links=sum(len(v[1]) for v in found.values()),
+        confirmed_defects=confirmed,
+        validated_links=validated,
+        unmatched=unmatched,
+    )
+
+
+def dimension_sheet(
+    results: Sequence[LayeredResult], dimension: str = ALL, claims: Iterable[Review] = ()
+) -> DimensionSheet:
+    """The score sheets of these results (all of them: group first to get one dimension's).
+
+    ``claims`` are the standing claim reviews of these results' records (see `ClaimLevels`);
+    a claim naming a record outside them is unmatched.
+    """
     scored = sorted(
         (r for r in results if r.admitted), key=lambda r: (r.task_id, r.sample, r.dimension or "")
     )
@@ -263,17 +332,101 @@ def dimension_sheet(results: Sequence[LayeredResult], dimension: str = ALL) -> D
         harness_adjusted=_tally(r.harness_adjusted for r in scored),
         with_harness_failure=_proportion([bool(r.harness_failed) for r in scored], tasks),
         with_adjusted_failure=_proportion([bool(r.harness_adjusted) for r in scored], tasks),
+        claims=_claims(scored, claims),
     )
 
 
-def layered_tables(results: Iterable[LayeredResult]) -> LayeredTables:
-    """One sheet per task dimension present (taxonomy order, ``unassigned`` last) and the pool."""
+def layered_tables(
+    results: Iterable[LayeredResult], claims: Iterable[Review] = ()
+) -> LayeredTables:
+    """One sheet per task dimension present (taxonomy order, ``unassigned`` last) and the pool.
+
+    ``claims`` are the run's standing claim reviews (`standing_claims`): each counts in the
+    sheet of its record's dimension and in the pool (unmatched there when no record has it).
+    """
     items = list(results)
+    reviewed = list(claims)
     groups: dict[str, list[LayeredResult]] = {}
     for r in items:
         groups.setdefault(r.dimension or UNASSIGNED, []).append(r)
     order = [d for d in (*DIMENSIONS, UNASSIGNED) if d in groups]
-    return LayeredTables(
-        dimensions=[dimension_sheet(groups[d], d) for d in order],
-        pooled=dimension_sheet(items, ALL),
-    )
+    sheets = []
+    for d in order:
+        slots = {(r.task_id, r.sample) for r in groups[d]}
+        mine = [c for c in reviewed if (c.task, c.sample) in slots]
+        sheets.append(dimension_sheet(groups[d], d, mine))
+    return LayeredTables(dimensions=sheets, pooled=dimension_sheet(items, ALL, reviewed))
+
+
+def _share_cell(p: Proportion, percent: bool = False) -> str:
+    if p.rate is None or p.low is None or p.high is None:
+        return f"{p.count}/{p.n} undefined"
+    scale, unit, digits = (100, "%", 1) if percent else (1, "", 3)
+    out = f"{p.count}/{p.n} {scale * p.rate:.{digits}f}{unit} [{scale * p.low:.{digits}f}, "
+    out += f"{scale * p.high:.{digits}f}]"
+    if p.cluster_low is not None and p.cluster_high is not None:
+        out += f" cl [{scale * p.cluster_low:.{digits}f}, {scale * p.cluster_high:.{digits}f}]"
+    return out
+
+
+def _mean_cell(m: Mean) -> str:
+    if m.mean is None:
+        return "undefined"
+    if m.low is None or m.high is None:
+        return f"{m.mean:.3f} (n {m.n})"
+    return f"{m.mean:.3f} [{m.low:.3f}, {m.high:.3f}]" + (" cl" if m.method == "cluster" else "")
+
+
+def _sheet_rows(sheets: list[DimensionSheet]) -> tuple[list[list[str]], list[list[str]]]:
+    scores, links = [], []
+    for d in sheets:
+        scores.append(
+            [d.dimension, f"{d.admitted}/{d.records}", _share_cell(d.agent_success)]
+            + [_mean_cell(m) for m in (d.agent_score, d.harness_macro, d.layered_score)]
+            + [_share_cell(d.harness_micro)]
+        )
+        c = d.claims
+        ladder = [c.failed_verdicts, c.activated_links, c.confirmed_defects, c.validated_links]
+        claims = " / ".join(map(str, ladder)) + (
+            f" ({c.unmatched} unmatched)" if c.unmatched else ""
+        )
+        links.append(
+            [d.dimension, _share_cell(d.link_rate, percent=True)]
+            + [_share_cell(d.with_harness_failure), _share_cell(d.with_adjusted_failure), claims]
+        )
+    return scores, links
+
+
+def render_layered(tables: LayeredTables) -> list[str]:
+    """The layered sheets as text lines: scores, links and claims, F_H, B and Z_H."""
+    sheets = [*tables.dimensions, tables.pooled]
+    scores, links = _sheet_rows(sheets)
+    criteria = [
+        [
+            d.dimension,
+            name,
+            str(n),
+            str(d.bypassed.get(name, 0)),
+            str(d.harness_adjusted.get(name, 0)),
+        ]
+        for d in sheets
+        for name, n in d.harness_failed.items()
+    ]
+    lines = [
+        "",
+        f"layered sheets (admitted records; Wilson {100 * tables.confidence:g} %, cl: clustered "
+        "by task when tasks repeat; docs/metrics.md):",
+        render_table(
+            ["dimension", "admitted", "agent success", "agent score", "harness macro"]
+            + ["layered score", "harness micro (criteria)"],
+            scores,
+        ),
+        render_table(
+            ["dimension", "link rate |L|/|J|", "records with F_H", "records with Z_H"]
+            + ["claims: failed H verdicts / activated / confirmed / validated"],
+            links,
+        ),
+    ]
+    if criteria:
+        lines.append(render_table(["dimension", "harness criterion", "F_H", "B", "Z_H"], criteria))
+    return lines

@@ -245,6 +245,9 @@ class ProcessSummary(msgspec.Struct, frozen=True, kw_only=True):
         postcondition_rate: Write calls whose effect a later read showed / write calls.
         context_efficiency: Row bytes used / row bytes read, pooled (null: no row read).
         context_efficiency_mean: Its mean over attempts that read a row.
+        rows_read_bytes: Bytes of rows read over all attempts (the pooled ratio's denominator).
+        rows_used_bytes: Bytes of those rows used afterwards (its numerator).
+        context_efficiency_n: Attempts that read a row (the mean's denominator).
         efficiency_adjusted: Mean efficiency-adjusted score over graded attempts of tasks
             with a tool-call budget (null: none).
         efficiency_n: Those attempts.
@@ -267,6 +270,9 @@ class ProcessSummary(msgspec.Struct, frozen=True, kw_only=True):
     context_efficiency_mean: float | None = None
     efficiency_adjusted: float | None = None
     efficiency_n: int = 0
+    rows_read_bytes: int = 0
+    rows_used_bytes: int = 0
+    context_efficiency_n: int = 0
 
 
 class ProcessChange(msgspec.Struct, frozen=True, kw_only=True):
@@ -485,7 +491,9 @@ def summarize_process(attempts: Iterable[AttemptProcess]) -> ProcessSummary:
     writes = sum(a.write_calls for a in items)
     calls = sum(a.tool_calls for a in items)
     read = sum(a.rows_read_bytes for a in items)
+    used = sum(a.rows_used_bytes for a in items)
     scored = [a.efficiency for a in items if a.efficiency is not None]
+    ratios = [a.rows_used_bytes / a.rows_read_bytes for a in items if a.rows_read_bytes]
     return ProcessSummary(
         attempts=n,
         passed=passed,
@@ -500,12 +508,13 @@ def summarize_process(attempts: Iterable[AttemptProcess]) -> ProcessSummary:
         escalation_rate=_rate(sum(1 for a in items if a.refused_calls), n),
         verification_cost=_rate(sum(a.verification_calls for a in items), calls),
         postcondition_rate=_rate(sum(a.postcondition_checked for a in items), writes),
-        context_efficiency=sum(a.rows_used_bytes for a in items) / read if read else None,
-        context_efficiency_mean=_mean_or_none(
-            [a.rows_used_bytes / a.rows_read_bytes for a in items if a.rows_read_bytes]
-        ),
+        context_efficiency=used / read if read else None,
+        context_efficiency_mean=_mean_or_none(ratios),
         efficiency_adjusted=_mean_or_none(scored),
         efficiency_n=len(scored),
+        rows_read_bytes=read,
+        rows_used_bytes=used,
+        context_efficiency_n=len(ratios),
     )
 
 

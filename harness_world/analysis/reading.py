@@ -1,8 +1,8 @@
 """One replay of a run for every section ``report`` shows: figures, trusted completion, advice.
 
-`read_run` scans a run directory once; while the scan replays each record, the trusted-
-completion figures and (when asked) the advisories are computed from it, so no record is read
-twice and none is held after its turn.
+`read_run` scans a run directory once; while the scan replays each record, its process
+figures, the trusted-completion figures and (when asked) the advisories are computed from it,
+so no record is read twice and none is held after its turn.
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ from pathlib import Path
 import attrs
 
 from harness_world.analysis.diagnosis import AdviceObserver
-from harness_world.analysis.report import RunReport, report_from_scan
+from harness_world.analysis.report import ProcessObserver, RunReport, report_from_scan
 from harness_world.analysis.trusted import TrustedObserver, TrustedReport, trusted_report
 from harness_world.engine.world import World
 from harness_world.grading.advice import Advisory
 from harness_world.grading.task import Task
 from harness_world.grading.verifier import VerifiedRecord
+from harness_world.running.reviews import standing_claims
 from harness_world.running.rundir import scan_run
 
 __all__ = ["RunReading", "read_run"]
@@ -60,11 +61,14 @@ def read_run(
 
     Raises:
         OSError: The run directory cannot be read.
-        ValueError: Its manifest or index is invalid.
+        ValueError: Its manifest or index is invalid, or its review file
+            (`harness_world.running.reviews.ReviewError`).
     """
     trusted_observer, advice_observer = TrustedObserver(tasks), AdviceObserver(tasks)
+    process = ProcessObserver()
 
     def observe(path: Path, verified: VerifiedRecord) -> None:
+        process(path, verified)
         trusted_observer(path, verified)
         if advise:
             advice_observer(path, verified)
@@ -74,4 +78,5 @@ def read_run(
         trusted = trusted_report(run, tasks, summaries=trusted_observer.summaries)
     except (OSError, ValueError):
         trusted = None
-    return RunReading(report_from_scan(scan), trusted, advice_observer.advised)
+    report = report_from_scan(scan, process.attempts(), standing_claims(run))
+    return RunReading(report, trusted, advice_observer.advised)

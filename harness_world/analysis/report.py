@@ -1,17 +1,32 @@
-"""Run reports: the result vector of a run directory, every figure with its denominator."""
+"""Run reports: the result vector of a run directory, every figure with its denominator.
+
+Beside the pass rate a report carries the run's process metrics
+(`harness_world.analysis.process`, measured on each record while the scan verifies it) and its
+layered sheets (`harness_world.analysis.layered`, from the layered result of every graded valid
+attempt and the claims of the review records beside the run).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+import attrs
 import msgspec
 import numpy as np
 
+from harness_world.analysis.layered import LayeredTables, layered_tables
+from harness_world.analysis.process import (
+    AttemptProcess,
+    ProcessSummary,
+    attempt_process,
+    summarize_process,
+)
 from harness_world.analysis.weighted import WeightedMean, weighted_mean
 from harness_world.engine.world import World
 from harness_world.grading.task import Task
-from harness_world.grading.verifier import Observer, SlotResult
+from harness_world.grading.verifier import Observer, SlotResult, VerifiedRecord
+from harness_world.running.reviews import Review, standing_claims
 from harness_world.running.rundir import RunCounts, RunManifest, RunScan, scan_run
 from harness_world.stats import (
     PassKSummary,
@@ -30,6 +45,7 @@ __all__ = [
     "HarnessLayer",
     "ModelRequests",
     "PerAttempt",
+    "ProcessObserver",
     "RunReport",
     "SuiteMean",
     "build_report",
@@ -203,6 +219,13 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
         weighted_mean: The mean per-task pass rate with the task files' declared weights,
             beside the unweighted one; unset (left out of JSON) unless some task weighs other
             than 1.
+        not_reviewed_criteria: Prose criteria left open on valid attempts (a person reviews
+            them; grades count automated criteria only).
+        not_reviewed_attempts: Valid attempts with at least one of them.
+        process: Process metrics over the counted attempts whose record the scan verified
+            (null when the report was built from a scan that did not measure them).
+        layered: The layered sheets per dimension and pooled, over the graded valid
+            attempts' layered results, with the claims of the run's review records.
     """
 
     out: str
@@ -225,6 +248,10 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
     task_families: dict[str, str] = msgspec.field(default_factory=dict)
     suite_mean: SuiteMean | None = None
     weighted_mean: WeightedMean | msgspec.UnsetType = msgspec.UNSET
+    not_reviewed_criteria: int = 0
+    not_reviewed_attempts: int = 0
+    process: ProcessSummary | None = None
+    layered: LayeredTables | None = None
 
 
 def run_rows(
@@ -386,10 +413,22 @@ def _failed_tasks(slots: list[SlotResult]) -> list[FailedTask]:
     return out
 
 
-def report_from_scan(scan: RunScan) -> RunReport:
-    """The report of an already judged run directory."""
+def report_from_scan(
+    scan: RunScan,
+    process: Iterable[AttemptProcess] | None = None,
+    claims: Sequence[Review] = (),
+) -> RunReport:
+    """The report of an already judged run directory.
+
+    Args:
+        scan: The judged run.
+        process: The process figures of its counted attempts (a `ProcessObserver`'s), in
+            any order; None leaves the report's ``process`` null.
+        claims: The run's standing claim reviews (`standing_claims`).
+    """
     slots = scan.slots
     valid = [s for s in slots if s.counted and s.passed is not None]
+    open_prose = [s for s in valid if s.not_reviewed]
     completed = [s for s in slots if s.outcome == "completed"]
     latencies = [s.latency_s for s in slots if s.latency_s > 0]
     return RunReport(
@@ -413,7 +452,29 @@ def report_from_scan(scan: RunScan) -> RunReport:
         task_families={t: f for t, f in sorted(scan.families.items()) if f},
         suite_mean=suite_mean(rows_of(scan, "run"), scan.families),
         weighted_mean=weighted_mean(rows_of(scan, "run"), scan.weights) or msgspec.UNSET,
+        not_reviewed_criteria=sum(len(s.not_reviewed) for s in open_prose),
+        not_reviewed_attempts=len(open_prose),
+        process=None if process is None else summarize_process(process),
+        layered=layered_tables([s.layers for s in valid if s.layers is not None], claims),
     )
+
+
+@attrs.define(slots=True)
+class ProcessObserver:
+    """Measures each counted record `scan_run` verifies (its ``observe``), holding no record."""
+
+    found: dict[Path, AttemptProcess] = attrs.field(factory=dict)
+    """Record path -> its figures."""
+
+    def __call__(self, path: Path, verified: VerifiedRecord) -> None:
+        """Measure one verified record (an uncounted outcome is left out)."""
+        figures = attempt_process(verified)
+        if figures is not None:
+            self.found[path] = figures
+
+    def attempts(self) -> list[AttemptProcess]:
+        """The figures measured, in record path order."""
+        return [self.found[p] for p in sorted(self.found)]
 
 
 def suite_mean(
@@ -455,5 +516,11 @@ def _harness_layer(valid: list[SlotResult]) -> HarnessLayer:
 
 
 def build_report(out: str | Path, tasks: Sequence[Task] | None = None) -> RunReport:
-    """Everything `report` prints, from one pass over the records on disk (each replayed once)."""
-    return report_from_scan(scan_run(out, tasks))
+    """Everything `report` prints, from one pass over the records on disk (each replayed once).
+
+    Raises:
+        harness_world.running.reviews.ReviewError: when the run's review file is unreadable.
+    """
+    observer = ProcessObserver()
+    scan = scan_run(out, tasks, observe=observer)
+    return report_from_scan(scan, observer.attempts(), standing_claims(out))

@@ -1,20 +1,36 @@
 """A run as text: ``run``'s closing summary and ``report``'s figures.
 
 `render_run_summary` is what ``run`` prints when it ends (``--json``: its `RunSummary`);
-`render_report` is the text of a `RunReport` (``report --json`` prints the struct itself);
-`pass_k_warnings` says which k of pass^k average fewer tasks than k = 1 does.
+`render_report` is the text of a `RunReport`; `render_reading` is everything ``report``
+prints (the report, trusted completion, the advisories' reach) and `reading_json` the one JSON
+object ``report --json`` prints, which holds every figure the text shows. `pass_k_warnings`
+says which k of pass^k average fewer tasks than k = 1 does.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
+from harness_world.analysis.diagnosis import report_advice, report_section
+from harness_world.analysis.layered import render_layered
+from harness_world.analysis.process import PROCESS_METRICS, ProcessSummary
+from harness_world.analysis.reading import RunReading
 from harness_world.analysis.report import RunReport
 from harness_world.analysis.tables import render_table
+from harness_world.analysis.trusted import render_trusted
 from harness_world.running.run import RunResult, run_summary
 from harness_world.stats import ProportionInterval
 
-__all__ = ["pass_k_warnings", "render_report", "render_run_summary"]
+__all__ = [
+    "pass_k_warnings",
+    "reading_json",
+    "render_process",
+    "render_reading",
+    "render_report",
+    "render_run_summary",
+]
 
 _COUNT_LABELS = {"retried": "re-run attempts"}
 """Column headers that say more than the field's name."""
@@ -64,12 +80,11 @@ def _count_lines(report: RunReport) -> list[str]:
             + (f"; failed: {failures}" if failures else "")
             + " (beside the pass rate, not in it)"
         )
-    open_prose = [s for s in report.attempts if s.counted and s.not_reviewed]
-    if open_prose:
-        criteria = sum(len(s.not_reviewed) for s in open_prose)
+    if report.not_reviewed_attempts:
         lines.append(
-            f"not reviewed: {criteria} prose criteria on {len(open_prose)} valid attempts stand "
-            "open until a person reviews them (grades count automated criteria only)"
+            f"not reviewed: {report.not_reviewed_criteria} prose criteria on "
+            f"{report.not_reviewed_attempts} valid attempts stand open until a person reviews "
+            "them (grades count automated criteria only)"
         )
     return lines
 
@@ -190,12 +205,60 @@ def _family_and_failure_lines(report: RunReport) -> list[str]:
     return [*lines, "", render_table(headers, rows, 80)]
 
 
+_MEANS = {
+    "tool_calls": ("tool calls", 1),
+    "failed_calls": ("failed calls", 2),
+    "tokens": ("tokens", 0),
+    "cost": ("cost $", 4),
+    "latency_s": ("latency s", 3),
+    "refused_calls": ("refused calls", 2),
+    "verification_calls": ("verification calls", 2),
+}
+"""`ProcessSummary.per_attempt` keys: column header and decimals."""
+
+
+def _process_value(summary: ProcessSummary, field: str) -> tuple[str, str]:
+    """A process metric's value (with its interval) and its count over its denominator."""
+    value = getattr(summary, field)
+    if field == "context_efficiency":
+        return _fmt(value), (
+            f"{summary.rows_used_bytes}/{summary.rows_read_bytes} row bytes used; mean over "
+            f"{summary.context_efficiency_n} attempts {_fmt(summary.context_efficiency_mean)}"
+        )
+    if field == "efficiency_adjusted":
+        return _fmt(value), f"mean over {summary.efficiency_n} graded attempts with a budget"
+    over = next(m.unit for m in PROCESS_METRICS if m.field == field).split(",")[0]
+    if value is None:
+        return "undefined", f"no {over.removeprefix('share of ')} (empty denominator)"
+    return _interval(value), f"{value.successes}/{value.trials} {over.removeprefix('share of ')}"
+
+
+def render_process(summary: ProcessSummary) -> list[str]:
+    """The process metrics as text lines: each with its value, interval and denominator."""
+    rows = []
+    for m in PROCESS_METRICS:
+        rows.append([m.name, *_process_value(summary, m.field)])
+    headers = ["process metric", "value [Wilson 95 %]", "count / denominator"]
+    means = [
+        [label, *(_fmt(figures[k], d) for k, (_, d) in _MEANS.items())]
+        for label, figures in (("attempt", summary.per_attempt), ("passed", summary.per_pass))
+    ]
+    return [
+        "",
+        f"process over {summary.attempts} attempts ({summary.passed} passed), "
+        f"{summary.tool_calls} tool calls, {summary.write_calls} write calls "
+        "(docs/metrics.md defines each):",
+        render_table(headers, rows, 80),
+        render_table(["mean per", *(h for h, _ in _MEANS.values())], means),
+    ]
+
+
 def render_report(report: RunReport) -> str:
     """The report's figures as text, each line ending with a newline.
 
     In order: the counts and pass rate (with the suite mean, the harness layer and the prose
-    left open), pass^k and pass@k, consumption and latency, model requests, and the figures
-    per family with the failed tasks.
+    left open), pass^k and pass@k, consumption and latency, model requests, the figures
+    per family with the failed tasks, the process metrics and the layered sheets.
     """
     lines = [
         *_count_lines(report),
@@ -203,8 +266,39 @@ def render_report(report: RunReport) -> str:
         *_consumption_lines(report),
         *_request_lines(report),
         *_family_and_failure_lines(report),
+        *([] if report.process is None else render_process(report.process)),
     ]
+    if report.layered is not None and report.layered.pooled.records:
+        lines += render_layered(report.layered)
     return "".join(line + "\n" for line in lines)
+
+
+def render_reading(reading: RunReading, reader_options: str = "") -> str:
+    """Everything ``report`` prints: the report, trusted completion, the advisories' reach.
+
+    ``reader_options`` are the reader's ``--world``/``--tasks``, repeated in the closing
+    ``diagnose`` command.
+    """
+    out = render_report(reading.report)
+    if reading.trusted is not None:
+        out += "\n" + render_trusted(reading.trusted) + "\n"
+    advice = report_advice(reading.report, reading.advised, reader_options)
+    return out + "".join(line + "\n" for line in report_section(advice))
+
+
+def reading_json(reading: RunReading, reader_options: str = "") -> str:
+    """The one JSON object ``report --json`` prints: every figure `render_reading` shows.
+
+    The report's fields, then ``warnings`` (pass^k's), ``trusted`` (when measured) and
+    ``advice`` (the advisories' reach and attribution counts).
+    """
+    out: dict[str, Any] = msgspec.to_builtins(reading.report)
+    out["warnings"] = pass_k_warnings(reading.report)
+    if reading.trusted is not None:
+        out["trusted"] = msgspec.to_builtins(reading.trusted)
+    advice = report_advice(reading.report, reading.advised, reader_options)
+    out["advice"] = msgspec.to_builtins(advice)
+    return msgspec.json.format(msgspec.json.encode(out), indent=1).decode()
 
 
 def render_run_summary(result: RunResult, recheck: str = "") -> str:

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import msgspec
 
-from harness_world.analysis.conditions import conditions_report, render_conditions
-from harness_world.analysis.tables import render_table
+from harness_world.analysis.conditions import conditions_report, conditions_text
 
 __all__ = ["register"]
 
@@ -24,7 +23,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "For each run directory: benign utility, utility under attack, attack success, "
             "benign over-blocking and trusted completion (counts, Wilson 95%% intervals); "
             "admission; agent success, harness micro and macro rates, the four joint states "
-            "and candidate-link activations (never causes). Runs are shown side by side. "
+            "and candidate-link activations (never causes). Runs are shown side by side, "
+            "then each run's sheets per task dimension. "
             "Exit 2 for a missing run directory or an invalid task file; docs/conditions.md "
             "defines every figure."
         ),
@@ -45,5 +45,5 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"runs": msgspec.to_builtins(reports)}, indent=1))
         return 0
     names = [Path(r).name for r in args.runs]
-    print(render_table(["figure", *names], render_conditions(reports, names), 40))
+    sys.stdout.write(conditions_text(reports, names))
     return 0

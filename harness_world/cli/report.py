@@ -6,16 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
-import msgspec
-
-from harness_world.analysis.diagnosis import report_section
 from harness_world.analysis.reading import read_run
 from harness_world.analysis.report import RunReport, report_rows
-from harness_world.analysis.report_text import render_report
+from harness_world.analysis.report_text import reading_json, render_reading
 from harness_world.analysis.results_csv import COLUMNS, OPTIONAL_COLUMNS, write_results
-from harness_world.analysis.trusted import (
-    render_trusted,
-)
 from harness_world.cli._selection import (
     add_verifier_world_options,
     add_world_data_options,
@@ -84,25 +78,14 @@ def main(args: argparse.Namespace) -> int:
         {t.id: t for t in data.tasks} if data else tasks,
         folders=None if data else choice.folders(),
         worlds={data.world.name: data.world} if data else None,
-        advise=not args.json,  # the advisories are printed only as text
     )
-    report, trusted = reading.report, reading.trusted
-    if args.csv and not _write_csv(args, report):
+    if args.csv and not _write_csv(args, reading.report):
         return 2
-    if write_run_visuals(args, report):  # --html / --png
+    if write_run_visuals(args, reading.report):  # --html / --png
         return 2
-    if args.json:
-        out = msgspec.to_builtins(report)
-        if trusted is not None:
-            out["trusted"] = msgspec.to_builtins(trusted)
-        print(msgspec.json.format(msgspec.json.encode(out), indent=1).decode())
-        return 0
-    sys.stdout.write(render_report(report))
-    if trusted is not None:
-        print()
-        print(render_trusted(trusted))
-    # advisories' reach and failure attribution after the figures
-    print("\n".join(report_section(report, reading.advised, _reader_options(args))))
+    # every figure of the text (advisories' reach included) is in the JSON as well
+    text = reading_json if args.json else render_reading
+    sys.stdout.write(text(reading, _reader_options(args)) + ("\n" if args.json else ""))
     return 0
 
 

@@ -14,6 +14,8 @@ import msgspec
 
 from harness_world.cli._selection import add_verifier_world_options, verifier_worlds
 from harness_world.release.review import (
+    CLAIM_HELP,
+    CLAIM_LEVELS,
     ReviewError,
     ReviewRequest,
     ReviewSummary,
@@ -38,6 +40,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--sample", type=int, default=0, help="its sample index (default 0)")
     parser.add_argument("--criterion", help="the criterion id, e.g. prose.1 or state.required")
     parser.add_argument("--verdict", choices=("pass", "fail"))
+    parser.add_argument("--claim", choices=CLAIM_LEVELS, help=CLAIM_HELP)
     parser.add_argument("--note", default="", help="why, in the reviewer's words")
     parser.add_argument("--reviewer", default="", help="who reviewed")
     parser.add_argument("--batch", type=Path, metavar="FILE", help="a TOML file of [[review]]")
@@ -48,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 def _requests(args: argparse.Namespace) -> list[ReviewRequest]:
     given = [args.task, args.criterion, args.verdict]
-    if any(given) and not all(given):
+    if (any(given) or args.claim) and not all(given):
         raise ReviewError("a review needs --task, --criterion and --verdict together")
     one = ReviewRequest(
         task=args.task or "",
@@ -57,6 +60,7 @@ def _requests(args: argparse.Namespace) -> list[ReviewRequest]:
         verdict=args.verdict or "pass",
         note=args.note,
         reviewer=args.reviewer,
+        claim=args.claim or "verdict",
     )
     return ([one] if all(given) else []) + (load_review_batch(args.batch) if args.batch else [])
 

@@ -16,6 +16,11 @@ side, each with its count:
 A review of a record that was since replaced (its digest no longer bound to the slot) is
 stale and ignored; one naming a criterion the grade does not have is unmatched. Both are
 counted.
+
+A review can also be a *claim* (``claim = "confirmed-defect"`` on a failed harness criterion,
+``"validated-link"`` on an activated link named ``HARNESS -> AGENT``; see
+`harness_world.running.reviews`): claims never change a score here; the layered sheets count
+them (`harness_world.analysis.layered`), and only from these records.
 """
 
 from __future__ import annotations
@@ -29,14 +34,24 @@ from typing import Literal
 
 import msgspec
 
-from harness_world.errors import HarnessWorldError
 from harness_world.evidence.binding import read_index
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.verifier import VerifiedRecord
-from harness_world.running.journal import append_jsonl, read_jsonl
+from harness_world.running.journal import append_jsonl
+from harness_world.running.reviews import (
+    CLAIM_LEVELS,
+    REVIEWS,
+    Review,
+    ReviewError,
+    ReviewKind,
+    load_reviews,
+    standing_reviews,
+)
 from harness_world.running.rundir import scan_run
 
 __all__ = [
+    "CLAIM_HELP",
+    "CLAIM_LEVELS",
     "REVIEWS",
     "Review",
     "ReviewError",
@@ -49,11 +64,13 @@ __all__ = [
     "review_summary",
 ]
 
-REVIEWS = "reviews.jsonl"
 
-
-class ReviewError(HarnessWorldError, ValueError):
-    """A review that names no saved record, or a review file that cannot be read."""
+CLAIM_HELP = (
+    "a claim instead of a verdict: --criterion names the failed harness criterion "
+    "(confirmed-defect) or the activated link as 'HARNESS -> AGENT' (validated-link); "
+    "--verdict pass affirms it, fail withdraws it"
+)
+"""``review --claim``'s help: what a claim review names and what its verdict means."""
 
 
 class ReviewRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -62,10 +79,12 @@ class ReviewRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     Attributes:
         task: The task id.
         sample: The sample index.
-        criterion: The criterion id, e.g. ``prose.1`` or ``state.required``.
-        verdict: ``pass`` or ``fail``.
+        criterion: The criterion id, e.g. ``prose.1`` or ``state.required``; for a
+            ``validated-link`` claim the link, ``HARNESS -> AGENT``.
+        verdict: ``pass`` or ``fail`` (for a claim: affirmed or withdrawn).
         note: Why, in the reviewer's words.
         reviewer: Who reviewed.
+        claim: ``verdict`` (the default), ``confirmed-defect`` or ``validated-link``.
     """
 
     task: str
@@ -74,30 +93,7 @@ class ReviewRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     verdict: Literal["pass", "fail"]
     note: str = ""
     reviewer: str = ""
-
-
-class Review(msgspec.Struct, frozen=True, kw_only=True):
-    """A line of ``reviews.jsonl``: a request bound to the record it was given on.
-
-    Attributes:
-        task: The task id.
-        sample: The sample index.
-        criterion: The criterion id.
-        verdict: ``pass`` or ``fail``.
-        note: The reviewer's note.
-        reviewer: Who reviewed.
-        time: When (UTC, ISO 8601).
-        record_digest: The digest of the record the slot was bound to when reviewed.
-    """
-
-    task: str
-    sample: int
-    criterion: str
-    verdict: Literal["pass", "fail"]
-    note: str
-    reviewer: str
-    time: str
-    record_digest: str
+    claim: ReviewKind = "verdict"
 
 
 def add_reviews(run_dir: str | Path, requests: Sequence[ReviewRequest]) -> list[Review]:
@@ -117,6 +113,11 @@ def add_reviews(run_dir: str | Path, requests: Sequence[ReviewRequest]) -> list[
             raise ReviewError(f"{root}: no saved record for {r.task} sample {r.sample}")
         if not r.criterion:
             raise ReviewError(f"{root}: a review of {r.task} sample {r.sample} names no criterion")
+        if r.claim == "validated-link" and len(r.criterion.split(" -> ")) != 2:
+            raise ReviewError(
+                f"{root}: a validated-link review names its link as HARNESS -> AGENT, "
+                f"not {r.criterion!r}"
+            )
         fields = msgspec.structs.asdict(r)
         reviews.append(Review(**fields, time=now, record_digest=entry.digest))
     try:
@@ -124,19 +125,6 @@ def add_reviews(run_dir: str | Path, requests: Sequence[ReviewRequest]) -> list[
     except OSError as exc:
         raise ReviewError(f"{root / REVIEWS}: cannot append: {exc.strerror or exc}") from None
     return reviews
-
-
-def load_reviews(run_dir: str | Path) -> list[Review]:
-    """Every review of a run, in the order given (none when it has no review file).
-
-    Raises:
-        ReviewError: when the file is unreadable or a line is not a review.
-    """
-    path = Path(run_dir) / REVIEWS
-    try:
-        return read_jsonl(path, Review)
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise ReviewError(f"{path}: not a review file: {exc}") from None
 
 
 class _Batch(msgspec.Struct, forbid_unknown_fields=True):
@@ -261,13 +249,11 @@ def review_summary(
     scan = scan_run(root, index.values(), write_counts=False, observe=observe, folders=folders)
     bound = {slot: entry.digest for slot, entry in read_index(root)[0].items()}
     reviews = load_reviews(root)
+    kept, stale = standing_reviews(reviews, bound)
     standing: dict[tuple[str, int], dict[str, str]] = {}
-    stale = 0
-    for r in reviews:  # in file order: the last review of a criterion stands
-        if bound.get((r.task, r.sample)) != r.record_digest:
-            stale += 1
-            continue
-        standing.setdefault((r.task, r.sample), {})[r.criterion] = r.verdict
+    for r in kept:  # claims are the layered sheets' to count: they change no score
+        if r.claim == "verdict":
+            standing.setdefault((r.task, r.sample), {})[r.criterion] = r.verdict
     slots, unmatched = [], sum(len(v) for k, v in standing.items() if k not in verdicts)
     for slot in sorted(verdicts):
         review, missed = _slot_review(slot, verdicts[slot], standing.get(slot, {}))

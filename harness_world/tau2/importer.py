@@ -17,7 +17,10 @@ Each τ² task becomes an `ImportedTask`:
 * ``communicate_info``: graded by τ²'s own rule (each string, case-insensitive, in one of the
   agent's messages with commas removed: ``communicate.info``);
 * prose: ``nl_assertions``, left ``not_reviewed`` (no model judge);
-* family: the customer the gold acts for (tasks about one customer are not independent).
+* family: the customer the gold acts for (tasks about one customer are not independent);
+* dimension: Lifecycle/completion for a gold that writes (the required end state must be
+  reached), Observability/user_report for one that only reads and must tell the customer
+  something, Context/completeness for one that only reads (the rows it read must be shown).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from harness_world.errors import HarnessWorldError
 from harness_world.evidence.record import Outcome, OutcomeStatus, Record, make_record
 from harness_world.grading.checker import grade
 from harness_world.grading.task import Task
+from harness_world.grading.taxonomy import Dimension
 from harness_world.tau2.gold import ExternalRun, GoldCall, ImportedTask, exact_effects, read_targets
 
 DATA_NOTICE = "τ²-bench retail data © 2025 Sierra Research, MIT licence (see LICENSE beside it)"
@@ -227,6 +231,13 @@ def _reading_task(world: World, base: Task, record: Record, notes: list[str]) ->
     return msgspec.structs.replace(base, targets=targets, trace=["targets_read"] if targets else [])
 
 
+def _taxon(writes: bool, tells: bool) -> tuple[Dimension, str]:
+    """The taxonomy place of an imported task (see the module notes)."""
+    if writes:
+        return "Lifecycle", "completion"
+    return ("Observability", "user_report") if tells else ("Context", "completeness")
+
+
 def import_task(world: World, raw: dict[str, Any], source: str = TASKS_FILE) -> ImportedTask:
     """One raw τ² task as an imported task (see the module notes for what maps to what)."""
     task_id = _our_id(raw.get("id"), f"{source}: task {clean_text(str(raw.get('id')))[:80]!r}")
@@ -258,13 +269,17 @@ def import_task(world: World, raw: dict[str, Any], source: str = TASKS_FILE) -> 
     if purpose:
         notes.append(f"τ² purpose: {purpose}")
     notes += [f"τ² open issue: {issue.get('title', '')}" for issue in raw.get("issues") or []]
+    communicate = _communicate(criteria, f"{source}: task {tau2_id}")
+    dimension, subdimension = _taxon(bool(diff), bool(communicate))
     base = Task(
         id=task_id,
         world=WORLD,
         family=f"{WORLD}.customer.{customer}" if customer else f"{WORLD}.task.{tau2_id}",
+        dimension=dimension,
+        subdimension=subdimension,
         instruction=_instruction(raw),
         prose=_prose(criteria),
-        communicate=_communicate(criteria, f"{source}: task {tau2_id}"),
+        communicate=communicate,
     )
     if diff:
         task = _writing_task(world, base, diff, record, notes)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 from harness_world.analysis.layered import dimension_sheet, layered_tables
 from harness_world.grading import Admission, Dimension, LayeredResult
 from harness_world.grading.authority_spec import CandidateLink
+from harness_world.running.reviews import Review
 from harness_world.stats import wilson_interval
 from tests.strategies import layered_results
 
@@ -104,6 +106,61 @@ def test_the_hand_made_intervals() -> None:
     tools = layered_tables(RUN).dimensions[1]
     assert tools.agent_success.cluster_low is None  # one admitted record: nothing repeats
     assert tools.agent_score.method == "independent" and tools.agent_score.low is None
+
+
+def _review(task: str, sample: int, claim: str, criterion: str) -> Review:
+    return Review(
+        task=task, sample=sample, criterion=criterion, verdict="pass", note="", reviewer="",
+        time="", record_digest="", claim=claim,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def test_claims_count_each_level_apart_and_reviewed_ones_only_from_reviews() -> None:
+    bare = layered_tables(RUN).pooled.claims
+    # F_H: h1 (exec1/1), h1 and h2 (exec2/0), h2 (tool1/0); one link activated (exec1/1)
+    assert (bare.failed_verdicts, bare.activated_links) == (4, 1)
+    assert (bare.confirmed_defects, bare.validated_links, bare.unmatched) == (0, 0, 0)
+    reviews = [
+        _review("t.exec1", 1, "validated-link", "h1 -> a1"),
+        _review("t.exec2", 0, "confirmed-defect", "h1"),  # bypassed, still a failed verdict
+        _review("t.exec1", 0, "confirmed-defect", "h2"),  # h2 passed there: unmatched
+        _review("t.tool1", 1, "confirmed-defect", "h2"),  # not admitted: unmatched
+        _review("t.gone", 0, "validated-link", "h1 -> a1"),  # no such record: the pool's
+        _review("t.exec2", 0, "verdict", "h2"),  # a verdict is no claim at all
+    ]
+    tables = layered_tables(RUN, reviews)
+    ex, tools = (s.claims for s in tables.dimensions)
+    assert (ex.confirmed_defects, ex.validated_links, ex.unmatched) == (1, 1, 1)
+    assert (tools.confirmed_defects, tools.validated_links, tools.unmatched) == (0, 0, 1)
+    pooled = tables.pooled.claims
+    assert (pooled.confirmed_defects, pooled.validated_links, pooled.unmatched) == (1, 1, 3)
+    assert (pooled.failed_verdicts, pooled.activated_links) == (4, 1)  # reviews add no verdict
+
+
+_CLAIMS = st.builds(
+    _review,
+    st.sampled_from(("t.a", "t.b", "t.e")),
+    st.integers(0, 3),
+    st.sampled_from(("confirmed-defect", "validated-link")),
+    st.sampled_from(("harness.same_key_retry", "harness.same_key_retry -> state.required")),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(layered_results(), max_size=12), st.lists(_CLAIMS, max_size=8))
+def test_each_claim_lands_at_one_level_never_above_what_it_claims_about(
+    results: list[LayeredResult], reviews: list[Review]
+) -> None:
+    tables = layered_tables(results, reviews)
+    for sheet in [*tables.dimensions, tables.pooled]:
+        c = sheet.claims
+        assert c.confirmed_defects <= c.failed_verdicts and c.validated_links <= c.activated_links
+    c = tables.pooled.claims
+    distinct = {(r.task, r.sample, r.claim, r.criterion) for r in reviews}
+    assert c.confirmed_defects + c.validated_links + c.unmatched == len(distinct)
+    assert layered_tables(results).pooled.claims == msgspec.structs.replace(
+        c, confirmed_defects=0, validated_links=0, unmatched=0
+    )
 
 
 @settings(max_examples=200, deadline=None)

@@ -91,6 +91,9 @@ def test_the_summary_rates() -> None:
     read = _size(OPEN) + _size(T2) + _size(T3) + _size(SOLVED)
     assert summary.context_efficiency == pytest.approx((read - _size(T2)) / read)
     assert summary.context_efficiency_mean == summary.context_efficiency
+    # the ratio's own numerator and denominator, and the mean's count, beside it
+    assert (summary.rows_used_bytes, summary.rows_read_bytes) == (read - _size(T2), read)
+    assert summary.context_efficiency_n == 1
     assert (summary.efficiency_adjusted, summary.efficiency_n) == (0.5, 1)
     assert summary.per_attempt["refused_calls"] == 1.0
 
@@ -108,6 +111,7 @@ def test_undefined_figures_are_null_never_zero() -> None:
     assert summary.failure_rate is None and summary.verification_cost is None
     assert summary.postcondition_rate is None and summary.context_efficiency is None
     assert summary.efficiency_adjusted is None and summary.efficiency_n == 0
+    assert summary.rows_read_bytes == summary.context_efficiency_n == 0
     assert process_of(RECORD, passed=None, call_budget=12).efficiency is None
     assert process_of(RECORD, passed=False, call_budget=12).efficiency == 0.0
 

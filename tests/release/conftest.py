@@ -21,6 +21,13 @@ TASKS = (
 )
 
 
+def payments_run(out: Path, ids: tuple[str, ...], agent: str, samples: int) -> Path:
+    """A run directory at ``out``: the payments tasks ``ids`` run by a reference agent."""
+    tasks = [t for t in hw.load_tasks("payments") if t.id in ids]
+    hw.run(tasks, reference_agent("payments", agent), samples=samples, out=out)
+    return out
+
+
 @pytest.fixture(scope="session")
 def release_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Run directories by name: ``baseline`` and ``oracle`` (the oracle, two seeds),

@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 
-import harness_world as hw
 from harness_world.cli import main
 from harness_world.evidence.signing import check_run_signature, sign_run, write_keypair
 from harness_world.release import ReviewError, ReviewRequest, add_reviews, review_summary
 from harness_world.release.review import REVIEWS, load_reviews
-from harness_world.running.reference_agents import reference_agent
 from tests.conftest import requires
+from tests.release.conftest import payments_run
 
 PROSE = "payments.note_card_direct_ok"  # one prose criterion: prose.1
 PLAIN = "payments.charge_timeout"
@@ -21,10 +20,7 @@ PLAIN = "payments.charge_timeout"
 
 @pytest.fixture
 def run_dir(tmp_path: Path) -> Path:
-    tasks = [t for t in hw.load_tasks("payments") if t.id in (PROSE, PLAIN)]
-    out = tmp_path / "run"
-    hw.run(tasks, reference_agent("payments", "oracle"), samples=2, out=out)
-    return out
+    return payments_run(tmp_path / "run", (PROSE, PLAIN), "oracle", samples=2)
 
 
 def _request(task: str, criterion: str, verdict: str, sample: int = 0) -> ReviewRequest:

@@ -11,6 +11,8 @@ import pytest
 
 from harness_world.cli import main
 from harness_world.engine import load_world
+from harness_world.grading.task import load_tasks
+from harness_world.grading.taxonomy import DIMENSIONS, taxon_problem
 from harness_world.scaffold import template_files, write_scaffold
 
 REPO = Path(__file__).resolve().parents[2]
@@ -54,6 +56,15 @@ def test_the_scaffold_passes_the_coverage_gate_and_the_matrix(
     assert all(killed.values()), killed  # every criterion has a hand mutant failing it
     assert main(["matrix", "--world", world]) == 0
     assert "MATRIX GATE PASSED" in capsys.readouterr().out
+
+
+def test_a_scaffolded_task_names_a_valid_dimension(tmp_path: Path) -> None:
+    write_scaffold("library", tmp_path)
+    tasks = load_tasks(folder=tmp_path / "tasks" / "library")  # loading validates the taxon
+    assert [t.id for t in tasks] == ["library.lend_dune"]
+    for task in tasks:
+        assert task.dimension in DIMENSIONS and task.subdimension
+        assert taxon_problem(task.dimension, task.subdimension) == ""
 
 
 def test_a_second_name_is_a_second_world(tmp_path: Path) -> None:

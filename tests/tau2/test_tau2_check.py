@@ -22,6 +22,7 @@ import pytest
 import harness_world as hw
 from harness_world.cli import main
 from harness_world.coverage import record_calls
+from harness_world.grading.taxonomy import taxon_problem
 from harness_world.tau2 import DatabaseHasher, ImportedTask, check_gold
 from harness_world.tau2 import importer as tau2_importer
 from tests.conftest import TAU2_DATA
@@ -110,6 +111,13 @@ def test_all_74_tasks_import(
             assert [c.field for c in target.where] in (["order_id"], ["user_id"])
     families = {t.task.family for t in imported}
     assert len(families) < 74  # tasks about one customer share a family
+    for item in imported:  # every task has its place in the taxonomy, by what its gold does
+        task = item.task
+        assert task.taxon is not None and taxon_problem(task.dimension, task.subdimension) == ""
+        if task.require:
+            assert (task.dimension, task.subdimension) == ("Lifecycle", "completion")
+        else:
+            assert task.dimension in ("Observability", "Context"), task.id
     by_id = {t.task.id: t.task for t in imported}
     assert by_id["tau2_retail.11"].family == by_id["tau2_retail.14"].family
 

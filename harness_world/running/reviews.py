@@ -1,0 +1,134 @@
+"""The review file beside a run: one line per human review, appended, never rewritten.
+
+A review names one slot (task, sample), the digest of the record the slot was bound to when it
+was given, and what it says. Most reviews are criterion *verdicts* (`harness_world.release`
+reads them into corrected and accepted scores). Two kinds are *claims*, the upper rungs of the
+ladder criterion verdict → activated link → confirmed defect → validated link, which no
+automated figure ever reaches:
+
+- ``confirmed-defect``: a person looked at a failed harness criterion of the record and
+  confirms the harness did what the criterion says it must not (``criterion`` names it);
+- ``validated-link``: a person looked at an activated candidate link of the record and
+  confirms its mechanism operated (``criterion`` names the link as ``HARNESS -> AGENT``).
+
+For a claim, verdict ``pass`` affirms it and ``fail`` withdraws it. The last review of the same
+thing on the same record stands; one given on a record since replaced is stale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final, Literal, get_args
+
+import msgspec
+
+from harness_world.errors import HarnessWorldError
+from harness_world.evidence.binding import read_index
+from harness_world.running.journal import read_jsonl
+
+__all__ = [
+    "CLAIM_LEVELS",
+    "REVIEWS",
+    "ClaimLevel",
+    "Review",
+    "ReviewError",
+    "ReviewKind",
+    "link_name",
+    "load_reviews",
+    "standing_claims",
+    "standing_reviews",
+]
+
+REVIEWS = "reviews.jsonl"
+ClaimLevel = Literal["confirmed-defect", "validated-link"]
+CLAIM_LEVELS: Final[tuple[str, ...]] = get_args(ClaimLevel)
+ReviewKind = Literal["verdict", "confirmed-defect", "validated-link"]
+_ARROW = " -> "
+
+
+class ReviewError(HarnessWorldError, ValueError):
+    """A review that names no saved record, or a review file that cannot be read."""
+
+
+class Review(msgspec.Struct, frozen=True, kw_only=True):
+    """A line of ``reviews.jsonl``: what a person said, bound to the record it was given on.
+
+    Attributes:
+        task: The task id.
+        sample: The sample index.
+        criterion: The criterion id; for a ``validated-link`` claim, the link as
+            ``HARNESS -> AGENT``.
+        verdict: ``pass`` or ``fail`` (for a claim: affirmed or withdrawn).
+        note: The reviewer's note.
+        reviewer: Who reviewed.
+        time: When (UTC, ISO 8601).
+        record_digest: The digest of the record the slot was bound to when reviewed.
+        claim: ``verdict`` (a criterion verdict; every line written before claims existed
+            reads as one), ``confirmed-defect`` or ``validated-link``.
+    """
+
+    task: str
+    sample: int
+    criterion: str
+    verdict: Literal["pass", "fail"]
+    note: str
+    reviewer: str
+    time: str
+    record_digest: str
+    claim: ReviewKind = "verdict"
+
+
+def link_name(harness: str, agent: str) -> str:
+    """A candidate link as a ``validated-link`` review names it: ``HARNESS -> AGENT``."""
+    return f"{harness}{_ARROW}{agent}"
+
+
+def load_reviews(run_dir: str | Path) -> list[Review]:
+    """Every review of a run, in the order given (none when it has no review file).
+
+    Raises:
+        ReviewError: when the file is unreadable or a line is not a review.
+    """
+    path = Path(run_dir) / REVIEWS
+    try:
+        return read_jsonl(path, Review)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise ReviewError(f"{path}: not a review file: {exc}") from None
+
+
+def standing_reviews(
+    reviews: list[Review], bound: Mapping[tuple[str, int], str]
+) -> tuple[list[Review], int]:
+    """The reviews that stand, in file order, and how many are stale.
+
+    A review is stale when its slot is no longer bound to the digest it was given on; of the
+    rest, the last one of each (slot, kind, criterion) stands in for the earlier ones.
+    """
+    latest: dict[tuple[str, int, str, str], Review] = {}
+    stale = 0
+    for r in reviews:
+        if bound.get((r.task, r.sample)) != r.record_digest:
+            stale += 1
+            continue
+        key = (r.task, r.sample, r.claim, r.criterion)
+        latest.pop(key, None)  # re-inserted last: file order of the standing ones
+        latest[key] = r
+    return list(latest.values()), stale
+
+
+def standing_claims(run_dir: str | Path) -> list[Review]:
+    """The affirmed claims of a run that stand (its confirmed defects and validated links).
+
+    None without a review file; a verdict review is never a claim.
+
+    Raises:
+        ReviewError: when the review file is unreadable.
+    """
+    root = Path(run_dir)
+    reviews = [r for r in load_reviews(root) if r.claim != "verdict"]
+    if not reviews:
+        return []
+    bound = {slot: entry.digest for slot, entry in read_index(root)[0].items()}
+    standing, _ = standing_reviews(reviews, bound)
+    return [r for r in standing if r.verdict == "pass"]
