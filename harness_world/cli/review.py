@@ -45,6 +45,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--reviewer", default="", help="who reviewed")
     parser.add_argument("--batch", type=Path, metavar="FILE", help="a TOML file of [[review]]")
     parser.add_argument("--json", action="store_true", help="print the scores as one JSON object")
+    parser.add_argument("--sign-key", type=Path, help="Ed25519 private key (PEM) signing the "
+                        "reviews added (required on a signed run; extra: [sign])")  # fmt: skip
+    parser.add_argument("--trust-key", type=Path, help="Ed25519 public key (PEM): count only "
+                        "the reviews it signed; the rest are reported as unsigned")  # fmt: skip
     add_verifier_world_options(parser)
     parser.set_defaults(handler=run)
 
@@ -71,7 +75,7 @@ def _text(s: ReviewSummary) -> str:
         f"original (automated) {s.original} of {s.graded}; corrected {s.corrected} of "
         f"{s.graded}; accepted (prose reviewed and passed) {s.accepted} of {s.graded}\n"
         f"pending review: {s.pending} slot(s); reviews {s.reviews} "
-        f"(stale {s.stale}, unmatched {s.unmatched})\n"
+        f"(stale {s.stale}, unmatched {s.unmatched}, unsigned {s.unsigned})\n"
     )
 
 
@@ -79,8 +83,10 @@ def run(args: argparse.Namespace) -> int:
     """Handle ``review``; returns the exit code."""
     requests = _requests(args)
     if requests:
-        add_reviews(args.run_dir, requests)
+        add_reviews(args.run_dir, requests, key_file=args.sign_key)
     choice, index = verifier_worlds(args)
-    summary = review_summary(args.run_dir, list(index.values()), folders=choice.folders() or None)
+    folders = choice.folders() or None
+    summary = review_summary(args.run_dir, list(index.values()), folders=folders,
+                             trust_key=args.trust_key)  # fmt: skip
     sys.stdout.write(msgspec.json.encode(summary).decode() + "\n" if args.json else _text(summary))
     return 0

@@ -30,7 +30,9 @@ __all__ = [
     "check_private_key",
     "check_run_signature",
     "manifest_scope_sha256",
+    "sign_message",
     "sign_run",
+    "signed_message_problem",
     "write_keypair",
 ]
 
@@ -212,6 +214,39 @@ def check_run_signature(out: Path, revision: str, public_key_file: Path) -> str:
     message = _message(revision, signature.index_sha256, signature.manifest_sha256)
     try:
         key.verify(bytes.fromhex(signature.signature), message)
+    except (InvalidSignature, ValueError):
+        return "the signature does not verify with the trusted key"
+    return ""
+
+
+def sign_message(key_file: Path, message: bytes) -> tuple[str, str]:
+    """Sign ``message`` (already domain-separated by the caller) with the key in ``key_file``.
+
+    Returns:
+        The signer's raw public key and the signature, both hex.
+
+    Raises:
+        SigningError: when the key cannot be read or the extra is missing.
+    """
+    key = _load_key(key_file, private=True)
+    return _raw_public(key.public_key()), key.sign(message).hex()
+
+
+def signed_message_problem(
+    public_key_file: Path, public_key: str, signature: str, message: bytes
+) -> str:
+    """Why ``signature`` is not the trusted key's signature of ``message`` (empty when it is).
+
+    Raises:
+        SigningError: when the trusted key itself cannot be read (the verifier's input).
+    """
+    key = _load_key(public_key_file, private=False)
+    from cryptography.exceptions import InvalidSignature
+
+    if public_key != _raw_public(key):
+        return "signed by another key than the trusted one" if public_key else "not signed"
+    try:
+        key.verify(bytes.fromhex(signature), message)
     except (InvalidSignature, ValueError):
         return "the signature does not verify with the trusted key"
     return ""

@@ -35,6 +35,7 @@ from typing import Literal
 import msgspec
 
 from harness_world.evidence.binding import read_index
+from harness_world.evidence.signing import SIGNATURE, sign_message, signed_message_problem
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.verifier import VerifiedRecord
 from harness_world.running.journal import append_jsonl
@@ -45,6 +46,7 @@ from harness_world.running.reviews import (
     ReviewError,
     ReviewKind,
     load_reviews,
+    review_message,
     standing_reviews,
 )
 from harness_world.running.rundir import scan_run
@@ -62,6 +64,7 @@ __all__ = [
     "load_review_batch",
     "load_reviews",
     "review_summary",
+    "trusted_reviews",
 ]
 
 
@@ -96,14 +99,25 @@ class ReviewRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     claim: ReviewKind = "verdict"
 
 
-def add_reviews(run_dir: str | Path, requests: Sequence[ReviewRequest]) -> list[Review]:
+def add_reviews(
+    run_dir: str | Path, requests: Sequence[ReviewRequest], *, key_file: Path | None = None
+) -> list[Review]:
     """Append reviews to a run, each bound to its slot's current record; all or none.
 
+    With ``key_file`` each review is signed (`review_message`). A signed run (one with
+    ``index.sig.json``) takes signed reviews only: its readers trust a key, and an unsigned
+    review beside a signed run would be one anybody could have written.
+
     Raises:
-        ReviewError: when a request names a slot with no saved record, or the file cannot be
-            written.
+        ReviewError: when a request names a slot with no saved record, the run is signed and
+            no key is given, or the file cannot be written.
+        SigningError: when the key cannot be read.
     """
     root = Path(run_dir)
+    if key_file is None and (root / SIGNATURE).is_file():
+        raise ReviewError(
+            f"{root}: the run is signed ({SIGNATURE}); sign its reviews too (--sign-key KEY)"
+        )
     index, _ = read_index(root)
     now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     reviews = []
@@ -118,8 +132,11 @@ def add_reviews(run_dir: str | Path, requests: Sequence[ReviewRequest]) -> list[
                 f"{root}: a validated-link review names its link as HARNESS -> AGENT, "
                 f"not {r.criterion!r}"
             )
-        fields = msgspec.structs.asdict(r)
-        reviews.append(Review(**fields, time=now, record_digest=entry.digest))
+        review = Review(**msgspec.structs.asdict(r), time=now, record_digest=entry.digest)
+        if key_file is not None:
+            public, signature = sign_message(key_file, review_message(review))
+            review = msgspec.structs.replace(review, public_key=public, signature=signature)
+        reviews.append(review)
     try:
         append_jsonl(root / REVIEWS, reviews)
     except OSError as exc:
@@ -184,6 +201,8 @@ class ReviewSummary(msgspec.Struct, frozen=True, kw_only=True):
         stale: Reviews of a record since replaced (ignored).
         unmatched: Reviews naming a criterion the slot's grade does not have (ignored).
         slots: Every graded slot.
+        unsigned: With a trusted key: reviews not signed by it, or whose signature does not
+            verify (an edited line; ignored). Without one every review is read, and this is 0.
     """
 
     run: str
@@ -197,6 +216,7 @@ class ReviewSummary(msgspec.Struct, frozen=True, kw_only=True):
     stale: int
     unmatched: int
     slots: list[SlotReview]
+    unsigned: int = 0
 
 
 def _slot_review(
@@ -229,11 +249,15 @@ def review_summary(
     tasks: Sequence[Task] | None = None,
     *,
     folders: Mapping[str, Path] | None = None,
+    trust_key: Path | None = None,
 ) -> ReviewSummary:
     """Replay and grade a run once and read its reviews beside the automated grades.
 
+    With ``trust_key`` only reviews that key signed count; the rest are counted as unsigned.
+
     Raises:
         ReviewError: when the review file is unreadable.
+        SigningError: when the trusted key cannot be read.
         FileNotFoundError: when ``run_dir`` is not a run directory.
     """
     root = Path(run_dir)
@@ -249,7 +273,8 @@ def review_summary(
     scan = scan_run(root, index.values(), write_counts=False, observe=observe, folders=folders)
     bound = {slot: entry.digest for slot, entry in read_index(root)[0].items()}
     reviews = load_reviews(root)
-    kept, stale = standing_reviews(reviews, bound)
+    trusted = reviews if trust_key is None else trusted_reviews(reviews, trust_key)
+    kept, stale = standing_reviews(trusted, bound)
     standing: dict[tuple[str, int], dict[str, str]] = {}
     for r in kept:  # claims are the layered sheets' to count: they change no score
         if r.claim == "verdict":
@@ -273,4 +298,23 @@ def review_summary(
         stale=stale,
         unmatched=unmatched,
         slots=slots,
+        unsigned=len(reviews) - len(trusted),
     )
+
+
+def trusted_reviews(reviews: Sequence[Review], trust_key: Path) -> list[Review]:
+    """The reviews the trusted key signed, in file order (an edited line's signature fails).
+
+    Raises:
+        SigningError: when the trusted key cannot be read.
+    """
+    return [
+        r
+        for r in reviews
+        if not signed_message_problem(
+            trust_key,
+            r.public_key if isinstance(r.public_key, str) else "",
+            r.signature if isinstance(r.signature, str) else "",
+            review_message(r),
+        )
+    ]

@@ -23,6 +23,7 @@ from typing import Final, Literal, get_args
 
 import msgspec
 
+from harness_world.engine.canonical import to_json
 from harness_world.errors import HarnessWorldError
 from harness_world.evidence.binding import read_index
 from harness_world.running.journal import read_jsonl
@@ -36,6 +37,7 @@ __all__ = [
     "ReviewKind",
     "link_name",
     "load_reviews",
+    "review_message",
     "standing_claims",
     "standing_reviews",
 ]
@@ -66,6 +68,9 @@ class Review(msgspec.Struct, frozen=True, kw_only=True):
         record_digest: The digest of the record the slot was bound to when reviewed.
         claim: ``verdict`` (a criterion verdict; every line written before claims existed
             reads as one), ``confirmed-defect`` or ``validated-link``.
+        public_key: The signer's raw Ed25519 public key, hex (absent when unsigned). A
+            reader checks with the key it trusts, never this one.
+        signature: Ed25519 signature of `review_message` of every other field, hex.
     """
 
     task: str
@@ -77,6 +82,23 @@ class Review(msgspec.Struct, frozen=True, kw_only=True):
     time: str
     record_digest: str
     claim: ReviewKind = "verdict"
+    public_key: str | msgspec.UnsetType = msgspec.UNSET
+    signature: str | msgspec.UnsetType = msgspec.UNSET
+
+
+_DOMAIN = b"harness_world review signature v1\n"
+
+
+def review_message(review: Review) -> bytes:
+    """What a review's signature signs: every field but the key and signature, canonically.
+
+    So a forger who edits the verdict, the note, the slot or the record digest of a signed
+    line breaks its signature.
+    """
+    fields = msgspec.structs.asdict(review)
+    fields.pop("public_key")
+    fields.pop("signature")
+    return _DOMAIN + to_json(fields)
 
 
 def link_name(harness: str, agent: str) -> str:

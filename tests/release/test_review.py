@@ -61,15 +61,67 @@ def test_stale_and_unmatched_reviews_are_counted_and_ignored(run_dir: Path) -> N
     assert (summary.stale, summary.unmatched, summary.accepted, summary.corrected) == (1, 1, 2, 4)
 
 
-@requires("cryptography", "signing needs the [sign] extra")
-def test_a_signed_run_stays_verifiable_after_a_review(run_dir: Path, tmp_path: Path) -> None:
+@pytest.fixture
+def signed_run(run_dir: Path, tmp_path: Path) -> tuple[Path, Path, Path, str]:
+    """The run signed: (run, private key, public key, revision)."""
     key, pub = tmp_path / "key.pem", tmp_path / "key.pub"
     write_keypair(key, pub)
     revision = json.loads((run_dir / "manifest.json").read_text())["revision"]["id"]
     sign_run(run_dir, revision, key)
-    add_reviews(run_dir, [_request(PROSE, "prose.1", "pass")])
+    return run_dir, key, pub, revision
+
+
+@requires("cryptography", "signing needs the [sign] extra")
+def test_a_signed_run_takes_signed_reviews_and_stays_verifiable(
+    signed_run: tuple[Path, Path, Path, str],
+) -> None:
+    run_dir, key, pub, revision = signed_run
+    with pytest.raises(ReviewError, match="sign its reviews too"):
+        add_reviews(run_dir, [_request(PROSE, "prose.1", "pass")])
+    assert not (run_dir / REVIEWS).exists()
+    add_reviews(run_dir, [_request(PROSE, "prose.1", "pass")], key_file=key)
     assert check_run_signature(run_dir, revision, pub) == ""
     assert main(["verify", str(run_dir), "--trust-key", str(pub)]) == 0
+    summary = review_summary(run_dir, trust_key=pub)
+    assert (summary.reviews, summary.unsigned, summary.accepted) == (1, 0, 3)
+
+
+@requires("cryptography", "signing needs the [sign] extra")
+def test_a_forged_or_edited_review_does_not_count_with_a_trusted_key(
+    signed_run: tuple[Path, Path, Path, str], tmp_path: Path
+) -> None:
+    run_dir, key, pub, _ = signed_run
+    add_reviews(run_dir, [_request(PLAIN, "state.required", "pass")], key_file=key)
+    assert review_summary(run_dir, trust_key=pub).corrected == 4
+    honest = (run_dir / REVIEWS).read_text()
+    # The verdict of a signed line turned to fail: its signature no longer verifies.
+    (run_dir / REVIEWS).write_text(honest.replace('"verdict":"pass"', '"verdict":"fail"'))
+    assert review_summary(run_dir).corrected == 3  # read without a key, the edit counts
+    edited = review_summary(run_dir, trust_key=pub)
+    assert (edited.unsigned, edited.corrected) == (1, 4)
+    # A line signed by a key of the forger's own, and one appended with no signature at all.
+    other, other_pub = tmp_path / "other.pem", tmp_path / "other.pub"
+    write_keypair(other, other_pub)
+    (run_dir / "index.sig.json").rename(tmp_path / "kept.sig.json")
+    add_reviews(run_dir, [_request(PLAIN, "state.required", "fail")], key_file=other)
+    add_reviews(run_dir, [_request(PLAIN, "state.required", "fail")])
+    forged = review_summary(run_dir, trust_key=pub)
+    assert (forged.reviews, forged.unsigned, forged.corrected) == (3, 3, 4)
+
+
+@requires("cryptography", "signing needs the [sign] extra")
+def test_the_review_command_signs_and_trusts(
+    signed_run: tuple[Path, Path, Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir, key, pub, _ = signed_run
+    argv = ["review", str(run_dir), "--task", PLAIN, "--criterion", "state.required"]
+    assert main([*argv, "--verdict", "fail"]) == 2  # a signed run: no key, no review
+    assert "sign its reviews too" in capsys.readouterr().err
+    assert main([*argv, "--verdict", "fail", "--sign-key", str(key)]) == 0
+    capsys.readouterr()
+    assert main(["review", str(run_dir), "--trust-key", str(pub), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["reviews"], data["unsigned"], data["corrected"]) == (1, 0, 3)
 
 
 def test_the_review_command_and_its_batch_form(
