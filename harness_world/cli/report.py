@@ -84,12 +84,12 @@ def main(args: argparse.Namespace) -> int:
         {t.id: t for t in data.tasks} if data else tasks,
         folders=None if data else choice.folders(),
         worlds={data.world.name: data.world} if data else None,
-        advise=not args.json,  # the advisories are printed only as text
+        advise=not args.json or args.html is not None,  # printed as text, shown in --html
     )
     report, trusted = reading.report, reading.trusted
     if args.csv and not _write_csv(args, report):
         return 2
-    if write_run_visuals(args, report):  # --html / --png
+    if write_run_visuals(args, reading):  # --html / --png
         return 2
     if args.json:
         out = msgspec.to_builtins(report)
