@@ -31,6 +31,7 @@ from harness_world.analysis.plots import (
     vector_plot,
 )
 from harness_world.analysis.process import ProcessSummary
+from harness_world.analysis.reading import RunReading
 from harness_world.analysis.report import RunReport, build_report
 from harness_world.analysis.run_view import RunView, load_run_view
 from harness_world.analysis.trace_html import attempt_state
@@ -584,15 +585,19 @@ def compare_html(
 
 
 def write_run_visuals(
-    report: RunReport, name: str, *, html: Path | None = None, png: Path | None = None
+    reading: RunReading, name: str, *, html: Path | None = None, png: Path | None = None
 ) -> None:
     """Write a run's HTML report to ``html`` and its plots as PNG files into ``png``.
+
+    The page takes the advisories and trusted-completion figures from ``reading`` (the
+    report's own scan, `harness_world.analysis.reading.read_run`), so that it names what the
+    text report names without a second search.
 
     Raises:
         HarnessWorldError: A record of the run cannot be read for its trace.
         OSError: A file cannot be written.
     """
-    view = load_run_view(report, name)
+    view = load_run_view(reading.report, name, advised=reading.advised, trusted=reading.trusted)
     if html is not None:
         html.write_text(run_html(view), encoding="utf-8")
     if png is not None:

@@ -56,6 +56,7 @@ ol.calls>li{margin:2px 0}ol.calls li.bad{background:#fff5f5}ol.calls li.named{
 border-left:3px solid #1565c0;padding-left:4px}ol.calls details{scroll-margin-top:3.5em}
 .error,.no{color:#b71c1c}.ok{color:#2e7d32}.clock,.seq{color:#666;font-size:12px}
 li.turn{background:#f3f6fb;padding:2px 6px;list-style:none;margin-left:-1.2em}
+li.msg.system,li.msg.tool{background:#f7f7f7}li.msg.assistant{background:#eef6ee}
 span.hl{background:#fff59d;display:inline-block;min-width:100%}.cut{color:#666}
 .gist{color:#37474f}table.diff{font-size:12px;border:1px solid #ddd}
 table.diff caption{text-align:left;font-weight:bold}td.old{background:#ffebee}
@@ -94,7 +95,7 @@ d=sec&&sec.querySelector('details.attempts[data-z]');if(!d){return Promise.resol
 if(!pending[id]){pending[id]=inflate(d.getAttribute('data-z')).then(function(h){
 d.removeAttribute('data-z');d.insertAdjacentHTML('beforeend',h);d.open=true;mark(d);});}
 return pending[id];}
-function base(id){var m=/^(.*?-\\d+)(?:-[cu]\\d+)?$/.exec(id);return m?m[1]:id;}
+function base(id){var m=/^(.*?-\\d+)(?:-[cum]\\d+)?$/.exec(id);return m?m[1]:id;}
 function go(id){if(!id){return Promise.resolve();}var mine=++latest,b=base(id);
 var wait=!document.getElementById(b)&&where[b]?section(where[b]):Promise.resolve();
 return wait.then(function(){var el=document.getElementById(id);if(!el||mine!==latest){return;}

@@ -46,7 +46,8 @@ def _summary_line(record: TraceRecord | None) -> str:
     if record is None:
         return "no record to show"
     turns = f", {len(record.user_turns)} user turn(s)" if record.user_turns else ""
-    return f"transcript: {len(record.calls)} call(s){turns}, final message, every criterion"
+    said = f", {len(record.transcript)} model message(s)" if record.transcript else ""
+    return f"transcript: {len(record.calls)} call(s){said}{turns}, final message, every criterion"
 
 
 def _transcripts(view: RunView, prefix: str, share: float) -> list[str]:

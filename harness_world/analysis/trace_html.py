@@ -7,8 +7,9 @@ carries, every one linked to the calls and rows it names. The transcript follows
 result pretty-printed and collapsible with the grader's rows highlighted, a typed error marked,
 its write images as before/after tables), then the final message and every criterion.
 
-Items of the transcript are events placed after the calls made before them (`_events`): user
-turns today; model messages, once records carry them, slot in the same way.
+Items of the transcript are events placed after the calls made before them (`_events`): the
+model's messages, when the record carries its conversation (role, text, the calls it asked
+for; each collapsible), and the exchanges with a simulated user.
 
 Long values are shortened to a character budget (the report divides a fixed size among the
 attempts, so a 10,000-attempt run stays a file a browser opens); the record on disk keeps
@@ -28,6 +29,7 @@ import msgspec
 from harness_world.analysis.json_view import gist, pretty_html
 from harness_world.analysis.trace_record import TraceCall, TraceRecord, raw_text
 from harness_world.engine.calls import WriteImage
+from harness_world.evidence.record import TranscriptMessage, UserTurn
 from harness_world.grading.advice import Advisory
 from harness_world.grading.grade import Grade
 from harness_world.grading.verifier import SlotResult
@@ -372,30 +374,77 @@ def _compact_call(call: TraceCall, anchor: str) -> str:
     )
 
 
-def _events(record: TraceRecord, anchor: str, limit: int) -> list[tuple[int, str]]:
+def _preview(message: TranscriptMessage) -> str:
+    """The first line of a message's text, or what it asked for."""
+    line = message.content.strip().split("\n", 1)[0]
+    if line:
+        return line if len(line) <= 100 else line[:99] + "…"
+    if message.tool_calls:
+        return ", ".join(c.name for c in message.tool_calls)
+    return _ABSENT
+
+
+def _message(message: TranscriptMessage, anchor: str, n: int, limit: int) -> str:
+    """One model message: role, text and the calls it asked for, folded unless a turn's own.
+
+    The system prompt and tool messages (the results again, as the agent showed them) start
+    folded; what the model and the user wrote starts open.
+    """
+    role = escape(message.role)
+    asked = "".join(
+        f"<li><code>{escape(c.name)}({escape(shorten(c.arguments, limit))})</code></li>"
+        for c in message.tool_calls
+    )
+    answers = (
+        f' <span class="meta">answers {escape(message.tool_call_id)}</span>'
+        if message.tool_call_id
+        else ""
+    )
+    # a tool message repeats its call's result, which the call shows in full beside it
+    most = max(limit // 4, 200) if message.role == "tool" else limit
+    text = f"<pre>{escape(shorten(message.content, most))}</pre>" if message.content else ""
+    opened = " open" if message.role in ("assistant", "user") else ""
+    return (
+        f'<li class="msg turn {role}"><details id="{anchor}-m{n}"{opened}><summary>'
+        f'<span class="clock">after call {message.after_call}</span> <b>{role}</b>{answers}'
+        f' <span class="gist">{escape(_preview(message))}</span></summary>{text}'
+        f"{f'<ul class=asked>{asked}</ul>' if asked else ''}</details></li>"
+    )
+
+
+def _user_turn(turn: UserTurn, anchor: str, n: int, limit: int) -> str:
+    stop = " · <b>ended the conversation</b>" if turn.stop else ""
+    return (
+        f'<li class="user turn"><p id="{anchor}-u{n}"><span class="clock">after call '
+        f"{turn.after_call}</span> <b>agent → user</b>: "
+        f"{escape(shorten(turn.agent, limit))}</p><p><b>user</b>: "
+        f"{escape(shorten(turn.user, limit))}{stop}</p></li>"
+    )
+
+
+def _events(
+    record: TraceRecord, anchor: str, limit: int, *, messages: bool = True
+) -> list[tuple[int, str]]:
     """(calls made before it, HTML) of every non-call item of the transcript, in order.
 
-    User turns are the one kind recorded today; a record's model messages would be a second
-    list placed here the same way, by how many calls preceded each.
+    The model's messages (when the record carries its conversation and ``messages``) and the
+    exchanges with a simulated user, each placed by how many calls preceded it; at one place
+    the model's messages come first.
     """
-    events = []
-    for n, turn in enumerate(sorted(record.user_turns, key=lambda t: t.after_call)):
-        stop = " · <b>ended the conversation</b>" if turn.stop else ""
-        events.append(
-            (
-                turn.after_call,
-                f'<li class="user turn"><p id="{anchor}-u{n}"><span class="clock">after call '
-                f"{turn.after_call}</span> <b>agent → user</b>: "
-                f"{escape(shorten(turn.agent, limit))}</p><p><b>user</b>: "
-                f"{escape(shorten(turn.user, limit))}{stop}</p></li>",
-            )
-        )
-    return events
+    events = [
+        (m.after_call, _message(m, anchor, n, limit))
+        for n, m in enumerate(record.transcript if messages else ())
+    ]
+    turns = sorted(record.user_turns, key=lambda t: t.after_call)
+    events += [(t.after_call, _user_turn(t, anchor, n, limit)) for n, t in enumerate(turns)]
+    return sorted(events, key=lambda e: e[0])
 
 
-def _items(record: TraceRecord, calls: Sequence[str], anchor: str, limit: int) -> str:
+def _items(
+    record: TraceRecord, calls: Sequence[str], anchor: str, limit: int, *, messages: bool
+) -> str:
     """The calls in order, each event placed after the calls made before it."""
-    events = _events(record, anchor, limit)
+    events = _events(record, anchor, limit, messages=messages)
     parts: list[str] = []
     at = 0
     for position, call in enumerate(calls):
@@ -444,7 +493,7 @@ def transcript_html(
         marks: Its advisories and the rows to highlight.
         prefix: Anchor prefix (one per configuration in a comparison).
         compact: One line per call (tool, arguments, ok or typed error, rows written) with no
-            results or diff tables: how a large run shows its passed attempts.
+            results, diff tables or model messages: how a large run shows its passed attempts.
         named: Calls that failed criteria or advisories name: marked and shown open.
     """
     anchor = f"{prefix}-{index}"
@@ -454,14 +503,16 @@ def transcript_html(
         calls = [_compact_call(c, anchor) for c in record.calls]
         limit = 120
     else:
-        limit = max(60, budget // max(1, len(record.calls) + len(record.user_turns) + 1))
+        items = len(record.calls) + len(record.user_turns) + len(record.transcript)
+        limit = max(60, budget // (items + 1))
         calls = [_call(c, anchor, limit, marks, named) for c in record.calls]
     final = (
         f'<li class="final turn"><b>final message</b>: '
         f"{escape(shorten(record.final_message, limit)) or _ABSENT}</li>"
     )
     return (
-        f'<ol class="calls">{_items(record, calls, anchor, limit)}{final}</ol>'
+        f'<ol class="calls">{_items(record, calls, anchor, limit, messages=not compact)}'
+        f"{final}</ol>"
         f"{_every_criterion(grade)}"
     )
 

@@ -19,6 +19,7 @@ from harness_world.evidence.record import (
     Outcome,
     RecordContext,
     RecordError,
+    TranscriptMessage,
     Usage,
     UserTurn,
     load_record,
@@ -67,6 +68,8 @@ class TraceRecord(msgspec.Struct, frozen=True, kw_only=True):
         usage: Turns, requests, tokens and cost.
         context: Wall-clock facts (latency).
         user_turns: The exchanges with a simulated user, in order (empty without a user).
+        transcript: The model conversation of a model-backed agent, in order (empty when the
+            record has none).
     """
 
     task_id: str = ""
@@ -77,6 +80,7 @@ class TraceRecord(msgspec.Struct, frozen=True, kw_only=True):
     usage: Usage = Usage()
     context: RecordContext = RecordContext()
     user_turns: list[UserTurn] = []
+    transcript: list[TranscriptMessage] = []
 
 
 _DECODER = msgspec.json.Decoder(TraceRecord)

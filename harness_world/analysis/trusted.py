@@ -20,6 +20,7 @@ from pathlib import Path
 import attrs
 import msgspec
 
+from harness_world.analysis.tables import render_table
 from harness_world.evidence.record import Record, RecordError, load_record
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.trusted import TrustedCompletion, trusted_completion
@@ -359,20 +360,32 @@ def render_trusted(report: TrustedReport) -> str:
             if report.cost_per_trusted is None
             else f"${report.cost_per_trusted:.4f}"
         ),
-        "condition | attempts | trusted | safe stops | forbidden | exposed | recovered",
     ]
-    lines += [
-        f"{c.condition} | {c.attempts} | {c.trusted} | {c.safe_stops} | {c.forbidden} | "
-        f"{c.exposed} | {c.recovered}"
+    return "\n".join([*lines, "", *_trusted_tables(report)])
+
+
+def _trusted_tables(report: TrustedReport) -> list[str]:
+    """The figures by fault condition, then each fault's exposure: two fixed-width tables."""
+    conditions = [
+        [c.condition, str(c.attempts), str(c.trusted), str(c.safe_stops), str(c.forbidden)]
+        + [str(c.exposed), str(c.recovered)]
         for c in report.by_condition
     ]
-    lines.append("task | fault | behaviour | unexposed | recovered | not recovered")
-    lines += [
-        f"{e.task_id} | {e.fault_id} | {e.behaviour} | {e.unexposed} | {e.recovered} | "
-        f"{e.not_recovered}"
+    faults = [
+        [e.task_id, e.fault_id, e.behaviour, str(e.unexposed), str(e.recovered)]
+        + [str(e.not_recovered)]
         for e in report.exposure
     ]
-    return "\n".join(lines)
+    return [
+        render_table(
+            ["condition", "attempts", "trusted", "safe stops", "forbidden", "exposed", "recovered"],
+            conditions,
+        ),
+        "",
+        render_table(
+            ["task", "fault", "behaviour", "unexposed", "recovered", "not recovered"], faults
+        ),
+    ]
 
 
 class TrustedPair(msgspec.Struct, frozen=True, kw_only=True):

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from harness_world.analysis.report import RunReport
+from harness_world.analysis.reading import RunReading
 from harness_world.errors import HarnessWorldError
 from harness_world.stats import Comparison
 from harness_world.stats.outcome import ComparisonOutcome
@@ -61,13 +61,13 @@ def _write(args: argparse.Namespace, write: Callable[[Path | None, Path | None],
     return 2
 
 
-def write_run_visuals(args: argparse.Namespace, report: RunReport) -> int:
-    """Write ``--html`` and ``--png`` for a run report; 0, or 2 with one ``error:`` line."""
+def write_run_visuals(args: argparse.Namespace, reading: RunReading) -> int:
+    """Write ``--html`` and ``--png`` for a run's reading; 0, or 2 with one ``error:`` line."""
     from harness_world.analysis import html
 
-    name = getattr(args, "config", None) or Path(report.out).resolve().name
+    name = getattr(args, "config", None) or Path(reading.report.out).resolve().name
     return _write(
-        args, lambda page, pngs: html.write_run_visuals(report, name, html=page, png=pngs)
+        args, lambda page, pngs: html.write_run_visuals(reading, name, html=page, png=pngs)
     )
 
 

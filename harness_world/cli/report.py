@@ -81,7 +81,7 @@ def main(args: argparse.Namespace) -> int:
     )
     if args.csv and not _write_csv(args, reading.report):
         return 2
-    if write_run_visuals(args, reading.report):  # --html / --png
+    if write_run_visuals(args, reading):  # --html / --png
         return 2
     # every figure of the text (advisories' reach included) is in the JSON as well
     text = reading_json if args.json else render_reading

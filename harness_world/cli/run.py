@@ -66,6 +66,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--quiet", action="store_true", help="no progress display (the summary is still printed)"
     )
+    parser.add_argument("--progress", action="store_true", help="redraw progress off a tty too")
     _add_scale_options(parser)
     parser.set_defaults(handler=main)
 
@@ -240,8 +241,8 @@ def main(args: argparse.Namespace) -> int:
             retries=args.retries,
             executor=executor,
             group_commit=not args.no_group_commit,
-            # live progress on a terminal, the plain counter otherwise
-            progress=run_progress(quiet=args.quiet, json=args.json),
+            # live on a terminal (or with --progress), whole lines now and then otherwise
+            progress=run_progress(quiet=args.quiet, json=args.json, force=args.progress),
             **pinned,
         )
         if args.sign_key:

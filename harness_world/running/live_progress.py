@@ -3,8 +3,11 @@
 The display shows attempts done out of scheduled, passed, failed and ungraded or invalid so
 far, the elapsed time and an ETA, and the task ids most recently finished. It is drawn only when
 stderr is a terminal, ``rich`` is installed (the extra ``harness_world[report]``) and neither
-``--quiet`` nor ``--json`` was given; otherwise the command's plain one-line counter (or
-nothing, with ``--quiet``) is kept. ``run`` calls `run_progress`, ``verify`` `verify_progress`.
+``--quiet`` nor ``--json`` was given. Without rich a terminal gets one counter line redrawn
+in place. Anywhere else (a CI log, a pipe, a file) a run prints whole lines instead, one every
+tenth of the attempts or every `PLAIN_INTERVAL_S` seconds and a last one, so that a log reads
+line by line; ``run --progress`` asks for the redrawn line there too. ``run`` calls
+`run_progress`, ``verify`` `verify_progress`.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import atexit
 import importlib.util
 import sys
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol, TextIO
@@ -19,7 +23,9 @@ from typing import Any, Protocol, TextIO
 import attrs
 
 __all__ = [
+    "PLAIN_INTERVAL_S",
     "LiveProgress",
+    "PeriodicLines",
     "Progress",
     "live_enabled",
     "run_progress",
@@ -63,16 +69,15 @@ class _RunProgressLike(Protocol):
     ungraded: int
 
 
+def _is_terminal(stream: Any) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return callable(isatty) and bool(isatty())
+
+
 def live_enabled(*, quiet: bool, stream: Any = None) -> bool:
     """Whether a live display may be drawn: not quiet, a terminal, and rich installed."""
     stream = sys.stderr if stream is None else stream
-    isatty = getattr(stream, "isatty", None)
-    return (
-        not quiet
-        and callable(isatty)
-        and bool(isatty())
-        and importlib.util.find_spec("rich") is not None
-    )
+    return not quiet and _is_terminal(stream) and importlib.util.find_spec("rich") is not None
 
 
 class LiveProgress:
@@ -202,20 +207,65 @@ def verify_progress(total: int, plain: Any, *, quiet: bool, json: bool) -> _Veri
     return _VerifyProgress(total, plain, live)
 
 
-def _plain_run_line(p: _RunProgressLike) -> None:
-    """The plain counter of a run: one line on stderr, redrawn in place."""
-    print(
-        f"\r{p.done}/{p.total} attempts: {p.passed} passed, {p.failed} failed, "
-        f"{p.ungraded} ungraded",
-        end="\n" if p.done == p.total else "",
-        file=sys.stderr,
-        flush=True,
+PLAIN_INTERVAL_S = 10.0
+"""Off a terminal, a run prints a progress line at least this often while attempts finish."""
+
+
+def _counts(p: _RunProgressLike) -> str:
+    return (
+        f"{p.done}/{p.total} attempts: {p.passed} passed, {p.failed} failed, {p.ungraded} ungraded"
     )
 
 
-def run_progress(*, quiet: bool, json: bool) -> Callable[[Any], None]:
-    """``run``'s progress: live on a terminal, else the plain counter; none when quiet or JSON."""
-    return run_progress_hook(_plain_run_line, quiet=quiet, enabled=not json)
+def _redrawn_run_line(p: _RunProgressLike) -> None:
+    """The counter of a run on a terminal without rich: one line on stderr, redrawn in place."""
+    print(f"\r{_counts(p)}", end="\n" if p.done == p.total else "", file=sys.stderr, flush=True)
+
+
+@attrs.define(slots=True)
+class PeriodicLines:
+    """A run's progress where nothing can be redrawn: whole lines, now and then.
+
+    A line is printed when a tenth of the attempts (at least one) finished since the last line,
+    when `PLAIN_INTERVAL_S` seconds passed since it, and for the last attempt.
+
+    Attributes:
+        stream: Where the lines go.
+        interval_s: The longest wait between two lines while attempts finish.
+        clock: Seconds, monotonic.
+    """
+
+    stream: TextIO
+    interval_s: float = PLAIN_INTERVAL_S
+    clock: Callable[[], float] = time.monotonic
+    printed: int = attrs.field(default=0, init=False)
+    last: float = attrs.field(default=0.0, init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self.last = self.clock()  # the run starts now: a slow first attempt gets its line
+
+    def __call__(self, p: _RunProgressLike) -> None:
+        """Print a line for ``p`` when one is due."""
+        now = self.clock()
+        step = max(1, p.total // 10)
+        due = (
+            p.done >= p.total or p.done - self.printed >= step or now - self.last >= self.interval_s
+        )
+        if due and p.done > self.printed:
+            self.stream.write(_counts(p) + "\n")
+            self.stream.flush()
+            self.printed, self.last = p.done, now
+
+
+def run_progress(*, quiet: bool, json: bool, force: bool = False) -> Callable[[Any], None]:
+    """``run``'s progress on stderr; none with ``quiet`` or ``json``.
+
+    On a terminal: the live display (with rich) or one counter line redrawn in place. Elsewhere:
+    `PeriodicLines`, unless ``force`` (``run --progress``) asks for the redrawn line anyway.
+    """
+    redraw = force or _is_terminal(sys.stderr)
+    plain = _redrawn_run_line if redraw else PeriodicLines(sys.stderr)
+    return run_progress_hook(plain, quiet=quiet, enabled=not json)
 
 
 def verify_progress_factory(*, quiet: bool, json: bool) -> Callable[[int], _VerifyProgress]:

@@ -20,7 +20,7 @@ Each record becomes a `VerifyRow`; the `VerifyReport` holds them with their coun
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -32,6 +32,7 @@ from harness_world.engine.limits import REPLAY_CALLS, REPLAY_WORK
 from harness_world.errors import HarnessWorldError
 from harness_world.evidence.binding import read_index
 from harness_world.evidence.record import RecordError, load_record
+from harness_world.grading.checker import grade as grade_record
 from harness_world.grading.grade import CriterionVerdict
 from harness_world.grading.layers import LayeredResult
 from harness_world.grading.task import Task
@@ -112,7 +113,9 @@ class VerifyRow(msgspec.Struct, frozen=True, kw_only=True):
         not_reviewed: The prose criteria standing open until a person reviews them.
         harness: Its harness layer.
         mismatches: What replay found different (the first 20), for loose files.
-        verdicts: Every criterion's verdict, for loose files.
+        verdicts: Every criterion's verdict of the agent grade: for a loose file, and for a run's
+            record that failed grading (empty with ``first_problem`` saying why when evidence
+            did not verify, the record is not graded, or its verdicts cannot be listed).
         layers: The record read as two score sheets after admission: admission and its
             reasons, both verdict vectors, bypass notes, activated links, the task's dimension
             (null unless the evidence verified and the task is known).
@@ -504,7 +507,35 @@ def _verify_run(
         mapper=remote.map_slots if remote is not None else None,
         progress=judged,
     )
-    return [slot_row(slot) for slot in scan.slots] + _stray_rows(root, manifest, scan.slots)
+    rows = [_with_verdicts(slot_row(s), s, verifier, manifest.sizes) for s in scan.slots]
+    return rows + _stray_rows(root, manifest, scan.slots)
+
+
+def _with_verdicts(
+    row: VerifyRow, slot: SlotResult, verifier: Verifier, sizes: Mapping[str, str]
+) -> VerifyRow:
+    """A failed slot's row with every criterion's verdict; other rows as they are.
+
+    A slot keeps only its failed criteria. Grading is pure (`grade_record`, no replay), so the
+    record the scan verified is graded once more for every verdict; should the file differ
+    from the one verified (other failed criteria), the row says so and lists none.
+    """
+    task = (verifier.tasks or {}).get(slot.task_id)
+    if slot.evidence != "verified" or slot.passed is not False or task is None:
+        return row
+    try:
+        record = load_record(slot.path)
+        graded = grade_record(
+            record, task, verifier.world(task.world, sizes.get(task.world, "small"))
+        )
+    except (RecordError, OSError, HarnessWorldError) as exc:
+        return msgspec.structs.replace(
+            row, first_problem=f"{row.first_problem} (its verdicts cannot be listed: {exc})"
+        )
+    if [f"{v.id}: {v.detail}" for v in graded.verdicts if v.status == "failed"] != slot.failed:
+        problem = "the record changed after it was verified: verify it again"
+        return msgspec.structs.replace(row, first_problem=problem)
+    return msgspec.structs.replace(row, verdicts=list(graded.verdicts))
 
 
 def _stray_rows(root: Path, manifest: RunManifest, slots: list[SlotResult]) -> list[VerifyRow]:
@@ -528,6 +559,8 @@ def slot_row(slot: SlotResult) -> VerifyRow:
     problem = slot.reason if evidence != "verified" else ""
     if slot.evidence == "missing":
         problem = f"missing: {slot.reason}"
+    if slot.not_graded:
+        problem = f"not graded: {slot.not_graded}"
     return VerifyRow(
         path=slot.path,
         task=slot.task_id,

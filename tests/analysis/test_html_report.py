@@ -465,3 +465,39 @@ def test_the_filter_box_hides_other_tasks_and_states(demo_run: Path, tmp_path: P
     ]
     assert shown and {task for _, task in shown} == {"helpdesk.security_count"}
     assert [tag for tag, _ in shown].count("article") == 3  # its three failed attempts
+
+
+def test_report_html_names_the_advisories_and_trusted_figures_the_text_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness_world.analysis import run_view
+    from harness_world.running.reference_agents import reference_agent
+
+    ids = ["payments.refund_timeout", "payments.charge_timeout", "payments.charge_unavailable"]
+    tasks = [t for t in hw.load_tasks("payments") if t.id in ids]
+    run = tmp_path / "run"
+    hw.run(tasks, reference_agent("payments", "naive-retry"), samples=2, out=run)
+    # Above this size the page grades nothing again: all it knows is what the scan found.
+    monkeypatch.setattr(run_view, "FULL_DETAIL_UP_TO", 1)
+    text_page, json_page = tmp_path / "text.html", tmp_path / "json.html"
+    assert main(["report", str(run), "--html", str(text_page)]) == 0
+    text = capsys.readouterr().out
+    assert main(["report", str(run), "--json", "--html", str(json_page)]) == 0
+    capsys.readouterr()
+    trusted = re.search(r"^trusted completion: .*?\(rate [\d.]+\)", text, re.M)
+    assert trusted is not None
+    named: dict[str, set[str]] = {}
+    for task_id, names in re.findall(r"^    (\S+) sample \d+: (.+)$", text, re.M):
+        named.setdefault(task_id, set()).update(n.strip() for n in names.split(","))
+    assert named.get("payments.refund_timeout") == {"refused_calls"}
+    for page in (text_page, json_page):
+        summary = page.read_text()
+        summary = summary[summary.index('<section id="summary">') :]
+        summary = summary[: summary.index("</section>")]
+        assert trusted.group(0) in summary
+        shown = {}
+        for row in re.findall(r"<tr><td>(.*?)</tr>", summary):
+            cells = re.findall(r"<td>(.*?)</td>", "<td>" + row)
+            task_id = re.sub(r"<[^>]+>", "", cells[0])
+            shown[task_id] = {a.split(" ×")[0] for a in cells[3].split(", ") if a != "—"}
+        assert {t: a for t, a in shown.items() if a} == named

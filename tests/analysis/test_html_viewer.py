@@ -14,6 +14,7 @@ import json
 import os
 import re
 import select
+import shutil
 import subprocess
 import sys
 import time
@@ -365,6 +366,131 @@ def test_a_flaky_task_shows_a_failed_and_a_passed_attempt_side_by_side(
     assert side is not None
     assert "(failed)" in side.group(1) and "(passed)" in side.group(1)
     assert 'class="differs"' in side.group(1)  # the mutant's extra write
+
+
+# --------------------------------------------------------------------------------------------
+# Screenshots
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+def test_screenshots_of_the_report_top_a_failed_trace_and_a_compare_page(
+    pages: dict[str, Path], browser: Chromium, tmp_path: Path
+) -> None:
+    """Saved under a temp folder; with ``HW_SCREENSHOTS=DIR`` copied into DIR as well."""
+    oracle = tmp_path / "oracle"
+    assert (
+        main(["run", "--world", "helpdesk", "--samples", "3", "--out", str(oracle), "--json"]) == 0
+    )
+    compare = tmp_path / "compare.html"
+    demo = pages["inline"].parent / "demo"
+    argv = ["compare", str(oracle), str(demo), "--min-runs", "3", "--html", str(compare)]
+    assert main([*argv, "--json"]) in (0, 1)
+    shots = tmp_path / "shots"
+    shots.mkdir()
+    browser.open(pages["inline"].as_uri())
+    assert browser.js("document.getElementById('summary').getBoundingClientRect().top") >= 0
+    browser.screenshot(shots / "report-top.png")
+    failed = _articles(pages["inline"], "helpdesk.security_count")[0]
+    browser.js(f"location.hash='#{failed}'")
+    browser.wait_for(f"document.getElementById('{failed}')?.classList.contains('hit')")
+    top = browser.js(f"document.getElementById('{failed}').getBoundingClientRect().top")
+    assert 0 <= top < browser.js("innerHeight")
+    browser.screenshot(shots / "failed-trace.png")
+    browser.open(compare.as_uri())
+    assert browser.requested() == []
+    shown = browser.js("document.body.innerText")
+    assert "Comparison: oracle → demo" in shown and "Flips, solid ↔ broken (2)" in shown
+    browser.screenshot(shots / "compare.png")
+    for name in ("report-top", "failed-trace", "compare"):
+        width, height = _png_size(shots / f"{name}.png")
+        assert width == 1280 and height > 600  # the window, less what headless keeps
+    keep = os.environ.get("HW_SCREENSHOTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        for shot in shots.iterdir():
+            shutil.copy(shot, Path(keep) / shot.name)
+
+
+# --------------------------------------------------------------------------------------------
+# A model-backed agent's conversation, turn by turn
+
+
+@pytest.fixture(scope="module")
+def model_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    """One attempt of an OpenAI-style agent against a scripted model on loopback, as a page."""
+    pytest.importorskip("openai", reason="the OpenAI agent needs the [openai] extra")
+    import harness_world as hw
+    from harness_world.analysis.trace_record import read_trace
+    from harness_world.integrations.openai import OpenAIAgent
+    from tests.fake_openai import fake_openai, scripted_brain
+
+    brain = scripted_brain(
+        [
+            [("get_ticket", {"ticket_id": "T-1001"})],
+            [("add_comment", {"ticket_id": "T-1001", "body": "Fixed.", "public": True})],
+            [("update_ticket", {"ticket_id": "T-1001", "status": "solved"})],
+            "Replied <b>and</b> solved & done.",
+        ]
+    )
+    task = next(t for t in hw.load_tasks("helpdesk") if t.id == "helpdesk.reply_and_solve")
+    out = tmp_path_factory.mktemp("model") / "run"
+    with fake_openai(brain) as server:  # type: ignore[arg-type]
+        hw.run([task], OpenAIAgent(model="fake-1", base_url=server["base_url"]), out=out)
+    page = out.parent / "model.html"
+    page.write_text(run_html(load_run_view(build_report(out))), encoding="utf-8")
+    record = read_trace(next((out / "records").rglob("0.json")))
+    assert record is not None and record.transcript
+    return page, record
+
+
+def test_model_messages_sit_between_the_calls_they_asked_for_and_answered(
+    model_page: tuple[Path, Any],
+) -> None:
+    page, record = model_page
+    text = page.read_text()
+    start = text.index('id="a-0"')
+    article = text[start : text.index("</article>", start)]
+    order = re.findall(r'id="a-0-([cm])(\d+)"', article)
+    assert [int(n) for kind, n in order if kind == "m"] == list(range(len(record.transcript)))
+    for position, (kind, n) in enumerate(order):
+        if kind == "m":  # as many calls before it as it was recorded after
+            calls_before = sum(1 for k, _ in order[:position] if k == "c")
+            assert calls_before == record.transcript[int(n)].after_call
+    roles = re.findall(r'<li class="msg turn (\w+)"><details id="a-0-m\d+"( open)?>', article)
+    assert [r for r, _ in roles] == [m.role for m in record.transcript]
+    assert {r: bool(o) for r, o in roles} == {
+        "system": False,
+        "user": True,
+        "assistant": True,
+        "tool": False,
+    }
+    asked = re.findall(r"<ul class=asked><li><code>(\w+)\(", article)
+    assert asked == [c.tool for c in record.calls]
+    assert "Replied &lt;b&gt;and&lt;/b&gt; solved &amp; done." in article
+    assert "<b>and</b>" not in article
+
+
+def test_a_model_message_folds_and_unfolds_in_the_browser(
+    model_page: tuple[Path, Any], browser: Chromium
+) -> None:
+    page, record = model_page
+    browser.open(f"{page.as_uri()}#a-0-m0")
+    browser.wait_for("document.getElementById('a-0-m0')?.classList.contains('hit')")
+    system = record.transcript[0].content
+    states = browser.js(
+        "(function(){var d=document.getElementById('a-0-m0');var pre=d.querySelector('pre');"
+        "var out=[d.open,pre.checkVisibility(),pre.innerText];d.querySelector('summary').click();"
+        "out.push(d.open,pre.checkVisibility());return out;})()"
+    )
+    assert states == [True, True, system, False, False]  # the link opened it; a click folds it
+    last = len(record.transcript) - 1
+    shown = browser.js(f"document.querySelector('#a-0-m{last} pre').innerText")
+    assert shown == "Replied <b>and</b> solved & done."
 
 
 # --------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ import harness_world as hw
 from harness_world.cli import main
 from harness_world.coverage import ScriptContext, load_oracles, run_script
 from harness_world.evidence import make_record, record_digest
-from tests.conftest import scenario_record
+from tests.conftest import REPO, scenario_record
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 TASK = "helpdesk.reply_and_solve"
@@ -222,3 +223,44 @@ def test_verify_with_a_missing_task_folder_is_a_usage_error(
     )
     assert main(["verify", str(tmp_path / "r.json"), "--tasks", str(tmp_path / "nope")]) == 2
     assert "error: --tasks" in capsys.readouterr().err
+
+
+def test_a_run_s_failed_records_list_every_verdict_and_unverified_ones_say_why(
+    tmp_path: Path, small: hw.World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = tmp_path / "run"
+    scripts = REPO / "docs" / "demo_scripts.py"
+    argv = ["run", "--world", "helpdesk", "--agent", "scripted", "--script", str(scripts)]
+    assert main([*argv, "--samples", "2", "--out", str(run_dir), "--quiet"]) == 0
+    capsys.readouterr()
+    first, second = sorted(p for p in (run_dir / "records").iterdir() if p.is_dir())[:2]
+    edited = json.loads((first / "1.json").read_text())
+    edited["final_message"] += " (edited)"  # the digest no longer holds
+    (first / "1.json").write_text(json.dumps(edited))
+    (second / "1.json").write_bytes((second / "0.json").read_bytes())  # bound to sample 0
+    code, out, _ = run_cli(["verify", "--json", str(run_dir)], capsys)
+    assert code == 1
+    rows = json.loads(out)["records"]
+    tasks = {t.id: t for t in hw.load_tasks("helpdesk")}
+    failed = [r for r in rows if r["grade"] == "failed"]
+    assert len(failed) >= 3
+    for row in failed:
+        grade = hw.verify(hw.load_record(row["path"]), small, tasks[row["task"]]).grade
+        assert grade is not None and not grade.passed
+        assert row["verdicts"] == msgspec.to_builtins(grade.verdicts)
+        assert [v["id"] for v in row["verdicts"] if v["status"] == "failed"] == grade.failed
+    unverified = {Path(r["path"]).parent.name: r for r in rows if r["evidence"] != "verified"}
+    assert set(unverified) == {first.name, second.name}
+    for row in unverified.values():
+        assert row["verdicts"] == [] and row["grade"] == "–" and row["first_problem"]
+    assert "digest" in unverified[first.name]["first_problem"]
+    assert "sample" in unverified[second.name]["first_problem"]
+    # Verified but not graded here (its task unknown to this reader): it says so too.
+    one = tmp_path / "one-task"
+    one.mkdir()
+    shutil.copy(REPO / "tasks/helpdesk/reply_and_solve.toml", one)
+    code, out, _ = run_cli(["verify", "--json", str(run_dir), "--tasks", str(one)], capsys)
+    for row in json.loads(out)["records"]:
+        if row["evidence"] == "verified" and row["task"] != TASK:
+            assert row["grade"] == "–" and row["verdicts"] == []
+            assert row["first_problem"] == f"not graded: task {row['task']!r} is not known here"
