@@ -9,6 +9,7 @@ from pathlib import Path
 import msgspec
 
 from harness_world.analysis.diagnosis import report_section
+from harness_world.analysis.queue import queue_line, queue_times
 from harness_world.analysis.reading import read_run
 from harness_world.analysis.report import RunReport, report_rows
 from harness_world.analysis.report_text import render_report
@@ -24,6 +25,7 @@ from harness_world.cli._selection import (
 )
 from harness_world.cli._visual import add_html_option, add_png_option, write_run_visuals
 from harness_world.cli.drift import add_drift_option, drift_command
+from harness_world.release.split import heldout_use, render_heldout_use
 
 __all__ = ["CSV_HELP", "register"]
 
@@ -61,6 +63,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_html_option(parser)  # HTML report and PNG plots
     add_png_option(parser)
     add_drift_option(parser)  # --fresh RUN, drift of a sequential track
+    parser.add_argument("--split", type=Path, metavar="LOCK", help="a split lock: count candidates")
     add_verifier_world_options(parser)
     add_world_data_options(parser)
     parser.set_defaults(handler=main)
@@ -91,13 +94,19 @@ def main(args: argparse.Namespace) -> int:
         return 2
     if write_run_visuals(args, report):  # --html / --png
         return 2
+    use = heldout_use(args.split, report.revision) if args.split else None
     if args.json:
         out = msgspec.to_builtins(report)
+        out.update(
+            queue=msgspec.to_builtins(queue_times(report.attempts)),
+            heldout=use and msgspec.to_builtins(use),
+        )
         if trusted is not None:
             out["trusted"] = msgspec.to_builtins(trusted)
         print(msgspec.json.format(msgspec.json.encode(out), indent=1).decode())
         return 0
-    sys.stdout.write(render_report(report))
+    sys.stdout.write(render_report(report) + queue_line(report.attempts))
+    sys.stdout.write(render_heldout_use(use) if use else "")
     if trusted is not None:
         print()
         print(render_trusted(trusted))

@@ -74,9 +74,9 @@ def _text(s: ReviewSummary) -> str:
 def run(args: argparse.Namespace) -> int:
     """Handle ``review``; returns the exit code."""
     requests = _requests(args)
-    if requests:
-        add_reviews(args.run_dir, requests)
     choice, index = verifier_worlds(args)
+    if requests:
+        add_reviews(args.run_dir, requests, index)
     summary = review_summary(args.run_dir, list(index.values()), folders=choice.folders() or None)
     sys.stdout.write(msgspec.json.encode(summary).decode() + "\n" if args.json else _text(summary))
     return 0

@@ -22,19 +22,21 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
 import msgspec
 
+from harness_world.engine.limits import text_problem
 from harness_world.errors import HarnessWorldError
 from harness_world.evidence.binding import read_index
+from harness_world.grading.listing import task_criteria
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.verifier import VerifiedRecord
+from harness_world.release.inputs import read_toml
 from harness_world.running.journal import append_jsonl, read_jsonl
-from harness_world.running.rundir import scan_run
+from harness_world.running.rundir import MANIFEST, scan_run
 
 __all__ = [
     "REVIEWS",
@@ -100,23 +102,53 @@ class Review(msgspec.Struct, frozen=True, kw_only=True):
     record_digest: str
 
 
-def add_reviews(run_dir: str | Path, requests: Sequence[ReviewRequest]) -> list[Review]:
+def _criterion_problem(r: ReviewRequest, tasks: Mapping[str, Task] | None) -> str:
+    """Why a review's criterion is not one its task's grade holds (empty: it is, or unknown)."""
+    if not r.criterion:
+        return "names no criterion"
+    task = (tasks or {}).get(r.task)
+    if task is None:
+        return ""
+    criteria = task_criteria(task)
+    if r.criterion in criteria:
+        return ""
+    return f"names criterion {r.criterion!r}, which {r.task} has not ({', '.join(criteria)})"
+
+
+def add_reviews(
+    run_dir: str | Path,
+    requests: Sequence[ReviewRequest],
+    tasks: Mapping[str, Task] | None = None,
+) -> list[Review]:
     """Append reviews to a run, each bound to its slot's current record; all or none.
 
+    Args:
+        run_dir: The run directory.
+        requests: The reviews.
+        tasks: The tasks graded against, by id: a criterion their grade does not hold is
+            refused (without them, any criterion is taken; `review_summary` counts it).
+
     Raises:
-        ReviewError: when a request names a slot with no saved record, or the file cannot be
-            written.
+        ReviewError: when ``run_dir`` is not a run directory, a request names a slot with no
+            saved record or a criterion its task has not, or the file cannot be written.
     """
     root = Path(run_dir)
+    if not (root / MANIFEST).is_file():
+        raise ReviewError(f"{root}: not a run directory (no {MANIFEST})")
     index, _ = read_index(root)
     now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     reviews = []
-    for r in requests:
-        entry = index.get((r.task, r.sample))
-        if entry is None:
-            raise ReviewError(f"{root}: no saved record for {r.task} sample {r.sample}")
-        if not r.criterion:
-            raise ReviewError(f"{root}: a review of {r.task} sample {r.sample} names no criterion")
+    for number, r in enumerate(requests, start=1):
+        where = f"{root}: review {number} ({r.task} sample {r.sample})"
+        if index.get((r.task, r.sample)) is None:
+            raise ReviewError(f"{where}: no saved record for that slot")
+        problem = _criterion_problem(r, tasks) or next(
+            (f"{key}: {p}" for key in ("note", "reviewer") if (p := text_problem(getattr(r, key)))),
+            "",
+        )
+        if problem:
+            raise ReviewError(f"{where}: {problem}")
+        entry = index[(r.task, r.sample)]
         fields = msgspec.structs.asdict(r)
         reviews.append(Review(**fields, time=now, record_digest=entry.digest))
     try:
@@ -149,11 +181,9 @@ def load_review_batch(path: str | Path) -> list[ReviewRequest]:
     Raises:
         ReviewError: when it is unreadable, not TOML, or a table does not fit.
     """
+    data = read_toml(path, "the review batch", ReviewError)
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
         return msgspec.convert(data, _Batch).review
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ReviewError(f"{path}: cannot read the review batch: {exc}") from None
     except msgspec.ValidationError as exc:
         raise ReviewError(f"{path}: {exc}") from None
 
