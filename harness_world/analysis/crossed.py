@@ -35,6 +35,8 @@ __all__ = [
     "InteractionTest",
     "ProfileDifference",
     "compare_crossed",
+    "difference_line",
+    "paired_difference",
     "render_crossed",
 ]
 
@@ -214,6 +216,28 @@ def _difference(
     )
 
 
+def paired_difference(
+    label: str,
+    baseline: list[SlotResult],
+    candidate: list[SlotResult],
+    families: dict[str, str],
+    *,
+    seed: int = DEFAULT_SEED,
+    confidence: float = 1 - _LEVEL,
+) -> ProfileDifference:
+    """Candidate minus baseline over the slots both judged, with the crossed interval.
+
+    Args:
+        label: What the difference is of (its ``profile`` field).
+        baseline: The baseline's judged slots.
+        candidate: The candidate's, paired with the baseline's by (task, sample).
+        families: Task id -> family (the bootstrap's clusters; a task without one is its own).
+        seed: Seed of the bootstrap's random sign patterns (used above 12 clusters).
+        confidence: The interval's two-sided level.
+    """
+    return _difference(label, _items(label, baseline, candidate, families), seed, confidence)
+
+
 def _cell_variance(base: float, cand: float, pairs: int) -> float:
     """Run-to-run variance of one (task, profile) difference, from its pooled passes."""
     x, total = round(base * pairs) + round(cand * pairs), 2 * pairs
@@ -375,7 +399,8 @@ def compare_crossed(
     )
 
 
-def _line(d: ProfileDifference) -> str:
+def difference_line(d: ProfileDifference) -> str:
+    """One difference as a line: both rates, the difference in points, its interval, counts."""
     interval = (
         f"[{d.low * 100:+.1f}, {d.high * 100:+.1f}]"
         if d.low is not None and d.high is not None
@@ -412,8 +437,8 @@ def render_crossed(c: CrossedComparison) -> str:
         f"crossed run {c.out}: {c.candidate} vs {c.baseline} (pass rate, paired by task, "
         f"sample and seed; per profile {each:.4g}% intervals, 95% over all profiles together, "
         f"from compare's wild bootstrap over families; random patterns' seed {c.seed})",
-        *(_line(d) for d in c.profiles),
-        _line(c.aggregate).replace("  *   ", "  all ", 1),
+        *(difference_line(d) for d in c.profiles),
+        difference_line(c.aggregate).replace("  *   ", "  all ", 1),
         f"  spread across profiles: {c.spread * 100:.1f} pts",
         _interaction_line(c),
     ]

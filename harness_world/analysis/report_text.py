@@ -9,6 +9,7 @@ says which k of pass^k average fewer tasks than k = 1 does.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
@@ -16,6 +17,7 @@ import msgspec
 from harness_world.analysis.diagnosis import report_advice, report_section
 from harness_world.analysis.layered import render_layered
 from harness_world.analysis.process import PROCESS_METRICS, ProcessSummary
+from harness_world.analysis.queue import queue_line, queue_times
 from harness_world.analysis.reading import RunReading
 from harness_world.analysis.report import RunReport
 from harness_world.analysis.tables import render_table
@@ -279,25 +281,31 @@ def render_reading(reading: RunReading, reader_options: str = "") -> str:
     ``reader_options`` are the reader's ``--world``/``--tasks``, repeated in the closing
     ``diagnose`` command.
     """
-    out = render_report(reading.report)
+    out = render_report(reading.report) + queue_line(reading.report.attempts)
     if reading.trusted is not None:
         out += "\n" + render_trusted(reading.trusted) + "\n"
     advice = report_advice(reading.report, reading.advised, reader_options)
     return out + "".join(line + "\n" for line in report_section(advice))
 
 
-def reading_json(reading: RunReading, reader_options: str = "") -> str:
+def reading_json(
+    reading: RunReading, reader_options: str = "", extra: Mapping[str, Any] | None = None
+) -> str:
     """The one JSON object ``report --json`` prints: every figure `render_reading` shows.
 
-    The report's fields, then ``warnings`` (pass^k's), ``trusted`` (when measured) and
-    ``advice`` (the advisories' reach and attribution counts).
+    The report's fields, then ``warnings`` (pass^k's), ``queue`` (queue-time percentiles, null
+    when no record measured them), ``trusted`` (when measured), ``advice`` (the advisories'
+    reach and attribution counts) and the caller's ``extra`` fields (e.g. a held-out split's
+    use, which the command line reads).
     """
     out: dict[str, Any] = msgspec.to_builtins(reading.report)
     out["warnings"] = pass_k_warnings(reading.report)
+    out["queue"] = msgspec.to_builtins(queue_times(reading.report.attempts))
     if reading.trusted is not None:
         out["trusted"] = msgspec.to_builtins(reading.trusted)
     advice = report_advice(reading.report, reading.advised, reader_options)
     out["advice"] = msgspec.to_builtins(advice)
+    out.update(extra or {})
     return msgspec.json.format(msgspec.json.encode(out), indent=1).decode()
 
 

@@ -12,14 +12,22 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
 from harness_world.analysis.crossed import compare_crossed, render_crossed
 from harness_world.cli._selection import UsageError, limit_overrides
 from harness_world.grading.task import Task
+from harness_world.release.ablation import (
+    ABLATION,
+    compare_ablation,
+    parse_factors,
+    render_ablation,
+    run_ablation,
+)
 from harness_world.running.agents import Agent
 from harness_world.running.crossed import (
     CROSSED,
@@ -44,13 +52,17 @@ def compare_crossed_command(args: argparse.Namespace) -> int:
     ``--baseline`` and ``--candidate`` name harnesses here (default: the first two named).
     A crossed comparison reports; it applies no gate (exit 0 whatever the difference).
     """
-    result = compare_crossed(
-        args.inputs[0], baseline=args.baseline, candidate=args.candidate, seed=args.seed
+    root = args.inputs[0]
+    arms = (Path(root) / ABLATION).is_file()  # an ablation: every arm against the baseline
+    result: Any = (
+        compare_ablation(root, seed=args.seed)
+        if arms
+        else compare_crossed(root, baseline=args.baseline, candidate=args.candidate, seed=args.seed)
     )
     if getattr(args, "json", False):
         sys.stdout.write(msgspec.json.encode(result).decode() + "\n")
     else:
-        sys.stdout.write(render_crossed(result))
+        sys.stdout.write(render_ablation(result) if arms else render_crossed(result))
     return 0
 
 
@@ -101,25 +113,28 @@ def run_crossed_command(
     Prints one line per configuration (``--json``: one object); exit 0 when every attempt is
     valid, 1 when any is not, 2 on a bad file or another design in ``--out``.
     """
-    if args.out is None:
-        raise UsageError("--crossed needs --out DIR")
-    configs = _configs_from_file(args.crossed, args, make_agent)
-    result = run_crossed(
-        configs,
-        tasks,
-        out=args.out,
-        samples=args.samples,
-        seed=args.seed,
-        size=args.size,
-        limits=limit_overrides(args),
-        executor=executor,
+    if args.out is None or (args.crossed and args.ablate):
+        raise UsageError("--crossed FILE or --ablate NAME=VALUE ... (one of them) needs --out DIR")
+    common: dict[str, Any] = {"out": args.out, "samples": args.samples, "seed": args.seed}
+    common.update(
+        size=args.size, limits=limit_overrides(args), executor=executor, splits=args.split
     )
+    if args.ablate:  # the baseline made from run's options, each arm with one of them changed
+
+        def arm(options: Mapping[str, Any]) -> Agent:
+            return make_agent(argparse.Namespace(**{**vars(args), **options}))
+
+        result = run_ablation(parse_factors(args.ablate), arm, tasks, **common)
+    else:
+        result = run_crossed(_configs_from_file(args.crossed, args, make_agent), tasks, **common)
     counts = {name: r.counts for name, r in result.runs.items()}
+    ablation = compare_ablation(result.out) if args.ablate else None
     if args.json:
-        data = {"out": str(result.out), "configs": msgspec.to_builtins(counts)}
+        data = {"out": str(result.out), "configs": counts, "ablation": ablation}  # null: crossed
         sys.stdout.write(msgspec.json.encode(data).decode() + "\n")
     else:
         for name, c in counts.items():
             print(f"{name}: {c.valid}/{c.scheduled} valid, {c.passed} passed")
+        sys.stdout.write(render_ablation(ablation) if ablation else "")
         print(f"crossed run in {result.out}; compare it with: compare {result.out}")
     return 1 if any(c.invalid for c in counts.values()) else 0

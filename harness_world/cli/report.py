@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+import msgspec
+
 from harness_world.analysis.reading import read_run
 from harness_world.analysis.report import RunReport, report_rows
 from harness_world.analysis.report_text import reading_json, render_reading
@@ -18,6 +20,7 @@ from harness_world.cli._selection import (
 )
 from harness_world.cli._visual import add_html_option, add_png_option, write_run_visuals
 from harness_world.cli.drift import add_drift_option, drift_command
+from harness_world.release.split import heldout_use, render_heldout_use
 
 __all__ = ["CSV_HELP", "register"]
 
@@ -55,6 +58,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_html_option(parser)  # HTML report and PNG plots
     add_png_option(parser)
     add_drift_option(parser)  # --fresh RUN, drift of a sequential track
+    parser.add_argument("--split", type=Path, metavar="LOCK", help="a split lock: count candidates")
     add_verifier_world_options(parser)
     add_world_data_options(parser)
     parser.set_defaults(handler=main)
@@ -83,9 +87,14 @@ def main(args: argparse.Namespace) -> int:
         return 2
     if write_run_visuals(args, reading):  # --html / --png
         return 2
+    use = heldout_use(args.split, reading.report.revision) if args.split else None
     # every figure of the text (advisories' reach included) is in the JSON as well
-    text = reading_json if args.json else render_reading
-    sys.stdout.write(text(reading, _reader_options(args)) + ("\n" if args.json else ""))
+    if args.json:
+        extra = {"heldout": use and msgspec.to_builtins(use)}
+        sys.stdout.write(reading_json(reading, _reader_options(args), extra) + "\n")
+    else:
+        sys.stdout.write(render_reading(reading, _reader_options(args)))
+        sys.stdout.write(render_heldout_use(use) if use else "")
     return 0
 
 

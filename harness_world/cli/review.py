@@ -82,9 +82,9 @@ def _text(s: ReviewSummary) -> str:
 def run(args: argparse.Namespace) -> int:
     """Handle ``review``; returns the exit code."""
     requests = _requests(args)
-    if requests:
-        add_reviews(args.run_dir, requests, key_file=args.sign_key)
     choice, index = verifier_worlds(args)
+    if requests:
+        add_reviews(args.run_dir, requests, index, key_file=args.sign_key)
     folders = choice.folders() or None
     summary = review_summary(args.run_dir, list(index.values()), folders=folders,
                              trust_key=args.trust_key)  # fmt: skip

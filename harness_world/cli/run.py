@@ -34,8 +34,10 @@ from harness_world.integrations.agents import (
     choose_agent,
     for_executor,
 )
+from harness_world.release.ablation import ABLATE_HELP
 from harness_world.running.agents import Agent
 from harness_world.running.executors import Concurrent, Executor, Processes, Ray, Serial
+from harness_world.running.heldout import SPLIT_HELP
 from harness_world.running.live_progress import run_progress
 from harness_world.running.precheck import precheck
 from harness_world.running.rayrun import RayTasksLost, RayUnavailable
@@ -104,6 +106,9 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", type=Path, help="run directory (default runs/<revision prefix>)")
     parser.add_argument("--no-precheck", action="store_true", help="skip the feasibility precheck")
+    parser.add_argument(
+        "--split", type=Path, action="append", default=[], metavar="LOCK", help=SPLIT_HELP
+    )
     parser.add_argument(
         "--sign-key",
         type=Path,
@@ -187,6 +192,7 @@ def _add_scale_options(parser: argparse.ArgumentParser) -> None:
         help="a JSON list of configurations (name, harness, profile, agent, options) run "
         "over the same slots in one seeded interleaved order into --out",
     )
+    parser.add_argument("--ablate", nargs="+", metavar="NAME=VALUE", help=ABLATE_HELP)
     add_ray_options(
         parser, "every attempt a Ray task, this process saving (extra: [ray])", "attempts", 16
     )
@@ -228,7 +234,7 @@ def main(args: argparse.Namespace) -> int:
         tasks, agent, choice = _prepare(args, executor)
         if not args.no_precheck and _refused(tasks, args, choice):
             return 1
-        if args.crossed is not None:  # several configurations, interleaved
+        if args.crossed is not None or args.ablate:  # several configurations, interleaved
             return run_crossed_command(args, tasks, _agent, executor)
         world = [str(p) for p in choice.folders().values()] or None
         # what pins the revision, hence the default directory too
@@ -243,6 +249,7 @@ def main(args: argparse.Namespace) -> int:
             group_commit=not args.no_group_commit,
             # live on a terminal (or with --progress), whole lines now and then otherwise
             progress=run_progress(quiet=args.quiet, json=args.json, force=args.progress),
+            splits=args.split,
             **pinned,
         )
         if args.sign_key:
@@ -324,10 +331,9 @@ def _execution(args: argparse.Namespace) -> tuple[Executor, Track]:
             f"{' and '.join(chosen)}: choose one way to execute (--workers: processes; "
             "--concurrency: attempts in flight in this process; --executor ray: Ray schedules)"
         )
-    if args.crossed is not None and not isinstance(track, Fresh):
-        raise UsageError(
-            f"--crossed runs every configuration on the fresh track, not --track {args.track}"
-        )
+    if (args.crossed is not None or args.ablate) and not isinstance(track, Fresh):
+        flag = "--ablate" if args.ablate else "--crossed"
+        raise UsageError(f"{flag} runs every configuration fresh, not --track {args.track}")
     try:
         if args.executor == "ray":
             executor: Executor = Ray(address=args.address, batch=args.ray_batch)

@@ -124,6 +124,8 @@ class RecordContext(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
         pid: Process id.
         workers: Parallelism of the run that made it.
         latency_s: Wall-clock duration in seconds.
+        queue_s: Seconds the attempt waited from being scheduled by its run to opening (its
+            world loaded), e.g. behind other attempts for a worker; 0 when not measured.
         notes: Free-form extra context.
     """
 
@@ -133,6 +135,7 @@ class RecordContext(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     pid: int = 0
     workers: int = 0
     latency_s: float = 0.0
+    queue_s: float = 0.0
     notes: dict[str, str] = {}
 
 

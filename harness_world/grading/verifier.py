@@ -194,6 +194,7 @@ class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
         latency_s: Wall-clock duration (context).
         user_turns: Exchanges with a simulated user; unset (left out of JSON) for a record
             without any, so runs without a user report as before.
+        queue_s: Seconds waited from being scheduled to opening (context; 0: not measured).
         layers: The record read as two score sheets after admission (`LayeredResult`),
             computed once here; null unless the evidence verified and the task is known here
             (evidence that does not verify is refused at admission, and ``reason`` says why).
@@ -224,6 +225,7 @@ class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
     retry_cost: float = 0.0
     latency_s: float = 0.0
     user_turns: int | msgspec.UnsetType = msgspec.UNSET
+    queue_s: float = 0.0
     layers: LayeredResult | None = None
 
     @property
@@ -416,6 +418,7 @@ def _slot_result(
         retried=retried,
         retry_cost=spent_before,
         latency_s=record.context.latency_s,
+        queue_s=record.context.queue_s,
         user_turns=len(record.user_turns) if record.user_turns else msgspec.UNSET,
         layers=_layers(record, task, result, world),
     )

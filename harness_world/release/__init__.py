@@ -9,6 +9,10 @@
 - Held-out discipline: a split is frozen and its ledger appended to by
   `harness_world.running.heldout`; `heldout_use` counts the candidates evaluated on it, and
   `near_duplicates` flags held-out instructions that paraphrase development ones.
+- Ablations: `harness_world.release.ablation` runs the baseline and one arm per changed agent
+  setting as a crossed, paired run (``run --ablate``) and compares every arm with the baseline.
+- The input files (policies, review batches) are read by `harness_world.release.inputs`:
+  bounded, regular files only, every failure one message naming the file.
 - Human review: `add_reviews` keeps a person's verdicts beside a run (never in its evidence);
   `review_summary` reads the original, corrected and accepted scores side by side.
 """

@@ -13,6 +13,7 @@ reported as "at most p", never as "never".
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -29,9 +30,10 @@ from harness_world.release.policy import (
     ForbiddenClause,
     LatencyClause,
     OverBlockingClause,
+    PolicyError,
     ReleasePolicy,
 )
-from harness_world.release.split import HeldOutUse, heldout_use
+from harness_world.release.split import HeldOutUse, heldout_use, render_heldout_use
 from harness_world.stats import StatsInputError, assess, clopper_pearson_interval
 from harness_world.stats.gate import GateResult
 
@@ -371,6 +373,29 @@ def decide_release(
     )
 
 
+def _check_critical(policy: ReleasePolicy, index: Mapping[str, Task], source: str) -> None:
+    """Refuse a critical task or family that no task graded against has (a typo, not a fail).
+
+    A known task that a run never ran fails its clause instead.
+    """
+    critical = policy.critical
+    if critical is None:
+        return
+    families = sorted({t.family for t in index.values() if t.family})
+    for key, names, known in (
+        ("tasks", critical.tasks, sorted(index)),
+        ("families", critical.families, families),
+    ):
+        for name in names:
+            if name not in known:
+                near = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+                hint = f"; did you mean {near[0]!r}?" if near else ""
+                raise PolicyError(
+                    f"{source}: key `critical.{key}`: {name!r} is none of the {len(known)} "
+                    f"{key} graded against{hint}"
+                )
+
+
 def evaluate_release(
     policy: ReleasePolicy,
     baseline: str | Path,
@@ -393,10 +418,12 @@ def evaluate_release(
         split: A held-out split lock: the decision says how many candidates its ledger holds.
 
     Raises:
+        PolicyError: for a critical task or family none of ``tasks`` has.
         ReleaseInputError: when either directory is not a readable run directory.
         SplitError: when the split's lock or ledger is unreadable.
     """
     index = dict(tasks) if tasks is not None else {t.id: t for t in load_tasks()}
+    _check_critical(policy, index, name or policy.name or "the policy")
     base = measure_run(baseline, index, folders=folders)
     cand = measure_run(candidate, index, folders=folders)
     decision = decide_release(policy, base, cand, name)
@@ -423,12 +450,7 @@ def render_release(decision: ReleaseDecision) -> str:
         if x.figure and x.detail:
             lines.append(f"          {x.detail}")
     if (use := decision.heldout) is not None:
-        lines.append(
-            f"held-out split {use.lock}: {use.candidates} candidate(s) evaluated on its "
-            f"{use.tasks} tasks ({use.runs} run(s)); this candidate "
-            + ("is" if use.candidate_recorded else "is NOT")
-            + " in its ledger"
-        )
+        lines.append(render_heldout_use(use).rstrip("\n"))
     held = sum(x.verdict == "pass" for x in decision.clauses)
     gated = sum(x.verdict != "not_gated" for x in decision.clauses)
     verdict = "PASSED" if decision.passed else "FAILED"

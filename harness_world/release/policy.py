@@ -8,13 +8,13 @@ error names the file, the key and what was expected.
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
 from harness_world.errors import HarnessWorldError
+from harness_world.release.inputs import parse_toml, read_toml
 
 __all__ = [
     "CompletionClause",
@@ -176,16 +176,7 @@ def _check(source: str, policy: ReleasePolicy) -> ReleasePolicy:
     return policy
 
 
-def parse_policy(text: str, source: str = "<policy>") -> ReleasePolicy:
-    """A policy from TOML text; ``source`` names it in errors.
-
-    Raises:
-        PolicyError: for text that is not TOML or does not fit the schema.
-    """
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise PolicyError(f"{source}: not TOML: {exc}") from None
+def _policy(data: dict[str, Any], source: str) -> ReleasePolicy:
     try:
         policy = msgspec.convert(data, ReleasePolicy)
     except msgspec.ValidationError as exc:
@@ -193,14 +184,20 @@ def parse_policy(text: str, source: str = "<policy>") -> ReleasePolicy:
     return _check(source, policy)
 
 
+def parse_policy(text: str, source: str = "<policy>") -> ReleasePolicy:
+    """A policy from TOML text; ``source`` names it in errors.
+
+    Raises:
+        PolicyError: for text that is not TOML or does not fit the schema.
+    """
+    return _policy(parse_toml(text, source, PolicyError), source)
+
+
 def load_policy(path: str | Path) -> ReleasePolicy:
     """Read a release policy file.
 
     Raises:
-        PolicyError: when it is unreadable, not TOML, or breaks the schema.
+        PolicyError: when it is unreadable (missing, not a regular file, over
+            `harness_world.release.inputs.MAX_INPUT_BYTES`), not TOML, or breaks the schema.
     """
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PolicyError(f"{path}: cannot read the policy: {exc}") from None
-    return parse_policy(text, str(path))
+    return _policy(read_toml(path, "the policy", PolicyError), str(path))

@@ -27,17 +27,19 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
 import msgspec
 
+from harness_world.engine.limits import text_problem
 from harness_world.evidence.binding import read_index
 from harness_world.evidence.signing import SIGNATURE, sign_message, signed_message_problem
+from harness_world.grading.listing import task_criteria
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.verifier import VerifiedRecord
+from harness_world.release.inputs import read_toml
 from harness_world.running.journal import append_jsonl
 from harness_world.running.reviews import (
     CLAIM_LEVELS,
@@ -49,7 +51,7 @@ from harness_world.running.reviews import (
     review_message,
     standing_reviews,
 )
-from harness_world.running.rundir import scan_run
+from harness_world.running.rundir import MANIFEST, scan_run
 
 __all__ = [
     "CLAIM_HELP",
@@ -99,8 +101,34 @@ class ReviewRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     claim: ReviewKind = "verdict"
 
 
+def _request_problem(r: ReviewRequest, tasks: Mapping[str, Task] | None) -> str:
+    """Why a review cannot be taken as given (empty: it can)."""
+    if not r.criterion:
+        return "names no criterion"
+    if r.claim == "validated-link":
+        if len(r.criterion.split(" -> ")) != 2:
+            return (
+                f"a validated-link review names its link as HARNESS -> AGENT, not {r.criterion!r}"
+            )
+    elif r.claim == "verdict" and (task := (tasks or {}).get(r.task)) is not None:
+        # a confirmed defect names a harness criterion, which no task lists; the layered
+        # sheets count a claim on one that did not fail as unmatched
+        criteria = task_criteria(task)
+        if r.criterion not in criteria:
+            known = ", ".join(criteria)
+            return f"names criterion {r.criterion!r}, which {r.task} has not ({known})"
+    for key in ("note", "reviewer"):
+        if problem := text_problem(getattr(r, key)):
+            return f"{key}: {problem}"
+    return ""
+
+
 def add_reviews(
-    run_dir: str | Path, requests: Sequence[ReviewRequest], *, key_file: Path | None = None
+    run_dir: str | Path,
+    requests: Sequence[ReviewRequest],
+    tasks: Mapping[str, Task] | None = None,
+    *,
+    key_file: Path | None = None,
 ) -> list[Review]:
     """Append reviews to a run, each bound to its slot's current record; all or none.
 
@@ -108,12 +136,22 @@ def add_reviews(
     ``index.sig.json``) takes signed reviews only: its readers trust a key, and an unsigned
     review beside a signed run would be one anybody could have written.
 
+    Args:
+        run_dir: The run directory.
+        requests: The reviews.
+        tasks: The tasks graded against, by id: a criterion their grade does not hold is
+            refused (without them, any criterion is taken; `review_summary` counts it).
+        key_file: The reviewer's Ed25519 private key (PEM), or None for unsigned reviews.
+
     Raises:
-        ReviewError: when a request names a slot with no saved record, the run is signed and
-            no key is given, or the file cannot be written.
+        ReviewError: when ``run_dir`` is not a run directory, a request names a slot with no
+            saved record or a criterion its task has not, the run is signed and no key is
+            given, or the file cannot be written.
         SigningError: when the key cannot be read.
     """
     root = Path(run_dir)
+    if not (root / MANIFEST).is_file():
+        raise ReviewError(f"{root}: not a run directory (no {MANIFEST})")
     if key_file is None and (root / SIGNATURE).is_file():
         raise ReviewError(
             f"{root}: the run is signed ({SIGNATURE}); sign its reviews too (--sign-key KEY)"
@@ -121,17 +159,13 @@ def add_reviews(
     index, _ = read_index(root)
     now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     reviews = []
-    for r in requests:
+    for number, r in enumerate(requests, start=1):
+        where = f"{root}: review {number} ({r.task} sample {r.sample})"
         entry = index.get((r.task, r.sample))
         if entry is None:
-            raise ReviewError(f"{root}: no saved record for {r.task} sample {r.sample}")
-        if not r.criterion:
-            raise ReviewError(f"{root}: a review of {r.task} sample {r.sample} names no criterion")
-        if r.claim == "validated-link" and len(r.criterion.split(" -> ")) != 2:
-            raise ReviewError(
-                f"{root}: a validated-link review names its link as HARNESS -> AGENT, "
-                f"not {r.criterion!r}"
-            )
+            raise ReviewError(f"{where}: no saved record for that slot")
+        if problem := _request_problem(r, tasks):
+            raise ReviewError(f"{where}: {problem}")
         review = Review(**msgspec.structs.asdict(r), time=now, record_digest=entry.digest)
         if key_file is not None:
             public, signature = sign_message(key_file, review_message(review))
@@ -154,11 +188,9 @@ def load_review_batch(path: str | Path) -> list[ReviewRequest]:
     Raises:
         ReviewError: when it is unreadable, not TOML, or a table does not fit.
     """
+    data = read_toml(path, "the review batch", ReviewError)
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
         return msgspec.convert(data, _Batch).review
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ReviewError(f"{path}: cannot read the review batch: {exc}") from None
     except msgspec.ValidationError as exc:
         raise ReviewError(f"{path}: {exc}") from None
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import msgspec
 
 from harness_world.grading.task import Task, TaskError, load_task, load_tasks
-from harness_world.running.heldout import load_split, read_ledger
+from harness_world.running.heldout import SplitError, load_split, read_ledger
 
 __all__ = [
     "DEFAULT_SHINGLE",
@@ -29,6 +29,7 @@ __all__ = [
     "heldout_use",
     "jaccard",
     "near_duplicates",
+    "render_heldout_use",
     "shingles",
     "tasks_from",
 ]
@@ -76,7 +77,15 @@ def near_duplicates(
     """Every (development, held-out) pair at or above ``threshold``, most alike first.
 
     A task in both sets is its own pair at similarity 1.
+
+    Raises:
+        SplitError: for a threshold that is not a similarity in (0, 1], or a shingle size
+            below 1.
     """
+    if not 0.0 < threshold <= 1.0:  # nan fails this too
+        raise SplitError(f"threshold {threshold}: expected a Jaccard similarity in (0, 1]")
+    if size < 1:
+        raise SplitError(f"shingle size {size}: expected at least 1")
     dev = [(t.id, shingles(t.instruction, size)) for t in development]
     out = []
     for held in heldout:
@@ -98,17 +107,24 @@ def tasks_from(sources: Sequence[str | Path]) -> list[Task]:
     """
     found: dict[str, Task] = {}
     for source in sources:
-        path = Path(source)
-        if path.is_file():
-            tasks = [load_task(path)]
-        elif path.is_dir():
-            tasks = load_tasks(folder=path)
-        else:
-            tasks = load_tasks(world=str(source))
-            if not tasks:
-                raise TaskError(f"{source}: not a task file, a task folder or a built-in world")
+        try:
+            tasks = _tasks_of(source)
+        except RecursionError:  # the TOML parser recurses once per nesting level
+            raise TaskError(f"{source}: a task file nested too deeply to be read") from None
         found.update((t.id, t) for t in tasks)
     return [found[k] for k in sorted(found)]
+
+
+def _tasks_of(source: str | Path) -> list[Task]:
+    path = Path(source)
+    if path.is_file():
+        return [load_task(path)]
+    if path.is_dir():
+        return load_tasks(folder=path)
+    tasks = load_tasks(world=str(source))
+    if not tasks:
+        raise TaskError(f"{source}: not a task file, a task folder or a built-in world")
+    return tasks
 
 
 class HeldOutUse(msgspec.Struct, frozen=True, kw_only=True):
@@ -143,4 +159,14 @@ def heldout_use(lock: str | Path, revision: str) -> HeldOutUse:
         candidates=len({e.revision for e in entries}),
         runs=len(entries),
         candidate_recorded=any(e.revision == revision for e in entries),
+    )
+
+
+def render_heldout_use(use: HeldOutUse) -> str:
+    """The count of candidates as one line (ends with a newline)."""
+    return (
+        f"held-out split {use.lock}: {use.candidates} candidate(s) evaluated on its "
+        f"{use.tasks} tasks ({use.runs} run(s)); this candidate "
+        + ("is" if use.candidate_recorded else "is NOT")
+        + " in its ledger\n"
     )

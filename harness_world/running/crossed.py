@@ -27,8 +27,9 @@ from harness_world.grading.task import Task
 from harness_world.running.agents import Agent
 from harness_world.running.commit import CommitRouter, GroupCommit
 from harness_world.running.executors import Executor, Serial
+from harness_world.running.heldout import check_split_tasks
 from harness_world.running.run import RunResult, finish_run, prepare_run
-from harness_world.running.rundir import write_json
+from harness_world.running.rundir import read_json, write_json
 from harness_world.running.units import RunProgress, Tally
 
 __all__ = [
@@ -163,13 +164,7 @@ def load_crossed(out: str | Path) -> CrossedManifest:
     Raises:
         CrossedError: when it is missing or not a valid crossed manifest.
     """
-    path = Path(out) / CROSSED
-    try:
-        return msgspec.json.decode(path.read_bytes(), type=CrossedManifest)
-    except OSError as exc:
-        raise CrossedError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise CrossedError(f"{path}: invalid crossed manifest: {exc}") from None
+    return read_json(Path(out) / CROSSED, CrossedManifest, "crossed manifest", CrossedError)
 
 
 def run_crossed(
@@ -184,6 +179,7 @@ def run_crossed(
     limits: Mapping[str, int | float | None] | None = None,
     executor: Executor = Serial(),
     progress: Callable[[RunProgress], None] | None = None,
+    splits: Sequence[str | Path] = (),
 ) -> CrossedResult:
     """Run every configuration over the same slots, all attempts interleaved in a seeded order.
 
@@ -199,15 +195,19 @@ def run_crossed(
         executor: How many attempts execute at once, and where (context, as for `run`);
             every configuration is on the fresh track.
         progress: Called after each attempt, once its record is durable.
+        splits: Held-out split locks: every configuration is a candidate on each (see
+            `harness_world.running.run.run`).
 
     Raises:
         CrossedError: for bad configuration names, or ``out`` holding another design.
         RevisionMismatch: when a configuration's directory holds a run of another revision.
+        SplitError: as `harness_world.running.run.run`, before anything is written.
     """
     root = Path(out)
     design = _design(
         [c for c, _ in configs], tasks, samples, seed, seed if order_seed is None else order_seed
     )
+    check_split_tasks(splits, tasks)
     if (root / CROSSED).is_file():
         previous = load_crossed(root)
         if msgspec.structs.replace(previous, order=[]) != msgspec.structs.replace(design, order=[]):
@@ -225,6 +225,7 @@ def run_crossed(
             size=size,
             limits=limits,
             executor=executor,
+            splits=splits,
         )
         for c, agent in configs
     }

@@ -116,6 +116,7 @@ class _Order(msgspec.Struct, frozen=True, kw_only=True):
     try_number: int
     retries: int
     track: str
+    scheduled: float = 0.0
 
 
 class _Reply(msgspec.Struct, frozen=True, kw_only=True):
@@ -175,6 +176,7 @@ def _perform(agent: Agent, task: Task, order: _Order) -> _Reply:
         try_number=order.try_number,
         retries=order.retries,
         track=order.track,
+        scheduled=order.scheduled,
     )
     world = load_world(unit.world, size=unit.size)
     attempt, context = open_attempt(unit, world)
@@ -205,6 +207,7 @@ def _order(unit: Unit, agent: int, task: int) -> _Order:
         try_number=unit.try_number,
         retries=unit.retries,
         track=unit.track,
+        scheduled=unit.scheduled,
     )
 
 

@@ -7,6 +7,7 @@ a changed component refuses to resume and names what changed.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from harness_world.running.agents import Agent
 from harness_world.running.attempt import AttemptLimits
 from harness_world.running.commit import GroupCommit, remove_temporaries
 from harness_world.running.executors import Executor, Serial
-from harness_world.running.heldout import record_candidates
+from harness_world.running.heldout import check_split_tasks, record_candidates
 from harness_world.running.lock import RunLock, lock_run_directory
 from harness_world.running.pins import PINS, make_pins
 from harness_world.running.revision import Revision, make_revision
@@ -198,12 +199,14 @@ def run(
             so it goes with every executor: all of them hand their records to this process.
         world: World folders of your own (or built-in names): tasks of a world given here run
             against that folder. Paths are context: the revision pins the worlds' hashes.
-        splits: Held-out split locks (`harness_world.running.heldout`): a run that schedules
-            a task of one appends itself to that split's ledger before any attempt runs.
+        splits: Held-out split locks (`harness_world.running.heldout`): the run appends
+            itself to each one's ledger before any attempt runs, and is refused when it
+            schedules none of a split's tasks.
 
     Raises:
         RevisionMismatch: when ``out`` holds a run of another revision.
-        SplitError: when a split lock is unreadable or its ledger cannot be appended to.
+        SplitError: when a split lock is unreadable, the run schedules none of its tasks, or
+            its ledger is broken or cannot be appended to.
         RayTasksLost: when some attempts' Ray tasks kept failing (the rest is committed).
         ValueError: for no tasks, fewer than one sample, or a track that does not run with
             the executor (`Sequential` with anything but `Serial`).
@@ -355,8 +358,8 @@ def prepare_run(
 
     Raises:
         RevisionMismatch: when ``out`` holds a run of another revision.
-        SplitError: when a split lock in ``splits`` is unreadable or its ledger cannot be
-            appended to.
+        SplitError: when a split lock in ``splits`` is unreadable, the run schedules none of
+            its tasks, or its ledger is broken or cannot be appended to.
         ValueError: for no tasks, fewer than one sample, or a track that does not run with
             the executor.
     """
@@ -370,6 +373,7 @@ def prepare_run(
     loaded, revision, fresh = _pin(
         tasks, agent, overrides, samples=samples, seed=seed, size=size, track=track, choice=choice
     )
+    check_split_tasks(splits, tasks)  # before anything is written
     root = Path(out)
     lock = lock_run_directory(root)
     open_run_directory(root, revision, fresh, executor.workers)
@@ -391,6 +395,7 @@ def prepare_run(
         try_number=0,
         retries=retries,
         track=track.name,
+        scheduled=time.time(),  # context: queue times are measured from here
     )
     units = _units(template, pending, overrides, choice)
     return RunPlan(

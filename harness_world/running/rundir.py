@@ -26,7 +26,7 @@ import stat
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 
@@ -69,6 +69,7 @@ __all__ = [
     "load_manifest",
     "open_run_directory",
     "plan_slots",
+    "read_json",
     "record_path",
     "sample_seed",
     "scan_run",
@@ -334,11 +335,31 @@ def _write_atomic(path: Path, data: bytes) -> None:
     tmp.replace(path)
 
 
+T = TypeVar("T")
+
+
 def write_json(path: Path, value: Any) -> None:
     """Write canonical, indented JSON atomically (temp file, fsync, rename)."""
     _write_atomic(
         path, msgspec.json.format(msgspec.json.encode(value, order="sorted"), indent=1) + b"\n"
     )
+
+
+def read_json(path: Path, kind: type[T], what: str, error: Callable[[str], Exception]) -> T:
+    """A JSON file decoded as ``kind``; a failure is ``error(message)`` naming the file.
+
+    Args:
+        path: The file.
+        kind: What it holds.
+        what: Its name in words, for the message (``crossed manifest``).
+        error: Makes the exception raised.
+    """
+    try:
+        return msgspec.json.decode(path.read_bytes(), type=kind)
+    except OSError as exc:
+        raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise error(f"{path}: invalid {what}: {exc}") from None
 
 
 def write_lines(path: Path, values: Sequence[Any]) -> None:

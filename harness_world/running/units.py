@@ -13,6 +13,7 @@ import asyncio
 import inspect
 import os
 import socket
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -60,7 +61,11 @@ class RunProgress:
 
 @attrs.frozen(slots=True)
 class Unit:
-    """One execution of one attempt, self-contained so a worker process can run it."""
+    """One execution of one attempt, self-contained so a worker process can run it.
+
+    ``scheduled`` is when the run scheduled it (wall clock, seconds since the epoch; 0: not
+    known): the attempt's queue time, until it opens, is measured from it.
+    """
 
     agent: Agent
     world: str
@@ -75,6 +80,7 @@ class Unit:
     try_number: int
     retries: int
     track: str = "fresh"
+    scheduled: float = 0.0
 
 
 def fresh_start(unit: Unit) -> None:
@@ -85,7 +91,13 @@ def fresh_start(unit: Unit) -> None:
 
 
 def open_attempt(unit: Unit, world: World) -> tuple[Attempt, RecordContext]:
-    """The attempt of one unit (its slot's seed, sample, revision, limits) and its context."""
+    """The attempt of one unit (its slot's seed, sample, revision, limits) and its context.
+
+    The context's queue time is how long the unit waited from being scheduled to this call
+    (loading its world included); 0 when its schedule time is not known. On another host it
+    is read off another clock: a negative difference (clock skew) counts as 0.
+    """
+    waited = max(0.0, time.time() - unit.scheduled) if unit.scheduled else 0.0
     attempt = Attempt(
         world,
         unit.task,
@@ -94,7 +106,12 @@ def open_attempt(unit: Unit, world: World) -> tuple[Attempt, RecordContext]:
         revision=unit.revision,
         limits=unit.limits,
     )
-    context = RecordContext(host=socket.gethostname(), pid=os.getpid(), workers=unit.workers)
+    context = RecordContext(
+        host=socket.gethostname(),
+        pid=os.getpid(),
+        workers=unit.workers,
+        queue_s=round(waited, 6),
+    )
     return attempt, context
 
 

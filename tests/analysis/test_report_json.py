@@ -39,6 +39,7 @@ SECTIONS = (
     ("\nlayered sheets ", "layered"),
     ("\ntrusted completion: ", "trusted"),
     ("\nAdvisories explained ", "advice"),
+    ("\nqueue time (", "queue"),
 )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import msgspec
@@ -21,7 +22,9 @@ from harness_world.running.heldout import (
     ledger_path,
     load_split,
     read_ledger,
+    record_candidate,
 )
+from harness_world.running.journal import BrokenChain, append_chained, read_chained
 from harness_world.running.reference_agents import reference_agent
 from tests.conftest import REPO
 from tests.release.conftest import TASKS
@@ -51,8 +54,10 @@ def test_the_ledger_counts_every_candidate_run_on_the_split(tmp_path: Path) -> N
     for agent in ("oracle", "deny-all"):
         hw.run(tasks, reference_agent("payments", agent), out=tmp_path / agent, splits=[lock])
     hw.run(tasks, reference_agent("payments", "oracle"), out=tmp_path / "oracle", splits=[lock])
-    other = _tasks(("payments.refund_timeout",))  # no held-out task: not a use of the split
-    hw.run(other, reference_agent("payments", "oracle"), out=tmp_path / "dev", splits=[lock])
+    other = _tasks(("payments.refund_timeout",))  # no held-out task: refused, nothing written
+    with pytest.raises(SplitError, match="none of the run's 1 task"):
+        hw.run(other, reference_agent("payments", "oracle"), out=tmp_path / "dev", splits=[lock])
+    assert not (tmp_path / "dev").exists()
     entries = read_ledger(lock)
     assert [e.agent for e in entries] == ["oracle:payments", "deny-all:payments", "oracle:payments"]
     assert all(e.covered == 2 and not e.changed for e in entries)
@@ -135,3 +140,109 @@ def test_the_split_command_freezes_lists_and_checks(
     assert main(["split", "check", "--dev", *refunds, "--heldout", str(held)]) == 0
     assert main(["split", "check", "--dev", "payments", "--heldout", str(held)]) == 1
     assert "payments.copy_timeout  ~  payments.charge_timeout" in capsys.readouterr().out
+
+
+def _run_on_split(lock: Path, out: Path, agent: str, *tasks: str) -> int:
+    argv = ["run", "--world", "payments", "--agent", agent, "--tasks", *tasks]
+    return main([*argv, "--split", str(lock), "--out", str(out), "--quiet"])
+
+
+def test_run_on_a_split_counts_each_candidate_and_refuses_other_tasks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lock = tmp_path / "heldout.lock"
+    freeze_split(_tasks(HELD), lock)
+    for agent in ("oracle", "give-up"):
+        assert _run_on_split(lock, tmp_path / agent, agent, *HELD) == 0
+    assert [e.agent for e in read_ledger(lock)] == ["oracle:payments", "give-up:payments"]
+    assert candidates_on(lock) == 2
+    capsys.readouterr()
+    assert _run_on_split(lock, tmp_path / "dev", "oracle", "payments.refund_timeout") == 2
+    err = capsys.readouterr().err
+    assert "none of the run's 1 task(s) is in this held-out split" in err
+    assert "payments.note_payout_direct" in err and "Traceback" not in err
+    assert not (tmp_path / "dev").exists() and len(read_ledger(lock)) == 2
+    assert main(["report", str(tmp_path / "give-up"), "--split", str(lock)]) == 0
+    assert "2 candidate(s) evaluated on its 2 tasks (2 run(s)); this candidate is in" in (
+        capsys.readouterr().out
+    )
+
+
+def test_a_crossed_run_on_a_split_records_every_configuration(tmp_path: Path) -> None:
+    lock = tmp_path / "heldout.lock"
+    freeze_split(_tasks(HELD), lock)
+    argv = ["run", "--world", "payments", "--tasks", *HELD, "--split", str(lock)]
+    argv += ["--ablate", "agent=give-up", "--out", str(tmp_path / "ablation"), "--quiet"]
+    assert main(argv) == 0
+    assert sorted(e.agent for e in read_ledger(lock)) == ["give-up:payments", "oracle:payments"]
+
+
+def _two_candidates(tmp_path: Path) -> Path:
+    lock = tmp_path / "heldout.lock"
+    freeze_split(_tasks(HELD), lock)
+    for agent in ("oracle", "deny-all", "give-up"):
+        hw.run(
+            _tasks(HELD), reference_agent("payments", agent), out=tmp_path / agent, splits=[lock]
+        )
+    return lock
+
+
+def test_an_edited_or_removed_ledger_line_is_named(tmp_path: Path) -> None:
+    lock = _two_candidates(tmp_path)
+    ledger = ledger_path(lock)
+    lines = ledger.read_bytes().splitlines(keepends=True)
+    ledger.write_bytes(lines[0].replace(b"oracle:payments", b"oracle:forged") + b"".join(lines[1:]))
+    with pytest.raises(SplitError, match="line 2 does not follow the line before it"):
+        read_ledger(lock)
+    ledger.write_bytes(lines[0] + lines[2])  # the second candidate deleted
+    with pytest.raises(SplitError, match="line 2 does not follow"):
+        candidates_on(lock)
+    ledger.write_bytes(b"".join(lines))
+    assert candidates_on(lock) == 3
+    ledger.write_bytes(lines[1] + lines[2])  # the first candidate deleted
+    with pytest.raises(SplitError, match="line 1 does not follow the lock"):  # before any write
+        hw.run(
+            _tasks(HELD), reference_agent("payments", "oracle"), out=tmp_path / "x", splits=[lock]
+        )
+    assert not (tmp_path / "x").exists()
+    with pytest.raises(SplitError, match="not appending"):  # nothing is added to a broken chain
+        record_candidate(lock, _tasks(HELD), "r", "a", tmp_path / "x")
+    assert ledger.read_bytes() == lines[1] + lines[2]
+
+
+def test_a_lock_edited_after_a_candidate_ran_is_named(tmp_path: Path) -> None:
+    lock = _two_candidates(tmp_path)
+    lock.write_text(lock.read_text().replace('frozen_at": "2', 'frozen_at": "1'))
+    with pytest.raises(SplitError, match=r"does not follow the lock .* was edited"):
+        read_ledger(lock)
+    assert main(["split", "ledger", str(lock)]) == 2
+
+
+def test_a_lock_is_not_frozen_again_over_its_ledger(tmp_path: Path) -> None:
+    lock = _two_candidates(tmp_path)
+    lock.unlink()
+    with pytest.raises(SplitError, match="a ledger is already beside it"):
+        freeze_split(_tasks(HELD), lock)
+
+
+class _Entry(msgspec.Struct, frozen=True, kw_only=True):
+    n: int
+    previous: str
+
+
+@given(st.integers(2, 5), st.data())
+def test_any_edit_of_a_line_but_the_last_breaks_the_chain(count: int, data: st.DataObject) -> None:
+    anchor = (b"anchor", "the anchor")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "j.jsonl"
+        for n in range(count):
+            append_chained(path, anchor, _Entry, lambda link, n=n: _Entry(n=n, previous=link))
+        assert [e.n for e in read_chained(path, anchor, _Entry)] == list(range(count))
+        lines = path.read_bytes().splitlines(keepends=True)
+        line = data.draw(st.integers(0, count - 2))
+        lines[line] = lines[line].replace(b'"n":', b'"n":9')  # still an entry, another one
+        path.write_bytes(b"".join(lines))
+        with pytest.raises(BrokenChain, match=f"line {line + 2} does not follow"):
+            read_chained(path, anchor, _Entry)
+        with pytest.raises(BrokenChain, match="line 1 does not follow the anchor"):
+            read_chained(path, (b"another", "the anchor"), _Entry)

@@ -51,8 +51,10 @@ def _files(root: Path) -> dict[str, bytes]:
 
 
 def _judged(slot: SlotResult, root: Path) -> SlotResult:
-    """A slot as judged, without its run directory and its latency (context)."""
-    return msgspec.structs.replace(slot, path=slot.path.replace(str(root), ""), latency_s=0.0)
+    """A slot as judged, without its run directory, latency and queue time (context)."""
+    return msgspec.structs.replace(
+        slot, path=slot.path.replace(str(root), ""), latency_s=0.0, queue_s=0.0
+    )
 
 
 @needs_ray
@@ -182,10 +184,10 @@ def test_run_executor_ray_on_the_command_line_reports_alike(
     assert main([*common, "--out", str(tmp_path / "ray"), "--executor", "ray"]) == 0
     capsys.readouterr()
     reports = []
-    for name in ("local", "ray"):
+    for name in ("local", "ray"):  # latency and queue time are context: they differ
         assert main(["report", str(tmp_path / name)]) == 0
         text = capsys.readouterr().out.replace(str(tmp_path / name), "RUN")
-        reports.append(re.sub(r"latency \(context\):.*", "", text))  # context differs
+        reports.append(re.sub(r"(latency \(context\)|queue time \(scheduled).*", "", text))
     assert reports[0] == reports[1]
     assert "executed" in reports[0] and "of 4 passed" in reports[0]
 
