@@ -196,6 +196,7 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
     Attributes:
         out: The run directory.
         revision: The revision id.
+        build: The revision's build component (the hash of the code that ran the attempts).
         agent: The agent's name.
         counts: Scheduled, executed, valid, invalid, retried (re-run attempts), missing.
         pass_rate: passed / valid attempts with its Wilson 95 % interval (null: none valid).
@@ -248,6 +249,7 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
     task_families: dict[str, str] = msgspec.field(default_factory=dict)
     suite_mean: SuiteMean | None = None
     weighted_mean: WeightedMean | msgspec.UnsetType = msgspec.UNSET
+    build: str = ""
     not_reviewed_criteria: int = 0
     not_reviewed_attempts: int = 0
     process: ProcessSummary | None = None
@@ -302,8 +304,24 @@ def rows_of(scan: RunScan, config: str) -> list[RunRow]:
 
 
 def report_rows(report: RunReport, config: str) -> list[RunRow]:
-    """The rows ``report --csv`` writes: the report's attempts, as `rows_of` gives them."""
-    return results_rows(report.attempts, report.task_families, config)
+    """The rows ``report --csv`` writes: the report's attempts, as `rows_of` gives them.
+
+    Each row also carries the run's fingerprint: its revision, the models that answered that
+    attempt and the build, so a row read out of its file still says what made it.
+    """
+    unsafe = str.maketrans({c: "_" for c in ',"\r\n'})  # a provider's id, kept writable
+    models = {
+        (s.task_id, s.sample): "+".join(m.translate(unsafe) for m in s.models) or "none"
+        for s in report.attempts
+    }
+    return [
+        msgspec.structs.replace(
+            row,
+            fingerprint=f"revision={report.revision[:16]};"
+            f"models={models[(row.task_id, row.run_index)]};build={report.build[:12]}",
+        )
+        for row in results_rows(report.attempts, report.task_families, config)
+    ]
 
 
 def _mean(total: float, count: int) -> float | None:
@@ -434,6 +452,7 @@ def report_from_scan(
     return RunReport(
         out=scan.out,
         revision=scan.manifest.revision.id,
+        build=scan.manifest.revision.components.get("build", ""),
         agent=scan.manifest.agent,
         counts=scan.counts,
         pass_rate=_wilson(scan.counts.passed, len(valid)),

@@ -8,11 +8,13 @@ Format (UTF-8, an optional byte-order mark is ignored)::
     fix-login,0,pr,fail
 
 * The first line that is neither blank nor a comment is the header. It must name the four
-  columns ``task_id``, ``run_index``, ``config`` and ``passed``, and may name a fifth,
-  ``family`` (case-insensitive, any order, each once).
+  columns ``task_id``, ``run_index``, ``config`` and ``passed``, and may name ``family`` and
+  ``fingerprint`` (case-insensitive, any order, each once).
 * ``family`` (optional) names the task's family, a group of related tasks whose results move
   together; ``compare`` then uses a cluster-robust standard error over families. An empty cell
   means no family. A task must not be given two different families.
+* ``fingerprint`` (optional) says what made the run: ``report --csv`` writes
+  ``revision=<id>;models=<a+b or none>;build=<hash>``. It is carried, never compared.
 * Cells are separated by commas and trimmed of surrounding spaces. There is no quoting: task ids
   and config names must not contain commas or double quotes, and must not be empty.
 * ``run_index`` is a non-negative decimal integer. ``passed`` is ``1``/``0``, ``true``/``false``
@@ -45,8 +47,8 @@ __all__ = [
 COLUMNS: Final = ("task_id", "run_index", "config", "passed")
 """The four required columns, in the order `format_results` writes them."""
 
-OPTIONAL_COLUMNS: Final = ("family",)
-"""Columns a header may add; `format_results` writes ``family`` last when a row has one."""
+OPTIONAL_COLUMNS: Final = ("family", "fingerprint")
+"""Columns a header may add; `format_results` writes each, in this order, when a row has one."""
 
 _TRUE: Final = frozenset({"1", "true", "pass"})
 _FALSE: Final = frozenset({"0", "false", "fail"})
@@ -79,7 +81,7 @@ def _parse_header(line: str, lineno: int) -> dict[str, int]:
         if name not in COLUMNS and name not in OPTIONAL_COLUMNS:
             raise ResultsCsvError(
                 f"unknown header column {name!r}; expected the columns {expected} "
-                "(and optionally family)",
+                f"(and optionally {', '.join(OPTIONAL_COLUMNS)})",
                 lineno,
             )
         if name in positions:
@@ -170,7 +172,15 @@ def _parse_row(line: str, header: dict[str, int], lineno: int) -> RunRow:
     run_index = int(run_cell)
     passed = _parse_passed(cells[header["passed"]], lineno)
     family = cells[header["family"]] if "family" in header else ""
-    return RunRow(task_id=task_id, run_index=run_index, config=config, passed=passed, family=family)
+    fingerprint = cells[header["fingerprint"]] if "fingerprint" in header else ""
+    return RunRow(
+        task_id=task_id,
+        run_index=run_index,
+        config=config,
+        passed=passed,
+        family=family,
+        fingerprint=fingerprint,
+    )
 
 
 def _check_family(row: RunRow, families: dict[str, tuple[str, int]], lineno: int) -> None:
@@ -233,8 +243,9 @@ def _check_name(value: str, column: str) -> None:
 def format_results(rows: Iterable[RunRow]) -> str:
     """Format rows as results CSV text: the header, then one line per row, ``passed`` as 1/0.
 
-    Rows are written in the order given. A ``family`` column is added (last) when any row has
-    a family. Reading the text back with `parse_results` gives the same rows.
+    Rows are written in the order given. A ``family`` column is added when any row has a
+    family, then a ``fingerprint`` column when any row has one. Reading the text back with
+    `parse_results` gives the same rows.
 
     Raises:
         ResultsCsvError: A task id or config cannot be written unambiguously (empty, a comma,
@@ -244,7 +255,9 @@ def format_results(rows: Iterable[RunRow]) -> str:
     """
     row_list = list(rows)
     with_family = any(row.family for row in row_list)
-    out = [",".join((*COLUMNS, *OPTIONAL_COLUMNS) if with_family else COLUMNS)]
+    with_fingerprint = any(row.fingerprint for row in row_list)
+    header = (*COLUMNS, *(("family",) * with_family), *(("fingerprint",) * with_fingerprint))
+    out = [",".join(header)]
     seen: set[tuple[str, int, str]] = set()
     for row in row_list:
         _check_name(row.task_id, "task_id")
@@ -263,6 +276,10 @@ def format_results(rows: Iterable[RunRow]) -> str:
             if row.family:
                 _check_name(row.family, "family")
             line += f",{row.family}"
+        if with_fingerprint:
+            if row.fingerprint:
+                _check_name(row.fingerprint, "fingerprint")
+            line += f",{row.fingerprint}"
         out.append(line)
     return "\n".join(out) + "\n"
 

@@ -25,8 +25,9 @@ from harness_world.release.split import heldout_use, render_heldout_use
 __all__ = ["CSV_HELP", "register"]
 
 CSV_HELP = (
-    f"also write the results CSV that compare reads: columns {','.join(COLUMNS)} and, when a "
-    f"task names one, {','.join(OPTIONAL_COLUMNS)}; one row per valid attempt, config = --config"
+    f"also write the results CSV that compare reads: columns {','.join(COLUMNS)}, then "
+    f"{' and '.join(OPTIONAL_COLUMNS)} (the task's family when it names one; the run's "
+    "revision, answering models and build); one row per valid attempt, config = --config"
 )
 """``--help`` of ``--csv``, made from the columns `write_results` writes so it cannot drift."""
 

@@ -195,6 +195,8 @@ class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
         user_turns: Exchanges with a simulated user; unset (left out of JSON) for a record
             without any, so runs without a user report as before.
         queue_s: Seconds waited from being scheduled to opening (context; 0: not measured).
+        models: The model ids the provider's responses named (the record's ``usage.models``;
+            empty for agents that call no model).
         layers: The record read as two score sheets after admission (`LayeredResult`),
             computed once here; null unless the evidence verified and the task is known here
             (evidence that does not verify is refused at admission, and ``reason`` says why).
@@ -226,6 +228,7 @@ class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
     latency_s: float = 0.0
     user_turns: int | msgspec.UnsetType = msgspec.UNSET
     queue_s: float = 0.0
+    models: list[str] = []
     layers: LayeredResult | None = None
 
     @property
@@ -419,6 +422,7 @@ def _slot_result(
         retry_cost=spent_before,
         latency_s=record.context.latency_s,
         queue_s=record.context.queue_s,
+        models=list(usage.models),
         user_turns=len(record.user_turns) if record.user_turns else msgspec.UNSET,
         layers=_layers(record, task, result, world),
     )

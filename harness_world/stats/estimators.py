@@ -98,6 +98,8 @@ class RunRow(msgspec.Struct, frozen=True, kw_only=True):
         passed: Whether the run passed.
         family: The task's family (a cluster of related tasks), or ``""`` when none is known.
             The gate in `compare` uses it for a cluster-robust standard error.
+        fingerprint: What made the run (``report --csv`` writes the run's revision, the
+            models that answered and the build), or ``""``; no statistic reads it.
 
     """
 
@@ -106,6 +108,7 @@ class RunRow(msgspec.Struct, frozen=True, kw_only=True):
     config: str
     passed: bool
     family: str = ""
+    fingerprint: str = ""
 
 
 class TaskTally(msgspec.Struct, frozen=True, kw_only=True):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 import harness_world as hw
@@ -306,10 +307,17 @@ def test_report_csv_and_compare_rows_come_from_one_row_builder(
 
     scan = scan_run(runs["pr"], write_counts=False)
     rows = rows_of(scan, "pr")
-    assert report_rows(report_from_scan(scan), "pr") == rows
+    written = report_rows(report_from_scan(scan), "pr")
+    # the same rows, each also saying what made it (revision, answering models, build)
+    assert [msgspec.structs.replace(r, fingerprint="") for r in written] == rows
+    revision = scan.manifest.revision
+    build = revision.components["build"][:12]
+    assert {r.fingerprint for r in written} == {
+        f"revision={revision.id[:16]};models=none;build={build}"
+    }
     assert rows and all(r.family for r in rows)  # the family reaches both
     assert main(["report", str(runs["pr"]), "--csv", str(tmp_path / "r.csv")]) == 0
-    assert read_results(tmp_path / "r.csv") == rows
+    assert read_results(tmp_path / "r.csv") == written
 
 
 def test_the_library_renders_what_report_and_verify_print(
