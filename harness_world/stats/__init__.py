@@ -19,6 +19,7 @@ Conventions used throughout:
   in the seed articles. The ``compare`` gate does not use that switch: `assess` / `decide`
   (`harness_world.stats.gate`) test one-sidedly with a wild cluster bootstrap-t with Webb
   weights over task families (CR2-studentized, skew-corrected) and floor a degenerate spread;
+  ``non-inferior`` also needs the tasks `hidden_class.min_tasks` names for its margin;
   `gate_options` checks a gate's options as a person gives them (points, alpha or z).
 
 Example:

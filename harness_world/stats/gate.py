@@ -52,6 +52,7 @@ from harness_world.stats.estimators import (
     pair_tallies,
     tally_runs,
 )
+from harness_world.stats.hidden_class import min_margin, min_tasks, miss_probability
 from harness_world.stats.skew import cluster_skewness, hall_inverse, hall_transform
 from harness_world.stats.wild import (
     DEFAULT_DRAWS,
@@ -300,6 +301,9 @@ class GateResult(msgspec.Struct, frozen=True, kw_only=True):
             them do not, or without a gate. ``--allow-missing`` assumes losses are
             uninformative (unrelated to whether the run would have passed); this says how
             much that assumption carries.
+        min_tasks: ``non-inferior``: the fewest paired tasks that can show non-inferiority
+            at this margin and level (`hidden_class.min_tasks`); the gate fails below it
+            whatever the bound; null for the other gates.
 
     """
 
@@ -323,6 +327,7 @@ class GateResult(msgspec.Struct, frozen=True, kw_only=True):
     plan: Plan | None
     lost_runs: int = 0
     tipping_point: int | None = None
+    min_tasks: int | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -708,7 +713,10 @@ def gate_passes(decision: Decision, gate: GateName, margin: float | None = None)
 
     * ``improved``: the lower bound of the change is above 0.
     * ``no-regression``: the upper bound of the change is not below 0 (no significant drop).
-    * ``non-inferior``: the upper bound of the drop (``-lower``) is below ``margin``.
+    * ``non-inferior``: the upper bound of the drop (``-lower``) is below ``margin``, and the
+      decision has at least `hidden_class.min_tasks` tasks: enough that a class of tasks
+      making up ``margin`` of the population, all broken, would be absent from the sample
+      at most ``alpha`` of the time (below that no test can hold its level at that null).
     * ``none``: always.
 
     Raises:
@@ -722,7 +730,7 @@ def gate_passes(decision: Decision, gate: GateName, margin: float | None = None)
     if gate == "non-inferior":
         if margin is None or not (math.isfinite(margin) and margin > 0):
             raise StatsInputError(f"non-inferior needs a positive margin, got {margin}")
-        return -decision.lower < margin
+        return -decision.lower < margin and decision.tasks >= min_tasks(margin, decision.alpha)
     return True
 
 
@@ -1245,6 +1253,7 @@ def assess(
         warnings=_reliability_warnings(observed, paired, families),
         lost_runs=len(lost),
         tipping_point=tipping,
+        min_tasks=min_tasks(margin, alpha) if gate == "non-inferior" and margin else None,
         correction="holm",
         significant_changes=[c for c in _task_changes(paired, alpha) if c.significant],
         flips=flipped_tasks(paired),
@@ -1344,8 +1353,19 @@ def _reason(gate: GateName, d: Decision, margin: float | None, passed: bool) -> 
             "not below 0" if passed else "below 0, a significant drop"
         )
     assert margin is not None
-    return (
-        f"the one-sided {level} upper bound of the drop is {-d.lower * 100:.1f} points: "
-        + ("below" if passed else "not below")
-        + f" the margin of {margin * 100:g} points"
-    )
+    bound = f"the one-sided {level} upper bound of the drop is {-d.lower * 100:.1f} points: "
+    if -d.lower >= margin:
+        return bound + f"not below the margin of {margin * 100:g} points"
+    needed = min_tasks(margin, d.alpha)
+    if d.tasks < needed:
+        # Rounded up so that the margin printed is one the gate accepts at this size.
+        wider = math.ceil(min_margin(d.tasks, d.alpha) * 1000) / 10
+        return bound + (
+            f"below the margin of {margin * 100:g} points, but {d.tasks} tasks are too few to "
+            f"show it: a class of tasks making up {margin * 100:g}% of the population, all "
+            f"broken, is absent from {d.tasks} tasks "
+            f"{miss_probability(margin, d.tasks) * 100:.1f}% of the time (above "
+            f"{d.alpha * 100:g}%); {needed} tasks, or a margin of at least {wider:g} points, "
+            "can show it"
+        )
+    return bound + f"below the margin of {margin * 100:g} points"

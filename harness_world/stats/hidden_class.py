@@ -1,0 +1,109 @@
+"""How many tasks a non-inferiority verdict needs before a hidden broken class could show.
+
+A non-inferiority gate claims that the candidate's mean pass rate over the population of tasks
+is at most ``m`` below the baseline's. Consider the null in which a fraction ``m`` of that
+population breaks completely (the baseline always passes those tasks, the candidate never) and
+nothing else changes: the mean drop is exactly ``m``. A suite of ``n`` tasks drawn from it holds
+none of the broken ones with probability ``(1 - m) ** n``, and then its runs are distributed
+exactly as under "no change at all". So for *any* test, its false-pass rate at that null is at
+least ``(1 - m) ** n`` times its power against no change; no statistic computed from the sample
+can see a class the sample does not hold. Breakage that is partial (a drop ``d < 1`` on a
+fraction ``m / d``) hides less often, so complete breakage is the worst case of this kind.
+
+The gate therefore passes ``non-inferior`` only when ``(1 - m) ** n <= alpha``: then even a test
+that always passed under no change would false-pass at most ``alpha`` of the time at this null.
+That is a necessary condition, not a sufficient one (the test on the mean still has to reject);
+below it, what would help is more tasks or a wider margin, and `min_tasks` / `min_margin` say
+how many and how wide. Tasks are counted, not families: a class is a set of tasks, and counting
+families instead would make every realistic suite too small.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["min_margin", "min_tasks", "miss_probability"]
+
+
+def _check(alpha: float) -> None:
+    if not (math.isfinite(alpha) and 0 < alpha < 1):
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+
+
+def miss_probability(margin: float, tasks: int) -> float:
+    """The chance that ``tasks`` sampled tasks hold none of a class making up ``margin``.
+
+    Args:
+        margin: The class's share of the task population (the non-inferiority margin), > 0.
+        tasks: Tasks in the suite, >= 0.
+
+    Returns:
+        ``(1 - margin) ** tasks`` (0 for a margin of 1 or more).
+
+    Raises:
+        ValueError: A margin that is not positive and finite, or a negative task count.
+
+    """
+    if not (math.isfinite(margin) and margin > 0):
+        raise ValueError(f"margin must be positive and finite, got {margin}")
+    if tasks < 0:
+        raise ValueError(f"tasks must be >= 0, got {tasks}")
+    return 0.0 if margin >= 1 else (1 - margin) ** tasks
+
+
+def min_tasks(margin: float, alpha: float) -> int:
+    """The fewest tasks for which a broken class of size ``margin`` hides at most ``alpha``.
+
+    Args:
+        margin: The non-inferiority margin as a fraction, > 0.
+        alpha: The gate's one-sided level, in (0, 1).
+
+    Returns:
+        The smallest ``n`` with ``(1 - margin) ** n <= alpha`` (1 for a margin of 1 or more).
+
+    Raises:
+        ValueError: A bad margin or alpha.
+
+    Example:
+        >>> min_tasks(0.10, 0.025)
+        36
+        >>> min_tasks(0.15, 0.025)
+        23
+
+    """
+    _check(alpha)
+    miss_probability(margin, 0)
+    if margin >= 1:
+        return 1
+    n = max(1, math.ceil(math.log(alpha) / math.log1p(-margin)))
+    # The logarithms can land a hair either side of an exact power; settle on the inequality.
+    while n > 1 and miss_probability(margin, n - 1) <= alpha:
+        n -= 1
+    while miss_probability(margin, n) > alpha:
+        n += 1
+    return n
+
+
+def min_margin(tasks: int, alpha: float) -> float:
+    """The narrowest margin that ``tasks`` tasks can show non-inferiority at.
+
+    Args:
+        tasks: Tasks in the suite, >= 1.
+        alpha: The gate's one-sided level, in (0, 1).
+
+    Returns:
+        ``1 - alpha ** (1 / tasks)``: a class of this share of the population is absent from
+        ``tasks`` tasks with probability exactly ``alpha``.
+
+    Raises:
+        ValueError: A bad task count or alpha.
+
+    Example:
+        >>> round(min_margin(30, 0.025), 4)
+        0.1157
+
+    """
+    _check(alpha)
+    if tasks < 1:
+        raise ValueError(f"tasks must be >= 1, got {tasks}")
+    return -math.expm1(math.log(alpha) / tasks)
