@@ -533,7 +533,10 @@ def test_calibration_bench_runs_reduced_and_ends_with_json(capsys, monkeypatch):
     assert out[0].startswith("| scenario | gate | false: **gate**")
     assert "| scenario | interval | label | coverage |" in out
     assert "| scenario | finding | level | rate |" in out
+    rare = [line for line in out if line.startswith(("| skewed-", "| ni-solid-broken-"))]
+    assert any(line.count("|") == 7 for line in rare)  # the rare-class table's rows
     for name in (
+        "gate_cells_at_most_1_point_over",
         "gate_max_abs_gap_points",
         "interaction_max_abs_gap_points",
         "coverage_min_gap_points",
@@ -542,6 +545,19 @@ def test_calibration_bench_runs_reduced_and_ends_with_json(capsys, monkeypatch):
         "lost_failures_improved_rate",
     ):
         assert name in summary
+
+
+def test_calibration_bench_measures_one_scenario_with_only(capsys):
+    bench = _bench()
+    assert bench.main(["--sims", "4", "--only", "skewed-10"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert set(json.loads(out[-1])["results"]) == {"skewed-10"}
+    assert any(line.startswith("| scenario | gate | suites holding no rare task") for line in out)
+    with pytest.raises(SystemExit):
+        bench.main(["--sims", "4", "--only", "no-such-scenario"])
+    assert "matches no scenario" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        bench.main(["--only", "skewed-10", "--write-docs"])
 
 
 def test_calibration_bench_reads_the_worlds_family_sizes():
