@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from harness_world.engine.values import typed_equal as _same
 from harness_world.grading.checker import _walk_dicts
+from tests.conftest import examples
 
 
 def _typed(value: Any) -> Any:
@@ -39,7 +40,7 @@ _VALUES = st.recursive(
 )
 
 
-@settings(max_examples=4000, deadline=None)
+@settings(max_examples=examples(800, 4000), deadline=None)
 @given(_VALUES, _VALUES)
 def test_same_is_typed_equality(a: Any, b: Any) -> None:
     assert _same(a, b) == (_typed(a) == _typed(b))
@@ -56,7 +57,7 @@ def _reference_walk(value: Any) -> Iterator[dict[str, Any]]:
             yield from _reference_walk(item)
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(400, 2000), deadline=None)
 @given(_VALUES)
 def test_walk_visits_the_same_dicts_in_the_same_order(value: Any) -> None:
     assert [id(d) for d in _walk_dicts(value)] == [id(d) for d in _reference_walk(value)]

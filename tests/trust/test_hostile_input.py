@@ -229,7 +229,7 @@ def twin_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 @settings(
-    max_examples=examples(30, 1000),
+    max_examples=examples(16, 1000),
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(kind=_MUTATIONS, at=st.floats(0, 1), depth=st.integers(1000, 20_000))
