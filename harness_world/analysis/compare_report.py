@@ -325,7 +325,8 @@ def _missing_lines(r: GateResult) -> list[str]:
     if not r.missing:
         return ["Missing data: none (every task has its expected runs on both sides)"]
     lines = [
-        f"Missing data: {len(r.missing)} task(s) short of runs or absent on one side"
+        f"Missing data: {len(r.missing)} task(s) short of runs or absent on one side, "
+        f"{r.expected_runs} run(s) expected per side at least"
         + (
             " (allowed by --allow-missing: decided on the observed runs)"
             if r.allow_missing

@@ -1280,7 +1280,9 @@ class Comparison(msgspec.Struct, frozen=True, kw_only=True):
     Attributes:
         baseline: Baseline configuration name.
         candidate: Candidate configuration name.
-        min_runs: Runs each side needed for a task to be paired.
+        min_runs: Runs each side needed for a task to be paired (1 in the comparison a gate
+            reports: short tasks are paired there, and the gate lists them as missing against
+            its ``expected_runs``).
         paired: The paired tasks, sorted by task id.
         excluded: Tasks left out (one side only, or under ``min_runs``), sorted by task id.
         baseline_mean: Mean per-task pass rate of the baseline over the paired tasks.

@@ -281,6 +281,9 @@ class GateResult(msgspec.Struct, frozen=True, kw_only=True):
         reason: One sentence saying why it passed or failed.
         allow_missing: Whether missing runs were allowed (otherwise they fail the gate).
         missing: Tasks short of runs or absent on one side, sorted by task id.
+        expected_runs: The fewest runs expected per task and side (``--min-runs``, or the run
+            directories' samples); a task is missing data below it, or below the other side's
+            count.
         observed: The decision on the runs that exist (every task with a run on both sides).
         worst_case: The decision with the candidate's missing runs counted as failures and the
             baseline's as passes; null when nothing is missing.
@@ -315,6 +318,7 @@ class GateResult(msgspec.Struct, frozen=True, kw_only=True):
     reason: str
     allow_missing: bool
     missing: list[MissingTask]
+    expected_runs: int
     observed: Decision
     worst_case: Decision | None
     worst_case_passed: bool | None
@@ -1245,6 +1249,7 @@ def assess(
         reason=reason,
         allow_missing=allow_missing,
         missing=missing,
+        expected_runs=min_runs,
         observed=observed,
         worst_case=worst,
         worst_case_passed=worst_passed,

@@ -227,6 +227,25 @@ def test_json_prints_one_object(write, capsys):
     assert report["warnings"] and "fewer than 30" in report["warnings"][0]
 
 
+def test_json_states_the_runs_the_gate_expected(write, capsys):
+    # Three runs a side everywhere: complete under --min-runs 3, every task short under 4,
+    # and the CSV default of 5 when the flag is absent. The comparison pairs at 1 run either way.
+    path = write(csv_rows({f"t{i}": (2, 3, 1 + i % 3, 3) for i in range(6)}))
+    argv = ["compare", path, "--baseline", "main", "--candidate", "pr", "--json"]
+    for extra, expected, short in (
+        (["--min-runs", "3"], 3, 0),
+        (["--min-runs", "4"], 4, 6),
+        ([], 5, 6),
+    ):
+        _, out, _ = run_cli([*argv, *extra], capsys)
+        report = json.loads(out)
+        assert report["decision"]["expected_runs"] == expected
+        assert len(report["decision"]["missing"]) == short
+        assert report["comparison"]["min_runs"] == 1
+    _, out, _ = run_cli(argv[:-1] + ["--min-runs", "4"], capsys)
+    assert "Missing data: 6 task(s) short of runs or absent on one side, 4 run(s) expected" in out
+
+
 def test_explicit_z_sets_the_level_and_the_multiplier_is_t_at_30_tasks(write, capsys):
     # Issue 12: no switch to z at 30 tasks; --z now only names the level (1 - Phi(z)).
     from scipy import stats as sps
