@@ -483,6 +483,8 @@ def load_task(path: str | Path) -> Task:
         raise TaskError(f"{source}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise TaskError(f"{source}: invalid TOML: {exc}") from None
+    except RecursionError:  # the TOML parser recurses once per nesting level
+        raise TaskError(f"{source}: a task file nested too deeply to be read") from None
     task = _convert(source, data)
     names = [t.name for t in task.targets]
     if len(set(names)) != len(names):

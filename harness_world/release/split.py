@@ -107,11 +107,7 @@ def tasks_from(sources: Sequence[str | Path]) -> list[Task]:
     """
     found: dict[str, Task] = {}
     for source in sources:
-        try:
-            tasks = _tasks_of(source)
-        except RecursionError:  # the TOML parser recurses once per nesting level
-            raise TaskError(f"{source}: a task file nested too deeply to be read") from None
-        found.update((t.id, t) for t in tasks)
+        found.update((t.id, t) for t in _tasks_of(source))
     return [found[k] for k in sorted(found)]
 
 

@@ -230,6 +230,7 @@ BAD_TASKS = {
         "exactly one of eq, in, is, contains",
     ),
     "bad toml": ('id = "x\n', "invalid TOML"),
+    "nested too deeply": ('id = "x"\nx = ' + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
     "missing id": (
         'world = "helpdesk"\nfamily = "f"\ninstruction = "i"\n',
         "missing required field `id`",
