@@ -32,7 +32,7 @@ from harness_world.analysis.plots import (
 )
 from harness_world.analysis.process import ProcessSummary
 from harness_world.analysis.reading import RunReading
-from harness_world.analysis.report import RunReport, build_report
+from harness_world.analysis.report import RunReport
 from harness_world.analysis.run_view import RunView, load_run_view
 from harness_world.analysis.trace_html import attempt_state
 from harness_world.grading.verifier import SlotResult
@@ -597,7 +597,13 @@ def write_run_visuals(
         HarnessWorldError: A record of the run cannot be read for its trace.
         OSError: A file cannot be written.
     """
-    view = load_run_view(reading.report, name, advised=reading.advised, trusted=reading.trusted)
+    view = load_run_view(
+        reading.report,
+        name,
+        reading.tasks.values(),
+        advised=reading.advised,
+        trusted=reading.trusted,
+    )
     if html is not None:
         html.write_text(run_html(view), encoding="utf-8")
     if png is not None:
@@ -607,7 +613,7 @@ def write_run_visuals(
 def write_compare_visuals(
     comparison: Comparison,
     outcome: ComparisonOutcome,
-    runs: Sequence[Path] = (),
+    runs: Sequence[RunReading] = (),
     notes: Sequence[str] = (),
     *,
     html: Path | None = None,
@@ -615,9 +621,9 @@ def write_compare_visuals(
 ) -> None:
     """Write a comparison's HTML report to ``html`` and its plots as PNG files into ``png``.
 
-    With ``runs`` (the baseline's and the candidate's run directories) the page shows both
-    runs' heatmaps and traces too; it shows ``outcome``, the verdict, band and lists the text
-    and JSON show.
+    With ``runs`` (the readings of the baseline's and the candidate's run directories, by the
+    reader's worlds and tasks) the page shows both runs' heatmaps and traces too; it shows
+    ``outcome``, the verdict, band and lists the text and JSON show.
 
     Raises:
         HarnessWorldError: A run or one of its records cannot be read.
@@ -626,7 +632,9 @@ def write_compare_visuals(
     """
     names = (comparison.baseline, comparison.candidate)
     views = [
-        load_run_view(build_report(run), name)
+        load_run_view(
+            run.report, name, run.tasks.values(), advised=run.advised, trusted=run.trusted
+        )
         for run, name in zip(runs, names[: len(runs)], strict=True)
     ]
     if html is not None:

@@ -35,11 +35,14 @@ class RunReading:
             forbidden transition or a receipt, or when they cannot be read).
         advised: The advisories of each graded attempt by (task id, sample); empty when not
             asked for.
+        tasks: The reader's tasks by id, that the scan graded by (a page of the run grades
+            and advises by them too).
     """
 
     report: RunReport
     trusted: TrustedReport | None
     advised: Mapping[tuple[str, int], list[Advisory]]
+    tasks: Mapping[str, Task]
 
 
 def read_run(
@@ -79,4 +82,4 @@ def read_run(
     except (OSError, ValueError):
         trusted = None
     report = report_from_scan(scan, process.attempts(), standing_claims(run))
-    return RunReading(report, trusted, advice_observer.advised)
+    return RunReading(report, trusted, advice_observer.advised, tasks)

@@ -289,7 +289,7 @@ def run(args: argparse.Namespace) -> int:
     # One outcome, computed once: the text, --json and --html all render it.
     report = compare_report(comparison, result, notes, seed=args.seed)
     runs = [Path(p) for p in args.inputs] if notes else []  # --html
-    if write_compare_visuals(args, comparison, report.outcome, runs, notes):
+    if write_compare_visuals(args, comparison, report.outcome, runs, notes, _sources(args)):
         return 2
     trusted = trusted_pair([Path(p) for p in args.inputs], index, watch)
     if args.json:

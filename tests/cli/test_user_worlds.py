@@ -10,6 +10,7 @@ import io
 import json
 import shutil
 import sys
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,25 @@ def test_run_verify_report_compare_diagnose(
     assert "library.lend_dune_again" in json.dumps(compared["comparison"])
     assert main(["diagnose", str(base), *_args(project), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["attribution"] is not None
+
+
+def test_report_and_compare_pages_replay_and_grade_by_the_readers_world(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base, cand = tmp_path / "base", tmp_path / "cand"
+    assert _run(project, base) == 0 and _run(project, cand, "--seed", "1") == 0
+    report_page, compare_page = tmp_path / "report.html", tmp_path / "compare.html"
+    assert main(["report", str(base), *_args(project), "--html", str(report_page)]) == 0
+    argv = ["compare", str(base), str(cand), *_args(project), "--html", str(compare_page)]
+    assert main(argv) in (0, 1)
+    capsys.readouterr()
+    instruction = hw.load_tasks(folder=project / "tasks/library")[0].instruction
+    for page in (report_page, compare_page):
+        text = page.read_text(encoding="utf-8")
+        assert "task not known here" not in text
+        assert "is not a built-in world" not in text
+        assert "evidence verified" in text and "evidence lost" not in text
+        assert escape(instruction, quote=True)[:40] in text
 
 
 def test_without_the_world_folder_a_record_is_never_graded(
