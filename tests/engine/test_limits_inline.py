@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness_world.engine.limits import _clean, _clean_scalar, check_json_value, text_problem
+from tests.conftest import examples
 
 _ODD = st.sampled_from(["\ud800", "a\udfff", "x" * 1_000_001, b"x", 1j, 2**53 + 1, -(2**53) - 1])
 _SCALARS = st.one_of(
@@ -43,7 +44,7 @@ def _reference(value: Any, max_depth: int, depth: int = 1) -> bool:
     return all(_reference(child, max_depth, depth + 1) for child in value)
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(800, 3000), deadline=None)
 @given(_VALUES, st.integers(1, 6))
 def test_fast_pass_decides_as_the_reference(value: Any, max_depth: int) -> None:
     assert _clean(value, max_depth) == _reference(value, max_depth)
