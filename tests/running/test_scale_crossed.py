@@ -197,3 +197,19 @@ def test_the_interaction_test_detects_a_real_interaction_and_holds_its_level() -
         assert test is not None
         false += test.detected
     assert false / sims <= 0.05 + 0.05
+
+
+def test_opposite_profile_effects_pool_to_a_floored_interval_over_tasks() -> None:
+    # Per profile -20 and +20 points on the same 37 tasks: every task's pooled difference is
+    # exactly 0, and the run noise is all there is. The aggregate counts 37 tasks and keeps the
+    # binomial floor, so its interval has width; each profile's interval excludes 0.
+    from harness_world.analysis.crossed import _difference
+
+    items = _items({"a": [-0.2] * 37, "b": [0.2] * 37})
+    pooled = _difference("*", items["a"] + items["b"], seed=1)
+    assert pooled.tasks == 37 and pooled.difference == pytest.approx(0.0)
+    assert pooled.low is not None and pooled.high is not None
+    assert pooled.low < -0.02 and pooled.high > 0.02
+    down, up = (_difference(p, items[p], seed=1) for p in ("a", "b"))
+    assert down.high is not None and down.high < 0
+    assert up.low is not None and up.low > 0
