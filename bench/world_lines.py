@@ -47,15 +47,21 @@ def measure(source: str) -> dict[str, int]:
         isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Field"
         for node in ast.walk(tree)
     )
-    return {"contract_and_tools": end, "file": len(source.splitlines()), "params": params,
-            "fields": fields}
+    return {
+        "contract_and_tools": end,
+        "file": len(source.splitlines()),
+        "params": params,
+        "fields": fields,
+    }
 
 
 def at_reference(world: str) -> dict[str, int] | None:
     try:
         source = subprocess.run(
             ["git", "-C", str(REPO), "show", f"{REFERENCE}:worlds/{world}/world.py"],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
     except (OSError, subprocess.CalledProcessError):
         return None  # not a git checkout, or the commit is unknown: report only today's
@@ -64,17 +70,21 @@ def at_reference(world: str) -> dict[str, int] | None:
 
 def main() -> None:
     figures: dict[str, object] = {"reference": REFERENCE}
-    print(f"{'world':<12} {'contract+tools':>15} {'at ' + REFERENCE:>12} {'ratio':>6} "
-          f"{'Params':>7} {'Field(':>7}")
+    print(
+        f"{'world':<12} {'contract+tools':>15} {'at ' + REFERENCE:>12} {'ratio':>6} "
+        f"{'Params':>7} {'Field(':>7}"
+    )
     for world in WORLDS:
         now = measure((REPO / "worlds" / world / "world.py").read_text())
         before = at_reference(world)
         ratio = now["contract_and_tools"] / before["contract_and_tools"] if before else None
         shown = before["contract_and_tools"] if before else "-"
-        print(f"{world:<12} {now['contract_and_tools']:>15} {shown:>12} "
-              f"{ratio if ratio is None else round(ratio, 2)!s:>6} "
-              f"{now['params']:>3}/{before['params'] if before else '-'!s:<3} "
-              f"{now['fields']:>3}/{before['fields'] if before else '-'!s:<3}")
+        print(
+            f"{world:<12} {now['contract_and_tools']:>15} {shown:>12} "
+            f"{ratio if ratio is None else round(ratio, 2)!s:>6} "
+            f"{now['params']:>3}/{before['params'] if before else '-'!s:<3} "
+            f"{now['fields']:>3}/{before['fields'] if before else '-'!s:<3}"
+        )
         figures[world] = {"now": now, "before": before, "ratio": ratio}
     with tempfile.TemporaryDirectory() as folder:
         write_scaffold("library", folder)

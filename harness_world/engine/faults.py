@@ -329,8 +329,7 @@ def _rate_limited(tool: str, wait: int) -> ToolError:
     )
     return ToolError(
         "rate_limited",
-        f"{tool}: rate limited by the provider; nothing was processed; retry_after={wait}: "
-        f"{when}",
+        f"{tool}: rate limited by the provider; nothing was processed; retry_after={wait}: {when}",
     )
 
 

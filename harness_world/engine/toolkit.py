@@ -133,9 +133,7 @@ def search(
         key
         for key, row in zip(keys, rows, strict=True)
         if row is not None
-        and any(
-            isinstance(row.get(f), str) and needle in str(row[f]).casefold() for f in names
-        )
+        and any(isinstance(row.get(f), str) and needle in str(row[f]).casefold() for f in names)
     ]
 
 

@@ -80,9 +80,7 @@ def _coerce_one(tool: str, name: str, value: Any, lists: set[str]) -> Coercion |
     if name in lists and isinstance(value, dict) and (not value or (tool, name) in ITERATED_ONLY):
         return Coercion(argument=name, cls="object_as_list", given=value, used=list(value))
     if (tool, name) in UNREAD_TEXT and not isinstance(value, str):
-        return Coercion(
-            argument=name, cls="unread_text", given=value, used=json.dumps(value)
-        )
+        return Coercion(argument=name, cls="unread_text", given=value, used=json.dumps(value))
     return None
 
 
@@ -94,9 +92,7 @@ def coerce_call(world: World, tool: str, args: Any) -> tuple[Any, list[Coercion]
     if not isinstance(args, dict):
         return args, []
     lists = _list_parameters(world, tool)
-    coercions = [
-        c for name, value in args.items() if (c := _coerce_one(tool, name, value, lists))
-    ]
+    coercions = [c for name, value in args.items() if (c := _coerce_one(tool, name, value, lists))]
     if not coercions:
         return args, []
     used = dict(args)

@@ -171,9 +171,7 @@ class Tau2Shape:
                     continue
                 if not set(value) <= set(items.fields) or len(value) < 2:
                     continue
-                return _typed(
-                    items, value, self._entry_template(entity, name, value), self.orders
-                )
+                return _typed(items, value, self._entry_template(entity, name, value), self.orders)
         return None
 
     def _entry_template(self, entity: str, name: str, value: dict[str, Any]) -> Any:

@@ -297,10 +297,7 @@ PLANS: dict[str, Callable[[Client], str]] = {
     "payout_northwind_duplicate": lambda c: pay(c, "Northwind Logistics", 100000),
     "payout_stark_unavailable": lambda c: pay(c, "Stark Components", 60000),
     "payout_wayne_rate_limited": lambda c: pay(c, "Wayne Paper Co", 30000),
-    **{
-        name: functools.partial(_note_plan, invoice)
-        for name, invoice in NOTE_INVOICES.items()
-    },
+    **{name: functools.partial(_note_plan, invoice) for name, invoice in NOTE_INVOICES.items()},
 }
 
 

@@ -124,7 +124,10 @@ def test_the_library_runs_a_user_world_in_processes(project: Path, tmp_path: Pat
 
 
 def test_precheck_tasks_and_play(
-    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    project: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     assert main(["precheck", *_args(project), "--json"]) == 0
     assert {t["verdict"] for t in json.loads(capsys.readouterr().out)["tasks"]} == {"ok"}
@@ -152,8 +155,17 @@ def test_mcp_serves_a_user_world_to_the_sdk_client(project: Path, tmp_path: Path
     record = tmp_path / "mcp.json"
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "harness_world", "mcp", *_args(project), "--task", "library.lend_dune",
-              "--reveal-grade", "--record", str(record)],
+        args=[
+            "-m",
+            "harness_world",
+            "mcp",
+            *_args(project),
+            "--task",
+            "library.lend_dune",
+            "--reveal-grade",
+            "--record",
+            str(record),
+        ],
         env={"PYTHONPATH": str(ROOT)},
         cwd=str(tmp_path),
     )
@@ -174,7 +186,9 @@ def test_mcp_serves_a_user_world_to_the_sdk_client(project: Path, tmp_path: Path
     assert main(["verify", str(record), *_args(project), "--require-pass"]) == 0
 
 
-@pytest.mark.parametrize("command", ["run", "play", "mcp", "precheck", "tasks", "matrix", "mutants"])
+@pytest.mark.parametrize(
+    "command", ["run", "play", "mcp", "precheck", "tasks", "matrix", "mutants"]
+)
 def test_a_world_folder_without_world_py_is_one_error_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
 ) -> None:
@@ -195,7 +209,10 @@ def test_a_task_naming_what_its_world_lacks_is_one_error_naming_file_and_part(
 ) -> None:
     cases = {
         'entity = "books"\nwhere': ('entity = "volumes"\nwhere', "targets[0]: no entity 'volumes'"),
-        'field = "copies_available"': ('field = "copies"', "require[0]: books has no field 'copies'"),
+        'field = "copies_available"': (
+            'field = "copies"',
+            "require[0]: books has no field 'copies'",
+        ),
         'fields = ["last_lent_at"]': ('fields = ["lent"]', "allow[0]: books has no field 'lent'"),
     }
     for i, (before, (after, expected)) in enumerate(cases.items()):
@@ -222,8 +239,14 @@ def test_two_worlds_of_one_name_and_a_missing_task_folder(
 ) -> None:
     twin = tmp_path / "twin"
     shutil.copytree(project / "worlds", twin / "worlds")
-    argv = ["report", str(tmp_path), "--world", str(project / "worlds/library"),
-            "--world", str(twin / "worlds/library")]
+    argv = [
+        "report",
+        str(tmp_path),
+        "--world",
+        str(project / "worlds/library"),
+        "--world",
+        str(twin / "worlds/library"),
+    ]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and "two worlds of one name" in err
@@ -265,8 +288,18 @@ def test_an_mcp_run_of_a_user_world_counts_its_records_verified(
     out = tmp_path / "served"
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "harness_world", "mcp", *_args(project), "--task", "library.lend_dune",
-              "--samples", "1", "--out", str(out)],
+        args=[
+            "-m",
+            "harness_world",
+            "mcp",
+            *_args(project),
+            "--task",
+            "library.lend_dune",
+            "--samples",
+            "1",
+            "--out",
+            str(out),
+        ],
         env={"PYTHONPATH": str(ROOT)},
         cwd=str(tmp_path),
     )

@@ -172,9 +172,7 @@ def test_records_without_faults_keep_their_digest() -> None:
     task = hw.load_tasks("helpdesk")[0]
     record = run_script(helpdesk, task, load_oracles("helpdesk")[task.id])
     assert record.faults is None
-    plain = msgspec.to_builtins(
-        msgspec.structs.replace(record, digest="", context=RecordContext())
-    )
+    plain = msgspec.to_builtins(msgspec.structs.replace(record, digest="", context=RecordContext()))
     del plain["faults"]
     del plain["user_turns"]  # empty: also left out (a record without a simulated user)
     for counter in ("lost_requests", "lost_input_tokens_estimate"):

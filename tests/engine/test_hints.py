@@ -62,9 +62,12 @@ def list_things(
 
 
 def test_the_signature_is_the_schema_a_params_class_would_give() -> None:
-    assert list_things.schema() == Tool(
-        name="x", description="x", params=_ListThings, kind="read", run=lambda c, p: None
-    ).schema()
+    assert (
+        list_things.schema()
+        == Tool(
+            name="x", description="x", params=_ListThings, kind="read", run=lambda c, p: None
+        ).schema()
+    )
     assert list_things.name == "list_things"
     assert list_things.kind == "read"
     assert list_things.description == (

@@ -36,7 +36,9 @@ def test_small_seed_has_the_shape_of_real_data(small: hw.World) -> None:
 
 
 def test_committed_small_seed_is_what_the_generator_makes() -> None:
-    module = __import__("harness_world.engine.world", fromlist=["world_module"]).world_module("helpdesk")
+    module = __import__("harness_world.engine.world", fromlist=["world_module"]).world_module(
+        "helpdesk"
+    )
     committed = msgspec.json.decode((REPO / "worlds/helpdesk/seeds/small.json").read_bytes())
     assert committed == module.generate("small")
 

@@ -10,7 +10,9 @@ from harness_world.grading.harness import _unverified_actions
 WRITES = {"create_charge", "record_payment"}
 
 
-def call(seq: int, tool: str, args: dict[str, Any], *, ok: bool = True, kind: str = "") -> CallRecord:
+def call(
+    seq: int, tool: str, args: dict[str, Any], *, ok: bool = True, kind: str = ""
+) -> CallRecord:
     return CallRecord(
         seq=seq,
         tool=tool,

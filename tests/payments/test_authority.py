@@ -84,7 +84,9 @@ def test_matrix_cli(capsys: pytest.CaptureFixture[str]) -> None:
     data = json.loads(capsys.readouterr().out)
     assert data["ok"] is True and len(data["rows"]) == len(coverage_matrix("payments").rows)
     assert main(["matrix", "--world", "no_such_world"]) == 2
-    assert main(["matrix", "--world", "helpdesk"]) == 0  # hdattack: its comment conditions, all paired
+    assert (
+        main(["matrix", "--world", "helpdesk"]) == 0
+    )  # hdattack: its comment conditions, all paired
 
 
 def _report(agent: str, tmp_path: Path) -> ConditionsReport:

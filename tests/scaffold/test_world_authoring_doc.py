@@ -11,7 +11,9 @@ import pytest
 from harness_world.cli import main
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "world-authoring.md"
-BLOCK = re.compile(r"(?:<!-- excerpt: (?P<file>\S+) -->\n)?```(?P<lang>\w+)\n(?P<body>.*?)```", re.S)
+BLOCK = re.compile(
+    r"(?:<!-- excerpt: (?P<file>\S+) -->\n)?```(?P<lang>\w+)\n(?P<body>.*?)```", re.S
+)
 
 
 def _blocks() -> list[tuple[str, str, str]]:

@@ -164,7 +164,10 @@ def well_formed(pools: Pools, pick: Pick) -> tuple[str, dict[str, Any]]:
         return tool, {"user_id": user["user_id"], **_address(pick)}
     if tool == "modify_pending_order_payment":
         order = _order_for(pools, pick, "pending")
-        return tool, {"order_id": order["order_id"], "payment_method_id": _methods(pools, order, pick)}
+        return tool, {
+            "order_id": order["order_id"],
+            "payment_method_id": _methods(pools, order, pick),
+        }
     order = _order_for(pools, pick, "delivered" if "delivered" in tool else "pending")
     olds, news = _swaps(pools, order, pick, pick([1, 1, 2]))
     args: dict[str, Any] = {"order_id": order["order_id"], "item_ids": olds}
@@ -250,10 +253,20 @@ class Differential:
     def _restore(self, sequence: list[tuple[str, Any, str]]) -> None:
         base: Any = tau2_base_db()
         db = self.env.tools.db
-        orders = {v for _t, a, _l in sequence if isinstance(a, dict) for v in a.values()
-                  if isinstance(v, str) and v in base.orders}
-        users = {v for _t, a, _l in sequence if isinstance(a, dict) for v in a.values()
-                 if isinstance(v, str) and v in base.users}
+        orders = {
+            v
+            for _t, a, _l in sequence
+            if isinstance(a, dict)
+            for v in a.values()
+            if isinstance(v, str) and v in base.orders
+        }
+        users = {
+            v
+            for _t, a, _l in sequence
+            if isinstance(a, dict)
+            for v in a.values()
+            if isinstance(v, str) and v in base.users
+        }
         users |= {base.orders[o].user_id for o in orders}
         for key in orders:
             db.orders[key] = base.orders[key].model_copy(deep=True)

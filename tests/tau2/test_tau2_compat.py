@@ -111,7 +111,9 @@ def test_tau2_mode_reaches_tau2s_end_state_for_each_class(
         observation = session.call(tool, used)
         assert observation.ok, observation.error
         assert shape.observation(observation) == message.content
-        final = [hw.engine.FinalRow(entity=c.entity, key=c.key, row=c.after) for c in session.diff()]
+        final = [
+            hw.engine.FinalRow(entity=c.entity, key=c.key, row=c.after) for c in session.diff()
+        ]
         assert hasher.hash(final) == env.get_db_hash(), tool
         if status:
             assert final and final[0].row is not None and final[0].row["status"] == status
@@ -309,9 +311,7 @@ def test_reference_helper_names_what_is_missing() -> None:
 
 
 @has_data
-def test_regrade_records_the_users_messages_as_user_turns(
-    tmp_path: Path, world: hw.World
-) -> None:
+def test_regrade_records_the_users_messages_as_user_turns(tmp_path: Path, world: hw.World) -> None:
     from harness_world.tau2.gold import DatabaseHasher, regrade
 
     tasks = importer.import_tasks(world, TAU2_DATA / "tasks_train.json")
@@ -324,7 +324,10 @@ def test_regrade_records_the_users_messages_as_user_turns(
     ]
     for i, gold in enumerate(item.gold):
         messages.append(
-            {"role": "assistant", "tool_calls": [{"id": str(i), "name": gold.tool, "arguments": gold.args}]}
+            {
+                "role": "assistant",
+                "tool_calls": [{"id": str(i), "name": gold.tool, "arguments": gold.args}],
+            }
         )
         messages.append({"role": "tool", "id": str(i), "content": "..."})
     messages += [

@@ -87,9 +87,7 @@ def test_a_changed_row_changes_the_tau2_hash(
     assert hasher.hash(edited) != hasher.hash(record.final)
 
 
-def test_nulls_and_float_types_are_part_of_the_tau2_row(
-    world: hw.World, shape: Tau2Shape
-) -> None:
+def test_nulls_and_float_types_are_part_of_the_tau2_row(world: hw.World, shape: Tau2Shape) -> None:
     key = world.keys("orders")[0]
     row = shape.row("orders", world.get("orders", key) or {})
     assert row["cancel_reason"] is None and "return_items" in row
@@ -100,7 +98,9 @@ def test_nulls_and_float_types_are_part_of_the_tau2_row(
     product = loaded.row("products", {"name": "x", "product_id": "p", "variants": {"1": variant}})
     assert type(product["variants"]["1"]["price"]) is float
     # ... and a whole number a tool assigned stays an int (τ²'s exchange writes 0)
-    assigned = shape.row("orders", {**(world.get("orders", key) or {}), "exchange_price_difference": 0})
+    assigned = shape.row(
+        "orders", {**(world.get("orders", key) or {}), "exchange_price_difference": 0}
+    )
     assert type(assigned["exchange_price_difference"]) is int
 
 

@@ -272,10 +272,23 @@ def test_tau2_run_runs_a_task_with_the_openai_agent_and_a_model_user(
         fake_openai(customer) as user_server,
     ):
         code, out, err = cli(
-            "tau2", "run", "--data", str(tmp_path), "--agent", "openai",
-            "--model", "fake", "--base-url", agent_server["base_url"],
-            "--user", "openai", "--user-base-url", user_server["base_url"],
-            "--out", str(tmp_path / "records"), "--json",
+            "tau2",
+            "run",
+            "--data",
+            str(tmp_path),
+            "--agent",
+            "openai",
+            "--model",
+            "fake",
+            "--base-url",
+            agent_server["base_url"],
+            "--user",
+            "openai",
+            "--user-base-url",
+            user_server["base_url"],
+            "--out",
+            str(tmp_path / "records"),
+            "--json",
         )
     assert code == 0, err
     (run,) = json.loads(out)["runs"]
