@@ -1240,7 +1240,7 @@ def assess(
         decide_on, observed, gate, margin, base, cand, missing
     )
     passed, reason = _gate_outcome(observed, gate, margin, missing, allow_missing=allow_missing)
-    result = GateResult(
+    return comparison, GateResult(
         gate=gate,
         margin=margin if gate == "non-inferior" else None,
         alpha=alpha,
@@ -1264,7 +1264,6 @@ def assess(
         flips=flipped_tasks(paired),
         plan=plan_power(paired, mde, alpha=alpha, families=families) if mde is not None else None,
     )
-    return comparison, result
 
 
 def _cluster_note(
