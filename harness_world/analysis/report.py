@@ -226,6 +226,11 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
             (null when the report was built from a scan that did not measure them).
         layered: The layered sheets per dimension and pooled, over the graded valid
             attempts' layered results, with the claims of the run's review records.
+        tries: Executed slots by how many tries each took (``"1"``: executed once; earlier
+            tries are kept and judged, see `harness_world.grading.TryResult`).
+        first_try_pass_k: pass^k over first tries: a slot passes only if its first try was
+            its final, valid and passing attempt (a retried slot does not), over every slot
+            that executed; empty when no slot was retried (it equals ``pass_k`` then).
     """
 
     out: str
@@ -253,6 +258,8 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
     not_reviewed_attempts: int = 0
     process: ProcessSummary | None = None
     layered: LayeredTables | None = None
+    tries: dict[str, int] = msgspec.field(default_factory=dict)
+    first_try_pass_k: list[PassKSummary] = msgspec.field(default_factory=list)
 
 
 def run_rows(
@@ -471,7 +478,35 @@ def report_from_scan(
         not_reviewed_attempts=len(open_prose),
         process=None if process is None else summarize_process(process),
         layered=layered_tables([s.layers for s in valid if s.layers is not None], claims),
+        tries=_tries(slots),
+        first_try_pass_k=_first_try_pass_k(scan) if scan.counts.retried else [],
     )
+
+
+def _tries(slots: Sequence[SlotResult]) -> dict[str, int]:
+    """Executed slots by how many tries each took."""
+    counted: dict[str, int] = {}
+    for s in slots:
+        if s.evidence != "missing" or s.tries:
+            key = str(len(s.tries) + (s.evidence != "missing"))
+            counted[key] = counted.get(key, 0) + 1
+    return dict(sorted(counted.items(), key=lambda item: int(item[0])))
+
+
+def _first_try_pass_k(scan: RunScan) -> list[PassKSummary]:
+    """pass^k over every executed slot's first try (`RunReport.first_try_pass_k`)."""
+    rows = [
+        RunRow(
+            task_id=s.task_id,
+            run_index=s.sample,
+            config="run",
+            passed=s.counted and s.passed is True and not s.tries,
+            family=scan.families.get(s.task_id, ""),
+        )
+        for s in scan.slots
+        if (s.counted and s.passed is not None) or s.tries
+    ]
+    return _pass_k(rows, scan.manifest.samples)
 
 
 @attrs.define(slots=True)
