@@ -237,7 +237,7 @@ NOT_RECORDS = frozenset(
     {"manifest.json", "inventory.json", "revision.json", COUNTS, "pins.json", "index.sig.json"}
 )
 """Files of a run directory that are not records, whatever folder they are found in."""
-_KEPT_TRIES = re.compile(r"(\d+)\.(?:failed|interrupted)-\d+\.json")
+_KEPT_TRIES = re.compile(r"(\d+)\.failed-\d+\.json")
 _FINAL = re.compile(r"(\d+)\.json")
 
 
@@ -273,8 +273,8 @@ def stray_records(root: Path, manifest: RunManifest) -> list[Path]:
     """Record files of a run directory that are no scheduled slot and no kept earlier try.
 
     Kept tries are those beside a scheduled slot: ``<sample>.failed-<n>.json`` (an
-    infrastructure failure ``run`` executed again) and ``<sample>.interrupted-<n>.json`` (an
-    attempt an MCP client abandoned). One walk over ``records/``, whatever the run's size.
+    infrastructure failure ``run`` executed again). An attempt an MCP client abandoned is its
+    slot's final record, never set aside. One walk over ``records/``, whatever the run's size.
     """
     scheduled = set(manifest.tasks)
     strays: list[Path] = []
