@@ -5,14 +5,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness_world.engine.world import WorldError
+from harness_world.engine.world import World, WorldError
 from harness_world.errors import HarnessWorldError
 from harness_world.grading.task import Task
 from harness_world.grading.worlds import (
     WorldChoice,
     WorldData,
     load_world_data,
+    one_task,
     reader_worlds,
+    reads_outside_data,
     select_tasks,
 )
 
@@ -27,6 +29,7 @@ __all__ = [
     "check_ray_options",
     "limit_overrides",
     "select",
+    "served_task",
     "task_arguments",
     "verifier_worlds",
     "world_data",
@@ -212,3 +215,36 @@ def add_one_task_options(parser: argparse.ArgumentParser) -> None:
         "--tasks", type=Path, metavar="FOLDER", help="task folder (default: the world's own)"
     )
     parser.add_argument("--size", default="small", help="seed size: small (default) or large")
+
+
+def served_task(args: argparse.Namespace) -> tuple[World, Task]:
+    """The world and the one task an attempt plays (``play``, ``mcp``).
+
+    ``--world`` and ``--task``, from the world's own seeds and tasks, or with ``--world-data DIR``
+    from the outside data folder the world reads (its start state and its tasks).
+
+    Raises:
+        UsageError: for ``--world-data`` with ``--tasks``, a task the data does not define, or
+            a world that needs ``--world-data`` and was not given it.
+        WorldError: for a world that does not load.
+        TaskError: for an invalid task file or folder, or a task the world does not have.
+    """
+    data = world_data(args, [args.world])
+    if data is None:
+        try:
+            return one_task(args.world, args.task, args.size, args.tasks)
+        except WorldError as exc:
+            if reads_outside_data(args.world):
+                raise UsageError(
+                    f"{exc}: world {args.world!r} reads its start state and tasks from an "
+                    "outside data folder: give it with --world-data DIR"
+                ) from None
+            raise
+    if args.tasks is not None:
+        raise UsageError("--world-data DIR gives the tasks: not with --tasks (see --world-tasks)")
+    found = {t.id: t for t in data.tasks}
+    if args.task not in found:
+        known = sorted(found)
+        shown = ", ".join(known[:5]) + (f", ... ({len(known)} in all)" if len(known) > 5 else "")
+        raise UsageError(f"--task {args.task!r} is not a task of --world-data (known: {shown})")
+    return data.world, found[args.task]

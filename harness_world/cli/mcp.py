@@ -17,9 +17,10 @@ from harness_world.cli._selection import (
     UsageError,
     add_limit_options,
     add_one_task_options,
+    add_world_data_options,
     limit_overrides,
+    served_task,
 )
-from harness_world.grading.worlds import one_task
 from harness_world.integrations.mcp import (
     announcement,
     attempt_server,
@@ -75,6 +76,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=_DESCRIPTION,
     )
     add_one_task_options(parser)
+    add_world_data_options(parser)
     parser.add_argument(
         "--seed",
         type=int,
@@ -85,8 +87,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--record",
         type=Path,
         default=Path("mcp-record.json"),
-        help="where to save the record of a single attempt (without --samples)",
+        help="where to save the record of a single attempt (without --samples); an existing "
+        "file is refused unless --force",
     )
+    parser.add_argument("--force", action="store_true", help="overwrite an existing --record file")
     parser.add_argument(
         "--samples",
         type=int,
@@ -139,7 +143,7 @@ def main(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("mcp") is None:
         raise UsageError("the mcp command needs the extra: pip install 'harness_world[mcp]'")
     _check_options(args)
-    world, task = one_task(args.world, args.task, args.size, args.tasks)
+    world, task = served_task(args)
     state = attempt_server(
         world,
         task,
@@ -165,12 +169,28 @@ def _check_options(args: argparse.Namespace) -> None:
         raise UsageError("--samples and --out go together (k attempts into a run directory)")
     if args.samples is not None and args.samples < 1:
         raise UsageError("--samples must be at least 1")
+    _check_budgets(args)
     _check_auth(args)
     # Checked before serving, so that no attempt is played only to be lost when it is saved.
     if args.samples is not None and (problem := run_dir_problem(args.out)):
         raise UsageError(f"--out {args.out}: {problem}")
-    if args.samples is None and (problem := record_path_problem(args.record)):
+    if args.samples is None and (problem := record_path_problem(args.record, args.force)):
         raise UsageError(f"--record {args.record}: {problem}")
+
+
+_UNCOUNTED = ("turns", "context_tokens", "requests", "cost")
+"""Budgets of the client's model: the server sees its tool calls, never its model requests."""
+
+
+def _check_budgets(args: argparse.Namespace) -> None:
+    """Refuse a budget the server cannot count, rather than promise it and never enforce it."""
+    for name in _UNCOUNTED:
+        if getattr(args, name) is not None:
+            raise UsageError(
+                f"--{name.replace('_', '-')}: the MCP server sees the client's tool calls, never "
+                "its model turns, requests, tokens or cost, so it cannot enforce this budget "
+                "(--tool-calls and --wall-time it can)"
+            )
 
 
 def _check_auth(args: argparse.Namespace) -> None:

@@ -26,6 +26,7 @@ from harness_world.engine.world import (
     locate_world,
     resolve_world_folder,
 )
+from harness_world.errors import HarnessWorldError
 from harness_world.grading.task import Task, TaskError, load_tasks
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "one_task",
     "one_world",
     "reader_worlds",
+    "reads_outside_data",
     "select_tasks",
 ]
 
@@ -277,6 +279,19 @@ def load_world_data(world: str | Path, data: Path, tasks_file: Path | None = Non
     if not isinstance(loaded, WorldData):
         raise WorldError(f"world {str(world)!r}: {DATA_HOOK} returned no WorldData")
     return loaded
+
+
+def reads_outside_data(world: str | Path) -> bool:
+    """Whether the world's module reads an outside data folder (defines `DATA_HOOK`).
+
+    False for a world that cannot be found or whose module does not import.
+    """
+    try:
+        folder = resolve_world_folder(world)
+        module = plugin_module("world", str(world), folder)
+    except (HarnessWorldError, OSError):  # a world that does not load: said elsewhere
+        return False
+    return hasattr(module, DATA_HOOK)
 
 
 def check_task_against_contract(task: Task, contract: Contract) -> list[str]:

@@ -62,7 +62,7 @@ from harness_world.engine.schemas import tool_schemas
 from harness_world.engine.world import World
 from harness_world.evidence.binding import save_bound
 from harness_world.evidence.record import Record, RecordContext, save_record
-from harness_world.grading.briefing import briefing
+from harness_world.grading.briefing import TOOL_BUDGETS, briefing
 from harness_world.grading.task import Task
 from harness_world.grading.verify import verify
 from harness_world.running.attempt import Attempt, AttemptEnded, AttemptLimits, offered_schemas
@@ -231,9 +231,11 @@ class AttemptServer:
     def instruction(self) -> str:
         """The task's instruction with its budgets and answer rule, as `play` states it.
 
-        It is the server's instructions and its ``task`` prompt.
+        It is the server's instructions and its ``task`` prompt. Only the budgets the server
+        counts are stated (`TOOL_BUDGETS`): it sees tool calls, never the client's model turns,
+        tokens or cost, so it promises none of them.
         """
-        return briefing(self.task)
+        return briefing(self.task, TOOL_BUDGETS)
 
     def tools(self) -> list[dict[str, Any]]:
         """The tools the task offers in MCP shape, then ``finish``."""
