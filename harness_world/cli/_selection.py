@@ -12,9 +12,8 @@ from harness_world.grading.worlds import (
     WorldChoice,
     WorldData,
     load_world_data,
-    one_task,
+    one_task_of,
     reader_worlds,
-    reads_outside_data,
     select_tasks,
 )
 
@@ -218,33 +217,6 @@ def add_one_task_options(parser: argparse.ArgumentParser) -> None:
 
 
 def served_task(args: argparse.Namespace) -> tuple[World, Task]:
-    """The world and the one task an attempt plays (``play``, ``mcp``).
-
-    ``--world`` and ``--task``, from the world's own seeds and tasks, or with ``--world-data DIR``
-    from the outside data folder the world reads (its start state and its tasks).
-
-    Raises:
-        UsageError: for ``--world-data`` with ``--tasks``, a task the data does not define, or
-            a world that needs ``--world-data`` and was not given it.
-        WorldError: for a world that does not load.
-        TaskError: for an invalid task file or folder, or a task the world does not have.
-    """
-    data = world_data(args, [args.world])
-    if data is None:
-        try:
-            return one_task(args.world, args.task, args.size, args.tasks)
-        except WorldError as exc:
-            if reads_outside_data(args.world):
-                raise UsageError(
-                    f"{exc}: world {args.world!r} reads its start state and tasks from an "
-                    "outside data folder: give it with --world-data DIR"
-                ) from None
-            raise
-    if args.tasks is not None:
-        raise UsageError("--world-data DIR gives the tasks: not with --tasks (see --world-tasks)")
-    found = {t.id: t for t in data.tasks}
-    if args.task not in found:
-        known = sorted(found)
-        shown = ", ".join(known[:5]) + (f", ... ({len(known)} in all)" if len(known) > 5 else "")
-        raise UsageError(f"--task {args.task!r} is not a task of --world-data (known: {shown})")
-    return data.world, found[args.task]
+    """The one task ``play`` and ``mcp`` serve, and its world (see `one_task_of`)."""
+    data, listed = args.world_data, args.world_tasks
+    return one_task_of(args.world, args.task, args.size, args.tasks, data=data, tasks_file=listed)

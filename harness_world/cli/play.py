@@ -35,7 +35,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             '"args": {...}} to call a tool (answer: the observation), or {"finish": "final '
             'message"} to end (answer: the record path, outcome, evidence, grade, one reason '
             "per failed criterion and the prose criteria not reviewed). End of input without "
-            "finish records the attempt as interrupted; the record is saved in every case. "
+            "finish records the attempt as interrupted (counted); the record is saved in "
+            "every case. Of the budgets, the tool-call budget alone is stated and counted. "
             'With a simulated user, {"user": TEXT} sends the user a message (answer: '
             '{"user": reply, "stop": bool}).'
         ),
@@ -44,10 +45,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_world_data_options(parser)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--record",
-        type=Path,
-        default=Path("play-record.json"),
-        help="where to save the record (an existing file is refused unless --force)",
+        "--record", type=Path, default=Path("play-record.json"), help="where to save the record"
     )
     parser.add_argument("--force", action="store_true", help="overwrite an existing --record")
     parser.add_argument(

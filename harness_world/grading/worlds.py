@@ -37,6 +37,7 @@ __all__ = [
     "choose_worlds",
     "load_world_data",
     "one_task",
+    "one_task_of",
     "one_world",
     "reader_worlds",
     "reads_outside_data",
@@ -279,6 +280,52 @@ def load_world_data(world: str | Path, data: Path, tasks_file: Path | None = Non
     if not isinstance(loaded, WorldData):
         raise WorldError(f"world {str(world)!r}: {DATA_HOOK} returned no WorldData")
     return loaded
+
+
+def one_task_of(
+    world: str | Path,
+    task_id: str,
+    size: str = "small",
+    task_folder: str | Path | None = None,
+    *,
+    data: Path | None = None,
+    tasks_file: Path | None = None,
+) -> tuple[World, Task]:
+    """The world and the one task an attempt plays, from its seeds or its outside data.
+
+    Without ``data`` this is `one_task`; with it, the world's own hook reads the folder (its
+    start state and its tasks; see `load_world_data`).
+
+    Raises:
+        WorldError: for a world that does not load (one that reads outside data, named without
+            ``data``, says so), or data the world refuses.
+        TaskError: for ``task_folder`` with ``data``, ``tasks_file`` without it, or a task id
+            the world (or its data) does not have.
+    """
+    if data is None:
+        if tasks_file is not None:
+            raise TaskError("--world-tasks goes with --world-data DIR")
+        try:
+            return one_task(world, task_id, size, task_folder)
+        except WorldError as exc:
+            if not reads_outside_data(world):
+                raise
+            raise WorldError(
+                f"{exc}: world {str(world)!r} reads its start state and tasks from an outside "
+                "data folder: give it with --world-data DIR"
+            ) from None
+    if task_folder is not None:
+        raise TaskError("--world-data DIR gives the tasks: not with --tasks (see --world-tasks)")
+    try:
+        loaded = load_world_data(world, data, tasks_file)
+    except WorldError as exc:
+        raise WorldError(f"--world-data: {str(exc).splitlines()[0]}") from None
+    found = {t.id: t for t in loaded.tasks}
+    if task_id not in found:
+        known = sorted(found)
+        shown = ", ".join(known[:5]) + (f", ... ({len(known)} in all)" if len(known) > 5 else "")
+        raise TaskError(f"--task {task_id!r} is not a task of --world-data (known: {shown})")
+    return loaded.world, found[task_id]
 
 
 def reads_outside_data(world: str | Path) -> bool:

@@ -45,7 +45,7 @@ import secrets
 import signal
 import socket
 import sys
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -95,6 +95,7 @@ __all__ = [
     "serve_summary",
     "served_marker",
     "token_problem",
+    "uncounted_budget",
 ]
 
 FINISH_TOOL = "finish"
@@ -981,6 +982,25 @@ def announcement(url: str, token: str | None, *, generated: bool) -> str:
     if token is not None and generated:
         shown["token"] = token
     return json.dumps(shown)
+
+
+UNCOUNTED_BUDGETS = ("turns", "context_tokens", "requests", "cost")
+"""Budgets of the client's model: the server sees its tool calls, never its model requests."""
+
+
+def uncounted_budget(limits: Mapping[str, int | float | None]) -> str:
+    """Why a budget override given in ``limits`` cannot be served (empty when none can't).
+
+    The server would promise such a budget and never enforce it, so it is refused instead.
+    """
+    given = [name for name in UNCOUNTED_BUDGETS if limits.get(name) is not None]
+    if not given:
+        return ""
+    return (
+        f"--{given[0].replace('_', '-')}: the MCP server sees the client's tool calls, never its "
+        "model turns, requests, tokens or cost, so it cannot enforce this budget (--tool-calls "
+        "and --wall-time it can)"
+    )
 
 
 def token_problem(token: str) -> str:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import harness_world as hw
-from harness_world.grading.briefing import briefing
+from harness_world.grading.briefing import TOOL_BUDGETS, briefing
 from harness_world.integrations.mcp import AttemptServer, AttemptTarget, plan_run
 from harness_world.running import RevisionMismatch
 from harness_world.running.rundir import scan_run
@@ -98,7 +98,7 @@ def test_sdk_client_solves_the_task_and_the_saved_record_verifies(tmp_path: Path
 
     seen = anyio.run(session)
     # what `play` states: the instruction with its budgets and how an answer is read
-    assert seen["instructions"] == briefing(task()) == seen["prompt"]
+    assert seen["instructions"] == briefing(task(), TOOL_BUDGETS) == seen["prompt"]
     assert task().instruction in seen["instructions"] and "budget" in seen["instructions"]
     world = hw.load_world("helpdesk")
     assert set(seen["tools"]) == {t.name for t in world.contract.tools} | {"finish"}
@@ -403,7 +403,7 @@ def test_http_serves_each_sample_to_a_fresh_session(tmp_path: Path) -> None:
             seen: dict[str, Any] = {}
             # announced once listening: the first connection is served, with no retry
             async with connect(_authorised(url, token)) as first:
-                assert first.instructions == briefing(task())
+                assert first.instructions == briefing(task(), TOOL_BUDGETS)
                 for name, args in SOLVE:
                     assert not (await first.call_tool(name, args)).is_error
                 seen["done"] = structured(await first.call_tool("finish", {"message": "ok"}))
