@@ -23,11 +23,10 @@ from harness_world.analysis.process import (
     summarize_process,
 )
 from harness_world.analysis.weighted import WeightedMean, weighted_mean
-from harness_world.engine.world import World
-from harness_world.grading.task import Task
 from harness_world.grading.verifier import Observer, SlotResult, VerifiedRecord
-from harness_world.running.reviews import Review, standing_claims
-from harness_world.running.rundir import RunCounts, RunManifest, RunScan, scan_run
+from harness_world.running.reader import RunReader
+from harness_world.running.reviews import Review, scan_claims
+from harness_world.running.rundir import RunCounts, RunManifest, RunScan
 from harness_world.stats import (
     PassKSummary,
     ProportionInterval,
@@ -260,19 +259,16 @@ def run_rows(
     out: str | Path,
     config: str,
     *,
-    tasks: Sequence[Task] | None = None,
-    worlds: Mapping[str, World] | None = None,
+    reader: RunReader | None = None,
     observe: Observer | None = None,
-    folders: Mapping[str, Path] | None = None,
 ) -> tuple[list[RunRow], RunManifest]:
     """Valid attempts of a run as four-column rows (task_id, run_index, config, passed).
 
     Ungraded, lost, errored and interrupted attempts are not rows: they are not evidence of
-    quality and are reported beside it (in the counts). ``tasks``, ``worlds``, ``observe`` and
-    ``folders`` are as in `scan_run` (the verifier's own tasks and worlds, by default the
-    built-in ones).
+    quality and are reported beside it (in the counts). ``reader`` is how the run is read
+    (default: the built-in tasks and worlds); ``observe`` is as in `RunReader.read`.
     """
-    scan = scan_run(out, tasks, write_counts=False, worlds=worlds, observe=observe, folders=folders)
+    scan = (reader or RunReader.of()).read(out, observe=observe)
     return rows_of(scan, config), scan.manifest
 
 
@@ -480,7 +476,10 @@ def report_from_scan(
 
 @attrs.define(slots=True)
 class ProcessObserver:
-    """Measures each counted record `scan_run` verifies (its ``observe``), holding no record."""
+    """Measures each counted record a run's reader verifies (its ``observe``).
+
+    It holds no record, only each one's figures.
+    """
 
     found: dict[Path, AttemptProcess] = attrs.field(factory=dict)
     """Record path -> its figures."""
@@ -534,12 +533,12 @@ def _harness_layer(valid: list[SlotResult]) -> HarnessLayer:
     return HarnessLayer(graded=len(checked), clean=clean, failed=dict(sorted(failed.items())))
 
 
-def build_report(out: str | Path, tasks: Sequence[Task] | None = None) -> RunReport:
+def build_report(out: str | Path, reader: RunReader | None = None) -> RunReport:
     """Everything `report` prints, from one pass over the records on disk (each replayed once).
 
     Raises:
         harness_world.running.reviews.ReviewError: when the run's review file is unreadable.
     """
     observer = ProcessObserver()
-    scan = scan_run(out, tasks, observe=observer)
-    return report_from_scan(scan, observer.attempts(), standing_claims(out))
+    scan = (reader or RunReader.of()).read(out, observe=observer)
+    return report_from_scan(scan, observer.attempts(), scan_claims(scan))

@@ -284,7 +284,9 @@ def render_reading(reading: RunReading, reader_options: str = "") -> str:
     out = render_report(reading.report) + queue_line(reading.report.attempts)
     if reading.trusted is not None:
         out += "\n" + render_trusted(reading.trusted) + "\n"
-    advice = report_advice(reading.report, reading.advised, reader_options)
+    advice = report_advice(
+        reading.scan, reading.tasks, reading.advised, reading.kept, reader_options
+    )
     return out + "".join(line + "\n" for line in report_section(advice))
 
 
@@ -303,7 +305,9 @@ def reading_json(
     out["queue"] = msgspec.to_builtins(queue_times(reading.report.attempts))
     if reading.trusted is not None:
         out["trusted"] = msgspec.to_builtins(reading.trusted)
-    advice = report_advice(reading.report, reading.advised, reader_options)
+    advice = report_advice(
+        reading.scan, reading.tasks, reading.advised, reading.kept, reader_options
+    )
     out["advice"] = msgspec.to_builtins(advice)
     out.update(extra or {})
     return msgspec.json.format(msgspec.json.encode(out), indent=1).decode()

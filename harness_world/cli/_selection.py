@@ -16,6 +16,7 @@ from harness_world.grading.worlds import (
     reader_worlds,
     select_tasks,
 )
+from harness_world.running.reader import RunReader
 
 __all__ = [
     "UsageError",
@@ -27,6 +28,7 @@ __all__ = [
     "add_world_data_options",
     "check_ray_options",
     "limit_overrides",
+    "run_reader",
     "select",
     "served_task",
     "task_arguments",
@@ -108,8 +110,15 @@ class UsageError(HarnessWorldError, ValueError):
     """A command-line option that cannot be used, reported as one ``error:`` line."""
 
 
-def add_verifier_world_options(parser: argparse.ArgumentParser) -> None:
-    """``--world FOLDER`` (repeatable) and ``--tasks FOLDER``: the reader's own trust root."""
+def add_verifier_world_options(parser: argparse.ArgumentParser, trust_key: bool = True) -> None:
+    """``--world`` (repeatable), ``--tasks``: the reader's trust root; ``--trust-key`` too.
+
+    ``trust_key``: add ``--trust-key PUB`` (a command with its own leaves it out).
+    """
+    if trust_key:
+        parser.add_argument("--trust-key", type=Path, metavar="PUB", help="an Ed25519 public "
+                            "key (PEM) that must have signed every run read (run --sign-key): "
+                            "any other is refused, nothing replayed (exit 1)")  # fmt: skip
     parser.add_argument(
         "--world",
         dest="worlds",
@@ -126,6 +135,15 @@ def add_verifier_world_options(parser: argparse.ArgumentParser) -> None:
         help="a task folder to grade against (default: the built-in tasks and those of each "
         "--world)",
     )
+
+
+def run_reader(args: argparse.Namespace) -> RunReader:
+    """How a command reads runs: ``--world``/``--tasks`` or ``--world-data``; ``--trust-key``."""
+    key, worlds = getattr(args, "trust_key", None), [str(w) for w in args.worlds or []]
+    if data := world_data(args, worlds) if hasattr(args, "world_data") else None:
+        return RunReader.of(data.tasks, worlds={data.world.name: data.world}, trust_key=key)
+    choice, own = verifier_worlds(args)
+    return RunReader.of(own.values(), folders=choice.folders(), trust_key=key)
 
 
 def verifier_worlds(args: argparse.Namespace) -> tuple[WorldChoice, dict[str, Task]]:

@@ -51,9 +51,10 @@ from harness_world.grading.task import load_tasks
 from harness_world.grading.verifier import SlotResult, Verifier
 from harness_world.integrations import DEFAULT_SYSTEM_PROMPT
 from harness_world.running.attempt import Attempt, AttemptEnded, AttemptLimits
+from harness_world.running.reader import RunReader, RunReadError, refresh_counts
 from harness_world.running.run import open_external_run as open_run_dir
 from harness_world.running.run import sample_seed
-from harness_world.running.rundir import load_manifest, record_path, scan_run, slot_for
+from harness_world.running.rundir import record_path
 
 __all__ = ["hw_scorer", "hw_setup", "hw_task"]
 
@@ -328,24 +329,24 @@ def _binding(state: TaskState) -> dict[str, str]:
 
 
 def _judge_slot(root: Path, verifier: Verifier, state: TaskState) -> Score:
-    """The slot's `Verifier.judge`, as ``verify RUN`` gives it, turned into a score.
+    """The slot judged by the run reader, as ``verify RUN`` judges it, turned into a score.
 
     A record written for another inspect sample than ``state`` is not graded for it.
     """
     task_id, sample = str(state.sample_id), state.epoch - 1
+    seen: list[Record] = []
     try:
-        manifest = load_manifest(root)
-    except (FileNotFoundError, ValueError) as exc:
+        result = RunReader(verifier).judge_slot(
+            root, task_id, sample, observe=lambda _, got: seen.append(got.record)
+        )
+    except RunReadError as exc:
         return Score(value=INCORRECT, explanation=f"lost: {exc}", metadata={"evidence": "lost"})
-    slot = slot_for(root, manifest, task_id, sample)
-    if slot is None:
+    if result is None:
         return Score(
             value=INCORRECT,
             explanation=f"ungraded: {task_id!r} sample {sample} is no slot of {root}",
             metadata={"evidence": "ungraded", "record": None},
         )
-    seen: list[Record] = []
-    result = verifier.judge(slot, manifest.sizes, observe=lambda _, got: seen.append(got.record))
     if seen and (foreign := _foreign(seen[0], state)):
         return Score(
             value=INCORRECT,
@@ -389,7 +390,7 @@ def _seal(live: _Live, state: TaskState) -> None:
     live.path.parent.mkdir(parents=True, exist_ok=True)
     run_dir = live.path.parent.parent.parent
     save_bound(run_dir, record, live.path)  # bound to its slot, write-ahead (as `run` does)
-    scan_run(run_dir)
+    refresh_counts(run_dir, None)
 
 
 def _score(result: SlotResult, answer: str | None) -> Score:

@@ -67,9 +67,10 @@ from harness_world.grading.task import Task
 from harness_world.grading.verify import verify
 from harness_world.running.attempt import Attempt, AttemptEnded, AttemptLimits, offered_schemas
 from harness_world.running.lock import RunLock, lock_run_directory
+from harness_world.running.reader import refresh_counts
 from harness_world.running.run import open_external_run as open_run_dir
 from harness_world.running.run import sample_seed
-from harness_world.running.rundir import record_path, scan_run
+from harness_world.running.rundir import record_path
 
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -386,7 +387,7 @@ class AttemptServer:
         self._holder = None
         self._index += 1  # whatever ended it, this sample's attempt: never served again
         if self.run_dir is not None:
-            scan_run(self.run_dir, [self.task], worlds={self.world.name: self.world})
+            refresh_counts(self.run_dir, [self.task], worlds={self.world.name: self.world})
         return saved
 
     def _summary(self, saved: SavedAttempt) -> dict[str, Any]:

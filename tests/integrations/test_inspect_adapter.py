@@ -12,7 +12,8 @@ import pytest
 import harness_world as hw
 from harness_world.evidence import record_digest
 from harness_world.running import sample_seed
-from harness_world.running.rundir import record_path, scan_run
+from harness_world.running.reader import RunReader
+from harness_world.running.rundir import record_path
 from tests.conftest import requires
 
 if TYPE_CHECKING:
@@ -118,7 +119,7 @@ def test_scores_match_hw_verify_on_the_same_records(tmp_path: Path) -> None:
     errors = [m.error.type for m in sample.messages if m.role == "tool" and m.error is not None]
     assert errors == ["parsing", "unknown"]
     # epochs are samples: the run directory counts what inspect counted, and seeds follow `run`
-    inventory = scan_run(out).counts
+    inventory = RunReader.of().read(out).counts
     assert inventory.scheduled == 6 and inventory.valid == 6 and inventory.passed == 4
     assert solved.seed == sample_seed(0, "helpdesk.reply_and_solve", 0)
     accuracy = log.results.scores[0].metrics["accuracy"].value

@@ -17,7 +17,7 @@ import harness_world as hw
 from harness_world.grading.briefing import TOOL_BUDGETS, briefing
 from harness_world.integrations.mcp import AttemptServer, AttemptTarget, plan_run
 from harness_world.running import RevisionMismatch
-from harness_world.running.rundir import scan_run
+from harness_world.running.reader import RunReader
 from tests.conftest import requires
 
 if TYPE_CHECKING:
@@ -179,7 +179,7 @@ def test_stdio_serves_one_sample_per_connection_and_the_next_connection_resumes(
     assert fresh["seq"] == 1 and fresh["result"]["status"] == "open"
     records = out / "records" / TASK
     assert hw.load_record(records / "1.json").outcome.status == "interrupted"
-    inventory = scan_run(out).counts  # the abandoned attempt counts: graded, failed
+    inventory = RunReader.of().read(out).counts  # the abandoned attempt counts: graded, failed
     assert inventory.valid == 2 and inventory.passed == 1 and inventory.failed == 1
 
     async def resume() -> Any:
@@ -433,7 +433,7 @@ def test_http_serves_each_sample_to_a_fresh_session(tmp_path: Path) -> None:
     assert [r.outcome.status for r in kept] == ["completed", "completed"]
     assert [[c.tool for c in r.calls] for r in kept] == [[n for n, _ in SOLVE]] * 2
     assert [c.seq for c in kept[1].calls] == [1, 2, 3]
-    inventory = scan_run(out).counts
+    inventory = RunReader.of().read(out).counts
     assert inventory.valid == 2 and inventory.passed == 2 and inventory.missing == 0
 
 
