@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness_world.engine.world import WorldError
+from harness_world.engine.world import World, WorldError
 from harness_world.errors import HarnessWorldError
 from harness_world.grading.task import Task
 from harness_world.grading.worlds import (
     WorldChoice,
     WorldData,
     load_world_data,
+    one_task_of,
     reader_worlds,
     select_tasks,
 )
@@ -29,6 +30,7 @@ __all__ = [
     "limit_overrides",
     "run_reader",
     "select",
+    "served_task",
     "task_arguments",
     "verifier_worlds",
     "world_data",
@@ -230,3 +232,9 @@ def add_one_task_options(parser: argparse.ArgumentParser) -> None:
         "--tasks", type=Path, metavar="FOLDER", help="task folder (default: the world's own)"
     )
     parser.add_argument("--size", default="small", help="seed size: small (default) or large")
+
+
+def served_task(args: argparse.Namespace) -> tuple[World, Task]:
+    """The one task ``play`` and ``mcp`` serve, and its world (see `one_task_of`)."""
+    data, listed = args.world_data, args.world_tasks
+    return one_task_of(args.world, args.task, args.size, args.tasks, data=data, tasks_file=listed)

@@ -63,9 +63,11 @@ __all__ = [
     "judge_record",
 ]
 
-COUNTED = ("completed", "error", "turn_limit", "budget_limit")
-"""Outcomes that count as attempts: a budget cut-off is part of the task's conditions, and
-``error`` (an exception in the agent's own code) is the system under test failing."""
+COUNTED = ("completed", "error", "turn_limit", "budget_limit", "interrupted")
+"""Outcomes that count as attempts: a budget cut-off is part of the task's conditions,
+``error`` (an exception in the agent's own code) is the system under test failing, and
+``interrupted`` (a client of ``mcp`` or ``play`` that went away without finishing) is that
+sample's one attempt: left out, a client could drop whichever attempts went badly."""
 
 SlotEvidence = Literal["verified", "ungraded", "lost", "missing"]
 

@@ -17,6 +17,13 @@ judges the sample's slot of the run directory with the one `Verifier`, as ``veri
 re-scoring a log (``inspect score``) reads each slot's record from disk again, never a path the
 log names, so a record edited, swapped in from another run or pointed elsewhere is ungraded.
 
+A slot's record is bound to the inspect sample it was written for: the scorer writes the
+sample's uuid, id and epoch into the record's context (`INSPECT_BINDING`), and scores a
+record only for that sample (the same sample re-scored from its log keeps its uuid). Any other
+sample scored against the slot (another eval's, an empty completion, a log of another model)
+gets ``I``, not graded: a score is a function of the sample scored, never of whatever the
+slot happens to hold.
+
 inspect validates tool arguments against the declared schema before a tool runs; a call it
 rejects never reaches the session and is not in the record (inspect's transcript shows it).
 """
@@ -38,7 +45,7 @@ from inspect_ai.tool import Tool, ToolDef, ToolError, ToolParams
 
 from harness_world.engine.world import World, load_world, locate_world
 from harness_world.evidence.binding import save_bound
-from harness_world.evidence.record import RecordContext
+from harness_world.evidence.record import Record, RecordContext
 from harness_world.grading.task import Task as HwTask
 from harness_world.grading.task import load_tasks
 from harness_world.grading.verifier import SlotResult, Verifier
@@ -53,6 +60,10 @@ __all__ = ["hw_scorer", "hw_setup", "hw_task"]
 
 RECORD_KEY = "hw_record"
 """Sample metadata key holding the record's path (kept in the log, read again on re-scoring)."""
+
+INSPECT_BINDING = ("inspect_sample", "inspect_id", "inspect_epoch")
+"""The record context notes binding a slot's record to the inspect sample it was written for:
+the sample's uuid (unique per sample and epoch of an eval, kept by its log), id and epoch."""
 
 
 @attrs.define(slots=True, eq=False)
@@ -306,17 +317,27 @@ def hw_scorer(plan: _Plan | None = None, *, run: str | Path | None = None) -> Sc
         if not verifiers:
             tasks = plan.tasks if plan is not None else {t.id: t for t in load_tasks()}
             verifiers.append(Verifier(tasks=tasks, given=plan.worlds if plan is not None else {}))
-        return _judge_slot(root, verifiers[0], str(state.sample_id), state.epoch - 1)
+        return _judge_slot(root, verifiers[0], state)
 
     return score
 
 
-def _judge_slot(root: Path, verifier: Verifier, task_id: str, sample: int) -> Score:
-    """The slot judged by the run reader, as ``verify RUN`` judges it, turned into a score."""
-    answers: list[str] = []
+def _binding(state: TaskState) -> dict[str, str]:
+    """The context notes that bind a record to the inspect sample ``state`` is."""
+    values = (state.uuid, str(state.sample_id), str(state.epoch))
+    return dict(zip(INSPECT_BINDING, values, strict=True))
+
+
+def _judge_slot(root: Path, verifier: Verifier, state: TaskState) -> Score:
+    """The slot judged by the run reader, as ``verify RUN`` judges it, turned into a score.
+
+    A record written for another inspect sample than ``state`` is not graded for it.
+    """
+    task_id, sample = str(state.sample_id), state.epoch - 1
+    seen: list[Record] = []
     try:
         result = RunReader(verifier).judge_slot(
-            root, task_id, sample, observe=lambda _, seen: answers.append(seen.record.final_message)
+            root, task_id, sample, observe=lambda _, got: seen.append(got.record)
         )
     except RunReadError as exc:
         return Score(value=INCORRECT, explanation=f"lost: {exc}", metadata={"evidence": "lost"})
@@ -326,7 +347,33 @@ def _judge_slot(root: Path, verifier: Verifier, task_id: str, sample: int) -> Sc
             explanation=f"ungraded: {task_id!r} sample {sample} is no slot of {root}",
             metadata={"evidence": "ungraded", "record": None},
         )
-    return _score(result, answers[0] if answers else None)
+    if seen and (foreign := _foreign(seen[0], state)):
+        return Score(
+            value=INCORRECT,
+            explanation=f"not graded: {foreign}",
+            metadata={
+                "evidence": result.evidence,
+                "grade": None,
+                "reason": foreign,
+                "record": result.path,
+            },
+        )
+    return _score(result, seen[0].final_message if seen else None)
+
+
+def _foreign(record: Record, state: TaskState) -> str:
+    """Why ``record`` was not written for the inspect sample ``state`` (empty: it was)."""
+    notes = record.context.notes
+    wanted = _binding(state)
+    if all(notes.get(key) == value for key, value in wanted.items()):
+        return ""
+    written = notes.get(INSPECT_BINDING[0])
+    whom = f"inspect sample {written}" if written else "no inspect sample (none is named)"
+    return (
+        f"the record in slot {state.sample_id}/{state.epoch - 1} was written for {whom}, not "
+        f"for this one ({state.uuid}, epoch {state.epoch}): a slot is scored only for the "
+        "sample whose attempt wrote it"
+    )
 
 
 def _seal(live: _Live, state: TaskState) -> None:
@@ -338,7 +385,8 @@ def _seal(live: _Live, state: TaskState) -> None:
             attempt.begin_turn()  # past the turn budget: ends the attempt as turn_limit
         except AttemptEnded:
             break
-    record = attempt.finish(state.output.completion if state.output else "", RecordContext())
+    completion = state.output.completion if state.output else ""
+    record = attempt.finish(completion, RecordContext(notes=_binding(state)))
     live.path.parent.mkdir(parents=True, exist_ok=True)
     run_dir = live.path.parent.parent.parent
     save_bound(run_dir, record, live.path)  # bound to its slot, write-ahead (as `run` does)

@@ -128,9 +128,10 @@ class RunCounts(msgspec.Struct, frozen=True, kw_only=True):
     Attributes:
         scheduled: Tasks × samples.
         executed: Attempts with a final record on disk.
-        valid: Verified records whose outcome counts as an attempt (completed, turn_limit,
-            budget_limit): the denominator of quality figures.
-        invalid: Records that are not verified, or ended as error or interrupted.
+        valid: Verified records whose outcome counts as an attempt (every outcome but
+            ``infrastructure``: `harness_world.grading.verifier.COUNTED`): the denominator of
+            quality figures.
+        invalid: Records that are not verified, or ended as ``infrastructure``.
         retried: Executions of attempts whose outcome was ``error``, run again (the failed
             tries are kept as ``<sample>.failed-<n>.json``).
         missing: Scheduled attempts without a record (an interrupted run).
