@@ -24,6 +24,7 @@ from harness_world.evidence.record import Record, encode_record, write_atomicall
 
 __all__ = [
     "INDEX",
+    "MAX_INDEX_BYTES",
     "IndexEntry",
     "append_index",
     "binding_problem",
@@ -33,7 +34,9 @@ __all__ = [
 ]
 
 INDEX = "index.jsonl"
-_MAX_INDEX_BYTES = 512 * 1024 * 1024
+MAX_INDEX_BYTES = 512 * 1024 * 1024
+"""Largest ``index.jsonl`` read."""
+_MAX_INDEX_BYTES = MAX_INDEX_BYTES
 
 
 class IndexEntry(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
