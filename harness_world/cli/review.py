@@ -23,6 +23,7 @@ from harness_world.release.review import (
     load_review_batch,
     review_summary,
 )
+from harness_world.running.journal import describe_chain
 
 __all__ = ["register"]
 
@@ -47,8 +48,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--json", action="store_true", help="print the scores as one JSON object")
     parser.add_argument("--sign-key", type=Path, help="Ed25519 private key (PEM) signing the "
                         "reviews added (required on a signed run; extra: [sign])")  # fmt: skip
-    parser.add_argument("--trust-key", type=Path, help="Ed25519 public key (PEM): count only "
-                        "the reviews it signed; the rest are reported as unsigned")  # fmt: skip
+    parser.add_argument("--trust-key", type=Path, help="Ed25519 public key (PEM): the run must "
+                        "be signed by it, and only the reviews it signed count (the rest are "
+                        "reported as unsigned)")  # fmt: skip
     add_verifier_world_options(parser)
     parser.set_defaults(handler=run)
 
@@ -70,12 +72,13 @@ def _requests(args: argparse.Namespace) -> list[ReviewRequest]:
 
 
 def _text(s: ReviewSummary) -> str:
+    chain = f"review file: {describe_chain(s.chain)}\n" if s.chain is not None else ""
     return (
         f"run {s.run}  corpus {s.corpus[:16]}\n"
         f"original (automated) {s.original} of {s.graded}; corrected {s.corrected} of "
         f"{s.graded}; accepted (prose reviewed and passed) {s.accepted} of {s.graded}\n"
         f"pending review: {s.pending} slot(s); reviews {s.reviews} "
-        f"(stale {s.stale}, unmatched {s.unmatched}, unsigned {s.unsigned})\n"
+        f"(stale {s.stale}, unmatched {s.unmatched}, unsigned {s.unsigned})\n" + chain
     )
 
 

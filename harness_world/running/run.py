@@ -393,7 +393,7 @@ def prepare_run(
     lock = lock_run_directory(root)
     open_run_directory(root, revision, fresh, executor.workers)
     write_json(root / PINS, make_pins(loaded, tasks))  # for `verify --pin`
-    record_candidates(splits, tasks, revision.id, agent.name, root)
+    record_candidates(splits, tasks, revision, agent.name, root, signer=sign_key)
     remove_temporaries(root)  # left by a run killed in the middle of a batch
     pending = list(_pending_slots(root, tasks, samples))
     template = Unit(
