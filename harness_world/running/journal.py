@@ -121,12 +121,14 @@ class ChainState(msgspec.Struct, frozen=True, kw_only=True):
         lines: Lines in the journal.
         head: The link after the last line, hex (compare it with a head you know).
         trusted: Lines covered by a head the trusted key signed; None when read without a
-            trusted key (unsigned: integrity only).
+            trusted key (integrity only).
+        signers: How many keys signed a head of it (checked only for a trusted key).
     """
 
     lines: int
     head: str
     trusted: int | None = None
+    signers: int = 0
 
 
 @attrs.frozen(slots=True)
@@ -147,7 +149,10 @@ class Chained(Generic[S]):
 
     def state(self, trusted: int | None = None) -> ChainState:
         """The chain's state; ``trusted``: lines a trusted key's head covers."""
-        return ChainState(lines=len(self.items), head=self.links[-1], trusted=trusted)
+        signers = len(self.head.signed) if self.head else 0
+        return ChainState(
+            lines=len(self.items), head=self.links[-1], trusted=trusted, signers=signers
+        )
 
     def signed_by(self, trust_key: Path) -> SignedHead | None:
         """The head the trusted key signed, its signature checked (None: it signed none).
@@ -185,6 +190,8 @@ def head_message(anchor: str, lines: int, head: str) -> bytes:
 def describe_chain(state: ChainState) -> str:
     """A chain's state in words: lines, head, and what vouches for them."""
     shown = f"{state.lines} line(s), head {state.head[:16]}"
+    if state.trusted is None and state.signers:
+        return f"{shown}; signed by {state.signers} key(s), none trusted here: integrity only"
     if state.trusted is None:
         return f"{shown}; unsigned: integrity only"
     rest = state.lines - state.trusted
@@ -220,12 +227,17 @@ def _linked(
                 "a line was removed, inserted or moved"
                 if items
                 else f"line {number} does not follow {anchor_name} as it was when the line was "
-                f"written: {anchor_name} was edited, or the first line was edited or removed"
+                f"written: {anchor_name} was edited, or the first line was edited, removed or moved"
             )
             raise BrokenChain(f"{source}: {why}")
         items.append(item)
         links.append(chain_link(line))
     return items, links
+
+
+def _span(first: int, last: int) -> str:
+    """``line 3 was`` or ``lines 3-5 were``."""
+    return f"line {first} was" if first == last else f"lines {first}-{last} were"
 
 
 def _head_problem(head: JournalHead, links: list[str]) -> str:
@@ -235,13 +247,14 @@ def _head_problem(head: JournalHead, links: list[str]) -> str:
         return "it belongs to another journal (another anchor)"
     if head.lines > count:
         return (
-            f"it counts {head.lines} line(s) and the journal has {count}: lines "
-            f"{count + 1}-{head.lines} were cut from the end"
+            f"it counts {head.lines} line(s) and the journal has {count}: "
+            f"{_span(count + 1, head.lines)} cut from the end"
         )
     if head.lines < count:
         return (
-            f"it counts {head.lines} line(s) and the journal has {count}: lines "
-            f"{head.lines + 1}-{count} were appended without it, or it was replaced by an older one"
+            f"it counts {head.lines} line(s) and the journal has {count}: "
+            f"{_span(head.lines + 1, count)} appended without it, or it was replaced by an "
+            "older one"
         )
     if head.head != links[-1]:
         return f"line {count} (the last) was edited since it was written, or the chain recomputed"
