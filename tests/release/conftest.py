@@ -49,13 +49,18 @@ def release_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return runs
 
 
-def forge_chain(path: Path, anchor: bytes, lines: list[dict[str, Any]]) -> None:
+def forge_chain(
+    path: Path, anchor: bytes, lines: list[dict[str, Any]], *, keep_signed: bool = False
+) -> None:
     """Rewrite a chained journal and its head as anyone without a key can.
 
-    Each line's ``previous`` is recomputed and the unsigned head rewritten (signed heads are
-    dropped): what "unsigned: integrity only" cannot catch, and what tests use to stage a
-    journal a reader must take at its word.
+    Each line's ``previous`` is recomputed and the unsigned head rewritten; the signed heads
+    are dropped, or kept as they were (``keep_signed``): what "unsigned: integrity only"
+    cannot catch, and what tests use to stage a journal a reader must take at its word.
     """
+    signed: list[Any] = []
+    if keep_signed and head_path(path).exists():
+        signed = msgspec.json.decode(head_path(path).read_bytes(), type=JournalHead).signed
     link, data = chain_link(anchor), b""
     anchor_link = link
     for fields in lines:
@@ -63,14 +68,14 @@ def forge_chain(path: Path, anchor: bytes, lines: list[dict[str, Any]]) -> None:
         data += line + b"\n"
         link = chain_link(line)
     path.write_bytes(data)
-    head = JournalHead(anchor=anchor_link, lines=len(lines), head=link)
+    head = JournalHead(anchor=anchor_link, lines=len(lines), head=link, signed=signed)
     head_path(path).write_bytes(msgspec.json.encode(head) + b"\n")
 
 
-def forge_reviews(run_dir: Path, lines: list[dict[str, Any]]) -> None:
+def forge_reviews(run_dir: Path, lines: list[dict[str, Any]], *, keep_signed: bool = False) -> None:
     """`forge_chain` of a run's ``reviews.jsonl``, anchored on its revision."""
     revision = json.loads((run_dir / "manifest.json").read_text())["revision"]["id"]
-    forge_chain(run_dir / REVIEWS, review_anchor(revision)[0], lines)
+    forge_chain(run_dir / REVIEWS, review_anchor(revision)[0], lines, keep_signed=keep_signed)
 
 
 def review_lines(run_dir: Path) -> list[dict[str, Any]]:

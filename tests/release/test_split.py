@@ -26,6 +26,7 @@ from harness_world.running.heldout import (
 )
 from harness_world.running.journal import BrokenChain, append_chained, read_chained
 from harness_world.running.reference_agents import reference_agent
+from harness_world.running.rundir import load_manifest
 from tests.conftest import REPO
 from tests.release.conftest import TASKS
 
@@ -206,7 +207,8 @@ def test_an_edited_or_removed_ledger_line_is_named(tmp_path: Path) -> None:
         )
     assert not (tmp_path / "x").exists()
     with pytest.raises(SplitError, match="not appending"):  # nothing is added to a broken chain
-        record_candidate(lock, _tasks(HELD), "r", "a", tmp_path / "x")
+        revision = load_manifest(tmp_path / "oracle").revision
+        record_candidate(lock, _tasks(HELD), revision, "a", tmp_path / "x")
     assert ledger.read_bytes() == lines[1] + lines[2]
 
 

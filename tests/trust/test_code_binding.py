@@ -21,7 +21,7 @@ from harness_world.running.reference_agents import reference_agent, scripted_age
 from tests.conftest import requires
 from tests.trust._helpers import TASKS, keypair, run_cli
 
-LAZY = 'SCRIPTS = {t: (lambda ctx: "Done.") for t in %r}\n' % (TASKS,)
+LAZY = f'SCRIPTS = {{t: (lambda ctx: "Done.") for t in {TASKS!r}}}\n'
 GOOD = 'from harness_world.coverage import load_oracles\nSCRIPTS = load_oracles("helpdesk")\n'
 
 
