@@ -23,7 +23,6 @@ from harness_world.grading.task import Task, TaskError, load_task, load_tasks
 from harness_world.running.heldout import (
     SplitError,
     candidate_key,
-    load_split,
     read_ledger_state,
 )
 from harness_world.running.journal import ChainState, describe_chain
@@ -187,7 +186,7 @@ def heldout_use(
         SigningError: when ``trust_key`` cannot be read.
     """
     ledger = read_ledger_state(lock, trust_key)
-    frozen = load_split(lock).tasks
+    frozen = ledger.split.tasks
     revision_id = revision if isinstance(revision, str) else revision.id
     mine = [e for e in ledger.entries if e.revision == revision_id]
     changed = {t for e in mine for t in e.changed}
@@ -228,7 +227,7 @@ def render_ledger(lock: str | Path, trust_key: Path | None = None) -> str:
         SplitError: as `harness_world.running.heldout.read_ledger_state`.
         SigningError: when ``trust_key`` cannot be read.
     """
-    ledger, frozen = read_ledger_state(lock, trust_key), load_split(lock)
+    ledger = read_ledger_state(lock, trust_key)
     lines = []
     for e in ledger.entries:
         changed = f"; CHANGED since frozen: {', '.join(e.changed)}" if e.changed else ""
@@ -238,7 +237,8 @@ def render_ledger(lock: str | Path, trust_key: Path | None = None) -> str:
         )
     candidates = len({candidate_key(e) for e in ledger.entries})
     lines.append(
-        f"{candidates} candidate(s) in {len(ledger.entries)} run(s) on {len(frozen.tasks)} tasks"
+        f"{candidates} candidate(s) in {len(ledger.entries)} run(s) on "
+        f"{len(ledger.split.tasks)} tasks"
     )
     lines.append(f"ledger: {describe_chain(ledger.chain)}")
     return "\n".join(lines) + "\n"

@@ -130,10 +130,12 @@ class Ledger:
     """A split's ledger as read: its entries and what its chain vouches for.
 
     Attributes:
+        split: The lock the ledger belongs to (from the bytes its chain is anchored on).
         entries: The candidates' lines, in the order written.
         chain: Lines, head and how many lines a trusted key's signed head covers.
     """
 
+    split: HeldOutSplit
     entries: list[LedgerEntry]
     chain: ChainState
 
@@ -209,9 +211,14 @@ def _read_split(lock: str | Path) -> tuple[HeldOutSplit, bytes]:
     """A lock and its bytes (the anchor of its ledger's chain)."""
     try:
         data = read_regular_file(Path(lock), MAX_LOCK_BYTES)
-        return msgspec.json.decode(data, type=HeldOutSplit), data
     except OSError as exc:
         raise SplitError(f"{lock}: cannot read the split lock: {exc.strerror or exc}") from None
+    return _decode_split(data, lock), data
+
+
+def _decode_split(data: bytes, lock: str | Path) -> HeldOutSplit:
+    try:
+        return msgspec.json.decode(data, type=HeldOutSplit)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise SplitError(f"{lock}: not a held-out split lock: {exc}") from None
 
@@ -327,10 +334,12 @@ def parse_ledger(
         trust_key: An Ed25519 public key (PEM) trusted to sign the ledger's head.
 
     Raises:
-        SplitError: when a line is not an entry, the chain or the head does not agree with
-            the lines, or the trusted key signed no head of this ledger (naming the line).
+        SplitError: when the lock is not a lock, a line is not an entry, the chain or the
+            head does not agree with the lines, or the trusted key signed no head of this
+            ledger (naming the line).
         SigningError: when ``trust_key`` cannot be read.
     """
+    split = _decode_split(lock, f"the lock of {source}")
     try:
         chain = parse_chained(ledger, head, (lock, "the lock"), LedgerEntry, source)
         signed = chain.signed_by(trust_key) if trust_key is not None else None
@@ -341,7 +350,8 @@ def parse_ledger(
             f"{head_path(source)}: no head signed by the trusted key: the ledger's count "
             "cannot be vouched for (sign runs on the split, or freeze it, with that key)"
         )
-    return Ledger(entries=chain.items, chain=chain.state(signed.lines if signed else None))
+    trusted = signed.lines if signed else None
+    return Ledger(split=split, entries=chain.items, chain=chain.state(trusted))
 
 
 def read_ledger_state(lock: str | Path, trust_key: Path | None = None) -> Ledger:

@@ -90,7 +90,8 @@ class Review(msgspec.Struct, frozen=True, kw_only=True):
         record_digest: The digest of the record the slot was bound to when reviewed.
         previous: The SHA-256 of the line before this one (for the first line, of
             `review_anchor`): signed with the rest, so a signed line vouches for every line
-            before it.
+            before it. Empty only in a review made in memory; a line read without it does
+            not follow the chain.
         claim: ``verdict`` (a criterion verdict; a line without it reads as one),
             ``confirmed-defect`` or ``validated-link``.
         public_key: The signer's raw Ed25519 public key, hex (absent when unsigned). A
@@ -106,7 +107,7 @@ class Review(msgspec.Struct, frozen=True, kw_only=True):
     reviewer: str
     time: str
     record_digest: str
-    previous: str
+    previous: str = ""
     claim: ReviewKind = "verdict"
     public_key: str | msgspec.UnsetType = msgspec.UNSET
     signature: str | msgspec.UnsetType = msgspec.UNSET
