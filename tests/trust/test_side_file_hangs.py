@@ -1,9 +1,11 @@
 """A run's side files as FIFOs or devices: one ``error:`` line and exit 2, never a hang.
 
 A FIFO as ``reviews.jsonl``, as a held-out ledger or as ``index.sig.json`` blocked ``report``,
-``review``, ``split``, ``run --split``, ``run`` resuming and ``verify --trust-key`` for ever,
-and a ledger linked to ``/dev/zero`` read until a ``MemoryError``. Every read of them now goes
-through `harness_world.engine.limits.read_regular_file`. Each case runs the CLI in its own
+``review``, ``split ledger``, ``run --split``, ``report --split`` and ``verify --trust-key`` for
+ever, and a ledger linked to ``/dev/zero`` read until a ``MemoryError``. Every read of them now
+goes through `harness_world.engine.limits.read_regular_file`, and so do the reads this change
+adds (the heads beside the logs; the signature read by ``review --trust-key`` and by a resuming
+``run``). Each case runs the CLI in its own
 process, with a timeout (a hang fails the test instead of stalling the suite) and a bound on
 its address space (reading a device fails at the bound instead of exhausting the machine).
 """
