@@ -12,7 +12,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from harness_world.engine.calls import CallRecord, FinalRow
-from harness_world.engine.canonical import sha256_hex, to_json
+from harness_world.engine.canonical import normalised, sha256_hex, to_json
 from harness_world.engine.faults import FaultLog
 from harness_world.engine.limits import (
     MAX_STRING,
@@ -424,7 +424,7 @@ def make_record(
 def encode_record(record: Record, fmt: Literal["json", "msgpack"] = "json") -> bytes:
     """Canonical bytes of a record: sorted keys; JSON indented for reading."""
     if fmt == "msgpack":
-        return msgspec.msgpack.Encoder(order="sorted").encode(record)
+        return _MSGPACK.encode(normalised(record))
     return msgspec.json.format(to_json(record), indent=1) + b"\n"
 
 
