@@ -36,6 +36,8 @@ _JSON_DECODER = msgspec.json.Decoder()
 
 def to_json(value: Any) -> bytes:
     """Encode ``value`` as canonical JSON (sorted keys, no whitespace; structs `normalised`)."""
+    if type(value) is dict:  # a row, arguments, a result: plain JSON (the common case)
+        return _JSON_ENCODER.encode(value)
     return _JSON_ENCODER.encode(normalised(value))
 
 
@@ -100,13 +102,25 @@ def _is_default(field: msgspec.structs.FieldInfo, item: Any) -> bool:
 # -- identity-free struct encoding ---------------------------------------------------------
 
 # One step of a struct type's plan: the field's attribute name, the default it is left out at
-# (``NODEFAULT``: never left out), whether it is declared ``float``, and whether its declared
-# type may hold a struct that has steps of its own.
-_Step = tuple[str, Any, bool, bool]
+# (``NODEFAULT``: never left out), whether it is declared ``float``, whether its declared type
+# may hold a struct that has steps of its own, and the field's default object (a default
+# struct is canonical as built, so a field still holding it is not descended into).
+_Step = tuple[str, Any, bool, bool, Any]
 _PLANS: dict[type, tuple[_Step, ...]] = {}
 _NUMBERS = (int, float)
-# Defaults msgspec compares correctly whatever the value's identity (singletons).
-_SAFE_DEFAULTS = (None, True, False, msgspec.UNSET, msgspec.NODEFAULT)
+
+
+def _shared(default: Any) -> bool:
+    """Whether every value equal to ``default`` is ``default`` itself, however it was made.
+
+    True for singletons and for what CPython keeps one copy of (small integers, the empty
+    string): decoding and unpickling return that copy, so msgspec's identity test holds.
+    """
+    if default is None or default is True or default is False or default is msgspec.UNSET:
+        return True
+    if type(default) is int:
+        return -5 <= default <= 256
+    return type(default) is str and not default
 
 
 def normalised(value: Any) -> Any:
@@ -134,10 +148,12 @@ def _normal_struct(value: msgspec.Struct) -> msgspec.Struct:
     if not steps:
         return value
     changes: dict[str, Any] = {}
-    for name, default, is_float, descend in steps:
+    for name, default, is_float, descend, built in steps:
         item = getattr(value, name)
+        if item is built:
+            continue
         new = item
-        if default is not msgspec.NODEFAULT and item is not default and _equal(item, default):
+        if default is not msgspec.NODEFAULT and _equal(item, default):
             new = default
         elif is_float and type(item) is int:
             new = float(item)
@@ -154,8 +170,13 @@ def _normal_typed(item: Any) -> Any:
         return _normal_struct(item)
     kind = type(item)
     if kind is list or kind is tuple:
-        out = [_normal_typed(v) for v in item]
-        return item if all(a is b for a, b in zip(out, item, strict=True)) else out
+        out: list[Any] | None = None
+        for i, v in enumerate(item):
+            new = _normal_typed(v)
+            if new is not v:
+                out = list(item) if out is None else out
+                out[i] = new
+        return item if out is None else out
     if kind is dict:
         pairs = {k: _normal_typed(v) for k, v in item.items()}
         return item if all(pairs[k] is v for k, v in item.items()) else pairs
@@ -181,13 +202,12 @@ def _plan(kind: type, visiting: frozenset[type] = frozenset()) -> tuple[_Step, .
     info = mi.type_info(kind)
     assert isinstance(info, mi.StructType)
     for field in info.fields:
-        default = field.default
-        if not omit or any(default is safe for safe in _SAFE_DEFAULTS):
-            default = msgspec.NODEFAULT
+        built = field.default
+        default = built if omit and not _shared(built) else msgspec.NODEFAULT
         is_float = _is_float(field.type)
         descend = _holds_steps(field.type, inside)
         if default is not msgspec.NODEFAULT or is_float or descend:
-            steps.append((field.name, default, is_float, descend))
+            steps.append((field.name, default, is_float, descend, built))
     plan = tuple(steps)
     if not visiting:
         _PLANS[kind] = plan
