@@ -20,7 +20,7 @@ from pathlib import Path
 
 import msgspec
 
-from harness_world.evidence.record import Record, encode_record, write_atomically
+from harness_world.evidence.record import Record, seal_record, write_atomically
 
 __all__ = [
     "INDEX",
@@ -73,8 +73,13 @@ def index_entry(record: Record, data: bytes) -> IndexEntry:
 
 
 def save_bound(out: Path, record: Record, path: Path) -> Path:
-    """Encode ``record`` once, bind those bytes in ``out``'s index, then save them at ``path``."""
-    data = encode_record(record, "msgpack" if path.suffix == ".msgpack" else "json")
+    """Encode ``record`` once, bind those bytes in ``out``'s index, then save them at ``path``.
+
+    Raises:
+        RecordError: when the reader would refuse the record (`seal_record`); nothing is
+            written then.
+    """
+    data, _ = seal_record(record, "msgpack" if path.suffix == ".msgpack" else "json")
     append_index(out, index_entry(record, data))
     return write_atomically(data, path)
 

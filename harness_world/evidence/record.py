@@ -6,7 +6,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -42,6 +42,7 @@ __all__ = [
     "read_record_bytes",
     "record_digest",
     "save_record",
+    "seal_record",
     "write_atomically",
 ]
 
@@ -81,8 +82,14 @@ class Outcome(msgspec.Struct, frozen=True, kw_only=True):
     reason: str = ""
 
 
+# Usage figures are never negative: a record saying otherwise is refused on reading (`lost`),
+# so a forged or misreported figure cannot lower a total.
+_Count = Annotated[int, msgspec.Meta(ge=0)]
+_Money = Annotated[float, msgspec.Meta(ge=0)]
+
+
 class Usage(msgspec.Struct, frozen=True, kw_only=True):
-    """What the attempt consumed.
+    """What the attempt consumed (every figure >= 0).
 
     Attributes:
         turns: Model round trips (agent turns).
@@ -102,15 +109,15 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True):
             appearance: what answered, as opposed to the alias the agent asked for.
     """
 
-    turns: int = 0
-    requests: int = 0
-    retries: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost: float = 0.0
-    uncertain_cost: float = 0.0
-    lost_requests: int = 0
-    lost_input_tokens_estimate: int = 0
+    turns: _Count = 0
+    requests: _Count = 0
+    retries: _Count = 0
+    input_tokens: _Count = 0
+    output_tokens: _Count = 0
+    cost: _Money = 0.0
+    uncertain_cost: _Money = 0.0
+    lost_requests: _Count = 0
+    lost_input_tokens_estimate: _Count = 0
     models: list[str] = []
 
 
@@ -428,16 +435,63 @@ def encode_record(record: Record, fmt: Literal["json", "msgpack"] = "json") -> b
     return msgspec.json.format(to_json(record), indent=1) + b"\n"
 
 
+def seal_record(record: Record, fmt: Literal["json", "msgpack"] = "json") -> tuple[bytes, Record]:
+    """The bytes a writer saves for ``record``, and the record every reader decodes from them.
+
+    Every writer goes through here, so no record is saved that `decode_record` (the reader,
+    with the limits of `harness_world.engine.limits`) would refuse, and whoever judges the
+    returned record judges what every reader will read. Bytes as `encode_record` writes them
+    that pass the reader's fast-path tests (size, digit runs, indentation depth) need only be
+    decoded once here; anything else takes the reader's exact path.
+
+    Raises:
+        RecordError: naming the task, the sample and the limit broken (nothing may be saved).
+    """
+    data = encode_record(record, fmt)
+    readable = _decode_sealed(data) if fmt == "json" else None
+    if readable is not None:
+        return data, readable
+    try:
+        return data, decode_record(data, fmt)
+    except RecordError as exc:
+        raise RecordError(
+            f"the record of {clean_text(record.task_id)[:200]!r} sample {record.sample} would "
+            f"be refused on reading, so it is not saved: {exc}"
+        ) from None
+
+
+def _decode_sealed(data: bytes) -> Record | None:
+    """`_decode_canonical` for bytes `encode_record` has just written (None: check exactly).
+
+    Such bytes are canonical by construction, so the typed decode alone stands for the
+    reader's fast path (whose re-encoding check exists for bytes of unknown origin).
+    """
+    if (
+        len(data) > MAX_STRING
+        or _DEEP_LINE in data
+        or _SIXTEEN_DIGITS in data.translate(_DIGITS_TO_ZERO)
+    ):
+        return None
+    try:
+        record = _RECORD_JSON.decode(data)
+    except (msgspec.DecodeError, RecursionError, ValueError):
+        return None
+    return record if record.format == FORMAT_VERSION else None
+
+
 def save_record(record: Record, path: str | Path) -> Path:
     """Write a record atomically: temp file, fsync, rename, fsync of the folder.
 
     The format follows the suffix: ``.msgpack`` for msgpack, anything else canonical JSON. A
     crash at any moment leaves either the previous file or the complete new one, never half.
+
+    Raises:
+        RecordError: when the reader would refuse the record (`seal_record`); nothing is
+            written then.
     """
     target = Path(path)
-    return write_atomically(
-        encode_record(record, "msgpack" if target.suffix == ".msgpack" else "json"), target
-    )
+    data, _ = seal_record(record, "msgpack" if target.suffix == ".msgpack" else "json")
+    return write_atomically(data, target)
 
 
 def write_atomically(data: bytes, path: str | Path) -> Path:

@@ -129,7 +129,9 @@ def settle(unit: Unit, record: Record, world: World) -> Finished | Path:
     earlier = [
         path.with_name(f"{unit.sample}.failed-{n}.json") for n in range(1, unit.try_number + 1)
     ]
-    return finished(record, path, judge_record(record, world, unit.task, path, retries=earlier))
+    return finished(
+        record, path, lambda sealed: judge_record(sealed, world, unit.task, path, retries=earlier)
+    )
 
 
 def is_async_agent(agent: Agent) -> bool:
