@@ -30,6 +30,7 @@ from harness_world.analysis.results_csv import (
     read_results,
 )
 from harness_world.analysis.trusted import TrustedObserver, render_trusted_comparison
+from harness_world.analysis.unverified import ALLOW_HELP, gate_labels
 from harness_world.cli._selection import (
     UsageError,
     add_verifier_world_options,
@@ -161,6 +162,7 @@ def _add_data_options(parser: argparse.ArgumentParser) -> None:
             "the worst case and the tipping point show what that assumption carries"
         ),
     )
+    parser.add_argument("--allow-unverified", action="store_true", help=ALLOW_HELP)
     parser.add_argument(
         "--no-clusters",
         action="store_true",
@@ -239,11 +241,12 @@ def _run_pair(args: argparse.Namespace, watch: tuple[TrustedObserver, TrustedObs
 def _assess(
     args: argparse.Namespace, watch: tuple[TrustedObserver, TrustedObserver]
 ) -> tuple[Comparison, GateResult, list[str]]:
-    """The comparison and the gate's decision, and the run directories' notes (CSV: none)."""
+    """The comparison, the gate's decision, and the notes on its inputs (labels first)."""
     options = gate_options(
         args.gate, alpha=args.alpha, z=args.z, margin=args.margin, min_runs=args.min_runs,
         plan=args.plan, mde=args.mde,
     )  # fmt: skip
+    labels = gate_labels(args.inputs, gate=args.gate, allowed=args.allow_unverified)
     if any(Path(p).is_dir() for p in args.inputs):
         pair = _run_pair(args, watch)
         rows, baseline, candidate, notes = pair.rows, pair.baseline, pair.candidate, pair.notes
@@ -265,7 +268,7 @@ def _assess(
         mde=options.mde,
         seed=args.seed,
     )
-    return comparison, result, notes
+    return comparison, result, [*labels, *notes]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -288,7 +291,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"cannot read {args.inputs[0]}: {exc.strerror or exc}")
     # One outcome, computed once: the text, --json and --html all render it.
     report = compare_report(comparison, result, notes, seed=args.seed)
-    runs = [Path(p) for p in args.inputs] if notes else []  # --html
+    runs = [Path(p) for p in args.inputs] if Path(args.inputs[0]).is_dir() else []  # --html
     if write_compare_visuals(args, comparison, report.outcome, runs, notes, _sources(args)):
         return 2
     trusted = trusted_pair([Path(p) for p in args.inputs], index, watch)

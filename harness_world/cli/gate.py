@@ -12,12 +12,9 @@ from typing import Any
 
 import msgspec
 
+from harness_world.analysis.unverified import ALLOW_HELP
 from harness_world.cli._selection import add_verifier_world_options, verifier_worlds
-from harness_world.release import (
-    evaluate_release,
-    load_policy,
-    render_release,
-)
+from harness_world.release import evaluate_release, load_policy, render_release
 
 __all__ = ["register"]
 
@@ -46,6 +43,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         metavar="LOCK",
         help="a held-out split lock: also print how many candidates its ledger holds",
     )
+    parser.add_argument("--allow-unverified", action="store_true", help=ALLOW_HELP)
     add_verifier_world_options(parser)
     parser.set_defaults(handler=run)
 
@@ -62,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         folders=choice.folders() or None,
         name=policy.name or str(args.policy),
         split=args.split,
+        allow_unverified=args.allow_unverified,
     )
     if args.json:
         sys.stdout.write(msgspec.json.encode(decision).decode() + "\n")
