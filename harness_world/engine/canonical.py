@@ -36,7 +36,13 @@ _JSON_DECODER = msgspec.json.Decoder()
 
 def to_json(value: Any) -> bytes:
     """Encode ``value`` as canonical JSON (sorted keys, no whitespace; structs `normalised`)."""
-    if type(value) is dict:  # a row, arguments, a result: plain JSON (the common case)
+    kind = type(value)
+    if kind is dict or kind is str:  # a row, arguments, a key: most calls, nothing to walk
+        return _JSON_ENCODER.encode(value)
+    if kind is list or kind is tuple:
+        for item in value:  # a loop: short lists of plain values are the common case
+            if type(item) not in _PLAIN:
+                return _JSON_ENCODER.encode(normalised(value))
         return _JSON_ENCODER.encode(value)
     return _JSON_ENCODER.encode(normalised(value))
 
@@ -108,6 +114,10 @@ def _is_default(field: msgspec.structs.FieldInfo, item: Any) -> bool:
 _Step = tuple[str, Any, bool, bool, Any]
 _PLANS: dict[type, tuple[_Step, ...]] = {}
 _NUMBERS = (int, float)
+# Values `normalised` never walks: plain JSON scalars, and objects (whose values are JSON).
+_PLAIN: frozenset[type] = frozenset({dict, str, int, float, bool, type(None), bytes})
+# Types whose values are known to need no walk (True) or to need one (False), as found.
+_SETTLED: dict[type, bool] = {kind: True for kind in _PLAIN}
 
 
 def _shared(default: Any) -> bool:
@@ -133,12 +143,26 @@ def normalised(value: Any) -> Any:
     that form are returned as they are (no copy); fields declared ``Any`` hold plain JSON
     values and are not walked.
     """
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
     if isinstance(value, msgspec.Struct):
         return _normal_struct(value)
-    kind = type(value)
-    if (kind is list or kind is tuple) and any(isinstance(v, msgspec.Struct) for v in value):
+    if (kind is list or kind is tuple) and not all(map(_settled, set(map(type, value)))):
         return [normalised(v) for v in value]
     return value
+
+
+def _settled(kind: type) -> bool:
+    """Whether every value of type ``kind`` is already in canonical form (nothing to walk)."""
+    known = _SETTLED.get(kind)
+    if known is not None:
+        return known
+    if not issubclass(kind, msgspec.Struct):
+        return False  # a list, a tuple: walked
+    steps = _PLANS.get(kind)
+    _SETTLED[kind] = settled = not (steps if steps is not None else _plan(kind))
+    return settled
 
 
 def _normal_struct(value: msgspec.Struct) -> msgspec.Struct:
