@@ -98,10 +98,11 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True):
         input_tokens: Prompt tokens over all requests.
         output_tokens: Completion tokens over all requests.
         cost: Money spent, in US dollars, as reported or priced.
-        uncertain_cost: Money reserved for requests whose response was lost: exposure of
-            unknown size, never counted as zero.
+        uncertain_cost: Money reserved for requests whose response was lost, or reported
+            usage no record can hold: exposure of unknown size, never counted as zero.
         lost_requests: Requests whose response never arrived (connection error, timeout, or
-            still open when the attempt ended): the provider may have spent tokens on them.
+            still open when the attempt ended), or reported unusable usage: the provider may
+            have spent tokens on them.
         lost_input_tokens_estimate: The prompt tokens of those requests, *estimated* from the
             prompt the driver sent (no response reports them); their output tokens are unknown.
             Not part of ``input_tokens``.
