@@ -25,10 +25,13 @@ from harness_world.tau2 import importer as tau2_importer
 from tests.conftest import TAU2_DATA, Cli
 from tests.tau2.test_tau2_tools import CROSS_CHECK_TASKS, GOLD_FAILURES, reference_db
 
-pytestmark = pytest.mark.skipif(
-    not (TAU2_DATA / "db.json").is_file() or not (TAU2_DATA / "tasks_train.json").is_file(),
-    reason=f"τ² retail data (db.json, tasks_train.json) not found in {TAU2_DATA}",
-)
+pytestmark = [
+    pytest.mark.tau2,
+    pytest.mark.skipif(
+        not (TAU2_DATA / "db.json").is_file() or not (TAU2_DATA / "tasks_train.json").is_file(),
+        reason=f"τ² retail data (db.json, tasks_train.json) not found in {TAU2_DATA}",
+    ),
+]
 
 READ_ONLY = {  # task: what still stands between a do-nothing attempt and a pass
     "10": ["trace.targets_read"],

@@ -23,6 +23,8 @@ from harness_world.tau2.faithful import Tau2Hasher, Tau2Shape
 from tests.conftest import TAU2_DATA, Cli
 from tests.tau2.reference import missing, needs_tau2, tau2_env, tau2_source
 
+pytestmark = pytest.mark.tau2
+
 has_data = pytest.mark.skipif(
     not (TAU2_DATA / "db.json").is_file() or not (TAU2_DATA / "tasks_train.json").is_file(),
     reason=f"τ² retail data not found in {TAU2_DATA}",

@@ -22,10 +22,13 @@ from harness_world.running import run
 from harness_world.running.rundir import load_manifest, record_path
 from tests.conftest import TAU2_DATA, Cli
 
-pytestmark = pytest.mark.skipif(
-    not (TAU2_DATA / "db.json").is_file() or not (TAU2_DATA / "tasks_train.json").is_file(),
-    reason=f"τ² retail data not found in {TAU2_DATA}",
-)
+pytestmark = [
+    pytest.mark.tau2,
+    pytest.mark.skipif(
+        not (TAU2_DATA / "db.json").is_file() or not (TAU2_DATA / "tasks_train.json").is_file(),
+        reason=f"τ² retail data not found in {TAU2_DATA}",
+    ),
+]
 
 
 @pytest.fixture(scope="module")

@@ -28,10 +28,13 @@ from tests.conftest import TAU2_DATA, Cli
 from tests.fake_openai import fake_openai, tool_call
 from tests.tau2.reference import needs_tau2, tau2_env, tau2_source
 
-pytestmark = pytest.mark.skipif(
-    not (TAU2_DATA / "db.json").is_file() or not (TAU2_DATA / "tasks_train.json").is_file(),
-    reason=f"τ² retail data not found in {TAU2_DATA}",
-)
+pytestmark = [
+    pytest.mark.tau2,
+    pytest.mark.skipif(
+        not (TAU2_DATA / "db.json").is_file() or not (TAU2_DATA / "tasks_train.json").is_file(),
+        reason=f"τ² retail data not found in {TAU2_DATA}",
+    ),
+]
 
 
 @pytest.fixture(scope="module")
