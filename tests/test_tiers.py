@@ -97,11 +97,8 @@ def test_every_tier_runs_and_any_failure_or_empty_tier_fails_the_whole(
 
 
 def test_a_tier_runs_in_its_own_pytest_process(tmp_path: Path) -> None:
-    """A real pytest process: its exit code, its counts from the report, its CPU time; and
-    pytest's exit 5 when nothing is selected."""
+    """A real pytest process: its exit code, its counts from the report, its CPU time."""
     one = "tests/test_tiers.py::test_counts_come_from_the_junit_report"
     ran = tiers.run_tier("core", tmp_path, [one])
     assert ran.code == 0 and ran.counts == {"passed": 1, "failed": 0, "skipped": 0}, ran.output
     assert "1 passed" in ran.output and ran.cpu > 0
-    empty = tiers.run_tier("tau2", tmp_path, [one])  # the test is in no extension tier
-    assert empty.code == 5 and empty.counts["passed"] == 0
