@@ -85,6 +85,7 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import numpy as np
@@ -512,15 +513,20 @@ def _slots(passed: np.ndarray) -> list[SlotResult]:
     ]
 
 
+class _InMemoryReader:
+    """A run reader that gives simulated scans by run folder name instead of reading disk."""
+
+    def __init__(self, scans: dict[str, _Scan]) -> None:
+        self.scans = scans
+
+    def read(self, out: object, **_: object) -> _Scan:
+        return self.scans[Path(str(out)).name]
+
+
 @contextlib.contextmanager
-def _in_memory(module: object, scans: dict[str, _Scan], **extra: object) -> Iterator[None]:
-    """Let ``module``'s `scan_run` (and ``extra`` names) read ``scans`` instead of the disk."""
-
-    def scan_run(out: object, *_: object, **__: object) -> _Scan:
-        return scans[Path(str(out)).name]
-
+def _in_memory(module: object, **extra: object) -> Iterator[None]:
+    """Let ``module``'s ``extra`` names (its manifest loaders) give simulated values."""
     with contextlib.ExitStack() as stack:
-        stack.enter_context(mock.patch.object(module, "scan_run", scan_run))
         for name, value in extra.items():
             stack.enter_context(mock.patch.object(module, name, value))
         yield
@@ -573,8 +579,9 @@ def crossed_once(check: Check, rng: np.random.Generator) -> tuple[CrossedCompari
     manifest = CrossedManifest(
         configs=configs, tasks=[], samples=check.runs, seed=0, order_seed=0, order=[]
     )
-    with _in_memory(crossed_module, scans, load_crossed=lambda _: manifest):
-        result = compare_crossed("crossed", baseline="main", candidate="pr", tasks=[])
+    with _in_memory(crossed_module, load_crossed=lambda _: manifest):
+        reader: Any = _InMemoryReader(scans)
+        result = compare_crossed("crossed", baseline="main", candidate="pr", reader=reader)
     return result, _population_means(check)
 
 
@@ -618,8 +625,9 @@ def drift_once(check: Check, rng: np.random.Generator) -> DriftReport:
         manifest = types.SimpleNamespace(track=track, tasks=ids, samples=check.runs, seed=0)
         scans[track] = _Scan(_slots(outcomes), {}, manifest)
     sequence = TaskSequence(seed=0, passes=[ids] * check.runs)
-    with _in_memory(drift_module, scans, load_sequence=lambda _: sequence):
-        return track_drift("fresh", "sequential", tasks=[])
+    with _in_memory(drift_module, load_sequence=lambda _: sequence):
+        reader: Any = _InMemoryReader(scans)
+        return track_drift("fresh", "sequential", reader=reader)
 
 
 def drift_cell(check: Check, sims: int, rng: np.random.Generator) -> dict[str, float]:

@@ -7,8 +7,17 @@ for malformed input) so existing ``except ValueError`` code keeps working.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 __all__ = ["HarnessWorldError"]
 
 
 class HarnessWorldError(Exception):
-    """Base class of every exception harness_world raises deliberately."""
+    """Base class of every exception harness_world raises deliberately.
+
+    Attributes:
+        exit_code: The command line's exit code when it ends a command: 2 (input refused)
+            unless the error is a failed check (1).
+    """
+
+    exit_code: ClassVar[int] = 2

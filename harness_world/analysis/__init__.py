@@ -9,6 +9,7 @@ from harness_world.analysis.attribution import (  # attribution of failures
     Attribution,
     AttributionError,
     AttributionReport,
+    FailureObserver,
     Label,
     add_label,
     attribute_scan,
@@ -17,6 +18,7 @@ from harness_world.analysis.attribution import (  # attribution of failures
     oracle_check,
 )
 from harness_world.analysis.diagnosis import (  # advisories' reach
+    AdviceObserver,
     Reach,
     ReachRow,
     SlotAdvice,
@@ -65,11 +67,13 @@ from harness_world.analysis.results_csv import (
 __all__ = [
     "ATTRIBUTIONS",
     "SOURCES",
+    "AdviceObserver",
     "AttemptProcess",
     "Attribution",
     "AttributionError",
     "AttributionReport",
     "DimensionSheet",
+    "FailureObserver",
     "FamilyFigures",
     "Label",
     "LayeredTables",

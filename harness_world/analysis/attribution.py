@@ -26,13 +26,14 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Literal
 
+import attrs
 import msgspec
 
-from harness_world.engine.world import World, WorldError, load_trusted_world
+from harness_world.engine.world import World
 from harness_world.errors import HarnessWorldError
-from harness_world.evidence.record import Record, RecordError, load_record
+from harness_world.evidence.record import Record
 from harness_world.grading.task import Task
-from harness_world.grading.verifier import SlotResult
+from harness_world.grading.verifier import COUNTED, SlotResult, VerifiedRecord
 from harness_world.grading.verify import verify
 from harness_world.running.attempt import AttemptLimits
 from harness_world.running.oracles import load_oracles
@@ -45,6 +46,7 @@ __all__ = [
     "Attribution",
     "AttributionError",
     "AttributionReport",
+    "FailureObserver",
     "Label",
     "LabelFile",
     "OracleCheck",
@@ -272,20 +274,42 @@ def _did_not_pass(slot: SlotResult) -> bool:
     return True
 
 
+@attrs.define(slots=True)
+class FailureObserver:
+    """Keeps each verified record that did not pass, with its world, while a run is read.
+
+    Attribution reads them instead of opening those records again; a record that did not
+    verify is attributed from its slot's evidence alone.
+    """
+
+    kept: dict[tuple[str, int], tuple[Record, World]] = attrs.field(factory=dict)
+
+    def __call__(self, path: Path, verified: VerifiedRecord) -> None:
+        """Keep one verified record unless it is a counted attempt that passed."""
+        record, grade = verified.record, verified.verification.grade
+        passed = grade is not None and grade.passed and record.outcome.status in COUNTED
+        if not passed:
+            self.kept[(record.task_id, record.sample)] = (record, verified.world)
+
+
 def attribute_scan(
     scan: RunScan,
     tasks: Iterable[Task],
+    kept: Mapping[tuple[str, int], tuple[Record, World]],
     *,
     oracles: Mapping[str, Script] | None = None,
     worlds: Mapping[str, World] | None = None,
 ) -> AttributionReport:
-    """Attribute every executed attempt of a scanned run that did not pass.
+    """Attribute every executed attempt of a judged run that did not pass.
 
     Args:
-        scan: The run, judged once by `scan_run`.
-        tasks: The tasks (as given to `scan_run`).
+        scan: The run, judged once by its reader.
+        tasks: The tasks it was graded by.
+        kept: The verified records that did not pass and their worlds, as a
+            `FailureObserver` kept them during that read.
         oracles: Reference solutions by task id (default: each world's own oracles).
-        worlds: Worlds by name (default: each record's world at the run's size).
+        worlds: Worlds by name the reference solutions run on instead of the worlds the
+            records replayed on (to ask: would the task be solvable there?).
 
     Raises:
         AttributionError: when the run's labels' file is invalid.
@@ -293,12 +317,13 @@ def attribute_scan(
     by_id = {t.id: t for t in tasks}
     labels = load_labels(scan.out)
     check = oracle_check(oracles)
-    loaded: dict[str, World] = dict(worlds or {})
     out: list[Attribution] = []
     for slot in scan.slots:
         if not _did_not_pass(slot):
             continue
-        record, world = _load(slot, scan, loaded)
+        record, world = kept.get((slot.task_id, slot.sample), (None, None))
+        if record is not None and worlds is not None:
+            world = worlds.get(record.world.name, world)
         task = by_id.get(slot.task_id)
         limits = AttemptLimits.from_task(task.budgets, **scan.manifest.limits) if task else None
         source, evidence = automatic_source(slot, record, task, world, check, limits)
@@ -317,19 +342,3 @@ def attribute_scan(
     for a in out:
         counts[a.source]["reviewed" if a.reviewed else "automatic"] += 1
     return AttributionReport(attributions=out, counts=counts)
-
-
-def _load(
-    slot: SlotResult, scan: RunScan, loaded: dict[str, World]
-) -> tuple[Record | None, World | None]:
-    try:
-        record = load_record(Path(slot.path))
-    except RecordError:
-        return None, None
-    name = record.world.name
-    try:
-        if name not in loaded:
-            loaded[name] = load_trusted_world(name, scan.manifest.sizes.get(name, "small"))
-    except (WorldError, OSError):
-        return record, None
-    return record, loaded[name]

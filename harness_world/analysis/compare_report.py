@@ -11,15 +11,16 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import attrs
 import msgspec
 
-from harness_world.analysis.report import run_rows
+from harness_world.analysis.report import rows_of
 from harness_world.analysis.trusted import TrustedComparison, TrustedObserver, compare_trusted
 from harness_world.grading.task import Task
+from harness_world.running.reader import RunReader
 from harness_world.running.revision import diff_revisions
+from harness_world.running.rundir import RunScan
 from harness_world.stats import SMALL_SAMPLE_TASKS, Comparison, RunRow, TaskTally
 from harness_world.stats.gate import Decision, GateName, GateResult, Plan
 from harness_world.stats.outcome import ComparisonOutcome, outcome_of
@@ -95,6 +96,7 @@ class RunPair:
             one factor changed at once.
         scheduled: Every task either run scheduled, sorted.
         samples: The larger of the two runs' scheduled samples per task.
+        scans: Both runs as their reader judged them (baseline, candidate).
     """
 
     rows: list[RunRow]
@@ -103,13 +105,14 @@ class RunPair:
     notes: list[str]
     scheduled: list[str]
     samples: int
+    scans: tuple[RunScan, RunScan]
 
 
 def pair_runs(
     paths: Sequence[Path],
     names: tuple[str, str],
     watch: tuple[TrustedObserver, TrustedObserver],
-    **sources: Any,
+    reader: RunReader,
 ) -> RunPair:
     """Read two run directories, baseline then candidate, for `harness_world.stats.assess`.
 
@@ -117,17 +120,18 @@ def pair_runs(
         paths: The two run directories.
         names: Their config names; two equal names become ``baseline`` and ``candidate``.
         watch: Observers of each run's scan (baseline, candidate), for the trusted pairing.
-        **sources: The reader's ``tasks``, ``worlds`` and ``folders``, as in `run_rows`.
+        reader: How both runs are read (the reader's tasks, worlds and trusted key).
 
     Raises:
-        FileNotFoundError: A run directory has no manifest.
-        ValueError: A run directory cannot be read.
+        harness_world.running.reader.RunReadError: A run directory cannot be read.
+        harness_world.running.reader.ProvenanceRefused: The reader's key refuses a run.
         WorldError: A record's world cannot be loaded.
     """
     if names[0] == names[1]:
         names = ("baseline", "candidate")
-    base_rows, base = run_rows(paths[0], names[0], observe=watch[0], **sources)
-    cand_rows, cand = run_rows(paths[1], names[1], observe=watch[1], **sources)
+    scans = (reader.read(paths[0], observe=watch[0]), reader.read(paths[1], observe=watch[1]))
+    base_rows, base = rows_of(scans[0], names[0]), scans[0].manifest
+    cand_rows, cand = rows_of(scans[1], names[1]), scans[1].manifest
     changed = diff_revisions(base.revision, cand.revision)
     notes = [
         f"baseline revision {base.revision.id[:16]} ({paths[0]})",
@@ -147,25 +151,27 @@ def pair_runs(
         notes=notes,
         scheduled=sorted(set(base.tasks) | set(cand.tasks)),
         samples=max(base.samples, cand.samples),
+        scans=scans,
     )
 
 
 def trusted_pair(
-    paths: Sequence[Path],
+    pair: RunPair | None,
     index: Mapping[str, Task],
     watched: tuple[TrustedObserver, TrustedObserver],
 ) -> TrustedComparison | None:
     """Paired trusted-completion vectors of two run directories (None otherwise).
 
-    Built from what the observers saw while `pair_runs` scanned the runs; None too when the
-    runs hold nothing trusted completion applies to, or cannot be read again.
+    Built from what the observers saw while `pair_runs` read the runs (nothing is read
+    again); None without a pair of runs, or when they hold nothing trusted completion applies
+    to.
     """
-    if len(paths) != 2 or not all(p.is_dir() for p in paths):
+    if pair is None:
         return None
-    try:
-        return compare_trusted(paths[0], paths[1], tasks=dict(index), observed=watched)
-    except (OSError, ValueError):
-        return None
+    base, cand = pair.scans
+    return compare_trusted(
+        base.out, cand.out, tasks=dict(index), observed=((watched[0], base), (watched[1], cand))
+    )
 
 
 def compare_report(

@@ -38,8 +38,9 @@ from harness_world.grading.layers import JOINT_STATES, LayeredResult
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.trusted import TrustedCompletion, trusted_completion
 from harness_world.grading.verifier import VerifiedRecord
-from harness_world.running.reviews import standing_claims
-from harness_world.running.rundir import scan_run
+from harness_world.running.reader import RunReader
+from harness_world.running.reviews import scan_claims
+from harness_world.running.rundir import RunScan
 from harness_world.stats import wilson_interval
 
 __all__ = [
@@ -143,7 +144,9 @@ class _Seen(msgspec.Struct, kw_only=True):
     layered: LayeredResult | None = None
 
 
-def _load_graded(run_dir: Path, index: Mapping[str, Task]) -> list[_Seen]:
+def _load_graded(
+    run_dir: Path, index: Mapping[str, Task], reader: RunReader
+) -> tuple[list[_Seen], RunScan]:
     """What the metrics need of every graded record, in path order.
 
     One scan, no record kept: foreign or unindexed records never count, and each record is
@@ -163,11 +166,11 @@ def _load_graded(run_dir: Path, index: Mapping[str, Task]) -> list[_Seen]:
             failed={v.id for v in verification.grade.verdicts if v.status == "failed"},
         )
 
-    scan = scan_run(run_dir, index.values(), write_counts=False, observe=observe)
+    scan = reader.read(run_dir, observe=observe)
     for slot in scan.slots:
         if Path(slot.path) in seen:
             seen[Path(slot.path)].layered = slot.layers
-    return [seen[path] for path in sorted(seen) if seen[path].layered is not None]
+    return [seen[path] for path in sorted(seen) if seen[path].layered is not None], scan
 
 
 def _layer_figures(results: list[LayeredResult]) -> LayerFigures:
@@ -203,16 +206,21 @@ def _layer_figures(results: list[LayeredResult]) -> LayerFigures:
 
 
 def conditions_report(
-    run_dir: str | Path, tasks: Mapping[str, Task] | None = None
+    run_dir: str | Path,
+    tasks: Mapping[str, Task] | None = None,
+    *,
+    reader: RunReader | None = None,
 ) -> ConditionsReport:
     """Condition metrics and scored layers of a run directory.
+
+    ``reader`` is how it is read (default: by ``tasks``, provenance unchecked).
 
     Raises:
         OSError: when the run directory cannot be read.
         harness_world.running.reviews.ReviewError: when its review file cannot be read.
     """
     index = tasks if tasks is not None else {t.id: t for t in load_tasks()}
-    seen = _load_graded(Path(run_dir), index)
+    seen, scan = _load_graded(Path(run_dir), index, reader or RunReader.of(index.values()))
     results = [s.layered for s in seen if s.layered is not None]
     attack = [s for s in seen if s.task.authority and s.task.authority.role == "attack"]
     benign = [s for s in seen if s.task.authority and s.task.authority.role == "benign"]
@@ -226,7 +234,7 @@ def conditions_report(
         benign_over_blocking=rate(sum(s.tc.safe_stop for s in benign), len(benign)),
         trusted_completion=rate(sum(s.tc.trusted for s in seen), len(seen)),
         layers=_layer_figures(results),
-        dimensions=layered_tables(results, standing_claims(run_dir)),
+        dimensions=layered_tables(results, scan_claims(scan)),
         records=results,
     )
 

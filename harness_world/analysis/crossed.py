@@ -24,7 +24,7 @@ from harness_world.errors import HarnessWorldError
 from harness_world.grading.task import Task
 from harness_world.grading.verifier import SlotResult
 from harness_world.running.crossed import CrossedManifest, load_crossed
-from harness_world.running.rundir import scan_run
+from harness_world.running.reader import RunReader
 from harness_world.stats import PairedTask, StatsInputError, TaskTally, decide, holm_adjust
 from harness_world.stats.wild import DEFAULT_SEED, wild_cluster_test
 
@@ -348,6 +348,7 @@ def compare_crossed(
     candidate: str | None = None,
     tasks: Iterable[Task] | None = None,
     seed: int = DEFAULT_SEED,
+    reader: RunReader | None = None,
 ) -> CrossedComparison:
     """Compare two harnesses of a crossed run per model profile and in aggregate.
 
@@ -356,6 +357,8 @@ def compare_crossed(
         baseline: The baseline harness (default: the first configuration's).
         candidate: The candidate harness (default: the next harness named).
         tasks: The tasks to grade against (default: the built-in tasks).
+        reader: How its runs are read (replaces ``tasks``; with a trusted key, a run it does
+            not sign is refused).
         seed: Seed of the bootstrap's random sign patterns (used above 12 clusters).
 
     Raises:
@@ -366,11 +369,11 @@ def compare_crossed(
     manifest = load_crossed(root)
     base, cand = _pick(manifest, baseline, candidate)
     by_key = {(c.harness, c.profile): c.name for c in manifest.configs}
-    task_list = list(tasks) if tasks is not None else None
+    reader = reader or RunReader.of(tasks)
     profiles = list(dict.fromkeys(c.profile for c in manifest.configs))
     unpaired = [p for p in profiles if (base, p) not in by_key or (cand, p) not in by_key]
     scans = {
-        name: scan_run(root / name, task_list, write_counts=False)
+        name: reader.read(root / name)
         for name in {by_key[(h, p)] for p in profiles if p not in unpaired for h in (base, cand)}
     }
     all_items: list[_Item] = []

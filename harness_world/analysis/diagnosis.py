@@ -3,9 +3,9 @@
 An advisory that fires on every attempt explains nothing. `reach` counts, per advisory and
 overall, the failed attempts that carry at least one (explained) and the passed attempts that
 carry one (false alarms), so a report can say "explained 10 of 12 failures, 0 of 10 passes
-flagged" instead of listing observations without a denominator. `diagnose_run` and
-`diagnose_report` put a run's advisories, their reach and its failures' attribution together
-(a `Diagnosis`).
+flagged" instead of listing observations without a denominator. `diagnose_run` (and, for a
+run ``report`` already read, `report_advice`) put a run's advisories, their reach and its
+failures' attribution together (a `Diagnosis`), from what observers saw during the one read.
 """
 
 from __future__ import annotations
@@ -16,15 +16,19 @@ from pathlib import Path
 import attrs
 import msgspec
 
-from harness_world.analysis.attribution import AttributionReport, attribute_scan
-from harness_world.analysis.report import RunReport
+from harness_world.analysis.attribution import (
+    AttributionReport,
+    FailureObserver,
+    attribute_scan,
+)
 from harness_world.analysis.tables import render_table
-from harness_world.engine.world import World, WorldError, load_trusted_world
-from harness_world.evidence.record import RecordError, load_record
+from harness_world.engine.world import World
+from harness_world.evidence.record import Record
 from harness_world.grading.advice import ADVISORIES, Advisory, advise
-from harness_world.grading.task import Task, load_tasks
+from harness_world.grading.task import Task
 from harness_world.grading.verifier import VerifiedRecord
-from harness_world.running.rundir import RunScan, load_manifest, scan_run
+from harness_world.running.reader import RunReader
+from harness_world.running.rundir import RunScan
 
 __all__ = [
     "AdviceObserver",
@@ -34,7 +38,6 @@ __all__ = [
     "ReportAdvice",
     "SlotAdvice",
     "advise_scan",
-    "diagnose_report",
     "diagnose_run",
     "diagnosis",
     "reach",
@@ -147,7 +150,7 @@ def reach_lines(result: Reach) -> list[str]:
 
 @attrs.define(slots=True)
 class AdviceObserver:
-    """Runs the advisories on each graded record `scan_run` verifies (its ``observe``).
+    """Runs the advisories on each graded record a run's reader verifies (its ``observe``).
 
     Only the advisories are kept, by (task id, sample); `advise_scan` reads them instead of
     reading those records from disk again.
@@ -166,54 +169,29 @@ class AdviceObserver:
 
 
 def advise_scan(
-    scan: RunScan,
-    tasks: Iterable[Task],
-    *,
-    worlds: Mapping[str, World] | None = None,
-    advised: Mapping[tuple[str, int], list[Advisory]] | None = None,
+    scan: RunScan, advised: Mapping[tuple[str, int], list[Advisory]]
 ) -> list[SlotAdvice]:
-    """The advisories of every graded, valid attempt of a scanned run.
+    """The advisories of every graded, valid attempt of a judged run.
 
     Only slots whose evidence is verified, whose outcome counts and which carry a grade are
-    read: on anything else the trace is not evidence. Records that cannot be read again are
-    left out (the scan already counted them).
+    read: on anything else the trace is not evidence. Their advisories are the ones an
+    `AdviceObserver` computed while the run was read (nothing is read again).
 
     Args:
-        scan: The run, judged once by `scan_run`.
-        tasks: The tasks graded against (as given to `scan_run`).
-        worlds: Worlds by name (default: each record's world loaded at the run's size).
-        advised: Advisories an `AdviceObserver` computed during the scan, by (task id,
-            sample): those slots' records are not read again.
+        scan: The run, judged once by its reader.
+        advised: Advisories an `AdviceObserver` computed during that read, by (task id,
+            sample).
     """
-    by_id = {t.id: t for t in tasks}
-    loaded: dict[str, World] = dict(worlds or {})
-    out: list[SlotAdvice] = []
-    for slot in scan.slots:
-        task = by_id.get(slot.task_id)
-        if not slot.counted or slot.passed is None or task is None:
-            continue
-        known = (advised or {}).get((slot.task_id, slot.sample))
-        if known is not None:
-            out.append(
-                SlotAdvice(
-                    task_id=slot.task_id, sample=slot.sample, passed=slot.passed, advisories=known
-                )
-            )
-            continue
-        try:
-            record = load_record(Path(slot.path))
-            name = record.world.name
-            if name not in loaded:
-                loaded[name] = load_trusted_world(name, scan.manifest.sizes.get(name, "small"))
-        except (RecordError, WorldError, OSError):
-            continue
-        found = advise(record, task, loaded[name])
-        out.append(
-            SlotAdvice(
-                task_id=slot.task_id, sample=slot.sample, passed=slot.passed, advisories=found
-            )
+    return [
+        SlotAdvice(
+            task_id=slot.task_id,
+            sample=slot.sample,
+            passed=slot.passed,
+            advisories=advised.get((slot.task_id, slot.sample), []),
         )
-    return out
+        for slot in scan.slots
+        if slot.counted and slot.passed is not None and (slot.task_id, slot.sample) in advised
+    ]
 
 
 class Diagnosis(msgspec.Struct, frozen=True, kw_only=True):
@@ -237,44 +215,30 @@ def diagnosis(advice: list[SlotAdvice], attribution: AttributionReport | None = 
     return Diagnosis(advice=advice, reach=found, attribution=attribution)
 
 
-def diagnose_run(
-    run: Path, tasks: Sequence[Task], folders: Mapping[str, Path] | None = None
-) -> Diagnosis:
-    """Scan a run directory once, then give its advisories, their reach and attribution.
+def diagnose_run(run: Path, reader: RunReader) -> Diagnosis:
+    """Read a run directory once, then give its advisories, their reach and attribution.
 
     Args:
         run: The run directory.
-        tasks: The reader's tasks (built-in and its own).
-        folders: The reader's own world folders by world name.
+        reader: How it is read: the reader's tasks (built-in and its own), its own world
+            folders and the key it trusts.
 
     Raises:
-        OSError: for a run directory that cannot be read.
-        ValueError: for an unreadable manifest.
+        harness_world.running.reader.RunReadError: for a run directory that cannot be read.
         harness_world.HarnessWorldError: for a world that does not load, or an invalid labels'
             file (`harness_world.analysis.attribution.AttributionError`).
     """
-    scan = scan_run(run, tasks, write_counts=False, folders=folders)
-    return diagnosis(advise_scan(scan, tasks), attribute_scan(scan, tasks))
+    tasks = reader.verifier.tasks or {}
+    advice, failures = AdviceObserver(tasks), FailureObserver()
 
+    def observe(path: Path, verified: VerifiedRecord) -> None:
+        advice(path, verified)
+        failures(path, verified)
 
-def diagnose_report(
-    report: RunReport, advised: Mapping[tuple[str, int], list[Advisory]] | None = None
-) -> Diagnosis:
-    """The diagnosis of a run a report already judged, against the built-in tasks.
-
-    Reads the slots the report judged (no record is replayed again) and the advisories its
-    scan computed (``advised``; other records are read once more from disk); each failing
-    task's reference solution runs once.
-    """
-    scan = RunScan(
-        out=report.out,
-        manifest=load_manifest(report.out),
-        slots=report.attempts,
-        counts=report.counts,
-        families={},
+    scan = reader.read(run, observe=observe)
+    return diagnosis(
+        advise_scan(scan, advice.advised), attribute_scan(scan, tasks.values(), failures.kept)
     )
-    tasks = load_tasks()
-    return diagnosis(advise_scan(scan, tasks, advised=advised), attribute_scan(scan, tasks))
 
 
 def render_definitions() -> str:
@@ -340,17 +304,20 @@ class ReportAdvice(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def report_advice(
-    report: RunReport,
-    advised: Mapping[tuple[str, int], list[Advisory]] | None = None,
+    scan: RunScan,
+    tasks: Mapping[str, Task],
+    advised: Mapping[tuple[str, int], list[Advisory]],
+    kept: Mapping[tuple[str, int], tuple[Record, World]],
     reader_options: str = "",
 ) -> ReportAdvice:
-    """The advisories' reach and attribution counts of a run a report already judged.
+    """The advisories' reach and attribution counts of a run a report already read.
 
-    ``reader_options`` are the ``--world``/``--tasks`` the reader gave, repeated in the closing
-    ``diagnose`` command so that it reads a user world's run as the report did. The figures are
-    `diagnose_report` (no record is replayed again).
+    ``advised`` and ``kept`` are what an `AdviceObserver` and a `FailureObserver` gathered
+    during the report's read of the run, graded by ``tasks`` (no record is replayed again).
+    ``reader_options`` are the ``--world``/``--tasks`` the reader gave, repeated in the
+    closing ``diagnose`` command so that it reads a user world's run as the report did.
     """
-    found = diagnose_report(report, advised)
+    found = diagnosis(advise_scan(scan, advised), attribute_scan(scan, tasks.values(), kept))
     attribution = found.attribution
     by_source: dict[str, dict[str, int]] = {}
     if attribution is not None:
@@ -362,7 +329,7 @@ def report_advice(
         flagged=[a for a in found.advice if a.advisories and not a.passed],
         attributed=0 if attribution is None else len(attribution.attributions),
         by_source=by_source,
-        details=f"python -m harness_world diagnose {report.out}{reader_options}",
+        details=f"python -m harness_world diagnose {scan.out}{reader_options}",
     )
 
 

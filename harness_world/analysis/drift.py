@@ -22,7 +22,7 @@ import msgspec
 from harness_world.errors import HarnessWorldError
 from harness_world.grading.task import Task
 from harness_world.grading.verifier import SlotResult
-from harness_world.running.rundir import scan_run
+from harness_world.running.reader import RunReader
 from harness_world.running.sequential import load_sequence
 from harness_world.stats import PairedTask, StatsInputError, TaskTally, decide
 from harness_world.stats.gate import task_changes
@@ -131,18 +131,24 @@ def _task_rows(
 
 
 def track_drift(
-    fresh: str | Path, sequential: str | Path, tasks: Iterable[Task] | None = None
+    fresh: str | Path,
+    sequential: str | Path,
+    tasks: Iterable[Task] | None = None,
+    *,
+    reader: RunReader | None = None,
 ) -> DriftReport:
     """Compare a fresh run with a sequential run of the same tasks, samples and seed.
+
+    ``reader`` is how both runs are read (default: by ``tasks``, provenance unchecked).
 
     Raises:
         DriftError: when the second run is not sequential, the first is not fresh, or their
             tasks, samples or seeds differ.
         FileNotFoundError: when either is not a run directory.
     """
-    task_list = list(tasks) if tasks is not None else None
-    left = scan_run(fresh, task_list, write_counts=False)
-    right = scan_run(sequential, task_list, write_counts=False)
+    reader = reader or RunReader.of(tasks)
+    left = reader.read(fresh)
+    right = reader.read(sequential)
     sequence = load_sequence(sequential)
     if right.manifest.track != "sequential" or sequence is None:
         raise DriftError(f"{sequential}: not a run of the sequential track")

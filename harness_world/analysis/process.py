@@ -52,9 +52,8 @@ from harness_world.analysis.trace_record import TraceCall, TraceRecord
 from harness_world.engine.calls import CallRecord, WriteImage
 from harness_world.engine.values import Key
 from harness_world.evidence.record import Record
-from harness_world.grading.task import Task
 from harness_world.grading.verifier import COUNTED, VerifiedRecord
-from harness_world.running.rundir import scan_run
+from harness_world.running.reader import RunReader
 from harness_world.stats import PairedTask, ProportionInterval, classify, wilson_interval
 
 __all__ = [
@@ -546,11 +545,11 @@ def attempt_process(verified: VerifiedRecord) -> AttemptProcess | None:
     return process_of(record, None if grade is None else grade.passed, budget)
 
 
-def run_process(out: str | Path, tasks: Iterable[Task] | None = None) -> ProcessSummary:
+def run_process(out: str | Path, reader: RunReader | None = None) -> ProcessSummary:
     """The process summary of a run directory's counted, verified attempts (one scan).
 
     Raises:
-        FileNotFoundError: when ``out`` is not a run directory.
+        harness_world.running.reader.RunReadError: when ``out`` is not a run directory.
     """
     found: dict[Path, AttemptProcess] = {}
 
@@ -559,5 +558,5 @@ def run_process(out: str | Path, tasks: Iterable[Task] | None = None) -> Process
         if figures is not None:
             found[path] = figures
 
-    scan_run(out, tasks, write_counts=False, observe=observe)
+    (reader or RunReader.of()).read(out, observe=observe)
     return summarize_process(found[p] for p in sorted(found))

@@ -1,8 +1,8 @@
 """One replay of a run for every section ``report`` shows: figures, trusted completion, advice.
 
-`read_run` scans a run directory once; while the scan replays each record, its process
-figures, the trusted-completion figures and (when asked) the advisories are computed from it,
-so no record is read twice and none is held after its turn.
+`read_run` reads a run directory once through the run reader; while it replays each record,
+its process figures, the trusted-completion figures and (when asked) the advisories are
+computed from it, so no record is read twice and none is held after its turn.
 """
 
 from __future__ import annotations
@@ -12,15 +12,18 @@ from pathlib import Path
 
 import attrs
 
+from harness_world.analysis.attribution import FailureObserver
 from harness_world.analysis.diagnosis import AdviceObserver
 from harness_world.analysis.report import ProcessObserver, RunReport, report_from_scan
 from harness_world.analysis.trusted import TrustedObserver, TrustedReport, trusted_report
 from harness_world.engine.world import World
+from harness_world.evidence.record import Record
 from harness_world.grading.advice import Advisory
 from harness_world.grading.task import Task
 from harness_world.grading.verifier import VerifiedRecord
-from harness_world.running.reviews import standing_claims
-from harness_world.running.rundir import scan_run
+from harness_world.running.reader import RunReader
+from harness_world.running.reviews import scan_claims
+from harness_world.running.rundir import RunScan
 
 __all__ = ["RunReading", "read_run"]
 
@@ -37,49 +40,45 @@ class RunReading:
             asked for.
         tasks: The reader's tasks by id, that the scan graded by (a page of the run grades
             and advises by them too).
+        scan: The run as its reader judged it.
+        kept: The verified records that did not pass, with their worlds (for attribution;
+            empty when advisories were not asked for).
     """
 
     report: RunReport
     trusted: TrustedReport | None
     advised: Mapping[tuple[str, int], list[Advisory]]
     tasks: Mapping[str, Task]
+    scan: RunScan
+    kept: Mapping[tuple[str, int], tuple[Record, World]]
 
 
-def read_run(
-    run: Path,
-    tasks: Mapping[str, Task],
-    *,
-    folders: Mapping[str, Path] | None = None,
-    worlds: Mapping[str, World] | None = None,
-    advise: bool = True,
-) -> RunReading:
-    """Scan ``run`` once, graded by ``tasks``, for the report, trusted figures and advisories.
+def read_run(run: Path, reader: RunReader, *, advise: bool = True) -> RunReading:
+    """Read ``run`` once for the report, the trusted figures and the advisories.
 
     Args:
         run: The run directory.
-        tasks: The reader's tasks by id.
-        folders: The reader's own world folders by name, as in `scan_run`.
-        worlds: Loaded worlds by name that records replay on instead (a world's outside data).
+        reader: How it is read: the reader's tasks and worlds, and the key it trusts.
         advise: Whether to run the advisories on each graded record.
 
     Raises:
-        OSError: The run directory cannot be read.
-        ValueError: Its manifest or index is invalid, or its review file
+        harness_world.running.reader.RunReadError: The run directory cannot be read.
+        harness_world.running.reader.ProvenanceRefused: The reader's key refuses the run.
+        ValueError: Its review file is unreadable
             (`harness_world.running.reviews.ReviewError`).
     """
+    tasks = reader.verifier.tasks or {}
     trusted_observer, advice_observer = TrustedObserver(tasks), AdviceObserver(tasks)
-    process = ProcessObserver()
+    process, failures = ProcessObserver(), FailureObserver()
 
     def observe(path: Path, verified: VerifiedRecord) -> None:
         process(path, verified)
         trusted_observer(path, verified)
         if advise:
             advice_observer(path, verified)
+            failures(path, verified)
 
-    scan = scan_run(run, tasks.values(), observe=observe, folders=folders, worlds=worlds)
-    try:
-        trusted = trusted_report(run, tasks, summaries=trusted_observer.summaries)
-    except (OSError, ValueError):
-        trusted = None
-    report = report_from_scan(scan, process.attempts(), standing_claims(run))
-    return RunReading(report, trusted, advice_observer.advised, tasks)
+    scan = reader.read(run, observe=observe)
+    trusted = trusted_report(scan.slots, tasks, trusted_observer.summaries)
+    report = report_from_scan(scan, process.attempts(), scan_claims(scan))
+    return RunReading(report, trusted, advice_observer.advised, tasks, scan, failures.kept)

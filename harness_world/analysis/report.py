@@ -22,11 +22,10 @@ from harness_world.analysis.process import (
     summarize_process,
 )
 from harness_world.analysis.weighted import WeightedMean, weighted_mean
-from harness_world.engine.world import World
-from harness_world.grading.task import Task
 from harness_world.grading.verifier import Observer, SlotResult, VerifiedRecord
-from harness_world.running.reviews import Review, standing_claims
-from harness_world.running.rundir import RunCounts, RunManifest, RunScan, scan_run
+from harness_world.running.reader import RunReader
+from harness_world.running.reviews import Review, scan_claims
+from harness_world.running.rundir import RunCounts, RunManifest, RunScan
 from harness_world.stats import (
     PassKSummary,
     ProportionInterval,
@@ -226,6 +225,11 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
             (null when the report was built from a scan that did not measure them).
         layered: The layered sheets per dimension and pooled, over the graded valid
             attempts' layered results, with the claims of the run's review records.
+        tries: Executed slots by how many tries each took (``"1"``: executed once; earlier
+            tries are kept and judged, see `harness_world.grading.TryResult`).
+        first_try_pass_k: pass^k over first tries: a slot passes only if its first try was
+            its final, valid and passing attempt (a retried slot does not), over every slot
+            that executed; empty when no slot was retried (it equals ``pass_k`` then).
     """
 
     out: str
@@ -253,25 +257,24 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
     not_reviewed_attempts: int = 0
     process: ProcessSummary | None = None
     layered: LayeredTables | None = None
+    tries: dict[str, int] = msgspec.field(default_factory=dict)
+    first_try_pass_k: list[PassKSummary] = msgspec.field(default_factory=list)
 
 
 def run_rows(
     out: str | Path,
     config: str,
     *,
-    tasks: Sequence[Task] | None = None,
-    worlds: Mapping[str, World] | None = None,
+    reader: RunReader | None = None,
     observe: Observer | None = None,
-    folders: Mapping[str, Path] | None = None,
 ) -> tuple[list[RunRow], RunManifest]:
     """Valid attempts of a run as four-column rows (task_id, run_index, config, passed).
 
     Ungraded, lost, errored and interrupted attempts are not rows: they are not evidence of
-    quality and are reported beside it (in the counts). ``tasks``, ``worlds``, ``observe`` and
-    ``folders`` are as in `scan_run` (the verifier's own tasks and worlds, by default the
-    built-in ones).
+    quality and are reported beside it (in the counts). ``reader`` is how the run is read
+    (default: the built-in tasks and worlds); ``observe`` is as in `RunReader.read`.
     """
-    scan = scan_run(out, tasks, write_counts=False, worlds=worlds, observe=observe, folders=folders)
+    scan = (reader or RunReader.of()).read(out, observe=observe)
     return rows_of(scan, config), scan.manifest
 
 
@@ -476,12 +479,43 @@ def report_from_scan(
         not_reviewed_attempts=len(open_prose),
         process=None if process is None else summarize_process(process),
         layered=layered_tables([s.layers for s in valid if s.layers is not None], claims),
+        tries=_tries(slots),
+        first_try_pass_k=_first_try_pass_k(scan) if scan.counts.retried else [],
     )
+
+
+def _tries(slots: Sequence[SlotResult]) -> dict[str, int]:
+    """Executed slots by how many tries each took."""
+    counted: dict[str, int] = {}
+    for s in slots:
+        if s.evidence != "missing" or s.tries:
+            key = str(len(s.tries) + (s.evidence != "missing"))
+            counted[key] = counted.get(key, 0) + 1
+    return dict(sorted(counted.items(), key=lambda item: int(item[0])))
+
+
+def _first_try_pass_k(scan: RunScan) -> list[PassKSummary]:
+    """pass^k over every executed slot's first try (`RunReport.first_try_pass_k`)."""
+    rows = [
+        RunRow(
+            task_id=s.task_id,
+            run_index=s.sample,
+            config="run",
+            passed=s.counted and s.passed is True and not s.tries,
+            family=scan.families.get(s.task_id, ""),
+        )
+        for s in scan.slots
+        if (s.counted and s.passed is not None) or s.tries
+    ]
+    return _pass_k(rows, scan.manifest.samples)
 
 
 @attrs.define(slots=True)
 class ProcessObserver:
-    """Measures each counted record `scan_run` verifies (its ``observe``), holding no record."""
+    """Measures each counted record a run's reader verifies (its ``observe``).
+
+    It holds no record, only each one's figures.
+    """
 
     found: dict[Path, AttemptProcess] = attrs.field(factory=dict)
     """Record path -> its figures."""
@@ -535,12 +569,12 @@ def _harness_layer(valid: list[SlotResult]) -> HarnessLayer:
     return HarnessLayer(graded=len(checked), clean=clean, failed=dict(sorted(failed.items())))
 
 
-def build_report(out: str | Path, tasks: Sequence[Task] | None = None) -> RunReport:
+def build_report(out: str | Path, reader: RunReader | None = None) -> RunReport:
     """Everything `report` prints, from one pass over the records on disk (each replayed once).
 
     Raises:
         harness_world.running.reviews.ReviewError: when the run's review file is unreadable.
     """
     observer = ProcessObserver()
-    scan = scan_run(out, tasks, observe=observer)
-    return report_from_scan(scan, observer.attempts(), standing_claims(out))
+    scan = (reader or RunReader.of()).read(out, observe=observer)
+    return report_from_scan(scan, observer.attempts(), scan_claims(scan))

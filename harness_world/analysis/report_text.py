@@ -99,7 +99,13 @@ def _pass_k_lines(report: RunReport) -> list[str]:
         for p in report.pass_k
     ]
     headers = ["k", "tasks", "pass^k", "pass@k", "excluded (n < k)"]
-    return ["", render_table(headers, rows)] + [
+    first = {p.k: p.pass_hat_k for p in report.first_try_pass_k}
+    if first:  # some slot was retried: what an operator sees without retries, beside it
+        headers.insert(3, "pass^k first try")
+        for row, p in zip(rows, report.pass_k, strict=True):
+            row.insert(3, _fmt(first.get(p.k)))
+    tries = ", ".join(f"{n} tr{'y' if n == '1' else 'ies'} {c}" for n, c in report.tries.items())
+    return ["", render_table(headers, rows), f"slots by tries: {tries or 'none executed'}"] + [
         f"Warning: {line}" for line in pass_k_warnings(report)
     ]
 
@@ -284,7 +290,9 @@ def render_reading(reading: RunReading, reader_options: str = "") -> str:
     out = render_report(reading.report) + queue_line(reading.report.attempts)
     if reading.trusted is not None:
         out += "\n" + render_trusted(reading.trusted) + "\n"
-    advice = report_advice(reading.report, reading.advised, reader_options)
+    advice = report_advice(
+        reading.scan, reading.tasks, reading.advised, reading.kept, reader_options
+    )
     return out + "".join(line + "\n" for line in report_section(advice))
 
 
@@ -303,7 +311,9 @@ def reading_json(
     out["queue"] = msgspec.to_builtins(queue_times(reading.report.attempts))
     if reading.trusted is not None:
         out["trusted"] = msgspec.to_builtins(reading.trusted)
-    advice = report_advice(reading.report, reading.advised, reader_options)
+    advice = report_advice(
+        reading.scan, reading.tasks, reading.advised, reading.kept, reader_options
+    )
     out["advice"] = msgspec.to_builtins(advice)
     out.update(extra or {})
     return msgspec.json.format(msgspec.json.encode(out), indent=1).decode()

@@ -214,7 +214,7 @@ def load_run_view(
     ]
     if trusted is None and examiner.summaries:
         try:
-            trusted = trusted_report(report.out, by_id, summaries=examiner.summaries)
+            trusted = trusted_report(report.attempts, by_id, examiner.summaries)
         except (OSError, ValueError):
             trusted = None
     return RunView(

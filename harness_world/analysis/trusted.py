@@ -12,20 +12,19 @@ per task and fault (unexposed / recovered / not_recovered) and per condition.
 
 from __future__ import annotations
 
-import contextlib
-import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import attrs
 import msgspec
 
 from harness_world.analysis.tables import render_table
-from harness_world.evidence.record import Record, RecordError, load_record
+from harness_world.evidence.record import Record
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.trusted import TrustedCompletion, trusted_completion
-from harness_world.grading.verifier import VerifiedRecord
-from harness_world.running.rundir import scan_run
+from harness_world.grading.verifier import SlotResult, VerifiedRecord
+from harness_world.running.reader import RunReader
+from harness_world.running.rundir import RunScan
 from harness_world.stats import StatsInputError, mcnemar_midp, pass_hat_k
 
 __all__ = [
@@ -37,13 +36,12 @@ __all__ = [
     "TrustedReport",
     "TrustedSummary",
     "compare_trusted",
+    "counting_tries",
     "observe_trusted",
+    "read_trusted",
     "render_trusted",
     "trusted_report",
 ]
-
-_FAILED_TRY = re.compile(r"^(\d+)\.failed-(\d+)\.json$")
-_FINAL = re.compile(r"^(\d+)\.json$")
 
 
 class ExposureRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -153,47 +151,53 @@ class _Tally:
     cost: float = 0.0
     relevant: bool = False
 
-    def add_folder(self, folder: Path) -> None:
-        """Count one task's folder: the cost of its failed tries, then its final records."""
-        scheduled = self.index.get(folder.name)  # relevance from the task, not its records
-        if scheduled is not None:
-            self.relevant = self.relevant or bool(
-                scheduled.faults or scheduled.forbid or scheduled.receipts
-            )
-        failed_tries: dict[str, int] = {}
-        for path in folder.iterdir():
-            match = _FAILED_TRY.match(path.name)
-            if match:
-                failed_tries[match.group(1)] = failed_tries.get(match.group(1), 0) + 1
-                with contextlib.suppress(RecordError):  # an unreadable try costs nothing known
-                    self.cost += _cost(load_record(path))
-        for path in sorted(folder.iterdir()):
-            if _FINAL.match(path.name):
-                self.add_final(path, failed_tries.get(path.name.removesuffix(".json"), 0))
-
-    def add_final(self, path: Path, tries: int) -> None:
-        """Count one final record, graded when it verified in its slot and its task is known."""
+    def add_slot(self, slot: SlotResult) -> None:
+        """Count one scheduled slot: what every try cost, then its final record when graded."""
+        task = self.index.get(slot.task_id)
+        if task is not None:  # relevance from the task, not its records
+            self.relevant = self.relevant or bool(task.faults or task.forbid or task.receipts)
+        self.cost += slot.retry_cost
+        if slot.evidence == "missing":
+            return
         self.attempts += 1
-        summary = self.summaries.get((path.parent.name, int(path.name.removesuffix(".json"))))
+        summary = self.summaries.get((slot.task_id, slot.sample))
         if summary is None:  # foreign, swapped, unindexed, tampered or unreadable
             return
         self.cost += summary.cost
-        task = self.index.get(summary.task_id)
-        if task is None:
+        if task is None or summary.completion is None or not slot.counted:
             return
-        self.relevant = self.relevant or bool(task.faults or task.forbid or task.receipts)
-        tc = summary.completion
-        if tc is None:
-            return
+        tc = counting_tries(summary.completion, slot)
         self.valid += 1
         self.results.setdefault(task.id, []).append(tc)
         self.conditions[task.id] = _condition(task)
-        self.retried += tries > 0
-        self.first_trusted += tc.trusted and tries == 0
+        self.retried += slot.retried > 0
+        self.first_trusted += tc.trusted and slot.retried == 0
         for fault in tc.faults:
             row = self.exposure.setdefault((task.id, fault.fault_id), {})
             row[fault.status] = row.get(fault.status, 0) + 1
             self.behaviours[(task.id, fault.fault_id)] = fault.behaviour
+
+
+def counting_tries(tc: TrustedCompletion, slot: SlotResult) -> TrustedCompletion:
+    """A final record's trusted completion with its slot's earlier tries counted.
+
+    Every executed try's effects were real: a forbidden transition made by a try that failed
+    and was executed again (or one whose record cannot be checked, and so may have made one)
+    makes the slot's attempt one with a forbidden effect, neither a trusted completion nor a
+    safe stop.
+    """
+    tried = [
+        f"try {t.kind}-{t.number}: "
+        + (", ".join(f.split(":", 1)[0] for f in t.forbidden) or f"{t.evidence} ({t.reason})")
+        for t in slot.tries
+        if t.possibly_forbidden
+    ]
+    if not tried:
+        return tc
+    failed = {**tc.failed, "no_forbidden": [*tc.failed["no_forbidden"], *tried]}
+    return msgspec.structs.replace(
+        tc, no_forbidden=False, trusted=False, safe_stop=False, failed=failed
+    )
 
 
 @attrs.frozen(slots=True)
@@ -216,7 +220,7 @@ class TrustedSummary:
 
 @attrs.define(slots=True)
 class TrustedObserver:
-    """Summarises each record `scan_run` verifies (its ``observe``), holding no record."""
+    """Summarises each record a run's reader verifies (its ``observe``), holding no record."""
 
     index: Mapping[str, Task]
     summaries: dict[tuple[str, int], TrustedSummary] = attrs.field(factory=dict)
@@ -308,35 +312,38 @@ def _report(tally: _Tally) -> TrustedReport:
 
 
 def trusted_report(
-    run_dir: str | Path,
-    tasks: Mapping[str, Task] | None = None,
-    *,
-    summaries: Mapping[tuple[str, int], TrustedSummary] | None = None,
+    slots: Sequence[SlotResult],
+    tasks: Mapping[str, Task],
+    summaries: Mapping[tuple[str, int], TrustedSummary],
 ) -> TrustedReport | None:
-    """Trusted-completion figures of a run directory.
+    """Trusted-completion figures of a judged run directory.
 
     Returns None when no task of the run declares a fault, a forbidden transition or a receipt
     (the figures would only repeat the plain pass rate).
 
     Args:
-        run_dir: The run directory.
-        tasks: The tasks by id (default: the built-in ones).
-        summaries: What a `TrustedObserver` over these tasks gathered during a scan of this
-            run, so nothing is replayed again; by default the run is scanned here, once.
-
-    Raises:
-        OSError: when the run directory cannot be read.
+        slots: The run's slots as its reader judged them (every try).
+        tasks: The tasks by id, that the scan graded by.
+        summaries: What a `TrustedObserver` over these tasks gathered during that scan.
     """
-    root = Path(run_dir) / "records"
-    index = tasks if tasks is not None else {t.id: t for t in load_tasks()}
-    if summaries is None:
-        summaries = observe_trusted(run_dir, index).summaries
-    tally = _Tally(index=index, summaries=summaries)
-    for folder in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
-        tally.add_folder(folder)
+    tally = _Tally(index=tasks, summaries=summaries)
+    for slot in slots:
+        tally.add_slot(slot)
     if not tally.relevant:
         return None
     return _report(tally)
+
+
+def read_trusted(run_dir: str | Path, reader: RunReader | None = None) -> TrustedReport | None:
+    """Read a run once and give its trusted-completion figures (see `trusted_report`).
+
+    Args:
+        run_dir: The run directory.
+        reader: How it is read (default: the built-in tasks and worlds).
+    """
+    reader = reader or RunReader.of()
+    observer, scan = observe_trusted(run_dir, reader.verifier.tasks or {}, reader)
+    return trusted_report(scan.slots, reader.verifier.tasks or {}, observer.summaries)
 
 
 def render_trusted(report: TrustedReport) -> str:
@@ -445,11 +452,13 @@ def _attempt_trust(
     return out
 
 
-def observe_trusted(run_dir: str | Path, index: Mapping[str, Task]) -> TrustedObserver:
+def observe_trusted(
+    run_dir: str | Path, index: Mapping[str, Task], reader: RunReader | None = None
+) -> tuple[TrustedObserver, RunScan]:
     """One scan of a run with a `TrustedObserver` over ``index`` (each record replayed once)."""
     observer = TrustedObserver(index)
-    scan_run(run_dir, index.values(), write_counts=False, observe=observer)
-    return observer
+    scan = (reader or RunReader.of(index.values())).read(run_dir, observe=observer)
+    return observer, scan
 
 
 def compare_trusted(
@@ -457,7 +466,8 @@ def compare_trusted(
     candidate: str | Path,
     *,
     tasks: Mapping[str, Task] | None = None,
-    observed: tuple[TrustedObserver, TrustedObserver] | None = None,
+    observed: tuple[tuple[TrustedObserver, RunScan], tuple[TrustedObserver, RunScan]] | None = None,
+    reader: RunReader | None = None,
 ) -> TrustedComparison | None:
     """Pair two runs' attempts by task, condition and fault seed (None without fault tasks).
 
@@ -465,18 +475,23 @@ def compare_trusted(
         baseline: The baseline run directory.
         candidate: The candidate run directory.
         tasks: The tasks by id (default: the built-in ones).
-        observed: `TrustedObserver`s over ``tasks`` that watched a scan of each run (so
-            nothing is replayed again); by default each run is scanned here, once.
+        observed: For each run, the `TrustedObserver` over ``tasks`` that watched its scan,
+            and the scan (so nothing is replayed again); by default each run is read here.
+        reader: How the runs are read when ``observed`` is not given.
     """
     index = tasks if tasks is not None else {t.id: t for t in load_tasks()}
     if observed is None:
-        observed = (observe_trusted(baseline, index), observe_trusted(candidate, index))
-    base_report = trusted_report(baseline, index, summaries=observed[0].summaries)
-    cand_report = trusted_report(candidate, index, summaries=observed[1].summaries)
+        observed = (
+            observe_trusted(baseline, index, reader),
+            observe_trusted(candidate, index, reader),
+        )
+    (base_seen, base_scan), (cand_seen, cand_scan) = observed
+    base_report = trusted_report(base_scan.slots, index, base_seen.summaries)
+    cand_report = trusted_report(cand_scan.slots, index, cand_seen.summaries)
     if base_report is None or cand_report is None:
         return None
-    base = _attempt_trust(observed[0].summaries, index)
-    cand = _attempt_trust(observed[1].summaries, index)
+    base = _attempt_trust(base_seen.summaries, index)
+    cand = _attempt_trust(cand_seen.summaries, index)
     pairs = [
         TrustedPair(
             task_id=task_id,

@@ -88,5 +88,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141
     except (HarnessWorldError, OSError, ValueError) as exc:  # every refusal of input
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        # A refusal that is a failed check (a run its trusted key does not sign) says so.
+        return exc.exit_code if isinstance(exc, HarnessWorldError) else 2
     return code

@@ -5,16 +5,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness_world.engine.world import WorldError
+from harness_world.engine.world import World, WorldError
 from harness_world.errors import HarnessWorldError
 from harness_world.grading.task import Task
 from harness_world.grading.worlds import (
     WorldChoice,
     WorldData,
     load_world_data,
+    one_task_of,
     reader_worlds,
     select_tasks,
 )
+from harness_world.running.reader import RunReader
 
 __all__ = [
     "UsageError",
@@ -26,7 +28,9 @@ __all__ = [
     "add_world_data_options",
     "check_ray_options",
     "limit_overrides",
+    "run_reader",
     "select",
+    "served_task",
     "task_arguments",
     "verifier_worlds",
     "world_data",
@@ -106,8 +110,15 @@ class UsageError(HarnessWorldError, ValueError):
     """A command-line option that cannot be used, reported as one ``error:`` line."""
 
 
-def add_verifier_world_options(parser: argparse.ArgumentParser) -> None:
-    """``--world FOLDER`` (repeatable) and ``--tasks FOLDER``: the reader's own trust root."""
+def add_verifier_world_options(parser: argparse.ArgumentParser, trust_key: bool = True) -> None:
+    """``--world`` (repeatable), ``--tasks``: the reader's trust root; ``--trust-key`` too.
+
+    ``trust_key``: add ``--trust-key PUB`` (a command with its own leaves it out).
+    """
+    if trust_key:
+        parser.add_argument("--trust-key", type=Path, metavar="PUB", help="an Ed25519 public "
+                            "key (PEM) that must have signed every run read (run --sign-key): "
+                            "any other is refused, nothing replayed (exit 1)")  # fmt: skip
     parser.add_argument(
         "--world",
         dest="worlds",
@@ -124,6 +135,15 @@ def add_verifier_world_options(parser: argparse.ArgumentParser) -> None:
         help="a task folder to grade against (default: the built-in tasks and those of each "
         "--world)",
     )
+
+
+def run_reader(args: argparse.Namespace) -> RunReader:
+    """How a command reads runs: ``--world``/``--tasks`` or ``--world-data``; ``--trust-key``."""
+    key, worlds = getattr(args, "trust_key", None), [str(w) for w in args.worlds or []]
+    if data := world_data(args, worlds) if hasattr(args, "world_data") else None:
+        return RunReader.of(data.tasks, worlds={data.world.name: data.world}, trust_key=key)
+    choice, own = verifier_worlds(args)
+    return RunReader.of(own.values(), folders=choice.folders(), trust_key=key)
 
 
 def verifier_worlds(args: argparse.Namespace) -> tuple[WorldChoice, dict[str, Task]]:
@@ -212,3 +232,9 @@ def add_one_task_options(parser: argparse.ArgumentParser) -> None:
         "--tasks", type=Path, metavar="FOLDER", help="task folder (default: the world's own)"
     )
     parser.add_argument("--size", default="small", help="seed size: small (default) or large")
+
+
+def served_task(args: argparse.Namespace) -> tuple[World, Task]:
+    """The one task ``play`` and ``mcp`` serve, and its world (see `one_task_of`)."""
+    data, listed = args.world_data, args.world_tasks
+    return one_task_of(args.world, args.task, args.size, args.tasks, data=data, tasks_file=listed)

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from harness_world.analysis.reading import RunReading, read_run
 from harness_world.errors import HarnessWorldError
-from harness_world.grading.task import load_tasks
+from harness_world.running.reader import RunReader
 from harness_world.stats import Comparison
 from harness_world.stats.outcome import ComparisonOutcome
 
@@ -79,21 +78,18 @@ def write_compare_visuals(
     outcome: ComparisonOutcome,
     runs: Sequence[Path],
     notes: Sequence[str],
-    sources: Mapping[str, Any],
+    reader: RunReader,
 ) -> int:
     """Write ``--html`` (with both runs' heatmaps and traces when ``runs``) and ``--png``.
 
-    ``sources`` are the reader's worlds and tasks as ``compare`` paired the runs by
-    (``tasks``, ``folders``, ``worlds``; none: the built-in ones): each run's page replays and
-    grades by them, so a run of the reader's own world is shown as the text report reads it.
+    ``reader`` is how ``compare`` read the runs (its tasks, worlds and trusted key): each
+    run's page replays and grades by it, so a run of the reader's own world is shown as the
+    text report reads it.
     """
     from harness_world.analysis import html
 
     def write(page: Path | None, pngs: Path | None) -> None:
-        tasks = sources.get("tasks")
-        by_id = {t.id: t for t in (tasks if tasks is not None else load_tasks())}
-        folders, worlds = sources.get("folders"), sources.get("worlds")
-        readings = [read_run(run, by_id, folders=folders, worlds=worlds) for run in runs]
+        readings = [read_run(run, reader) for run in runs]
         html.write_compare_visuals(comparison, outcome, readings, notes, html=page, png=pngs)
 
     return _write(args, write)

@@ -34,13 +34,13 @@ from harness_world.cli._selection import (
     UsageError,
     add_verifier_world_options,
     add_world_data_options,
-    verifier_worlds,
-    world_data,
+    run_reader,
 )
 from harness_world.cli._visual import add_html_option, add_png_option, write_compare_visuals
 from harness_world.cli.crossed import compare_crossed_command, is_crossed_run
 from harness_world.engine.world import WorldError
 from harness_world.grading.task import TaskError
+from harness_world.running.reader import RunReader, RunReadError
 from harness_world.stats import DEFAULT_ALPHA, StatsInputError
 from harness_world.stats.estimators import Comparison
 from harness_world.stats.gate import GateResult, assess
@@ -196,21 +196,6 @@ def _fail(message: str) -> int:
     return 2
 
 
-def _sources(args: argparse.Namespace) -> dict[str, Any]:
-    """The reader's worlds and tasks for `run_rows` (none given: the built-in ones).
-
-    With ``--world-data``, the one ``--world`` reads its outside data folder: the runs replay
-    on its start state and are graded by its tasks.
-    """
-    data = world_data(args, [str(w) for w in getattr(args, "worlds", None) or []])
-    if data is not None:
-        return {"tasks": data.tasks, "worlds": {data.world.name: data.world}}
-    choice, own = verifier_worlds(args)
-    if not choice.locations and getattr(args, "task_folder", None) is None:
-        return {}
-    return {"tasks": list(own.values()), "folders": choice.folders()}
-
-
 def _check_csv_options(args: argparse.Namespace) -> Path:
     paths = [Path(p) for p in args.inputs]
     if any(p.is_dir() for p in paths):
@@ -224,33 +209,36 @@ def _check_csv_options(args: argparse.Namespace) -> Path:
     return paths[0]
 
 
-def _run_pair(args: argparse.Namespace, watch: tuple[TrustedObserver, TrustedObserver]) -> RunPair:
+def _run_pair(
+    args: argparse.Namespace, watch: tuple[TrustedObserver, TrustedObserver], reader: RunReader
+) -> RunPair:
     """The two run directories given, as `pair_runs` reads them with the reader's worlds."""
     paths = [Path(p) for p in args.inputs]
     if len(paths) != 2 or not all(p.is_dir() for p in paths):
         raise UsageError("give two run directories BASELINE CANDIDATE, or one results CSV")
     names = (args.baseline or paths[0].resolve().name, args.candidate or paths[1].resolve().name)
     try:
-        return pair_runs(paths, names, watch, **_sources(args))
-    except (FileNotFoundError, ValueError, WorldError) as exc:
+        return pair_runs(paths, names, watch, reader)
+    except (RunReadError, WorldError) as exc:
         raise UsageError(str(exc)) from None
 
 
 def _assess(
-    args: argparse.Namespace, watch: tuple[TrustedObserver, TrustedObserver]
-) -> tuple[Comparison, GateResult, list[str]]:
-    """The comparison and the gate's decision, and the run directories' notes (CSV: none)."""
+    args: argparse.Namespace, watch: tuple[TrustedObserver, TrustedObserver], reader: RunReader
+) -> tuple[Comparison, GateResult, RunPair | None]:
+    """The comparison and the gate's decision, and the run directories read (CSV: none)."""
     options = gate_options(
         args.gate, alpha=args.alpha, z=args.z, margin=args.margin, min_runs=args.min_runs,
         plan=args.plan, mde=args.mde,
     )  # fmt: skip
+    pair: RunPair | None = None
     if any(Path(p).is_dir() for p in args.inputs):
-        pair = _run_pair(args, watch)
-        rows, baseline, candidate, notes = pair.rows, pair.baseline, pair.candidate, pair.notes
+        pair = _run_pair(args, watch, reader)
+        rows, baseline, candidate = pair.rows, pair.baseline, pair.candidate
         scheduled, expected = pair.scheduled, pair.samples
     else:
         rows = read_results(_check_csv_options(args))
-        baseline, candidate, notes, scheduled, expected = args.baseline, args.candidate, [], [], 5
+        baseline, candidate, scheduled, expected = args.baseline, args.candidate, [], 5
     comparison, result = assess(
         rows,
         baseline,
@@ -265,7 +253,7 @@ def _assess(
         mde=options.mde,
         seed=args.seed,
     )
-    return comparison, result, notes
+    return comparison, result, pair
 
 
 def run(args: argparse.Namespace) -> int:
@@ -274,12 +262,13 @@ def run(args: argparse.Namespace) -> int:
         return compare_crossed_command(args)
     # The trusted pairing is computed while the runs' own scans replay each record.
     try:
-        index = verifier_worlds(args)[1]
+        reader = run_reader(args)
     except (WorldError, TaskError) as exc:
         return _fail(str(exc))
+    index = reader.verifier.tasks or {}
     watch = (TrustedObserver(index), TrustedObserver(index))
     try:
-        comparison, result, notes = _assess(args, watch)
+        comparison, result, pair = _assess(args, watch, reader)
     except (UsageError, StatsInputError) as exc:
         return _fail(str(exc))
     except ResultsCsvError as exc:
@@ -287,11 +276,12 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         return _fail(f"cannot read {args.inputs[0]}: {exc.strerror or exc}")
     # One outcome, computed once: the text, --json and --html all render it.
+    notes = pair.notes if pair is not None else []
     report = compare_report(comparison, result, notes, seed=args.seed)
-    runs = [Path(p) for p in args.inputs] if notes else []  # --html
-    if write_compare_visuals(args, comparison, report.outcome, runs, notes, _sources(args)):
+    runs = [Path(p) for p in args.inputs] if pair is not None else []  # --html
+    if write_compare_visuals(args, comparison, report.outcome, runs, notes, reader):
         return 2
-    trusted = trusted_pair([Path(p) for p in args.inputs], index, watch)
+    trusted = trusted_pair(pair, index, watch)
     if args.json:
         sys.stdout.write(compare_json(report, trusted))
     else:

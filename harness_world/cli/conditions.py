@@ -10,6 +10,7 @@ from pathlib import Path
 import msgspec
 
 from harness_world.analysis.conditions import conditions_report, conditions_text
+from harness_world.cli._selection import add_verifier_world_options, run_reader
 
 __all__ = ["register"]
 
@@ -31,6 +32,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("runs", nargs="+", help="run directories")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_verifier_world_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -40,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         print(f"error: runs: {missing[0]} is not a run directory (no records/)", file=sys.stderr)
         return 2
-    reports = [conditions_report(r) for r in args.runs]
+    reader = run_reader(args)
+    reports = [conditions_report(r, reader.verifier.tasks, reader=reader) for r in args.runs]
     if args.json:
         print(json.dumps({"runs": msgspec.to_builtins(reports)}, indent=1))
         return 0

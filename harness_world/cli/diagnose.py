@@ -18,7 +18,10 @@ from harness_world.analysis.diagnosis import (
     render_definitions,
     render_diagnosis,
 )
-from harness_world.cli._selection import add_verifier_world_options, verifier_worlds
+from harness_world.cli._selection import (
+    add_verifier_world_options,
+    run_reader,
+)
 from harness_world.coverage.demo import demo_advice
 
 __all__ = ["register"]
@@ -55,11 +58,7 @@ def main(args: argparse.Namespace) -> int:
     if (args.run is None) == (not args.demo):
         print("error: give a run directory or --demo (not both)", file=sys.stderr)
         return 2
-    if args.demo:
-        found = diagnosis(demo_advice())
-    else:
-        choice, by_id = verifier_worlds(args)
-        found = diagnose_run(args.run, list(by_id.values()), choice.folders())
+    found = diagnosis(demo_advice()) if args.demo else diagnose_run(args.run, run_reader(args))
     if args.json:
         print(msgspec.json.format(msgspec.json.encode(found), indent=1).decode())
         return 0

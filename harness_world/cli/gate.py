@@ -12,7 +12,10 @@ from typing import Any
 
 import msgspec
 
-from harness_world.cli._selection import add_verifier_world_options, verifier_worlds
+from harness_world.cli._selection import (
+    add_verifier_world_options,
+    run_reader,
+)
 from harness_world.release import (
     evaluate_release,
     load_policy,
@@ -53,13 +56,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     """Handle ``gate``; returns the exit code."""
     policy = load_policy(args.policy)
-    choice, index = verifier_worlds(args)
     decision = evaluate_release(
         policy,
         args.baseline,
         args.candidate,
-        tasks=index,
-        folders=choice.folders() or None,
+        reader=run_reader(args),
         name=policy.name or str(args.policy),
         split=args.split,
     )

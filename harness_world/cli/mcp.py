@@ -17,15 +17,17 @@ from harness_world.cli._selection import (
     UsageError,
     add_limit_options,
     add_one_task_options,
+    add_world_data_options,
     limit_overrides,
+    served_task,
 )
-from harness_world.grading.worlds import one_task
 from harness_world.integrations.mcp import (
     announcement,
     attempt_server,
     serve,
     serve_summary,
     token_problem,
+    uncounted_budget,
 )
 from harness_world.running.output_paths import record_path_problem, run_dir_problem
 
@@ -35,32 +37,20 @@ if TYPE_CHECKING:
 __all__ = ["register"]
 
 _DESCRIPTION = (
-    "Serve one task's attempt to an MCP client (Claude Code, Cursor, an agent SDK) over "
-    "stdio (or streamable HTTP). The client sees the world's tools with their JSON "
-    "schemas, a `finish` tool, and the instruction as the server's instructions and the "
-    "prompt `task`; typed errors come back as MCP tool errors. The record is sealed and "
-    "saved on `finish` (completed), on a budget hit (budget_limit) and when the client "
-    "disconnects (interrupted). With --samples k --out RUN, k attempts are served into "
-    "a run directory, so `report RUN` gives pass^k. Each sample goes to a fresh MCP "
-    "session, in a fresh copy of the world: one session serves one attempt, and after "
-    "its `finish` every further tool call on it is refused, saying how many samples "
-    "remain, so no sample starts from the conversation of another. Over stdio one "
-    "server process is one session, so it serves one sample: run the client again "
-    "(the same command, the same --out resumes the run) until none remain. Over HTTP "
-    "each new session (initialize again, same URL and token) gets the next sample; one "
-    "attempt is in flight at a time, and another session's calls meanwhile are refused "
-    "as busy. A session that ends mid-attempt (stdio end of input, HTTP DELETE) seals "
-    "it as interrupted, and that sample is served again to the next session. HTTP "
-    "sessions do not expire: one whose client vanished without closing it keeps its "
-    "attempt until the server is stopped (which seals it as interrupted). A sessionless "
-    "request (protocol 2026-07-28) is told to connect with the initialize handshake. The "
-    "server holds the run directory's lock while it serves. Needs the [mcp] extra. "
-    "Nothing but the protocol is written to stdout; the summary goes to stderr. Over "
-    "HTTP (--transport http) every request must carry `Authorization: Bearer <token>`: "
-    "the token is generated and printed once on stderr with the URL (or given with "
-    "--token), and a request without it gets HTTP 401. One attempt per token: a server "
-    "serves its one attempt (or its --samples plan) to the client that holds its token, "
-    "so start one server, with its own token, per client under test."
+    "Serve one task's attempt to an MCP client over stdio (or streamable HTTP): the world's "
+    "tools, a `finish` tool, the instruction as the server's instructions and prompt `task`; "
+    "typed errors are MCP tool errors. The record is saved on `finish` (completed), a budget "
+    "hit (budget_limit) or a disconnect (interrupted). --samples k --out RUN serves k attempts "
+    "into a run directory (`report RUN` gives pass^k), each to a fresh MCP session in a fresh "
+    "world; a session's calls after its attempt are refused. Over stdio a process is one "
+    "session: run the client again (same --out) until none remain. Over HTTP each new session "
+    "gets the next sample, one in flight at a time (others: busy). A session that called a "
+    "tool and ends without `finish` is its sample's one attempt, counted and never served "
+    "again. Sessions do not expire; stopping the server seals the attempt in flight. The "
+    "server holds the run directory's lock; needs the [mcp] extra; only the protocol goes to "
+    "stdout, the summary to stderr. Over HTTP every request carries `Authorization: Bearer "
+    "<token>` (generated and printed once on stderr with the URL, or --token; others get "
+    "401): one attempt per token, so one server, with its own token, per client under test."
 )
 
 
@@ -72,18 +62,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=_DESCRIPTION,
     )
     add_one_task_options(parser)
+    add_world_data_options(parser)
+    parser.add_argument("--seed", type=int, default=0, help="session seed (--samples: base seed)")
     parser.add_argument(
-        "--seed",
-        type=int,
-        default=0,
-        help="session seed (with --samples: the base seed sample seeds derive from)",
+        "--record", type=Path, default=Path("mcp-record.json"), help="one attempt's record file"
     )
-    parser.add_argument(
-        "--record",
-        type=Path,
-        default=Path("mcp-record.json"),
-        help="where to save the record of a single attempt (without --samples)",
-    )
+    parser.add_argument("--force", action="store_true", help="overwrite an existing --record")
     parser.add_argument(
         "--samples",
         type=int,
@@ -98,9 +82,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("--out", type=Path, help="run directory for --samples (resumable)")
     parser.add_argument(
-        "--client-label",
-        default="mcp-client",
-        help="name of the client under test, written into the run manifest and revision",
+        "--client-label", default="mcp-client", help="the client's name in manifest and revision"
     )
     _add_transport_options(parser)
     add_limit_options(parser)
@@ -136,7 +118,7 @@ def main(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("mcp") is None:
         raise UsageError("the mcp command needs the extra: pip install 'harness_world[mcp]'")
     _check_options(args)
-    world, task = one_task(args.world, args.task, args.size, args.tasks)
+    world, task = served_task(args)
     state = attempt_server(
         world,
         task,
@@ -162,11 +144,13 @@ def _check_options(args: argparse.Namespace) -> None:
         raise UsageError("--samples and --out go together (k attempts into a run directory)")
     if args.samples is not None and args.samples < 1:
         raise UsageError("--samples must be at least 1")
+    if problem := uncounted_budget(limit_overrides(args)):
+        raise UsageError(problem)
     _check_auth(args)
     # Checked before serving, so that no attempt is played only to be lost when it is saved.
     if args.samples is not None and (problem := run_dir_problem(args.out)):
         raise UsageError(f"--out {args.out}: {problem}")
-    if args.samples is None and (problem := record_path_problem(args.record)):
+    if args.samples is None and (problem := record_path_problem(args.record, args.force)):
         raise UsageError(f"--record {args.record}: {problem}")
 
 

@@ -15,8 +15,7 @@ from harness_world.analysis.results_csv import COLUMNS, OPTIONAL_COLUMNS, write_
 from harness_world.cli._selection import (
     add_verifier_world_options,
     add_world_data_options,
-    verifier_worlds,
-    world_data,
+    run_reader,
 )
 from harness_world.cli._visual import add_html_option, add_png_option, write_run_visuals
 from harness_world.cli.drift import add_drift_option, drift_command
@@ -75,15 +74,7 @@ def main(args: argparse.Namespace) -> int:
     """Build and print the report."""
     if getattr(args, "fresh", None) is not None:
         return drift_command(args)
-    choice, tasks = verifier_worlds(args)
-    data = world_data(args, [str(w) for w in args.worlds or []])
-    # with --world-data: replayed on the data's world, graded by its tasks
-    reading = read_run(
-        args.run,
-        {t.id: t for t in data.tasks} if data else tasks,
-        folders=None if data else choice.folders(),
-        worlds={data.world.name: data.world} if data else None,
-    )
+    reading = read_run(args.run, run_reader(args))
     if args.csv and not _write_csv(args, reading.report):
         return 2
     if write_run_visuals(args, reading):  # --html / --png

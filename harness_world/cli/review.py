@@ -47,9 +47,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--json", action="store_true", help="print the scores as one JSON object")
     parser.add_argument("--sign-key", type=Path, help="Ed25519 private key (PEM) signing the "
                         "reviews added (required on a signed run; extra: [sign])")  # fmt: skip
-    parser.add_argument("--trust-key", type=Path, help="Ed25519 public key (PEM): count only "
-                        "the reviews it signed; the rest are reported as unsigned")  # fmt: skip
-    add_verifier_world_options(parser)
+    parser.add_argument("--trust-key", type=Path, help="Ed25519 public key (PEM): the run must "
+                        "be signed by it (else refused, exit 1), and only the reviews it signed "
+                        "count; the rest are reported as unsigned")  # fmt: skip
+    add_verifier_world_options(parser, trust_key=False)  # its own --trust-key, above
     parser.set_defaults(handler=run)
 
 

@@ -17,23 +17,36 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import Annotated, Literal
 
+import attrs
 import msgspec
 
 from harness_world.evidence.record import Record, encode_record, write_atomically
+from harness_world.evidence.runfiles import INDEX_BYTES, RunFileError, read_run_file
 
 __all__ = [
     "INDEX",
     "IndexEntry",
+    "IndexTable",
+    "TryKind",
     "append_index",
     "binding_problem",
+    "encode_entry",
     "index_entry",
+    "parse_index",
     "read_index",
     "save_bound",
+    "save_try",
+    "try_name",
 ]
 
 INDEX = "index.jsonl"
-_MAX_INDEX_BYTES = 512 * 1024 * 1024
+
+
+TryKind = Literal["final", "failed", "interrupted"]
+"""Which try of a slot a record is: its final record, or an earlier try kept beside it (one
+whose infrastructure failed and was executed again, or one an outside client abandoned)."""
 
 
 class IndexEntry(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -47,6 +60,10 @@ class IndexEntry(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
         digest: The saved record's digest.
         file_sha256: SHA-256 of the record file's exact bytes (empty in lines written before
             the field: such a line binds the digest only).
+        kind: ``final`` (left out of the line), or the kind of an earlier try of the slot kept
+            as ``<sample>.<kind>-<number>.json``: every executed try is bound, so deleting one
+            (and the effects it had) is seen.
+        number: The earlier try's number, from 1 (0 for the final record).
     """
 
     task: str
@@ -55,13 +72,37 @@ class IndexEntry(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     revision: str
     digest: str
     file_sha256: str = ""
+    kind: TryKind = "final"
+    number: Annotated[int, msgspec.Meta(ge=0, le=1_000_000)] = 0
+
+
+@attrs.frozen(slots=True)
+class IndexTable:
+    """What an index binds: the last line per slot, and per slot its earlier tries.
+
+    Attributes:
+        finals: The last line of each slot's final record, by (task, sample).
+        tries: The last line of each earlier try, by (task, sample), then (kind, number).
+        present: Whether the run has an index at all.
+    """
+
+    finals: dict[tuple[str, int], IndexEntry]
+    tries: dict[tuple[str, int], dict[tuple[str, int], IndexEntry]]
+    present: bool
 
 
 _DECODER = msgspec.json.Decoder(IndexEntry)
 
 
-def index_entry(record: Record, data: bytes) -> IndexEntry:
-    """The index line binding ``record``, saved as the bytes ``data``, to its slot."""
+def try_name(sample: int, kind: TryKind, number: int) -> str:
+    """The file name of a slot's try: ``<sample>.json``, or ``<sample>.<kind>-<number>.json``."""
+    return f"{sample}.json" if kind == "final" else f"{sample}.{kind}-{number}.json"
+
+
+def index_entry(
+    record: Record, data: bytes, kind: TryKind = "final", number: int = 0
+) -> IndexEntry:
+    """The index line binding ``record``, saved as the bytes ``data``, to its slot (or try)."""
     return IndexEntry(
         task=record.task_id,
         sample=record.sample,
@@ -69,19 +110,70 @@ def index_entry(record: Record, data: bytes) -> IndexEntry:
         revision=record.revision,
         digest=record.digest,
         file_sha256=hashlib.sha256(data).hexdigest(),
+        kind=kind,
+        number=number,
     )
 
 
-def save_bound(out: Path, record: Record, path: Path) -> Path:
-    """Encode ``record`` once, bind those bytes in ``out``'s index, then save them at ``path``."""
+def save_bound(
+    out: Path, record: Record, path: Path, kind: TryKind = "final", number: int = 0
+) -> Path:
+    """Encode ``record`` once, bind those bytes in ``out``'s index, then save them at ``path``.
+
+    Args:
+        out: The run directory.
+        record: The record.
+        path: Where it is saved.
+        kind: Which try of its slot it is (``final`` unless it is a kept earlier try).
+        number: The earlier try's number (from 1).
+    """
     data = encode_record(record, "msgpack" if path.suffix == ".msgpack" else "json")
-    append_index(out, index_entry(record, data))
+    append_index(out, index_entry(record, data, kind, number))
     return write_atomically(data, path)
+
+
+def save_try(
+    out: Path, record: Record, final: Path, kind: TryKind, data: bytes | None = None
+) -> Path:
+    """Keep an earlier try of a slot beside its final record, bound in the index first.
+
+    It takes the next number free for its kind, so a resumed run never overwrites a try an
+    earlier execution kept (its index line would then bind bytes that are gone).
+
+    Args:
+        out: The run directory.
+        record: The try's record.
+        final: Where the slot's final record lives.
+        kind: ``failed`` or ``interrupted``.
+        data: The record already encoded (default: encoded here, as its file's format asks).
+    """
+    number = 1
+    while (path := final.with_name(try_name(record.sample, kind, number))).exists():
+        number += 1
+    encoded = data if data is not None else encode_record(record, "json")
+    append_index(out, index_entry(record, encoded, kind, number))
+    return write_atomically(encoded, path)
+
+
+def encode_entry(entry: IndexEntry) -> bytes:
+    """One index line's bytes (with its newline), the same however ``entry`` was made.
+
+    A final record's line leaves out ``kind`` and ``number``, as lines written before tries
+    were indexed did. Fields are compared by value here: an entry that crossed a process
+    boundary by pickle holds equal but distinct default objects, which an encoder that omits
+    defaults by identity would write out.
+    """
+    fields = msgspec.structs.asdict(entry)
+    if entry.kind == "final":
+        del fields["kind"], fields["number"]
+    if not entry.file_sha256:
+        del fields["file_sha256"]
+    return msgspec.json.encode(fields) + b"\n"
 
 
 def append_index(out: Path, entry: IndexEntry) -> None:
     """Append one index line; durable (fsync) before returning."""
-    line = msgspec.json.encode(entry) + b"\n"
+    line = encode_entry(entry)
     fd = os.open(out / INDEX, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, line)
@@ -90,27 +182,42 @@ def append_index(out: Path, entry: IndexEntry) -> None:
         os.close(fd)
 
 
-def read_index(out: Path) -> tuple[dict[tuple[str, int], IndexEntry], bool]:
-    """The last index entry per slot, and whether the run has an index at all.
+def parse_index(data: bytes, *, present: bool = True) -> IndexTable:
+    """What the bytes of an ``index.jsonl`` bind (a torn or malformed line binds nothing).
 
-    A torn or malformed line (a crash while appending, an edit) binds nothing; a file that is
-    not a regular file, or is unreadably large, counts as no index.
+    Args:
+        data: The index file's bytes, as read once.
+        present: Whether the run has an index file at all.
     """
-    path = out / INDEX
-    try:
-        if not path.is_file() or path.stat().st_size > _MAX_INDEX_BYTES:
-            return {}, False
-        data = path.read_bytes()
-    except OSError:
-        return {}, False
-    entries: dict[tuple[str, int], IndexEntry] = {}
+    finals: dict[tuple[str, int], IndexEntry] = {}
+    tries: dict[tuple[str, int], dict[tuple[str, int], IndexEntry]] = {}
     for line in data.splitlines():
         try:
             entry = _DECODER.decode(line)
         except (msgspec.DecodeError, msgspec.ValidationError):
             continue
-        entries[(entry.task, entry.sample)] = entry
-    return entries, True
+        slot = (entry.task, entry.sample)
+        if entry.kind == "final":
+            finals[slot] = entry
+        else:
+            tries.setdefault(slot, {})[(entry.kind, entry.number)] = entry
+    return IndexTable(finals=finals, tries=tries, present=present)
+
+
+def read_index(out: Path) -> tuple[dict[tuple[str, int], IndexEntry], bool]:
+    """The last index entry per slot, and whether the run has an index at all.
+
+    A torn or malformed line (a crash while appending, an edit) binds nothing; a file that is
+    not a regular file, or is unreadably large, counts as no index. Readers of a whole run
+    take the index from `harness_world.running.reader.open_run`, which reads it once.
+    """
+    try:
+        data = read_run_file(out, INDEX, INDEX_BYTES)
+    except RunFileError:
+        return {}, False
+    if data is None:
+        return {}, False
+    return parse_index(data).finals, True
 
 
 def binding_problem(

@@ -22,6 +22,13 @@ import msgspec
 from harness_world.engine.canonical import to_json
 from harness_world.errors import HarnessWorldError
 from harness_world.evidence.binding import INDEX
+from harness_world.evidence.runfiles import (
+    INDEX_BYTES,
+    MANIFEST_BYTES,
+    SIGNATURE_BYTES,
+    RunFileError,
+    read_run_file,
+)
 
 __all__ = [
     "SIGNATURE",
@@ -29,9 +36,11 @@ __all__ = [
     "SigningError",
     "check_private_key",
     "check_run_signature",
+    "manifest_scope_of",
     "manifest_scope_sha256",
     "sign_message",
     "sign_run",
+    "signature_problem",
     "signed_message_problem",
     "write_keypair",
 ]
@@ -83,11 +92,23 @@ def manifest_scope_sha256(out: Path) -> str:
         OSError: when the manifest cannot be read.
         ValueError: when it is not a JSON object.
     """
-    data = msgspec.json.decode((out / _MANIFEST).read_bytes())
-    if not isinstance(data, dict):
-        raise ValueError(f"{out / _MANIFEST}: not a JSON object")
-    data.pop("contexts", None)
-    return hashlib.sha256(to_json(data)).hexdigest()
+    data = read_run_file(out, _MANIFEST, MANIFEST_BYTES)
+    if data is None:
+        raise FileNotFoundError(f"{out / _MANIFEST}: no such file")
+    return manifest_scope_of(data, str(out / _MANIFEST))
+
+
+def manifest_scope_of(data: bytes, where: str = _MANIFEST) -> str:
+    """`manifest_scope_sha256` of a manifest's bytes, as read once.
+
+    Raises:
+        ValueError: when they are not a JSON object.
+    """
+    value = msgspec.json.decode(data)
+    if not isinstance(value, dict):
+        raise ValueError(f"{where}: not a JSON object")
+    value.pop("contexts", None)
+    return hashlib.sha256(to_json(value)).hexdigest()
 
 
 def _serialization() -> Any:
@@ -191,29 +212,54 @@ def sign_run(out: Path, revision: str, key_file: Path) -> Path:
 def check_run_signature(out: Path, revision: str, public_key_file: Path) -> str:
     """Why the run at ``out`` is not signed by the trusted key (empty when it is).
 
+    Reads the signature, index and manifest once each; a reader of the whole run checks the
+    bytes it reads itself with `signature_problem` instead.
+
+    Raises:
+        SigningError: when the trusted key itself cannot be read (the verifier's input).
+    """
+    try:
+        signature = read_run_file(out, SIGNATURE, SIGNATURE_BYTES)
+        index = read_run_file(out, INDEX, INDEX_BYTES)
+        manifest = read_run_file(out, _MANIFEST, MANIFEST_BYTES)
+    except RunFileError as exc:
+        _load_key(public_key_file, private=False)
+        return f"no valid signature: {exc}"
+    return signature_problem(signature, index or b"", manifest or b"", revision, public_key_file)
+
+
+def signature_problem(
+    signature: bytes | None, index: bytes, manifest: bytes, revision: str, public_key_file: Path
+) -> str:
+    """Why these bytes of a run are not signed by the trusted key (empty when they are).
+
+    A pure check over the bytes a reader read once: the signature file, the index and the
+    manifest, and the revision the reader decoded from that manifest.
+
     Raises:
         SigningError: when the trusted key itself cannot be read (the verifier's input).
     """
     key = _load_key(public_key_file, private=False)
     from cryptography.exceptions import InvalidSignature
 
+    if signature is None:
+        return f"no valid signature: the run has no {SIGNATURE}"
     try:
-        signature = msgspec.json.decode((out / SIGNATURE).read_bytes(), type=RunSignature)
-        index = (out / INDEX).read_bytes()
-        scope = manifest_scope_sha256(out)
-    except (OSError, ValueError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+        signed = msgspec.json.decode(signature, type=RunSignature)
+        scope = manifest_scope_of(manifest)
+    except (ValueError, msgspec.DecodeError, msgspec.ValidationError) as exc:
         return f"no valid signature: {exc}"
-    if signature.revision != revision:
+    if signed.revision != revision:
         return "the signature is for another revision"
-    if signature.public_key != _raw_public(key):
+    if signed.public_key != _raw_public(key):
         return "the signature names another signer's key than the trusted one"
-    if hashlib.sha256(index).hexdigest() != signature.index_sha256:
+    if hashlib.sha256(index).hexdigest() != signed.index_sha256:
         return "the index changed since it was signed"
-    if scope != signature.manifest_sha256:
+    if scope != signed.manifest_sha256:
         return "the manifest (tasks, samples, seed, agent, sizes, limits) changed since signing"
-    message = _message(revision, signature.index_sha256, signature.manifest_sha256)
+    message = _message(revision, signed.index_sha256, signed.manifest_sha256)
     try:
-        key.verify(bytes.fromhex(signature.signature), message)
+        key.verify(bytes.fromhex(signed.signature), message)
     except (InvalidSignature, ValueError):
         return "the signature does not verify with the trusted key"
     return ""

@@ -1,15 +1,25 @@
 """What an agent is told: the task's instruction, its budgets, and how an answer is read.
 
-One function, used by every driver (`harness_world.running.Attempt.instruction`, hence ``play``,
-scripted agents and the OpenAI agent), and by the checker, which does not count numbers the
-agent was told (a budget of 40 tool calls) as candidates of its answer.
+One function, used by every driver (`harness_world.running.Attempt.instruction`, scripted
+agents and the model agents; ``play`` and ``mcp`` with `TOOL_BUDGETS`), and by the checker,
+which does not count numbers the agent was told (a budget of 40 tool calls) as candidates of its
+answer.
+
+An agent is told only the budgets its driver counts: a driver that sees tool calls and nothing
+else (the ``play`` bridge, the MCP server) cannot count model turns, tokens or cost, so it does
+not promise them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from harness_world.grading.task import Answer, Budgets, Task
 
-__all__ = ["answer_hint", "briefing", "budget_line"]
+__all__ = ["TOOL_BUDGETS", "answer_hint", "briefing", "budget_line"]
+
+TOOL_BUDGETS = frozenset({"tool_calls"})
+"""The budgets a driver that sees only tool calls can count (``play``, the MCP server)."""
 
 _HINTS = {
     "count": "state the count as the only number in your final message",
@@ -27,17 +37,25 @@ _SHAPES = {
 }
 
 
-def budget_line(budgets: Budgets) -> str:
-    """``Budgets: at most 8 tool calls and 8 model turns.`` (empty when there are none)."""
-    parts = []
-    if budgets.tool_calls is not None:
-        parts.append(f"{budgets.tool_calls} tool calls")
-    if budgets.turns is not None:
-        parts.append(f"{budgets.turns} model turns")
-    if budgets.context_tokens is not None:
-        parts.append(f"{budgets.context_tokens} prompt tokens")
-    if budgets.cost is not None:
-        parts.append(f"${budgets.cost} of model cost")
+def budget_line(budgets: Budgets, counted: Collection[str] | None = None) -> str:
+    """``Budgets: at most 8 tool calls and 8 model turns.`` (empty when there are none).
+
+    Args:
+        budgets: The task's budgets.
+        counted: The budgets the driver counts, by field name (None: every one); the others
+            are left out, since nothing would enforce them.
+    """
+    stated = {
+        "tool_calls": (budgets.tool_calls, "{} tool calls"),
+        "turns": (budgets.turns, "{} model turns"),
+        "context_tokens": (budgets.context_tokens, "{} prompt tokens"),
+        "cost": (budgets.cost, "${} of model cost"),
+    }
+    parts = [
+        shape.format(limit)
+        for name, (limit, shape) in stated.items()
+        if limit is not None and (counted is None or name in counted)
+    ]
     if not parts:
         return ""
     listed = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
@@ -55,10 +73,15 @@ def answer_hint(answer: Answer) -> str:
     )
 
 
-def briefing(task: Task) -> str:
-    """The instruction an agent is given: the task's text, then its budgets and answer rule."""
+def briefing(task: Task, counted: Collection[str] | None = None) -> str:
+    """The instruction an agent is given: the task's text, then its budgets and answer rule.
+
+    Args:
+        task: The task.
+        counted: The budgets the agent's driver counts (None: every one); see `budget_line`.
+    """
     lines = [task.instruction.strip()]
-    extra = [budget_line(task.budgets)]
+    extra = [budget_line(task.budgets, counted)]
     if task.answer is not None:
         extra.append(answer_hint(task.answer))
     extra = [line for line in extra if line]

@@ -1,6 +1,6 @@
 """The one verifier: a record judged in its slot (or as a loose file) within the verifier's root.
 
-Every place that judges evidence goes through `Verifier`: `scan_run` (what ``run``'s final
+Every place that judges evidence goes through `Verifier`: the run reader (what ``run``'s final
 counts, ``report``, ``compare`` and ``verify`` read), ``verify`` of loose record files, and
 ``verify --executor ray``, whose workers build the same `Verifier` from the same `TrustRoot`
 and task table and call the same `Verifier.judge` / `Verifier.check_file` on record bytes the
@@ -31,39 +31,43 @@ from harness_world.engine.limits import REPLAY_CALLS, REPLAY_WORK
 from harness_world.engine.paths import builtin_dir
 from harness_world.engine.world import World, WorldError, load_trusted_world, load_world
 from harness_world.errors import HarnessWorldError
-from harness_world.evidence.binding import IndexEntry, binding_problem
+from harness_world.evidence.binding import IndexEntry, TryKind, binding_problem
 from harness_world.evidence.record import (
     Record,
     RecordError,
     Usage,
     decode_record,
     load_record,
-    read_record_bytes,
 )
 from harness_world.evidence.replay import ReplayBound
+from harness_world.grading.grade import CriterionVerdict
 from harness_world.grading.layers import LayeredResult, layered_result
 from harness_world.grading.task import Task
 from harness_world.grading.verify import Verification, verify
 
 __all__ = [
     "COUNTED",
+    "FileBytes",
     "FileVerdict",
     "Observer",
     "Slot",
+    "SlotBytes",
     "SlotEvidence",
     "SlotResult",
     "TrustRoot",
+    "TryResult",
+    "TrySlot",
     "VerifiedRecord",
     "Verifier",
     "WorldRefused",
     "judge_record",
-    "retry_cost",
-    "tries_usage",
 ]
 
-COUNTED = ("completed", "error", "turn_limit", "budget_limit")
-"""Outcomes that count as attempts: a budget cut-off is part of the task's conditions, and
-``error`` (an exception in the agent's own code) is the system under test failing."""
+COUNTED = ("completed", "error", "turn_limit", "budget_limit", "interrupted")
+"""Outcomes that count as attempts: a budget cut-off is part of the task's conditions,
+``error`` (an exception in the agent's own code) is the system under test failing, and
+``interrupted`` (a client of ``mcp`` or ``play`` that went away without finishing) is that
+sample's one attempt: left out, a client could drop whichever attempts went badly."""
 
 SlotEvidence = Literal["verified", "ungraded", "lost", "missing"]
 
@@ -124,8 +128,25 @@ def _is_builtin(name: str) -> bool:
     return (builtin_dir("worlds") / name / "world.py").is_file()
 
 
+class TrySlot(msgspec.Struct, frozen=True, kw_only=True):
+    """An earlier try of a slot, kept beside its final record, and what binds it.
+
+    Attributes:
+        kind: ``failed`` (its infrastructure failed and the slot was executed again) or
+            ``interrupted`` (an outside client abandoned it).
+        number: Its number among the slot's tries of that kind, from 1.
+        path: Where it lives (``<sample>.<kind>-<number>.json``).
+        entry: Its line in ``index.jsonl`` (None: not indexed, so not bound).
+    """
+
+    kind: TryKind
+    number: int
+    path: str
+    entry: IndexEntry | None = None
+
+
 class Slot(msgspec.Struct, frozen=True, kw_only=True):
-    """One scheduled slot of a run directory and everything that binds a record to it.
+    """One scheduled slot of a run directory and everything that binds its records to it.
 
     Attributes:
         path: Where its final record lives.
@@ -135,10 +156,7 @@ class Slot(msgspec.Struct, frozen=True, kw_only=True):
         revision: The run's revision id.
         entry: The slot's last line in ``index.jsonl`` (None: never indexed).
         tool_calls: The run's own tool-call budget override (None: the task's budget).
-        retried: Earlier tries that ended in error and were executed again.
-        retry_cost: What those tries cost.
-        earlier: What those tries consumed, summed (`tries_usage`): their model requests,
-            retried and lost ones included, count in the slot's request figures.
+        tries: Every earlier try of the slot that its index binds or its folder holds.
     """
 
     path: str
@@ -148,15 +166,71 @@ class Slot(msgspec.Struct, frozen=True, kw_only=True):
     revision: str
     entry: IndexEntry | None = None
     tool_calls: int | None = None
-    retried: int = 0
-    retry_cost: float = 0.0
-    earlier: Usage = Usage()
+    tries: list[TrySlot] = []
 
     def result(self, evidence: SlotEvidence, **fields: Any) -> SlotResult:
         """The slot's result, decided without (or before) replaying its record."""
         return SlotResult(
             task_id=self.task_id, sample=self.sample, path=self.path, evidence=evidence, **fields
         )
+
+
+class FileBytes(msgspec.Struct, frozen=True, kw_only=True):
+    """One file of a slot as its reader read it, once.
+
+    Attributes:
+        data: Its bytes (None: there is no such file, or it could not be read).
+        problem: Why it could not be read (empty when it was, or when it is absent).
+    """
+
+    data: bytes | None = None
+    problem: str = ""
+
+
+class SlotBytes(msgspec.Struct, frozen=True, kw_only=True):
+    """Every file of a slot as its reader read it: the final record and each earlier try.
+
+    Attributes:
+        final: The final record's file.
+        tries: Each earlier try's file, in the order of `Slot.tries`.
+    """
+
+    final: FileBytes = FileBytes()
+    tries: list[FileBytes] = []
+
+
+class TryResult(msgspec.Struct, frozen=True, kw_only=True):
+    """An earlier try of a slot, judged as its final record is: its effects were real.
+
+    Attributes:
+        kind: ``failed`` or ``interrupted`` (see `TrySlot`).
+        number: Its number among the slot's tries of that kind.
+        path: Its file.
+        evidence: ``verified``, ``ungraded`` (not bound to the slot, or does not replay),
+            ``lost`` (unreadable) or ``missing`` (indexed, but its file is gone).
+        outcome: How it ended (empty when unreadable).
+        reason: Why its evidence is not verified.
+        forbidden: Its failed ``forbidden.*`` criteria, each ``id: detail`` (graded when it
+            verified and the task is known here).
+        tool_calls: Tool calls it made.
+        cost: What it cost, uncertain exposure included (counted from its record whenever
+            the record could be read: the provider's bill, not evidence).
+    """
+
+    kind: TryKind
+    number: int
+    path: str
+    evidence: SlotEvidence
+    outcome: str = ""
+    reason: str = ""
+    forbidden: list[str] = []
+    tool_calls: int = 0
+    cost: float = 0.0
+
+    @property
+    def possibly_forbidden(self) -> bool:
+        """Whether this try did, or may have done, something forbidden (unverified: may)."""
+        return self.evidence != "verified" or bool(self.forbidden)
 
 
 class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -200,6 +274,13 @@ class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
         layers: The record read as two score sheets after admission (`LayeredResult`),
             computed once here; null unless the evidence verified and the task is known here
             (evidence that does not verify is refused at admission, and ``reason`` says why).
+        forbidden: The final record's failed ``forbidden.*`` criteria, each ``id: detail``.
+        digest: The digest of the final record the slot holds, bound to it (empty when it
+            could not be read or is not bound): what a review of the slot is given on.
+        verdicts: Every criterion's verdict of the agent grade when it failed (empty when it
+            passed or was not graded): what a reader lists for a failed record.
+        tries: Every earlier try of the slot, judged: their effects count wherever effects
+            are counted.
     """
 
     task_id: str
@@ -230,11 +311,25 @@ class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
     queue_s: float = 0.0
     models: list[str] = []
     layers: LayeredResult | None = None
+    forbidden: list[str] = []
+    digest: str = ""
+    verdicts: list[CriterionVerdict] = []
+    tries: list[TryResult] = []
 
     @property
     def counted(self) -> bool:
         """Whether this slot is a valid attempt: verified evidence and a counted outcome."""
         return self.evidence == "verified" and self.outcome in COUNTED
+
+    @property
+    def possibly_forbidden(self) -> bool:
+        """Whether any executed try of the slot did, or may have done, something forbidden.
+
+        A slot whose final record is not verified (or is missing) may have done anything;
+        so may an earlier try that is not verified.
+        """
+        final = self.evidence != "verified" or bool(self.forbidden)
+        return final or any(t.possibly_forbidden for t in self.tries)
 
 
 class FileVerdict(msgspec.Struct, frozen=True, kw_only=True):
@@ -290,32 +385,6 @@ class VerifiedRecord:
 Observer = Callable[[Path, VerifiedRecord], None]
 """What a scan calls with each record it verified in its slot, and the record's path. A
 verified record is bound to its slot, so its ``task_id`` and ``sample`` name the slot."""
-
-
-_NOTHING_SPENT = Usage()
-
-
-def tries_usage(paths: Sequence[Path]) -> Usage:
-    """What a slot's failed tries consumed, every usage field summed over their records.
-
-    An unreadable try counts nothing here: it is kept for people to read, and what it spent
-    is the provider's bill, not evidence.
-    """
-    total = {field: getattr(Usage(), field) for field in Usage.__struct_fields__}
-    for path in paths:
-        try:
-            spent = load_record(path).usage
-        except RecordError:
-            continue
-        for field in total:
-            total[field] += getattr(spent, field)
-    return Usage(**total)
-
-
-def retry_cost(paths: Sequence[Path]) -> float:
-    """What a slot's failed tries cost (US dollars, uncertain exposure included)."""
-    spent = tries_usage(paths)
-    return spent.cost + spent.uncertain_cost
 
 
 def _record_at(path: Path, data: bytes | None) -> Record:
@@ -376,20 +445,53 @@ def _layers(
     return layered_result(record, task, result, world)
 
 
+def _forbidden(result: Verification) -> list[str]:
+    """The failed ``forbidden.*`` criteria of a verification's grade, each ``id: detail``."""
+    if result.grade is None:
+        return []
+    return [
+        f"{v.id}: {v.detail}"
+        for v in result.grade.verdicts
+        if v.status == "failed" and v.id.startswith("forbidden.")
+    ]
+
+
+@attrs.frozen(slots=True)
+class _Earlier:
+    """What a slot's earlier tries add to its final record's figures."""
+
+    tries: list[TryResult]
+    usage: Usage
+
+    @property
+    def cost(self) -> float:
+        return self.usage.cost + self.usage.uncertain_cost
+
+
+def _spent(records: Sequence[Record]) -> Usage:
+    """Every usage field summed over ``records``."""
+    total = {field: getattr(Usage(), field) for field in Usage.__struct_fields__}
+    for record in records:
+        for field in total:
+            total[field] += getattr(record.usage, field)
+    return Usage(**total)
+
+
+_NONE_EARLIER = _Earlier(tries=[], usage=Usage())
+
+
 def _slot_result(
     record: Record,
     result: Verification,
     path: Path,
     task: Task | None,
     world: World,
-    *,
-    retried: int,
-    spent_before: float,
-    earlier: Usage = _NOTHING_SPENT,
+    earlier: _Earlier = _NONE_EARLIER,
 ) -> SlotResult:
-    """A slot's result from its record and verification (and what its failed tries spent)."""
+    """A slot's result from its record and verification (and what its earlier tries did)."""
     grade = result.grade
     usage = record.usage
+    spent = earlier.usage
     not_graded = result.not_graded
     if result.evidence == "verified" and task is None:
         not_graded = f"task {record.task_id!r} is not known here"
@@ -414,40 +516,34 @@ def _slot_result(
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         cost=usage.cost + usage.uncertain_cost,
-        retried_requests=usage.retries + earlier.retries,
-        lost_requests=usage.lost_requests + earlier.lost_requests,
+        retried_requests=usage.retries + spent.retries,
+        lost_requests=usage.lost_requests + spent.lost_requests,
         lost_input_tokens_estimate=usage.lost_input_tokens_estimate
-        + earlier.lost_input_tokens_estimate,
-        retried=retried,
-        retry_cost=spent_before,
+        + spent.lost_input_tokens_estimate,
+        retried=len(earlier.tries),
+        retry_cost=earlier.cost,
         latency_s=record.context.latency_s,
         queue_s=record.context.queue_s,
         models=list(usage.models),
         user_turns=len(record.user_turns) if record.user_turns else msgspec.UNSET,
         layers=_layers(record, task, result, world),
+        forbidden=_forbidden(result),
+        digest=record.digest,
+        verdicts=[] if grade is None or grade.passed else list(grade.verdicts),
+        tries=earlier.tries,
     )
 
 
-def judge_record(
-    record: Record,
-    world: World,
-    task: Task | None,
-    path: Path,
-    *,
-    retries: Sequence[Path] = (),
-) -> SlotResult:
+def judge_record(record: Record, world: World, task: Task | None, path: Path) -> SlotResult:
     """Judge a record this process has just made for its slot (``run``'s executors).
 
     The record is replayed and graded as `Verifier.judge` would (no binding check: the caller
     made it for this slot), without the call and work bounds a stranger's record is held to:
     an attempt this process ran is evidence of its own cost, not an attack on the verifier.
+    A slot with earlier tries is judged again by the run's reader, which judges them too.
     """
     result = _replayed(record, world, task, calls=None, work=None)
-    earlier = tries_usage(retries)
-    spent = earlier.cost + earlier.uncertain_cost
-    return _slot_result(
-        record, result, path, task, world, retried=len(retries), spent_before=spent, earlier=earlier
-    )
+    return _slot_result(record, result, path, task, world)
 
 
 @attrs.define(slots=True)
@@ -516,57 +612,109 @@ class Verifier:
         self,
         slot: Slot,
         sizes: Mapping[str, str],
+        data: SlotBytes,
         *,
-        data: bytes | None = None,
         observe: Observer | None = None,
     ) -> SlotResult:
-        """Judge a slot's record (read from ``data`` when given, else from its path).
+        """Judge a slot: every earlier try, then its final record, from the bytes given.
 
         Args:
-            slot: The slot and its binding.
+            slot: The slot and what binds its records.
             sizes: The run's world sizes by name.
-            data: The record file's bytes, read by whoever mapped this slot here.
-            observe: Shown every record verified in its slot, with its path.
+            data: The slot's files as its reader read them (once).
+            observe: Shown every final record verified in its slot, with its path.
         """
+        earlier = self._earlier(slot, sizes, data)
+        extra = {"retried": len(earlier.tries), "retry_cost": earlier.cost, "tries": earlier.tries}
         path = Path(slot.path)
-        if data is None and not path.is_file():
-            return slot.result("missing", reason="no record for this slot")
+        if data.final.data is None and not data.final.problem:
+            return slot.result("missing", reason="no record for this slot", **extra)
+        record, problem = self._bound(path, data.final, slot, slot.entry)
+        if record is None:
+            return slot.result("lost", reason=problem, **extra)
+        if problem:
+            return slot.result("ungraded", outcome=record.outcome.status, reason=problem, **extra)
+        task = (self.tasks or {}).get(slot.task_id)
         try:
-            data = read_record_bytes(path) if data is None else data
-            record = _record_at(path, data)
-        except (RecordError, OSError) as exc:
-            return slot.result("lost", reason=str(exc), retried=slot.retried)
+            world = self._world_of(record, task, sizes)
+        except (HarnessWorldError, OSError) as exc:
+            return slot.result("lost", reason=str(exc), **extra)
+        bound = _call_budget(task, slot.tool_calls, self.max_calls)
+        result = _replayed(record, world, task, calls=bound, work=self.max_work)
+        if observe is not None and result.evidence == "verified":
+            observe(path, VerifiedRecord(record, world, task, result))
+        return _slot_result(record, result, path, task, world, earlier)
+
+    def _world_of(self, record: Record, task: Task | None, sizes: Mapping[str, str]) -> World:
+        name = task.world if task else record.world.name
+        return self.world(name, sizes.get(name, "small"))
+
+    @staticmethod
+    def _bound(
+        path: Path, file: FileBytes, slot: Slot, entry: IndexEntry | None
+    ) -> tuple[Record | None, str]:
+        """The record in ``file`` and why it is not bound to its slot (None: unreadable)."""
+        if file.data is None:
+            return None, file.problem
+        try:
+            record = _record_at(path, file.data)
+        except RecordError as exc:
+            return None, str(exc)
         unbound = binding_problem(
             record,
             task_id=slot.task_id,
             sample=slot.sample,
             seed=slot.seed,
             revision=slot.revision,
-            entry=slot.entry,
-            data=data,
+            entry=entry,
+            data=file.data,
         )
-        if unbound:
-            return slot.result("ungraded", outcome=record.outcome.status, reason=unbound)
+        return record, unbound
+
+    def _earlier(self, slot: Slot, sizes: Mapping[str, str], data: SlotBytes) -> _Earlier:
+        """Every earlier try of the slot judged, and what their readable records spent."""
+        if not slot.tries:
+            return _NONE_EARLIER
+        files = (list(data.tries) + [FileBytes()] * len(slot.tries))[: len(slot.tries)]
+        judged = [
+            self._judge_try(slot, t, f, sizes) for t, f in zip(slot.tries, files, strict=True)
+        ]
+        return _Earlier(
+            tries=[result for result, _ in judged],
+            usage=_spent([record for _, record in judged if record is not None]),
+        )
+
+    def _judge_try(
+        self, slot: Slot, tried: TrySlot, file: FileBytes, sizes: Mapping[str, str]
+    ) -> tuple[TryResult, Record | None]:
+        """One earlier try judged as a final record is (its effects were real)."""
+        base = TryResult(kind=tried.kind, number=tried.number, path=tried.path, evidence="lost")
+        replace = msgspec.structs.replace
+        if file.data is None and not file.problem:
+            gone = "its index line binds a file that is gone"
+            return replace(base, evidence="missing", reason=gone), None
+        record, problem = self._bound(Path(tried.path), file, slot, tried.entry)
+        if record is None:
+            return replace(base, reason=problem), None
+        base = replace(
+            base,
+            outcome=record.outcome.status,
+            tool_calls=len(record.calls),
+            cost=record.usage.cost + record.usage.uncertain_cost,
+        )
+        if problem:
+            return replace(base, evidence="ungraded", reason=problem), record
         task = (self.tasks or {}).get(slot.task_id)
-        name = task.world if task else record.world.name
         try:
-            world = self.world(name, sizes.get(name, "small"))
+            world = self._world_of(record, task, sizes)
         except (HarnessWorldError, OSError) as exc:
-            return slot.result("lost", reason=str(exc), retried=slot.retried)
+            return replace(base, reason=str(exc)), record
         bound = _call_budget(task, slot.tool_calls, self.max_calls)
         result = _replayed(record, world, task, calls=bound, work=self.max_work)
-        if observe is not None and result.evidence == "verified":
-            observe(path, VerifiedRecord(record, world, task, result))
-        return _slot_result(
-            record,
-            result,
-            path,
-            task,
-            world,
-            retried=slot.retried,
-            spent_before=slot.retry_cost,
-            earlier=slot.earlier,
+        judged = replace(
+            base, evidence=result.evidence, reason=result.reason, forbidden=_forbidden(result)
         )
+        return judged, record
 
     def check_file(self, path: Path, data: bytes | None = None) -> FileVerdict:
         """Verify one record file on its own; ``refused`` is set when ``--world`` fails."""

@@ -26,6 +26,7 @@ from harness_world.engine.world import (
     locate_world,
     resolve_world_folder,
 )
+from harness_world.errors import HarnessWorldError
 from harness_world.grading.task import Task, TaskError, load_tasks
 
 __all__ = [
@@ -36,8 +37,10 @@ __all__ = [
     "choose_worlds",
     "load_world_data",
     "one_task",
+    "one_task_of",
     "one_world",
     "reader_worlds",
+    "reads_outside_data",
     "select_tasks",
 ]
 
@@ -277,6 +280,65 @@ def load_world_data(world: str | Path, data: Path, tasks_file: Path | None = Non
     if not isinstance(loaded, WorldData):
         raise WorldError(f"world {str(world)!r}: {DATA_HOOK} returned no WorldData")
     return loaded
+
+
+def one_task_of(
+    world: str | Path,
+    task_id: str,
+    size: str = "small",
+    task_folder: str | Path | None = None,
+    *,
+    data: Path | None = None,
+    tasks_file: Path | None = None,
+) -> tuple[World, Task]:
+    """The world and the one task an attempt plays, from its seeds or its outside data.
+
+    Without ``data`` this is `one_task`; with it, the world's own hook reads the folder (its
+    start state and its tasks; see `load_world_data`).
+
+    Raises:
+        WorldError: for a world that does not load (one that reads outside data, named without
+            ``data``, says so), or data the world refuses.
+        TaskError: for ``task_folder`` with ``data``, ``tasks_file`` without it, or a task id
+            the world (or its data) does not have.
+    """
+    if data is None:
+        if tasks_file is not None:
+            raise TaskError("--world-tasks goes with --world-data DIR")
+        try:
+            return one_task(world, task_id, size, task_folder)
+        except WorldError as exc:
+            if not reads_outside_data(world):
+                raise
+            raise WorldError(
+                f"{exc}: world {str(world)!r} reads its start state and tasks from an outside "
+                "data folder: give it with --world-data DIR"
+            ) from None
+    if task_folder is not None:
+        raise TaskError("--world-data DIR gives the tasks: not with --tasks (see --world-tasks)")
+    try:
+        loaded = load_world_data(world, data, tasks_file)
+    except WorldError as exc:
+        raise WorldError(f"--world-data: {str(exc).splitlines()[0]}") from None
+    found = {t.id: t for t in loaded.tasks}
+    if task_id not in found:
+        known = sorted(found)
+        shown = ", ".join(known[:5]) + (f", ... ({len(known)} in all)" if len(known) > 5 else "")
+        raise TaskError(f"--task {task_id!r} is not a task of --world-data (known: {shown})")
+    return loaded.world, found[task_id]
+
+
+def reads_outside_data(world: str | Path) -> bool:
+    """Whether the world's module reads an outside data folder (defines `DATA_HOOK`).
+
+    False for a world that cannot be found or whose module does not import.
+    """
+    try:
+        folder = resolve_world_folder(world)
+        module = plugin_module("world", str(world), folder)
+    except (HarnessWorldError, OSError):  # a world that does not load: said elsewhere
+        return False
+    return hasattr(module, DATA_HOOK)
 
 
 def check_task_against_contract(task: Task, contract: Contract) -> list[str]:

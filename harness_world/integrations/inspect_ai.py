@@ -17,6 +17,13 @@ judges the sample's slot of the run directory with the one `Verifier`, as ``veri
 re-scoring a log (``inspect score``) reads each slot's record from disk again, never a path the
 log names, so a record edited, swapped in from another run or pointed elsewhere is ungraded.
 
+A slot's record is bound to the inspect sample it was written for: the scorer writes the
+sample's uuid, id and epoch into the record's context (`INSPECT_BINDING`), and scores a
+record only for that sample (the same sample re-scored from its log keeps its uuid). Any other
+sample scored against the slot (another eval's, an empty completion, a log of another model)
+gets ``I``, not graded: a score is a function of the sample scored, never of whatever the
+slot happens to hold.
+
 inspect validates tool arguments against the declared schema before a tool runs; a call it
 rejects never reaches the session and is not in the record (inspect's transcript shows it).
 """
@@ -38,20 +45,25 @@ from inspect_ai.tool import Tool, ToolDef, ToolError, ToolParams
 
 from harness_world.engine.world import World, load_world, locate_world
 from harness_world.evidence.binding import save_bound
-from harness_world.evidence.record import RecordContext
+from harness_world.evidence.record import Record, RecordContext
 from harness_world.grading.task import Task as HwTask
 from harness_world.grading.task import load_tasks
 from harness_world.grading.verifier import SlotResult, Verifier
 from harness_world.integrations import DEFAULT_SYSTEM_PROMPT
 from harness_world.running.attempt import Attempt, AttemptEnded, AttemptLimits
+from harness_world.running.reader import RunReader, RunReadError, refresh_counts
 from harness_world.running.run import open_external_run as open_run_dir
 from harness_world.running.run import sample_seed
-from harness_world.running.rundir import load_manifest, record_path, scan_run, slot_for
+from harness_world.running.rundir import record_path
 
 __all__ = ["hw_scorer", "hw_setup", "hw_task"]
 
 RECORD_KEY = "hw_record"
 """Sample metadata key holding the record's path (kept in the log, read again on re-scoring)."""
+
+INSPECT_BINDING = ("inspect_sample", "inspect_id", "inspect_epoch")
+"""The record context notes binding a slot's record to the inspect sample it was written for:
+the sample's uuid (unique per sample and epoch of an eval, kept by its log), id and epoch."""
 
 
 @attrs.define(slots=True, eq=False)
@@ -305,29 +317,63 @@ def hw_scorer(plan: _Plan | None = None, *, run: str | Path | None = None) -> Sc
         if not verifiers:
             tasks = plan.tasks if plan is not None else {t.id: t for t in load_tasks()}
             verifiers.append(Verifier(tasks=tasks, given=plan.worlds if plan is not None else {}))
-        return _judge_slot(root, verifiers[0], str(state.sample_id), state.epoch - 1)
+        return _judge_slot(root, verifiers[0], state)
 
     return score
 
 
-def _judge_slot(root: Path, verifier: Verifier, task_id: str, sample: int) -> Score:
-    """The slot's `Verifier.judge`, as ``verify RUN`` gives it, turned into a score."""
+def _binding(state: TaskState) -> dict[str, str]:
+    """The context notes that bind a record to the inspect sample ``state`` is."""
+    values = (state.uuid, str(state.sample_id), str(state.epoch))
+    return dict(zip(INSPECT_BINDING, values, strict=True))
+
+
+def _judge_slot(root: Path, verifier: Verifier, state: TaskState) -> Score:
+    """The slot judged by the run reader, as ``verify RUN`` judges it, turned into a score.
+
+    A record written for another inspect sample than ``state`` is not graded for it.
+    """
+    task_id, sample = str(state.sample_id), state.epoch - 1
+    seen: list[Record] = []
     try:
-        manifest = load_manifest(root)
-    except (FileNotFoundError, ValueError) as exc:
+        result = RunReader(verifier).judge_slot(
+            root, task_id, sample, observe=lambda _, got: seen.append(got.record)
+        )
+    except RunReadError as exc:
         return Score(value=INCORRECT, explanation=f"lost: {exc}", metadata={"evidence": "lost"})
-    slot = slot_for(root, manifest, task_id, sample)
-    if slot is None:
+    if result is None:
         return Score(
             value=INCORRECT,
             explanation=f"ungraded: {task_id!r} sample {sample} is no slot of {root}",
             metadata={"evidence": "ungraded", "record": None},
         )
-    answers: list[str] = []
-    result = verifier.judge(
-        slot, manifest.sizes, observe=lambda _, seen: answers.append(seen.record.final_message)
+    if seen and (foreign := _foreign(seen[0], state)):
+        return Score(
+            value=INCORRECT,
+            explanation=f"not graded: {foreign}",
+            metadata={
+                "evidence": result.evidence,
+                "grade": None,
+                "reason": foreign,
+                "record": result.path,
+            },
+        )
+    return _score(result, seen[0].final_message if seen else None)
+
+
+def _foreign(record: Record, state: TaskState) -> str:
+    """Why ``record`` was not written for the inspect sample ``state`` (empty: it was)."""
+    notes = record.context.notes
+    wanted = _binding(state)
+    if all(notes.get(key) == value for key, value in wanted.items()):
+        return ""
+    written = notes.get(INSPECT_BINDING[0])
+    whom = f"inspect sample {written}" if written else "no inspect sample (none is named)"
+    return (
+        f"the record in slot {state.sample_id}/{state.epoch - 1} was written for {whom}, not "
+        f"for this one ({state.uuid}, epoch {state.epoch}): a slot is scored only for the "
+        "sample whose attempt wrote it"
     )
-    return _score(result, answers[0] if answers else None)
 
 
 def _seal(live: _Live, state: TaskState) -> None:
@@ -339,11 +385,12 @@ def _seal(live: _Live, state: TaskState) -> None:
             attempt.begin_turn()  # past the turn budget: ends the attempt as turn_limit
         except AttemptEnded:
             break
-    record = attempt.finish(state.output.completion if state.output else "", RecordContext())
+    completion = state.output.completion if state.output else ""
+    record = attempt.finish(completion, RecordContext(notes=_binding(state)))
     live.path.parent.mkdir(parents=True, exist_ok=True)
     run_dir = live.path.parent.parent.parent
     save_bound(run_dir, record, live.path)  # bound to its slot, write-ahead (as `run` does)
-    scan_run(run_dir)
+    refresh_counts(run_dir, None)
 
 
 def _score(result: SlotResult, answer: str | None) -> Score:

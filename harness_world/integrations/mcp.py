@@ -15,6 +15,11 @@ Every attempt ends in a saved, sealed record:
 - the client disconnecting (end of input, or closing its HTTP session) or the process being
   terminated seals the attempt in flight as ``interrupted``.
 
+A session that made any tool call is its sample's attempt, whatever ends it: an ``interrupted``
+record is the slot's final record, counted and graded like any other attempt, and the sample
+is never served again (a client that disconnects when an attempt goes badly gets no second
+try at it). A session that made no call started nothing and leaves its sample to the next.
+
 `AttemptServer` holds the plan: one target (``--record FILE``) or k samples into a run directory
 (``--samples k --out RUN``, the layout of `harness_world.run`: ``manifest.json``,
 ``records/<task>/<sample>.json``, ``inventory.json``). One MCP session serves at most one
@@ -40,7 +45,7 @@ import secrets
 import signal
 import socket
 import sys
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -56,21 +61,16 @@ from harness_world.engine.limits import (
 from harness_world.engine.schemas import tool_schemas
 from harness_world.engine.world import World
 from harness_world.evidence.binding import save_bound
-from harness_world.evidence.record import (
-    Record,
-    RecordContext,
-    RecordError,
-    load_record,
-    save_record,
-)
-from harness_world.grading.briefing import briefing
+from harness_world.evidence.record import Record, RecordContext, save_record
+from harness_world.grading.briefing import TOOL_BUDGETS, briefing
 from harness_world.grading.task import Task
 from harness_world.grading.verify import verify
 from harness_world.running.attempt import Attempt, AttemptEnded, AttemptLimits, offered_schemas
 from harness_world.running.lock import RunLock, lock_run_directory
+from harness_world.running.reader import refresh_counts
 from harness_world.running.run import open_external_run as open_run_dir
 from harness_world.running.run import sample_seed
-from harness_world.running.rundir import record_path, scan_run
+from harness_world.running.rundir import record_path
 
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -88,12 +88,15 @@ __all__ = [
     "announcement",
     "attempt_server",
     "build_server",
+    "mark_served",
     "plan_run",
     "serve",
     "serve_http",
     "serve_stdio",
     "serve_summary",
+    "served_marker",
     "token_problem",
+    "uncounted_budget",
 ]
 
 FINISH_TOOL = "finish"
@@ -181,8 +184,10 @@ class AttemptServer:
     sample into the next. One attempt is in flight at a time: another session's calls meanwhile
     are refused (kind ``busy``) and bind it to nothing, so the samples are served, sealed and
     indexed in order by one writer, as `harness_world.run` does with one worker. A session
-    that ends mid-attempt (`end_session`) seals it as ``interrupted``; in a run directory that
-    sample is then served again to the next fresh session, as a resume serves it.
+    that ends mid-attempt (`end_session`) seals it as ``interrupted``: that record is the
+    sample's attempt, and the next fresh session gets the next sample. In a run directory a
+    sample is marked served (`served_marker`) before its first call runs, so that a server
+    killed mid-attempt leaves the sample missing rather than serving it again.
 
     Attributes:
         world: The world.
@@ -197,7 +202,7 @@ class AttemptServer:
         transport: How clients reach the server (set by `serve_stdio` and `serve_http`); it
             decides how a refused client is told to open a fresh session.
         lock: The run directory's writer lock, held until `release` (or the process's end).
-        saved: Every attempt saved so far (an interrupted one served again included).
+        saved: Every attempt saved so far.
     """
 
     world: World
@@ -228,9 +233,11 @@ class AttemptServer:
     def instruction(self) -> str:
         """The task's instruction with its budgets and answer rule, as `play` states it.
 
-        It is the server's instructions and its ``task`` prompt.
+        It is the server's instructions and its ``task`` prompt. Only the budgets the server
+        counts are stated (`TOOL_BUDGETS`): it sees tool calls, never the client's model turns,
+        tokens or cost, so it promises none of them.
         """
-        return briefing(self.task)
+        return briefing(self.task, TOOL_BUDGETS)
 
     def tools(self) -> list[dict[str, Any]]:
         """The tools the task offers in MCP shape, then ``finish``."""
@@ -244,7 +251,7 @@ class AttemptServer:
 
     @property
     def remaining(self) -> int:
-        """Planned attempts not yet saved (an interrupted sample, served again, counts)."""
+        """Planned attempts not yet saved (the attempt in flight among them)."""
         return len(self.targets) - self._index
 
     @property
@@ -349,8 +356,8 @@ class AttemptServer:
     def _ensure_attempt(self, session: str) -> Attempt:
         if self._attempt is None:
             target = self.targets[self._index]
-            if self.run_dir is not None and _kept_status(Path(target.path)) == "interrupted":
-                _set_aside(Path(target.path), target.sample)  # kept beside the slot's new try
+            if self.run_dir is not None:  # before its first call runs: never served again
+                mark_served(served_marker(self.run_dir, self.task.id, target.sample))
             self._attempt = Attempt(
                 self.world,
                 self.task,
@@ -378,10 +385,9 @@ class AttemptServer:
             self._sealed[self._holder] = target.sample
         self._attempt = None
         self._holder = None
-        if record.outcome.status != "interrupted" or self.run_dir is None:
-            self._index += 1  # an interrupted slot stays unfilled: the next fresh session gets it
+        self._index += 1  # whatever ended it, this sample's attempt: never served again
         if self.run_dir is not None:
-            scan_run(self.run_dir, [self.task], worlds={self.world.name: self.world})
+            refresh_counts(self.run_dir, [self.task], worlds={self.world.name: self.world})
         return saved
 
     def _summary(self, saved: SavedAttempt) -> dict[str, Any]:
@@ -433,10 +439,11 @@ def plan_run(
 ) -> AttemptServer:
     """An `AttemptServer` for k samples into a run directory (created, or resumed).
 
-    Samples already saved are kept; a sample whose saved record ended ``interrupted`` is served
-    again and the interrupted record kept beside it as ``<sample>.interrupted-<n>.json``. The
-    server holds the run directory's writer lock (`AttemptServer.release`, or the process's end,
-    lets it go), so two servers, or a server and `run`, never serve the same slot.
+    Only samples never begun are served: a slot with a record (whatever its outcome,
+    ``interrupted`` included) or marked served (`served_marker`: a server killed mid-attempt
+    saved nothing) is kept as it is, so no sample is ever served twice. The server holds the
+    run directory's writer lock (`AttemptServer.release`, or the process's end, lets it go), so
+    two servers, or a server and `run`, never serve the same slot.
 
     Args:
         world: The world.
@@ -474,7 +481,8 @@ def plan_run(
     targets: list[AttemptTarget] = []
     for sample in range(samples):
         path = record_path(root, task.id, sample)
-        if _kept_status(path) in (None, "interrupted"):  # an unfilled slot
+        begun = served_marker(root, task.id, sample)
+        if not (os.path.lexists(path) or os.path.lexists(begun)):  # never begun
             seed_of = sample_seed(seed, task.id, sample)
             targets.append(AttemptTarget(sample=sample, seed=seed_of, path=str(path)))
     return AttemptServer(
@@ -488,21 +496,31 @@ def plan_run(
     )
 
 
-def _kept_status(path: Path) -> str | None:
-    """The outcome of the record saved at ``path``; None when there is none, or unreadable."""
-    if not path.is_file():
-        return None
+SERVED = "mcp-served"
+"""The folder of a run directory holding a marker per sample the MCP server began serving."""
+
+
+def served_marker(root: Path, task_id: str, sample: int) -> Path:
+    """Where the marker saying that a sample's attempt has begun lives (an empty file).
+
+    Outside ``records/``, so no reader takes it for a record.
+    """
+    return root / SERVED / task_id / str(sample)
+
+
+def mark_served(path: Path) -> None:
+    """Create the marker ``path`` durably (the file and its folder's entry fsynced)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
     try:
-        return load_record(path).outcome.status
-    except RecordError:
-        return None
-
-
-def _set_aside(path: Path, sample: int) -> None:
-    number = 1
-    while (aside := path.with_name(f"{sample}.interrupted-{number}.json")).exists():
-        number += 1
-    path.replace(aside)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
 
 
 # -- the MCP protocol layer (imports the SDK) ---------------------------------------------------
@@ -965,6 +983,25 @@ def announcement(url: str, token: str | None, *, generated: bool) -> str:
     if token is not None and generated:
         shown["token"] = token
     return json.dumps(shown)
+
+
+UNCOUNTED_BUDGETS = ("turns", "context_tokens", "requests", "cost")
+"""Budgets of the client's model: the server sees its tool calls, never its model requests."""
+
+
+def uncounted_budget(limits: Mapping[str, int | float | None]) -> str:
+    """Why a budget override given in ``limits`` cannot be served (empty when none can't).
+
+    The server would promise such a budget and never enforce it, so it is refused instead.
+    """
+    given = [name for name in UNCOUNTED_BUDGETS if limits.get(name) is not None]
+    if not given:
+        return ""
+    return (
+        f"--{given[0].replace('_', '-')}: the MCP server sees the client's tool calls, never its "
+        "model turns, requests, tokens or cost, so it cannot enforce this budget (--tool-calls "
+        "and --wall-time it can)"
+    )
 
 
 def token_problem(token: str) -> str:

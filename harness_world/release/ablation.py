@@ -50,7 +50,8 @@ from harness_world.running.crossed import (
     run_crossed,
 )
 from harness_world.running.heldout import check_split_tasks
-from harness_world.running.rundir import read_json, scan_run, write_json
+from harness_world.running.reader import RunReader
+from harness_world.running.rundir import read_json, write_json
 from harness_world.stats.wild import DEFAULT_SEED
 
 __all__ = [
@@ -368,7 +369,11 @@ class AblationComparison(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def compare_ablation(
-    out: str | Path, *, tasks: Sequence[Task] | None = None, seed: int = DEFAULT_SEED
+    out: str | Path,
+    *,
+    tasks: Sequence[Task] | None = None,
+    seed: int = DEFAULT_SEED,
+    reader: RunReader | None = None,
 ) -> AblationComparison:
     """Compare each arm of an ablation with its baseline, paired by task, sample and seed.
 
@@ -376,6 +381,7 @@ def compare_ablation(
         out: The ablation's directory.
         tasks: The tasks to grade against (default: the built-in tasks).
         seed: Seed of the bootstrap's random sign patterns.
+        reader: How its runs are read (default: by ``tasks``, provenance unchecked).
 
     Raises:
         AblationError: when ``out`` holds no ablation manifest.
@@ -384,13 +390,14 @@ def compare_ablation(
     root = Path(out)
     manifest = load_ablation(root)
     load_crossed(root)  # an ablation is a crossed run: refuse a half-written one here
-    base = scan_run(root / manifest.baseline, tasks, write_counts=False)
+    reader = reader or RunReader.of(tasks)
+    base = reader.read(root / manifest.baseline)
     confidence = 1 - _LEVEL / max(1, len(manifest.arms))
     differences = [
         paired_difference(
             factor.text,
             base.slots,
-            scan_run(root / name, tasks, write_counts=False).slots,
+            reader.read(root / name).slots,
             base.families,
             seed=seed,
             confidence=confidence,

@@ -21,7 +21,7 @@ from typing import Any, Literal
 import msgspec
 
 from harness_world.analysis.report import rows_of
-from harness_world.grading.task import Task, load_tasks
+from harness_world.grading.task import Task
 from harness_world.release.figures import Measured, RunFigures, measure_run
 from harness_world.release.policy import (
     CompletionClause,
@@ -34,6 +34,7 @@ from harness_world.release.policy import (
     ReleasePolicy,
 )
 from harness_world.release.split import HeldOutUse, heldout_use, render_heldout_use
+from harness_world.running.reader import RunReader
 from harness_world.stats import StatsInputError, assess, clopper_pearson_interval
 from harness_world.stats.gate import GateResult
 
@@ -139,7 +140,7 @@ def _forbidden(p: ForbiddenClause, base: RunFigures, cand: RunFigures) -> Clause
     limit = f"at most {p.max_count} attempt(s)" + (
         "" if p.max_upper_bound is None else f"; upper bound at most {_pct(p.max_upper_bound)}"
     )
-    if not cand.forbid_declared or cand.valid == 0:
+    if not cand.forbid_declared or cand.forbidden_of == 0:
         return ClauseResult(
             clause=name,
             verdict="undefined",
@@ -147,18 +148,21 @@ def _forbidden(p: ForbiddenClause, base: RunFigures, cand: RunFigures) -> Clause
             detail="no valid attempt of a task that declares a forbidden transition: "
             "nothing was measured",
         )
-    upper = upper_bound(cand.forbidden, cand.valid, p.confidence)
+    upper = upper_bound(cand.forbidden, cand.forbidden_of, p.confidence)
     over_count = cand.forbidden > p.max_count
     over_bound = p.max_upper_bound is not None and upper > p.max_upper_bound
     reasons = [f"{cand.forbidden} attempt(s) made a forbidden transition"] if over_count else []
+    if over_count and cand.unaccounted:
+        reasons[0] += f" or cannot be checked ({cand.unaccounted}: missing, lost or unverified)"
     if over_bound:
         reasons.append(f"the bound {_pct(upper)} is above {_pct(p.max_upper_bound or 0.0)}")
     return _held(
         name,
         reasons,
-        figure=f"{cand.forbidden} of {cand.valid} attempts",
-        value=cand.forbidden / cand.valid,
-        baseline=base.forbidden / base.valid if base.valid else None,
+        figure=f"{cand.forbidden} of {cand.forbidden_of} attempts"
+        + (f" ({cand.unaccounted} unaccounted for)" if cand.unaccounted else ""),
+        value=cand.forbidden / cand.forbidden_of,
+        baseline=base.forbidden / base.forbidden_of if base.forbidden_of else None,
         bound=upper,
         bound_text=f"one-sided {p.confidence:.0%} Clopper-Pearson upper bound: the rate is at "
         f"most {_pct(upper)}",
@@ -405,6 +409,7 @@ def evaluate_release(
     folders: Mapping[str, Path] | None = None,
     name: str = "",
     split: str | Path | None = None,
+    reader: RunReader | None = None,
 ) -> ReleaseDecision:
     """Measure two run directories (each replayed once) and decide the policy on them.
 
@@ -416,16 +421,20 @@ def evaluate_release(
         folders: World folders of the reader's own, by name.
         name: How to name the policy in the decision (default: its ``name``).
         split: A held-out split lock: the decision says how many candidates its ledger holds.
+        reader: How both runs are read (replaces ``tasks`` and ``folders``; with a trusted
+            key, a run it does not sign is refused).
 
     Raises:
         PolicyError: for a critical task or family none of ``tasks`` has.
         ReleaseInputError: when either directory is not a readable run directory.
         SplitError: when the split's lock or ledger is unreadable.
+        harness_world.running.reader.ProvenanceRefused: when the reader's key refuses a run.
     """
-    index = dict(tasks) if tasks is not None else {t.id: t for t in load_tasks()}
+    reader = reader or RunReader.of(tasks.values() if tasks is not None else None, folders=folders)
+    index = dict(reader.verifier.tasks or {})
     _check_critical(policy, index, name or policy.name or "the policy")
-    base = measure_run(baseline, index, folders=folders)
-    cand = measure_run(candidate, index, folders=folders)
+    base = measure_run(baseline, index, reader=reader)
+    cand = measure_run(candidate, index, reader=reader)
     decision = decide_release(policy, base, cand, name)
     if split is None:
         return decision

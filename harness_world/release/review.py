@@ -41,17 +41,19 @@ from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.verifier import VerifiedRecord
 from harness_world.release.inputs import read_toml
 from harness_world.running.journal import append_jsonl
+from harness_world.running.reader import RunReader
 from harness_world.running.reviews import (
     CLAIM_LEVELS,
     REVIEWS,
     Review,
     ReviewError,
     ReviewKind,
+    decode_reviews,
     load_reviews,
     review_message,
     standing_reviews,
 )
-from harness_world.running.rundir import MANIFEST, scan_run
+from harness_world.running.rundir import MANIFEST
 
 __all__ = [
     "CLAIM_HELP",
@@ -302,9 +304,10 @@ def review_summary(
         if grade is not None and task is not None and verified.graded_against(task):
             verdicts[(record.task_id, record.sample)] = {v.id: v.status for v in grade.verdicts}
 
-    scan = scan_run(root, index.values(), write_counts=False, observe=observe, folders=folders)
-    bound = {slot: entry.digest for slot, entry in read_index(root)[0].items()}
-    reviews = load_reviews(root)
+    reader = RunReader.of(index.values(), folders=folders, trust_key=trust_key)
+    scan = reader.read(root, observe=observe)
+    bound = {(s.task_id, s.sample): s.digest for s in scan.slots if s.digest}
+    reviews = decode_reviews(scan.reviews, root / REVIEWS)
     trusted = reviews if trust_key is None else trusted_reviews(reviews, trust_key)
     kept, stale = standing_reviews(trusted, bound)
     standing: dict[tuple[str, int], dict[str, str]] = {}

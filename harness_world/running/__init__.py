@@ -36,9 +36,10 @@ from harness_world.running.fork import (  # forks
 )
 from harness_world.running.oracles import load_oracles
 from harness_world.running.precheck import Feasibility, precheck
+from harness_world.running.reader import OpenRun, RunReader, RunReadError, open_run
 from harness_world.running.revision import Revision, RevisionMismatch, make_revision
 from harness_world.running.run import RunProgress, RunResult, run, sample_seed
-from harness_world.running.rundir import RunCounts, RunManifest, RunScan, load_manifest, scan_run
+from harness_world.running.rundir import RunCounts, RunManifest, RunScan, load_manifest
 from harness_world.running.scripted import (
     Script,
     ScriptContext,
@@ -66,6 +67,7 @@ __all__ = [
     "ForkError",
     "Fresh",
     "InfrastructureError",
+    "OpenRun",
     "Processes",
     "Ray",
     "Reservation",
@@ -74,6 +76,8 @@ __all__ = [
     "RunCounts",
     "RunManifest",
     "RunProgress",
+    "RunReadError",
+    "RunReader",
     "RunResult",
     "RunScan",
     "Script",
@@ -94,6 +98,7 @@ __all__ = [
     "load_manifest",
     "load_oracles",
     "make_revision",
+    "open_run",
     "oracle_agent",
     "precheck",
     "record_calls",
@@ -102,5 +107,4 @@ __all__ = [
     "run_script",
     "sample_seed",
     "save_fork",
-    "scan_run",
 ]

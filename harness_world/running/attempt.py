@@ -360,7 +360,11 @@ class Attempt:
         return self._outcome
 
     def interrupt(self, reason: str) -> None:
-        """End the attempt as ``interrupted`` (an outside cause: not counted as an attempt)."""
+        """End the attempt as ``interrupted``: its client went away without finishing.
+
+        Counted as an attempt and graded on what it did
+        (`harness_world.grading.verifier.COUNTED`).
+        """
         if self._outcome is None:
             self._outcome = Outcome(status="interrupted", reason=reason)
 

@@ -19,6 +19,7 @@ import msgspec
 
 from harness_world.errors import HarnessWorldError
 from harness_world.evidence.record import Record, save_record
+from harness_world.grading.briefing import TOOL_BUDGETS, briefing
 from harness_world.grading.verify import verify
 from harness_world.running.attempt import Attempt, AttemptEnded
 
@@ -58,7 +59,10 @@ def serve(
     Raises:
         RecordNotSaved: when the record cannot be written (no result line is sent then).
     """
-    _send(out, {"instruction": attempt.instruction, "tools": attempt.tool_schemas(fmt)})  # type: ignore[arg-type]
+    # The bridge sees tool calls, never the program's model turns, tokens or cost: it states
+    # only the budgets it counts.
+    instruction = briefing(attempt.task, TOOL_BUDGETS)
+    _send(out, {"instruction": instruction, "tools": attempt.tool_schemas(fmt)})  # type: ignore[arg-type]
     try:
         final = _converse(attempt, inp, out)
     except Exception as exc:  # the bridge itself failed: keep what was done

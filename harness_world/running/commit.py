@@ -30,9 +30,8 @@ from pathlib import Path
 from typing import Protocol
 
 import attrs
-import msgspec
 
-from harness_world.evidence.binding import INDEX, IndexEntry, index_entry
+from harness_world.evidence.binding import INDEX, IndexEntry, encode_entry, index_entry
 from harness_world.evidence.record import Record, encode_record, write_atomically
 from harness_world.grading.verifier import SlotResult
 
@@ -102,7 +101,7 @@ def _append_lines(root: Path, batch: list[Finished], *, sync: bool) -> Path:
     index = root / INDEX
     fd = os.open(index, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        os.write(fd, b"".join(msgspec.json.encode(item.entry) + b"\n" for item in batch))
+        os.write(fd, b"".join(encode_entry(item.entry) for item in batch))
         if sync:
             os.fsync(fd)
     finally:

@@ -30,6 +30,7 @@ __all__ = [
     "append_chained",
     "append_jsonl",
     "chain_link",
+    "decode_jsonl",
     "read_chained",
     "read_jsonl",
 ]
@@ -85,8 +86,18 @@ def read_jsonl(path: Path, kind: type[T]) -> list[T]:
     """
     if not path.exists():
         return []
+    return decode_jsonl(path.read_bytes(), kind)
+
+
+def decode_jsonl(data: bytes, kind: type[T]) -> list[T]:
+    """Every line of a JSON-lines file's bytes decoded as ``kind``.
+
+    Raises:
+        msgspec.DecodeError: when a line is not JSON (the message names the line).
+        msgspec.ValidationError: when a line is not a ``kind`` (likewise).
+    """
     decoder = msgspec.json.Decoder(kind)
-    return [_decoded(decoder, n, line) for n, line in _lines(path.read_bytes())]
+    return [_decoded(decoder, n, line) for n, line in _lines(data)]
 
 
 def _verified(

@@ -9,13 +9,20 @@ from pathlib import Path
 __all__ = ["record_path_problem", "run_dir_problem"]
 
 
-def record_path_problem(path: Path) -> str:
+def record_path_problem(path: Path, overwrite: bool = False) -> str:
     """Why a record cannot be saved at ``path`` (empty when it can).
 
     The folder it goes in is created if missing, and a file is written there and removed.
+
+    Args:
+        path: Where the record is to be saved.
+        overwrite: Whether an existing file there may be replaced (``--force``); without it,
+            an existing file is a problem, so no earlier record is lost without a word.
     """
     if path.is_dir():
         return "is a folder, not a file"
+    if not overwrite and os.path.lexists(path):
+        return "a file exists there: give --force to overwrite it"
     return _writable_folder_problem(path.parent, path.name)
 
 

@@ -31,10 +31,10 @@ import msgspec
 
 from harness_world.engine.world import load_world
 from harness_world.errors import HarnessWorldError
-from harness_world.evidence.binding import IndexEntry
-from harness_world.evidence.record import encode_record, write_atomically
+from harness_world.evidence.binding import IndexEntry, save_try
+from harness_world.evidence.record import decode_record, encode_record
 from harness_world.grading.task import Task
-from harness_world.grading.verifier import SlotResult, judge_record, tries_usage
+from harness_world.grading.verifier import SlotResult, judge_record
 from harness_world.running.agents import Agent, drive
 from harness_world.running.attempt import AttemptLimits
 from harness_world.running.commit import Committer, Finished, finished
@@ -211,29 +211,6 @@ def _order(unit: Unit, agent: int, task: int) -> _Order:
     )
 
 
-def _with_retries(unit: Unit, result: SlotResult) -> SlotResult:
-    """The slot as the local executors judge it: the earlier failed tries and what they cost.
-
-    The worker cannot read the failed tries (they are saved here), so they are added here.
-    """
-    if unit.try_number == 0:
-        return result
-    path = record_path(unit.out, unit.task.id, unit.sample)
-    earlier = [
-        path.with_name(f"{unit.sample}.failed-{n}.json") for n in range(1, unit.try_number + 1)
-    ]
-    spent = tries_usage(earlier)
-    return msgspec.structs.replace(
-        result,
-        retried=unit.try_number,
-        retry_cost=spent.cost + spent.uncertain_cost,
-        retried_requests=result.retried_requests + spent.retries,
-        lost_requests=result.lost_requests + spent.lost_requests,
-        lost_input_tokens_estimate=result.lost_input_tokens_estimate
-        + spent.lost_input_tokens_estimate,
-    )
-
-
 def _share_plugins(ray: Any) -> None:
     """Plug-in modules (oracles, scripts) are not importable in a worker: pickle them by value."""
     for name, module in list(sys.modules.items()):
@@ -287,13 +264,12 @@ class _Dispatch:
         for unit, reply in zip(units, replies, strict=True):
             path = record_path(unit.out, unit.task.id, unit.sample)
             if reply.entry is None or reply.result is None:
-                failed = path.with_name(f"{unit.sample}.failed-{unit.try_number + 1}.json")
-                write_atomically(reply.record, failed)  # as `settle` saves it, from here
+                failed = decode_record(reply.record)
+                save_try(unit.out, failed, path, "failed", reply.record)  # as `settle` keeps it
                 self.queue.appendleft(attrs.evolve(unit, try_number=unit.try_number + 1))
                 continue
-            result = _with_retries(unit, reply.result)
             self.commit.add(
-                Finished(path=path, data=reply.record, entry=reply.entry, result=result)
+                Finished(path=path, data=reply.record, entry=reply.entry, result=reply.result)
             )
 
     def resubmit(self, units: list[Unit], exc: Exception) -> None:

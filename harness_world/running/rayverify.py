@@ -1,7 +1,8 @@
 """``verify`` on Ray (extra ``[ray]``): the one `Verifier` mapped over batches of Ray tasks.
 
-This module holds no trust rule. The driver reads the run directory (`plan_slots`: manifest,
-index, failed tries) and each record file's bytes; a Ray task receives a batch of them with
+This module holds no trust rule. The driver's run reader (`harness_world.running.reader`)
+reads the run directory (manifest, index, tries) and each slot's files once; a Ray task
+receives a batch of them with
 the verifier's `TrustRoot` and task table, builds the same `Verifier` (once per worker
 process and table) and calls the same `Verifier.judge` or `Verifier.check_file` the local
 verifier calls. Nothing of a record chooses a world, code or seed; the results are the local
@@ -19,10 +20,12 @@ from typing import Any, Literal
 import attrs
 import msgspec
 
+from harness_world.engine.limits import RECORD_BYTES, read_regular_file
 from harness_world.grading.task import Task
 from harness_world.grading.verifier import (
     FileVerdict,
     Slot,
+    SlotBytes,
     SlotResult,
     TrustRoot,
     Verifier,
@@ -37,11 +40,15 @@ VERIFY_BATCH_MAX = 64
 
 
 class _Job(msgspec.Struct, frozen=True, kw_only=True):
-    """One record's bytes and, in a run directory, the slot it must be bound to."""
+    """One record's bytes, or a run directory's slot with the bytes of its every file.
+
+    A slot's files are read by the driver's run reader; a loose file's bytes by the driver.
+    """
 
     path: str
-    data: bytes
+    data: bytes = b""
     slot: Slot | None = None
+    files: SlotBytes | None = None
 
 
 class _Batch(msgspec.Struct, frozen=True, kw_only=True):
@@ -79,7 +86,11 @@ def verify_remote(batch_data: bytes, tasks_data: bytes) -> bytes:
         )
     if batch.kind == "slots":
         return msgspec.msgpack.encode(
-            [verifier.judge(job.slot, batch.sizes, data=job.data) for job in batch.jobs if job.slot]
+            [
+                verifier.judge(job.slot, batch.sizes, job.files)
+                for job in batch.jobs
+                if job.slot is not None and job.files is not None
+            ]
         )
     return msgspec.msgpack.encode([verifier.check_file(Path(j.path), j.data) for j in batch.jobs])
 
@@ -87,7 +98,7 @@ def verify_remote(batch_data: bytes, tasks_data: bytes) -> bytes:
 def _read(path: Path) -> bytes | None:
     """A record file's bytes; None when it is not a readable regular file (judged locally)."""
     try:
-        return path.read_bytes() if path.is_file() else None
+        return read_regular_file(path, RECORD_BYTES)
     except OSError:
         return None
 
@@ -166,9 +177,13 @@ class RayVerifier:
                 going = receive(pending.pop(ref), self.ray.get(ref)) and going
 
     def map_slots(
-        self, verifier: Verifier, slots: Sequence[Slot], sizes: Mapping[str, str]
+        self,
+        verifier: Verifier,
+        slots: Sequence[Slot],
+        read: Callable[[Slot], SlotBytes],
+        sizes: Mapping[str, str],
     ) -> list[SlotResult]:
-        """`scan_run`'s `SlotMapper` on Ray: each slot's `Verifier.judge`, in slot order."""
+        """The reader's `SlotMapper` on Ray: each slot's `Verifier.judge`, in slot order."""
         results: list[SlotResult | None] = [None] * len(slots)
 
         def receive(chunk: list[int], reply: bytes) -> bool:
@@ -182,12 +197,12 @@ class RayVerifier:
                 chunk, jobs = [], []
                 for index in range(start, min(start + size, len(slots))):
                     slot = slots[index]
-                    data = _read(Path(slot.path))
-                    if data is None:  # missing or unreadable: decided here, no replay
-                        results[index] = verifier.judge(slot, sizes)
+                    files = read(slot)
+                    if files.final.data is None and not slot.tries:  # decided here, no replay
+                        results[index] = verifier.judge(slot, sizes, files)
                         continue
                     chunk.append(index)
-                    jobs.append(_Job(path=slot.path, data=data, slot=slot))
+                    jobs.append(_Job(path=slot.path, slot=slot, files=files))
                 yield chunk, self._batch("slots", jobs, sizes) if jobs else None
 
         self._map(chunks(), receive)

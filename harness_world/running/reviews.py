@@ -19,14 +19,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final, Literal, get_args
+from typing import TYPE_CHECKING, Final, Literal, get_args
 
 import msgspec
 
 from harness_world.engine.canonical import to_json
 from harness_world.errors import HarnessWorldError
-from harness_world.evidence.binding import read_index
-from harness_world.running.journal import read_jsonl
+from harness_world.evidence.runfiles import REVIEWS_BYTES, RunFileError, read_run_file
+from harness_world.running.journal import decode_jsonl
+
+if TYPE_CHECKING:
+    from harness_world.running.rundir import RunScan
 
 __all__ = [
     "CLAIM_LEVELS",
@@ -35,9 +38,11 @@ __all__ = [
     "Review",
     "ReviewError",
     "ReviewKind",
+    "decode_reviews",
     "link_name",
     "load_reviews",
     "review_message",
+    "scan_claims",
     "standing_claims",
     "standing_reviews",
 ]
@@ -114,8 +119,23 @@ def load_reviews(run_dir: str | Path) -> list[Review]:
     """
     path = Path(run_dir) / REVIEWS
     try:
-        return read_jsonl(path, Review)
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+        data = read_run_file(Path(run_dir), REVIEWS, REVIEWS_BYTES)
+    except RunFileError as exc:
+        raise ReviewError(f"{path}: not a review file: {exc}") from None
+    return decode_reviews(data, path)
+
+
+def decode_reviews(data: bytes | None, path: Path) -> list[Review]:
+    """Every review in a review file's bytes, as read once (none without a file).
+
+    Raises:
+        ReviewError: naming ``path`` and the line, when a line is not a review.
+    """
+    if data is None:
+        return []
+    try:
+        return decode_jsonl(data, Review)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise ReviewError(f"{path}: not a review file: {exc}") from None
 
 
@@ -139,18 +159,33 @@ def standing_reviews(
     return list(latest.values()), stale
 
 
-def standing_claims(run_dir: str | Path) -> list[Review]:
+def standing_claims(
+    reviews: bytes | None, bound: Mapping[tuple[str, int], str], where: Path
+) -> list[Review]:
     """The affirmed claims of a run that stand (its confirmed defects and validated links).
 
     None without a review file; a verdict review is never a claim.
 
+    Args:
+        reviews: The run's review file's bytes, as its reader read them (None: no file).
+        bound: The digest of the record each slot holds, as its reader judged it.
+        where: The review file, for errors.
+
     Raises:
         ReviewError: when the review file is unreadable.
     """
-    root = Path(run_dir)
-    reviews = [r for r in load_reviews(root) if r.claim != "verdict"]
-    if not reviews:
+    claims = [r for r in decode_reviews(reviews, where) if r.claim != "verdict"]
+    if not claims:
         return []
-    bound = {slot: entry.digest for slot, entry in read_index(root)[0].items()}
-    standing, _ = standing_reviews(reviews, bound)
+    standing, _ = standing_reviews(claims, bound)
     return [r for r in standing if r.verdict == "pass"]
+
+
+def scan_claims(scan: RunScan) -> list[Review]:
+    """`standing_claims` of a judged run: its review bytes and digests, as its reader read them.
+
+    Raises:
+        ReviewError: when the review file is unreadable.
+    """
+    bound = {(s.task_id, s.sample): s.digest for s in scan.slots if s.digest}
+    return standing_claims(scan.reviews, bound, Path(scan.out) / REVIEWS)

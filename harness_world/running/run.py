@@ -27,6 +27,7 @@ from harness_world.running.executors import Executor, Serial
 from harness_world.running.heldout import check_split_tasks, record_candidates
 from harness_world.running.lock import RunLock, lock_run_directory
 from harness_world.running.pins import PINS, make_pins
+from harness_world.running.reader import RunReader
 from harness_world.running.revision import Revision, make_revision
 from harness_world.running.rundir import (
     RunCounts,
@@ -34,7 +35,7 @@ from harness_world.running.rundir import (
     open_run_directory,
     record_path,
     sample_seed,
-    scan_run,
+    write_counts,
     write_json,
 )
 from harness_world.running.tracks import Fresh, Track
@@ -410,9 +411,14 @@ def prepare_run(
 
 
 def finish_run(plan: RunPlan, known: Mapping[Path, SlotResult]) -> RunResult:
-    """Judge the run directory once, reusing the results this process computed; unlock it."""
+    """Judge the run directory once, reusing the results this process computed; unlock it.
+
+    The counts and layered results are written beside the run from that judgement.
+    """
     try:
-        scan = scan_run(plan.root, plan.tasks, known=known, worlds=plan.worlds)
+        reader = RunReader.of(plan.tasks, worlds=plan.worlds)
+        scan = reader.read(plan.root, known=known)
+        write_counts(scan)
     finally:
         if plan.lock is not None:
             plan.lock.release()

@@ -21,7 +21,8 @@ from typing import Any
 import attrs
 
 from harness_world.engine.world import World, load_world
-from harness_world.evidence.record import Record, RecordContext, save_record
+from harness_world.evidence.binding import save_try
+from harness_world.evidence.record import Record, RecordContext
 from harness_world.grading.task import Task
 from harness_world.grading.verifier import SlotResult, judge_record
 from harness_world.running.agents import Agent, drive
@@ -123,13 +124,8 @@ def settle(unit: Unit, record: Record, world: World) -> Finished | Path:
     """
     path = record_path(unit.out, unit.task.id, unit.sample)
     if record.outcome.status == "infrastructure" and unit.try_number < unit.retries:
-        failed = path.with_name(f"{unit.sample}.failed-{unit.try_number + 1}.json")
-        save_record(record, failed)
-        return failed
-    earlier = [
-        path.with_name(f"{unit.sample}.failed-{n}.json") for n in range(1, unit.try_number + 1)
-    ]
-    return finished(record, path, judge_record(record, world, unit.task, path, retries=earlier))
+        return save_try(unit.out, record, path, "failed")  # bound: its effects count
+    return finished(record, path, judge_record(record, world, unit.task, path))
 
 
 def is_async_agent(agent: Agent) -> bool:

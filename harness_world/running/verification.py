@@ -6,12 +6,13 @@ is replayed:
 1. plan: which paths are run directories (a ``manifest.json``) and which record files the
    others hold (`plan_verification`); a folder laid out as a run but without its manifest is
    refused unless loose records were asked for;
-2. provenance: every run's manifest is read, and with a trusted key each run's signature is
-   checked (`check_provenance`); a run that fails it is reported slot by slot as ``ungraded``
-   and nothing of it is replayed;
+2. provenance: every run is opened by the one reader (`harness_world.running.reader`: its
+   manifest, index, signature and reviews read once each), and with a trusted key each run's
+   signature is checked over exactly those bytes (`open_runs`); a run that fails it is
+   reported slot by slot as ``ungraded`` and nothing of it is replayed;
 3. judge: the one `Verifier` (within the caller's `TrustRoot`, against the caller's tasks,
-   read only now) judges every slot of every run (`scan_run`, strays listed) and every loose
-   file, here or mapped over Ray;
+   read only now) judges every slot of every run from the bytes opened in step 2 (strays
+   listed) and every loose file, here or mapped over Ray;
 4. pins: with a pin file, records of tasks it does not pin are not graded evidence.
 
 Each record becomes a `VerifyRow`; the `VerifyReport` holds them with their counts (what
@@ -20,7 +21,7 @@ Each record becomes a `VerifyRow`; the `VerifyReport` holds them with their coun
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -30,9 +31,7 @@ import msgspec
 
 from harness_world.engine.limits import REPLAY_CALLS, REPLAY_WORK
 from harness_world.errors import HarnessWorldError
-from harness_world.evidence.binding import read_index
 from harness_world.evidence.record import RecordError, load_record
-from harness_world.grading.checker import grade as grade_record
 from harness_world.grading.grade import CriterionVerdict
 from harness_world.grading.layers import LayeredResult
 from harness_world.grading.task import Task
@@ -45,15 +44,8 @@ from harness_world.grading.verifier import (
 )
 from harness_world.grading.verify import Verification
 from harness_world.running.pins import Pins, check_pins, load_pins
-from harness_world.running.rundir import (
-    MANIFEST,
-    RunManifest,
-    discover_records,
-    load_manifest,
-    plan_slots,
-    scan_run,
-    stray_records,
-)
+from harness_world.running.reader import OpenRun, RunReader, RunReadError, open_run
+from harness_world.running.rundir import MANIFEST, discover_records
 
 if TYPE_CHECKING:  # Ray's module is imported only when Ray verifies
     from harness_world.running.rayverify import RayVerifier
@@ -70,8 +62,8 @@ __all__ = [
     "VerifyPlan",
     "VerifyReport",
     "VerifyRow",
-    "check_provenance",
     "file_row",
+    "open_runs",
     "plan_verification",
     "slot_row",
     "verify_exit_code",
@@ -281,8 +273,8 @@ def verify_paths(
     plan = plan_verification(paths, loose=options.loose)
     if options.trust_key and plan.files:
         raise VerifyError("--trust-key checks run directories only (their signed index)")
-    refused = check_provenance(plan.runs, options.trust_key)
-    rows, pins = _judge(plan, refused, options, progress)
+    opened = open_runs(plan.runs, options.trust_key)
+    rows, pins = _judge(plan, opened, options, progress)
     if pins is not None:
         rows = [_unpinned(row, pins) for row in rows]
     return _report(rows, plan.duplicates)
@@ -349,49 +341,39 @@ def _once_per_digest(files: list[Path]) -> tuple[list[Path], list[Path]]:
     return kept, duplicates
 
 
-def check_provenance(runs: Sequence[Path], trust_key: Path | None) -> dict[Path, list[VerifyRow]]:
-    """Provenance first: the rows of every run whose signature fails, none of it replayed.
+def open_runs(runs: Sequence[Path], trust_key: Path | None) -> list[OpenRun]:
+    """Provenance first: every run opened (its files read once) before any record is replayed.
 
-    Every manifest is read (and checked against its revision) before any task is loaded or
-    record replayed; with ``trust_key`` a run whose signature does not verify is reported
-    slot by slot as ``ungraded``.
+    Every manifest is read and checked against its revision, and with ``trust_key`` each run's
+    signature is checked over the bytes read, before any task is loaded or record replayed. A
+    run whose signature fails is judged later slot by slot as ``ungraded`` from those bytes.
 
     Raises:
-        VerifyError: for an unreadable manifest or an unusable key.
+        VerifyError: for an unreadable run directory or an unusable key.
     """
-    refused: dict[Path, list[VerifyRow]] = {}
+    from harness_world.evidence.signing import SigningError
+
+    opened: list[OpenRun] = []
     for root in runs:
         try:
-            manifest = load_manifest(root)
-        except (FileNotFoundError, ValueError) as exc:
+            opened.append(open_run(root, trust_key=trust_key))
+        except RunReadError as exc:
             raise VerifyError(str(exc)) from None
-        problem = _provenance(root, manifest, trust_key) if trust_key else ""
-        if problem:
-            slots = [s.result("ungraded", reason=problem) for s in plan_slots(root, manifest)]
-            refused[root] = [slot_row(s) for s in slots]  # nothing of it counts: no stray walk
-    return refused
-
-
-def _provenance(root: Path, manifest: RunManifest, key: Path) -> str:
-    """Why the run is not signed by the trusted key, as a row's problem (empty when it is)."""
-    from harness_world.evidence.signing import SigningError, check_run_signature
-
-    try:
-        problem = check_run_signature(root, manifest.revision.id, key)
-    except SigningError as exc:
-        raise VerifyError(f"--trust-key: {exc}") from None
-    return f"provenance: {problem}" if problem else ""
+        except SigningError as exc:
+            raise VerifyError(f"--trust-key: {exc}") from None
+    return opened
 
 
 def _judge(
     plan: VerifyPlan,
-    refused: dict[Path, list[VerifyRow]],
+    opened: list[OpenRun],
     options: VerifyOptions,
     progress: Callable[[int], RowProgress] | None,
 ) -> tuple[list[VerifyRow], Pins | None]:
     """The rows of every run and file, in order; tasks are loaded only if anything is judged."""
-    if not plan.files and all(root in refused for root in plan.runs) and options.pin is None:
-        return [row for root in plan.runs for row in refused[root]], None
+    if not plan.files and all(run.provenance for run in opened) and options.pin is None:
+        refused = RunReader(Verifier(tasks=None))
+        return [row for run in opened for row in _verify_run(run, refused, progress, None)], None
     for option, value in (("--max-calls", options.max_calls), ("--max-work", options.max_work)):
         if value < 1:
             raise VerifyError(f"{option} must be at least 1, not {value}")
@@ -399,13 +381,11 @@ def _judge(
     root = TrustRoot.of(options.world, options.size, grading.seed_file)
     verifier = Verifier(root, grading.tasks, max_calls=options.max_calls, max_work=options.max_work)
     pins = _pins(options.pin, grading.tasks, verifier)
+    reader = RunReader(verifier, trust_key=options.trust_key)
     rows: list[VerifyRow] = []
     with _remote(options, verifier) as remote:
-        for run_dir in plan.runs:
-            judged = refused.get(run_dir)
-            if judged is None:
-                judged = _verify_run(run_dir, verifier, progress, remote)
-            rows += judged
+        for run in opened:
+            rows += _verify_run(run, reader, progress, remote)
         rows += _verify_files(plan.files, verifier, progress, remote)
     return rows, pins
 
@@ -486,69 +466,38 @@ def _verify_files(
 
 
 def _verify_run(
-    root: Path,
-    verifier: Verifier,
+    run: OpenRun,
+    reader: RunReader,
     progress: Callable[[int], RowProgress] | None,
     remote: RayVerifier | None,
 ) -> list[VerifyRow]:
     """Every slot of a run directory, each record checked against its slot; strays listed."""
-    manifest = load_manifest(root)
-    verifier.explicit_name()  # the verifier's own world loads, or nothing is judged
+    manifest = run.manifest
+    if not run.provenance:
+        reader.verifier.explicit_name()  # the verifier's own world loads, or nothing is judged
     tick = progress(len(manifest.tasks) * manifest.samples) if progress is not None else None
 
     def judged(slot: SlotResult) -> None:
         if tick is not None:
             tick.advance(Path(slot.path).name, slot_row(slot))
 
-    scan = scan_run(
-        root,
-        verifier=verifier,
-        write_counts=False,
+    scan = reader.read(
+        run,
         mapper=remote.map_slots if remote is not None else None,
         progress=judged,
+        refused="judge",
     )
-    rows = [_with_verdicts(slot_row(s), s, verifier, manifest.sizes) for s in scan.slots]
-    return rows + _stray_rows(root, manifest, scan.slots)
-
-
-def _with_verdicts(
-    row: VerifyRow, slot: SlotResult, verifier: Verifier, sizes: Mapping[str, str]
-) -> VerifyRow:
-    """A failed slot's row with every criterion's verdict; other rows as they are.
-
-    A slot keeps only its failed criteria. Grading is pure (`grade_record`, no replay), so the
-    record the scan verified is graded once more for every verdict; should the file differ
-    from the one verified (other failed criteria), the row says so and lists none.
-    """
-    task = (verifier.tasks or {}).get(slot.task_id)
-    if slot.evidence != "verified" or slot.passed is not False or task is None:
-        return row
-    try:
-        record = load_record(slot.path)
-        graded = grade_record(
-            record, task, verifier.world(task.world, sizes.get(task.world, "small"))
-        )
-    except (RecordError, OSError, HarnessWorldError) as exc:
-        return msgspec.structs.replace(
-            row, first_problem=f"{row.first_problem} (its verdicts cannot be listed: {exc})"
-        )
-    if [f"{v.id}: {v.detail}" for v in graded.verdicts if v.status == "failed"] != slot.failed:
-        problem = "the record changed after it was verified: verify it again"
-        return msgspec.structs.replace(row, first_problem=problem)
-    return msgspec.structs.replace(row, verdicts=list(graded.verdicts))
-
-
-def _stray_rows(root: Path, manifest: RunManifest, slots: list[SlotResult]) -> list[VerifyRow]:
-    """Rows for what a run directory holds beyond its schedule: record files and index lines."""
-    rows = [
-        VerifyRow(path=str(path), evidence="ungraded", first_problem=_STRAY_FILE)
-        for path in stray_records(root, manifest)
+    if run.provenance:  # nothing of it counts: no stray walk
+        return [slot_row(s) for s in scan.slots]
+    rows = [slot_row(s) for s in scan.slots]
+    rows += [
+        VerifyRow(path=path, evidence="ungraded", first_problem=_STRAY_FILE)
+        for path in scan.stray_files
     ]
-    scheduled = {(s.task_id, s.sample) for s in slots}
-    index, _ = read_index(root)
-    for task_id, sample in sorted(set(index) - scheduled):
-        where = f"{root / 'index.jsonl'} [{task_id}/{sample}]"
-        rows.append(VerifyRow(path=where, evidence="ungraded", first_problem=_STRAY_LINE))
+    rows += [
+        VerifyRow(path=where, evidence="ungraded", first_problem=_STRAY_LINE)
+        for where in scan.stray_lines
+    ]
     return rows
 
 
@@ -572,6 +521,7 @@ def slot_row(slot: SlotResult) -> VerifyRow:
         reasons=list(slot.failed),
         not_reviewed=slot.not_reviewed,
         harness=HarnessCheck(checked=slot.harness_checked, failed=slot.harness_failed),
+        verdicts=list(slot.verdicts),
         layers=slot.layers,
     )
 

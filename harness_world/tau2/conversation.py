@@ -24,8 +24,9 @@ from harness_world.evidence.record import Record
 from harness_world.grading.verify import verify
 from harness_world.running.agents import Agent, drive
 from harness_world.running.attempt import Attempt
+from harness_world.running.reader import refresh_counts
 from harness_world.running.run import open_external_run
-from harness_world.running.rundir import record_path, sample_seed, scan_run
+from harness_world.running.rundir import record_path, sample_seed
 from harness_world.running.user import AgentView, UserSimulator, WorldView
 from harness_world.tau2 import importer
 from harness_world.tau2.faithful import Tau2Shape
@@ -232,7 +233,7 @@ def run_conversations(
             saved = "" if out is None else str(_save(out, record))
             results.append((_result(world, item, record, saved), record))
     if out is not None:
-        scan_run(out, [item.task for item in tasks], worlds={world.name: world})  # counts.json
+        refresh_counts(out, [item.task for item in tasks], worlds={world.name: world})
     return results
 
 

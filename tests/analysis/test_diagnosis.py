@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -14,7 +15,9 @@ from hypothesis import strategies as st
 import harness_world as hw
 from harness_world.analysis import (
     ATTRIBUTIONS,
+    AdviceObserver,
     AttributionError,
+    FailureObserver,
     add_label,
     advise_scan,
     attribute_scan,
@@ -28,7 +31,9 @@ from harness_world.coverage import ScriptContext, load_mutants, load_oracles, re
 from harness_world.coverage.demo import demo_advice, demo_agent
 from harness_world.evidence import Outcome
 from harness_world.grading import ADVISORIES, Advisory, SlotResult
-from harness_world.running import scan_run
+from harness_world.grading.verifier import VerifiedRecord
+from harness_world.running.reader import RunReader
+from harness_world.running.rundir import RunScan
 from tests.conftest import REPO
 
 ORACLES = load_oracles("helpdesk")
@@ -131,27 +136,41 @@ def impossible_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Pat
     return tmp_path / "run", tasks
 
 
+def _read(
+    out: Path, tasks: list[hw.Task], vouched: dict[str, hw.World]
+) -> tuple[RunScan, dict[tuple[str, int], list[Advisory]], dict[tuple[str, int], Any]]:
+    """Read a run once, with the advisories and the kept failures diagnose reads."""
+    advice, failures = AdviceObserver({t.id: t for t in tasks}), FailureObserver()
+
+    def observe(path: Path, verified: VerifiedRecord) -> None:
+        advice(path, verified)
+        failures(path, verified)
+
+    scan = RunReader.of(tasks, worlds=vouched).read(out, observe=observe)
+    return scan, advice.advised, failures.kept
+
+
 def test_a_task_made_impossible_is_attributed_to_the_world(
     impossible_run: tuple[Path, list[hw.Task]],
 ) -> None:
     out, tasks = impossible_run
     # The verifier vouches for the user world (never resolved from the run directory).
     vouched = {"helpdesk_notool": hw.load_world(out.parent / "helpdesk_notool")}
-    scan = scan_run(out, tasks, write_counts=False, worlds=vouched)
+    scan, advised, kept = _read(out, tasks, vouched)
     assert scan.counts.passed == 1 and scan.counts.failed == 2
-    report = attribute_scan(scan, tasks, oracles=ORACLES, worlds=vouched)
+    report = attribute_scan(scan, tasks, kept, oracles=ORACLES)
     sources = {a.task_id: a.source for a in report.attributions}
     assert sources == {"helpdesk.reply_and_solve": "world", "helpdesk.escalate_outage": "agent"}
     world = next(a for a in report.attributions if a.source == "world")
     assert "reference solution" in world.evidence and not world.reviewed
     assert report.counts["world"] == {"reviewed": 0, "automatic": 1}
     # the advisories of the same run name the unfollowed page; the grade is untouched
-    advice = {a.task_id: a for a in advise_scan(scan, tasks, worlds=vouched)}
+    advice = {a.task_id: a for a in advise_scan(scan, advised)}
     names = {x.name for x in advice["helpdesk.escalate_outage"].advisories}
     assert "unfollowed_page" in names and advice["helpdesk.escalate_outage"].passed is False
     # with the tool present (the built-in world) the same reference solution passes: agent
     built_in = {"helpdesk_notool": hw.load_world("helpdesk")}
-    again = attribute_scan(scan, tasks, oracles=ORACLES, worlds=built_in)
+    again = attribute_scan(scan, tasks, kept, oracles=ORACLES, worlds=built_in)
     assert {a.source for a in again.attributions} == {"agent"}
 
 
@@ -174,8 +193,8 @@ def test_reviewed_labels_override_and_are_counted_apart(
     assert code == 0 and (out / ATTRIBUTIONS).is_file()
     counts_before = (out / "counts.json").read_bytes()
     vouched = {"helpdesk_notool": hw.load_world(out.parent / "helpdesk_notool")}
-    scan = scan_run(out, tasks, write_counts=False, worlds=vouched)
-    report = attribute_scan(scan, tasks, oracles=ORACLES, worlds=vouched)
+    scan, _, kept = _read(out, tasks, vouched)
+    report = attribute_scan(scan, tasks, kept, oracles=ORACLES)
     labelled = next(a for a in report.attributions if a.task_id == "helpdesk.escalate_outage")
     assert labelled.source == "task_text" and labelled.reviewed and labelled.automatic == "agent"
     assert report.counts["task_text"] == {"reviewed": 1, "automatic": 0}

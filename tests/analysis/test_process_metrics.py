@@ -21,6 +21,7 @@ from harness_world.analysis.process import (
 from harness_world.cli import main
 from harness_world.engine.calls import CallRecord, ToolError, WriteImage
 from harness_world.evidence import WorldRef
+from harness_world.running.reader import RunReader
 from harness_world.stats import PairedTask, TaskTally
 
 OPEN = {"id": "T-1", "status": "open", "subject": "x"}
@@ -143,7 +144,7 @@ def test_a_run_directory_summary(tmp_path: Path) -> None:
     tasks = ["payments.charge_lost_response", "payments.charge_no_fault"]
     args = ["run", "--world", "payments", "--agent", "naive-retry", "--tasks", *tasks]
     assert main([*args, "--out", str(out), "--json"]) == 0
-    summary = run_process(out, hw.load_tasks("payments"))
+    summary = run_process(out, RunReader.of(hw.load_tasks("payments")))
     assert summary.attempts == 2 and summary.tool_calls > 0
     assert summary.efficiency_n == 2  # both tasks declare a tool-call budget
 

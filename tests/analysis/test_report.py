@@ -303,9 +303,9 @@ def test_report_csv_and_compare_rows_come_from_one_row_builder(
     runs: dict[str, Path], tmp_path: Path
 ) -> None:
     from harness_world.analysis.report import report_from_scan, report_rows, rows_of
-    from harness_world.running.rundir import scan_run
+    from harness_world.running.reader import RunReader
 
-    scan = scan_run(runs["pr"], write_counts=False)
+    scan = RunReader.of().read(runs["pr"])
     rows = rows_of(scan, "pr")
     written = report_rows(report_from_scan(scan), "pr")
     # the same rows, each also saying what made it (revision, answering models, build)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness_world.cli import main
-from harness_world.running import scan_run
+from harness_world.running.reader import RunReader
 
 GOLDEN = Path(__file__).parent / "golden" / "demo.txt"
 
@@ -30,7 +30,7 @@ def test_demo_prints_outcome_evidence_and_grade_apart(
     assert report["evidence"] == {"verified": 30, "ungraded": 0, "lost": 0}
     assert report["grades"] == {"passed": 18, "failed": 12}
     # --json never cuts a reason: each is the judged slot's whole `id: detail`.
-    slots = {(s.task_id, s.sample): s for s in scan_run(out).slots}
+    slots = {(s.task_id, s.sample): s for s in RunReader.of().read(out).slots}
     reasons = [(r, slots[(r["task"], r["sample"])].failed) for r in report["records"]]
     assert all(row["reasons"] == failed for row, failed in reasons)
     assert max(len(line) for _, failed in reasons for line in failed) > 120

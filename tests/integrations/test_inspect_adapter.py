@@ -12,7 +12,8 @@ import pytest
 import harness_world as hw
 from harness_world.evidence import record_digest
 from harness_world.running import sample_seed
-from harness_world.running.rundir import record_path, scan_run
+from harness_world.running.reader import RunReader
+from harness_world.running.rundir import record_path
 from tests.conftest import requires
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ def brain(messages: list[Any], tools: list[Any], tool_choice: Any, config: Any) 
     return output
 
 
-def run_eval(tmp_path: Path, epochs: int = 1) -> tuple[Any, Path]:
+def run_eval(tmp_path: Path, epochs: int = 1, brain_of: Any = brain) -> tuple[Any, Path]:
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import get_model
 
@@ -79,7 +80,7 @@ def run_eval(tmp_path: Path, epochs: int = 1) -> tuple[Any, Path]:
     hw_t = hw_task("helpdesk", tasks=TASKS, epochs=epochs, out=out, label="mockllm")
     logs = inspect_eval(
         hw_t,
-        model=get_model("mockllm/model", custom_outputs=brain),
+        model=get_model("mockllm/model", custom_outputs=brain_of),
         log_dir=str(tmp_path / "logs"),
         display="none",
     )
@@ -121,7 +122,7 @@ def test_scores_match_hw_verify_on_the_same_records(tmp_path: Path) -> None:
     errors = [m.error.type for m in sample.messages if m.role == "tool" and m.error is not None]
     assert errors == ["parsing", "unknown"]
     # epochs are samples: the run directory counts what inspect counted, and seeds follow `run`
-    inventory = scan_run(out).counts
+    inventory = RunReader.of().read(out).counts
     assert inventory.scheduled == 6 and inventory.valid == 6 and inventory.passed == 4
     assert solved.seed == sample_seed(0, "helpdesk.reply_and_solve", 0)
     accuracy = log.results.scores[0].metrics["accuracy"].value
@@ -272,3 +273,58 @@ def test_a_world_of_your_own_runs_through_the_adapter(tmp_path: Path) -> None:
     assert key == ("library.lend_dune", 1)
     assert score.value == "C", score.explanation
     assert score.metadata["evidence"] == "verified"
+
+
+def test_a_slot_is_scored_only_for_the_inspect_sample_that_wrote_it(tmp_path: Path) -> None:
+    """After an eval filled the run directory, the same scorer given another sample of the same
+    task and epoch (an empty completion, or another eval's log) does not score the slot's
+    record for it: the score is a function of the sample scored."""
+    from inspect_ai import score as inspect_score
+    from inspect_ai.model import ModelName, ModelOutput
+    from inspect_ai.solver import TaskState
+
+    from harness_world.integrations.inspect_ai import hw_scorer, hw_task
+
+    log, out = run_eval(tmp_path)
+    assert scores(log)[("helpdesk.reply_and_solve", 1)].value == "C"
+    scorer = hw_task("helpdesk", tasks=TASKS, out=out, label="mockllm").scorer[0]
+    empty = TaskState(
+        model=ModelName("mockllm/model"),
+        sample_id="helpdesk.reply_and_solve",
+        epoch=1,
+        input="",
+        messages=[],
+        output=ModelOutput.from_content(model="mockllm", content=""),
+    )
+    foreign = anyio_run(scorer, empty)
+    assert foreign.value == "I" and foreign.explanation.startswith("not graded")
+    assert "was written for inspect sample" in foreign.explanation
+    assert foreign.metadata["grade"] is None
+    # the log of another eval (a model that answers nothing) re-scored against this run
+    idle_log, _ = run_eval(tmp_path / "idle", brain_of=lambda *_: idle_output())
+    assert all(s.value == "I" for s in scores(idle_log).values())
+    rescored = scores(
+        inspect_score(idle_log, hw_scorer(run=out), action="overwrite", display="none")
+    )
+    assert all(s.value == "I" and "not graded" in s.explanation for s in rescored.values())
+    # the eval's own log, re-scored: its samples keep their uuids, so their scores stand
+    again = scores(inspect_score(log, hw_scorer(run=out), action="overwrite", display="none"))
+    assert {k: s.value for k, s in again.items()} == {k: s.value for k, s in scores(log).items()}
+
+
+def anyio_run(scorer: Any, state: Any) -> Any:
+    import anyio
+    from inspect_ai.scorer import Target
+
+    async def once() -> Any:
+        return await scorer(state, Target(""))
+
+    return anyio.run(once)
+
+
+def idle_output() -> ModelOutput:
+    from inspect_ai.model import ModelOutput, ModelUsage
+
+    output = ModelOutput.from_content(model="mockllm", content="")
+    output.usage = ModelUsage(input_tokens=100, output_tokens=10, total_tokens=110)
+    return output

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import harness_world as hw
-from harness_world.grading.briefing import briefing
+from harness_world.grading.briefing import TOOL_BUDGETS, briefing
 from harness_world.integrations.mcp import AttemptServer, AttemptTarget, plan_run
 from harness_world.running import RevisionMismatch
-from harness_world.running.rundir import scan_run
+from harness_world.running.reader import RunReader
 from tests.conftest import requires
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ def connect(transport: Any, **options: Any) -> Client:
     return Client(transport, **options)
 
 
-def server(*args: str) -> StdioServerParameters:
+def server(*args: str, world: str = "helpdesk", task_id: str = TASK) -> StdioServerParameters:
     from mcp import StdioServerParameters
 
     return StdioServerParameters(
@@ -57,9 +57,9 @@ def server(*args: str) -> StdioServerParameters:
             "harness_world",
             "mcp",
             "--world",
-            "helpdesk",
+            world,
             "--task",
-            TASK,
+            task_id,
             "--reveal-grade",
             *args,
         ],
@@ -98,7 +98,7 @@ def test_sdk_client_solves_the_task_and_the_saved_record_verifies(tmp_path: Path
 
     seen = anyio.run(session)
     # what `play` states: the instruction with its budgets and how an answer is read
-    assert seen["instructions"] == briefing(task()) == seen["prompt"]
+    assert seen["instructions"] == briefing(task(), TOOL_BUDGETS) == seen["prompt"]
     assert task().instruction in seen["instructions"] and "budget" in seen["instructions"]
     world = hw.load_world("helpdesk")
     assert set(seen["tools"]) == {t.name for t in world.contract.tools} | {"finish"}
@@ -146,7 +146,8 @@ def test_stdio_serves_one_sample_per_connection_and_the_next_connection_resumes(
     tmp_path: Path,
 ) -> None:
     """A stdio server is one client connection, so it serves one sample; the next connection
-    (a new server process on the same --out) serves the next one, from a fresh world."""
+    (a new server process on the same --out) serves the next one, from a fresh world; an
+    abandoned sample is that sample's attempt, and a connection that calls nothing takes none."""
     out = tmp_path / "run"
     params = server("--samples", "2", "--out", str(out))
 
@@ -168,32 +169,33 @@ def test_stdio_serves_one_sample_per_connection_and_the_next_connection_resumes(
         async with connect(params) as client:
             return structured(await client.call_tool(*SOLVE[0]))
 
+    async def idle() -> None:
+        async with connect(params) as client:
+            await client.list_tools()  # no tool call: no attempt begun
+
+    anyio.run(idle)
+    assert not (out / "records" / TASK / "1.json").exists()
     fresh = anyio.run(abandoned)  # a new connection: sample 1, from the start world
     assert fresh["seq"] == 1 and fresh["result"]["status"] == "open"
     records = out / "records" / TASK
     assert hw.load_record(records / "1.json").outcome.status == "interrupted"
-    inventory = scan_run(out).counts
-    assert inventory.valid == 1 and inventory.invalid == 1 and inventory.passed == 1
+    inventory = RunReader.of().read(out).counts  # the abandoned attempt counts: graded, failed
+    assert inventory.valid == 2 and inventory.passed == 1 and inventory.failed == 1
 
-    async def resume() -> dict[str, Any]:
+    async def resume() -> Any:
         async with connect(params) as client:
-            for name, args in SOLVE:
-                await client.call_tool(name, args)
-            return structured(await client.call_tool("finish", {"message": "ok"}))
+            return await client.call_tool(*SOLVE[0])
 
-    last = anyio.run(resume)
-    assert last["sample"] == 1 and last["grade"] == "passed" and last["remaining"] == 0
-    assert (records / "1.interrupted-1.json").is_file()
-    inventory = scan_run(out).counts
-    assert inventory.valid == 2 and inventory.passed == 2 and inventory.missing == 0
+    spent = anyio.run(resume)  # sample 1 is never served again
+    assert spent.is_error and "nothing is left to serve" in structured(spent)["error"]["message"]
+    assert sorted(p.name for p in records.iterdir()) == ["0.json", "1.json"]
     kept = [hw.load_record(records / f"{i}.json") for i in range(2)]
-    assert [[c.tool for c in r.calls] for r in kept] == [[n for n, _ in SOLVE]] * 2
+    assert [[c.tool for c in r.calls] for r in kept] == [[n for n, _ in SOLVE], [SOLVE[0][0]]]
     assert len({r.seed for r in kept}) == 2  # each sample its own seed, as in `run`
     from harness_world.cli import main
 
-    assert main(["verify", str(out)]) == 0  # every file verifies, the set-aside one included
-    finals = [str(records / f"{i}.json") for i in range(2)]
-    assert main(["verify", *finals, "--require-pass"]) == 0
+    assert main(["verify", str(out)]) == 0
+    assert main(["verify", str(out), "--require-pass"]) == 1  # the abandoned attempt failed
     assert main(["report", str(out), "--json"]) == 0
 
 
@@ -269,7 +271,8 @@ def test_a_run_directory_is_served_by_one_server_at_a_time(
 def test_one_session_serves_one_attempt(tmp_path: Path) -> None:
     """The rule without the protocol: a session's calls after its attempt is sealed are refused
     (naming what remains and how to go on), another session's calls wait while one is in flight,
-    and a session that ends mid-attempt hands its sample, fresh, to the next session."""
+    and a session that ends mid-attempt has had its sample's attempt: the next session gets
+    the next sample."""
     state = plan_run(hw.load_world("helpdesk"), task(), samples=2, out=tmp_path / "run")
     state.transport = "http"
     ticket = {"ticket_id": "T-1001"}
@@ -290,11 +293,12 @@ def test_one_session_serves_one_attempt(tmp_path: Path) -> None:
         state.call("update_ticket", {**ticket, "status": "solved"}, "b")  # sample 1 for b
         assert state.current is not None and state.current.sample == 1
         cut = state.end_session("b", "client closed its session")
-        assert cut is not None and cut.outcome == "interrupted" and state.remaining == 1
-        again = state.call("get_ticket", ticket, "c")  # sample 1 again, from the start
-        assert again.content["seq"] == 1 and again.content["result"]["status"] == "open"
-        assert state.current is not None and state.current.sample == 1
-        assert (tmp_path / "run" / "records" / TASK / "1.interrupted-1.json").is_file()
+        assert cut is not None and cut.outcome == "interrupted" and state.remaining == 0
+        again = state.call("get_ticket", ticket, "c")  # sample 1 is not served again
+        assert again.is_error and again.content["error"]["kind"] == "ended"
+        assert state.current is None and [s.sample for s in state.saved] == [0, 1]
+        records = tmp_path / "run" / "records" / TASK
+        assert sorted(p.name for p in records.iterdir()) == ["0.json", "1.json"]
         assert state.end_session("a", "closed") is None  # a spent session holds nothing
     finally:
         state.release()
@@ -360,9 +364,12 @@ def _authorised(url: str, token: str, *, terminate_on_close: bool = True) -> Any
 
 
 @contextlib.contextmanager
-def http_server(*args: str) -> Iterator[tuple[str, str]]:
-    """An ``mcp --transport http`` process: its (url, token); stopped with SIGTERM after."""
-    params = server("--transport", "http", *args)
+def http_server(*args: str, **which: str) -> Iterator[tuple[str, str]]:
+    """An ``mcp --transport http`` process: its (url, token); stopped with SIGTERM after.
+
+    ``which`` names another ``world`` and ``task_id`` than the default, as for `server`.
+    """
+    params = server("--transport", "http", *args, **which)
     proc = subprocess.Popen(
         [params.command, *params.args],
         stdin=subprocess.DEVNULL,
@@ -396,7 +403,7 @@ def test_http_serves_each_sample_to_a_fresh_session(tmp_path: Path) -> None:
             seen: dict[str, Any] = {}
             # announced once listening: the first connection is served, with no retry
             async with connect(_authorised(url, token)) as first:
-                assert first.instructions == briefing(task())
+                assert first.instructions == briefing(task(), TOOL_BUDGETS)
                 for name, args in SOLVE:
                     assert not (await first.call_tool(name, args)).is_error
                 seen["done"] = structured(await first.call_tool("finish", {"message": "ok"}))
@@ -426,15 +433,15 @@ def test_http_serves_each_sample_to_a_fresh_session(tmp_path: Path) -> None:
     assert [r.outcome.status for r in kept] == ["completed", "completed"]
     assert [[c.tool for c in r.calls] for r in kept] == [[n for n, _ in SOLVE]] * 2
     assert [c.seq for c in kept[1].calls] == [1, 2, 3]
-    inventory = scan_run(out).counts
+    inventory = RunReader.of().read(out).counts
     assert inventory.valid == 2 and inventory.passed == 2 and inventory.missing == 0
 
 
-def test_http_serves_one_attempt_at_a_time_and_a_closed_session_is_served_again(
+def test_http_serves_one_attempt_at_a_time_and_a_closed_session_is_its_samples_attempt(
     tmp_path: Path,
 ) -> None:
     out = tmp_path / "run"
-    with http_server("--samples", "2", "--out", str(out)) as (url, token):
+    with http_server("--samples", "3", "--out", str(out)) as (url, token):
 
         async def sessions() -> dict[str, Any]:
             seen: dict[str, Any] = {}
@@ -442,7 +449,7 @@ def test_http_serves_one_attempt_at_a_time_and_a_closed_session_is_served_again(
                 async with connect(_authorised(url, token)) as first:
                     await first.call_tool(*SOLVE[0])
                     seen["busy"] = await waiting.call_tool(*SOLVE[0])
-                # `first` closed its session mid-attempt: interrupted, its sample served again
+                # `first` closed its session mid-attempt: sample 0 is its attempt, sealed
                 seen["fresh"] = structured(await waiting.call_tool(*SOLVE[0]))
                 for name, args in SOLVE[1:]:
                     await waiting.call_tool(name, args)
@@ -458,18 +465,18 @@ def test_http_serves_one_attempt_at_a_time_and_a_closed_session_is_served_again(
     busy = structured(seen["busy"])["error"]
     assert seen["busy"].is_error and busy["kind"] == "busy" and "sample 0" in busy["message"]
     assert seen["fresh"]["seq"] == 1 and seen["fresh"]["result"]["status"] == "open"
-    assert seen["done"]["sample"] == 0 and seen["done"]["remaining"] == 1
+    assert seen["done"]["sample"] == 1 and seen["done"]["remaining"] == 1
     sessionless = structured(seen["sessionless"])["error"]
     assert sessionless["kind"] == "no_session" and "initialize" in sessionless["message"]
     records = out / "records" / TASK
-    aside = hw.load_record(records / "0.interrupted-1.json")
-    assert aside.outcome.status == "interrupted" and len(aside.calls) == 1
-    assert aside.outcome.reason == "client closed its session"
-    served, stopped = (hw.load_record(records / f"{i}.json") for i in range(2))
+    assert sorted(p.name for p in records.iterdir()) == ["0.json", "1.json", "2.json"]
+    cut, served, stopped = (hw.load_record(records / f"{i}.json") for i in range(3))
+    assert cut.outcome.status == "interrupted" and len(cut.calls) == 1
+    assert cut.outcome.reason == "client closed its session"
     assert served.outcome.status == "completed" and len(served.calls) == len(SOLVE)
     assert stopped.outcome.status == "interrupted" and stopped.outcome.reason == "server stopped"
     assert len(stopped.calls) == 1
-    for record in (aside, served, stopped):
+    for record in (cut, served, stopped):
         assert hw.verify(record, task=task()).evidence == "verified"
 
 

@@ -16,7 +16,8 @@ from harness_world.analysis.conditions import conditions_report
 from harness_world.cli import main
 from harness_world.release import ReviewError, ReviewRequest, add_reviews, review_summary
 from harness_world.release.review import REVIEWS, load_reviews
-from harness_world.running.reviews import standing_claims
+from harness_world.running.reader import RunReader
+from harness_world.running.reviews import scan_claims
 from tests.release.conftest import payments_run
 
 LOST = "payments.charge_lost_response"  # naive-retry: two links activate here
@@ -104,10 +105,10 @@ def test_a_claim_on_nothing_that_failed_is_unmatched_and_a_withdrawn_one_is_gone
 
 def test_a_claim_on_a_replaced_record_is_stale(run_dir: Path) -> None:
     add_reviews(run_dir, [_claim(LOST, DEFECT, "confirmed-defect")])
-    assert len(standing_claims(run_dir)) == 1
+    assert len(scan_claims(RunReader.of().read(run_dir))) == 1
     line = json.loads((run_dir / REVIEWS).read_text()) | {"record_digest": "0" * 64}
     (run_dir / REVIEWS).write_text(json.dumps(line) + "\n")
-    assert standing_claims(run_dir) == []
+    assert scan_claims(RunReader.of().read(run_dir)) == []
     assert review_summary(run_dir).stale == 1
 
 
@@ -120,7 +121,7 @@ def test_review_files_written_before_claims_read_as_verdicts(run_dir: Path) -> N
     del line["claim"]  # the line as the review command wrote it before claims existed
     (run_dir / REVIEWS).write_text(json.dumps(line) + "\n")
     (review,) = load_reviews(run_dir)
-    assert review.claim == "verdict" and standing_claims(run_dir) == []
+    assert review.claim == "verdict" and scan_claims(RunReader.of().read(run_dir)) == []
     assert review_summary(run_dir).slots[0].overturned == ["forbidden.duplicate_charge"]
 
 

@@ -11,6 +11,7 @@ from harness_world.cli import main
 from harness_world.evidence.signing import check_run_signature, sign_run, write_keypair
 from harness_world.release import ReviewError, ReviewRequest, add_reviews, review_summary
 from harness_world.release.review import REVIEWS, load_reviews
+from harness_world.running.reader import ProvenanceRefused
 from tests.conftest import requires
 from tests.release.conftest import payments_run
 
@@ -105,6 +106,9 @@ def test_a_forged_or_edited_review_does_not_count_with_a_trusted_key(
     (run_dir / "index.sig.json").rename(tmp_path / "kept.sig.json")
     add_reviews(run_dir, [_request(PLAIN, "state.required", "fail")], key_file=other)
     add_reviews(run_dir, [_request(PLAIN, "state.required", "fail")])
+    with pytest.raises(ProvenanceRefused, match=r"no index\.sig\.json"):  # the run itself
+        review_summary(run_dir, trust_key=pub)
+    (tmp_path / "kept.sig.json").rename(run_dir / "index.sig.json")
     forged = review_summary(run_dir, trust_key=pub)
     assert (forged.reviews, forged.unsigned, forged.corrected) == (3, 3, 4)
 

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 import harness_world as hw
-from harness_world.analysis import advise_scan, reach
+from harness_world.analysis import AdviceObserver, advise_scan, reach
 from harness_world.cli import main
 from harness_world.integrations.openai import OpenAIAgent
-from harness_world.running import scan_run
+from harness_world.running.reader import RunReader
 from tests.fake_openai import fake_openai, tool_call
 
 pytestmark = pytest.mark.integrations
@@ -72,8 +72,9 @@ def test_each_recurring_mistake_carries_the_advisory_that_names_it(
         agent = OpenAIAgent(model="fake-mistaken", base_url=server["base_url"])
         result = hw.run(tasks, agent, out=tmp_path / "run")
     assert result.counts.failed == 3 and result.counts.by_outcome == {"completed": 3}
-    scan = scan_run(tmp_path / "run", tasks, write_counts=False)
-    advice = {a.task_id: a for a in advise_scan(scan, tasks)}
+    observer = AdviceObserver({t.id: t for t in tasks})
+    scan = RunReader.of(tasks).read(tmp_path / "run", observe=observer)
+    advice = {a.task_id: a for a in advise_scan(scan, observer.advised)}
     for task_id, name in NAMES.items():
         carried = {x.name for x in advice[task_id].advisories}
         assert name in carried, (task_id, carried)

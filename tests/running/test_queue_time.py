@@ -14,8 +14,9 @@ from harness_world.cli import main
 from harness_world.engine.world import load_world
 from harness_world.evidence.record import load_record, record_digest
 from harness_world.running.attempt import AttemptLimits
+from harness_world.running.reader import RunReader
 from harness_world.running.reference_agents import reference_agent
-from harness_world.running.rundir import record_path, scan_run
+from harness_world.running.rundir import record_path
 from harness_world.running.units import Unit, open_attempt
 
 TASK = next(t for t in hw.load_tasks("payments") if t.id == "payments.refund_timeout")
@@ -59,7 +60,7 @@ def test_a_run_records_queue_time_as_context_outside_the_digest(
     for r in records:  # a different wait is the same evidence
         moved = msgspec.structs.replace(r, context=msgspec.structs.replace(r.context, queue_s=99.0))
         assert record_digest(moved) == r.digest
-    slots = scan_run(out, [TASK]).slots
+    slots = RunReader.of([TASK]).read(out).slots
     assert [s.queue_s for s in slots] == [r.context.queue_s for r in records]
     times = queue_times(slots)
     assert times is not None and times.attempts == 3 and 0 < times.p50_s <= times.p95_s

@@ -240,22 +240,24 @@ def test_a_batched_ray_run_resumes_and_counts_each_record_once(
 
 @needs_ray
 @pytest.mark.parametrize("batch", [1, None])
-def test_the_ray_scan_is_scan_run(batch: int | None, tmp_path: Path, local_ray: object) -> None:
+def test_the_ray_scan_is_the_local_scan(
+    batch: int | None, tmp_path: Path, local_ray: object
+) -> None:
     """With failed tries kept beside their slots: retried counts and their cost included."""
     from harness_world.grading import Verifier
     from harness_world.running.rayverify import ray_verifier
-    from harness_world.running.rundir import scan_run
+    from harness_world.running.reader import RunReader
 
     (tmp_path / "m").mkdir()
     out = tmp_path / "r"
     hw.run(TASKS, FlakyOracle(str(tmp_path / "m")), samples=2, out=out)
     (out / "records" / TASKS[0].id / "0.json").unlink()
-    here = scan_run(out, TASKS, write_counts=False)
+    here = RunReader.of(TASKS).read(out)
     assert here.counts.retried == 2 and here.counts.missing == 1
     tasks = {t.id: t for t in TASKS}
     verifier = Verifier(tasks=tasks)
     with ray_verifier(verifier, address=None, batch=batch) as remote:
-        assert scan_run(out, verifier=verifier, mapper=remote.map_slots, write_counts=False) == here
+        assert RunReader(verifier).read(out, mapper=remote.map_slots) == here
 
 
 def test_a_failed_ray_task_is_exit_2_with_one_line_not_a_traceback(

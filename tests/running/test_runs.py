@@ -25,9 +25,9 @@ from harness_world.running import (
     make_revision,
     precheck,
     run,
-    scan_run,
 )
 from harness_world.running import revision as _revision
+from harness_world.running.reader import RunReader
 from tests.conftest import REPO
 
 
@@ -273,7 +273,7 @@ def test_inventory_counts_error_outcomes_and_retries(tmp_path: Path) -> None:
     assert inventory.scheduled == inventory.executed == 2 and inventory.retried == 2
     assert inventory.valid == 0 and inventory.invalid == 2
     assert inventory.by_outcome == {"infrastructure": 2}
-    assert scan_run(tmp_path / "r").counts == inventory
+    assert RunReader.of().read(tmp_path / "r").counts == inventory
 
 
 def test_a_task_edited_after_the_run_is_not_graded(
@@ -283,14 +283,14 @@ def test_a_task_edited_after_the_run_is_not_graded(
     agent = hw.ScriptedAgent(name="o", scripts=load_oracles("helpdesk"))
     hw.run(tasks, agent, samples=1, out=tmp_path / "r")
     edited = [msgspec.structs.replace(tasks[0], instruction="Something else.")]
-    inventory = scan_run(tmp_path / "r", edited).counts
+    inventory = RunReader.of(edited).read(tmp_path / "r").counts
     assert (inventory.valid, inventory.passed, inventory.failed, inventory.not_graded) == (
         1,
         0,
         0,
         1,
     )
-    report = build_report(tmp_path / "r", edited)
+    report = build_report(tmp_path / "r", RunReader.of(edited))
     assert [a.passed for a in report.attempts] == [None]
 
 

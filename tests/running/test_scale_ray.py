@@ -54,8 +54,9 @@ def _files(root: Path) -> dict[str, bytes]:
 
 def _judged(slot: SlotResult, root: Path) -> SlotResult:
     """A slot as judged, without its run directory, latency and queue time (context)."""
+    tries = [msgspec.structs.replace(t, path=t.path.replace(str(root), "")) for t in slot.tries]
     return msgspec.structs.replace(
-        slot, path=slot.path.replace(str(root), ""), latency_s=0.0, queue_s=0.0
+        slot, path=slot.path.replace(str(root), ""), latency_s=0.0, queue_s=0.0, tries=tries
     )
 
 

@@ -13,7 +13,7 @@ import harness_world as hw
 from harness_world.analysis.attribution import automatic_source, oracle_check
 from harness_world.cli import main
 from harness_world.running import load_manifest
-from harness_world.running.rundir import scan_run
+from harness_world.running.reader import RunReader
 
 TASK = "helpdesk.reply_and_solve"
 
@@ -106,7 +106,7 @@ def test_a_run_counts_wall_time_stops_and_its_records_verify(tmp_path: Path) -> 
     out = tmp_path / "run"
     result = hw.run([_task()], SleepyAgent(0.05), samples=2, out=out, limits={"wall_time": 0.01})
     assert result.counts.by_outcome == {"budget_limit": 2}
-    scan = scan_run(out, [_task()], write_counts=False)
+    scan = RunReader.of([_task()]).read(out)
     assert scan.counts.by_outcome == {"budget_limit": 2} and scan.counts.valid == 2
     assert {s.evidence for s in scan.slots} == {"verified"}
     assert {s.outcome_reason for s in scan.slots} == {"wall_time budget of 0.01 s exceeded"}

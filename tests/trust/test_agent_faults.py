@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import harness_world as hw
-from harness_world.running.rundir import scan_run
+from harness_world.running.reader import RunReader
 from tests.conftest import Cli
 from tests.trust._helpers import TASKS, tasks
 
@@ -40,7 +40,7 @@ def test_an_exception_in_agent_code_counts_against_the_agent(tmp_path: Path) -> 
     assert counts.by_outcome == {"completed": 2, "error": 2}
     assert (counts.valid, counts.passed, counts.failed, counts.invalid) == (4, 2, 2, 0)
     assert counts.retried == 0, "an agent's own error is its result, never retried"
-    assert scan_run(tmp_path / "r", tasks()).counts == counts
+    assert RunReader.of(tasks()).read(tmp_path / "r").counts == counts
 
 
 def _closed_port() -> int:

@@ -46,6 +46,22 @@ def test_play_refuses_an_unwritable_record_path_before_any_work(
     assert code == 2 and out == "" and err.startswith("error: --record")
 
 
+def test_play_refuses_an_existing_record_without_force(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Cli
+) -> None:
+    earlier = tmp_path / "r.json"
+    earlier.write_text("an earlier attempt's record")
+    monkeypatch.setattr(sys, "stdin", io.StringIO('{"finish": "x"}\n'))
+    argv = ["play", "--world", "helpdesk", "--task", TASKS[0], "--record", str(earlier)]
+    code, out, err = cli(*argv)
+    assert code == 2 and out == ""
+    assert err == f"error: --record {earlier}: a file exists there: give --force to overwrite it\n"
+    assert earlier.read_text() == "an earlier attempt's record"
+    monkeypatch.setattr(sys, "stdin", io.StringIO('{"finish": "x"}\n'))
+    code, out, err = cli(*argv, "--force")
+    assert code == 0 and hw.load_record(earlier).outcome.status == "completed"
+
+
 def test_a_full_disk_during_run_is_one_error_line_and_resumable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Cli
 ) -> None:

@@ -50,9 +50,9 @@ def _read_line(proc: subprocess.Popen[str], timeout: float = 20.0) -> str:
 class _Stdio:
     """A raw JSON-RPC session with ``mcp`` over stdio, one line each way."""
 
-    def __init__(self, record: Path) -> None:
+    def __init__(self, record: Path, *extra: str) -> None:
         self.proc = subprocess.Popen(
-            [*MCP, "--record", str(record)],
+            [*MCP, "--record", str(record), *extra],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -182,6 +182,21 @@ def test_a_record_path_under_a_file_is_refused_before_serving(tmp_path: Path) ->
     (tmp_path / "plain").write_text("x")
     line = _refused(tmp_path, "--record", str(tmp_path / "plain" / "r.json"))
     assert line.startswith(f"error: --record {tmp_path / 'plain' / 'r.json'}: cannot write there")
+
+
+def test_an_existing_record_is_refused_without_force_and_replaced_with_it(tmp_path: Path) -> None:
+    earlier = tmp_path / "r.json"
+    earlier.write_text("an earlier attempt's record")
+    line = _refused(tmp_path, "--record", str(earlier))
+    assert line == f"error: --record {earlier}: a file exists there: give --force to overwrite it"
+    assert earlier.read_text() == "an earlier attempt's record"
+    session = _Stdio(earlier, "--force")
+    try:
+        call = {"name": "get_ticket", "arguments": {"ticket_id": "T-1001"}}
+        session.ask(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}))
+    finally:
+        session.close()
+    assert hw.load_record(earlier).outcome.status == "interrupted"
 
 
 def test_an_out_path_that_is_a_file_is_refused_naming_the_option(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import harness_world as hw
 from harness_world.analysis.report import report_from_scan
-from harness_world.running.rundir import scan_run
+from harness_world.running.reader import RunReader
 from tests.conftest import Cli, examples
 from tests.trust._helpers import failing_run, oracle_run, tasks
 
@@ -56,7 +56,7 @@ def test_another_runs_records_copied_over_a_failing_run_are_ungraded(
     assert code == 1
     assert {r["evidence"] for r in rows} == {"ungraded"}
     assert all("not bound to slot" in r["first_problem"] for r in rows)
-    report = report_from_scan(scan_run(forged, tasks(), write_counts=False))
+    report = report_from_scan(RunReader.of(tasks()).read(forged))
     assert report.counts.passed == 0 and report.counts.valid == 0
 
 
@@ -134,5 +134,5 @@ def test_a_multi_worker_run_regrades_in_a_fresh_process(tmp_path: Path) -> None:
         out=tmp_path / "r",
     )
     assert result.counts.passed == 4
-    fresh = scan_run(tmp_path / "r", hw.load_tasks("helpdesk"), write_counts=False).counts
+    fresh = RunReader.of(hw.load_tasks("helpdesk")).read(tmp_path / "r").counts
     assert (fresh.passed, fresh.not_graded) == (4, 0)

@@ -15,7 +15,7 @@ from harness_world.coverage import run_script
 from harness_world.engine import World, WorldError
 from harness_world.engine.paths import builtin_dir
 from harness_world.grading.verify import resolve_world
-from harness_world.running.rundir import scan_run
+from harness_world.running.reader import RunReader
 from tests.conftest import Cli
 from tests.trust._helpers import do_nothing, failing_run, oracle_script, reseal, tasks
 
@@ -92,7 +92,7 @@ def test_report_and_resume_resolve_worlds_only_by_task(
             ),
             path,
         )
-    scan = scan_run(out, tasks(), write_counts=False)
+    scan = RunReader.of(tasks()).read(out)
     assert not (evil / "IMPORTED").exists()
     assert scan.counts.passed == 0
 

@@ -105,10 +105,11 @@ def test_a_schedule_edited_under_its_revision_is_refused_without_any_key(
 
 
 def test_stray_records_are_every_file_that_is_no_slot_and_no_kept_try(tmp_path: Path) -> None:
-    from harness_world.running.rundir import load_manifest, record_path, stray_records
+    from harness_world.running.reader import open_run
+    from harness_world.running.rundir import record_path
 
     run = oracle_run(tmp_path / "run", samples=2)
-    manifest = load_manifest(run)
+    manifest = open_run(run).manifest
     task = manifest.tasks[0]
     slot = record_path(run, task, 0)
     kept = [slot.with_name("1.failed-1.json"), slot.with_name("0.interrupted-2.json")]
@@ -124,4 +125,4 @@ def test_stray_records_are_every_file_that_is_no_slot_and_no_kept_try(tmp_path: 
     for path in [*kept, *strays]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(slot.read_bytes())
-    assert sorted(stray_records(run, manifest)) == sorted(strays)
+    assert sorted(open_run(run).strays) == sorted(map(str, strays))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import harness_world as hw
-from harness_world.analysis.trusted import render_trusted, trusted_report
+from harness_world.analysis.trusted import read_trusted, render_trusted
 from harness_world.coverage import load_oracles, run_script
 from harness_world.engine.plugins import import_path
 from harness_world.grading.trusted import trusted_completion
@@ -146,7 +146,7 @@ def test_report_json_carries_the_trusted_vector(tmp_path: Path, cli: Cli) -> Non
     rows = {r["task_id"]: r for r in trusted["exposure"]}
     assert rows["payments.charge_timeout"]["not_recovered"] == 2
     assert rows["payments.charge_unavailable"]["recovered"] == 2
-    nothing = trusted_report(tmp_path / "do-nothing")
+    nothing = read_trusted(tmp_path / "do-nothing")
     assert nothing is not None and nothing.trusted == 0
     assert nothing.cost_per_trusted is None  # undefined, not zero
     assert all(r.unexposed == 2 and r.recovered == 0 for r in nothing.exposure)
@@ -167,7 +167,7 @@ payments.charge_unavailable  first_charge  fail_before_commit         0         
 def test_the_trusted_tables_are_fixed_width_like_every_other_table(tmp_path: Path) -> None:
     tasks = [BY_ID["payments.charge_timeout"], BY_ID["payments.charge_unavailable"]]
     hw.run(tasks, reference_agent("payments", "naive-retry"), samples=2, out=tmp_path / "r")
-    report = trusted_report(tmp_path / "r")
+    report = read_trusted(tmp_path / "r")
     assert report is not None
     text = render_trusted(report)
     assert "|" not in text

@@ -1,0 +1,129 @@
+"""A run directory's own files, each read once from one regular-file descriptor.
+
+Every decision about a run (its signature, its pins, which record binds which slot, each
+record's verdict) is taken from the bytes this module read, never from a second read of the
+same file: a file swapped between two reads (a FIFO tells a forger exactly when the first read
+happened) cannot make the check and the use see different bytes. Each file is opened without
+blocking and checked on its descriptor (`harness_world.engine.limits.read_regular_file`), so a
+FIFO or a device is refused at once instead of hanging the reader; each has a size bound; and a
+path that leads out of the run directory (a symbolic link to ``/dev/zero`` or to another run's
+files) is refused, so the run's bytes all come from the run.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import attrs
+
+from harness_world.engine.limits import RECORD_BYTES, read_regular_file
+from harness_world.errors import HarnessWorldError
+
+__all__ = [
+    "INDEX_BYTES",
+    "MANIFEST_BYTES",
+    "REVIEWS_BYTES",
+    "SIGNATURE_BYTES",
+    "RunFileError",
+    "RunFiles",
+    "read_run_file",
+    "read_run_files",
+]
+
+MANIFEST_BYTES = 64 * 1024 * 1024
+"""Largest ``manifest.json`` a reader accepts."""
+INDEX_BYTES = 512 * 1024 * 1024
+"""Largest ``index.jsonl`` a reader accepts."""
+SIGNATURE_BYTES = 64 * 1024
+"""Largest ``index.sig.json`` a reader accepts (a signature is a few hundred bytes)."""
+REVIEWS_BYTES = 64 * 1024 * 1024
+"""Largest ``reviews.jsonl`` a reader accepts."""
+
+_MANIFEST = "manifest.json"
+_INDEX = "index.jsonl"
+_SIGNATURE = "index.sig.json"
+_REVIEWS = "reviews.jsonl"
+
+
+class RunFileError(HarnessWorldError, ValueError):
+    """A file of a run directory cannot be read safely.
+
+    It is not a regular file, is too large, or is reached through a link that leaves the run
+    directory.
+    """
+
+
+def read_run_file(root: Path, relative: str | Path, max_bytes: int = RECORD_BYTES) -> bytes | None:
+    """The bytes of one file of the run directory ``root`` (None when there is no such file).
+
+    Args:
+        root: The run directory.
+        relative: The file's path inside it.
+        max_bytes: The largest file accepted.
+
+    Raises:
+        RunFileError: naming the file, when it is not a regular file inside ``root`` of at most
+            ``max_bytes`` bytes, or cannot be read.
+    """
+    path = root / relative
+    try:
+        resolved = path.resolve(strict=True)
+    except FileNotFoundError:
+        return None
+    except (OSError, RuntimeError) as exc:  # a link loop, a permission denied on the way
+        raise RunFileError(f"{path}: cannot read: {exc}") from None
+    inside = root.resolve()
+    if resolved != inside and inside not in resolved.parents:
+        raise RunFileError(f"{path}: leads out of the run directory (to {resolved})")
+    try:
+        return read_regular_file(resolved, max_bytes)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise RunFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+@attrs.frozen(slots=True)
+class RunFiles:
+    """The bytes of a run directory's own files, each read once.
+
+    Attributes:
+        root: The run directory.
+        manifest: ``manifest.json``.
+        index: ``index.jsonl`` (empty when there is none).
+        has_index: Whether the run has an index file at all.
+        signature: ``index.sig.json`` (None when the run is not signed).
+        reviews: ``reviews.jsonl`` (None when nobody reviewed the run).
+    """
+
+    root: Path
+    manifest: bytes
+    index: bytes
+    has_index: bool
+    signature: bytes | None
+    reviews: bytes | None
+
+
+def read_run_files(root: str | Path) -> RunFiles:
+    """Read a run directory's manifest, index, signature and reviews, each exactly once.
+
+    Raises:
+        FileNotFoundError: when ``root`` has no manifest (it is not a run directory).
+        RunFileError: when one of these files cannot be read safely.
+    """
+    base = Path(root)
+    if not os.path.isdir(base):
+        raise FileNotFoundError(f"{root}: not a run directory (no such folder)")
+    manifest = read_run_file(base, _MANIFEST, MANIFEST_BYTES)
+    if manifest is None:
+        raise FileNotFoundError(f"{root}: not a run directory (no {_MANIFEST})")
+    index = read_run_file(base, _INDEX, INDEX_BYTES)
+    return RunFiles(
+        root=base,
+        manifest=manifest,
+        index=index or b"",
+        has_index=index is not None,
+        signature=read_run_file(base, _SIGNATURE, SIGNATURE_BYTES),
+        reviews=read_run_file(base, _REVIEWS, REVIEWS_BYTES),
+    )

@@ -1,0 +1,448 @@
+"""The one reader of run directories: every file read once, every slot judged once.
+
+Every command that reads runs (``verify``, ``report``, ``compare``, ``gate``, ``review``,
+``split``, ``conditions``, ``diagnose``, ``attribute``, the HTML pages, the inspect scorer,
+Ray verify) goes through a `RunReader`, and nothing else opens a run's files:
+
+1. `open_run` reads the manifest, the index, the signature and the reviews once each, from a
+   regular-file descriptor inside the run (`harness_world.evidence.runfiles`), and lists each
+   task's record folder once;
+2. with a trusted key, the signature is checked over exactly those bytes; a run that fails
+   it is judged slot by slot as ``ungraded`` and nothing of it is replayed;
+3. slots are bound from the same index bytes: each slot's final record and every earlier try
+   its index binds or its folder holds (failed, interrupted);
+4. each record file is read once (the same safe read) and judged from those bytes by the one
+   `Verifier`, its bytes checked against the index line's hash: a file swapped after the check
+   is a file the verdict was never about.
+
+The result is a `RunScan`: one `SlotResult` per scheduled slot, holding every executed try.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import ClassVar, Literal
+
+import attrs
+
+from harness_world.engine.limits import RECORD_BYTES
+from harness_world.engine.world import World
+from harness_world.errors import HarnessWorldError
+from harness_world.evidence.binding import INDEX, IndexTable, parse_index, try_name
+from harness_world.evidence.runfiles import RunFileError, RunFiles, read_run_file, read_run_files
+from harness_world.grading.task import Task, load_tasks
+from harness_world.grading.verifier import (
+    FileBytes,
+    Observer,
+    Slot,
+    SlotBytes,
+    SlotResult,
+    TrustRoot,
+    TrySlot,
+    Verifier,
+)
+from harness_world.running.rundir import (
+    MANIFEST,
+    RunManifest,
+    RunScan,
+    count_slots,
+    decode_manifest,
+    record_path,
+    sample_seed,
+    write_counts,
+)
+
+__all__ = [
+    "MAX_TRIES",
+    "OpenRun",
+    "ProvenanceRefused",
+    "RunReadError",
+    "RunReader",
+    "SlotMapper",
+    "judge_here",
+    "open_run",
+    "read_slot",
+    "refresh_counts",
+]
+
+MAX_TRIES = 64
+"""Most earlier tries of one slot a reader judges; past it the slot's evidence is refused."""
+
+_TRY = re.compile(r"(0|[1-9]\d*)\.(failed|interrupted)-([1-9]\d{0,6})\.json")
+_FINAL = re.compile(r"(0|[1-9]\d*)\.json")
+
+SlotMapper = Callable[
+    [Verifier, Sequence[Slot], Callable[[Slot], SlotBytes], Mapping[str, str]], list[SlotResult]
+]
+"""Where a scan's slots are judged: every slot through `Verifier.judge` with the bytes the
+reader's read function gives for it (called once per slot, in this process), in any order or
+place, the results in the slots' order (`judge_here` in this process; Ray maps it over
+workers)."""
+
+
+class RunReadError(HarnessWorldError, ValueError):
+    """A run directory cannot be read: no manifest, an invalid one, or an unsafe file."""
+
+
+class ProvenanceRefused(HarnessWorldError):
+    """A run read with a trusted key is not signed by it: nothing of it is judged.
+
+    Commands report it as a failed check (exit 1), as ``verify`` reports such a run's slots.
+    """
+
+    exit_code: ClassVar[int] = 1
+
+
+@attrs.frozen(slots=True)
+class OpenRun:
+    """A run directory as read once: its files' bytes, decoded, and its provenance.
+
+    Attributes:
+        root: The run directory.
+        files: The bytes of its manifest, index, signature and reviews.
+        manifest: The manifest, decoded from ``files.manifest``.
+        index: What ``files.index`` binds.
+        provenance: Why its provenance is refused (empty when it is accepted or unchecked).
+        trusted: Whether a trusted key's signature covers these bytes.
+        listing: The file names of each scheduled task's record folder, listed once.
+        strays: Record files that are no scheduled slot and no kept try of one.
+    """
+
+    root: Path
+    files: RunFiles
+    manifest: RunManifest
+    index: IndexTable
+    provenance: str
+    trusted: bool
+    listing: Mapping[str, frozenset[str]]
+    strays: list[str]
+
+
+def open_run(out: str | Path, *, trust_key: Path | None = None) -> OpenRun:
+    """Read a run directory's own files once and check its provenance over those bytes.
+
+    Args:
+        out: The run directory.
+        trust_key: A public key that must have signed the run (None: provenance unchecked).
+
+    Raises:
+        RunReadError: when it is not a readable run directory (the message names the file).
+        harness_world.evidence.signing.SigningError: when the trusted key cannot be read.
+    """
+    root = Path(out)
+    try:
+        files = read_run_files(root)
+        manifest = decode_manifest(files.manifest, root / MANIFEST)
+    except (FileNotFoundError, ValueError) as exc:
+        raise RunReadError(str(exc)) from None
+    provenance = ""
+    if trust_key is not None:
+        from harness_world.evidence.signing import signature_problem
+
+        problem = signature_problem(
+            files.signature, files.index, files.manifest, manifest.revision.id, trust_key
+        )
+        provenance = f"provenance: {problem}" if problem else ""
+    listing, strays = _list_records(root, manifest)
+    return OpenRun(
+        root=root,
+        files=files,
+        manifest=manifest,
+        index=parse_index(files.index, present=files.has_index),
+        provenance=provenance,
+        trusted=trust_key is not None and not provenance,
+        listing=listing,
+        strays=strays,
+    )
+
+
+def _list_records(root: Path, manifest: RunManifest) -> tuple[dict[str, frozenset[str]], list[str]]:
+    """Each scheduled task's record file names (one listing each), and the stray files.
+
+    A stray is any file under ``records/`` that is not ``<task>/<sample>.json`` or a kept try
+    of a scheduled slot (hidden temporary files of an interrupted save aside).
+    """
+    scheduled = set(manifest.tasks)
+    listing: dict[str, frozenset[str]] = {}
+    strays: list[str] = []
+    base = root / "records"
+    for folder, dirs, names in os.walk(base):
+        where = Path(folder)
+        dirs.sort()
+        depth = len(where.relative_to(base).parts)
+        if depth == 1 and where.name in scheduled:
+            listing[where.name] = frozenset(names)
+        for name in sorted(names):
+            if name.startswith("."):
+                continue
+            if depth != 1 or where.name not in scheduled or not _is_slot_file(name, manifest):
+                strays.append(str(where / name))
+    return listing, strays
+
+
+def _is_slot_file(name: str, manifest: RunManifest) -> bool:
+    match = _FINAL.fullmatch(name) or _TRY.fullmatch(name)
+    return match is not None and int(match[1]) < manifest.samples
+
+
+def plan_slots(run: OpenRun, only: str | None = None) -> list[Slot]:
+    """Every scheduled slot in manifest order, bound from the index bytes read once.
+
+    Args:
+        run: The run, as opened.
+        only: Plan the slots of this task only (None: every task).
+    """
+    manifest, slots = run.manifest, []
+    override = manifest.limits.get("tool_calls")
+    calls = override if isinstance(override, int) and not isinstance(override, bool) else None
+    for task_id in manifest.tasks if only is None else [t for t in manifest.tasks if t == only]:
+        tries = _tries_on_disk(run.listing.get(task_id, frozenset()))
+        for sample in range(manifest.samples):
+            path = record_path(run.root, task_id, sample)
+            slots.append(
+                Slot(
+                    path=str(path),
+                    task_id=task_id,
+                    sample=sample,
+                    seed=sample_seed(manifest.seed, task_id, sample),
+                    revision=manifest.revision.id,
+                    entry=run.index.finals.get((task_id, sample)),
+                    tool_calls=calls,
+                    tries=_slot_tries(run, path, task_id, sample, tries.get(sample, set())),
+                )
+            )
+    return slots
+
+
+def _tries_on_disk(names: Iterable[str]) -> dict[int, set[tuple[str, int]]]:
+    """The kept tries a task folder's listing holds, by sample: (kind, number)."""
+    found: dict[int, set[tuple[str, int]]] = {}
+    for name in names:
+        match = _TRY.fullmatch(name)
+        if match is not None:
+            found.setdefault(int(match[1]), set()).add((match[2], int(match[3])))
+    return found
+
+
+def _slot_tries(
+    run: OpenRun, path: Path, task_id: str, sample: int, on_disk: set[tuple[str, int]]
+) -> list[TrySlot]:
+    """Every earlier try of a slot: bound by its index, held by its folder, or both."""
+    bound = run.index.tries.get((task_id, sample), {})
+    tries = []
+    for kind, number in sorted(set(bound) | on_disk):
+        where = path.with_name(try_name(sample, kind, number))  # type: ignore[arg-type]
+        entry = bound.get((kind, number))
+        tries.append(TrySlot(kind=kind, number=number, path=str(where), entry=entry))  # type: ignore[arg-type]
+    return tries
+
+
+def read_slot(run: OpenRun, slot: Slot) -> SlotBytes:
+    """Read a slot's final record and each earlier try once, each safely inside the run."""
+    tries = [_read(run.root, Path(t.path)) for t in slot.tries[:MAX_TRIES]]
+    if len(slot.tries) > MAX_TRIES:
+        refused = FileBytes(problem=f"not read: the slot has more than {MAX_TRIES} tries")
+        tries += [refused] * (len(slot.tries) - MAX_TRIES)
+    return SlotBytes(final=_read(run.root, Path(slot.path)), tries=tries)
+
+
+def _read(root: Path, path: Path) -> FileBytes:
+    try:
+        data = read_run_file(root, path.relative_to(root), RECORD_BYTES)
+    except RunFileError as exc:
+        return FileBytes(problem=str(exc))
+    return FileBytes(data=data)
+
+
+def judge_here(
+    verifier: Verifier,
+    slots: Sequence[Slot],
+    read: Callable[[Slot], SlotBytes],
+    sizes: Mapping[str, str],
+    *,
+    observe: Observer | None = None,
+    progress: Callable[[SlotResult], None] | None = None,
+) -> list[SlotResult]:
+    """Judge slots one after another in this process (the `SlotMapper` a scan uses by default).
+
+    Each slot's files are read just before it is judged, so one record is held at a time.
+    """
+    results: list[SlotResult] = []
+    for slot in slots:
+        results.append(verifier.judge(slot, sizes, read(slot), observe=observe))
+        if progress is not None:
+            progress(results[-1])
+    return results
+
+
+def _refused(slots: Sequence[Slot], reason: str) -> list[SlotResult]:
+    """Every slot of a run whose provenance is refused: ungraded, nothing replayed."""
+    return [slot.result("ungraded", reason=reason) for slot in slots]
+
+
+@attrs.frozen(slots=True)
+class RunReader:
+    """How one command reads runs: its verifier (worlds and tasks) and the key it trusts.
+
+    Attributes:
+        verifier: Judges every record within the reader's trust root.
+        trust_key: A public key that must have signed every run read (None: unchecked).
+    """
+
+    verifier: Verifier
+    trust_key: Path | None = None
+
+    @classmethod
+    def of(
+        cls,
+        tasks: Iterable[Task] | None = None,
+        *,
+        folders: Mapping[str, Path] | None = None,
+        worlds: Mapping[str, World] | None = None,
+        trust_key: Path | None = None,
+    ) -> RunReader:
+        """A reader grading by ``tasks`` (default: the built-in tasks) within its own worlds.
+
+        Args:
+            tasks: The reader's tasks.
+            folders: World folders the caller passes as its own trust root, by world name
+                (loaded at the run's sizes); never a path from the run directory.
+            worlds: Worlds the caller vouches for, by name.
+            trust_key: A public key that must have signed every run read.
+        """
+        by_id = {t.id: t for t in (tasks if tasks is not None else load_tasks())}
+        verifier = Verifier(TrustRoot.of(folders=folders), by_id, given=dict(worlds or {}))
+        return cls(verifier=verifier, trust_key=trust_key)
+
+    def open(self, out: str | Path) -> OpenRun:
+        """`open_run` with this reader's trusted key."""
+        return open_run(out, trust_key=self.trust_key)
+
+    def read(
+        self,
+        out: str | Path | OpenRun,
+        *,
+        known: Mapping[Path, SlotResult] | None = None,
+        observe: Observer | None = None,
+        mapper: SlotMapper | None = None,
+        progress: Callable[[SlotResult], None] | None = None,
+        refused: Literal["raise", "judge"] = "raise",
+    ) -> RunScan:
+        """Judge every scheduled slot of a run once, each record against its slot.
+
+        Args:
+            out: The run directory (or one already opened by this reader).
+            known: Results this process computed for records it saved itself (not replayed
+                again; a slot with earlier tries is judged here, tries and all).
+            observe: Called with every final record verified in its slot (and its path)
+                while the scan goes on, so readers computing figures of their own replay
+                nothing again and hold no record after it.
+            mapper: Where the slots are judged (default: here, one after another; ``observe``
+                and ``progress`` apply only then).
+            progress: Called with each slot's result as it is judged here.
+            refused: What a run whose provenance the trusted key refuses gives: an error
+                (``raise``), or every slot ``ungraded`` with the reason (``judge``, what
+                ``verify`` reports).
+
+        Raises:
+            RunReadError: when ``out`` is not a readable run directory.
+            ProvenanceRefused: when the trusted key refuses the run (and ``refused`` is
+                ``raise``).
+        """
+        run = out if isinstance(out, OpenRun) else self.open(out)
+        if run.provenance and refused == "raise":
+            raise ProvenanceRefused(f"{run.root}: {run.provenance}")
+        planned = plan_slots(run)
+        if run.provenance:
+            slots = _refused(planned, run.provenance)
+        else:
+            slots = self._judge(run, planned, known or {}, observe, mapper, progress)
+        return _scan(run, slots, self.verifier.tasks or {})
+
+    def judge_slot(
+        self, out: str | Path, task_id: str, sample: int, *, observe: Observer | None = None
+    ) -> SlotResult | None:
+        """Judge one slot of a run, as `read` judges it (None: the run schedules no such slot).
+
+        Raises:
+            RunReadError: when ``out`` is not a readable run directory.
+        """
+        run = self.open(out)
+        slot = next(
+            (
+                s
+                for s in plan_slots(run, only=task_id)
+                if s.sample == sample and s.task_id == task_id
+            ),
+            None,
+        )
+        if slot is None:
+            return None
+        if run.provenance:
+            return _refused([slot], run.provenance)[0]
+        return self.verifier.judge(slot, run.manifest.sizes, read_slot(run, slot), observe=observe)
+
+    def _judge(
+        self,
+        run: OpenRun,
+        planned: list[Slot],
+        done: Mapping[Path, SlotResult],
+        observe: Observer | None,
+        mapper: SlotMapper | None,
+        progress: Callable[[SlotResult], None] | None,
+    ) -> list[SlotResult]:
+        reuse = {p: r for p, r in done.items() if not r.tries}
+        todo = [s for s in planned if Path(s.path) not in reuse or s.tries]
+        sizes = run.manifest.sizes
+
+        def read(slot: Slot) -> SlotBytes:
+            return read_slot(run, slot)
+
+        if mapper is None:
+            judged = judge_here(
+                self.verifier, todo, read, sizes, observe=observe, progress=progress
+            )
+        else:
+            judged = mapper(self.verifier, todo, read, sizes)
+        fresh = iter(judged)
+        return [
+            reuse[Path(s.path)] if Path(s.path) in reuse and not s.tries else next(fresh)
+            for s in planned
+        ]
+
+
+def _scan(run: OpenRun, slots: list[SlotResult], known: Mapping[str, Task]) -> RunScan:
+    scheduled = run.manifest.tasks
+    labelled = [known[t] for t in scheduled if t in known]
+    planned = {(s.task_id, s.sample) for s in slots}
+    lines = sorted(set(run.index.finals) - planned)
+    return RunScan(
+        out=str(run.root),
+        manifest=run.manifest,
+        slots=slots,
+        counts=count_slots(slots),
+        families={t: known[t].family if t in known else "" for t in scheduled},
+        weights={t.id: t.weight for t in labelled if t.weight != 1},
+        critical=sorted(t.id for t in labelled if t.critical),
+        provenance=run.provenance,
+        trusted=run.trusted,
+        stray_files=run.strays,
+        stray_lines=[f"{run.root / INDEX} [{task}/{sample}]" for task, sample in lines],
+        reviews=run.files.reviews,
+    )
+
+
+def refresh_counts(
+    out: str | Path, tasks: Iterable[Task] | None, worlds: Mapping[str, World] | None = None
+) -> RunScan:
+    """Judge a run its writer just added to, and write its counts and layered results.
+
+    For writers outside `harness_world.running.run` (the MCP server, conversations with a
+    simulated user, the inspect scorer): what they wrote is read back as any reader reads it.
+    """
+    scan = RunReader.of(tasks, worlds=worlds).read(out)
+    write_counts(scan)
+    return scan
