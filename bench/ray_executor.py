@@ -5,7 +5,7 @@ process and 2 worker processes; the oracle agent on every helpdesk task, without
 of simulated model latency per attempt. Every run must end with every attempt valid, and the
 Ray run's records must equal the local run's apart from their context. Then batching: a Ray
 run with one attempt per Ray task against the default batches; and ``verify``: one run
-directory's records verified here (`scan_run`) against verified on Ray (`RayVerifier.scan`),
+directory's records verified here (`RunReader.read`) against verified on Ray (its mapper),
 one record per Ray task and in default batches, every scan equal to the local one. Those two
 comparisons alternate their ways three times and keep each way's best.
 
@@ -27,9 +27,11 @@ import ray
 
 import harness_world as hw
 from harness_world.coverage import Script, ScriptContext, load_oracles
+from harness_world.grading.verifier import Verifier
 from harness_world.running.agents import ScriptedAgent
-from harness_world.running.rayverify import WorldChoice, ray_verifier
-from harness_world.running.rundir import RunScan, scan_run
+from harness_world.running.rayverify import ray_verifier
+from harness_world.running.reader import RunReader
+from harness_world.running.rundir import RunScan
 
 QUICK = "--quick" in sys.argv
 SAMPLES = 2 if QUICK else 8
@@ -118,18 +120,19 @@ def _verification(tmp: Path) -> dict[str, float]:
     out = tmp / "to-verify"
     hw.run(tasks, _agent(False), samples=VERIFY_SAMPLES, out=out)
     records = len(tasks) * VERIFY_SAMPLES
-    local = scan_run(out, tasks, write_counts=False)  # worlds loaded: timing starts warm
+    reader = RunReader.of(tasks)
+    local = reader.read(out)  # worlds loaded: timing starts warm
     assert local.counts.passed == records, local.counts
     by_id = {t.id: t for t in tasks}
     best = dict.fromkeys(("verify_local", "verify_ray_batch_1", "verify_ray_batched"), 0.0)
     with (
-        ray_verifier(address=None, choice=WorldChoice(), tasks=by_id, batch=1) as single,
-        ray_verifier(address=None, choice=WorldChoice(), tasks=by_id) as batched,
+        ray_verifier(Verifier(tasks=by_id), address=None, batch=1) as single,
+        ray_verifier(Verifier(tasks=by_id), address=None) as batched,
     ):
         ways: dict[str, Callable[[], RunScan]] = {
-            "verify_local": lambda: scan_run(out, tasks, write_counts=False),
-            "verify_ray_batch_1": lambda: single.scan(out),
-            "verify_ray_batched": lambda: batched.scan(out),
+            "verify_local": lambda: reader.read(out),
+            "verify_ray_batch_1": lambda: reader.read(out, mapper=single.map_slots),
+            "verify_ray_batched": lambda: reader.read(out, mapper=batched.map_slots),
         }
         for way in ways.values():
             way()  # every worker warm (its worlds loaded), as here

@@ -21,7 +21,7 @@ so the scan, the grades and the traces are those of a real run of that size.
 
 Measured in one process, side by side:
 
-- ``scan``: `scan_run` + `report_from_scan` (what the text ``report`` costs: every record
+- ``scan``: `RunReader.read` + `report_from_scan` (what the text ``report`` costs: every record
   replayed once);
 - ``html``: `load_run_view` + `run_html` (what ``--html`` adds: every record read again,
   graded in full, process metrics, plots, heatmap and traces);
@@ -61,6 +61,7 @@ from harness_world.evidence import load_record, record_digest
 from harness_world.evidence.binding import INDEX, IndexEntry
 from harness_world.evidence.record import encode_record
 from harness_world.running import ScriptedAgent, run
+from harness_world.running.reader import RunReader
 from harness_world.running.revision import Revision
 from harness_world.running.rundir import (
     MANIFEST,
@@ -68,7 +69,6 @@ from harness_world.running.rundir import (
     load_manifest,
     record_path,
     sample_seed,
-    scan_run,
     write_json,
 )
 
@@ -138,7 +138,7 @@ def synthesize(out: Path, samples: int) -> int:
 def measure(out: Path) -> tuple[float, float, str, bytes, int]:
     """Scan + text report, then the HTML; returns both times, the page, the slots and valid."""
     started = time.perf_counter()
-    scan = scan_run(out, write_counts=False)
+    scan = RunReader.of().read(out)
     report = report_from_scan(scan)
     scan_s = time.perf_counter() - started
     started = time.perf_counter()

@@ -10,6 +10,7 @@ import contextlib
 import importlib.util
 import io
 import os
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -78,9 +79,15 @@ class Cli:
         cwd: Path = REPO,
         env: dict[str, str] | None = None,
         timeout: float = 120,
+        address_space: int | None = None,
     ) -> CliResult:
         """The command in its own interpreter: a traceback or a blocked read shows as a user
-        would see it. ``env`` replaces the environment (this tree is first on PYTHONPATH)."""
+        would see it. ``env`` replaces the environment (this tree is first on PYTHONPATH);
+        ``address_space`` bounds its memory in bytes (reading a device fails at the bound)."""
+
+        def bounded() -> None:
+            resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
         done = subprocess.run(
             [sys.executable, "-m", "harness_world", *map(os.fspath, argv)],
             cwd=cwd,
@@ -89,6 +96,7 @@ class Cli:
             text=True,
             timeout=timeout,
             check=False,
+            preexec_fn=None if address_space is None else bounded,
         )
         return CliResult(done.returncode, done.stdout, done.stderr)
 

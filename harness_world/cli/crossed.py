@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 
 from harness_world.analysis.crossed import compare_crossed, render_crossed
-from harness_world.cli._selection import UsageError, limit_overrides
+from harness_world.cli._selection import UsageError, limit_overrides, run_reader
 from harness_world.grading.task import Task
 from harness_world.release.ablation import (
     ABLATION,
@@ -52,12 +52,13 @@ def compare_crossed_command(args: argparse.Namespace) -> int:
     ``--baseline`` and ``--candidate`` name harnesses here (default: the first two named).
     A crossed comparison reports; it applies no gate (exit 0 whatever the difference).
     """
-    root = args.inputs[0]
+    root, reader, seed = args.inputs[0], run_reader(args), args.seed
     arms = (Path(root) / ABLATION).is_file()  # an ablation: every arm against the baseline
+    names = {"baseline": args.baseline, "candidate": args.candidate}
     result: Any = (
-        compare_ablation(root, seed=args.seed)
+        compare_ablation(root, seed=seed, reader=reader)
         if arms
-        else compare_crossed(root, baseline=args.baseline, candidate=args.candidate, seed=args.seed)
+        else compare_crossed(root, **names, seed=seed, reader=reader)
     )
     if getattr(args, "json", False):
         sys.stdout.write(msgspec.json.encode(result).decode() + "\n")

@@ -13,6 +13,7 @@ from pathlib import Path
 import msgspec
 
 from harness_world.analysis.drift import render_drift, track_drift
+from harness_world.cli._selection import run_reader
 
 __all__ = ["add_drift_option", "drift_command"]
 
@@ -33,7 +34,7 @@ def add_drift_option(parser: argparse.ArgumentParser) -> None:
 
 def drift_command(args: argparse.Namespace) -> int:
     """Print the drift report (``--json``: one object); exit 0, or 2 on bad input."""
-    report = track_drift(args.fresh, args.run)
+    report = track_drift(args.fresh, args.run, reader=run_reader(args))
     if args.json:
         sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
     else:

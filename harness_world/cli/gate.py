@@ -21,6 +21,7 @@ from harness_world.release import (
     load_policy,
     render_release,
 )
+from harness_world.release.split import SPLIT_KEY_HELP
 
 __all__ = ["register"]
 
@@ -49,6 +50,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         metavar="LOCK",
         help="a held-out split lock: also print how many candidates its ledger holds",
     )
+    parser.add_argument("--split-key", type=Path, metavar="PUB", help=SPLIT_KEY_HELP)
     add_verifier_world_options(parser)
     parser.set_defaults(handler=run)
 
@@ -63,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
         reader=run_reader(args),
         name=policy.name or str(args.policy),
         split=args.split,
+        split_key=args.split_key,
     )
     if args.json:
         sys.stdout.write(msgspec.json.encode(decision).decode() + "\n")

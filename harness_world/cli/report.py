@@ -19,7 +19,7 @@ from harness_world.cli._selection import (
 )
 from harness_world.cli._visual import add_html_option, add_png_option, write_run_visuals
 from harness_world.cli.drift import add_drift_option, drift_command
-from harness_world.release.split import heldout_use, render_heldout_use
+from harness_world.release.split import SPLIT_KEY_HELP, render_heldout_use, run_heldout_use
 
 __all__ = ["CSV_HELP", "register"]
 
@@ -59,6 +59,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_png_option(parser)
     add_drift_option(parser)  # --fresh RUN, drift of a sequential track
     parser.add_argument("--split", type=Path, metavar="LOCK", help="a split lock: count candidates")
+    parser.add_argument("--split-key", type=Path, metavar="PUB", help=SPLIT_KEY_HELP)
     add_verifier_world_options(parser)
     add_world_data_options(parser)
     parser.set_defaults(handler=main)
@@ -79,7 +80,7 @@ def main(args: argparse.Namespace) -> int:
         return 2
     if write_run_visuals(args, reading):  # --html / --png
         return 2
-    use = heldout_use(args.split, reading.report.revision) if args.split else None
+    use = run_heldout_use(args.split, args.run, args.split_key) if args.split else None
     # every figure of the text (advisories' reach included) is in the JSON as well
     if args.json:
         extra = {"heldout": use and msgspec.to_builtins(use)}

@@ -23,6 +23,7 @@ from harness_world.release.review import (
     load_review_batch,
     review_summary,
 )
+from harness_world.running.journal import describe_chain
 
 __all__ = ["register"]
 
@@ -71,12 +72,13 @@ def _requests(args: argparse.Namespace) -> list[ReviewRequest]:
 
 
 def _text(s: ReviewSummary) -> str:
+    chain = f"review file: {describe_chain(s.chain)}\n" if s.chain is not None else ""
     return (
         f"run {s.run}  corpus {s.corpus[:16]}\n"
         f"original (automated) {s.original} of {s.graded}; corrected {s.corrected} of "
         f"{s.graded}; accepted (prose reviewed and passed) {s.accepted} of {s.graded}\n"
         f"pending review: {s.pending} slot(s); reviews {s.reviews} "
-        f"(stale {s.stale}, unmatched {s.unmatched}, unsigned {s.unsigned})\n"
+        f"(stale {s.stale}, unmatched {s.unmatched}, unsigned {s.unsigned})\n" + chain
     )
 
 

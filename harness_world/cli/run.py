@@ -25,7 +25,7 @@ from harness_world.cli._selection import (
 from harness_world.cli.crossed import run_crossed_command
 from harness_world.engine.plugins import PluginError
 from harness_world.engine.world import WorldError, load_world
-from harness_world.evidence.signing import SigningError, check_private_key, sign_run
+from harness_world.evidence.signing import SigningError, check_private_key
 from harness_world.grading.task import Task, TaskError
 from harness_world.grading.worlds import WorldChoice
 from harness_world.integrations.agents import (
@@ -112,7 +112,8 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sign-key",
         type=Path,
-        help="Ed25519 private key (PEM) to sign the run's index with (extra: [sign])",
+        help="Ed25519 private key (PEM) to sign the run's index with (extra: [sign]); a signed "
+        "--out is resumed only with the key that signed it, and signed again at the end",
     )
 
 
@@ -250,10 +251,9 @@ def main(args: argparse.Namespace) -> int:
             # live on a terminal (or with --progress), whole lines now and then otherwise
             progress=run_progress(quiet=args.quiet, json=args.json, force=args.progress),
             splits=args.split,
+            sign_key=args.sign_key,  # a signed --out is resumed only with its signer's key
             **pinned,
         )
-        if args.sign_key:
-            sign_run(result.out, result.revision.id, args.sign_key)
     except RayTasksLost as exc:  # Ray workers died: the rest is committed, resumable
         print(f"{'' if args.json else chr(10)}error: {exc}", file=sys.stderr)
         return 1

@@ -6,13 +6,14 @@ Exit codes: 0 done (``check``: no near-duplicate); 1 ``check`` found one; 2 bad 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
 from harness_world.grading.task import Task, load_tasks
 from harness_world.release import near_duplicates, tasks_from
-from harness_world.release.split import DEFAULT_THRESHOLD
-from harness_world.running.heldout import SplitError, freeze_split, load_split, read_ledger
+from harness_world.release.split import DEFAULT_THRESHOLD, SPLIT_KEY_HELP, render_ledger
+from harness_world.running.heldout import SIGN_HELP, SplitError, freeze_split, load_split
 
 __all__ = ["register"]
 
@@ -30,9 +31,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     freeze = actions.add_parser("freeze", help="write a lock of task ids and hashes")
     freeze.add_argument("--tasks", nargs="+", required=True, metavar="SOURCE", help=_SOURCES)
     freeze.add_argument("--out", type=Path, required=True, metavar="LOCK", help="the new lock")
+    freeze.add_argument("--sign-key", type=Path, metavar="KEY", help=SIGN_HELP)
     freeze.set_defaults(handler=_freeze)
     ledger = actions.add_parser("ledger", help="list the candidates evaluated on a split")
     ledger.add_argument("lock", type=Path, metavar="LOCK")
+    ledger.add_argument("--trust-key", type=Path, metavar="PUB", help=SPLIT_KEY_HELP)
     ledger.set_defaults(handler=_ledger)
     check = actions.add_parser("check", help="flag held-out instructions alike development ones")
     check.add_argument("--dev", nargs="+", required=True, metavar="SOURCE", help=_SOURCES)
@@ -44,18 +47,13 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
 
 
 def _freeze(args: argparse.Namespace) -> int:
-    split = freeze_split(tasks_from(args.tasks), args.out)
+    split = freeze_split(tasks_from(args.tasks), args.out, sign_key=args.sign_key)
     print(f"froze {len(split.tasks)} tasks in {args.out} at {split.frozen_at}")
     return 0
 
 
 def _ledger(args: argparse.Namespace) -> int:
-    entries, frozen = read_ledger(args.lock), load_split(args.lock)
-    for e in entries:
-        changed = f"; changed since frozen: {', '.join(e.changed)}" if e.changed else ""
-        print(f"{e.time}  {e.revision[:16]}  {e.agent}  {e.covered} tasks  {e.run}{changed}")
-    candidates = len({e.revision for e in entries})
-    print(f"{candidates} candidate(s) in {len(entries)} run(s) on {len(frozen.tasks)} tasks")
+    sys.stdout.write(render_ledger(args.lock, args.trust_key))
     return 0
 
 

@@ -21,6 +21,7 @@ import msgspec
 
 from harness_world.analysis.diagnosis import SlotAdvice
 from harness_world.coverage.mutants import load_mutants
+from harness_world.engine.plugins import plugin_sha256
 from harness_world.engine.world import load_world
 from harness_world.errors import HarnessWorldError
 from harness_world.evidence.record import record_digest
@@ -82,17 +83,22 @@ class DemoAgent:
     Attributes:
         plays: What to do per (task id, sample).
         samples: Samples per task.
+        name: The agent's label.
+        code: SHA-256 of each oracle and mutant module the plays come from, by
+            ``<kind>:<world>``: another program under the same labels is another revision.
     """
 
     plays: dict[tuple[str, int], DemoPlay]
     samples: int
     name: str = AGENT_NAME
+    code: dict[str, str] = attrs.field(factory=dict)
 
     def settings(self) -> dict[str, Any]:
-        """The plays by slot (what changes results)."""
+        """The plays by slot and the code they come from (what changes results)."""
         return {
             "kind": "demo",
             "plays": {f"{t}/{s}": p.label for (t, s), p in sorted(self.plays.items())},
+            "code": dict(sorted(self.code.items())),
         }
 
     def run(self, attempt: Attempt) -> str:
@@ -170,7 +176,9 @@ def demo_agent() -> tuple[DemoAgent, list[Task]]:
     per_task: dict[str, list[DemoPlay]] = {}
     routes: dict[str, list[Script]] = {}
     tasks: dict[str, Task] = {}
+    code: dict[str, str] = {}
     for world in DEMO_WORLDS:
+        code.update({f"{k}:{world}": plugin_sha256(k, world, None) for k in ("oracles", "mutants")})
         world_routes = load_routes(world)
         world_tasks = {t.id: t for t in load_tasks(world=world)}
         for mutant in (m for m in load_mutants(world) if m.demo):
@@ -196,7 +204,8 @@ def demo_agent() -> tuple[DemoAgent, list[Task]]:
         order = [correct[0], *mistakes]
         order += [extra[i % len(extra)] for i in range(samples - len(order))]
         plays.update({(task_id, sample): play for sample, play in enumerate(order)})
-    return DemoAgent(plays=plays, samples=samples), sorted(tasks.values(), key=lambda t: t.id)
+    agent = DemoAgent(plays=plays, samples=samples, code=code)
+    return agent, sorted(tasks.values(), key=lambda t: t.id)
 
 
 def clear_demo_run(out: Path) -> None:

@@ -1,40 +1,88 @@
-"""Importing plug-in Python files (worlds, oracles, mutants) by path, once per process."""
+"""Importing plug-in Python files (worlds, oracles, mutants, scripts) by path, once per process.
+
+A plug-in is executed from the bytes read once (a regular file within `PLUGIN_BYTES`), and the
+module remembers their SHA-256 (`module_sha256`): what ran is what is hashed, so an agent whose
+scripts come from a file can pin that file's code in its revision. A file whose bytes changed
+is imported again as another module; unchanged bytes give the module already imported.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import importlib.abc
 import importlib.util
 import sys
 import traceback
 from pathlib import Path
 from types import ModuleType
+from typing import Final
 
+from harness_world.engine.limits import read_regular_file
 from harness_world.engine.paths import builtin_dir
 from harness_world.errors import HarnessWorldError
 
-__all__ = ["PluginError", "failing_line", "import_path", "plugin_module"]
+__all__ = [
+    "PLUGIN_BYTES",
+    "PluginError",
+    "failing_line",
+    "import_path",
+    "module_sha256",
+    "plugin_module",
+    "plugin_sha256",
+]
+
+PLUGIN_BYTES: Final = 16 * 1024 * 1024
+"""Largest plug-in source file imported."""
+_CODE_ATTRIBUTE = "__harness_world_sha256__"
 
 
 class PluginError(HarnessWorldError):
     """A plug-in module is missing or does not define what it must."""
 
 
+class _BytesLoader(importlib.abc.Loader):
+    """Executes a module from source bytes already read (and hashed), never from the file again."""
+
+    def __init__(self, source: bytes, origin: str) -> None:
+        self._source = source
+        self._origin = origin
+
+    def exec_module(self, module: ModuleType) -> None:
+        """Compile the bytes under the file's name and run them in the module's namespace."""
+        code = compile(self._source, self._origin, "exec", dont_inherit=True)
+        exec(code, module.__dict__)
+
+
 def import_path(module_file: Path, namespace: str) -> ModuleType:
-    """Import a Python file once per process under a stable, path-derived module name."""
+    """Import a Python file once per process (per content) under a stable module name.
+
+    The name derives from the path and the bytes' SHA-256, so a file edited since it was
+    imported is imported again, and pickle finds either version in ``sys.modules``.
+
+    Raises:
+        PluginError: when the file cannot be read (not a regular file, over `PLUGIN_BYTES`)
+            or importing it fails.
+    """
     resolved = module_file.resolve()
+    try:
+        source = read_regular_file(resolved, PLUGIN_BYTES)
+    except OSError as exc:
+        raise PluginError(f"{module_file}: cannot import: {exc.strerror or exc}") from None
+    code = hashlib.sha256(source).hexdigest()
     digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:12]
     # A flat name (no dots): pickle finds it in sys.modules without importing a parent package.
-    name = f"harness_world_{namespace}__{resolved.parent.name}_{digest}"
+    name = f"harness_world_{namespace}__{resolved.parent.name}_{digest}_{code[:12]}"
     loaded = sys.modules.get(name)
     if loaded is not None:
         return loaded
-    spec = importlib.util.spec_from_file_location(name, resolved)
-    if spec is None or spec.loader is None:
+    loader = _BytesLoader(source, str(resolved))
+    spec = importlib.util.spec_from_file_location(name, resolved, loader=loader)
+    if spec is None:
         raise PluginError(f"{module_file}: cannot import")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        loader.exec_module(module)
     except HarnessWorldError:
         del sys.modules[name]
         raise
@@ -42,7 +90,14 @@ def import_path(module_file: Path, namespace: str) -> ModuleType:
         del sys.modules[name]
         where = failing_line(exc, module_file)
         raise PluginError(f"{where}: {type(exc).__name__}: {exc}") from None
+    setattr(module, _CODE_ATTRIBUTE, code)
     return module
+
+
+def module_sha256(module: ModuleType) -> str:
+    """SHA-256 of the source bytes a plug-in module was executed from (empty: not a plug-in)."""
+    code = getattr(module, _CODE_ATTRIBUTE, "")
+    return code if isinstance(code, str) else ""
 
 
 def failing_line(exc: BaseException, module_file: Path) -> str:
@@ -67,3 +122,9 @@ def plugin_module(kind: str, world: str, folder: str | Path | None) -> ModuleTyp
     if not path.is_file():
         return None
     return import_path(path, kind)
+
+
+def plugin_sha256(kind: str, world: str, folder: str | Path | None) -> str:
+    """`module_sha256` of `plugin_module` (empty when the world has no such file)."""
+    module = plugin_module(kind, world, folder)
+    return "" if module is None else module_sha256(module)

@@ -27,6 +27,7 @@ from harness_world.evidence.runfiles import INDEX_BYTES, RunFileError, read_run_
 
 __all__ = [
     "INDEX",
+    "MAX_INDEX_BYTES",
     "IndexEntry",
     "IndexTable",
     "TryKind",
@@ -42,7 +43,8 @@ __all__ = [
 ]
 
 INDEX = "index.jsonl"
-
+MAX_INDEX_BYTES = INDEX_BYTES
+"""Largest ``index.jsonl`` read."""
 
 TryKind = Literal["final", "failed", "interrupted"]
 """Which try of a slot a record is: its final record, or an earlier try kept beside it (one

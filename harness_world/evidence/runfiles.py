@@ -24,6 +24,7 @@ __all__ = [
     "INDEX_BYTES",
     "MANIFEST_BYTES",
     "REVIEWS_BYTES",
+    "REVIEWS_HEAD_BYTES",
     "SIGNATURE_BYTES",
     "RunFileError",
     "RunFiles",
@@ -37,13 +38,16 @@ INDEX_BYTES = 512 * 1024 * 1024
 """Largest ``index.jsonl`` a reader accepts."""
 SIGNATURE_BYTES = 64 * 1024
 """Largest ``index.sig.json`` a reader accepts (a signature is a few hundred bytes)."""
-REVIEWS_BYTES = 64 * 1024 * 1024
-"""Largest ``reviews.jsonl`` a reader accepts."""
+REVIEWS_BYTES = 256 * 1024 * 1024
+"""Largest ``reviews.jsonl`` a reader accepts (a review's note may be a million characters)."""
 
 _MANIFEST = "manifest.json"
 _INDEX = "index.jsonl"
 _SIGNATURE = "index.sig.json"
 _REVIEWS = "reviews.jsonl"
+_REVIEWS_HEAD = "reviews.head.json"
+REVIEWS_HEAD_BYTES = 1024 * 1024
+"""Largest head of the review chain a reader accepts."""
 
 
 class RunFileError(HarnessWorldError, ValueError):
@@ -95,6 +99,7 @@ class RunFiles:
         has_index: Whether the run has an index file at all.
         signature: ``index.sig.json`` (None when the run is not signed).
         reviews: ``reviews.jsonl`` (None when nobody reviewed the run).
+        reviews_head: ``reviews.head.json``, the head of the review chain (None: none).
     """
 
     root: Path
@@ -103,10 +108,11 @@ class RunFiles:
     has_index: bool
     signature: bytes | None
     reviews: bytes | None
+    reviews_head: bytes | None
 
 
 def read_run_files(root: str | Path) -> RunFiles:
-    """Read a run directory's manifest, index, signature and reviews, each exactly once.
+    """Read a run directory's manifest, index, signature and reviews (and their head) once each.
 
     Raises:
         FileNotFoundError: when ``root`` has no manifest (it is not a run directory).
@@ -126,4 +132,5 @@ def read_run_files(root: str | Path) -> RunFiles:
         has_index=index is not None,
         signature=read_run_file(base, _SIGNATURE, SIGNATURE_BYTES),
         reviews=read_run_file(base, _REVIEWS, REVIEWS_BYTES),
+        reviews_head=read_run_file(base, _REVIEWS_HEAD, REVIEWS_HEAD_BYTES),
     )

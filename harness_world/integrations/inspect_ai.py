@@ -286,7 +286,12 @@ def _executor(attempt: Attempt, name: str) -> Any:
 
 
 @scorer(metrics=[accuracy(), stderr()])
-def hw_scorer(plan: _Plan | None = None, *, run: str | Path | None = None) -> Scorer:
+def hw_scorer(
+    plan: _Plan | None = None,
+    *,
+    run: str | Path | None = None,
+    trust_key: str | Path | None = None,
+) -> Scorer:
     """Seal the sample's attempt (if still open), save it, then judge its slot from disk.
 
     The slot is the run directory's (task = the sample id, sample = epoch - 1), judged by the
@@ -299,7 +304,10 @@ def hw_scorer(plan: _Plan | None = None, *, run: str | Path | None = None) -> Sc
         plan: The task's own plan (`hw_task` passes it): its run directory, worlds and tasks.
         run: For re-scoring without the task (``inspect_score(log, hw_scorer(run=DIR))``):
             the run directory, graded against the built-in tasks and worlds.
+        trust_key: A public key (PEM) that must have signed the run directory: a run it
+            does not sign scores every sample ``I`` with the reason, nothing replayed.
     """
+    key = Path(trust_key) if trust_key is not None else None
     root = plan.out if plan is not None else (Path(run) if run is not None else None)
     verifiers: list[Verifier] = []  # one per scorer, made at the first score: tasks load once
 
@@ -317,7 +325,7 @@ def hw_scorer(plan: _Plan | None = None, *, run: str | Path | None = None) -> Sc
         if not verifiers:
             tasks = plan.tasks if plan is not None else {t.id: t for t in load_tasks()}
             verifiers.append(Verifier(tasks=tasks, given=plan.worlds if plan is not None else {}))
-        return _judge_slot(root, verifiers[0], state)
+        return _judge_slot(root, RunReader(verifiers[0], trust_key=key), state)
 
     return score
 
@@ -328,7 +336,7 @@ def _binding(state: TaskState) -> dict[str, str]:
     return dict(zip(INSPECT_BINDING, values, strict=True))
 
 
-def _judge_slot(root: Path, verifier: Verifier, state: TaskState) -> Score:
+def _judge_slot(root: Path, reader: RunReader, state: TaskState) -> Score:
     """The slot judged by the run reader, as ``verify RUN`` judges it, turned into a score.
 
     A record written for another inspect sample than ``state`` is not graded for it.
@@ -336,11 +344,17 @@ def _judge_slot(root: Path, verifier: Verifier, state: TaskState) -> Score:
     task_id, sample = str(state.sample_id), state.epoch - 1
     seen: list[Record] = []
     try:
-        result = RunReader(verifier).judge_slot(
+        result = reader.judge_slot(
             root, task_id, sample, observe=lambda _, got: seen.append(got.record)
         )
     except RunReadError as exc:
         return Score(value=INCORRECT, explanation=f"lost: {exc}", metadata={"evidence": "lost"})
+    if result is not None and result.reason.startswith("provenance:"):
+        return Score(
+            value=INCORRECT,
+            explanation=f"ungraded: {result.reason}",
+            metadata={"evidence": "ungraded", "record": None},
+        )
     if result is None:
         return Score(
             value=INCORRECT,

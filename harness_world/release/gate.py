@@ -409,6 +409,7 @@ def evaluate_release(
     folders: Mapping[str, Path] | None = None,
     name: str = "",
     split: str | Path | None = None,
+    split_key: Path | None = None,
     reader: RunReader | None = None,
 ) -> ReleaseDecision:
     """Measure two run directories (each replayed once) and decide the policy on them.
@@ -421,13 +422,15 @@ def evaluate_release(
         folders: World folders of the reader's own, by name.
         name: How to name the policy in the decision (default: its ``name``).
         split: A held-out split lock: the decision says how many candidates its ledger holds.
+        split_key: An Ed25519 public key (PEM) trusted to sign the split ledger's head.
         reader: How both runs are read (replaces ``tasks`` and ``folders``; with a trusted
             key, a run it does not sign is refused).
 
     Raises:
         PolicyError: for a critical task or family none of ``tasks`` has.
         ReleaseInputError: when either directory is not a readable run directory.
-        SplitError: when the split's lock or ledger is unreadable.
+        SplitError: when the split's lock or ledger is unreadable, broken or (with
+            ``split_key``) not vouched for by that key.
         harness_world.running.reader.ProvenanceRefused: when the reader's key refuses a run.
     """
     reader = reader or RunReader.of(tasks.values() if tasks is not None else None, folders=folders)
@@ -438,7 +441,7 @@ def evaluate_release(
     decision = decide_release(policy, base, cand, name)
     if split is None:
         return decision
-    use = heldout_use(split, cand.figures.revision)
+    use = heldout_use(split, cand.scan.manifest.revision, trust_key=split_key)
     return msgspec.structs.replace(decision, heldout=use)
 
 

@@ -26,7 +26,9 @@ them (`harness_world.analysis.layered`), and only from these records.
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
@@ -35,12 +37,12 @@ import msgspec
 
 from harness_world.engine.limits import text_problem
 from harness_world.evidence.binding import read_index
-from harness_world.evidence.signing import SIGNATURE, sign_message, signed_message_problem
+from harness_world.evidence.signing import SIGNATURE, sign_message
 from harness_world.grading.listing import task_criteria
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.verifier import VerifiedRecord
 from harness_world.release.inputs import read_toml
-from harness_world.running.journal import append_jsonl
+from harness_world.running.journal import BrokenChain, ChainState, append_chained_all
 from harness_world.running.reader import RunReader
 from harness_world.running.reviews import (
     CLAIM_LEVELS,
@@ -48,12 +50,14 @@ from harness_world.running.reviews import (
     Review,
     ReviewError,
     ReviewKind,
-    decode_reviews,
     load_reviews,
+    review_anchor,
     review_message,
+    scan_reviews,
     standing_reviews,
+    trusted_reviews,
 )
-from harness_world.running.rundir import MANIFEST
+from harness_world.running.rundir import load_manifest
 
 __all__ = [
     "CLAIM_HELP",
@@ -152,15 +156,17 @@ def add_reviews(
         SigningError: when the key cannot be read.
     """
     root = Path(run_dir)
-    if not (root / MANIFEST).is_file():
-        raise ReviewError(f"{root}: not a run directory (no {MANIFEST})")
-    if key_file is None and (root / SIGNATURE).is_file():
+    try:
+        revision = load_manifest(root).revision.id
+    except (FileNotFoundError, ValueError) as exc:
+        raise ReviewError(str(exc)) from None
+    if key_file is None and os.path.lexists(root / SIGNATURE):
         raise ReviewError(
             f"{root}: the run is signed ({SIGNATURE}); sign its reviews too (--sign-key KEY)"
         )
     index, _ = read_index(root)
     now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-    reviews = []
+    makes = []
     for number, r in enumerate(requests, start=1):
         where = f"{root}: review {number} ({r.task} sample {r.sample})"
         entry = index.get((r.task, r.sample))
@@ -168,16 +174,26 @@ def add_reviews(
             raise ReviewError(f"{where}: no saved record for that slot")
         if problem := _request_problem(r, tasks):
             raise ReviewError(f"{where}: {problem}")
-        review = Review(**msgspec.structs.asdict(r), time=now, record_digest=entry.digest)
-        if key_file is not None:
-            public, signature = sign_message(key_file, review_message(review))
-            review = msgspec.structs.replace(review, public_key=public, signature=signature)
-        reviews.append(review)
+        fields = {**msgspec.structs.asdict(r), "time": now, "record_digest": entry.digest}
+        makes.append(functools.partial(_review, fields, key_file))
+    path = root / REVIEWS
     try:
-        append_jsonl(root / REVIEWS, reviews)
+        return append_chained_all(path, review_anchor(revision), Review, makes, signer=key_file)
     except OSError as exc:
-        raise ReviewError(f"{root / REVIEWS}: cannot append: {exc.strerror or exc}") from None
-    return reviews
+        raise ReviewError(f"{exc.filename or path}: cannot append: {exc.strerror or exc}") from None
+    except BrokenChain as exc:
+        raise ReviewError(f"not appending to a broken review file: {exc}") from None
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise ReviewError(f"{path}: not a review file: {exc}") from None
+
+
+def _review(fields: dict[str, object], key_file: Path | None, previous: str) -> Review:
+    """One review line linked to the line before it, signed (with the link) when keyed."""
+    review = msgspec.convert({**fields, "previous": previous}, Review)
+    if key_file is None:
+        return review
+    public, signature = sign_message(key_file, review_message(review))
+    return msgspec.structs.replace(review, public_key=public, signature=signature)
 
 
 class _Batch(msgspec.Struct, forbid_unknown_fields=True):
@@ -237,6 +253,9 @@ class ReviewSummary(msgspec.Struct, frozen=True, kw_only=True):
         slots: Every graded slot.
         unsigned: With a trusted key: reviews not signed by it, or whose signature does not
             verify (an edited line; ignored). Without one every review is read, and this is 0.
+        chain: What the review file's chain vouches for: its lines and head, and with a
+            trusted key how many lines the head it signed covers (without one: unsigned,
+            integrity only).
     """
 
     run: str
@@ -251,6 +270,7 @@ class ReviewSummary(msgspec.Struct, frozen=True, kw_only=True):
     unmatched: int
     slots: list[SlotReview]
     unsigned: int = 0
+    chain: ChainState | None = None
 
 
 def _slot_review(
@@ -287,10 +307,12 @@ def review_summary(
 ) -> ReviewSummary:
     """Replay and grade a run once and read its reviews beside the automated grades.
 
-    With ``trust_key`` only reviews that key signed count; the rest are counted as unsigned.
+    With ``trust_key`` the run itself must be signed by that key (`check_run_signature`),
+    and only reviews that key signed count; the rest are counted as unsigned.
 
     Raises:
-        ReviewError: when the review file is unreadable.
+        ReviewError: when the review file is unreadable or its chain broken, or (with
+            ``trust_key``) the run is not signed by the trusted key.
         SigningError: when the trusted key cannot be read.
         FileNotFoundError: when ``run_dir`` is not a run directory.
     """
@@ -305,11 +327,10 @@ def review_summary(
             verdicts[(record.task_id, record.sample)] = {v.id: v.status for v in grade.verdicts}
 
     reader = RunReader.of(index.values(), folders=folders, trust_key=trust_key)
-    scan = reader.read(root, observe=observe)
+    scan = reader.read(root, observe=observe)  # provenance first: refused before any replay
     bound = {(s.task_id, s.sample): s.digest for s in scan.slots if s.digest}
-    reviews = decode_reviews(scan.reviews, root / REVIEWS)
-    trusted = reviews if trust_key is None else trusted_reviews(reviews, trust_key)
-    kept, stale = standing_reviews(trusted, bound)
+    log = scan_reviews(scan, trust_key)
+    kept, stale = standing_reviews(log.reviews, bound)
     standing: dict[tuple[str, int], dict[str, str]] = {}
     for r in kept:  # claims are the layered sheets' to count: they change no score
         if r.claim == "verdict":
@@ -329,27 +350,10 @@ def review_summary(
         corrected=sum(s.corrected for s in slots),
         accepted=sum(s.accepted for s in slots),
         pending=sum(bool(s.pending) for s in slots),
-        reviews=len(reviews),
+        reviews=log.read,
         stale=stale,
         unmatched=unmatched,
         slots=slots,
-        unsigned=len(reviews) - len(trusted),
+        unsigned=log.read - len(log.reviews),
+        chain=log.chain,
     )
-
-
-def trusted_reviews(reviews: Sequence[Review], trust_key: Path) -> list[Review]:
-    """The reviews the trusted key signed, in file order (an edited line's signature fails).
-
-    Raises:
-        SigningError: when the trusted key cannot be read.
-    """
-    return [
-        r
-        for r in reviews
-        if not signed_message_problem(
-            trust_key,
-            r.public_key if isinstance(r.public_key, str) else "",
-            r.signature if isinstance(r.signature, str) else "",
-            review_message(r),
-        )
-    ]

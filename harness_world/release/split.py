@@ -13,26 +13,44 @@ the step up.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
 from harness_world.grading.task import Task, TaskError, load_task, load_tasks
-from harness_world.running.heldout import SplitError, load_split, read_ledger
+from harness_world.running.heldout import (
+    SplitError,
+    candidate_key,
+    read_ledger_state,
+)
+from harness_world.running.journal import ChainState, describe_chain
+from harness_world.running.revision import Revision
+from harness_world.running.rundir import load_manifest
 
 __all__ = [
     "DEFAULT_SHINGLE",
     "DEFAULT_THRESHOLD",
+    "SPLIT_KEY_HELP",
     "HeldOutUse",
     "NearDuplicate",
     "heldout_use",
     "jaccard",
     "near_duplicates",
     "render_heldout_use",
+    "render_ledger",
+    "run_heldout_use",
     "shingles",
     "tasks_from",
 ]
+
+SPLIT_KEY_HELP = (
+    "Ed25519 public key (PEM) trusted to sign the split ledger's head: the ledger must carry "
+    "a head it signed, and lines it covers cannot be removed, moved or edited unseen (without "
+    "it the ledger is unsigned: integrity only)"
+)
+"""The help of ``--split-key`` (``gate``, ``report``) and ``split ledger --trust-key``."""
 
 DEFAULT_SHINGLE = 5
 DEFAULT_THRESHOLD = 0.25
@@ -129,10 +147,16 @@ class HeldOutUse(msgspec.Struct, frozen=True, kw_only=True):
     Attributes:
         lock: The split's lock file.
         tasks: Tasks it froze.
-        candidates: Distinct candidates (revisions) evaluated on it.
+        candidates: Distinct candidates evaluated on it, by the hash of what ran (agent
+            settings with their code, and prompt; `harness_world.running.heldout.candidate_key`).
         runs: Runs recorded (a resumed or repeated run of one candidate counts again).
         candidate_recorded: Whether the revision asked about is among them (a candidate run on
             held-out tasks without its ``--split`` is not, and its score is suspect).
+        changed: Held-out tasks the candidate ran in another definition than the frozen one
+            (its figures on them are not held-out figures), from its own revision and from
+            its ledger lines.
+        chain: What the ledger's chain vouches for (unsigned: integrity only, or lines a
+            trusted key's signed head covers).
     """
 
     lock: str
@@ -140,29 +164,100 @@ class HeldOutUse(msgspec.Struct, frozen=True, kw_only=True):
     candidates: int
     runs: int
     candidate_recorded: bool
+    changed: list[str] = []
+    chain: ChainState | None = None
 
 
-def heldout_use(lock: str | Path, revision: str) -> HeldOutUse:
+def heldout_use(
+    lock: str | Path, revision: Revision | str, *, trust_key: Path | None = None
+) -> HeldOutUse:
     """The ledger's count of candidates, and whether ``revision`` is one of them.
 
+    Args:
+        lock: The split's lock.
+        revision: The candidate run's revision (or only its id): a held-out task whose hash
+            in it is not the frozen one is named in ``changed``, as is one its ledger lines
+            name.
+        trust_key: An Ed25519 public key (PEM) trusted to sign the ledger's head.
+
     Raises:
-        SplitError: when the lock or its ledger is unreadable.
+        SplitError: when the lock or its ledger is unreadable, broken, or (with
+            ``trust_key``) not vouched for by that key.
+        SigningError: when ``trust_key`` cannot be read.
     """
-    entries = read_ledger(lock)
+    ledger = read_ledger_state(lock, trust_key)
+    frozen = ledger.split.tasks
+    revision_id = revision if isinstance(revision, str) else revision.id
+    mine = [e for e in ledger.entries if e.revision == revision_id]
+    changed = {t for e in mine for t in e.changed}
+    changed |= {t for t, h in _task_hashes(revision).items() if t in frozen and frozen[t] != h}
     return HeldOutUse(
         lock=str(lock),
-        tasks=len(load_split(lock).tasks),
-        candidates=len({e.revision for e in entries}),
-        runs=len(entries),
-        candidate_recorded=any(e.revision == revision for e in entries),
+        tasks=len(frozen),
+        candidates=len({candidate_key(e) for e in ledger.entries}),
+        runs=len(ledger.entries),
+        candidate_recorded=bool(mine),
+        changed=sorted(changed),
+        chain=ledger.chain,
     )
 
 
+def _task_hashes(revision: Revision | str) -> Mapping[str, Any]:
+    """Each task's hash as a revision pins it (none for a bare id)."""
+    if isinstance(revision, str):
+        return {}
+    prefix = "task:"
+    return {k[len(prefix) :]: v for k, v in revision.values.items() if k.startswith(prefix)}
+
+
+def run_heldout_use(lock: str | Path, run: str | Path, trust_key: Path | None) -> HeldOutUse:
+    """`heldout_use` for the run directory ``run``, with the revision its manifest pins.
+
+    Raises:
+        SplitError: as `heldout_use`.
+        FileNotFoundError, ValueError: when ``run`` has no valid manifest.
+    """
+    return heldout_use(lock, load_manifest(run).revision, trust_key=trust_key)
+
+
+def render_ledger(lock: str | Path, trust_key: Path | None = None) -> str:
+    """A split's ledger, a line per run, then the count and what the chain vouches for.
+
+    Raises:
+        SplitError: as `harness_world.running.heldout.read_ledger_state`.
+        SigningError: when ``trust_key`` cannot be read.
+    """
+    ledger = read_ledger_state(lock, trust_key)
+    lines = []
+    for e in ledger.entries:
+        changed = f"; CHANGED since frozen: {', '.join(e.changed)}" if e.changed else ""
+        lines.append(
+            f"{e.time}  {e.revision[:16]}  candidate {candidate_key(e)[:16]}  {e.agent}  "
+            f"{e.covered} tasks  {e.run}{changed}"
+        )
+    candidates = len({candidate_key(e) for e in ledger.entries})
+    lines.append(
+        f"{candidates} candidate(s) in {len(ledger.entries)} run(s) on "
+        f"{len(ledger.split.tasks)} tasks"
+    )
+    lines.append(f"ledger: {describe_chain(ledger.chain)}")
+    return "\n".join(lines) + "\n"
+
+
 def render_heldout_use(use: HeldOutUse) -> str:
-    """The count of candidates as one line (ends with a newline)."""
-    return (
+    """The count of candidates as one line, and a line per warning (ends with a newline)."""
+    line = (
         f"held-out split {use.lock}: {use.candidates} candidate(s) evaluated on its "
         f"{use.tasks} tasks ({use.runs} run(s)); this candidate "
         + ("is" if use.candidate_recorded else "is NOT")
         + " in its ledger\n"
     )
+    if use.chain is not None:
+        line += f"  ledger: {describe_chain(use.chain)}\n"
+    if use.changed:
+        line += (
+            f"  CHANGED since the freeze: {', '.join(use.changed)}: the candidate ran "
+            "another definition of these held-out tasks; its figures on them are not "
+            "held-out figures\n"
+        )
+    return line

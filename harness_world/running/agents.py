@@ -15,7 +15,7 @@ from harness_world.running.attempt import (
     AttemptEnded,
     InfrastructureError,
 )
-from harness_world.running.oracles import load_oracles
+from harness_world.running.oracles import load_oracle_code
 from harness_world.running.scripted import Script, ScriptContext
 
 __all__ = ["Agent", "ScriptedAgent", "drive", "oracle_agent"]
@@ -54,14 +54,26 @@ class ScriptedAgent:
     Attributes:
         name: A label for reports and the revision.
         scripts: Scripts by task id; a task without one ends as ``error``.
+        code: SHA-256 of the source the scripts were executed from, when they come from a
+            file (`harness_world.engine.plugins.module_sha256`): part of the settings, so
+            another program under the same name is another revision. Empty for scripts
+            made in Python, whose code the caller pins (if at all) in ``name``.
     """
 
     name: str
     scripts: dict[str, Script]
+    code: str = ""
 
     def settings(self) -> dict[str, Any]:
-        """Scripted agents have no settings beyond their name and which tasks they script."""
-        return {"kind": "scripted", "name": self.name, "tasks": sorted(self.scripts)}
+        """Its name, which tasks it scripts and, for scripts from a file, that file's hash."""
+        settings: dict[str, Any] = {
+            "kind": "scripted",
+            "name": self.name,
+            "tasks": sorted(self.scripts),
+        }
+        if self.code:
+            settings["code"] = self.code
+        return settings
 
     def run(self, attempt: Attempt) -> str:
         """Run the task's script against the attempt."""
@@ -80,8 +92,8 @@ def oracle_agent(world: str | Path | WorldLocation) -> ScriptedAgent:
             read from where its `WorldSpec` says.
     """
     place = world if isinstance(world, WorldLocation) else locate_world(world)
-    scripts = load_oracles(place.name, place.oracles)
-    return ScriptedAgent(name=f"oracle:{place.name}", scripts=scripts)
+    scripts, code = load_oracle_code(place.name, place.oracles)
+    return ScriptedAgent(name=f"oracle:{place.name}", scripts=scripts, code=code)
 
 
 def drive(agent: Agent, attempt: Attempt, context: RecordContext | None = None) -> Record:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-from harness_world.engine.plugins import PluginError, plugin_module
+from harness_world.engine.plugins import PluginError, module_sha256, plugin_module
 from harness_world.running.scripted import Script
 
-__all__ = ["load_oracles", "load_routes", "route_name"]
+__all__ = ["load_oracle_code", "load_oracles", "load_routes", "route_name"]
 
 
 def load_routes(world: str, folder: str | Path | None = None) -> dict[str, list[Script]]:
@@ -26,7 +27,10 @@ def load_routes(world: str, folder: str | Path | None = None) -> dict[str, list[
         PluginError: when the module defines no ``ORACLES`` dict, or a value is neither a
             script nor a non-empty list of scripts.
     """
-    module = plugin_module("oracles", world, folder)
+    return _routes_of(plugin_module("oracles", world, folder))
+
+
+def _routes_of(module: ModuleType | None) -> dict[str, list[Script]]:
     if module is None:
         return {}
     oracles = getattr(module, "ORACLES", None)
@@ -51,6 +55,19 @@ def load_oracles(world: str, folder: str | Path | None = None) -> dict[str, Scri
         PluginError: as `load_routes`.
     """
     return {task_id: routes[0] for task_id, routes in load_routes(world, folder).items()}
+
+
+def load_oracle_code(world: str, folder: str | Path | None = None) -> tuple[dict[str, Script], str]:
+    """`load_oracles`, with the SHA-256 of the module's bytes the scripts were executed from.
+
+    Both come from one import, so the hash is the code of these scripts (empty: no module).
+
+    Raises:
+        PluginError: as `load_routes`.
+    """
+    module = plugin_module("oracles", world, folder)
+    primary = {task_id: routes[0] for task_id, routes in _routes_of(module).items()}
+    return primary, "" if module is None else module_sha256(module)
 
 
 def route_name(script: Callable[..., Any], index: int) -> str:

@@ -140,11 +140,7 @@ def open_run(out: str | Path, *, trust_key: Path | None = None) -> OpenRun:
         raise RunReadError(str(exc)) from None
     provenance = ""
     if trust_key is not None:
-        from harness_world.evidence.signing import signature_problem
-
-        problem = signature_problem(
-            files.signature, files.index, files.manifest, manifest.revision.id, trust_key
-        )
+        problem = _signature_problem(files, manifest.revision.id, trust_key)
         provenance = f"provenance: {problem}" if problem else ""
     listing, strays = _list_records(root, manifest)
     return OpenRun(
@@ -156,6 +152,18 @@ def open_run(out: str | Path, *, trust_key: Path | None = None) -> OpenRun:
         trusted=trust_key is not None and not provenance,
         listing=listing,
         strays=strays,
+    )
+
+
+def _signature_problem(files: RunFiles, revision: str, trust_key: Path) -> str:
+    """Why the bytes read are not signed by the trusted key (empty when they are)."""
+    from harness_world.evidence.signing import SIGNATURE, run_signature_problem, trusted_key_hex
+
+    if files.signature is None:
+        trusted_key_hex(trust_key)  # the verifier's own key must be readable, signed run or not
+        return f"no valid signature: the run has no {SIGNATURE}"
+    return run_signature_problem(
+        files.signature, files.index, files.manifest, revision=revision, public_key_file=trust_key
     )
 
 
@@ -432,6 +440,7 @@ def _scan(run: OpenRun, slots: list[SlotResult], known: Mapping[str, Task]) -> R
         stray_files=run.strays,
         stray_lines=[f"{run.root / INDEX} [{task}/{sample}]" for task, sample in lines],
         reviews=run.files.reviews,
+        reviews_head=run.files.reviews_head,
     )
 
 

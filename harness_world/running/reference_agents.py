@@ -20,7 +20,7 @@ from typing import Any, Final
 
 import attrs
 
-from harness_world.engine.plugins import PluginError, import_path
+from harness_world.engine.plugins import PluginError, import_path, module_sha256
 from harness_world.engine.spec import WorldLocation
 from harness_world.engine.world import locate_world
 from harness_world.running.agents import ScriptedAgent, oracle_agent
@@ -75,11 +75,15 @@ def reference_agent(world: str | Path | WorldLocation, name: str) -> ScriptedAge
     scripts = agents.get(name) if isinstance(agents, dict) else None
     if not isinstance(scripts, dict):
         raise ValueError(f"world {place.name!r} ships no {name!r} reference agent")
-    return ScriptedAgent(name=f"{name}:{place.name}", scripts=dict(scripts))
+    code = module_sha256(module) if module is not None else ""
+    return ScriptedAgent(name=f"{name}:{place.name}", scripts=dict(scripts), code=code)
 
 
 def scripted_agent(path: Path) -> ScriptedAgent:
     """The agent of a Python file that defines ``SCRIPTS = {task_id: script}``.
+
+    Its settings carry the SHA-256 of the file's bytes as executed: resuming a run with
+    another program of the same file name is refused as a changed ``agent`` component.
 
     Raises:
         PluginError: for a file that cannot be imported.
@@ -89,4 +93,4 @@ def scripted_agent(path: Path) -> ScriptedAgent:
     scripts = getattr(module, "SCRIPTS", None)
     if not isinstance(scripts, dict):
         raise ValueError(f"{path}: defines no SCRIPTS dict of task id to script")
-    return ScriptedAgent(name=f"scripted:{path.stem}", scripts=scripts)
+    return ScriptedAgent(name=f"scripted:{path.stem}", scripts=scripts, code=module_sha256(module))

@@ -129,9 +129,22 @@ def describe_mismatch(before: Revision, after: Revision) -> str:
     parts = []
     for name in diff_revisions(before, after):
         old, new = before.values.get(name, "absent"), after.values.get(name, "absent")
-        shown = f"{name} ({_short(old)} -> {_short(new)})"
-        parts.append(shown)
+        parts += _changes(name, old, new)
     return "revision mismatch: changed " + "; ".join(parts)
+
+
+def _changes(name: str, old: Any, new: Any) -> list[str]:
+    """A component's change in words; of settings (a dict), each changed key (``agent.code``).
+
+    Naming the key keeps a long value (the agent's settings) from cutting off what changed.
+    """
+    if isinstance(old, dict) and isinstance(new, dict):
+        keys = sorted(k for k in set(old) | set(new) if to_json(old.get(k)) != to_json(new.get(k)))
+        return [
+            f"{name}.{k} ({_short(old.get(k, 'absent'))} -> {_short(new.get(k, 'absent'))})"
+            for k in keys
+        ] or [f"{name} ({_short(old)} -> {_short(new)})"]
+    return [f"{name} ({_short(old)} -> {_short(new)})"]
 
 
 def _short(value: Any) -> str:

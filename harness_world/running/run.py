@@ -17,6 +17,7 @@ import msgspec
 from harness_world.engine.world import World, load_world
 from harness_world.evidence.binding import read_index
 from harness_world.evidence.record import RecordError, load_record
+from harness_world.evidence.signing import SigningError, resume_key_problem, sign_run
 from harness_world.grading.task import Task
 from harness_world.grading.verifier import SlotResult
 from harness_world.grading.worlds import WorldChoice, choose_worlds
@@ -174,6 +175,7 @@ def run(
     group_commit: bool = True,
     world: str | Path | Sequence[str | Path] | None = None,
     splits: Sequence[str | Path] = (),
+    sign_key: Path | None = None,
 ) -> RunResult:
     """Run every task ``samples`` times and save each record durably as it ends.
 
@@ -203,9 +205,14 @@ def run(
         splits: Held-out split locks (`harness_world.running.heldout`): the run appends
             itself to each one's ledger before any attempt runs, and is refused when it
             schedules none of a split's tasks.
+        sign_key: An Ed25519 private key (PEM): the run is signed with it at the end, and
+            each split ledger's head too. A run directory already signed is resumed only
+            with the key that signed it.
 
     Raises:
         RevisionMismatch: when ``out`` holds a run of another revision.
+        SigningError: when ``out`` is signed and ``sign_key`` is not its signer's key (or
+            cannot be read).
         SplitError: when a split lock is unreadable, the run schedules none of its tasks, or
             its ledger is broken or cannot be appended to.
         RayTasksLost: when some attempts' Ray tasks kept failing (the rest is committed).
@@ -225,11 +232,15 @@ def run(
         track=track,
         worlds=choose_worlds(world),
         splits=splits,
+        sign_key=sign_key,
     )
     try:  # the lock goes with this call, whatever ends it
         tally = Tally(total=len(plan.units), progress=progress)
         executor.execute(plan.units, GroupCommit(plan.root, tally.count, group=group_commit))
-        return finish_run(plan, tally.results)
+        result = finish_run(plan, tally.results)
+        if sign_key is not None:
+            sign_run(result.out, result.revision.id, sign_key)
+        return result
     finally:
         if plan.lock is not None:
             plan.lock.release()
@@ -351,14 +362,18 @@ def prepare_run(
     track: Track = Fresh(),
     worlds: WorldChoice | None = None,
     splits: Sequence[str | Path] = (),
+    sign_key: Path | None = None,
 ) -> RunPlan:
     """Pin the revision, open (or resume) the run directory, and list the pending attempts.
 
     The executor is taken only to be written down as context and checked against the track,
-    before anything is written.
+    before anything is written; so is ``sign_key`` against a run directory already signed
+    (see `run`), and it signs each split ledger's head.
 
     Raises:
         RevisionMismatch: when ``out`` holds a run of another revision.
+        SigningError: when ``out`` is signed by another key than ``sign_key`` (or by any,
+            without one).
         SplitError: when a split lock in ``splits`` is unreadable, the run schedules none of
             its tasks, or its ledger is broken or cannot be appended to.
         ValueError: for no tasks, fewer than one sample, or a track that does not run with
@@ -375,11 +390,11 @@ def prepare_run(
         tasks, agent, overrides, samples=samples, seed=seed, size=size, track=track, choice=choice
     )
     check_split_tasks(splits, tasks)  # before anything is written
-    root = Path(out)
+    root = _resumable(Path(out), sign_key)
     lock = lock_run_directory(root)
     open_run_directory(root, revision, fresh, executor.workers)
     write_json(root / PINS, make_pins(loaded, tasks))  # for `verify --pin`
-    record_candidates(splits, tasks, revision.id, agent.name, root)
+    record_candidates(splits, tasks, revision, agent.name, root, signer=sign_key)
     remove_temporaries(root)  # left by a run killed in the middle of a batch
     pending = list(_pending_slots(root, tasks, samples))
     template = Unit(
@@ -408,6 +423,17 @@ def prepare_run(
         resumed=len(tasks) * samples - len(pending),
         lock=lock,
     )
+
+
+def _resumable(root: Path, sign_key: Path | None) -> Path:
+    """``root``, unless it is a signed run and ``sign_key`` not its signer's key.
+
+    Raises:
+        SigningError: naming why (`resume_key_problem`).
+    """
+    if problem := resume_key_problem(root, sign_key):
+        raise SigningError(problem)
+    return root
 
 
 def finish_run(plan: RunPlan, known: Mapping[Path, SlotResult]) -> RunResult:
@@ -451,7 +477,9 @@ def open_external_run(
 
     Raises:
         RevisionMismatch: when ``out`` holds a run of another revision.
+        SigningError: when ``out`` is a signed run (such a driver has no key to sign with).
     """
+    _resumable(Path(out), None)
     revision = make_revision(
         worlds=worlds,
         tasks=tasks,

@@ -175,6 +175,7 @@ class RunScan(msgspec.Struct, frozen=True, kw_only=True):
         stray_lines: Index lines (``index.jsonl [task/sample]``) for slots the run does not
             schedule.
         reviews: The bytes of the run's ``reviews.jsonl`` as read with the rest (None: none).
+        reviews_head: The bytes of its head (``reviews.head.json``; None: none).
     """
 
     out: str
@@ -189,6 +190,7 @@ class RunScan(msgspec.Struct, frozen=True, kw_only=True):
     stray_files: list[str] = []
     stray_lines: list[str] = []
     reviews: bytes | None = None
+    reviews_head: bytes | None = None
 
 
 def record_path(out: Path, task_id: str, sample: int) -> Path:

@@ -15,10 +15,10 @@ import pytest
 from harness_world.analysis.conditions import conditions_report
 from harness_world.cli import main
 from harness_world.release import ReviewError, ReviewRequest, add_reviews, review_summary
-from harness_world.release.review import REVIEWS, load_reviews
+from harness_world.release.review import load_reviews
 from harness_world.running.reader import RunReader
 from harness_world.running.reviews import scan_claims
-from tests.release.conftest import payments_run
+from tests.release.conftest import forge_reviews, payments_run, review_lines
 
 LOST = "payments.charge_lost_response"  # naive-retry: two links activate here
 CLEAN = "payments.note_payout_direct_ok"  # naive-retry: nothing fails
@@ -106,8 +106,8 @@ def test_a_claim_on_nothing_that_failed_is_unmatched_and_a_withdrawn_one_is_gone
 def test_a_claim_on_a_replaced_record_is_stale(run_dir: Path) -> None:
     add_reviews(run_dir, [_claim(LOST, DEFECT, "confirmed-defect")])
     assert len(scan_claims(RunReader.of().read(run_dir))) == 1
-    line = json.loads((run_dir / REVIEWS).read_text()) | {"record_digest": "0" * 64}
-    (run_dir / REVIEWS).write_text(json.dumps(line) + "\n")
+    (line,) = review_lines(run_dir)
+    forge_reviews(run_dir, [line | {"record_digest": "0" * 64}])  # given on another record
     assert scan_claims(RunReader.of().read(run_dir)) == []
     assert review_summary(run_dir).stale == 1
 
@@ -117,9 +117,9 @@ def test_review_files_written_before_claims_read_as_verdicts(run_dir: Path) -> N
         task=LOST, sample=0, criterion="forbidden.duplicate_charge", verdict="pass"
     )
     add_reviews(run_dir, [overturn])
-    line = json.loads((run_dir / REVIEWS).read_text())
-    del line["claim"]  # the line as the review command wrote it before claims existed
-    (run_dir / REVIEWS).write_text(json.dumps(line) + "\n")
+    (line,) = review_lines(run_dir)
+    del line["claim"]  # a line as the review command wrote it before claims existed
+    forge_reviews(run_dir, [line])
     (review,) = load_reviews(run_dir)
     assert review.claim == "verdict" and scan_claims(RunReader.of().read(run_dir)) == []
     assert review_summary(run_dir).slots[0].overturned == ["forbidden.duplicate_charge"]

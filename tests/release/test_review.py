@@ -13,7 +13,7 @@ from harness_world.release import ReviewError, ReviewRequest, add_reviews, revie
 from harness_world.release.review import REVIEWS, load_reviews
 from harness_world.running.reader import ProvenanceRefused
 from tests.conftest import requires
-from tests.release.conftest import payments_run
+from tests.release.conftest import forge_reviews, payments_run, review_lines
 
 PROSE = "payments.note_card_direct_ok"  # one prose criterion: prose.1
 PLAIN = "payments.charge_timeout"
@@ -55,9 +55,8 @@ def test_a_review_names_a_saved_record(run_dir: Path) -> None:
 
 def test_stale_and_unmatched_reviews_are_counted_and_ignored(run_dir: Path) -> None:
     add_reviews(run_dir, [_request(PLAIN, "no.such", "fail"), _request(PROSE, "prose.1", "pass")])
-    lines = (run_dir / REVIEWS).read_text().splitlines()
-    edited = json.loads(lines[1]) | {"record_digest": "0" * 64}  # given on another record
-    (run_dir / REVIEWS).write_text(lines[0] + "\n" + json.dumps(edited) + "\n")
+    lines = review_lines(run_dir)
+    forge_reviews(run_dir, [lines[0], lines[1] | {"record_digest": "0" * 64}])  # another record
     summary = review_summary(run_dir)
     assert (summary.stale, summary.unmatched, summary.accepted, summary.corrected) == (1, 1, 2, 4)
 
@@ -94,9 +93,10 @@ def test_a_forged_or_edited_review_does_not_count_with_a_trusted_key(
     run_dir, key, pub, _ = signed_run
     add_reviews(run_dir, [_request(PLAIN, "state.required", "pass")], key_file=key)
     assert review_summary(run_dir, trust_key=pub).corrected == 4
-    honest = (run_dir / REVIEWS).read_text()
-    # The verdict of a signed line turned to fail: its signature no longer verifies.
-    (run_dir / REVIEWS).write_text(honest.replace('"verdict":"pass"', '"verdict":"fail"'))
+    (honest,) = review_lines(run_dir)
+    # The verdict of a signed line turned to fail, chain and head rewritten: its signature no
+    # longer verifies.
+    forge_reviews(run_dir, [honest | {"verdict": "fail"}])
     assert review_summary(run_dir).corrected == 3  # read without a key, the edit counts
     edited = review_summary(run_dir, trust_key=pub)
     assert (edited.unsigned, edited.corrected) == (1, 4)

@@ -26,6 +26,7 @@ from harness_world.running.heldout import (
 )
 from harness_world.running.journal import BrokenChain, append_chained, read_chained
 from harness_world.running.reference_agents import reference_agent
+from harness_world.running.rundir import load_manifest
 from tests.conftest import REPO
 from tests.release.conftest import TASKS
 
@@ -206,7 +207,8 @@ def test_an_edited_or_removed_ledger_line_is_named(tmp_path: Path) -> None:
         )
     assert not (tmp_path / "x").exists()
     with pytest.raises(SplitError, match="not appending"):  # nothing is added to a broken chain
-        record_candidate(lock, _tasks(HELD), "r", "a", tmp_path / "x")
+        revision = load_manifest(tmp_path / "oracle").revision
+        record_candidate(lock, _tasks(HELD), revision, "a", tmp_path / "x")
     assert ledger.read_bytes() == lines[1] + lines[2]
 
 
@@ -231,18 +233,21 @@ class _Entry(msgspec.Struct, frozen=True, kw_only=True):
 
 
 @given(st.integers(2, 5), st.data())
-def test_any_edit_of_a_line_but_the_last_breaks_the_chain(count: int, data: st.DataObject) -> None:
+def test_any_edit_of_a_line_breaks_the_chain_or_its_head(count: int, data: st.DataObject) -> None:
     anchor = (b"anchor", "the anchor")
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "j.jsonl"
         for n in range(count):
             append_chained(path, anchor, _Entry, lambda link, n=n: _Entry(n=n, previous=link))
-        assert [e.n for e in read_chained(path, anchor, _Entry)] == list(range(count))
+        assert [e.n for e in read_chained(path, anchor, _Entry).items] == list(range(count))
         lines = path.read_bytes().splitlines(keepends=True)
-        line = data.draw(st.integers(0, count - 2))
+        line = data.draw(st.integers(0, count - 1))
         lines[line] = lines[line].replace(b'"n":', b'"n":9')  # still an entry, another one
         path.write_bytes(b"".join(lines))
-        with pytest.raises(BrokenChain, match=f"line {line + 2} does not follow"):
+        named = (
+            f"line {line + 2} does not follow" if line < count - 1 else f"line {count} \\(the last"
+        )
+        with pytest.raises(BrokenChain, match=named):
             read_chained(path, anchor, _Entry)
         with pytest.raises(BrokenChain, match="line 1 does not follow the anchor"):
             read_chained(path, (b"another", "the anchor"), _Entry)

@@ -292,3 +292,19 @@ def test_the_reader_refuses_with_the_provenance_error_type(tmp_path: Path) -> No
         RunReader.of(trust_key=pub).read(run)
     _sign(run, key)
     assert RunReader.of(trust_key=pub).read(run).trusted
+
+
+@signing
+def test_one_slot_is_judged_as_the_whole_run_is(tmp_path: Path) -> None:
+    """What the inspect scorer reads: one slot, through the same reader, provenance first."""
+    key, pub = keypair(tmp_path)
+    run = oracle_run(tmp_path / "run")
+    task = json.loads((run / "manifest.json").read_text())["tasks"][0]
+    refused = RunReader.of(trust_key=pub).judge_slot(run, task, 0)
+    assert refused is not None and refused.evidence == "ungraded"
+    assert refused.reason.startswith("provenance: no valid signature")
+    _sign(run, key)
+    judged = RunReader.of(trust_key=pub).judge_slot(run, task, 0)
+    whole = RunReader.of().read(run).slots[0]
+    assert judged == whole and judged.passed
+    assert RunReader.of().judge_slot(run, task, 7) is None  # no such slot
