@@ -47,11 +47,7 @@ COMMANDS: dict[str, str] = {
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The top-level parser: the command ``only`` with all its options, or else the list.
-
-    Without ``only`` (``--help``, no command, an unknown one) each command is a bare entry
-    with its line from `COMMANDS`, enough to list and refuse.
-    """
+    """The command ``only`` with its options; without it, `COMMANDS` to list and refuse."""
     import importlib
 
     parser = argparse.ArgumentParser(
