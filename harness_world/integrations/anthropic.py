@@ -22,8 +22,14 @@ import attrs
 
 from harness_world.evidence.record import TranscriptMessage, TranscriptToolCall
 from harness_world.integrations import DEFAULT_SYSTEM_PROMPT
-from harness_world.running.attempt import Attempt, Reservation
-from harness_world.running.metered import ProviderErrors, metered_request, metered_request_async
+from harness_world.running.attempt import Attempt, Reservation, token_problem
+from harness_world.running.metered import (
+    ProviderErrors,
+    check_price,
+    metered_request,
+    metered_request_async,
+    settle_tokens,
+)
 
 __all__ = ["AnthropicAgent", "AsyncAnthropicAgent", "anthropic_transcript"]
 
@@ -55,8 +61,8 @@ class AnthropicAgent:
     max_retries: int = 2
     timeout_s: float = 60.0
     max_tokens: int = 1024
-    price_in_per_mtok: float = 0.0
-    price_out_per_mtok: float = 0.0
+    price_in_per_mtok: float = attrs.field(default=0.0, validator=check_price)
+    price_out_per_mtok: float = attrs.field(default=0.0, validator=check_price)
     name: str = "anthropic"
 
     def settings(self) -> dict[str, Any]:
@@ -168,15 +174,14 @@ class AnthropicAgent:
         }
 
     def _settle(self, attempt: Attempt, reservation: Reservation, response: Any) -> None:
-        usage = response.usage
-        prompt = _input_tokens(usage)
-        completion = int(getattr(usage, "output_tokens", 0) or 0)
-        cost = (prompt * self.price_in_per_mtok + completion * self.price_out_per_mtok) / 1e6
-        attempt.settle(
+        usage = getattr(response, "usage", None)
+        completion = getattr(usage, "output_tokens", None)
+        settle_tokens(
+            attempt,
             reservation,
-            cost=cost,
-            input_tokens=prompt,
-            output_tokens=completion,
+            input_tokens=_input_tokens(usage),
+            output_tokens=0 if completion is None else completion,
+            prices=(self.price_in_per_mtok, self.price_out_per_mtok),
             model=str(getattr(response, "model", "") or ""),
         )
 
@@ -316,11 +321,15 @@ def anthropic_transcript(system: str, messages: list[dict[str, Any]]) -> list[Tr
     return out
 
 
-def _input_tokens(usage: Any) -> int:
-    """Every prompt token of one response: uncached, written to cache and read from cache."""
-    if usage is None:
-        return 0
-    return sum(
-        int(getattr(usage, field, 0) or 0)
-        for field in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-    )
+def _input_tokens(usage: Any) -> object:
+    """Every prompt token of one response: uncached, written to cache and read from cache.
+
+    A count left out (or null) is 0; the first count that is not a token count
+    (`token_problem`) is returned as it is, for the attempt to refuse, so that no sum hides it.
+    """
+    counts: list[Any] = []
+    for field in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
+        count = getattr(usage, field, None)
+        counts.append(0 if count is None else count)
+    wrong = [c for c in counts if token_problem(c)]
+    return wrong[0] if wrong else sum(counts)

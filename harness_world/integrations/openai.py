@@ -23,7 +23,13 @@ from harness_world.evidence.record import TranscriptMessage, TranscriptToolCall
 from harness_world.integrations import DEFAULT_SYSTEM_PROMPT
 from harness_world.running.attempt import Attempt, Reservation
 from harness_world.running.context import ContextPolicy, bound_messages
-from harness_world.running.metered import ProviderErrors, metered_request, metered_request_async
+from harness_world.running.metered import (
+    ProviderErrors,
+    check_price,
+    metered_request,
+    metered_request_async,
+    settle_tokens,
+)
 from harness_world.running.text_tool_calls import (
     ToolCallMode,
     parse_tool_calls,
@@ -66,8 +72,8 @@ class OpenAIAgent:
     max_retries: int = 2
     timeout_s: float = 60.0
     max_tokens: int = 1024
-    price_in_per_mtok: float = 0.0
-    price_out_per_mtok: float = 0.0
+    price_in_per_mtok: float = attrs.field(default=0.0, validator=check_price)
+    price_out_per_mtok: float = attrs.field(default=0.0, validator=check_price)
     name: str = "openai"
     context: ContextPolicy | None = None
     tool_calling: ToolCallMode = attrs.field(
@@ -221,15 +227,16 @@ class OpenAIAgent:
         }
 
     def _settle(self, attempt: Attempt, reservation: Reservation, response: Any) -> None:
-        usage = response.usage
-        prompt = usage.prompt_tokens if usage is not None else 0
-        completion = usage.completion_tokens if usage is not None else 0
-        cost = (prompt * self.price_in_per_mtok + completion * self.price_out_per_mtok) / 1e6
-        attempt.settle(
+        # A count left out (or null) is not reported: 0. Any other value is checked as is.
+        usage = getattr(response, "usage", None)
+        prompt = getattr(usage, "prompt_tokens", None)
+        completion = getattr(usage, "completion_tokens", None)
+        settle_tokens(
+            attempt,
             reservation,
-            cost=cost,
-            input_tokens=prompt,
-            output_tokens=completion,
+            input_tokens=0 if prompt is None else prompt,
+            output_tokens=0 if completion is None else completion,
+            prices=(self.price_in_per_mtok, self.price_out_per_mtok),
             model=str(getattr(response, "model", "") or ""),
         )
 

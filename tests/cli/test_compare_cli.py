@@ -180,7 +180,10 @@ STRONG_DOWN = {f"t{i}": (4, 5, 1, 5) for i in range(7)} | {"t7": (2, 5, 2, 5)}
 )
 def test_gate_exit_codes(spec, gate, code, write, cli):
     path = write(csv_rows(spec))
-    got, out, err = cli("compare", path, "--baseline", "main", "--candidate", "pr", "--gate", gate)
+    got, out, err = cli(
+        "compare", path, "--baseline", "main", "--candidate", "pr", "--gate", gate,
+        "--allow-unverified",
+    )  # fmt: skip
     assert got == code
     assert err == ""
     if gate != "none":
@@ -199,6 +202,7 @@ def test_json_prints_one_object(write, cli):
         "--json",
         "--gate",
         "no-regression",
+        "--allow-unverified",
     )
     assert code == 1
     assert out.count("\n") == 1
@@ -228,7 +232,7 @@ def test_json_states_the_runs_the_gate_expected(write, cli):
         assert report["decision"]["expected_runs"] == expected
         assert len(report["decision"]["missing"]) == short
         assert report["comparison"]["min_runs"] == 1
-    _, out, _ = cli(*argv[:-1] + ["--min-runs", "4"])
+    _, out, _ = cli(*argv[:-1], "--min-runs", "4")
     assert "Missing data: 6 task(s) short of runs or absent on one side, 4 run(s) expected" in out
 
 
@@ -246,14 +250,17 @@ def test_explicit_z_sets_the_level_and_the_multiplier_is_t_at_30_tasks(write, cl
     assert multiplier["kind"] == "t" and multiplier["df"] == 29
     assert multiplier["value"] == pytest.approx(sps.t.ppf(sps.norm.cdf(2.5), 29))
     assert json.loads(out)["alpha"] == pytest.approx(sps.norm.sf(2.5))
-    assert json.loads(out)["warnings"] == []
+    # no warning but the label of figures read from a CSV
+    assert json.loads(out)["warnings"] == json.loads(out)["unverified"]
+    assert json.loads(out)["unverified"][0].startswith("UNVERIFIABLE: the figures come from")
 
 
 def test_the_module_entry_point_runs_compare(write, cli):
     path = write(csv_rows(STRONG_DOWN))
     proc = cli.process(
-        "compare", path, "--baseline", "main", "--candidate", "pr", "--gate", "no-regression"
-    )
+        "compare", path, "--baseline", "main", "--candidate", "pr", "--gate", "no-regression",
+        "--allow-unverified",
+    )  # fmt: skip
     assert proc.code == 1
     assert "Verdict: BELOW the band" in proc.out
 
@@ -271,6 +278,7 @@ GOLDEN_ARGV = [
     "--gate",
     "no-regression",
     "--allow-missing",
+    "--allow-unverified",
 ]
 
 
@@ -278,6 +286,7 @@ def test_golden_compare_output(cli):
     code, out, err = cli(*GOLDEN_ARGV)
     assert code == 0
     assert err == ""
+    out = out.replace(GOLDEN_ARGV[1], "tests/cli/golden/compare.csv")  # wherever the clone is
     expected_path = GOLDEN / "compare.txt"
     if os.environ.get("UPDATE_GOLDEN") == "1":
         expected_path.write_text(out, encoding="utf-8")
