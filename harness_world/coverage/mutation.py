@@ -20,9 +20,9 @@ from harness_world.engine.contract import Tool
 from harness_world.engine.world import Key, World
 from harness_world.evidence.record import Record
 from harness_world.grading.briefing import briefing
-from harness_world.grading.checker import returned_row_keys
+from harness_world.grading.rows import returned_row_keys
+from harness_world.grading.shown import shown_by, stated
 from harness_world.grading.task import Task, select_targets
-from harness_world.grading.trusted import shown_by, stated
 
 __all__ = ["ALL_OPERATORS", "OPERATORS", "TraceMutant", "trace_mutants"]
 

@@ -12,7 +12,7 @@ from harness_world.coverage import ScriptContext, load_oracles, run_script
 from harness_world.engine.calls import CallRecord, ToolError
 from harness_world.engine.paths import builtin_dir
 from harness_world.engine.plugins import import_path
-from harness_world.grading.trusted import observed
+from harness_world.grading.shown import shown_in as observed
 
 POLICIES = dict(
     import_path(builtin_dir("oracles") / "payments" / "oracles.py", "oracles").REFERENCE_AGENTS
