@@ -28,7 +28,7 @@ from harness_world.engine.contract import Entity
 from harness_world.engine.world import Key, World
 from harness_world.evidence.record import Record
 from harness_world.grading.rows import Change, changed_fields, is_row, net_changes
-from harness_world.grading.shown import Shown, shown_in, stated
+from harness_world.grading.shown import Observations, stated
 from harness_world.grading.task import Task, select_targets
 
 __all__ = [
@@ -411,9 +411,10 @@ class TraceView:
         )
 
     @functools.cached_property
-    def shown(self) -> Shown:
+    def shown(self) -> Observations:
         """What the tool results of the attempt showed the agent (`harness_world.grading.shown`)."""
-        return shown_in(self.record)
+        written = frozenset(image.key for call in self.record.calls for image in call.writes)
+        return Observations(self.record.calls, self.world, written)
 
 
 def call_log(record: _Said) -> CallLog:

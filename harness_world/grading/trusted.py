@@ -307,16 +307,17 @@ def _reported(
     """A receipt the final message must state: a proven id, one a tool of the attempt showed.
 
     Sequence-derived ids are the same in every fresh session, so an id merely named could be
-    a guess; it counts only when some tool result of this attempt returned it.
+    a guess; it counts only when some tool result of this attempt showed it
+    (`harness_world.grading.shown`: an id quoted back in an error, or an echo of an argument,
+    is not shown).
     """
     quoted = {to_json(t) for t in _WORD.findall(view.record.final_message)}
-    shown = view.shown if quoted else frozenset()
     missing: list[str] = []
     for key in targets:
         named = proofs.get(to_json(key), set()) & quoted
         if not named:
             missing.append(f"{target_entity}:{key} (its proven id is not in the final message)")
-        elif not named & shown:
+        elif all(view.shown.first(n) is None for n in named):
             ids = ", ".join(sorted(msgspec.json.decode(n) for n in named))
             missing.append(
                 f"{target_entity}:{key} (the final message names {ids}, which no tool result "

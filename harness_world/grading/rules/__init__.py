@@ -1,6 +1,7 @@
 """Every finding about a record, by family, assembled into the one registry `FINDINGS`.
 
-Families: ``state`` (R ⊆ Δ ⊆ A), ``trace_criteria`` (what a task lists by name), ``answer``
+Families: ``state`` (R ⊆ Δ ⊆ A), ``trace_criteria`` (what a task lists by name), ``grounded``
+(the ids a write names were given or shown first, on by default), ``answer``
 (the answer and what the user was told), ``harness_world.grading.trusted`` (forbidden
 transitions, receipts, the fault schedule), ``budget`` (budgets and prose),
 ``harness_world.grading.harness`` (the harness layer), ``advice`` and ``advice_task``
@@ -22,6 +23,7 @@ from harness_world.grading.rules.advice import (
     REPEATED_CALL,
     STOPPED_NEAR_BUDGET,
     UNFOLLOWED_PAGE,
+    UNGROUNDED_WRITE,
     WRITE_WITHOUT_READ,
 )
 from harness_world.grading.rules.advice_task import (
@@ -32,6 +34,7 @@ from harness_world.grading.rules.advice_task import (
 )
 from harness_world.grading.rules.answer import ENTRIES as ANSWER
 from harness_world.grading.rules.budget import BUDGET, PROSE
+from harness_world.grading.rules.grounded import ENTRY as GROUNDED
 from harness_world.grading.rules.metrics import ENTRIES as METRICS
 from harness_world.grading.rules.state import ENTRIES as STATE
 from harness_world.grading.rules.trace_criteria import ENTRIES as TRACE
@@ -43,6 +46,7 @@ FINDINGS = Findings(
     [
         *STATE,
         *TRACE,
+        GROUNDED,
         *ANSWER,
         TRUSTED,
         BUDGET,
@@ -51,6 +55,7 @@ FINDINGS = Findings(
         UNFOLLOWED_PAGE,
         NO_WRITES,
         WRITE_WITHOUT_READ,
+        UNGROUNDED_WRITE,
         REFUSED_CALLS,
         ENDED_WITH_QUESTION,
         REPEATED_CALL,

@@ -4,7 +4,7 @@ An advisory never decides pass or fail and a passing attempt can carry one. Wher
 is about the behaviour a criterion judges, it reads the criterion's facet of the trace view:
 ``write_without_read`` the same blind writes as ``trace.read_before_write`` (over every row the
 agent wrote, derived rows exempt), ``unfollowed_page`` the same pages left behind as
-``trace.pages_followed``.
+``trace.pages_followed``, ``ungrounded_write`` the writes ``trace.grounded_writes`` fails.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from harness_world.grading.criteria import AdviceRule, Advisory
+from harness_world.grading.rules.grounded import ungrounded_writes
 from harness_world.grading.trace import TraceView
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "REPEATED_CALL",
     "STOPPED_NEAR_BUDGET",
     "UNFOLLOWED_PAGE",
+    "UNGROUNDED_WRITE",
     "WRITE_WITHOUT_READ",
     "found",
     "hedges",
@@ -96,6 +98,10 @@ def _write_without_read(view: TraceView) -> Advisory | None:
             for w in view.blind_writes
         ],
     )
+
+
+def _ungrounded_write(view: TraceView) -> Advisory | None:
+    return found("ungrounded_write", list(view.once(ungrounded_writes)))
 
 
 def _ids(args: Any) -> dict[str, Any]:
@@ -184,13 +190,12 @@ def _stopped_near_budget(view: TraceView) -> Advisory | None:
 
 
 def _answered_without_reading(view: TraceView) -> Advisory | None:
-    if view.task.answer is None:
+    if view.task.answer is None or view.shown.any():
         return None
-    reads = {tool.name for tool in view.world.contract.tools if tool.kind == "read"}
     calls = view.log.calls
-    if any(call.ok and call.tool in reads for call in calls):
-        return None
-    made = f"{len(calls)} call(s), none a successful read" if calls else "no call at all"
+    made = "no call at all"
+    if calls:
+        made = f"{len(calls)} call(s), none showing anything about the world"
     return Advisory(name="answered_without_reading", detail=f"answered after {made}")
 
 
@@ -218,6 +223,13 @@ WRITE_WITHOUT_READ = AdviceRule(
     "a call changed an existing row that no earlier successful call had returned whole (the "
     "rule of `trace.read_before_write`, over every row; rows a tool derives are exempt)",
     _write_without_read,
+)
+UNGROUNDED_WRITE = AdviceRule(
+    "ungrounded_write",
+    "a write named an id that neither the instruction, the user, nor an earlier tool result "
+    "had shown (the rule of `trace.grounded_writes`, reported also where a task switches it "
+    "off)",
+    _ungrounded_write,
 )
 REFUSED_CALLS = AdviceRule(
     "refused_calls",
@@ -249,8 +261,9 @@ STOPPED_NEAR_BUDGET = AdviceRule(
 )
 ANSWERED_WITHOUT_READING = AdviceRule(
     "answered_without_reading",
-    "the task asks for an answer and no read call of the attempt "
-    "succeeded, so the answer was not read from the world",
+    "the task asks for an answer and no tool result of the attempt showed anything about the "
+    "world (what `trace.answer` calls shown: no row, no aggregate; echoes and errors show "
+    "nothing), so the answer was not read from the world",
     _answered_without_reading,
 )
 EMPTY_FINAL_MESSAGE = AdviceRule(

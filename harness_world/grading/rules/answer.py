@@ -61,29 +61,38 @@ def _ungrounded(
     """Why a right answer is a guess, or None when the attempt's tool results support it.
 
     Ids are the same in every fresh session and a task's answer is the same in every attempt
-    of it, so a right answer alone may be remembered or guessed. An id or date the answer
-    states must be a value some tool result of this attempt returned. A derived answer (a
-    count, an amount, yes/no) must rest on what was returned: its value itself (a listing's
-    ``total``), or every target row, and at least one successful call (a "none" read from
-    nowhere is a guess too).
+    of it, so a right answer alone may be remembered or guessed. Every answer needs a
+    successful call. An id or date the answer states must be a value some tool result of this
+    attempt showed (`harness_world.grading.shown`: never an echo of an argument, a pagination
+    field or an error's text). A derived answer (a count, an amount, yes/no) must rest on what
+    was returned: its value itself shown (a listing's ``total``), or every target row returned
+    whole (a "none" read from nowhere is a guess too).
     """
     shown = view.shown
     if answer.kind == "ids":
-        unseen = [str(k) for k in keys if to_json(k) not in shown and to_json(str(k)) not in shown]
-        return f"{show(unseen)} ({_GUESS})" if unseen else None
+        unseen = [
+            str(k)
+            for k in keys
+            if shown.first(to_json(k)) is None and shown.first(to_json(str(k))) is None
+        ]
+        if unseen:
+            return f"{show(unseen)} ({_GUESS})"
     if answer.kind == "date":
         prefix = to_json(str(expected))[:-1]
-        return None if any(v.startswith(prefix) for v in shown) else f"the date {_GUESS}"
+        if shown.find(prefix[1:], lambda value: value.startswith(prefix)) is None:
+            return f"the date {_GUESS}"
     if not any(call.ok for call in view.record.calls):
         return f"no tool call succeeded ({_GUESS})"
+    if answer.kind in ("ids", "date"):
+        return None
     entity = view.task.target(answer.target).entity
     unread = [k for k in keys if (entity, k) not in view.first_returned]
     if answer.kind == "yes_no":
         return None if not keys or len(unread) < len(keys) else f"no target row ({_GUESS})"
-    values = {to_json(expected)}
+    values = [to_json(expected)]
     if isinstance(expected, float) and expected.is_integer():
-        values.add(to_json(int(expected)))
-    if not unread or values & shown:
+        values.append(to_json(int(expected)))
+    if not unread or any(shown.first(v) is not None for v in values):
         return None
     return f"neither the value nor every target row ({_GUESS})"
 
