@@ -12,6 +12,7 @@ all read the same entries.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Generic, Literal, Protocol, TypeVar
 
@@ -214,7 +215,7 @@ class CriterionRegistry(Generic[C]):
     def __iter__(self) -> Iterator[Criterion[C]]:
         return iter(self.entries)
 
-    @property
+    @functools.cached_property
     def task_names(self) -> dict[str, Criterion[C]]:
         """The criteria a task file asks for by name, by that name."""
         return {c.task_name: c for c in self.entries if c.task_name is not None}

@@ -93,14 +93,26 @@ def net_changes(record: Record, world: World) -> list[Change]:
     return out
 
 
+_REQUIRED: dict[int, tuple[Entity, frozenset[str]]] = {}
+
+
+def _required(entity: Entity) -> frozenset[str]:
+    """The fields every row of ``entity`` has (kept per entity object)."""
+    known = _REQUIRED.get(id(entity))
+    if known is None or known[0] is not entity:
+        if len(_REQUIRED) > 4096:
+            _REQUIRED.clear()
+        names = frozenset(n for n, spec in entity.fields.items() if not spec.optional)
+        known = _REQUIRED[id(entity)] = (entity, names)
+    return known[1]
+
+
 def is_row(value: dict[str, Any], entity: Entity) -> bool:
     """Whether an object is a whole row of ``entity``: its key, its required fields, no other."""
     if entity.key not in value:
         return False
-    for name, spec in entity.fields.items():
-        if name not in value and not spec.optional:
-            return False
-    return all(name in entity.fields for name in value)
+    keys = value.keys()
+    return _required(entity) <= keys <= entity.fields.keys()
 
 
 def walk_dicts(value: Any) -> Iterator[dict[str, Any]]:

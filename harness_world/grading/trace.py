@@ -167,6 +167,18 @@ class CallLog:
         return tuple(i for i, c in enumerate(self.calls) if c.ok and c.writes)
 
     @functools.cached_property
+    def written(self) -> Mapping[Atom, tuple[tuple[int, WriteImage], ...]]:
+        """Every row written, with each of its images in order.
+
+        Each image with its call's sequence number; rows of failed calls included.
+        """
+        out: dict[Atom, list[tuple[int, WriteImage]]] = {}
+        for call in self.calls:
+            for image in call.writes:
+                out.setdefault((image.entity, image.key), []).append((call.seq, image))
+        return {atom: tuple(images) for atom, images in out.items()}
+
+    @functools.cached_property
     def rewritten(self) -> Mapping[Atom, tuple[Written, ...]]:
         """The rows written two or more times, each with its chain of images in order.
 
@@ -229,13 +241,14 @@ _PREFILTER_MAX = 8
 result is walked; beyond it the search costs more than the walk it would save."""
 
 
-def _first_returned(calls: Sequence[LoggedCall], world: World, atoms: set[Atom]) -> dict[Atom, int]:
+def _first_returned(seen: Observations, world: World, atoms: set[Atom]) -> dict[Atom, int]:
     """For each of ``atoms``, the sequence number of the first call that returned it whole.
 
     Only rows not yet found are looked for, and the scan stops once every one has been found.
     A dict is tested as a row only when its key field holds a pending key. With few rows
     pending, a call whose canonical JSON holds none of their ``"<key field>":<key>`` pairs is
-    skipped unwalked (the search is C; the walk is Python and dearer).
+    skipped unwalked (the search is C; the walk is Python and dearer; the JSON is kept for the
+    view's other questions, `Observations.blob`).
     """
     entities: dict[str, Entity] = {}
     pending: dict[Atom, bytes] = {}
@@ -244,15 +257,15 @@ def _first_returned(calls: Sequence[LoggedCall], world: World, atoms: set[Atom])
         entity = entities.setdefault(entity_name, world.contract.entity(entity_name))
         pending[(entity_name, key)] = to_json(entity.key) + b":" + to_json(key)
         wanted.setdefault(entity_name, (entity, set()))[1].add(key)
-    seen: dict[Atom, int] = {}
-    for call in calls:
+    found: dict[Atom, int] = {}
+    for index, call in enumerate(seen.calls):
         if not pending:
             break
         if not call.ok:
             continue
         looked_for = [wanted[name] for name in sorted(wanted) if wanted[name][1]]
         if len(pending) <= _PREFILTER_MAX:
-            blob = to_json(call.result)
+            blob = seen.blob(index)
             present = [atom for atom, spelling in pending.items() if spelling in blob]
             if not present:
                 continue
@@ -260,13 +273,13 @@ def _first_returned(calls: Sequence[LoggedCall], world: World, atoms: set[Atom])
             for entity_name, key in present:
                 few.setdefault(entity_name, (entities[entity_name], set()))[1].add(key)
             looked_for = [few[name] for name in sorted(few)]
-        found_before = len(seen)
-        _rows_returned(call, looked_for, seen)
-        if len(seen) != found_before:
-            for atom in [a for a in pending if a in seen]:
+        before = len(found)
+        _rows_returned(call, looked_for, found)
+        if len(found) != before:
+            for atom in [a for a in pending if a in found]:
                 del pending[atom]
                 wanted[atom[0]][1].discard(atom[1])
-    return seen
+    return found
 
 
 def _rows_returned(
@@ -276,13 +289,13 @@ def _rows_returned(
     stack = [call.result]
     while stack:
         item = stack.pop()
-        if isinstance(item, dict):
+        if type(item) is dict:
             for entity, keys in looked_for:
                 key = item.get(entity.key)
-                if isinstance(key, str | int) and key in keys and is_row(item, entity):
+                if type(key) in (str, int) and key in keys and is_row(item, entity):
                     seen.setdefault((entity.name, key), call.seq)
             stack.extend(item.values())
-        elif isinstance(item, list):
+        elif type(item) is list:
             stack.extend(item)
 
 
@@ -304,6 +317,9 @@ class TraceView:
     _memo: dict[Callable[[TraceView], Any], Any] = attrs.field(
         factory=dict, eq=False, repr=False, alias="_memo"
     )
+    _target_sets: dict[str, frozenset[Key]] = attrs.field(
+        factory=dict, eq=False, repr=False, alias="_target_sets"
+    )
 
     def once(self, compute: Callable[[TraceView], T]) -> T:
         """``compute(self)``, computed on the first call and kept: how findings share work."""
@@ -320,6 +336,14 @@ class TraceView:
     def target_keys(self, name: str) -> tuple[Key, ...]:
         """The keys of one target set (by its name as a requirement or allowance gives it)."""
         return self.targets[self.task.target(name).name]
+
+    def target_set(self, name: str) -> frozenset[Key]:
+        """`target_keys` as a set, for membership (kept per name)."""
+        sets = self._target_sets
+        found = sets.get(name)
+        if found is None:
+            found = sets[name] = frozenset(self.target_keys(name))
+        return found
 
     @functools.cached_property
     def target_atoms(self) -> Mapping[Atom, str]:
@@ -368,7 +392,7 @@ class TraceView:
         """
         atoms = set(self.target_atoms)
         atoms.update((i.entity, i.key) for _, i in self.addressed if i.before is not None)
-        return _first_returned(self.log.calls, self.world, atoms)
+        return _first_returned(self.shown, self.world, atoms)
 
     @functools.cached_property
     def blind_writes(self) -> tuple[BlindWrite, ...]:

@@ -55,6 +55,38 @@ def _answer(view: TraceView) -> CriterionVerdict:
 _GUESS = "no tool result of this attempt showed it: an answer must come from what was read"
 
 
+def _unseen_ids(view: TraceView, keys: tuple[Key, ...]) -> str | None:
+    """The target ids no result showed, named (None: every one was shown)."""
+    shown = view.shown
+    unseen = [
+        str(k)
+        for k in keys
+        if shown.first(to_json(k)) is None and shown.first(to_json(str(k))) is None
+    ]
+    return f"{show(unseen)} ({_GUESS})" if unseen else None
+
+
+def _unseen_date(view: TraceView, expected: Any) -> str | None:
+    prefix = to_json(str(expected))[:-1]
+    if view.shown.find(prefix[1:], lambda value: value.startswith(prefix)) is None:
+        return f"the date {_GUESS}"
+    return None
+
+
+def _underived(view: TraceView, answer: Answer, keys: tuple[Key, ...], expected: Any) -> str | None:
+    """Why a count, amount or yes/no rests on nothing returned (None: it rests on rows)."""
+    entity = view.task.target(answer.target).entity
+    unread = [k for k in keys if (entity, k) not in view.first_returned]
+    if answer.kind == "yes_no":
+        return None if not keys or len(unread) < len(keys) else f"no target row ({_GUESS})"
+    values = [to_json(expected)]
+    if isinstance(expected, float) and expected.is_integer():
+        values.append(to_json(int(expected)))
+    if not unread or any(view.shown.first(v) is not None for v in values):
+        return None
+    return f"neither the value nor every target row ({_GUESS})"
+
+
 def _ungrounded(
     view: TraceView, answer: Answer, keys: tuple[Key, ...], expected: Any
 ) -> str | None:
@@ -68,33 +100,16 @@ def _ungrounded(
     was returned: its value itself shown (a listing's ``total``), or every target row returned
     whole (a "none" read from nowhere is a guess too).
     """
-    shown = view.shown
+    why = None
     if answer.kind == "ids":
-        unseen = [
-            str(k)
-            for k in keys
-            if shown.first(to_json(k)) is None and shown.first(to_json(str(k))) is None
-        ]
-        if unseen:
-            return f"{show(unseen)} ({_GUESS})"
-    if answer.kind == "date":
-        prefix = to_json(str(expected))[:-1]
-        if shown.find(prefix[1:], lambda value: value.startswith(prefix)) is None:
-            return f"the date {_GUESS}"
-    if not any(call.ok for call in view.record.calls):
-        return f"no tool call succeeded ({_GUESS})"
-    if answer.kind in ("ids", "date"):
-        return None
-    entity = view.task.target(answer.target).entity
-    unread = [k for k in keys if (entity, k) not in view.first_returned]
-    if answer.kind == "yes_no":
-        return None if not keys or len(unread) < len(keys) else f"no target row ({_GUESS})"
-    values = [to_json(expected)]
-    if isinstance(expected, float) and expected.is_integer():
-        values.append(to_json(int(expected)))
-    if not unread or any(shown.first(v) is not None for v in values):
-        return None
-    return f"neither the value nor every target row ({_GUESS})"
+        why = _unseen_ids(view, keys)
+    elif answer.kind == "date":
+        why = _unseen_date(view, expected)
+    if why is None and not any(call.ok for call in view.record.calls):
+        why = f"no tool call succeeded ({_GUESS})"
+    if why is not None or answer.kind in ("ids", "date"):
+        return why
+    return _underived(view, answer, keys, expected)
 
 
 def expected_answer(view: TraceView, answer: Answer, keys: tuple[Key, ...]) -> Any:

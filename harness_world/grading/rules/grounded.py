@@ -23,6 +23,7 @@ from harness_world.grading.briefing import briefing
 from harness_world.grading.criteria import Check
 from harness_world.grading.grade import CriterionVerdict
 from harness_world.grading.rules.common import findings, taxon
+from harness_world.grading.task import Task
 from harness_world.grading.trace import TraceView
 
 __all__ = ["ENTRY", "NAME", "named_ids", "tokens", "ungrounded_writes"]
@@ -49,21 +50,59 @@ def tokens(text: str) -> set[str]:
     return set(_TOKEN.findall(text))
 
 
-def _given(view: TraceView, seq: int) -> set[str]:
-    """The tokens of the instruction and of what the user said before call ``seq``."""
-    texts = [briefing(view.task)]
-    texts += [t.user for t in view.record.user_turns if t.after_call < seq]
-    return {token for text in texts for token in tokens(text)}
+_BRIEFED: dict[str, frozenset[str]] = {}
+
+
+def _briefed(task: Task) -> frozenset[str]:
+    """The tokens of the instruction a task's agent is given (kept per task definition)."""
+    found = _BRIEFED.get(task.hash)
+    if found is None:
+        if len(_BRIEFED) > 4096:
+            _BRIEFED.clear()
+        found = _BRIEFED[task.hash] = frozenset(tokens(briefing(task)))
+    return found
+
+
+def _given_tokens(view: TraceView) -> tuple[frozenset[str], list[tuple[int, set[str]]]]:
+    """The instruction's tokens, and each user answer's (with the call count it came after)."""
+    said = [(t.after_call, tokens(t.user)) for t in view.record.user_turns]
+    return _briefed(view.task), said
+
+
+def _given(view: TraceView, value: str, seq: int) -> bool:
+    """Whether the instruction, or the user before call ``seq``, gave ``value``."""
+    instruction, said = view.once(_given_tokens)
+    return value in instruction or any(after < seq and value in told for after, told in said)
+
+
+def _returned_keys(view: TraceView) -> dict[object, int]:
+    """Each key of a row some call returned whole, with the first call that did."""
+    out: dict[object, int] = {}
+    for (_, key), seq in view.first_returned.items():
+        out[key] = min(seq, out.get(key, seq))
+    return out
+
+
+def _shown_before(view: TraceView, value: str | int, seq: int) -> bool:
+    """Whether an earlier call than ``seq`` showed ``value`` (`harness_world.grading.shown`).
+
+    A row returned whole shows its own key: the rows the view already found answer most ids
+    without looking into any result again; the others are asked of `TraceView.shown`.
+    """
+    shown = view.shown
+    forms = {to_json(value), to_json(str(value))}
+    returned = view.once(_returned_keys).get(value)
+    fast = returned is not None and returned < seq
+    if fast and not any(shown.echoed(form, returned or 0) for form in forms):
+        return True
+    return any(shown.first(form, before=seq) is not None for form in forms)
 
 
 def _memorised(view: TraceView, call: CallRecord) -> list[tuple[int, str]]:
     """The ids ``call`` names that were neither given nor shown before it."""
     found = []
     for name, value in named_ids(call.args):
-        if str(value) in _given(view, call.seq):
-            continue
-        forms = {to_json(value), to_json(str(value))}
-        if any(view.shown.first(form, before=call.seq) is not None for form in forms):
+        if _given(view, str(value), call.seq) or _shown_before(view, value, call.seq):
             continue
         found.append((call.seq, f"call {call.seq} {call.tool} {name}={value}"))
     return found

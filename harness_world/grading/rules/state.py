@@ -58,8 +58,8 @@ def _set_required(view: TraceView, req: Requirement, by_key: _ByKey, allowed: _A
     missing: list[str] = []
     for key in view.target_keys(req.target):
         allowed.add((target.entity, key, req.field))
-        start = view.world.get(target.entity, key) or {}
         change = by_key.get((target.entity, key))
+        start = (change.before if change is not None else view.world.get(target.entity, key)) or {}
         final = change.after if change is not None else start
         found = MISSING if final is None else final.get(req.field, MISSING)
         expected = _expected(req, start)
@@ -173,14 +173,14 @@ def _field_allowed(view: TraceView, change: Change, field: str) -> bool:
     return any(
         a.entity == change.entity
         and (field in a.fields or "*" in a.fields)
-        and (a.anywhere or change.key in view.target_keys(a.target))
+        and (a.anywhere or change.key in view.target_set(a.target))
         for a in view.task.allow
     )
 
 
 def _delete_allowed(view: TraceView, change: Change) -> bool:
     return any(
-        a.delete and a.entity == change.entity and change.key in view.target_keys(a.target)
+        a.delete and a.entity == change.entity and change.key in view.target_set(a.target)
         for a in view.task.allow
     )
 
@@ -225,7 +225,7 @@ def _create_allowed(
         bucket: Key | None = None
         if allowance.link:
             bucket = change.after.get(allowance.link)
-            if bucket not in view.target_keys(allowance.target):
+            if bucket not in view.target_set(allowance.target):
                 continue
         used = budget.get((i, bucket), 0)
         if allowance.max_created and used >= allowance.max_created:
