@@ -10,8 +10,8 @@ counts over a run:
   changed again on the same row (it was reverted or overwritten). Backtrack rate = backtracked
   write calls / write calls.
 - **verified write**: a write call after which a successful call that wrote nothing (a read)
-  returned or named the written row's key. Verification rate = verified write calls / write
-  calls.
+  returned the written row's key (an argument naming it shows nothing). Verification rate =
+  verified write calls / write calls.
 - **irreversible action**: a write call that created or deleted a row (a sent reply, a new
   ticket, a removed row): no later field update can take it back. Irreversible-action rate =
   irreversible write calls / write calls.
@@ -20,8 +20,8 @@ counts over a run:
   available, without the sign-off, a discontinued item). Escalation rate = attempts with at
   least one / attempts.
 - **verification call**: a successful call that wrote nothing, made after the attempt's first
-  write, that returned or named a row the attempt had written. Verification cost = verification
-  calls / tool calls.
+  write, whose result holds the key of a row the attempt had written. Verification cost =
+  verification calls / tool calls.
 - **post-condition checked**: a write call one of whose written rows a later successful read
   returned with every changed field at its written value (the agent saw the effect hold).
   Post-condition rate = checked write calls / write calls.
@@ -99,13 +99,13 @@ class AttemptProcess(msgspec.Struct, frozen=True, kw_only=True):
         failed_calls: Calls that returned a typed error.
         write_calls: Successful calls that wrote at least one row.
         backtracked: Write calls whose change a later write changed again.
-        verified: Write calls whose row a later read returned or named.
+        verified: Write calls whose row's key a later read's result held.
         irreversible: Write calls that created or deleted a row.
         tokens: Input + output tokens.
         cost: US dollars (uncertain exposure included).
         latency_s: Wall-clock seconds (context).
         refused_calls: Calls the world refused on policy (escalations).
-        verification_calls: Reads after the first write that returned or named a written row.
+        verification_calls: Reads after the first write whose result held a written row's key.
         postcondition_checked: Write calls whose rows a later read showed as written.
         rows_read_bytes: Bytes of the rows successful calls returned.
         rows_used_bytes: Bytes of those rows whose id was used afterwards.

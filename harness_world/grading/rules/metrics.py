@@ -86,7 +86,7 @@ def _verified(calls: Sequence[LoggedCall], index: int) -> bool:
     for later in calls[index + 1 :]:
         if not later.ok or later.writes:
             continue
-        if any(_mentions(later.result, k) or _mentions(later.args, k) for k in keys):
+        if any(_mentions(later.result, k) for k in keys):
             return True
     return False
 
@@ -94,13 +94,14 @@ def _verified(calls: Sequence[LoggedCall], index: int) -> bool:
 def _verification(log: CallLog) -> Mapping[str, int]:
     """Verification calls, and the write calls some later read verified.
 
-    A verification call is a read after a write that returned or named a written row.
+    A verification call is a read after a write whose result holds a written row's key (its
+    arguments naming the key show nothing: `harness_world.grading.shown`).
     """
     written: set[Key] = set()
     count = 0
     for call in log.calls:
         looked = call.ok and not call.writes and written
-        if looked and any(_mentions(call.result, k) or _mentions(call.args, k) for k in written):
+        if looked and any(_mentions(call.result, k) for k in written):
             count += 1
         written |= {w.key for w in call.writes}
     verified = sum(1 for i in log.write_calls if _verified(log.calls, i))
@@ -198,8 +199,9 @@ ENTRIES = (
         name="verification cost",
         field="verification_cost",
         unit="share of calls, Wilson 95 %",
-        counts="successful calls that wrote nothing, made after the first write, that returned "
-        "or named a row the attempt had written / tool calls",
+        counts="successful calls that wrote nothing, made after the first write, whose result "
+        "holds the key of a row the attempt had written (an argument naming it shows nothing) "
+        "/ tool calls",
         limits="calls, not tokens (a record holds no per-call token count); a read made for "
         "another reason that happens to return a written row counts",
         measure=_verification,
