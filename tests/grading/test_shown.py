@@ -281,3 +281,17 @@ def test_a_write_image_is_never_an_observation() -> None:
         CallRecord(seq=1, tool="list", args={}, ok=True, result={"done": True}, writes=[image])
     )
     assert not seen.any()
+
+
+def test_pagination_fields_show_nothing_even_where_keys_are_numbers() -> None:
+    """With integer keys an offset can equal a row's key; it still shows nothing, while a lookup
+    answering with a key outside any row does."""
+    from tests.toy_world import toy_world
+
+    page = {"things": [], "offset": 1, "next_offset": 2, "limit": 1, "total": 7}
+    seen = Observations(
+        [_call(1, "get", {}, page), _call(2, "get", {"q": "x"}, {"found": 2})], toy_world()
+    )
+    assert seen.first(_j(1)) is None  # offset
+    assert seen.first(_j(2)) == 2  # not as next_offset (call 1): as the lookup's answer
+    assert seen.first(_j(7)) == 1  # the total, an aggregate
