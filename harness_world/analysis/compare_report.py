@@ -21,9 +21,18 @@ from harness_world.grading.task import Task
 from harness_world.running.reader import RunReader
 from harness_world.running.revision import diff_revisions
 from harness_world.running.rundir import RunScan
-from harness_world.stats import SMALL_SAMPLE_TASKS, Comparison, RunRow, TaskTally
-from harness_world.stats.gate import Decision, GateName, GateResult, Plan
-from harness_world.stats.outcome import ComparisonOutcome, outcome_of
+from harness_world.stats import (
+    SMALL_SAMPLE_TASKS,
+    Comparison,
+    ComparisonOutcome,
+    Decision,
+    GateName,
+    GateResult,
+    Plan,
+    RunRow,
+    TaskTally,
+    outcome_of,
+)
 
 __all__ = [
     "CompareReport",

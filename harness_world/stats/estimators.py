@@ -1,8 +1,8 @@
-"""The estimators behind `harness_world.stats`.
+"""The descriptive estimators behind `harness_world.stats`.
 
-pass^k and pass@k, proportion intervals, clustered standard errors, the paired cluster
-bootstrap, noise bands, task classes and flips, McNemar. The conventions are stated in the
-package docstring.
+Run tallies, pass^k and pass@k, proportion intervals, the paired noise band, task classes and
+flips, McNemar, and the descriptive comparison ``compare`` prints beside its decision. The
+conventions are stated in the package docstring; the decision is `harness_world.stats.decide`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ from fractions import Fraction
 from typing import Final, Literal
 
 import msgspec
-import numpy as np
-from numpy.typing import NDArray
 
 from harness_world.errors import HarnessWorldError
 
@@ -23,9 +21,7 @@ __all__ = [
     "DEFAULT_ALPHA",
     "DEFAULT_Z",
     "SMALL_SAMPLE_TASKS",
-    "BootstrapInterval",
     "ClassCounts",
-    "ClusteredMean",
     "Comparison",
     "ExcludedTask",
     "Flip",
@@ -40,19 +36,16 @@ __all__ = [
     "TaskClass",
     "TaskPassK",
     "TaskTally",
-    "TasksNeeded",
     "Verdict",
     "band_multiplier",
     "classify",
     "clopper_pearson_interval",
-    "clustered_standard_error",
     "compare_results",
     "count_classes",
     "flipped_tasks",
     "mcnemar_midp",
     "noise_band",
     "pair_tallies",
-    "paired_cluster_bootstrap",
     "pass_at_k",
     "pass_at_k_exact",
     "pass_hat_k",
@@ -60,7 +53,6 @@ __all__ = [
     "pass_k_summary",
     "regressions",
     "tally_runs",
-    "tasks_needed",
     "wilson_interval",
 ]
 
@@ -548,286 +540,6 @@ def clopper_pearson_interval(
 
 
 # --------------------------------------------------------------------------------------------
-# Clustered standard error and the cluster bootstrap
-
-
-class ClusteredMean(msgspec.Struct, frozen=True, kw_only=True):
-    """A mean with a standard error that allows correlation inside clusters (task families).
-
-    Attributes:
-        mean: The plain mean of the values.
-        standard_error: The cluster-robust standard error.
-        naive_standard_error: The same formula with every value its own cluster,
-            ``sqrt(sum residual^2) / n``; the ratio of the two shows how much clustering costs.
-        n: Number of values.
-        clusters: Number of distinct clusters G.
-        small_sample_correction: Whether the variance was multiplied by ``G / (G - 1)``.
-
-    """
-
-    mean: float
-    standard_error: float
-    naive_standard_error: float
-    n: int
-    clusters: int
-    small_sample_correction: bool
-
-
-def clustered_standard_error(
-    values: Sequence[float],
-    clusters: Sequence[str],
-    *,
-    small_sample_correction: bool = False,
-) -> ClusteredMean:
-    """Clustered standard error of a mean (Miller 2024, "Adding Error Bars to Evals").
-
-    With residuals ``e_i = y_i - mean(y)`` and clusters ``g``::
-
-        SE = sqrt( sum_g ( sum_{i in g} e_i )^2 ) / n
-
-    This is Miller's plug-in form: it equals the CLT standard error (variance with divisor n)
-    plus the within-cluster cross terms. It is the default. With
-    ``small_sample_correction=True`` the variance is multiplied by ``G / (G - 1)`` (the usual
-    CR1-style factor for G clusters), which matters when there are few families.
-
-    Edge cases:
-        * If every value is its own cluster, SE is ``sqrt(sum e_i^2) / n``: the naive standard
-          error with divisor n (not n - 1).
-        * If there is a single cluster, the residuals sum to 0 and the plug-in SE is 0, which
-          says nothing; the corrected form refuses (G - 1 = 0).
-        * Values must be finite.
-
-    Args:
-        values: One value per item (e.g. a per-task pass rate or difference).
-        clusters: The cluster (family) of each item, same length as ``values``.
-        small_sample_correction: Apply the ``G / (G - 1)`` factor.
-
-    Returns:
-        Mean and both standard errors.
-
-    Raises:
-        StatsInputError: Lengths differ, fewer than 2 values, a non-finite value, or fewer than
-            2 clusters with the correction requested.
-
-    """
-    if len(values) != len(clusters):
-        raise StatsInputError(f"{len(values)} values but {len(clusters)} cluster labels")
-    n = len(values)
-    if n < 2:
-        raise StatsInputError(f"a standard error needs at least 2 values, got {n}")
-    if not all(math.isfinite(v) for v in values):
-        raise StatsInputError("values must be finite")
-    items = sorted(zip(clusters, values, strict=True))
-    mean = math.fsum(v for _, v in items) / n
-    residual_sums: dict[str, list[float]] = defaultdict(list)
-    for g, v in items:
-        residual_sums[g].append(v - mean)
-    g_count = len(residual_sums)
-    if small_sample_correction and g_count < 2:
-        raise StatsInputError("the small-sample correction needs at least 2 clusters")
-    between = math.fsum(math.fsum(r) ** 2 for r in residual_sums.values())
-    naive = math.fsum((v - mean) ** 2 for _, v in items)
-    if small_sample_correction:
-        between *= g_count / (g_count - 1)
-    return ClusteredMean(
-        mean=mean,
-        standard_error=math.sqrt(between) / n,
-        naive_standard_error=math.sqrt(naive) / n,
-        n=n,
-        clusters=g_count,
-        small_sample_correction=small_sample_correction,
-    )
-
-
-class BootstrapInterval(msgspec.Struct, frozen=True, kw_only=True):
-    """A bootstrap interval for a mean paired difference, and how it was obtained.
-
-    Attributes:
-        estimate: The observed mean difference (candidate - baseline) over tasks.
-        low: Lower bound.
-        high: Upper bound.
-        confidence: Nominal two-sided coverage.
-        method: ``bca`` or ``percentile`` (the fallback).
-        fallback_reason: Why BCa was not used, or null when it was.
-        bias_correction: BCa's z0 when computed, else null.
-        acceleration: BCa's a when computed, else null.
-        resamples: Number of bootstrap resamples B.
-        seed: The seed of the random generator.
-        tasks: Number of paired tasks.
-        clusters: Number of families resampled.
-
-    """
-
-    estimate: float
-    low: float
-    high: float
-    confidence: float
-    method: Literal["bca", "percentile"]
-    fallback_reason: str | None
-    bias_correction: float | None
-    acceleration: float | None
-    resamples: int
-    seed: int
-    tasks: int
-    clusters: int
-
-
-def _check_bootstrap_inputs(
-    baseline: Sequence[float],
-    candidate: Sequence[float],
-    families: Sequence[str],
-    resamples: int,
-    confidence: float,
-) -> None:
-    """Refuse what `paired_cluster_bootstrap` cannot use (see its Raises)."""
-    if not len(baseline) == len(candidate) == len(families):
-        raise StatsInputError(
-            f"lengths differ: {len(baseline)} baseline, {len(candidate)} candidate, "
-            f"{len(families)} family labels"
-        )
-    n = len(baseline)
-    if n < 2:
-        raise StatsInputError(f"fewer than 2 paired tasks ({n})")
-    if resamples < 100:
-        raise StatsInputError(f"resamples must be at least 100, got {resamples}")
-    if not 0 < confidence < 1:
-        raise StatsInputError(f"confidence must be strictly between 0 and 1, got {confidence}")
-    if not all(math.isfinite(v) for v in (*baseline, *candidate)):
-        raise StatsInputError("values must be finite")
-
-
-def paired_cluster_bootstrap(
-    baseline: Sequence[float],
-    candidate: Sequence[float],
-    families: Sequence[str],
-    *,
-    seed: int,
-    resamples: int = 2000,
-    confidence: float = 0.95,
-) -> BootstrapInterval:
-    """Seeded paired cluster bootstrap of the mean difference, BCa with a percentile fallback.
-
-    Item i is a task with a baseline value ``b_i``, a candidate value ``c_i`` and a family.
-    The statistic is ``theta = sum_i (c_i - b_i) / n``. Pairing is kept by resampling
-    differences, and correlation inside a family is kept by resampling whole families: each of
-    the B resamples draws G families with replacement and computes
-    ``sum of their differences / number of their tasks``.
-
-    BCa (Efron 1987) adjusts the percentile levels::
-
-        z0 = Phi^-1( (#{theta_b < theta} + #{theta_b == theta} / 2) / B )
-        a  = sum_g (m - theta_(g))^3 / (6 * (sum_g (m - theta_(g))^2)^(3/2))
-        level(q) = Phi( z0 + (z0 + z_q) / (1 - a (z0 + z_q)) ),  q in {alpha/2, 1 - alpha/2}
-
-    where ``theta_(g)`` is the leave-one-family-out jackknife estimate and m their mean.
-    Ties count one half (differences of pass rates are discrete, so ties are common).
-
-    The percentile interval (the ``alpha/2`` and ``1 - alpha/2`` quantiles of the resamples) is
-    used instead, and ``fallback_reason`` says why, when BCa is degenerate: every resample is
-    equal (e.g. all differences are equal), z0 is infinite (no resample on one side of theta),
-    the jackknife values are all equal (acceleration undefined), or the adjusted levels are not
-    finite or ``1 - a (z0 + z_q) <= 0``.
-
-    Families, and tasks within a family, are put in a canonical sorted order before
-    resampling, so the result depends only on the multiset of tasks and on the seed.
-
-    Args:
-        baseline: Baseline value per task (e.g. pass rate).
-        candidate: Candidate value per task, paired with ``baseline`` by position.
-        families: Family label per task.
-        seed: Seed for `numpy.random.default_rng`; the same inputs and seed give the same
-            interval.
-        resamples: B, at least 100.
-        confidence: Two-sided coverage, strictly between 0 and 1.
-
-    Returns:
-        The interval and the method used.
-
-    Raises:
-        StatsInputError: Lengths differ, fewer than 2 paired tasks, fewer than 2 families,
-            a non-finite value, ``resamples < 100``, or confidence outside (0, 1).
-
-    """
-    _check_bootstrap_inputs(baseline, candidate, families, resamples, confidence)
-    n = len(baseline)
-    items = sorted((f, c - b) for f, b, c in zip(families, baseline, candidate, strict=True))
-    grouped: dict[str, list[float]] = defaultdict(list)
-    for f, d in items:
-        grouped[f].append(d)
-    g_count = len(grouped)
-    if g_count < 2:
-        raise StatsInputError(f"a cluster bootstrap needs at least 2 families, got {g_count}")
-    sums = np.array([math.fsum(ds) for ds in grouped.values()])
-    counts = np.array([len(ds) for ds in grouped.values()], dtype=np.float64)
-    total = math.fsum(d for _, d in items)
-    theta = total / n
-
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, g_count, size=(resamples, g_count))
-    boot = sums[picks].sum(axis=1) / counts[picks].sum(axis=1)
-    jackknife = np.array(
-        [(total - s) / (n - c) for s, c in zip(sums.tolist(), counts.tolist(), strict=True)]
-    )
-    alpha = 1 - confidence
-    bca = _bca_levels(boot, jackknife, theta, alpha)
-    if isinstance(bca, str):
-        lo_level, hi_level, z0, accel = alpha / 2, 1 - alpha / 2, None, None
-        method: Literal["bca", "percentile"] = "percentile"
-        reason: str | None = bca
-    else:
-        lo_level, hi_level, z0, accel = bca
-        method, reason = "bca", None
-    low, high = np.quantile(boot, [lo_level, hi_level])
-    return BootstrapInterval(
-        estimate=theta,
-        low=float(low),
-        high=float(high),
-        confidence=confidence,
-        method=method,
-        fallback_reason=reason,
-        bias_correction=z0,
-        acceleration=accel,
-        resamples=resamples,
-        seed=seed,
-        tasks=n,
-        clusters=g_count,
-    )
-
-
-def _bca_levels(
-    boot: NDArray[np.float64], jackknife: NDArray[np.float64], theta: float, alpha: float
-) -> tuple[float, float, float, float] | str:
-    """BCa quantile levels, z0 and a; or the reason BCa is degenerate."""
-    from scipy import special
-
-    tol = 1e-12 * max(1.0, abs(theta))
-    if float(boot.max() - boot.min()) <= tol:
-        return "every resample gave the same mean difference"
-    below = int(np.count_nonzero(boot < theta - tol))
-    ties = int(np.count_nonzero(np.abs(boot - theta) <= tol))
-    share = (below + ties / 2) / boot.size
-    if share <= 0 or share >= 1:
-        return "bias correction undefined: every resample lies on one side of the estimate"
-    z0 = float(special.ndtri(share))
-    dev = jackknife.mean() - jackknife
-    ss = float(np.sum(dev**2))
-    if not ss > 1e-300:
-        return "acceleration undefined: every leave-one-family-out estimate is equal"
-    accel = float(np.sum(dev**3)) / (6 * ss**1.5)
-    levels: list[float] = []
-    for q in (alpha / 2, 1 - alpha / 2):
-        zq = float(special.ndtri(q))
-        denom = 1 - accel * (z0 + zq)
-        if denom <= 0:
-            return "BCa levels undefined: 1 - a(z0 + z) <= 0"
-        level = float(special.ndtr(z0 + (z0 + zq) / denom))
-        if not math.isfinite(level):
-            return "BCa levels are not finite"
-        levels.append(level)
-    return levels[0], levels[1], z0, accel
-
-
-# --------------------------------------------------------------------------------------------
 # The paired noise band
 
 
@@ -958,69 +670,6 @@ def noise_band(
     half = multiplier.value * sd / math.sqrt(n)
     verdict: Verdict = "above" if mean > half else "below" if mean < -half else "inside"
     return NoiseBand(n=n, mean=mean, sd=sd, multiplier=multiplier, half_width=half, verdict=verdict)
-
-
-class TasksNeeded(msgspec.Struct, frozen=True, kw_only=True):
-    """How many paired tasks a band of a given half-width needs.
-
-    Attributes:
-        tasks: The smallest n whose band ``m(n) * sd / sqrt(n)`` is at most the target.
-        sd: The pilot standard deviation of per-task differences.
-        half_width: The target half-width.
-        multiplier: The multiplier at that n.
-
-    """
-
-    tasks: int
-    sd: float
-    half_width: float
-    multiplier: Multiplier
-
-
-def tasks_needed(sd: float, half_width: float, *, z: float | None = None) -> TasksNeeded:
-    """Paired tasks needed for a band of ``+/- half_width`` given a pilot sd of differences.
-
-    What it targets: a band *width*, not a power. A true change of exactly ``half_width``
-    clears a band of that width only about half the time (~50% power at one-sided 2.5%). For
-    80% power use `tasks_for_power` (about 2.04 times as many tasks), or
-    ``compare --plan --mde X``.
-
-    With the normal multiplier this is ``n = ceil((z * sd / X)^2)``. That n is the answer when
-    it is at least 30 (below 30 the t multiplier is larger, so no smaller n can do). When it is
-    below 30, the band uses ``t_{n-1}``, so n is raised one at a time until
-    ``t_{n-1} * sd / sqrt(n) <= X`` (at most up to 30, where z applies again). The result is
-    always at least 2, the fewest tasks a band can use.
-
-    Remember this counts tasks, not runs: more runs per task shrink only the run-to-run part
-    of sd, never the task-to-task part.
-
-    Args:
-        sd: Pilot standard deviation of per-task differences, finite and ``>= 0``.
-        half_width: Target X, finite and ``> 0`` (same units as sd).
-        z: Normal multiplier, as in `band_multiplier`.
-
-    Returns:
-        The task count and the multiplier at that count.
-
-    Raises:
-        StatsInputError: sd negative or non-finite, X not positive, or a bad z.
-
-    """
-    if not (math.isfinite(sd) and sd >= 0):
-        raise StatsInputError(f"sd must be finite and >= 0, got {sd}")
-    if not (math.isfinite(half_width) and half_width > 0):
-        raise StatsInputError(f"half_width must be finite and > 0, got {half_width}")
-    zv = band_multiplier(SMALL_SAMPLE_TASKS, z).value
-    n = max(2, math.ceil((zv * sd / half_width) ** 2))
-    # The ceiling can land one above the answer through float error in the square.
-    while n > max(2, SMALL_SAMPLE_TASKS) and zv * sd / math.sqrt(n - 1) <= half_width:
-        n -= 1
-    while n < SMALL_SAMPLE_TASKS:
-        m = band_multiplier(n, z).value
-        if m * sd / math.sqrt(n) <= half_width:
-            break
-        n += 1
-    return TasksNeeded(tasks=n, sd=sd, half_width=half_width, multiplier=band_multiplier(n, z))
 
 
 # --------------------------------------------------------------------------------------------
@@ -1407,8 +1056,3 @@ def _single_run_mcnemar(paired: list[PairedTask]) -> McNemarResult | None:
     return mcnemar_midp(
         [p.baseline.passes == 1 for p in paired], [p.candidate.passes == 1 for p in paired]
     )
-
-
-# The honest gate lives in its own module and is re-exported here, so that
-# ``from harness_world import stats`` stays the one public entry point. The re-export is lazy
-# (PEP 562) because that module builds on the names above.

@@ -12,8 +12,8 @@ import math
 
 import msgspec
 
+from harness_world.stats.decision import GateName
 from harness_world.stats.estimators import DEFAULT_ALPHA, StatsInputError
-from harness_world.stats.gate import GateName
 
 __all__ = ["GateOptions", "gate_options"]
 

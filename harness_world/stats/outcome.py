@@ -12,8 +12,9 @@ from collections.abc import Sequence
 
 import msgspec
 
+from harness_world.stats.decision import GateName, TaskChange
 from harness_world.stats.estimators import Comparison, Flip, Verdict
-from harness_world.stats.gate import GateName, GateResult, TaskChange
+from harness_world.stats.gate import GateResult
 
 __all__ = ["ComparisonOutcome", "outcome_of"]
 
