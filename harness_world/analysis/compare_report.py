@@ -40,7 +40,6 @@ __all__ = [
     "compare_json",
     "compare_report",
     "compare_warnings",
-    "gate_passed",
     "pair_runs",
     "render_text",
     "trusted_pair",
@@ -77,20 +76,6 @@ class CompareReport(msgspec.Struct, frozen=True, kw_only=True):
     outcome: ComparisonOutcome
     comparison: Comparison
     decision: GateResult
-
-
-def gate_passed(verdict: str, gate: GateName) -> bool:
-    """Whether a band verdict (``above``/``below``/``inside``) satisfies a gate.
-
-    Kept for library callers of the descriptive band; ``compare`` itself decides with
-    `harness_world.stats.assess`. ``non-inferior`` needs a margin, so it cannot be read off a
-    verdict and always returns False here.
-    """
-    if gate == "improved":
-        return verdict == "above"
-    if gate == "no-regression":
-        return verdict != "below"
-    return gate != "non-inferior"
 
 
 @attrs.frozen(slots=True)

@@ -31,14 +31,15 @@ from harness_world.stats import (
     Design,
     PairedTask,
     StatsInputError,
-    TaskTally,
     decide,
     holm_adjust,
     p_values,
+    paired_samples,
 )
 from harness_world.stats.decision import run_variance
 
 _LEVEL = 0.05  # two-sided, simultaneous over the profiles
+_Samples = dict[str, list[tuple[bool, bool]]]
 
 __all__ = [
     "CrossedComparison",
@@ -157,38 +158,9 @@ def _graded(slots: Iterable[SlotResult]) -> dict[tuple[str, int], bool]:
     }
 
 
-def _pairs(baseline: list[SlotResult], candidate: list[SlotResult]) -> dict[str, PairedTask]:
-    """Each task's paired samples as one paired task (its passes on either side)."""
-    out = {}
-    for task_id, samples in paired_slots(baseline, candidate).items():
-        n, b, c = len(samples), sum(x for _, x, _ in samples), sum(y for _, _, y in samples)
-        out[task_id] = PairedTask(
-            task_id=task_id,
-            baseline=TaskTally(task_id=task_id, runs=n, passes=b),
-            candidate=TaskTally(task_id=task_id, runs=n, passes=c),
-            difference=(c - b) / n,
-        )
-    return out
-
-
-def _pooled(cells: Iterable[dict[str, PairedTask]]) -> list[PairedTask]:
-    """Each task's pairs pooled over the profiles (the aggregate counts tasks, not cells)."""
-    runs: dict[str, list[int]] = {}
-    for by_task in cells:
-        for task_id, p in by_task.items():
-            counts = runs.setdefault(task_id, [0, 0, 0])
-            counts[0] += p.baseline.passes
-            counts[1] += p.candidate.passes
-            counts[2] += p.baseline.runs
-    return [
-        PairedTask(
-            task_id=task,
-            baseline=TaskTally(task_id=task, runs=n, passes=b),
-            candidate=TaskTally(task_id=task, runs=n, passes=c),
-            difference=(c - b) / n,
-        )
-        for task, (b, c, n) in sorted(runs.items())
-    ]
+def _samples(baseline: list[SlotResult], candidate: list[SlotResult]) -> _Samples:
+    """Task -> (baseline passed, candidate passed) per sample both sides judged."""
+    return {t: [(b, c) for _, b, c in v] for t, v in paired_slots(baseline, candidate).items()}
 
 
 def _difference(
@@ -258,7 +230,7 @@ def paired_difference(
         seed: Seed of the bootstrap's random sign patterns (used above 12 clusters).
         confidence: The interval's two-sided level.
     """
-    paired = list(_pairs(baseline, candidate).values())
+    paired = paired_samples(_samples(baseline, candidate))
     return _difference(label, paired, families, seed, confidence)
 
 
@@ -396,13 +368,17 @@ def compare_crossed(
     compared = [p for p in profiles if p not in unpaired]
     confidence = 1 - _LEVEL / max(1, len(compared))
     by_profile: dict[str, dict[str, PairedTask]] = {}
+    pooled: _Samples = {}
     families: dict[str, str] = {}
     differences = []
     for profile in compared:
         left, right = scans[by_key[(base, profile)]], scans[by_key[(cand, profile)]]
-        by_profile[profile] = _pairs(left.slots, right.slots)
+        samples = _samples(left.slots, right.slots)
+        for task_id, pairs in samples.items():
+            pooled.setdefault(task_id, []).extend(pairs)
+        paired = paired_samples(samples)
+        by_profile[profile] = {p.task_id: p for p in paired}
         families.update((t, f) for t, f in left.families.items() if f)
-        paired = list(by_profile[profile].values())
         differences.append(_difference(profile, paired, left.families, seed, confidence))
     values = [d.difference for d in differences if d.tasks]
     return CrossedComparison(
@@ -410,7 +386,7 @@ def compare_crossed(
         baseline=base,
         candidate=cand,
         profiles=differences,
-        aggregate=_difference("*", _pooled(by_profile.values()), families, seed),
+        aggregate=_difference("*", paired_samples(pooled), families, seed),
         spread=(max(values) - min(values)) if values else 0.0,
         signs_differ=any(v > 0 for v in values) and any(v < 0 for v in values),
         unpaired=unpaired,

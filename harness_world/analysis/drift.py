@@ -29,8 +29,8 @@ from harness_world.stats import (
     Design,
     PairedTask,
     StatsInputError,
-    TaskTally,
     decide,
+    paired_samples,
     task_changes,
 )
 
@@ -104,30 +104,20 @@ def _task_rows(
     per_task: dict[str, list[tuple[int, bool, bool]]], sequence: TaskSequence
 ) -> tuple[list[PairedTask], list[TaskDrift]]:
     """Each task's two tracks as a paired task (fresh as baseline) and as a drift row."""
-    paired = []
-    for task_id, samples in per_task.items():
-        n = len(samples)
-        fresh, seq = sum(f for _, f, _ in samples), sum(s for _, _, s in samples)
-        paired.append(
-            PairedTask(
-                task_id=task_id,
-                baseline=TaskTally(task_id=task_id, runs=n, passes=fresh),
-                candidate=TaskTally(task_id=task_id, runs=n, passes=seq),
-                difference=(seq - fresh) / n,
-            )
-        )
+    paired = paired_samples({t: [(f, s) for _, f, s in v] for t, v in per_task.items()})
     changes = {c.task_id: c for c in task_changes(paired, _ALPHA)}
+    at = sequence.done_before
     rows = [
         TaskDrift(
             task_id=p.task_id,
             fresh=p.baseline.passes / p.baseline.runs,
             sequential=p.candidate.passes / p.candidate.runs,
             drift=p.difference,
-            positions=[sequence.done_before(p.task_id, sample) for sample, _, _ in samples],
+            positions=[at(p.task_id, sample) for sample, _, _ in per_task[p.task_id]],
             pairs=p.baseline.runs,
             p_adjusted=changes[p.task_id].p_adjusted,
         )
-        for p, samples in zip(paired, per_task.values(), strict=True)
+        for p in paired
     ]
     return paired, rows
 

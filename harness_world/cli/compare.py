@@ -43,8 +43,7 @@ from harness_world.grading.task import TaskError
 from harness_world.running.reader import RunReader, RunReadError
 from harness_world.stats import DEFAULT_ALPHA, StatsInputError
 from harness_world.stats.estimators import Comparison
-from harness_world.stats.gate import GateResult, assess
-from harness_world.stats.options import gate_options
+from harness_world.stats.gate import GateResult, assess, gate_options
 from harness_world.stats.wild import DEFAULT_SEED
 
 __all__ = ["register"]

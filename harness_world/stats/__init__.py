@@ -34,6 +34,7 @@ from harness_world.stats.decision import (
     holm_adjust,
     mean_bounds,
     p_values,
+    paired_samples,
     task_changes,
 )
 from harness_world.stats.estimators import (
@@ -75,16 +76,18 @@ from harness_world.stats.estimators import (
     wilson_interval,
 )
 from harness_world.stats.gate import (
+    ComparisonOutcome,
+    GateOptions,
     GateResult,
     MissingTask,
     Plan,
     PlanRow,
     assess,
+    gate_options,
+    outcome_of,
     plan_power,
     task_families,
 )
-from harness_world.stats.options import GateOptions, gate_options
-from harness_world.stats.outcome import ComparisonOutcome, outcome_of
 from harness_world.stats.wild import DEFAULT_SEED, bell_mccaffrey_df
 
 __all__ = [
@@ -137,6 +140,7 @@ __all__ = [
     "outcome_of",
     "p_values",
     "pair_tallies",
+    "paired_samples",
     "pass_at_k",
     "pass_at_k_exact",
     "pass_hat_k",

@@ -52,6 +52,7 @@ __all__ = [
     "holm_adjust",
     "mean_bounds",
     "p_values",
+    "paired_samples",
     "task_changes",
 ]
 
@@ -202,6 +203,29 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
     margin: float | None = None
     passed: bool = True
     reason: str = "no gate"
+
+
+def paired_samples(samples: Mapping[str, Sequence[tuple[bool, bool]]]) -> list[PairedTask]:
+    """Tasks whose runs pair sample by sample, as a design's pairs (sorted by task).
+
+    Args:
+        samples: Task id -> (baseline passed, candidate passed) for each paired sample
+            (same seed on both sides); a task needs at least one.
+
+    """
+    out = []
+    for task_id in sorted(samples):
+        runs = samples[task_id]
+        n, b, c = len(runs), sum(x for x, _ in runs), sum(y for _, y in runs)
+        out.append(
+            PairedTask(
+                task_id=task_id,
+                baseline=TaskTally(task_id=task_id, runs=n, passes=b),
+                candidate=TaskTally(task_id=task_id, runs=n, passes=c),
+                difference=(c - b) / n,
+            )
+        )
+    return out
 
 
 def _rate(t: TaskTally) -> Fraction:

@@ -7,6 +7,9 @@ as passes) and the tipping point (how many lost runs, counted adversely, change 
 It adds the per-task changes that survive a Holm correction, solid <-> broken flips, warnings
 when few or dominant families leave no test reliable, and, with a change to detect, a power
 plan (`plan_power`). Everything is order-independent and deterministic for a seed.
+`gate_options` checks the options as a person gives them (points, alpha or z) with the
+option's own name in each message, so every front end refuses the same inputs the same way;
+`outcome_of` is the one outcome the text, ``--json`` and ``--html`` all render.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from harness_world.stats.estimators import (
     RunRow,
     StatsInputError,
     TaskTally,
+    Verdict,
     compare_results,
     flipped_tasks,
     pair_tallies,
@@ -47,11 +51,15 @@ from harness_world.stats.hidden_class import min_tasks
 from harness_world.stats.wild import DEFAULT_SEED
 
 __all__ = [
+    "ComparisonOutcome",
+    "GateOptions",
     "GateResult",
     "MissingTask",
     "Plan",
     "PlanRow",
     "assess",
+    "gate_options",
+    "outcome_of",
     "plan_power",
     "task_families",
 ]
@@ -160,12 +168,10 @@ class GateResult(msgspec.Struct, frozen=True, kw_only=True):
         flips: Solid <-> broken flips (listed for reading, whatever their significance).
         plan: The power plan, when ``--plan`` was asked.
         lost_runs: Runs missing against the expected counts, over both sides.
-        tipping_point: How many lost runs, counted adversely (the candidate's as
-            failures, the baseline's as passes, the ones that move the mean change most
-            first), change the gate's outcome on the observed runs; null when even all of
-            them do not, or without a gate. ``--allow-missing`` assumes losses are
-            uninformative (unrelated to whether the run would have passed); this says how
-            much that assumption carries.
+        tipping_point: How many lost runs, counted adversely (the candidate's as failures,
+            the baseline's as passes, those that move the mean most first), change the gate's
+            outcome; null when even all do not, or without a gate. It says how much
+            ``--allow-missing``'s assumption (losses unrelated to passing) carries.
         min_tasks: ``non-inferior``: the fewest paired tasks that can show non-inferiority
             at this margin and level (`hidden_class.min_tasks`); the gate fails below it
             whatever the bound; null for the other gates.
@@ -231,29 +237,12 @@ def plan_power(
 ) -> Plan:
     """Power of the current design at ``mde`` and tasks needed at several run counts.
 
-    Planning uses what the gate uses: its standard error (CR2 over the families, or the floor
-    when the spread is degenerate), its Bell-McCaffrey degrees of freedom and its design
-    effect ``(SE_CR2 / SE_paired)^2``. The power is that of the t test with those df and SE
-    (noncentral t); the gate's wild bootstrap has about that power when it can reach
-    ``alpha`` at all (with 5 families or fewer it cannot: the power is then 0).
-
-    For the table, the variance of a task's difference splits into a between-task part
-    ``tau^2 = max(0, sd^2 - mean_i v_i)`` and a run part ``2 s^2 / r`` at r runs per side
-    (``s^2`` the mean per-run variance of the tasks); the variance of the mean of k tasks is
-    ``max(1, design effect) (tau^2 + 2 s^2 / r) / k``, and its df grow with k as the current
-    design's do: ``(df + 1) k / n - 1`` (``k - 1`` without families), i.e. the suite is
-    assumed to grow with families like the ones it has. More runs shrink only the run part,
-    so some targets need more tasks whatever r is.
-
-    Args:
-        paired: The paired tasks of the pilot data (at least 2).
-        mde: The change to detect, a fraction (> 0).
-        alpha: One-sided level.
-        families: Task id -> family, as for `decide`.
-        power: Target power.
-
-    Returns:
-        The plan.
+    It plans with what the gate uses: its standard error (CR2 or the floor), its
+    Bell-McCaffrey df and design effect ``(SE_CR2 / SE_paired)^2``, in a noncentral t (0 when
+    the families are too few for any decision). A task's variance splits into a between-task
+    part ``max(0, sd^2 - mean v_i)`` and a run part ``2 s^2 / r`` at r runs per side, so more
+    runs shrink only the latter; df grow with the suite as the current design's do
+    (docs/stats.md, "Planning").
 
     Raises:
         StatsInputError: Fewer than 2 tasks or a bad argument.
@@ -358,41 +347,17 @@ def _missing(
     return out
 
 
-def _worst_case(
-    base: Mapping[str, TaskTally], cand: Mapping[str, TaskTally], missing: Sequence[MissingTask]
-) -> list[PairedTask]:
-    """Pad every task to its expected runs: candidate with failures, baseline with passes."""
-    expected = {m.task_id: m.expected_runs for m in missing}
-    out: list[PairedTask] = []
-    for task_id in sorted(base.keys() | cand.keys() | expected.keys()):
-        b = base.get(task_id, TaskTally(task_id=task_id, runs=0, passes=0))
-        c = cand.get(task_id, TaskTally(task_id=task_id, runs=0, passes=0))
-        runs = expected.get(task_id, max(b.runs, c.runs))
-        bt = TaskTally(task_id=task_id, runs=runs, passes=b.passes + (runs - b.runs))
-        ct = TaskTally(task_id=task_id, runs=runs, passes=c.passes)
-        out.append(
-            PairedTask(
-                task_id=task_id,
-                baseline=bt,
-                candidate=ct,
-                difference=(ct.passes - bt.passes) / runs,
-            )
-        )
-    return out
-
-
 def _lost_runs(
     base: Mapping[str, TaskTally], cand: Mapping[str, TaskTally], missing: Sequence[MissingTask]
 ) -> list[tuple[str, bool]]:
     """Every lost run as (task, is the candidate's), the most damaging first.
 
-    A run counted adversely moves its task's difference by ``p / (r (r + 1))`` for the
-    candidate (``p`` passes of ``r`` runs; nothing when it never passed) and by
-    ``(r - q) / (r (r + 1))`` for the baseline (``q`` passes; nothing when it always passed).
-    That move shrinks with every run already added to the same task and side, so taking the
-    largest move next gives, for every count, the largest drop of the mean change any choice
-    of that many runs could give. A side with no run at all yet comes first (its first run
-    pairs the task). Ties keep task order, the candidate's first.
+    Counted adversely, a run moves its task's difference by ``p / (r (r + 1))`` on the
+    candidate's side (``p`` passes of ``r`` runs) and ``(r - q) / (r (r + 1))`` on the
+    baseline's (``q`` passes). The move shrinks with every run added to the same task and side,
+    so taking the largest next gives, at every count, the largest drop of the mean any choice
+    of that many runs could give. A side with no run yet comes first (its first run pairs the
+    task); ties keep task order, the candidate's first.
     """
     heap: list[tuple[float, int, str, bool, int, int, int]] = []
     for order, (m, side) in enumerate((m, side) for side in (True, False) for m in missing):
@@ -424,7 +389,10 @@ def _padded(
     cand: Mapping[str, TaskTally],
     lost: Sequence[tuple[str, bool]],
 ) -> list[PairedTask]:
-    """The observed tallies plus ``lost`` runs, adversely: candidate failures, baseline passes."""
+    """The observed tallies plus ``lost`` runs, adversely: candidate failures, baseline passes.
+
+    With every lost run this is the worst case: each task at its expected runs.
+    """
     add_c: dict[str, int] = {}
     add_b: dict[str, int] = {}
     for task_id, is_candidate in lost:
@@ -434,48 +402,13 @@ def _padded(
     for task_id in sorted(base.keys() | cand.keys() | add_c.keys() | add_b.keys()):
         b = base.get(task_id, TaskTally(task_id=task_id, runs=0, passes=0))
         c = cand.get(task_id, TaskTally(task_id=task_id, runs=0, passes=0))
-        bt = TaskTally(
-            task_id=task_id,
-            runs=b.runs + add_b.get(task_id, 0),
-            passes=b.passes + add_b.get(task_id, 0),
-        )
-        ct = TaskTally(task_id=task_id, runs=c.runs + add_c.get(task_id, 0), passes=c.passes)
+        more_b, more_c = add_b.get(task_id, 0), add_c.get(task_id, 0)
+        bt = TaskTally(task_id=task_id, runs=b.runs + more_b, passes=b.passes + more_b)
+        ct = TaskTally(task_id=task_id, runs=c.runs + more_c, passes=c.passes)
         if bt.runs and ct.runs:
-            out.append(
-                PairedTask(
-                    task_id=task_id,
-                    baseline=bt,
-                    candidate=ct,
-                    difference=ct.passes / ct.runs - bt.passes / bt.runs,
-                )
-            )
+            diff = ct.passes / ct.runs - bt.passes / bt.runs
+            out.append(PairedTask(task_id=task_id, baseline=bt, candidate=ct, difference=diff))
     return out
-
-
-def _tipping_point(
-    decide_at: Callable[[list[PairedTask]], bool],
-    observed: bool,
-    base: Mapping[str, TaskTally],
-    cand: Mapping[str, TaskTally],
-    lost: Sequence[tuple[str, bool]],
-) -> int | None:
-    """How many lost runs, counted adversely most damaging first (`_lost_runs`), change it.
-
-    None when even all of them do not (the worst case decides as the observed runs do).
-    Bisection: along that order each run lowers the mean change, and the outcome is taken to
-    follow the mean. The spread moves too, so another choice of runs can occasionally change
-    the outcome with fewer: the count is sufficient, not a proven minimum.
-    """
-    if decide_at(_padded(base, cand, lost)) == observed:
-        return None
-    lo, hi = 0, len(lost)  # outcome unchanged at lo, changed at hi
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if decide_at(_padded(base, cand, lost[:mid])) == observed:
-            lo = mid
-        else:
-            hi = mid
-    return hi
 
 
 def _missing_analysis(
@@ -484,22 +417,29 @@ def _missing_analysis(
     base: Mapping[str, TaskTally],
     cand: Mapping[str, TaskTally],
     missing: Sequence[MissingTask],
-) -> tuple[Decision | None, bool | None, list[tuple[str, bool]], int | None]:
-    """The worst case, whether the gate passes on it, the lost runs and the tipping point."""
+) -> tuple[Decision | None, list[tuple[str, bool]], int | None]:
+    """The worst case, the lost runs and the tipping point.
+
+    The tipping point bisects along `_lost_runs`' order: each run lowers the mean change and
+    the outcome is taken to follow the mean. The spread moves too, so another choice of runs
+    may change the outcome with fewer: the count suffices, it is not a proven minimum. None
+    when even all of them leave the outcome as it is, or without a gate.
+    """
     if not missing:
-        return None, None, [], None
+        return None, [], None
 
-    def decide_on(items: Sequence[PairedTask]) -> Decision:
-        return decide(replace(design, pairs=list(items)))
+    def passes(count: int) -> bool:
+        return decide(replace(design, pairs=_padded(base, cand, lost[:count]))).passed
 
-    worst = decide_on(_worst_case(base, cand, missing))
     lost = _lost_runs(base, cand, missing)
-    tipping: int | None = None
-    if observed.gate != "none":
-        tipping = _tipping_point(
-            lambda items: decide_on(items).passed, observed.passed, base, cand, lost
-        )
-    return worst, worst.passed, lost, tipping
+    worst = decide(replace(design, pairs=_padded(base, cand, lost)))
+    if observed.gate == "none" or worst.passed == observed.passed:
+        return worst, lost, None
+    lo, hi = 0, len(lost)  # outcome unchanged at lo, changed at hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if passes(mid) == observed.passed else (lo, mid)
+    return worst, lost, hi
 
 
 def _tallies(
@@ -541,43 +481,21 @@ def assess(
 ) -> tuple[Comparison, GateResult]:
     """Run the ``compare`` gate on run rows: the descriptive comparison and the decision.
 
-    Steps:
-
-    1. Every task with at least one run on both sides is paired (none is dropped for being
-       short: dropping a task because it lost runs biases the result).
-    2. A task is *missing data* when either side has fewer runs than expected: the larger of
-       ``min_runs``, the task's runs on either side, and (for run directories) the samples the
-       schedule asked for; tasks in ``scheduled`` or on one side only are included. Missing
-       data fails every gate except ``none`` unless ``allow_missing``.
-    3. `decide` the design of the paired tasks (clustered over families when rows carry
-       them and ``use_clusters``) and, when something is missing, of the worst case and
-       along the tipping point.
-    4. Per-task changes with a Holm correction, flips, the plan.
-
-    Args:
-        rows: Run rows (with optional families).
-        baseline: Baseline config.
-        candidate: Candidate config.
-        gate: The gate to apply.
-        alpha: One-sided level of the gate.
-        margin: Non-inferiority margin as a fraction (required for ``non-inferior``).
-        min_runs: Runs expected per task and side, at least 1.
-        scheduled: Task ids that were scheduled (run directories); absent ones are missing.
-        allow_missing: Decide on the observed runs even when some are missing.
-        use_clusters: Use families when present (``--no-clusters`` turns this off).
-        mde: Change to plan for (a fraction), or None for no plan.
-        method: The inference of `decide` (``webb``, what ``compare`` uses; the others
-            are there to be measured against it).
-        skew_correction: The Edgeworth correction of `decide`.
-        seed: Seed of the random sign patterns (used only above 12 clusters).
+    Every task with a run on both sides is paired (dropping a task that lost runs would bias
+    the result). A task is missing data when either side has fewer runs than expected: the
+    larger of ``min_runs``, its runs on either side, and its presence in ``scheduled``; missing
+    data fails every gate but ``none`` unless ``allow_missing``. The design of the paired tasks
+    (clustered over families when rows carry them and ``use_clusters``) is decided, and, when
+    runs are missing, the worst case and the tipping point; then the per-task changes that
+    survive Holm, the flips and, with ``mde``, the plan. ``method``, ``skew_correction`` and
+    ``seed`` are the design's.
 
     Returns:
-        The descriptive comparison (band with t at every n at the level ``alpha``) and the
-        gate result.
+        The descriptive comparison (its band with t at every n, at ``alpha``) and the result.
 
     Raises:
         StatsInputError: Bad configs, duplicate runs, fewer than 2 paired tasks, a task with
-            two families, a bad alpha or margin.
+            two families, a bad alpha, margin or ``min_runs``.
 
     """
     from scipy import special
@@ -592,7 +510,7 @@ def assess(
     design = Design(pairs=paired, families=families, gate=gate, margin=margin, alpha=alpha)
     design = replace(design, seed=seed, method=method, skew_correction=skew_correction)
     observed = decide(design)
-    worst, worst_passed, lost, tipping = _missing_analysis(design, observed, base, cand, missing)
+    worst, lost, tipping = _missing_analysis(design, observed, base, cand, missing)
     passed, reason = _gate_outcome(observed, missing, allow_missing=allow_missing)
     return comparison, GateResult(
         gate=gate,
@@ -606,7 +524,7 @@ def assess(
         expected_runs=min_runs,
         observed=observed,
         worst_case=worst,
-        worst_case_passed=worst_passed,
+        worst_case_passed=None if worst is None else worst.passed,
         families_used=observed.clusters is not None,
         cluster_note=_cluster_note(observed, families, all_families, use_clusters=use_clusters),
         warnings=_reliability_warnings(observed, paired, families),
@@ -691,3 +609,179 @@ def _gate_outcome(
             "to decide on the observed runs"
         )
     return observed.passed, observed.reason
+
+
+class ComparisonOutcome(msgspec.Struct, frozen=True, kw_only=True):
+    """What a comparison concluded, as every output shows it.
+
+    Attributes:
+        baseline: Baseline configuration.
+        candidate: Candidate configuration.
+        tasks: Paired tasks.
+        change: Mean per-task change (candidate - baseline), a fraction.
+        lower: The gate's one-sided lower bound of the change.
+        upper: The gate's one-sided upper bound of the change.
+        band_low: Lower edge of the noise band around 0, ``change - upper`` (<= 0).
+        band_high: Upper edge, ``change - lower`` (>= 0). The change is above the band exactly
+            when ``lower > 0``, below it exactly when ``upper < 0``.
+        verdict: ``above``, ``below`` or ``inside`` the band.
+        alpha: One-sided level of the bounds.
+        method: How the decision was made, in words.
+        gate: The gate applied.
+        gate_passed: Whether it passed.
+        reason: Why, in one sentence.
+        flips: Solid <-> broken flips.
+        significant_changes: Per-task changes significant after the Holm correction.
+        warnings: Every warning of the comparison (few tasks, few families, ...).
+
+    """
+
+    baseline: str
+    candidate: str
+    tasks: int
+    change: float
+    lower: float
+    upper: float
+    band_low: float
+    band_high: float
+    verdict: Verdict
+    alpha: float
+    method: str
+    gate: GateName
+    gate_passed: bool
+    reason: str
+    flips: list[Flip]
+    significant_changes: list[TaskChange]
+    warnings: list[str]
+
+
+def _method(result: GateResult) -> str:
+    """How the observed decision was made, in words."""
+    d = result.observed
+    over = f"{d.clusters} families" if d.clusters is not None else f"{d.tasks} tasks"
+    if d.method in ("cr2-t", "cr1-t"):
+        return f"{d.method[:3].upper()} t({d.df:.1f}) over {over}"
+    weights = "sign-flip" if d.method == "sign-flip" else "Webb-weight"
+    patterns = (
+        f"all {d.patterns} sign patterns"
+        if d.resampling == "exhaustive"
+        else f"{d.patterns} patterns, seed {d.seed}"
+    )
+    skew = ", skew-corrected" if d.skew_corrected else ""
+    floor = "; the spread is degenerate: the more cautious of it and t on the floor" * (
+        d.floor_applied
+    )
+    return f"{weights} wild bootstrap-t over {over} (CR2{skew}; {patterns}{floor})"
+
+
+def outcome_of(
+    comparison: Comparison, result: GateResult, warnings: Sequence[str] = ()
+) -> ComparisonOutcome:
+    """The one outcome every rendering of ``compare`` shows, from the gate's observed decision.
+
+    The terminal report, ``--json`` and ``--html`` only format it, so they cannot disagree.
+    """
+    d = result.observed
+    verdict: Verdict = "above" if d.lower > 0 else "below" if d.upper < 0 else "inside"
+    return ComparisonOutcome(
+        baseline=comparison.baseline,
+        candidate=comparison.candidate,
+        tasks=d.tasks,
+        change=d.mean,
+        lower=d.lower,
+        upper=d.upper,
+        band_low=d.mean - d.upper,
+        band_high=d.mean - d.lower,
+        verdict=verdict,
+        alpha=d.alpha,
+        method=_method(result),
+        gate=result.gate,
+        gate_passed=result.passed,
+        reason=result.reason,
+        flips=list(result.flips),
+        significant_changes=list(result.significant_changes),
+        warnings=[*warnings, *result.warnings],
+    )
+
+
+class GateOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """The gate's options as a person gives them, checked, in the units `assess` takes.
+
+    Attributes:
+        alpha: One-sided level of the gate and every bound.
+        margin: Non-inferiority margin as a fraction, or None when the gate takes none.
+        mde: Smallest change worth detecting as a fraction (for the plan), or None.
+    """
+
+    alpha: float
+    margin: float | None
+    mde: float | None
+
+
+def _level(alpha: float | None, z: float | None) -> float:
+    from scipy import special
+
+    if alpha is not None and z is not None:
+        raise StatsInputError("give --alpha or --z, not both")
+    if z is not None:
+        if not (math.isfinite(z) and z > 0):
+            raise StatsInputError(f"--z must be a positive number, got {z}")
+        return float(special.ndtr(-z))
+    if alpha is None:
+        return DEFAULT_ALPHA
+    if not (math.isfinite(alpha) and 0 < alpha < 0.5):
+        raise StatsInputError(f"--alpha must be strictly between 0 and 0.5, got {alpha}")
+    return float(alpha)
+
+
+def _points(name: str, value: float | None) -> float | None:
+    if value is None:
+        return None
+    if not (math.isfinite(value) and 0 < value <= 100):
+        raise StatsInputError(f"{name} must be in (0, 100] points, got {value}")
+    return value / 100
+
+
+def gate_options(
+    gate: GateName,
+    *,
+    alpha: float | None = None,
+    z: float | None = None,
+    margin: float | None = None,
+    min_runs: int | None = None,
+    plan: bool = False,
+    mde: float | None = None,
+) -> GateOptions:
+    """Check the gate's options together and convert points to fractions.
+
+    Args:
+        gate: The gate asked for.
+        alpha: One-sided level, or None for the default (or for ``z``).
+        z: The level as a normal quantile (``1.96`` means 0.025), instead of ``alpha``.
+        margin: Non-inferiority margin in points; required by ``non-inferior`` and refused
+            by every other gate.
+        min_runs: Runs expected per task and side, or None for the input's own default.
+        plan: Whether a sample-size plan is asked for (it needs ``mde``).
+        mde: Smallest change worth detecting, in points (only with ``plan``).
+
+    Returns:
+        The level and the margin and change as fractions.
+
+    Raises:
+        StatsInputError: A value out of range or two options that do not go together,
+            named as the command line names them.
+
+    """
+    if min_runs is not None and min_runs < 1:
+        raise StatsInputError(f"--min-runs must be at least 1, got {min_runs}")
+    if gate == "non-inferior" and margin is None:
+        raise StatsInputError("--gate non-inferior needs --margin POINTS")
+    if gate != "non-inferior" and margin is not None:
+        raise StatsInputError("--margin only applies to --gate non-inferior")
+    if plan and mde is None:
+        raise StatsInputError("--plan needs --mde POINTS (the smallest change worth detecting)")
+    if mde is not None and not plan:
+        raise StatsInputError("--mde only applies with --plan")
+    return GateOptions(
+        alpha=_level(alpha, z), margin=_points("--margin", margin), mde=_points("--mde", mde)
+    )

@@ -18,7 +18,7 @@ from harness_world.running.crossed import (
     load_crossed,
     run_crossed,
 )
-from harness_world.stats import PairedTask, TaskTally
+from harness_world.stats import PairedTask, TaskTally, paired_samples
 
 TASKS = hw.load_tasks("helpdesk")[:6]
 ORACLES = oracle_agent("helpdesk").scripts
@@ -212,10 +212,15 @@ def test_opposite_profile_effects_pool_to_a_floored_interval_over_tasks() -> Non
     # Per profile -20 and +20 points on the same 37 tasks: every task's pooled difference is
     # exactly 0, and the run noise is all there is. The aggregate counts 37 tasks and keeps the
     # binomial floor, so its interval has width; each profile's interval excludes 0.
-    from harness_world.analysis.crossed import _difference, _pooled
+    from harness_world.analysis.crossed import _difference
 
     items = _items({"a": [-0.2] * 37, "b": [0.2] * 37})
-    pooled = _difference("*", _pooled(items.values()), {}, seed=1)
+    # Pooled over the profiles, each task holds its 5 + 5 paired samples: 4/10 on both sides.
+    samples = {
+        t: [(i < 2, i < 1) for i in range(5)] + [(i < 2, i < 3) for i in range(5)]
+        for t in items["a"]
+    }
+    pooled = _difference("*", paired_samples(samples), {}, seed=1)
     assert pooled.tasks == 37 and pooled.difference == pytest.approx(0.0)
     assert pooled.low is not None and pooled.high is not None
     assert pooled.low < -0.02 and pooled.high > 0.02
