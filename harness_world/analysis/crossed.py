@@ -330,6 +330,25 @@ def _pick(
     return base, cand
 
 
+def _read_profile(reader: RunReader, base: Path, cand: Path) -> tuple[_Samples, dict[str, str]]:
+    """One profile's paired samples and its baseline run's task families."""
+    left, right = reader.read(base), reader.read(cand)
+    return _samples(left.slots, right.slots), left.families
+
+
+def _pooled(
+    read: Iterable[tuple[_Samples, dict[str, str]]],
+) -> tuple[_Samples, dict[str, str]]:
+    """Every profile's samples per task, and the tasks' families (the aggregate's design)."""
+    pooled: _Samples = {}
+    families: dict[str, str] = {}
+    for samples, known in read:
+        for task_id, pairs in samples.items():
+            pooled.setdefault(task_id, []).extend(pairs)
+        families.update((t, f) for t, f in known.items() if f)
+    return pooled, families
+
+
 def compare_crossed(
     out: str | Path,
     *,
@@ -361,34 +380,25 @@ def compare_crossed(
     reader = reader or RunReader.of(tasks)
     profiles = list(dict.fromkeys(c.profile for c in manifest.configs))
     unpaired = [p for p in profiles if (base, p) not in by_key or (cand, p) not in by_key]
-    scans = {
-        name: reader.read(root / name)
-        for name in {by_key[(h, p)] for p in profiles if p not in unpaired for h in (base, cand)}
-    }
     compared = [p for p in profiles if p not in unpaired]
     confidence = 1 - _LEVEL / max(1, len(compared))
-    by_profile: dict[str, dict[str, PairedTask]] = {}
-    pooled: _Samples = {}
-    families: dict[str, str] = {}
-    differences = []
-    for profile in compared:
-        left, right = scans[by_key[(base, profile)]], scans[by_key[(cand, profile)]]
-        samples = _samples(left.slots, right.slots)
-        for task_id, pairs in samples.items():
-            pooled.setdefault(task_id, []).extend(pairs)
-        paired = paired_samples(samples)
-        by_profile[profile] = {p.task_id: p for p in paired}
-        families.update((t, f) for t, f in left.families.items() if f)
-        differences.append(_difference(profile, paired, left.families, seed, confidence))
-    values = [d.difference for d in differences if d.tasks]
+    read = {
+        p: _read_profile(reader, root / by_key[(base, p)], root / by_key[(cand, p)])
+        for p in compared
+    }
+    pooled, families = _pooled(read.values())
+    paired = {p: paired_samples(samples) for p, (samples, _) in read.items()}
+    differences = [_difference(p, paired[p], read[p][1], seed, confidence) for p in compared]
+    by_profile = {p: {x.task_id: x for x in paired[p]} for p in compared}
+    values = [d.difference for d in differences if d.tasks] or [0.0]
     return CrossedComparison(
         out=str(root),
         baseline=base,
         candidate=cand,
         profiles=differences,
         aggregate=_difference("*", paired_samples(pooled), families, seed),
-        spread=(max(values) - min(values)) if values else 0.0,
-        signs_differ=any(v > 0 for v in values) and any(v < 0 for v in values),
+        spread=max(values) - min(values),
+        signs_differ=max(values) > 0 > min(values),
         unpaired=unpaired,
         interaction=_interaction(by_profile, families, seed),
         seed=seed,
