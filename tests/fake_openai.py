@@ -58,13 +58,15 @@ def fake_openai(
     stall_first: int = 0,
     stall_s: float = 0.0,
     answer_model: str = "",
+    usage: dict[str, Any] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Serve the brain on 127.0.0.1; yields {"base_url", "requests"} (the bodies received).
 
     The first ``fail_first`` requests get HTTP 500; the next ``stall_first`` are answered only
     after ``stall_s`` seconds (set the client's timeout below it to lose their responses).
     Responses name ``answer_model`` as their model (default: the model asked for), as a
-    provider resolving an alias does.
+    provider resolving an alias does. ``usage`` replaces fields of the usage every response
+    reports (a provider reporting impossible counts, e.g. negative or beyond 2^53).
     """
     state: dict[str, Any] = {
         "requests": [],
@@ -107,6 +109,7 @@ def fake_openai(
                         "prompt_tokens": prompt,
                         "completion_tokens": 20,
                         "total_tokens": prompt + 20,
+                        **(usage or {}),
                     },
                 },
             )

@@ -17,6 +17,7 @@ import msgspec
 
 from harness_world.analysis.report import rows_of
 from harness_world.analysis.trusted import TrustedComparison, TrustedObserver, compare_trusted
+from harness_world.analysis.unverified import is_label
 from harness_world.grading.task import Task
 from harness_world.running.reader import RunReader
 from harness_world.running.revision import diff_revisions
@@ -64,6 +65,10 @@ class CompareReport(msgspec.Struct, frozen=True, kw_only=True):
             verdict is the outcome's, from the gate's decision).
         decision: The gate's decision: missing tasks, observed and worst-case tests,
             significant per-task changes, flips, plan.
+        verifiable: Whether every figure comes from records a reader replays (false for a
+            results CSV, or one run on both sides).
+        unverified: What the figures rest on that nobody can verify, and whether the gate
+            was allowed to decide on it anyway (empty when ``verifiable``).
 
     """
 
@@ -76,6 +81,8 @@ class CompareReport(msgspec.Struct, frozen=True, kw_only=True):
     outcome: ComparisonOutcome
     comparison: Comparison
     decision: GateResult
+    verifiable: bool = True
+    unverified: list[str] = []
 
 
 @attrs.frozen(slots=True)
@@ -173,7 +180,10 @@ def compare_report(
 ) -> CompareReport:
     """The `CompareReport` of one assessed comparison; ``notes`` join its warnings."""
     outcome = outcome_of(comparison, result, compare_warnings(comparison))
+    unverified = [n for n in notes if is_label(n)]
     return CompareReport(
+        verifiable=not unverified,
+        unverified=unverified,
         gate=result.gate,
         gate_passed=result.passed,
         alpha=result.alpha,

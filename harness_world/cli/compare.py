@@ -30,6 +30,7 @@ from harness_world.analysis.results_csv import (
     read_results,
 )
 from harness_world.analysis.trusted import TrustedObserver, render_trusted_comparison
+from harness_world.analysis.unverified import ALLOW_HELP, gate_labels
 from harness_world.cli._selection import (
     UsageError,
     add_verifier_world_options,
@@ -159,6 +160,7 @@ def _add_data_options(parser: argparse.ArgumentParser) -> None:
             "the worst case and the tipping point show what that assumption carries"
         ),
     )
+    parser.add_argument("--allow-unverified", action="store_true", help=ALLOW_HELP)
     parser.add_argument(
         "--no-clusters",
         action="store_true",
@@ -266,6 +268,7 @@ def run(args: argparse.Namespace) -> int:
     index = reader.verifier.tasks or {}
     watch = (TrustedObserver(index), TrustedObserver(index))
     try:
+        labels = gate_labels(args.inputs, gate=args.gate, allowed=args.allow_unverified)
         comparison, result, pair = _assess(args, watch, reader)
     except (UsageError, StatsInputError) as exc:
         return _fail(str(exc))
@@ -274,7 +277,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         return _fail(f"cannot read {args.inputs[0]}: {exc.strerror or exc}")
     # One outcome, computed once: the text, --json and --html all render it.
-    notes = pair.notes if pair is not None else []
+    notes = [*labels, *(pair.notes if pair is not None else [])]
     report = compare_report(comparison, result, notes, seed=args.seed)
     runs = [Path(p) for p in args.inputs] if pair is not None else []  # --html
     if write_compare_visuals(args, comparison, report.outcome, runs, notes, reader):

@@ -12,15 +12,9 @@ from typing import Any
 
 import msgspec
 
-from harness_world.cli._selection import (
-    add_verifier_world_options,
-    run_reader,
-)
-from harness_world.release import (
-    evaluate_release,
-    load_policy,
-    render_release,
-)
+from harness_world.analysis.unverified import ALLOW_HELP
+from harness_world.cli._selection import add_verifier_world_options, run_reader
+from harness_world.release import evaluate_release, load_policy, render_release
 from harness_world.release.split import SPLIT_KEY_HELP
 
 __all__ = ["register"]
@@ -51,6 +45,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="a held-out split lock: also print how many candidates its ledger holds",
     )
     parser.add_argument("--split-key", type=Path, metavar="PUB", help=SPLIT_KEY_HELP)
+    parser.add_argument("--allow-unverified", action="store_true", help=ALLOW_HELP)
     add_verifier_world_options(parser)
     parser.set_defaults(handler=run)
 
@@ -66,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
         name=policy.name or str(args.policy),
         split=args.split,
         split_key=args.split_key,
+        allow_unverified=args.allow_unverified,
     )
     if args.json:
         sys.stdout.write(msgspec.json.encode(decision).decode() + "\n")

@@ -22,7 +22,7 @@ from typing import Annotated, Literal
 import attrs
 import msgspec
 
-from harness_world.evidence.record import Record, encode_record, write_atomically
+from harness_world.evidence.record import Record, seal_record, write_atomically
 from harness_world.evidence.runfiles import INDEX_BYTES, RunFileError, read_run_file
 
 __all__ = [
@@ -128,8 +128,12 @@ def save_bound(
         path: Where it is saved.
         kind: Which try of its slot it is (``final`` unless it is a kept earlier try).
         number: The earlier try's number (from 1).
+
+    Raises:
+        RecordError: when the reader would refuse the record (`seal_record`); nothing is
+            written then.
     """
-    data = encode_record(record, "msgpack" if path.suffix == ".msgpack" else "json")
+    data, _ = seal_record(record, "msgpack" if path.suffix == ".msgpack" else "json")
     append_index(out, index_entry(record, data, kind, number))
     return write_atomically(data, path)
 
@@ -152,7 +156,7 @@ def save_try(
     number = 1
     while (path := final.with_name(try_name(record.sample, kind, number))).exists():
         number += 1
-    encoded = data if data is not None else encode_record(record, "json")
+    encoded = data if data is not None else seal_record(record, "json")[0]
     append_index(out, index_entry(record, encoded, kind, number))
     return write_atomically(encoded, path)
 

@@ -6,13 +6,13 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
 from harness_world.engine.calls import CallRecord, FinalRow
-from harness_world.engine.canonical import sha256_hex, to_json
+from harness_world.engine.canonical import normalised, sha256_hex, to_json
 from harness_world.engine.faults import FaultLog
 from harness_world.engine.limits import (
     MAX_STRING,
@@ -42,6 +42,7 @@ __all__ = [
     "read_record_bytes",
     "record_digest",
     "save_record",
+    "seal_record",
     "write_atomically",
 ]
 
@@ -81,8 +82,14 @@ class Outcome(msgspec.Struct, frozen=True, kw_only=True):
     reason: str = ""
 
 
+# Usage figures are never negative: a record saying otherwise is refused on reading (`lost`),
+# so a forged or misreported figure cannot lower a total.
+_Count = Annotated[int, msgspec.Meta(ge=0)]
+_Money = Annotated[float, msgspec.Meta(ge=0)]
+
+
 class Usage(msgspec.Struct, frozen=True, kw_only=True):
-    """What the attempt consumed.
+    """What the attempt consumed (every figure >= 0).
 
     Attributes:
         turns: Model round trips (agent turns).
@@ -91,10 +98,11 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True):
         input_tokens: Prompt tokens over all requests.
         output_tokens: Completion tokens over all requests.
         cost: Money spent, in US dollars, as reported or priced.
-        uncertain_cost: Money reserved for requests whose response was lost: exposure of
-            unknown size, never counted as zero.
+        uncertain_cost: Money reserved for requests whose response was lost, or reported
+            usage no record can hold: exposure of unknown size, never counted as zero.
         lost_requests: Requests whose response never arrived (connection error, timeout, or
-            still open when the attempt ended): the provider may have spent tokens on them.
+            still open when the attempt ended), or reported unusable usage: the provider may
+            have spent tokens on them.
         lost_input_tokens_estimate: The prompt tokens of those requests, *estimated* from the
             prompt the driver sent (no response reports them); their output tokens are unknown.
             Not part of ``input_tokens``.
@@ -102,15 +110,15 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True):
             appearance: what answered, as opposed to the alias the agent asked for.
     """
 
-    turns: int = 0
-    requests: int = 0
-    retries: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost: float = 0.0
-    uncertain_cost: float = 0.0
-    lost_requests: int = 0
-    lost_input_tokens_estimate: int = 0
+    turns: _Count = 0
+    requests: _Count = 0
+    retries: _Count = 0
+    input_tokens: _Count = 0
+    output_tokens: _Count = 0
+    cost: _Money = 0.0
+    uncertain_cost: _Money = 0.0
+    lost_requests: _Count = 0
+    lost_input_tokens_estimate: _Count = 0
     models: list[str] = []
 
 
@@ -424,8 +432,52 @@ def make_record(
 def encode_record(record: Record, fmt: Literal["json", "msgpack"] = "json") -> bytes:
     """Canonical bytes of a record: sorted keys; JSON indented for reading."""
     if fmt == "msgpack":
-        return msgspec.msgpack.Encoder(order="sorted").encode(record)
+        return _MSGPACK.encode(normalised(record))
     return msgspec.json.format(to_json(record), indent=1) + b"\n"
+
+
+def seal_record(record: Record, fmt: Literal["json", "msgpack"] = "json") -> tuple[bytes, Record]:
+    """The bytes a writer saves for ``record``, and the record every reader decodes from them.
+
+    Every writer goes through here, so no record is saved that `decode_record` (the reader,
+    with the limits of `harness_world.engine.limits`) would refuse, and whoever judges the
+    returned record judges what every reader will read. Bytes as `encode_record` writes them
+    that pass the reader's fast-path tests (size, digit runs, indentation depth) need only be
+    decoded once here; anything else takes the reader's exact path.
+
+    Raises:
+        RecordError: naming the task, the sample and the limit broken (nothing may be saved).
+    """
+    data = encode_record(record, fmt)
+    readable = _decode_sealed(data) if fmt == "json" else None
+    if readable is not None:
+        return data, readable
+    try:
+        return data, decode_record(data, fmt)
+    except RecordError as exc:
+        raise RecordError(
+            f"the record of {clean_text(record.task_id)[:200]!r} sample {record.sample} would "
+            f"be refused on reading, so it is not saved: {exc}"
+        ) from None
+
+
+def _decode_sealed(data: bytes) -> Record | None:
+    """`_decode_canonical` for bytes `encode_record` has just written (None: check exactly).
+
+    Such bytes are canonical by construction, so the typed decode alone stands for the
+    reader's fast path (whose re-encoding check exists for bytes of unknown origin).
+    """
+    if (
+        len(data) > MAX_STRING
+        or _DEEP_LINE in data
+        or _SIXTEEN_DIGITS in data.translate(_DIGITS_TO_ZERO)
+    ):
+        return None
+    try:
+        record = _RECORD_JSON.decode(data)
+    except (msgspec.DecodeError, RecursionError, ValueError):
+        return None
+    return record if record.format == FORMAT_VERSION else None
 
 
 def save_record(record: Record, path: str | Path) -> Path:
@@ -433,11 +485,14 @@ def save_record(record: Record, path: str | Path) -> Path:
 
     The format follows the suffix: ``.msgpack`` for msgpack, anything else canonical JSON. A
     crash at any moment leaves either the previous file or the complete new one, never half.
+
+    Raises:
+        RecordError: when the reader would refuse the record (`seal_record`); nothing is
+            written then.
     """
     target = Path(path)
-    return write_atomically(
-        encode_record(record, "msgpack" if target.suffix == ".msgpack" else "json"), target
-    )
+    data, _ = seal_record(record, "msgpack" if target.suffix == ".msgpack" else "json")
+    return write_atomically(data, target)
 
 
 def write_atomically(data: bytes, path: str | Path) -> Path:

@@ -8,7 +8,7 @@ from typing import Any, Literal
 import msgspec
 
 from harness_world.engine.calls import CallRecord
-from harness_world.engine.canonical import to_json
+from harness_world.engine.canonical import normalised, to_json
 from harness_world.engine.faults import FaultPolicy
 from harness_world.engine.session import Session
 from harness_world.engine.world import World
@@ -92,7 +92,7 @@ class ReplayBound(HarnessWorldError):
 
 
 def _builtins(value: Any) -> Any:
-    return msgspec.to_builtins(value)
+    return msgspec.to_builtins(normalised(value))
 
 
 def replay(

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import msgspec
 
+from harness_world.engine.canonical import to_json
 from harness_world.engine.world import World
 from harness_world.evidence.record import Record
 from harness_world.grading.authority_spec import CandidateLink, Layer
@@ -180,7 +181,7 @@ def admit(record: Record, task: Task, verification: Verification) -> Admission:
     if not pinned:
         reasons.append(task_mismatch(record, task))
     schedule = [] if record.faults is None else record.faults.schedule
-    faults_ok = msgspec.to_builtins(schedule) == msgspec.to_builtins(task.faults)
+    faults_ok = to_json(schedule) == to_json(task.faults)
     if not faults_ok:
         reasons.append("the record's fault schedule is not the task's")
     rewritten = sorted(

@@ -7,14 +7,16 @@ runs or a server starts):
 - `harness_world.integrations.openai` (extra ``openai``): ``OpenAIAgent``, ``AsyncOpenAIAgent``,
   for OpenAI-compatible chat-completions endpoints;
 - `harness_world.integrations.anthropic` (extra ``anthropic``): ``AnthropicAgent``,
-  ``AsyncAnthropicAgent``, for Anthropic's Messages API;
+  ``AsyncAnthropicAgent``, for Anthropic's Messages API; both adapt
+  `harness_world.integrations.model_agent`, the one model-agent loop (sync and async);
 - `harness_world.integrations.mcp` (extra ``mcp``): ``AttemptServer``, ``serve_stdio``,
   ``serve_http`` and the plan they serve, attempts offered to any MCP client;
 - `harness_world.integrations.inspect_ai` (extra ``inspect``): ``hw_task``, ``hw_setup``,
   ``hw_scorer``, tasks as an inspect_ai ``Task``. Importing it imports inspect_ai.
 
-Each module is named for the library it adapts and imports that library by its absolute name,
-which always resolves to the installed SDK, never to the module itself.
+Each module that adapts a library is named for it and imports it by its absolute name (the model
+agents by their provider's name, when one runs), which always resolves to the installed SDK,
+never to the module itself.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from pathlib import Path
-from typing import Final, Literal, cast
+from typing import Any, Final, Literal, cast
 
 import attrs
 
@@ -97,47 +97,38 @@ def choose_agent(
         if script is None or not script.is_file():
             raise ValueError("--agent scripted needs --script FILE (a .py defining SCRIPTS)")
         return scripted_agent(script)
-    settings = settings or ModelSettings()
-    if name == "anthropic":
-        return _anthropic_agent(settings)
-    if importlib.util.find_spec("openai") is None:
-        raise ValueError("--agent openai needs the extra: pip install 'harness_world[openai]'")
-    if not settings.model:
-        raise ValueError("--agent openai needs --model")
-    return OpenAIAgent(
-        model=settings.model,
-        base_url=settings.base_url
-        or os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
-        api_key=os.environ.get(settings.api_key_env or "OPENAI_API_KEY", "not-needed"),
-        temperature=0.0 if settings.temperature is None else settings.temperature,
-        max_tokens=settings.max_tokens,
-        timeout_s=settings.timeout_s,
-        system_prompt=settings.prompt(),
-        price_in_per_mtok=settings.price_in,
-        price_out_per_mtok=settings.price_out,
-        tool_calling=settings.tool_calling,
-    )
+    provider = "anthropic" if name == "anthropic" else "openai"
+    return _model_agent(provider, settings or ModelSettings())
 
 
-def _anthropic_agent(settings: ModelSettings) -> Agent:
-    if settings.tool_calling != "native":
+def _model_agent(provider: str, settings: ModelSettings) -> Agent:
+    if provider == "anthropic" and settings.tool_calling != "native":
         raise ValueError("--tool-calling text is for --agent openai (the Messages API has tools)")
-    if importlib.util.find_spec("anthropic") is None:
+    if importlib.util.find_spec(provider) is None:
         raise ValueError(
-            "--agent anthropic needs the extra: pip install 'harness_world[anthropic]'"
+            f"--agent {provider} needs the extra: pip install 'harness_world[{provider}]'"
         )
     if not settings.model:
-        raise ValueError("--agent anthropic needs --model")
-    return AnthropicAgent(
-        model=settings.model,
-        base_url=settings.base_url or os.environ.get("ANTHROPIC_BASE_URL"),
-        api_key=os.environ.get(settings.api_key_env or "ANTHROPIC_API_KEY", "not-needed"),
-        temperature=settings.temperature,
-        max_tokens=settings.max_tokens,
-        timeout_s=settings.timeout_s,
-        system_prompt=settings.prompt(),
-        price_in_per_mtok=settings.price_in,
-        price_out_per_mtok=settings.price_out,
+        raise ValueError(f"--agent {provider} needs --model")
+    api_key = os.environ.get(settings.api_key_env or f"{provider.upper()}_API_KEY", "not-needed")
+    common: dict[str, Any] = {
+        "model": settings.model,
+        "api_key": api_key,
+        "max_tokens": settings.max_tokens,
+        "timeout_s": settings.timeout_s,
+        "system_prompt": settings.prompt(),
+        "price_in_per_mtok": settings.price_in,
+        "price_out_per_mtok": settings.price_out,
+    }
+    if provider == "anthropic":
+        base_url = settings.base_url or os.environ.get("ANTHROPIC_BASE_URL")
+        return AnthropicAgent(base_url=base_url, temperature=settings.temperature, **common)
+    return OpenAIAgent(
+        base_url=settings.base_url
+        or os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
+        temperature=0.0 if settings.temperature is None else settings.temperature,
+        tool_calling=settings.tool_calling,
+        **common,
     )
 
 

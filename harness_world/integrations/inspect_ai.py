@@ -314,7 +314,7 @@ def hw_scorer(
     async def score(state: TaskState, target: Target) -> Score:
         live = _LIVE.pop(state.uuid, None)
         if live is not None:
-            _seal(live, state)
+            _seal(live, state, plan)
         if root is None:
             return Score(
                 value=INCORRECT,
@@ -390,7 +390,7 @@ def _foreign(record: Record, state: TaskState) -> str:
     )
 
 
-def _seal(live: _Live, state: TaskState) -> None:
+def _seal(live: _Live, state: TaskState, plan: _Plan | None) -> None:
     attempt = live.attempt
     for message in state.messages:
         if message.role != "assistant" or attempt.ended:
@@ -404,7 +404,8 @@ def _seal(live: _Live, state: TaskState) -> None:
     live.path.parent.mkdir(parents=True, exist_ok=True)
     run_dir = live.path.parent.parent.parent
     save_bound(run_dir, record, live.path)  # bound to its slot, write-ahead (as `run` does)
-    refresh_counts(run_dir, None)
+    tasks, worlds = (plan.tasks.values(), plan.worlds) if plan is not None else (None, None)
+    refresh_counts(run_dir, tasks, worlds)
 
 
 def _score(result: SlotResult, answer: str | None) -> Score:

@@ -21,6 +21,7 @@ from typing import Any, Literal
 import msgspec
 
 from harness_world.analysis.report import rows_of
+from harness_world.analysis.unverified import UnverifiedInput, gate_labels
 from harness_world.grading.task import Task
 from harness_world.release.figures import Measured, RunFigures, measure_run
 from harness_world.release.policy import (
@@ -100,6 +101,8 @@ class ReleaseDecision(msgspec.Struct, frozen=True, kw_only=True):
         candidate: The candidate's figures.
         completion: The full non-inferiority decision (null when not gated or undefined).
         heldout: How often the held-out split the candidate ran on was used (null: none given).
+        unverified: Why the decision rests on an input nobody can verify (one run as both
+            sides), decided only because ``--allow-unverified`` said so; empty otherwise.
     """
 
     policy: str
@@ -109,6 +112,7 @@ class ReleaseDecision(msgspec.Struct, frozen=True, kw_only=True):
     candidate: RunFigures
     completion: GateResult | None = None
     heldout: HeldOutUse | None = None
+    unverified: list[str] = []
 
 
 def _pct(x: float) -> str:
@@ -411,6 +415,7 @@ def evaluate_release(
     split: str | Path | None = None,
     split_key: Path | None = None,
     reader: RunReader | None = None,
+    allow_unverified: bool = False,
 ) -> ReleaseDecision:
     """Measure two run directories (each replayed once) and decide the policy on them.
 
@@ -425,24 +430,41 @@ def evaluate_release(
         split_key: An Ed25519 public key (PEM) trusted to sign the split ledger's head.
         reader: How both runs are read (replaces ``tasks`` and ``folders``; with a trusted
             key, a run it does not sign is refused).
+        allow_unverified: Decide even when both sides are one run (the same directory, or a
+            copy); the decision then says so in ``unverified``.
 
     Raises:
+        UnverifiedInput: when a side is a file (a results CSV: the gate reads only run
+            directories), or both sides are one run and ``allow_unverified`` is not set.
         PolicyError: for a critical task or family none of ``tasks`` has.
         ReleaseInputError: when either directory is not a readable run directory.
         SplitError: when the split's lock or ledger is unreadable, broken or (with
             ``split_key``) not vouched for by that key.
         harness_world.running.reader.ProvenanceRefused: when the reader's key refuses a run.
     """
+    labels = _unverified(baseline, candidate, allowed=allow_unverified)
     reader = reader or RunReader.of(tasks.values() if tasks is not None else None, folders=folders)
     index = dict(reader.verifier.tasks or {})
     _check_critical(policy, index, name or policy.name or "the policy")
     base = measure_run(baseline, index, reader=reader)
     cand = measure_run(candidate, index, reader=reader)
-    decision = decide_release(policy, base, cand, name)
+    decision = msgspec.structs.replace(decide_release(policy, base, cand, name), unverified=labels)
     if split is None:
         return decision
     use = heldout_use(split, cand.scan.manifest.revision, trust_key=split_key)
     return msgspec.structs.replace(decision, heldout=use)
+
+
+def _unverified(baseline: str | Path, candidate: str | Path, *, allowed: bool) -> list[str]:
+    """Refuse a file as either side; label one run as both sides (refused unless allowed)."""
+    for side, path in (("BASELINE", baseline), ("CANDIDATE", candidate)):
+        if Path(path).is_file():
+            raise UnverifiedInput(
+                f"{side} {path}: a file, not a run directory: the release gate decides only on "
+                "run directories, whose records it replays (a results CSV holds figures nobody "
+                "can verify, and none of the effects, costs and latencies the clauses read)"
+            )
+    return gate_labels([baseline, candidate], gate="release", allowed=allowed, command="gate")
 
 
 def render_release(decision: ReleaseDecision) -> str:
@@ -452,6 +474,7 @@ def render_release(decision: ReleaseDecision) -> str:
         f"release policy: {decision.policy or '(unnamed)'}",
         f"baseline  {b.run}  revision {b.revision[:16]}  agent {b.agent}  valid {b.valid}",
         f"candidate {c.run}  revision {c.revision[:16]}  agent {c.agent}  valid {c.valid}",
+        *decision.unverified,
     ]
     for x in decision.clauses:
         lines.append(f"{x.verdict.upper():<9} {x.clause}: {x.figure or x.detail}")

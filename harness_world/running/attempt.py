@@ -18,7 +18,7 @@ import msgspec
 
 from harness_world.engine.calls import Observation
 from harness_world.engine.faults import fault_policy
-from harness_world.engine.limits import MAX_STRING, clean_text
+from harness_world.engine.limits import MAX_INT, MAX_STRING, clean_text, text_problem
 from harness_world.engine.schemas import SchemaFormat
 from harness_world.engine.session import Session
 from harness_world.engine.world import World
@@ -45,6 +45,8 @@ __all__ = [
     "InfrastructureError",
     "Reservation",
     "offered_schemas",
+    "token_problem",
+    "usage_problem",
 ]
 
 
@@ -210,7 +212,10 @@ class Attempt:
         answer = self.user.reply(self.user_turns, message)
         self._user_turns.append(
             UserTurn(
-                after_call=len(self._session.log), agent=message, user=answer, stop=STOP in answer
+                after_call=len(self._session.log),
+                agent=_text(message),
+                user=_text(answer),
+                stop=STOP in answer,
             )
         )
         return answer
@@ -256,7 +261,12 @@ class Attempt:
         Raises:
             AttemptEnded: when the request or money budget would be exceeded; nothing is
                 dispatched then.
+            ValueError: for an estimate that is not a finite number >= 0, or token estimate
+                that is not an integer (the driver's defect).
         """
+        problem = _money_problem(estimate) or token_problem(max(0, input_tokens))
+        if problem:
+            raise ValueError(f"reserve: {problem}")
         self._check_open()
         limits = self._limits
         if limits.requests is not None and self._usage["requests"] >= limits.requests:
@@ -296,12 +306,22 @@ class Attempt:
             model: The model id the response named (kept in ``Usage.models``).
 
         Raises:
-            AttemptEnded: when the context-token, money or wall-time budget is now exceeded.
+            AttemptEnded: when the context-token, money or wall-time budget is now exceeded,
+                or when the usage is not what a response can cost (`usage_problem`): the
+                request is then an infrastructure fault, its reservation kept as uncertain
+                exposure and the request counted as lost, and the attempt ends as
+                ``infrastructure`` (nothing of the reported values is stored).
         """
         self._open_reservations.pop(reservation.number, None)
         model = clean_text(model)[:200]
         if model and model not in self._usage["models"]:
             self._usage["models"].append(model)
+        problem = usage_problem(
+            cost=cost, input_tokens=input_tokens, output_tokens=output_tokens, totals=self._usage
+        )
+        if problem:
+            self._count_lost(reservation)
+            self._end_unusable(reservation, problem)
         self._usage["cost"] += cost
         self._usage["input_tokens"] += input_tokens
         self._usage["output_tokens"] += output_tokens
@@ -330,11 +350,22 @@ class Attempt:
         self._usage["lost_input_tokens_estimate"] += reservation.input_tokens
 
     def declare_usage(self, **fields: Any) -> None:
-        """Set usage fields directly (scripted agents standing in for a model's consumption)."""
+        """Set usage fields directly (scripted agents standing in for a model's consumption).
+
+        Raises:
+            TypeError: for a field `Usage` does not have.
+            ValueError: for a value a record cannot hold: a counter that is not an integer in
+                0..2^53, a cost that is not a finite number >= 0, models that are not strings
+                (the agent's own fault: its attempt ends as ``error``).
+        """
         for name, value in fields.items():
             if name not in self._usage:
                 raise TypeError(f"unknown usage field {name!r}")
-            self._usage[name] = value
+            problem = _field_problem(name, value)
+            if problem:
+                raise ValueError(f"usage.{name} {_shown(value)}: {problem}")
+        for name, value in fields.items():
+            self._usage[name] = list(value) if name == "models" else value
 
     def keep_transcript(self, messages: list[TranscriptMessage]) -> None:
         """Keep the model conversation for the record (the last call wins; texts cleaned).
@@ -396,7 +427,7 @@ class Attempt:
             assert self._outcome is not None
             raise AttemptEnded(self._outcome)
         self._sealed = True
-        final_message = clean_text(final_message)  # limits: no lone surrogate in a record
+        final_message = _text(final_message)  # limits: no lone surrogate, no string too long
         if self._outcome is None:
             self._outcome = self._overtime() or Outcome(status="completed")
         for number, reservation in sorted(self._open_reservations.items()):
@@ -455,6 +486,16 @@ class Attempt:
         self._outcome = Outcome(status=status, reason=reason)
         raise AttemptEnded(self._outcome)
 
+    def _end_unusable(self, reservation: Reservation, problem: str) -> None:
+        """End the attempt as ``infrastructure``: a response reported usage no record can hold."""
+        if self._outcome is None:
+            self._outcome = Outcome(
+                status="infrastructure",
+                reason=f"model request {reservation.number}: the provider reported unusable "
+                f"usage ({problem}); its reservation is kept as uncertain exposure",
+            )
+        raise AttemptEnded(self._outcome)
+
 
 def offered_schemas(
     schemas: Sequence[dict[str, Any]], tools: Sequence[str] | None
@@ -468,6 +509,82 @@ def offered_schemas(
         return list(schemas)
     allowed = set(tools)
     return [s for s in schemas if (s.get("function") or s).get("name") in allowed]
+
+
+_COUNTERS = frozenset(
+    {"turns", "requests", "retries", "input_tokens", "output_tokens", "lost_requests"}
+    | {"lost_input_tokens_estimate"}
+)
+
+
+def token_problem(value: object) -> str:
+    """Why ``value`` cannot be a token count or counter (an integer in 0..2^53); empty if it can.
+
+    A ``bool`` is not an integer here, nor is a float with an integral value: a provider that
+    reports one does not report a count.
+    """
+    if type(value) is not int:
+        return f"not an integer ({type(value).__name__})"
+    if value < 0:
+        return "negative"
+    if value > MAX_INT:
+        return "over 2^53"
+    return ""
+
+
+def _money_problem(value: object) -> str:
+    if type(value) not in (int, float):
+        return f"not a number ({type(value).__name__})"
+    if not math.isfinite(value):  # type: ignore[arg-type]
+        return "not finite"
+    return "negative" if value < 0 else ""  # type: ignore[operator]
+
+
+def _field_problem(name: str, value: object) -> str:
+    """Why ``value`` cannot be `Usage` field ``name``; empty when it can."""
+    if name in _COUNTERS:
+        return token_problem(value)
+    if name == "models":
+        if not isinstance(value, list | tuple) or not all(isinstance(m, str) for m in value):
+            return "not a list of strings"
+        return "" if all(not text_problem(m) for m in value) else "a string a record cannot hold"
+    return _money_problem(value)
+
+
+def usage_problem(
+    *,
+    cost: object,
+    input_tokens: object,
+    output_tokens: object,
+    totals: dict[str, Any] | None = None,
+) -> str:
+    """Why a response's reported usage cannot be recorded; empty when it can.
+
+    Token counts must be integers in 0..2^53 (`MAX_INT`, what every JSON reader holds
+    exactly), the cost a finite number >= 0; with the attempt's ``totals`` so far, the sums must
+    stay within the same bounds. Anything else (negative, huge, NaN, infinite, not a number)
+    is a fault of the provider, never a figure.
+    """
+    for name, value in (("input_tokens", input_tokens), ("output_tokens", output_tokens)):
+        problem = token_problem(value)
+        if problem:
+            return f"{name} {_shown(value)}: {problem}"
+        if totals is not None and totals[name] + value > MAX_INT:
+            return f"{name} {_shown(value)}: the attempt's total would be over 2^53"
+    problem = _money_problem(cost)
+    if problem:
+        return f"cost {_shown(cost)}: {problem}"
+    if totals is not None and not math.isfinite(totals["cost"] + cost):
+        return f"cost {_shown(cost)}: the attempt's total would not be finite"
+    return ""
+
+
+def _shown(value: object) -> str:
+    """A short, storable description of a raw reported value (never the value itself)."""
+    if type(value) is int and abs(value) > 10**30:
+        return f"({'-' if value < 0 else ''}an integer of {value.bit_length()} bits)"
+    text = repr(value[:40] if isinstance(value, str) else value)
+    return clean_text(text)[:60]
 
 
 def _clean_message(message: TranscriptMessage) -> TranscriptMessage:

@@ -32,7 +32,7 @@ from typing import Protocol
 import attrs
 
 from harness_world.evidence.binding import INDEX, IndexEntry, encode_entry, index_entry
-from harness_world.evidence.record import Record, encode_record, write_atomically
+from harness_world.evidence.record import Record, seal_record, write_atomically
 from harness_world.grading.verifier import SlotResult
 
 __all__ = ["CommitRouter", "Committer", "Finished", "GroupCommit", "finished", "remove_temporaries"]
@@ -59,10 +59,17 @@ class Finished:
     result: SlotResult
 
 
-def finished(record: Record, path: Path, result: SlotResult) -> Finished:
-    """Encode a record once and bind it to its slot, ready for a batch."""
-    data = encode_record(record)
-    return Finished(path=path, data=data, entry=index_entry(record, data), result=result)
+def finished(record: Record, path: Path, judge: Callable[[Record], SlotResult]) -> Finished:
+    """Seal a record once, judge it as every reader will read it, and bind it to its slot.
+
+    ``judge`` is given the record decoded from the sealed bytes (`seal_record`), so what
+    ``run`` reports is what ``verify`` and ``report`` will say of the saved file.
+
+    Raises:
+        RecordError: when the reader would refuse the record; nothing is saved then.
+    """
+    data, readable = seal_record(record)
+    return Finished(path=path, data=data, entry=index_entry(readable, data), result=judge(readable))
 
 
 def _load_syncfs() -> Callable[[int], int] | None:

@@ -32,7 +32,7 @@ import msgspec
 from harness_world.engine.world import load_world
 from harness_world.errors import HarnessWorldError
 from harness_world.evidence.binding import IndexEntry, save_try
-from harness_world.evidence.record import decode_record, encode_record
+from harness_world.evidence.record import decode_record, seal_record
 from harness_world.grading.task import Task
 from harness_world.grading.verifier import SlotResult, judge_record
 from harness_world.running.agents import Agent, drive
@@ -186,9 +186,9 @@ def _perform(agent: Agent, task: Task, order: _Order) -> _Reply:
     else:
         record = drive(agent, attempt, context)
     if record.outcome.status == "infrastructure" and unit.try_number < unit.retries:
-        return _Reply(record=encode_record(record))
+        return _Reply(record=seal_record(record)[0])
     path = record_path(unit.out, task.id, unit.sample)
-    done = finished(record, path, judge_record(record, world, task, path))
+    done = finished(record, path, lambda sealed: judge_record(sealed, world, task, path))
     return _Reply(record=done.data, entry=done.entry, result=done.result)
 
 

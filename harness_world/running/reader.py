@@ -29,7 +29,7 @@ from typing import ClassVar, Literal
 import attrs
 
 from harness_world.engine.limits import RECORD_BYTES
-from harness_world.engine.world import World
+from harness_world.engine.world import World, WorldError
 from harness_world.errors import HarnessWorldError
 from harness_world.evidence.binding import INDEX, IndexTable, parse_index, try_name
 from harness_world.evidence.runfiles import RunFileError, RunFiles, read_run_file, read_run_files
@@ -351,24 +351,43 @@ class RunReader:
             mapper: Where the slots are judged (default: here, one after another; ``observe``
                 and ``progress`` apply only then).
             progress: Called with each slot's result as it is judged here.
-            refused: What a run whose provenance the trusted key refuses gives: an error
-                (``raise``), or every slot ``ungraded`` with the reason (``judge``, what
-                ``verify`` reports).
+            refused: What a run whose provenance the trusted key refuses, or whose worlds the
+                reader cannot load, gives: an error (``raise``), or every slot judged with its
+                reason (``judge``: ``ungraded``, or ``lost``; what ``verify`` reports).
 
         Raises:
             RunReadError: when ``out`` is not a readable run directory.
             ProvenanceRefused: when the trusted key refuses the run (and ``refused`` is
                 ``raise``).
+            RunReadError: when a world the run names is not one the reader can load (a world
+                of the user's own that no ``--world`` folder gives), with ``raise``.
         """
         run = out if isinstance(out, OpenRun) else self.open(out)
         if run.provenance and refused == "raise":
             raise ProvenanceRefused(f"{run.root}: {run.provenance}")
+        if refused == "raise":
+            self._check_worlds(run)
         planned = plan_slots(run)
         if run.provenance:
             slots = _refused(planned, run.provenance)
         else:
             slots = self._judge(run, planned, known or {}, observe, mapper, progress)
         return _scan(run, slots, self.verifier.tasks or {})
+
+    def _check_worlds(self, run: OpenRun) -> None:
+        """Every world the run names loads within the reader's trust root, or one clear error.
+
+        Without it a run of a user's own world read without its folder is every slot lost
+        and a report of nothing valid, with nothing said about the option that was missing.
+        """
+        for name, size in sorted(run.manifest.sizes.items()):
+            try:
+                self.verifier.world(name, size)
+            except WorldError as exc:
+                raise RunReadError(
+                    f"{run.root}: cannot read its world {name!r} here: {exc} (a world of your "
+                    "own: --world FOLDER, and --tasks FOLDER for tasks outside it)"
+                ) from None
 
     def judge_slot(
         self, out: str | Path, task_id: str, sample: int, *, observe: Observer | None = None
@@ -452,6 +471,6 @@ def refresh_counts(
     For writers outside `harness_world.running.run` (the MCP server, conversations with a
     simulated user, the inspect scorer): what they wrote is read back as any reader reads it.
     """
-    scan = RunReader.of(tasks, worlds=worlds).read(out)
+    scan = RunReader.of(tasks, worlds=worlds).read(out, refused="judge")  # counted, as verify does
     write_counts(scan)
     return scan

@@ -125,7 +125,7 @@ def settle(unit: Unit, record: Record, world: World) -> Finished | Path:
     path = record_path(unit.out, unit.task.id, unit.sample)
     if record.outcome.status == "infrastructure" and unit.try_number < unit.retries:
         return save_try(unit.out, record, path, "failed")  # bound: its effects count
-    return finished(record, path, judge_record(record, world, unit.task, path))
+    return finished(record, path, lambda sealed: judge_record(sealed, world, unit.task, path))
 
 
 def is_async_agent(agent: Agent) -> bool:

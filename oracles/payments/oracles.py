@@ -309,10 +309,15 @@ class PlanScript:
     task: str
     policy: str
 
-    @property
-    def __name__(self) -> str:
-        """The script's name in reports: ``<task>__<policy>``."""
-        return f"{self.task}__{self.policy.replace('-', '_')}"
+    def __getattr__(self, name: str) -> str:
+        """``__name__``, the script's name in reports: ``<task>__<policy>``.
+
+        Answered here rather than by a property: a class whose ``__name__`` is a property
+        cannot be rebuilt by cloudpickle, which is how a Ray worker receives this class.
+        """
+        if name == "__name__":
+            return f"{self.task}__{self.policy.replace('-', '_')}"
+        raise AttributeError(name)
 
     def __call__(self, ctx: ScriptContext) -> str:
         """Run the plan; a safe stop is a final message, never an exception."""

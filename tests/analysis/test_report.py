@@ -228,8 +228,9 @@ def test_report_csv_keeps_the_family_and_compare_on_it_decides_as_on_the_runs(
     assert main(["compare", str(runs["main"]), str(runs["pr"]), *gate]) == 0
     on_runs = json.loads(capsys.readouterr().out)
     csv = [str(tmp_path / "both.csv"), "--baseline", "main", "--candidate", "pr"]
-    assert main(["compare", *csv, *gate]) == 0
+    assert main(["compare", *csv, *gate, "--allow-unverified"]) == 0
     on_csv = json.loads(capsys.readouterr().out)
+    assert on_csv["verifiable"] is False and not on_runs["unverified"]
     assert on_csv["outcome"] == on_runs["outcome"]
     assert on_csv["decision"]["observed"] == on_runs["decision"]["observed"]
     assert on_csv["decision"]["observed"]["clusters"] == 6

@@ -190,7 +190,9 @@ STRONG_DOWN = {f"t{i}": (4, 5, 1, 5) for i in range(7)} | {"t7": (2, 5, 2, 5)}
 def test_gate_exit_codes(spec, gate, code, write, capsys):
     path = write(csv_rows(spec))
     got, out, err = run_cli(
-        ["compare", path, "--baseline", "main", "--candidate", "pr", "--gate", gate], capsys
+        ["compare", path, "--baseline", "main", "--candidate", "pr", "--gate", gate]
+        + ["--allow-unverified"],
+        capsys,
     )
     assert got == code
     assert err == ""
@@ -211,6 +213,7 @@ def test_json_prints_one_object(write, capsys):
             "--json",
             "--gate",
             "no-regression",
+            "--allow-unverified",
         ],
         capsys,
     )
@@ -261,7 +264,9 @@ def test_explicit_z_sets_the_level_and_the_multiplier_is_t_at_30_tasks(write, ca
     assert multiplier["kind"] == "t" and multiplier["df"] == 29
     assert multiplier["value"] == pytest.approx(sps.t.ppf(sps.norm.cdf(2.5), 29))
     assert json.loads(out)["alpha"] == pytest.approx(sps.norm.sf(2.5))
-    assert json.loads(out)["warnings"] == []
+    # no warning but the label of figures read from a CSV
+    assert json.loads(out)["warnings"] == json.loads(out)["unverified"]
+    assert json.loads(out)["unverified"][0].startswith("UNVERIFIABLE: the figures come from")
 
 
 def test_the_module_entry_point_runs_compare(write):
@@ -280,6 +285,7 @@ def test_the_module_entry_point_runs_compare(write):
             "pr",
             "--gate",
             "no-regression",
+            "--allow-unverified",
         ],
         capture_output=True,
         text=True,
@@ -304,6 +310,7 @@ GOLDEN_ARGV = [
     "--gate",
     "no-regression",
     "--allow-missing",
+    "--allow-unverified",
 ]
 
 
@@ -311,6 +318,7 @@ def test_golden_compare_output(capsys):
     code, out, err = run_cli(GOLDEN_ARGV, capsys)
     assert code == 0
     assert err == ""
+    out = out.replace(GOLDEN_ARGV[1], "tests/cli/golden/compare.csv")  # wherever the clone is
     expected_path = GOLDEN / "compare.txt"
     if os.environ.get("UPDATE_GOLDEN") == "1":
         expected_path.write_text(out, encoding="utf-8")

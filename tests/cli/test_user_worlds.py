@@ -71,6 +71,27 @@ def test_run_verify_report_compare_diagnose(
     assert json.loads(capsys.readouterr().out)["attribution"] is not None
 
 
+@pytest.mark.parametrize("command", ["report", "diagnose", "conditions", "compare", "gate"])
+def test_reading_a_run_of_your_own_world_without_its_folder_says_what_is_missing(
+    command: str, project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Read without ``--world``, every slot was lost and ``report`` said "6 invalid", exit 0."""
+    out, other = tmp_path / "run", tmp_path / "other"
+    assert _run(project, out) == 0 and _run(project, other, "--seed", "1") == 0
+    capsys.readouterr()
+    argv = {
+        "compare": ["compare", str(other), str(out)],
+        "gate": ["gate", str(ROOT / "docs/examples/payments-release.toml"), str(other), str(out)],
+    }.get(command, [command, str(out)])
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("error:") == 1 and "'library'" in err and "--world FOLDER" in err
+    advice = {"report": ["--json"], "diagnose": ["--json"], "conditions": ["--json"]}
+    if command in advice:  # with the folder: read as a built-in world's run is
+        assert main([command, str(out), *_args(project), *advice[command]]) == 0
+        assert "not a built-in world" not in capsys.readouterr().out
+
+
 def test_report_and_compare_pages_replay_and_grade_by_the_readers_world(
     project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

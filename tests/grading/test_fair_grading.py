@@ -437,3 +437,21 @@ def test_tasks_lists_family_budgets_and_the_criteria_a_grade_holds(
     assert "helpdesk.security_count" in text and "answer (count)" in text
     assert main(["tasks", "--world", "nowhere"]) == 2
     assert "unknown world 'nowhere'" in capsys.readouterr().err
+
+
+def test_two_transfers_of_the_available_stock_fail_only_where_the_task_says_single(
+    inv: hw.World,
+) -> None:
+    """200 + 57 moves every available unit; the task asks for one transfer and says so."""
+    task = TASKS["inventory.move_available_adapters"]
+    assert "single transfer" in task.instruction
+    read, (_, move) = MOVE[:-1], MOVE[-1]
+    split = [
+        *read,
+        ("create_transfer", {**move, "quantity": 200}),
+        ("create_transfer", {**move, "quantity": 57}),
+    ]
+    verdict = grade(record_calls(inv, task, split, final_message="Moved."), task, inv)
+    assert verdict.failed == ["state.required", "state.allowed"]  # the one row missing,
+    details = {v.id: v.detail for v in verdict.verdicts}  # two other rows made instead
+    assert "transfers" in details["state.required"] and "257" in details["state.required"]

@@ -35,9 +35,17 @@ def scripted_brain(steps: list[list[tuple[str, dict[str, Any]]] | str]) -> Brain
 
 @contextmanager
 def fake_anthropic(
-    brain: Brain, *, fail_first: int = 0, fail_status: int = 529
+    brain: Brain,
+    *,
+    fail_first: int = 0,
+    fail_status: int = 529,
+    usage: dict[str, Any] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Serve the brain on 127.0.0.1; yields {"base_url", "requests"} (the bodies received)."""
+    """Serve the brain on 127.0.0.1; yields {"base_url", "requests"} (the bodies received).
+
+    ``usage`` replaces fields of the usage every answer reports (a provider reporting
+    impossible counts, e.g. negative or beyond 2^53).
+    """
     state: dict[str, Any] = {"requests": [], "failures_left": fail_first, "paths": []}
 
     class Handler(BaseHTTPRequestHandler):
@@ -83,6 +91,7 @@ def fake_anthropic(
                         "output_tokens": 20,
                         "cache_creation_input_tokens": 0,
                         "cache_read_input_tokens": 5,
+                        **(usage or {}),
                     },
                 },
             )

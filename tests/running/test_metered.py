@@ -10,7 +10,12 @@ import pytest
 
 import harness_world as hw
 from harness_world.running.attempt import InfrastructureError, Reservation
-from harness_world.running.metered import ProviderErrors, metered_request, metered_request_async
+from harness_world.running.metered import (
+    ProviderErrors,
+    metered_request,
+    metered_request_async,
+    run_unsuspended,
+)
 
 
 class _ApiError(Exception):
@@ -97,3 +102,34 @@ def test_the_async_loop_gives_up_after_its_tries(attempt: hw.Attempt) -> None:
             )
         )
     assert attempt.finish().usage.requests == 2
+
+
+def test_a_coroutine_that_never_suspends_runs_without_an_event_loop() -> None:
+    async def inner() -> int:
+        return 41
+
+    async def outer() -> int:
+        return await inner() + 1
+
+    assert run_unsuspended(outer()) == 42
+    with pytest.raises(InfrastructureError, match="gave up"):
+        run_unsuspended(_raises())
+
+
+async def _raises() -> None:
+    raise InfrastructureError("gave up")
+
+
+def test_a_coroutine_that_suspends_is_refused_and_closed() -> None:
+    closed: list[bool] = []
+
+    async def waits() -> None:
+        try:
+            await asyncio.sleep(0)  # real asynchronous work: it needs an event loop
+        finally:
+            closed.append(True)
+
+    coroutine = waits()
+    with pytest.raises(RuntimeError, match="awaited asynchronous work"):
+        run_unsuspended(coroutine)
+    assert closed == [True] and coroutine.cr_frame is None  # closed, not left to the collector

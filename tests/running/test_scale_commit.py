@@ -36,7 +36,7 @@ def _items(root: Path) -> list[Finished]:
         attempt = hw.Attempt(world, task, seed=sample, sample=sample, revision="r")
         record = attempt.finish("done")
         path = record_path(root, task.id, sample)
-        out.append(finished(record, path, judge_record(record, world, task, path)))
+        out.append(finished(record, path, lambda r: judge_record(r, world, task, path)))
     return out
 
 

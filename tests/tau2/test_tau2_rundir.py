@@ -21,6 +21,7 @@ from harness_world.analysis.trace_record import read_trace
 from harness_world.cli import main
 from harness_world.coverage import load_oracles
 from harness_world.evidence.binding import read_index
+from harness_world.grading.worlds import load_world_data
 from harness_world.running import run
 from harness_world.running.reader import RunReader
 from harness_world.running.rundir import load_manifest, record_path
@@ -124,9 +125,11 @@ def test_a_run_without_user_turns_reports_no_user_turns(tmp_path: Path) -> None:
 
 
 def test_the_trace_viewer_shows_each_user_turn_in_its_place(three: tuple[Path, Path]) -> None:
-    out, _ = three
-    report = build_report(out, RunReader.of([]))
+    out, tasks = three
+    data = load_world_data("tau2_retail", TAU2_DATA, tasks)
+    report = build_report(out, RunReader.of(data.tasks, worlds={data.world.name: data.world}))
     slot = report.attempts[0]
+    assert slot.evidence == "verified"
     trace = read_trace(slot.path)
     assert trace is not None and trace.user_turns
     for compact in (False, True):
