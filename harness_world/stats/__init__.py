@@ -1,25 +1,20 @@
 """Statistics for comparing agent configurations over repeated runs of a task suite.
 
-Every estimator works on per-task counts first and averages over tasks second, because task
-difficulty varies too much for a pooled rate to stand in for a suite. A computation that would
-need more data than it was given raises `StatsInputError` (a `ValueError`) naming what was
-missing; nothing returns NaN. Results are frozen `msgspec.Struct` objects, so they encode to
-JSON unchanged; inputs are put in a canonical order first and sums are exact, so reordering the
-input never changes a result. SciPy is imported only inside the functions that need it.
-
-There is one comparison verb: `decide` takes a `Design` (what is paired with what, the task
-families, the gate asked, its one-sided level, the seed) and returns a `Decision` with its
-figures; `assess` runs it the way ``compare`` does over run rows, with missing data, a worst
-case and a tipping point. Beside it, descriptive figures: pass^k and pass@k, proportion
-intervals, the paired noise band, solid / flaky / broken classes and flips, McNemar. A rate is
-a fraction; a difference is candidate minus baseline, also a fraction (the CLI prints points).
+One comparison verb: `decide` takes a `Design` (what is paired with what, the task families,
+the gate asked, its one-sided level, the seed) and returns a `Decision` with its figures;
+`assess` runs it as ``compare`` does over run rows, with missing data, a worst case and a
+tipping point. Beside it, descriptive figures: pass^k and pass@k, proportion intervals, the
+paired noise band, solid / flaky / broken classes and flips, McNemar. Estimators work per task
+first and average over tasks second; inputs are put in a canonical order and sums are exact, so
+reordering never changes a result; missing data raises `StatsInputError`, never NaN; results
+are frozen `msgspec.Struct` objects. SciPy is imported only where it is needed. A rate is a
+fraction; a difference is candidate minus baseline (the CLI prints points). docs/stats.md has
+every formula.
 
 Example:
     >>> from harness_world import stats
     >>> stats.pass_hat_k_exact(10, 8, 3)
     Fraction(7, 15)
-    >>> stats.pass_at_k(10, 8, 3)
-    1.0
 
 """
 

@@ -1,15 +1,13 @@
 """The one comparison verb: a `Design` goes in, a `Decision` with its figures comes out.
 
-Every command that compares (``compare`` and the release gate's completion clause through
-`harness_world.stats.assess`, crossed runs and ablations, drift, the report's headline) asks
-`decide` the same way: what is paired with what, in which clusters, which gate at which level,
-with which seed. The test is one-sided on the mean per-task value (a difference, a rate, or a
-contrast): CR2-studentized, a wild cluster bootstrap-t with the null imposed and Webb weights
-over task families (`harness_world.stats.wild`), skew-corrected, with a binomial variance floor
-when the spread is degenerate; its bounds are the test inverted, and the gate is read off them.
-docs/stats.md gives every formula and the calibration that chose them. The other ``method``
-values are the candidates the gate was chosen from, kept so that the calibration bench measures
-them beside it.
+Every command that compares (``compare`` and the release gate through `assess`, crossed runs
+and ablations, drift, the report's headline) asks `decide`: what is paired with what, in which
+clusters, which gate at which level, with which seed. The test is one-sided on the mean
+per-task value: CR2-studentized, a wild cluster bootstrap-t over task families with the null
+imposed and Webb weights (`harness_world.stats.wild`), skew-corrected, with a binomial variance
+floor when the spread is degenerate; the bounds invert it and the gate is read off them. The
+other ``method`` values are the candidates it was chosen from, measured beside it by the
+calibration bench. docs/stats.md gives every formula and the calibration.
 """
 
 from __future__ import annotations
@@ -90,7 +88,9 @@ class Design(msgspec.Struct, frozen=True, kw_only=True):
         pairs: What is paired with what: per task, the baseline's and the candidate's runs.
             A pair whose baseline has no run stands for the candidate's own pass rate, so the
             decision bounds one configuration's mean (`mean_bounds`).
-        contrasts: Per-task values with their own run-to-run variance, instead of ``pairs``.
+        contrasts: Per-task values with their own run-to-run variance, instead of ``pairs``
+            (a crossed run's interaction). Decided as that test was calibrated: by the
+            bootstrap alone, degenerate below the floor's 1% point with ``G - 1`` df.
         families: Task id -> family: the clusters (a task without one is its own cluster;
             with no family, or a single one, every task is its own).
         gate: The gate asked: ``improved``, ``no-regression``, ``non-inferior`` (with
@@ -116,7 +116,11 @@ class Design(msgspec.Struct, frozen=True, kw_only=True):
     skew_correction: bool = True
 
     def __post_init__(self) -> None:
-        """Refuse a design no decision can answer (see `decide`'s Raises)."""
+        """Refuse what no decision answers, with `StatsInputError`.
+
+        A bad alpha or margin, pairs and contrasts together, fewer than 2 tasks, a contrast
+        without a finite value and a positive variance.
+        """
         if not (math.isfinite(self.alpha) and 0 < self.alpha < 0.5):
             raise StatsInputError(f"alpha must be strictly between 0 and 0.5, got {self.alpha}")
         if self.pairs and self.contrasts:
@@ -250,10 +254,9 @@ def run_variance(p: PairedTask, *, shrink: bool) -> float:
 
 
 def floor_variances(items: Sequence[PairedTask]) -> list[float]:
-    """Each task's difference's sampling variance under its pooled rate (the floor's terms).
+    """The floor's terms ``v_i = s_i^2 (1/n_b + 1/n_c)``, each task's sampling variance.
 
-    ``v_i = s_i^2 (1/n_b + 1/n_c)``; when every task's runs all agreed, the shrunk variance is
-    used instead, so a suite with no variation at all never reads as certainty.
+    When every task's runs all agreed the shrunk variance is used: no variation is not certainty.
     """
     inverse = [sum(1 / t.runs for t in (p.baseline, p.candidate) if t.runs) for p in items]
     plain = [run_variance(p, shrink=False) * w for p, w in zip(items, inverse, strict=True)]
@@ -263,10 +266,7 @@ def floor_variances(items: Sequence[PairedTask]) -> list[float]:
 
 
 def _units(design: Design) -> tuple[list[str], list[Fraction], list[float]]:
-    """Task ids in order, their exact values and their floor terms.
-
-    Pairs go by task id; contrasts by cluster label first (the interaction test's order).
-    """
+    """Task ids (contrasts by cluster label first), their exact values and floor terms."""
     if design.contrasts:
         fam = design.families
         cs = sorted(design.contrasts, key=lambda c: (fam.get(c.task_id) or c.task_id, c.task_id))
@@ -385,9 +385,9 @@ def _t_bounds(common: Mapping[str, Any]) -> tuple[float, float]:
 def _p_values(prepared: _Prepared, mu0: float) -> tuple[float, float]:
     """Both one-sided p-values at ``mu0``: the bootstrap's, or the t's for a t method.
 
-    On a degenerate spread the more cautious of the bootstrap and the t test on the floor
-    decides: a bootstrap of values that hardly vary cannot show the run-to-run noise the floor
-    stands for, and the floor's t cannot see how few clusters there are.
+    A bootstrap of values that hardly vary cannot show the run-to-run noise the floor stands
+    for, and the floor's t cannot see how few clusters there are: on a degenerate spread the
+    more cautious of the two decides.
     """
     up, down = _t_reference(prepared.common, mu0)
     if prepared.test is None:
@@ -411,21 +411,10 @@ def p_values(design: Design, mu0: float = 0.0) -> tuple[float, float]:
 def decide(design: Design) -> Decision:
     """Decide a design: the one-sided test of its mean per-task value, and its gate.
 
-    With per-task values ``d_i`` and cluster residual sums ``U_g``, the standard error is CR2,
-    ``SE^2 = sum_g U_g^2 / (1 - n_g / n) / n^2`` (CR1 for ``cr1-t``), or the binomial floor
-    when the spread is degenerate. ``webb`` and ``sign-flip`` invert a wild cluster
-    bootstrap-t with the null imposed (`harness_world.stats.wild`); ``cr2-t`` / ``cr1-t`` use
-    t with Bell-McCaffrey (``G - 1``) df. On a degenerate spread a bootstrap takes the more
-    cautious of itself and the t test on the floor. The gate is read off the bounds:
-    ``improved`` when ``lower > 0``, ``no-regression`` unless ``upper < 0``, ``non-inferior``
-    when ``-lower < margin`` on at least `harness_world.stats.hidden_class.min_tasks` tasks.
-
-    Args:
-        design: What is compared, the clusters, the gate, its level and the seed.
-
-    Returns:
-        The decision with its figures.
-
+    ``webb`` and ``sign-flip`` invert the bootstrap (on a degenerate spread, the more cautious
+    of it and the floor's t); ``cr2-t`` / ``cr1-t`` use t with Bell-McCaffrey (``G - 1``) df.
+    ``improved`` passes when ``lower > 0``, ``no-regression`` unless ``upper < 0``,
+    ``non-inferior`` when ``-lower < margin`` on at least `hidden_class.min_tasks` tasks.
     """
     prepared = _figures(design)
     common, test = prepared.common, prepared.test

@@ -112,13 +112,6 @@ class TaskTally(msgspec.Struct, frozen=True, kw_only=True):
     runs: int
     passes: int
 
-    @property
-    def pass_rate(self) -> float:
-        """``passes / runs``; raises `StatsInputError` when runs is 0."""
-        if self.runs <= 0:
-            raise StatsInputError(f"task {self.task_id!r} has no runs, so it has no pass rate")
-        return self.passes / self.runs
-
 
 class ExcludedTask(msgspec.Struct, frozen=True, kw_only=True):
     """A task left out of a computation, and why.

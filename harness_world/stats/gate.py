@@ -117,8 +117,7 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
         power_now: Power of the current design (tasks_now x runs_now) at ``mde``.
         between_task_variance: Estimated variance of true per-task changes (tau^2 >= 0).
         run_variance: Mean per-run Bernoulli variance ``q (1 - q)`` of the tasks.
-        design_effect: Variance inflation from families, ``max(1, (SE_CR2 / SE_paired)^2)``
-            (1 without families): the gate's own.
+        design_effect: The gate's variance inflation from families, at least 1.
         df: The gate's degrees of freedom (Bell-McCaffrey) for the current design.
         effective_clusters: ``df + 1``.
         rows: Tasks needed at several run counts.
@@ -152,8 +151,7 @@ class GateResult(msgspec.Struct, frozen=True, kw_only=True):
         allow_missing: Whether missing runs were allowed (otherwise they fail the gate).
         missing: Tasks short of runs or absent on one side, sorted by task id.
         expected_runs: The fewest runs expected per task and side (``--min-runs``, or the run
-            directories' samples); a task is missing data below it, or below the other side's
-            count.
+            directories' samples).
         observed: The decision on the runs that exist (every task with a run on both sides).
         worst_case: The decision with the candidate's missing runs counted as failures and the
             baseline's as passes; null when nothing is missing.
@@ -754,18 +752,9 @@ def gate_options(
 ) -> GateOptions:
     """Check the gate's options together and convert points to fractions.
 
-    Args:
-        gate: The gate asked for.
-        alpha: One-sided level, or None for the default (or for ``z``).
-        z: The level as a normal quantile (``1.96`` means 0.025), instead of ``alpha``.
-        margin: Non-inferiority margin in points; required by ``non-inferior`` and refused
-            by every other gate.
-        min_runs: Runs expected per task and side, or None for the input's own default.
-        plan: Whether a sample-size plan is asked for (it needs ``mde``).
-        mde: Smallest change worth detecting, in points (only with ``plan``).
-
-    Returns:
-        The level and the margin and change as fractions.
+    ``alpha`` or ``z`` (a normal quantile: 1.96 means 0.025) give the one-sided level; the
+    margin (points) is required by ``non-inferior`` and refused by every other gate; ``mde``
+    (points) goes with ``plan``; ``min_runs`` is at least 1 when given.
 
     Raises:
         StatsInputError: A value out of range or two options that do not go together,
