@@ -19,7 +19,6 @@ from typing import Any, Final, Literal
 
 import attrs
 import msgspec
-import numpy as np
 
 from harness_world.stats.estimators import (
     DEFAULT_ALPHA,
@@ -369,6 +368,7 @@ def _figures(design: Design) -> _Prepared:
 
 def _t_reference(common: Mapping[str, Any], mu0: float) -> tuple[float, float]:
     """One-sided p-values of the (skew-corrected) t reference at ``mu0``."""
+    import numpy as np
     from scipy import special
 
     t = np.array([(common["mean"] - mu0) / common["standard_error"]])

@@ -23,13 +23,20 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 import attrs
-import numpy as np
-from numpy.typing import NDArray
 
 from harness_world.stats.estimators import StatsInputError
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    _Arrays3 = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
+    _Arrays4 = tuple[
+        NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]
+    ]
 
 __all__ = [
     "DEFAULT_DRAWS",
@@ -86,6 +93,8 @@ def bell_mccaffrey_df(sizes: Sequence[int]) -> float:
         )
     if any(s < 1 for s in sizes):
         raise StatsInputError("every cluster needs at least one task")
+    import numpy as np
+
     n = sum(sizes)
     ng = np.array(sorted(sizes), dtype=np.float64)
     w = 1.0 / (n * np.sqrt(1.0 - ng / n))
@@ -108,6 +117,8 @@ def hall_transform(
     t: NDArray[np.float64], gamma: NDArray[np.float64] | float
 ) -> NDArray[np.float64]:
     """``g(T) = T + gamma T^2 / 3 + gamma^2 T^3 / 27 + gamma / 6`` (elementwise)."""
+    import numpy as np
+
     gt = gamma * t
     # (1 + g t / 3)^3 expanded, divided by g, plus g / 6: no cube of an array needed.
     result: NDArray[np.float64] = t * (1 + gt / 3 + gt * gt / 27) + np.multiply(gamma, 1 / 6)
@@ -123,6 +134,8 @@ def hall_inverse(y: float, gamma: float) -> float:
     if x > -1:
         # expm1/log1p keep cbrt(1 + x) - 1 accurate when gamma is tiny.
         return 3 * math.expm1(math.log1p(x) / 3) / gamma
+    import numpy as np
+
     return 3 * (float(np.cbrt(1 + x)) - 1) / gamma
 
 
@@ -130,6 +143,8 @@ def _patterns(
     kind: WeightKind, clusters: int, draws: int, seed: int
 ) -> tuple[NDArray[np.float64], bool]:
     """The weight rows and whether they are every pattern (else random, identity first)."""
+    import numpy as np
+
     points = (-1.0, 1.0) if kind == "rademacher" else _WEBB
     if len(points) ** clusters <= MAX_ENUMERATED:
         rows = np.array(list(itertools.product(points, repeat=clusters)), dtype=np.float64)
@@ -193,12 +208,16 @@ class WildClusterTest:
         return self.floor_variance if variance < self.threshold else variance
 
     def _observed(self, mu0: float) -> float:
+        import numpy as np
+
         t = np.array([(self.mean - mu0) / self.standard_error])
         if self.skew_correction:
             return float(hall_transform(t, self.observed_skewness)[0])
         return float(t[0])
 
     def _bootstrap(self, mu0: float) -> NDArray[np.float64]:
+        import numpy as np
+
         s2, s11, s02 = self._squares
         square = np.maximum(s2 - 2 * mu0 * s11 + mu0 * mu0 * s02, 0.0)
         variance = square / self.tasks**2
@@ -219,6 +238,8 @@ class WildClusterTest:
         return self._p(mu0, up=True), self._p(mu0, up=False)
 
     def _p(self, mu0: float, *, up: bool) -> float:
+        import numpy as np
+
         observed = self._observed(mu0)
         boot = self._bootstrap(mu0)
         tol = 1e-9 * max(1.0, abs(observed))
@@ -256,10 +277,6 @@ class WildClusterTest:
         return hi
 
 
-_Arrays3 = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
-_Arrays4 = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
-
-
 def _pattern_sums(
     rows: NDArray[np.float64],
     total: NDArray[np.float64],
@@ -271,6 +288,8 @@ def _pattern_sums(
 
     Computed in blocks of rows so that memory stays bounded for many clusters.
     """
+    import numpy as np
+
     a_parts, c_parts = [], []
     squares: list[list[NDArray[np.float64]]] = [[], [], []]
     cubes: list[list[NDArray[np.float64]]] = [[], [], [], []]
@@ -337,6 +356,8 @@ def wild_cluster_test(
             sum, or ``draws < 99``.
 
     """
+    import numpy as np
+
     if len(sums) != len(sizes):
         raise StatsInputError(f"{len(sums)} sums but {len(sizes)} sizes")
     if len(sizes) < 2:

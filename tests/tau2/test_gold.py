@@ -21,6 +21,8 @@ from harness_world.engine.canonical import to_json
 from harness_world.grading import Condition, Requirement, Target, TaskError, select_targets
 from harness_world.tau2 import DatabaseHasher, exact_effects
 
+pytestmark = pytest.mark.tau2
+
 Calls = list[tuple[str, dict[str, Any]]]
 
 
