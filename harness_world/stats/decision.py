@@ -237,10 +237,9 @@ def _rate(t: TaskTally) -> Fraction:
 
 
 def run_variance(p: PairedTask, *, shrink: bool) -> float:
-    """Per-run Bernoulli variance of a task, pooled over both sides.
+    """A task's per-run variance pooled over both sides: ``x (N - x) / (N (N - 1))``.
 
-    Unbiased ``x (N - x) / (N (N - 1))`` (0 when every run agreed); with ``shrink`` the
-    half-pass rate ``q = (x + 0.5) / (N + 1)`` gives ``q (1 - q)``, never 0.
+    With ``shrink``, ``q (1 - q)`` at the half-pass rate ``q = (x + 0.5) / (N + 1)``, never 0.
     """
     x = p.baseline.passes + p.candidate.passes
     total = p.baseline.runs + p.candidate.runs
