@@ -98,7 +98,9 @@ def test_a_transfer_that_reads_nothing_still_fails(
     blind = [c for c in calls if c[0] == "create_transfer"]
     record = record_calls(inv, TASKS[task_id], blind, final_message="Moved.")
     verdict = grade(record, TASKS[task_id], inv)
-    assert verdict.failed == ["trace.read_before_write"]
+    # The copy paper's item id is in no instruction: from memory, it also fails grounding.
+    memorised = ["trace.grounded_writes"] if task_id.endswith("copy_paper") else []
+    assert verdict.failed == ["trace.read_before_write", *memorised]
     detail = next(v.detail for v in verdict.verdicts if v.id == "trace.read_before_write")
     assert "@W-01" in detail or "@W-02" in detail  # the source, never the destination
     assert "@W-05" not in detail and "@W-03" not in detail
