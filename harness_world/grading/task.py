@@ -6,6 +6,8 @@ msgspec structs with strict validation, so a typo names the file and the field.
 
 from __future__ import annotations
 
+import copy
+import difflib
 import math
 import tomllib
 from collections.abc import Iterable
@@ -38,6 +40,7 @@ __all__ = [
     "Task",
     "TaskError",
     "load_task",
+    "load_task_file",
     "load_tasks",
     "select_targets",
 ]
@@ -471,62 +474,184 @@ def _labels_problem(data: dict[str, Any]) -> str:
 
 
 def load_task(path: str | Path) -> Task:
-    """Read and validate one task file.
+    """Read and validate a task file that declares one task.
 
     Raises:
-        TaskError: naming the file, and the line or field at fault.
+        TaskError: naming the file, and the line or field at fault; also for a file of
+            variants that declares more than one task (`load_task_file` reads those).
+    """
+    tasks = load_task_file(path)
+    if len(tasks) != 1:
+        raise TaskError(
+            f"{path}: declares {len(tasks)} tasks as variants: read it with load_task_file "
+            "or load_tasks"
+        )
+    return tasks[0]
+
+
+def load_task_file(path: str | Path) -> list[Task]:
+    """Every task a task file declares: its one task, or one task per variant in file order.
+
+    A file with a ``[[variants]]`` array is a base (its other keys) and the variants that
+    differ from it; each variant is the base merged with the variant's own keys (format and
+    merge rule in ``docs/task-format.md``), decoded as strictly as a one-task file.
+
+    Raises:
+        TaskError: naming the file, the variant (its id and place) and the field at fault.
     """
     source = Path(path)
+    data = _read_toml(source)
+    if "variants" not in data:
+        return [_checked(str(source), _convert(source, data))]
+    tasks = []
+    for where, table in _expand(source, data):
+        label = f"{source}: variant {table['id']!r} ({where})"
+        tasks.append(_checked(label, _convert(source, table, label=label)))
+    return tasks
+
+
+def _read_toml(source: Path) -> dict[str, Any]:
+    """A task file's TOML table."""
     try:
-        data = tomllib.loads(source.read_text(encoding="utf-8"))
+        return tomllib.loads(source.read_text(encoding="utf-8"))
     except OSError as exc:
         raise TaskError(f"{source}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise TaskError(f"{source}: invalid TOML: {exc}") from None
     except RecursionError:  # the TOML parser recurses once per nesting level
         raise TaskError(f"{source}: a task file nested too deeply to be read") from None
-    task = _convert(source, data)
+
+
+def _checked(label: str, task: Task) -> Task:
+    """``task`` once its names agree with each other (``label`` names it in errors)."""
     names = [t.name for t in task.targets]
     if len(set(names)) != len(names):
-        raise TaskError(f"{source}: target set names must be unique, got {names}")
+        raise TaskError(f"{label}: target set names must be unique, got {names}")
     referenced = [r.target for r in task.require] + [a.target for a in task.allow]
     for name in referenced:
         if name and name not in names:
-            raise TaskError(f"{source}: unknown target set {name!r} (declared: {names})")
+            raise TaskError(f"{label}: unknown target set {name!r} (declared: {names})")
     referenced += [r.target for r in task.receipts]
     for name in referenced[len(referenced) - len(task.receipts) :]:
         if name and name not in names:
-            raise TaskError(f"{source}: unknown target set {name!r} (declared: {names})")
-    for group, label in (
+            raise TaskError(f"{label}: unknown target set {name!r} (declared: {names})")
+    for group, kind in (
         (task.faults, "fault"),
         (task.forbid, "forbidden"),
         (task.receipts, "receipt"),
     ):
         ids = [item.id for item in group]
         if len(set(ids)) != len(ids):
-            raise TaskError(f"{source}: {label} ids must be unique, got {ids}")
+            raise TaskError(f"{label}: {kind} ids must be unique, got {ids}")
     needs_targets = [r for r in task.require if r.kind != "create" or r.link]
     if (needs_targets or task.answer or task.receipts) and not task.targets:
-        raise TaskError(f"{source}: set, delete, linked create and answer need a target set")
+        raise TaskError(f"{label}: set, delete, linked create and answer need a target set")
     return task
 
 
-def _convert(source: Path, data: dict[str, Any]) -> Task:
-    """A task file's table as a task, its id a safe one (ids name run directory folders)."""
+def _convert(source: Path, data: dict[str, Any], *, label: str = "") -> Task:
+    """A task's table as a task, its id a safe one (ids name run directory folders).
+
+    ``label`` names a variant in errors (empty: the file holds one task).
+    """
     problem = ""
     if "dimension" in data or "subdimension" in data:
         problem = taxon_problem(data.get("dimension"), data.get("subdimension", ""))
     problem = problem or _labels_problem(data)
     if problem:
-        raise TaskError(f"{source}: task {data.get('id', '?')!r}: {problem}")
+        who = label or f"{source}: task {data.get('id', '?')!r}"
+        raise TaskError(f"{who}: {problem}")
+    label = label or str(source)
     try:
         task = msgspec.convert(data, Task)
     except msgspec.ValidationError as exc:
-        raise TaskError(f"{source}: {exc}") from None
+        raise TaskError(f"{label}: {exc}") from None
     problem = task_id_problem(task.id)
     if problem:
-        raise TaskError(f"{source}: id: {problem}")
+        raise TaskError(f"{label}: id: {problem}")
     return task
+
+
+# How deep ``variants`` nest: a variant, or a group of variants sharing what its own keys say.
+_VARIANT_LEVELS = 2
+_VARIANT_KEYS = (*(f.encode_name for f in msgspec.structs.fields(Task)), "variants")
+
+
+def _expand(source: Path, data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Each variant of a file of variants as (its place, the base merged with its keys)."""
+    base = {k: v for k, v in data.items() if k != "variants"}
+    _check_layer(source, "the base", base, group=True)
+    found: list[tuple[str, dict[str, Any]]] = []
+    _expand_into(found, source, base, data["variants"], "variants", 1)
+    first: dict[str, str] = {}
+    for where, table in found:
+        earlier = first.setdefault(table["id"], where)
+        if earlier != where:
+            raise TaskError(
+                f"{source}: variant {table['id']!r} ({where}): id already declared by {earlier}"
+            )
+    return found
+
+
+def _expand_into(
+    found: list[tuple[str, dict[str, Any]]],
+    source: Path,
+    base: dict[str, Any],
+    entries: object,
+    where: str,
+    level: int,
+) -> None:
+    """Append to ``found`` the variants of ``entries`` over ``base``.
+
+    ``entries`` is the array at ``where``, ``level`` arrays deep in the file.
+    """
+    if not (isinstance(entries, list) and entries and all(isinstance(e, dict) for e in entries)):
+        raise TaskError(f"{source}: {where}: expected one or more tables ([[variants]])")
+    for index, entry in enumerate(entries):
+        at = f"{where}[{index}]"
+        group = "variants" in entry
+        _check_layer(source, at, entry, group=group)
+        try:
+            merged = copy.deepcopy(
+                _merged(base, {k: v for k, v in entry.items() if k != "variants"})
+            )
+        except RecursionError:
+            raise TaskError(f"{source}: {at}: nested too deeply to be merged") from None
+        if not group:
+            found.append((at, merged))
+        elif level >= _VARIANT_LEVELS:
+            raise TaskError(
+                f"{source}: {at}: variants nested too deeply (at most {_VARIANT_LEVELS} "
+                "levels: a variant, or a group of variants)"
+            )
+        else:
+            _expand_into(found, source, merged, entry["variants"], f"{at}.variants", level + 1)
+
+
+def _check_layer(source: Path, at: str, table: dict[str, Any], *, group: bool) -> None:
+    """Refuse a base, group or variant table naming an unknown field or misplacing an id."""
+    for key in table:
+        if key not in _VARIANT_KEYS:
+            near = difflib.get_close_matches(key, _VARIANT_KEYS, n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise TaskError(f"{source}: {at}: unknown field {key!r}{hint}")
+    if group and "id" in table:
+        raise TaskError(
+            f"{source}: {at}: declares variants, so it names no id of its own (each variant does)"
+        )
+    if not group and not isinstance(table.get("id"), str):
+        raise TaskError(f"{source}: {at}: a variant needs an id (a string)")
+
+
+def _merged(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``over``'s keys: a table merges key by key, any other value replaces."""
+    out = dict(base)
+    for key, value in over.items():
+        old = out.get(key)
+        out[key] = (
+            _merged(old, value) if isinstance(old, dict) and isinstance(value, dict) else value
+        )
+    return out
 
 
 def load_tasks(world: str | None = None, folder: str | Path | None = None) -> list[Task]:
@@ -539,7 +664,7 @@ def load_tasks(world: str | None = None, folder: str | Path | None = None) -> li
     if folder is not None and not root.is_dir():
         raise TaskError(f"{root}: no such task folder")
     files = sorted(root.rglob("*.toml")) if root.is_dir() else []
-    tasks = [load_task(p) for p in files]
+    tasks = [t for p in files for t in load_task_file(p)]
     seen: dict[str, int] = {}
     for task in tasks:
         seen[task.id] = seen.get(task.id, 0) + 1
