@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import sys
@@ -15,13 +16,57 @@ from hypothesis import strategies as st
 
 import harness_world as hw
 from harness_world.cli import main
-from harness_world.engine.canonical import to_json
+from harness_world.engine.canonical import canonical_struct, sha256_hex, to_json
 from harness_world.grading.task import TaskError, load_task_file
 from harness_world.grading.worlds import check_task_against_contract
 from harness_world.release import tasks_from
 from tests.conftest import REPO, examples
 
+PINS = Path(__file__).parent / "data" / "task_hashes.json"
 BUILTIN = hw.load_tasks()
+
+
+def _pins(tasks: list[hw.Task]) -> dict[str, dict[str, str]]:
+    """Per task id: its hash, and the SHA-256 of its whole decoded definition (labels too)."""
+    return {
+        t.id: {"hash": t.hash, "definition": sha256_hex(to_json(canonical_struct(t)))}
+        for t in tasks
+    }
+
+
+def test_every_built_in_task_decodes_as_it_did_before_the_files_became_variants() -> None:
+    # The pins were computed from the task files as they were before any was folded into a
+    # file of variants: the same ids, hashes and whole definitions, so no record moves.
+    pinned = json.loads(PINS.read_text())
+    now = _pins(BUILTIN)
+    changes = {
+        "added": sorted(now.keys() - pinned.keys()),
+        "gone": sorted(pinned.keys() - now.keys()),
+        "decode differently": sorted(i for i in now.keys() & pinned.keys() if now[i] != pinned[i]),
+    }
+    assert changes == {"added": [], "gone": [], "decode differently": []}, (
+        "records of a task that decodes differently are no longer graded against it; pin a "
+        "deliberate change with `python -m tests.grading.test_task_variants`"
+    )
+
+
+def _line_similarity(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, a.splitlines(), b.splitlines(), autojunk=False).ratio()
+
+
+def test_no_two_built_in_task_files_are_near_copies() -> None:
+    # Near-copies are written once, as a base and its variants (the 37 payments files were 92 %
+    # alike to their nearest sibling before).
+    for world in sorted(p for p in (REPO / "tasks").iterdir() if p.is_dir()):
+        texts = {p.name: p.read_text() for p in sorted(world.glob("*.toml"))}
+        names = sorted(texts)
+        close = [
+            (a, b, round(_line_similarity(texts[a], texts[b]), 2))
+            for i, a in enumerate(names)
+            for b in names[i + 1 :]
+            if _line_similarity(texts[a], texts[b]) >= 0.85
+        ]
+        assert close == [], f"{world.name}: write these as variants of one file: {close}"
 
 
 BASE = """
@@ -325,3 +370,7 @@ def test_any_base_and_variants_of_real_tasks_expand_to_the_same_tasks(
     assert [t.id for t in loaded] == (order or [t.id for t in chosen])
     assert loaded == [by_id[t.id] for t in loaded]
     assert [t.hash for t in loaded] == [by_id[t.id].hash for t in loaded]
+
+
+if __name__ == "__main__":  # pin the built-in tasks as they decode now (a deliberate change)
+    PINS.write_text(json.dumps(_pins(hw.load_tasks()), indent=1, sort_keys=True) + "\n")
