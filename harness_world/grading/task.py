@@ -6,8 +6,6 @@ msgspec structs with strict validation, so a typo names the file and the field.
 
 from __future__ import annotations
 
-import copy
-import difflib
 import math
 import tomllib
 from collections.abc import Iterable
@@ -28,6 +26,7 @@ from harness_world.grading.answers import AnswerKind
 from harness_world.grading.authority_spec import Authority, CandidateLink, Layer
 from harness_world.grading.taxonomy import Dimension, Taxon, taxon_problem
 from harness_world.grading.trust_spec import Forbidden, Receipt
+from harness_world.grading.variants import VariantError, expand_variants
 
 __all__ = [
     "SWITCHABLE",
@@ -521,8 +520,12 @@ def load_task_file(path: str | Path) -> list[Task]:
     data = _read_toml(source)
     if "variants" not in data:
         return [_checked(str(source), _convert(source, data))]
+    try:
+        expanded = expand_variants(data, _TASK_FIELDS)
+    except VariantError as exc:
+        raise TaskError(f"{source}: {exc}") from None
     tasks = []
-    for where, table in _expand(source, data):
+    for where, table in expanded:
         label = f"{source}: variant {table['id']!r} ({where})"
         tasks.append(_checked(label, _convert(source, table, label=label)))
     return tasks
@@ -590,86 +593,7 @@ def _convert(source: Path, data: dict[str, Any], *, label: str = "") -> Task:
     return task
 
 
-# How deep ``variants`` nest: a variant, or a group of variants sharing what its own keys say.
-_VARIANT_LEVELS = 2
-_VARIANT_KEYS = (*(f.encode_name for f in msgspec.structs.fields(Task)), "variants")
-
-
-def _expand(source: Path, data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """Each variant of a file of variants as (its place, the base merged with its keys)."""
-    base = {k: v for k, v in data.items() if k != "variants"}
-    _check_layer(source, "the base", base, group=True)
-    found: list[tuple[str, dict[str, Any]]] = []
-    _expand_into(found, source, base, data["variants"], "variants", 1)
-    first: dict[str, str] = {}
-    for where, table in found:
-        earlier = first.setdefault(table["id"], where)
-        if earlier != where:
-            raise TaskError(
-                f"{source}: variant {table['id']!r} ({where}): id already declared by {earlier}"
-            )
-    return found
-
-
-def _expand_into(
-    found: list[tuple[str, dict[str, Any]]],
-    source: Path,
-    base: dict[str, Any],
-    entries: object,
-    where: str,
-    level: int,
-) -> None:
-    """Append to ``found`` the variants of ``entries`` over ``base``.
-
-    ``entries`` is the array at ``where``, ``level`` arrays deep in the file.
-    """
-    if not (isinstance(entries, list) and entries and all(isinstance(e, dict) for e in entries)):
-        raise TaskError(f"{source}: {where}: expected one or more tables ([[variants]])")
-    for index, entry in enumerate(entries):
-        at = f"{where}[{index}]"
-        group = "variants" in entry
-        _check_layer(source, at, entry, group=group)
-        try:
-            merged = copy.deepcopy(
-                _merged(base, {k: v for k, v in entry.items() if k != "variants"})
-            )
-        except RecursionError:
-            raise TaskError(f"{source}: {at}: nested too deeply to be merged") from None
-        if not group:
-            found.append((at, merged))
-        elif level >= _VARIANT_LEVELS:
-            raise TaskError(
-                f"{source}: {at}: variants nested too deeply (at most {_VARIANT_LEVELS} "
-                "levels: a variant, or a group of variants)"
-            )
-        else:
-            _expand_into(found, source, merged, entry["variants"], f"{at}.variants", level + 1)
-
-
-def _check_layer(source: Path, at: str, table: dict[str, Any], *, group: bool) -> None:
-    """Refuse a base, group or variant table naming an unknown field or misplacing an id."""
-    for key in table:
-        if key not in _VARIANT_KEYS:
-            near = difflib.get_close_matches(key, _VARIANT_KEYS, n=1)
-            hint = f" (did you mean {near[0]!r}?)" if near else ""
-            raise TaskError(f"{source}: {at}: unknown field {key!r}{hint}")
-    if group and "id" in table:
-        raise TaskError(
-            f"{source}: {at}: declares variants, so it names no id of its own (each variant does)"
-        )
-    if not group and not isinstance(table.get("id"), str):
-        raise TaskError(f"{source}: {at}: a variant needs an id (a string)")
-
-
-def _merged(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """``base`` with ``over``'s keys: a table merges key by key, any other value replaces."""
-    out = dict(base)
-    for key, value in over.items():
-        old = out.get(key)
-        out[key] = (
-            _merged(old, value) if isinstance(old, dict) and isinstance(value, dict) else value
-        )
-    return out
+_TASK_FIELDS = tuple(f.encode_name for f in msgspec.structs.fields(Task))
 
 
 def load_tasks(world: str | None = None, folder: str | Path | None = None) -> list[Task]:
