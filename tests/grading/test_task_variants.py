@@ -15,12 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import harness_world as hw
-from harness_world.cli import main
 from harness_world.engine.canonical import canonical_struct, sha256_hex, to_json
 from harness_world.grading.task import TaskError, load_task_file
 from harness_world.grading.worlds import check_task_against_contract
 from harness_world.release import tasks_from
-from tests.conftest import REPO, examples
+from tests.conftest import REPO, Cli, examples
 
 PINS = Path(__file__).parent / "data" / "task_hashes.json"
 BUILTIN = hw.load_tasks()
@@ -241,19 +240,19 @@ def test_tables_nested_past_the_recursion_limit_are_a_task_error(tmp_path: Path)
 
 
 def test_the_command_line_lists_a_folder_of_variants_and_refuses_a_broken_one(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, cli: Cli
 ) -> None:
     folder = tmp_path / "tasks"
     folder.mkdir()
     _file(folder, BASE + '[[variants]]\nid = "helpdesk.a"\n[[variants]]\nid = "helpdesk.b"\n')
-    assert main(["tasks", "--world", "helpdesk", "--tasks", str(folder), "--json"]) == 0
-    listed = [t["id"] for t in json.loads(capsys.readouterr().out)["tasks"]]
-    assert listed == ["helpdesk.a", "helpdesk.b"]
+    listed = cli("tasks", "--world", "helpdesk", "--tasks", folder, "--json")
+    assert listed.code == 0
+    assert [t["id"] for t in json.loads(listed.out)["tasks"]] == ["helpdesk.a", "helpdesk.b"]
     assert [t.id for t in tasks_from([folder / "v.toml"])] == ["helpdesk.a", "helpdesk.b"]
     _file(folder, BASE + '[[variants]]\nid = "helpdesk.a"\ncolour = 1\n')
-    assert main(["tasks", "--world", "helpdesk", "--tasks", str(folder)]) == 2
-    err = capsys.readouterr().err
-    assert err.strip().splitlines() == [
+    broken = cli.process("tasks", "--world", "helpdesk", "--tasks", folder)
+    assert broken.code == 2
+    assert broken.err.strip().splitlines() == [
         f"error: {folder / 'v.toml'}: variants[0]: unknown field 'colour'"
     ]
 
