@@ -302,20 +302,28 @@ def _located(message: str, blob: bytes) -> str:
 _DECLARE = "a world folder's world.py declares WORLD = WorldSpec(contract=..., ...)"
 
 
-def _import_world_module(folder: Path) -> tuple[ModuleType, WorldSpec]:
-    """Import a world folder's ``world.py`` and its ``WORLD``; a failure is one `WorldError`.
-
-    The error names the file (and the line, for a failure while it ran).
-    """
+def _world_file(folder: Path) -> ModuleType:
+    """Import a world folder's ``world.py``; a failure is one `WorldError` naming the file."""
     module_file = folder / "world.py"
     if not module_file.is_file():
         raise WorldError(f"{folder}: not a world folder (no world.py)")
     try:
-        module = import_path(module_file, "worlds")
-        spec = declared(module, "WORLD", WorldSpec, "harness_world.engine.WorldSpec", _DECLARE)
+        return import_path(module_file, "worlds")
     except HarnessWorldError as exc:
         raise WorldError(str(exc)) from None
-    return module, spec
+
+
+def _world_spec(folder: Path) -> WorldSpec:
+    """The ``WORLD`` a world folder's ``world.py`` declares (the only name read of it).
+
+    Raises:
+        WorldError: naming the file (and the line, for a failure while it ran).
+    """
+    module = _world_file(folder)
+    try:
+        return declared(module, "WORLD", WorldSpec, "harness_world.engine.WorldSpec", _DECLARE)
+    except HarnessWorldError as exc:
+        raise WorldError(str(exc)) from None
 
 
 def locate_world(name_or_path: str | Path) -> WorldLocation:
@@ -325,7 +333,7 @@ def locate_world(name_or_path: str | Path) -> WorldLocation:
         WorldError: for an unknown world or a world folder that does not load.
     """
     folder = resolve_world_folder(name_or_path).resolve()
-    return _import_world_module(folder)[1].locate(folder)
+    return _world_spec(folder).locate(folder)
 
 
 def resolve_world_folder(name_or_path: str | Path) -> Path:
@@ -356,7 +364,7 @@ def world_module(name_or_path: str | Path) -> ModuleType:
     For a world's own tests (its generator, its planted data); the package reads only the
     module's ``WORLD`` (`locate_world`).
     """
-    return _import_world_module(resolve_world_folder(name_or_path))[0]
+    return _world_file(resolve_world_folder(name_or_path))
 
 
 _CACHE: dict[tuple[str, str, str], World] = {}
@@ -382,7 +390,7 @@ def load_world(
     cached = _CACHE.get(key)
     if cached is not None:
         return cached
-    spec = _import_world_module(folder)[1]
+    spec = _world_spec(folder)
     contract = spec.contract
     code_hash = hashlib.sha256((folder / "world.py").read_bytes()).hexdigest()
     if seed_file is not None:
