@@ -41,6 +41,7 @@ __all__ = [
     "select_tasks",
 ]
 
+
 @attrs.frozen(slots=True)
 class WorldChoice:
     """The worlds a command was given, by name, and where their parts live.
