@@ -46,6 +46,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import msgspec
 
 from harness_world.analysis.trace_record import TraceCall, TraceRecord
@@ -337,14 +338,47 @@ def _backtracked(calls: Sequence[Call], index: int) -> bool:
     return False
 
 
-def _verified(calls: Sequence[Call], index: int) -> bool:
+def _verified(calls: Sequence[Call], index: int, texts: _Texts) -> bool:
     keys = {image.key for image in calls[index].writes}
-    for later in calls[index + 1 :]:
-        if not later.ok or later.writes:
+    for later in range(index + 1, len(calls)):
+        call = calls[later]
+        if not call.ok or call.writes:
             continue
-        if any(_mentions(later.result, k) or _mentions(later.args, k) for k in keys):
+        if any(texts.mentions(later, k) for k in keys):
             return True
     return False
+
+
+@attrs.define(slots=True)
+class _Texts:
+    """Each call's result and arguments as JSON text, encoded once, to rule keys out quickly.
+
+    A value that holds a scalar equal to a key holds that key's JSON text, so a key whose
+    text is absent is not mentioned; where it is present, `_mentions` decides.
+    """
+
+    calls: Sequence[Call]
+    texts: dict[int, bytes | None] = attrs.field(factory=dict)
+
+    def _text(self, index: int) -> bytes | None:
+        if index not in self.texts:
+            call = self.calls[index]
+            try:
+                self.texts[index] = _JSON.encode([call.result, call.args])
+            except (TypeError, ValueError):  # not JSON: walked value by value
+                self.texts[index] = None
+        return self.texts[index]
+
+    def mentions(self, index: int, key: Key) -> bool:
+        """Whether call ``index``'s result or arguments mention ``key`` (`_mentions`)."""
+        text = self._text(index)
+        if text is not None and _JSON.encode(key) not in text:
+            return False
+        call = self.calls[index]
+        return _mentions(call.result, key) or _mentions(call.args, key)
+
+
+_JSON = msgspec.json.Encoder()
 
 
 def _decoded(value: Any) -> Any:
@@ -362,12 +396,12 @@ def _rows(value: Any) -> list[dict[str, Any]]:
     return []
 
 
-def _verification_calls(calls: Sequence[Call]) -> int:
+def _verification_calls(calls: Sequence[Call], texts: _Texts) -> int:
     written: set[Key] = set()
     count = 0
-    for call in calls:
+    for index, call in enumerate(calls):
         looked = call.ok and not call.writes and written
-        if looked and any(_mentions(call.result, k) or _mentions(call.args, k) for k in written):
+        if looked and any(texts.mentions(index, k) for k in written):
             count += 1
         written |= {w.key for w in call.writes}
     return count
@@ -380,13 +414,19 @@ def _shows(row: dict[str, Any], image: WriteImage) -> bool:
     return all(f in after and f in row and row[f] == after[f] for f in _changed_fields(image))
 
 
-def _postcondition_checked(calls: Sequence[Call], index: int) -> bool:
-    """Whether a later read showed one of the call's written rows at its written values."""
+def _postcondition_checked(
+    calls: Sequence[Call], index: int, rows: Sequence[list[dict[str, Any]]]
+) -> bool:
+    """Whether a later read showed one of the call's written rows at its written values.
+
+    ``rows`` holds each call's result rows (`_rows`), decoded once for the whole record.
+    """
     written = [w for w in calls[index].writes if w.after is not None]
-    for later in calls[index + 1 :]:
-        if not later.ok or later.writes or not written:
+    for later in range(index + 1, len(calls)):
+        call = calls[later]
+        if not call.ok or call.writes or not written:
             continue
-        if any(_shows(row, w) for row in _rows(_decoded(later.result)) for w in written):
+        if any(_shows(row, w) for row in rows[later] for w in written):
             return True
     return False
 
@@ -395,29 +435,78 @@ def _usage_text(record: Record | TraceRecord) -> str:
     return "\n".join([record.final_message, *(t.agent for t in record.user_turns)])
 
 
-def _row_bytes(record: Record | TraceRecord) -> tuple[int, int]:
-    """Bytes of the rows read, and of those whose id was used after them (see the docs)."""
+def _row_bytes(
+    record: Record | TraceRecord, rows: Sequence[list[dict[str, Any]]]
+) -> tuple[int, int]:
+    """Bytes of the rows read, and of those whose id was used after them (see the docs).
+
+    One pass from the last call back: what later calls name (their arguments' scalars and
+    their write keys) is gathered as the pass goes, so each row's id is one set look-up
+    instead of a walk over every later call.
+    """
     calls: Sequence[Call] = record.calls
     text = _usage_text(record)
+    words = frozenset(_WORD.findall(text))
+    later = _Named()
     read = used = 0
-    for i, call in enumerate(calls):
-        if not call.ok:
-            continue
-        for row in _rows(_decoded(call.result)):
+    for i in range(len(calls) - 1, -1, -1):
+        call = calls[i]
+        for row in rows[i]:
             size = len(msgspec.json.encode(row))
             read += size
             key = row["id"]
-            later = calls[i + 1 :]
-            if (
-                any(_mentions(c.args, key) or any(w.key == key for w in c.writes) for c in later)
-                or _word_pattern(key).search(text) is not None
-            ):
+            if later.names(key) or _in_text(key, words, text):
                 used += size
+        later.add(call)
     return read, used
+
+
+_WORD = re.compile(r"[\w-]+")
+
+
+def _in_text(key: Key, words: frozenset[str], text: str) -> bool:
+    """Whether the key is a whole word of ``text`` (``words``: its runs of word characters)."""
+    name = str(key)
+    if _WORD.fullmatch(name):  # a whole word is exactly one maximal run of word characters
+        return name in words
+    return _word_pattern(key).search(text) is not None
 
 
 def _word_pattern(key: Key) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w-]){re.escape(str(key))}(?![\w-])")
+
+
+@attrs.define(slots=True)
+class _Named:
+    """What the calls seen so far name: typed scalars of their arguments, their write keys."""
+
+    scalars: set[tuple[type, Any]] = attrs.field(factory=set)
+    keys: set[Any] = attrs.field(factory=set)
+    other: list[Any] = attrs.field(factory=list)  # undecoded or unhashable arguments
+
+    def add(self, call: Call) -> None:
+        """Gather what a call's arguments and writes name."""
+        self._scalars(call.args)
+        self.keys.update(w.key for w in call.writes)
+
+    def _scalars(self, value: Any) -> None:
+        """Gather every scalar ``value`` holds, as `_mentions` walks it (dict values, items)."""
+        if isinstance(value, dict):
+            for v in value.values():
+                self._scalars(v)
+        elif isinstance(value, list | tuple):
+            for v in value:
+                self._scalars(v)
+        elif isinstance(value, str | int | float | bool) or value is None:
+            self.scalars.add((type(value), value))
+        else:
+            self.other.append(value)
+
+    def names(self, key: Key) -> bool:
+        """Whether some call seen names ``key``, as `_mentions` or a write's key would."""
+        if (type(key), key) in self.scalars or key in self.keys:
+            return True
+        return any(_mentions(value, key) for value in self.other)
 
 
 def process_of(
@@ -433,7 +522,9 @@ def process_of(
     calls: Sequence[Call] = record.calls
     writes = [i for i, c in enumerate(calls) if c.ok and c.writes]
     usage = record.usage
-    read, used = _row_bytes(record)
+    rows = [_rows(_decoded(c.result)) if c.ok else [] for c in calls]
+    read, used = _row_bytes(record, rows)
+    texts = _Texts(calls)
     efficiency = None
     if passed is not None and call_budget:
         efficiency = float(passed) * max(0.0, 1 - len(calls) / call_budget)
@@ -445,7 +536,7 @@ def process_of(
         failed_calls=sum(1 for c in calls if not c.ok),
         write_calls=len(writes),
         backtracked=sum(1 for i in writes if _backtracked(calls, i)),
-        verified=sum(1 for i in writes if _verified(calls, i)),
+        verified=sum(1 for i in writes if _verified(calls, i, texts)),
         irreversible=sum(
             1 for i in writes if any(w.before is None or w.after is None for w in calls[i].writes)
         ),
@@ -453,8 +544,8 @@ def process_of(
         cost=usage.cost + usage.uncertain_cost,
         latency_s=record.context.latency_s,
         refused_calls=sum(1 for c in calls if c.error is not None and c.error.kind == "refused"),
-        verification_calls=_verification_calls(calls),
-        postcondition_checked=sum(1 for i in writes if _postcondition_checked(calls, i)),
+        verification_calls=_verification_calls(calls, texts),
+        postcondition_checked=sum(1 for i in writes if _postcondition_checked(calls, i, rows)),
         rows_read_bytes=read,
         rows_used_bytes=used,
         call_budget=call_budget,
