@@ -12,15 +12,8 @@ from typing import Any
 
 import msgspec
 
-from harness_world.cli._selection import (
-    add_verifier_world_options,
-    run_reader,
-)
-from harness_world.release import (
-    evaluate_release,
-    load_policy,
-    render_release,
-)
+from harness_world.cli._selection import add_verifier_world_options, run_reader
+from harness_world.release import evaluate_release, load_policy, render_release
 from harness_world.release.split import SPLIT_KEY_HELP
 
 __all__ = ["register"]
