@@ -26,9 +26,10 @@ from typing import Any, Protocol
 import attrs
 
 from harness_world.running.asyncrun import execute_concurrently
-from harness_world.running.commit import Committer
+from harness_world.running.commit import Committer, Finished
 from harness_world.running.rayrun import execute_on_ray, require_ray
 from harness_world.running.units import Unit, is_async_agent, perform
+from harness_world.running.workers import batches
 
 __all__ = [
     "Concurrent",
@@ -215,14 +216,23 @@ def execute_serially(units: Sequence[Unit], commit: Committer) -> None:
 
 
 def execute_in_processes(units: Sequence[Unit], workers: int, commit: Committer) -> None:
-    """Perform units in worker processes; this process commits what they send back."""
+    """Perform units in worker processes, in batches; this process commits what they send back.
+
+    A batch of units, not one unit, is one message (its agent pickled once for the batch), so
+    a cheap attempt does not cost a round trip of its own; a unit whose infrastructure failed
+    is sent again alone.
+    """
     # Fork keeps plug-in modules (oracles, scripts) importable by name in the children.
     context = multiprocessing.get_context("fork")
+    size = batches(len(units), workers, most=UNITS_PER_BATCH)
     try:
         with concurrent.futures.ProcessPoolExecutor(
             max_workers=workers, mp_context=context
         ) as pool:
-            futures = {pool.submit(perform, u): u for u in units}
+            futures = {
+                pool.submit(perform_batch, list(units[i : i + size])): list(units[i : i + size])
+                for i in range(0, len(units), size)
+            }
             while futures:
                 ready, _ = concurrent.futures.wait(
                     futures,
@@ -230,14 +240,36 @@ def execute_in_processes(units: Sequence[Unit], workers: int, commit: Committer)
                     return_when=concurrent.futures.FIRST_COMPLETED,
                 )
                 for future in ready:
-                    current = futures.pop(future)
-                    done = future.result()
-                    if isinstance(done, Path):
-                        again = attrs.evolve(current, try_number=current.try_number + 1)
-                        futures[pool.submit(perform, again)] = again
-                    else:
-                        commit.add(done)
+                    sent = futures.pop(future)
+                    for current, done in zip(sent, future.result(), strict=False):
+                        if isinstance(done, BaseException):
+                            raise done  # what the batch did before it is committed below
+                        if isinstance(done, Path):
+                            again = [attrs.evolve(current, try_number=current.try_number + 1)]
+                            futures[pool.submit(perform_batch, again)] = again
+                        else:
+                            commit.add(done)
                 if commit.due():
                     commit.flush(settle=False)
     finally:
         commit.flush()
+
+
+UNITS_PER_BATCH = 16
+"""The most attempts one message to a worker process holds."""
+
+
+def perform_batch(units: list[Unit]) -> list[Finished | Path | BaseException]:
+    """Perform a batch of units one after another in a worker (`perform` each).
+
+    A unit that raises ends the batch: its exception is the last item, after the records the
+    batch made before it (so they are committed, not lost with it).
+    """
+    done: list[Finished | Path | BaseException] = []
+    for unit in units:
+        try:
+            done.append(perform(unit))
+        except Exception as exc:  # handed back to the run, which raises it after committing
+            done.append(exc)
+            break
+    return done
