@@ -19,7 +19,7 @@ from harness_world.analysis.report import ProcessObserver, RunReport, report_fro
 from harness_world.analysis.trusted import TrustedObserver, TrustedReport, trusted_report
 from harness_world.grading.advice import Advisory
 from harness_world.grading.task import Task
-from harness_world.running.reader import Measuring, OpenRun, RunReader
+from harness_world.running.reader import Measuring, OpenRun, RunReader, collector_paused
 from harness_world.running.reviews import scan_claims
 from harness_world.running.rundir import RunScan
 
@@ -76,7 +76,8 @@ def read_run(run: Path, reader: RunReader, *, advise: bool = True) -> RunReading
         measure += [advice_observer, failures]
     opened = reader.open(run)
     scan = reader.read(opened, measure=measure)
-    trusted = trusted_report(scan.slots, tasks, trusted_observer.summaries)
-    report = report_from_scan(scan, process.attempts(), scan_claims(scan))
+    with collector_paused():
+        trusted = trusted_report(scan.slots, tasks, trusted_observer.summaries)
+        report = report_from_scan(scan, process.attempts(), scan_claims(scan))
     advised = advice_observer.advised
     return RunReading(report, trusted, advised, tasks, scan, failures.kept, opened)

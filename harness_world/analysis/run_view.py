@@ -11,9 +11,7 @@ passed attempt, on small runs).
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -36,7 +34,14 @@ from harness_world.grading.grade import Grade
 from harness_world.grading.task import Task, load_tasks, select_targets
 from harness_world.grading.trusted import trusted_completion
 from harness_world.grading.verifier import Slot, SlotResult
-from harness_world.running.reader import OpenRun, RunReadError, open_run, plan_slots, read_bound
+from harness_world.running.reader import (
+    OpenRun,
+    RunReadError,
+    collector_paused,
+    open_run,
+    plan_slots,
+    read_bound,
+)
 
 __all__ = ["FULL_DETAIL_UP_TO", "RunView", "Shown", "TraceSource", "load_run_view"]
 
@@ -211,23 +216,6 @@ class _Examiner:
         )
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while many records are decoded and kept.
-
-    Decoded records hold no reference cycles, so the collector has nothing to free in them; left
-    on, it walks the growing list of kept records again at every full collection (reading 10,000
-    records took 2.5 × as long). Reference counting still frees everything as usual.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def _examine(
     report: RunReport, source: TraceSource, examiner: _Examiner
 ) -> tuple[list[list[Advisory]], list[AttemptProcess]]:
@@ -289,7 +277,7 @@ def load_run_view(
     examiner = _Examiner(by_id)
     source = TraceSource.of(run if run is not None else _open(report))
     process: list[AttemptProcess] = []
-    with _collector_paused():
+    with collector_paused():
         if advised is None or report.process is None:
             advisories, process = _examine(report, source, examiner)
         if advised is not None:

@@ -270,9 +270,9 @@ class TrustedObserver:
 def _trusted_pass_k(results: dict[str, list[TrustedCompletion]]) -> dict[str, float]:
     """Trusted pass^k for k = 1..the smallest sample count, macro-averaged over tasks."""
     smallest = min((len(v) for v in results.values()), default=0)
+    counts = [(len(v), sum(t.trusted for t in v)) for v in results.values()]  # once, not per k
     return {
-        str(k): sum(pass_hat_k(len(v), sum(t.trusted for t in v), k) for v in results.values())
-        / len(results)
+        str(k): sum(pass_hat_k(n, c, k) for n, c in counts) / len(results)
         for k in range(1, smallest + 1)
     }
 

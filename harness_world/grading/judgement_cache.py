@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import hmac
 import os
 import secrets
 import stat
+import time
 from pathlib import Path
 
 import attrs
@@ -61,6 +61,7 @@ _MAGIC = b"hwj1"
 _MAC = 32
 _SECRET = "secret"
 _ENTRY_BYTES = 64 * 1024 * 1024  # an entry larger than this is no entry the cache wrote
+_TOUCH_AFTER_S = 600.0  # an entry used again is marked used when its mark is older than this
 
 
 @functools.cache
@@ -106,19 +107,27 @@ class JudgementCache:
             return None
         path = self._path(key)
         try:
-            with open(path, "rb") as handle:
-                data = handle.read(_ENTRY_BYTES + 1)
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         except OSError:
             return None
+        try:
+            info = os.fstat(fd)
+            size = info.st_size if stat.S_ISREG(info.st_mode) else _ENTRY_BYTES + 1
+            data = os.read(fd, size) if size <= _ENTRY_BYTES else b""
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
         head = len(_MAGIC) + _MAC
         if len(data) > _ENTRY_BYTES or len(data) < head or not data.startswith(_MAGIC):
             return None
         mac, body = data[len(_MAGIC) : head], data[head:]
         signed = key.encode() + b"\x00" + body
-        if not hmac.compare_digest(mac, hmac.new(secret, signed, hashlib.sha256).digest()):
+        if not hmac.compare_digest(mac, hmac.digest(secret, signed, "sha256")):
             return None
-        with contextlib.suppress(OSError):
-            os.utime(path)  # recently used: evicted last
+        if time.time() - info.st_mtime > _TOUCH_AFTER_S:
+            with contextlib.suppress(OSError):
+                os.utime(path)  # recently used: evicted last
         return body
 
     def put(self, key: str, payload: bytes) -> None:
@@ -126,18 +135,18 @@ class JudgementCache:
         secret = self._key()
         if secret is None or len(payload) > _ENTRY_BYTES - 64:
             return
-        mac = hmac.new(secret, key.encode() + b"\x00" + payload, hashlib.sha256).digest()
+        mac = hmac.digest(secret, key.encode() + b"\x00" + payload, "sha256")
         path = self._path(key)
-        temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}")
+        temporary = os.path.join(os.path.dirname(path), f".{key[2:]}.{secrets.token_hex(6)}")
         try:
-            path.parent.mkdir(mode=0o700, exist_ok=True)
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
             with open(temporary, "xb") as handle:
                 handle.write(_MAGIC + mac + payload)
             os.replace(temporary, path)
             self._wrote = True
         except OSError:
             with contextlib.suppress(OSError):
-                temporary.unlink()
+                os.unlink(temporary)
 
     def mark_written(self) -> None:
         """Note that entries were written (by worker processes), so `trim` bounds the folder."""
@@ -195,8 +204,8 @@ class JudgementCache:
                         found.append((info.st_mtime, info.st_size, Path(entry.path)))
         return found
 
-    def _path(self, key: str) -> Path:
-        return self.root / key[:2] / key[2:]
+    def _path(self, key: str) -> str:
+        return os.path.join(self.root, key[:2], key[2:])
 
     def _key(self) -> bytes | None:
         """The cache's secret, made on first use (None: the cache is off)."""

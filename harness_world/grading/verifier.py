@@ -430,7 +430,18 @@ class Judgement(msgspec.Struct, frozen=True, kw_only=True):
     def figure(self, measure: Measure) -> Any:
         """The figure of ``measure`` (None when it gave none, or was not taken)."""
         data = self.figures.get(measure.name)
-        return None if data is None else msgspec.msgpack.decode(data, type=measure.type)
+        return None if data is None else _decoder(measure.type).decode(data)
+
+
+_DECODERS: dict[Any, msgspec.msgpack.Decoder[Any]] = {}
+
+
+def _decoder(kind: Any) -> msgspec.msgpack.Decoder[Any]:
+    """One decoder per figure type, made once (a decoder resolves its type when made)."""
+    found = _DECODERS.get(kind)
+    if found is None:
+        found = _DECODERS[kind] = msgspec.msgpack.Decoder(kind)
+    return found
 
 
 class _KeyInputs(msgspec.Struct, frozen=True, array_like=True):
@@ -666,6 +677,7 @@ class Verifier:
     max_work: int = REPLAY_WORK
     cache: JudgementCache | None = None
     _cache: dict[tuple[str, str], World] = attrs.field(factory=dict, init=False)
+    _encoded: dict[str, tuple[Task, bytes]] = attrs.field(factory=dict, init=False)
     _explicit_name: str | None = attrs.field(default=None, init=False)
 
     def without_cache(self) -> Verifier:
@@ -792,13 +804,20 @@ class Verifier:
             sizes=dict(sizes),
             files=[_file_digest(f) for f in files],
             graded=self.tasks is not None,
-            task=b"" if task is None else msgspec.msgpack.encode(task),
+            task=b"" if task is None else self._task_bytes(task),
             worlds=[(w.name, w.size, w.hash, w.contract.hash, w.code_hash) for w in loaded],
             root=self.root,
             max_calls=self.max_calls,
             max_work=self.max_work,
         )
         return hashlib.sha256(msgspec.msgpack.encode(inputs)).hexdigest()
+
+    def _task_bytes(self, task: Task) -> bytes:
+        """The task's whole definition, encoded once per task object."""
+        kept = self._encoded.get(task.id)
+        if kept is None or kept[0] is not task:
+            kept = self._encoded[task.id] = (task, msgspec.msgpack.encode(task))
+        return kept[1]
 
     def judge(
         self,

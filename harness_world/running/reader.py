@@ -20,10 +20,12 @@ The result is a `RunScan`: one `SlotResult` per scheduled slot, holding every ex
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 
@@ -68,6 +70,7 @@ __all__ = [
     "RunReadError",
     "RunReader",
     "SlotMapper",
+    "collector_paused",
     "judge_here",
     "open_run",
     "read_bound",
@@ -135,6 +138,8 @@ class OpenRun:
         trusted: Whether a trusted key's signature covers these bytes.
         listing: The file names of each scheduled task's record folder, listed once.
         strays: Record files that are no scheduled slot and no kept try of one.
+        real_root: The run directory's real path when it was opened: its records are reached
+            from it (empty: resolved at each read).
     """
 
     root: Path
@@ -145,6 +150,7 @@ class OpenRun:
     trusted: bool
     listing: Mapping[str, frozenset[str]]
     strays: list[str]
+    real_root: str = ""
 
 
 def open_run(out: str | Path, *, trust_key: Path | None = None) -> OpenRun:
@@ -178,6 +184,7 @@ def open_run(out: str | Path, *, trust_key: Path | None = None) -> OpenRun:
         trusted=trust_key is not None and not provenance,
         listing=listing,
         strays=strays,
+        real_root=os.path.realpath(root),
     )
 
 
@@ -276,11 +283,11 @@ def _slot_tries(
 
 def read_slot(run: OpenRun, slot: Slot) -> SlotBytes:
     """Read a slot's final record and each earlier try once, each safely inside the run."""
-    tries = [_read(run.root, Path(t.path)) for t in slot.tries[:MAX_TRIES]]
+    tries = [_read(run, t.path) for t in slot.tries[:MAX_TRIES]]
     if len(slot.tries) > MAX_TRIES:
         refused = FileBytes(problem=f"not read: the slot has more than {MAX_TRIES} tries")
         tries += [refused] * (len(slot.tries) - MAX_TRIES)
-    return SlotBytes(final=_read(run.root, Path(slot.path)), tries=tries)
+    return SlotBytes(final=_read(run, slot.path), tries=tries)
 
 
 def read_bound(run: OpenRun, slot: Slot) -> FileBytes:
@@ -290,7 +297,7 @@ def read_bound(run: OpenRun, slot: Slot) -> FileBytes:
     the ones the index line's ``file_sha256`` names (the bytes the judgement was about), so a
     file swapped after the scan is refused, with the reason, and never shown.
     """
-    file = _read(run.root, Path(slot.path))
+    file = _read(run, slot.path)
     if file.data is None:
         return file
     bound = slot.entry.file_sha256 if slot.entry is not None else ""
@@ -301,9 +308,11 @@ def read_bound(run: OpenRun, slot: Slot) -> FileBytes:
     return file
 
 
-def _read(root: Path, path: Path) -> FileBytes:
+def _read(run: OpenRun, path: str) -> FileBytes:
+    base = str(run.root) + os.sep
+    inside = path[len(base) :] if path.startswith(base) else Path(path).relative_to(run.root)
     try:
-        data = read_run_file(root, path.relative_to(root), RECORD_BYTES)
+        data = read_run_file(run.root, inside, RECORD_BYTES, real_root=run.real_root or None)
     except RunFileError as exc:
         return FileBytes(problem=str(exc))
     return FileBytes(data=data)
@@ -433,10 +442,12 @@ class RunReader:
             if mapper is None and self.workers > 1 and observe is None:
                 mapper = ProcessSlots(self.workers)
             watch = _Watch(observe, measure, mapper, progress)
-            slots = self._judge(run, planned, known or {}, watch)
+            with collector_paused():
+                slots = self._judge(run, planned, known or {}, watch)
             if self.verifier.cache is not None:
                 self.verifier.cache.trim()
-        return _scan(run, slots, self.verifier.tasks or {})
+        with collector_paused():
+            return _scan(run, slots, self.verifier.tasks or {})
 
     def judge_slot(
         self, out: str | Path, task_id: str, sample: int, *, observe: Observer | None = None
@@ -464,8 +475,8 @@ class RunReader:
     def _judge(
         self, run: OpenRun, planned: list[Slot], done: Mapping[Path, SlotResult], watch: _Watch
     ) -> list[SlotResult]:
-        reuse = {p: r for p, r in done.items() if not r.tries}
-        todo = [s for s in planned if Path(s.path) not in reuse or s.tries]
+        reuse = {str(p): r for p, r in done.items() if not r.tries}
+        todo = [s for s in planned if s.path not in reuse or s.tries]
         sizes = run.manifest.sizes
         verifier = self.verifier
         if verifier.cache is not None and not verifier.cache.serves(run.root):
@@ -492,10 +503,25 @@ class RunReader:
             if watch.mapper is not None and watch.progress is not None:
                 watch.progress(judgement.result)
         fresh = iter(j.result for j in judged)
-        return [
-            reuse[Path(s.path)] if Path(s.path) in reuse and not s.tries else next(fresh)
-            for s in planned
-        ]
+        return [reuse[s.path] if s.path in reuse and not s.tries else next(fresh) for s in planned]
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while many judgements or records are kept.
+
+    They hold no reference cycles, so the collector has nothing to free in them; left on, it
+    walks everything kept so far again at each full collection (a fifth of a cached read of
+    9,600 slots; reading 10,000 records took 2.5 times as long). Reference counting still
+    frees everything as usual.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 @attrs.frozen(slots=True)
@@ -509,11 +535,14 @@ class _Watch:
 
     def deliver(self, judgement: Judgement) -> None:
         """Hand each measuring observer its figure of one judged slot (when it has one)."""
+        if not judgement.figures:
+            return
         result = judgement.result
+        path, slot = Path(result.path), (result.task_id, result.sample)
         for taker in self.measure:
             figure = judgement.figure(taker.measure)
             if figure is not None:
-                taker.take(Path(result.path), (result.task_id, result.sample), figure)
+                taker.take(path, slot, figure)
 
 
 def _scan(run: OpenRun, slots: list[SlotResult], known: Mapping[str, Task]) -> RunScan:
