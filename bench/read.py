@@ -8,7 +8,8 @@ measured side by side in one sitting:
 - ``verify`` cold (every record replayed: ``--no-cache``), ``verify`` cached (its judgements
   reused from the verifier's judgement cache), ``verify --workers 2`` cold;
 - ``report`` cold and cached, ``compare R R`` cached, ``gate POLICY R R`` cached;
-- ``report --html`` (cached judgements; what the page adds is the rest).
+- ``report --html`` cold (every record replayed, then the page written: its time over
+  ``report`` cold is what writing the page costs).
 
 Each step's wall-clock time, CPU time (user + system, of the process and its children) and
 peak resident memory (``ru_maxrss`` from ``wait4``) are printed, with its time as a ratio to
@@ -142,7 +143,7 @@ def measure(root: Path) -> dict[str, object]:
     steps["compare_cached"] = _command(["compare", str(run), str(run)], env)
     steps["gate_cached"] = _command(["gate", str(policy), str(run), str(run)], env)
     page = root / "page"
-    steps["report_html"] = _command(["report", str(run), "--html", str(page)], env)
+    steps["report_html"] = _command(["report", str(run), "--html", str(page), *cold], env)
     return _figures(steps, page)
 
 
