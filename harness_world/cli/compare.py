@@ -240,19 +240,11 @@ def _assess(
         rows = read_results(_check_csv_options(args))
         baseline, candidate, scheduled, expected = args.baseline, args.candidate, [], 5
     comparison, result = assess(
-        rows,
-        baseline,
-        candidate,
-        gate=args.gate,
-        alpha=options.alpha,
-        margin=options.margin,
-        min_runs=args.min_runs if args.min_runs is not None else expected,
-        scheduled=scheduled,
-        allow_missing=args.allow_missing,
-        use_clusters=not args.no_clusters,
-        mde=options.mde,
+        rows, baseline, candidate, gate=args.gate, alpha=options.alpha, margin=options.margin,
+        min_runs=args.min_runs if args.min_runs is not None else expected, scheduled=scheduled,
+        allow_missing=args.allow_missing, use_clusters=not args.no_clusters, mde=options.mde,
         seed=args.seed,
-    )
+    )  # fmt: skip
     return comparison, result, pair
 
 
