@@ -23,13 +23,21 @@ from harness_world.evidence.record import Record
 from harness_world.grading.answers import IdAnswer, judge
 from harness_world.grading.briefing import briefing
 from harness_world.grading.criteria import Check, CriterionRegistry
-from harness_world.grading.grade import CriterionKind, CriterionVerdict, Grade
+from harness_world.grading.grade import CriterionKind, CriterionVerdict, Grade, RequiredItem
 from harness_world.grading.harness import HARNESS_TAXA, harness_criteria
 from harness_world.grading.task import Answer, Requirement, Task, select_targets
 from harness_world.grading.taxonomy import Dimension, Taxon
 from harness_world.grading.trusted import observed, trusted_criteria
 
-__all__ = ["CRITERIA", "Change", "grade", "net_changes", "returned_row_keys", "returned_rows"]
+__all__ = [
+    "CRITERIA",
+    "Change",
+    "grade",
+    "net_changes",
+    "required_items",
+    "returned_row_keys",
+    "returned_rows",
+]
 
 _MISSING = object()
 _SHOWN = 6
@@ -906,3 +914,42 @@ def grade(record: Record, task: Task, world: World) -> Grade:
         verdicts=verdicts,
         harness=sections["harness"],
     )
+
+
+def required_items(record: Record, task: Task, world: World) -> list[RequiredItem]:
+    """The required set R member by member, each with whether Δ holds it.
+
+    Each item is decided by the phase ``state.required`` runs for its kind, on that one target
+    row, so ``state.required`` passes exactly when every item is met (the partial-credit
+    reward of `harness_world.rewards` counts them). Pure, like `grade`.
+    """
+    targets = {t.name: select_targets(world, task, t.name) for t in task.targets}
+    changes = net_changes(record, world)
+    by_key = {(c.entity, c.key): c for c in changes}
+    phases = {
+        "set": _set_required,
+        "row": _row_required,
+        "delete": _delete_required,
+        "create": _create_required,
+    }
+    items: list[RequiredItem] = []
+    for index, req in enumerate(task.require):
+        if req.kind == "create" and not req.link:
+            rows: list[tuple[str, tuple[Key, ...] | None]] = [(req.entity, None)]
+        else:
+            target = task.target(req.target)
+            rows = [(f"{target.entity}:{key}", (key,)) for key in targets[target.name]]
+        for where, only in rows:
+            narrowed = targets if only is None else {**targets, task.target(req.target).name: only}
+            ctx = _Context(record, task, world, changes, narrowed)
+            missing = phases[req.kind](ctx, req, by_key, set())
+            items.append(
+                RequiredItem(
+                    requirement=index,
+                    kind=req.kind,
+                    where=where,
+                    met=not missing,
+                    detail="; ".join(missing),
+                )
+            )
+    return items
