@@ -2,7 +2,7 @@
 
 from harness_world.grading.advice import ADVISORIES, Advisory, advise  # advisories
 from harness_world.grading.checker import CRITERIA, grade, required_items
-from harness_world.grading.criteria import Check, Criterion, CriterionRegistry
+from harness_world.grading.criteria import Check, Criterion, CriterionRegistry, Findings
 from harness_world.grading.grade import (
     CriterionKind,
     CriterionVerdict,
@@ -19,6 +19,7 @@ from harness_world.grading.layers import (
     layered,
     layered_result,
 )
+from harness_world.grading.rules import FINDINGS
 from harness_world.grading.task import (
     Allowance,
     Answer,
@@ -34,6 +35,7 @@ from harness_world.grading.task import (
     select_targets,
 )
 from harness_world.grading.taxonomy import DIMENSIONS, SUBDIMENSIONS, Dimension, Taxon
+from harness_world.grading.trace import TraceView, trace_view
 from harness_world.grading.verifier import (
     FileVerdict,
     Slot,
@@ -48,6 +50,7 @@ __all__ = [
     "ADVISORIES",
     "CRITERIA",
     "DIMENSIONS",
+    "FINDINGS",
     "JOINT_STATES",
     "SUBDIMENSIONS",
     "Admission",
@@ -64,6 +67,7 @@ __all__ = [
     "CriterionVerdict",
     "Dimension",
     "FileVerdict",
+    "Findings",
     "Grade",
     "LayeredResult",
     "RequiredItem",
@@ -74,6 +78,7 @@ __all__ = [
     "Task",
     "TaskError",
     "Taxon",
+    "TraceView",
     "TrustRoot",
     "VerdictStatus",
     "Verification",
@@ -90,6 +95,7 @@ __all__ = [
     "required_items",
     "select_targets",
     "task_mismatch",
+    "trace_view",
     "verify",
     "verify_file",
 ]
