@@ -42,15 +42,15 @@ from harness_world.errors import HarnessWorldError
 from harness_world.evidence.record import Outcome, Record, RecordContext, TranscriptMessage
 from harness_world.grading.briefing import TOOL_BUDGETS, briefing
 from harness_world.grading.task import Task, load_tasks
-from harness_world.grading.verifier import judge_record
+from harness_world.grading.verifier import SlotResult, judge_record
 from harness_world.integrations.mcp import FINISH_SCHEMA, FINISH_TOOL, ToolAnswer
 from harness_world.rewards import reward_of
 from harness_world.running.attempt import Attempt, AttemptEnded, AttemptLimits, offered_schemas
 from harness_world.running.commit import WINDOW_S, Finished, GroupCommit, finished
 from harness_world.running.lock import RunLock, lock_run_directory
-from harness_world.running.reader import refresh_counts
+from harness_world.running.reader import RunReader
 from harness_world.running.run import open_external_run
-from harness_world.running.rundir import record_path, sample_seed
+from harness_world.running.rundir import record_path, sample_seed, write_counts
 
 __all__ = [
     "ROW_SEPARATOR",
@@ -280,6 +280,7 @@ class _Round:
     lock: RunLock
     revision: str
     commit: GroupCommit
+    known: dict[Path, SlotResult] = attrs.field(factory=dict)  # judged when sealed
 
 
 @attrs.define(slots=True, eq=False)
@@ -521,6 +522,7 @@ class Rollouts:
                 number = int(item.path.parents[2].name)
                 touched[number] = rounds[number]
                 touched[number].commit.add(item)
+                touched[number].known[item.path] = item.result
             for held in touched.values():
                 held.commit.flush()
 
@@ -544,11 +546,13 @@ class Rollouts:
             ]
         self.flush()
         with self._lock:
+            worlds = {self.plan.world.name: self.plan.world}
+            reader = RunReader.of(self.plan.tasks.values(), worlds=worlds)
             for held in self._rounds.values():
-                refresh_counts(
-                    held.root, self.plan.tasks.values(), {self.plan.world.name: self.plan.world}
-                )
-                held.lock.release()
+                try:  # the records sealed here are not replayed again, as `run` finishes
+                    write_counts(reader.read(held.root, known=held.known))
+                finally:
+                    held.lock.release()
         return sealed
 
 
