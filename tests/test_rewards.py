@@ -283,3 +283,11 @@ def test_any_completion_gets_a_reward_in_zero_to_one_and_nothing_raises(done: ob
     [paid] = reward([done], [SOLVE], [0])
     [partial] = coverage_reward([done], [SOLVE], [0])
     assert paid in (0.0, 1.0) and 0.0 <= partial <= 1.0
+
+
+@pytest.mark.parametrize("task", ["inventory.count_legacy_peripherals", "helpdesk.security_count"])
+def test_a_final_message_of_thousands_of_digits_earns_nothing_and_raises_nothing(task: str) -> None:
+    """The answer reader skips a digit run no answer has (Python cannot read past 4,300)."""
+    for text in ("9" * 200_000, "The count is " + "1" * 5_000 + "."):
+        assert reward([text], [task], [0]) == [0.0]
+        assert coverage_reward([text], [task], [0]) == [0.0]
