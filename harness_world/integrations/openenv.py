@@ -132,6 +132,7 @@ class WorldEnvironment(Environment[Any, Observation, State]):
         self.rollouts = rollouts
         self._rollout: str | None = None
         self._state = State()
+        self._tool_lists: dict[str | None, list[Tool]] = {}  # per task: the plan never changes
 
     @property
     def plan(self) -> RolloutPlan:
@@ -182,10 +183,12 @@ class WorldEnvironment(Environment[Any, Observation, State]):
         )
 
     def _tools(self, task_id: str | None) -> list[Tool]:
-        return [
-            Tool(name=t["name"], description=t["description"], input_schema=t["inputSchema"])
-            for t in self.plan.tools(task_id)
-        ]
+        if task_id not in self._tool_lists:
+            self._tool_lists[task_id] = [
+                Tool(name=t["name"], description=t["description"], input_schema=t["inputSchema"])
+                for t in self.plan.tools(task_id)
+            ]
+        return self._tool_lists[task_id]
 
     def step(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> Observation:
         """One MCP action: ``ListToolsAction`` or ``CallToolAction`` (``finish`` ends it)."""
