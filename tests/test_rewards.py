@@ -19,7 +19,7 @@ from harness_world.rewards import (
 )
 from harness_world.running.rundir import sample_seed
 from tests.conftest import examples
-from tests.integrations.rl_support import call, completion, mutant_completions, oracle_completions
+from tests.rl.rl_support import call, completion, mutant_completions, oracle_completions
 
 WORLDS = ("helpdesk", "inventory", "payments")
 SOLVE = "helpdesk.reply_and_solve"

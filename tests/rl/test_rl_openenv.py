@@ -28,7 +28,7 @@ from harness_world.integrations.rollouts import Rollouts
 from harness_world.rewards import reward_of
 from harness_world.running.reader import RunReader
 from tests.conftest import REPO, requires
-from tests.integrations.rl_support import Script, oracle_scripts
+from tests.rl.rl_support import Script, oracle_scripts
 
 pytestmark = [
     pytest.mark.rl,

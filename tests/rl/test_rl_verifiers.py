@@ -22,7 +22,7 @@ from harness_world.integrations.rollouts import plan_rollouts
 from harness_world.rewards import reward_of, transcript_calls
 from harness_world.running.reader import RunReader
 from tests.conftest import REPO, requires
-from tests.integrations.rl_support import (
+from tests.rl.rl_support import (
     Policy,
     ScriptedModel,
     counting_processes,

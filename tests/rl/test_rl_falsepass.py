@@ -1,6 +1,6 @@
 """The plain reward function audited by falsepass, a reward auditor we did not write.
 
-falsepass's own runner loads the adapter of `tests.integrations.falsepass_audit` and sends the
+falsepass's own runner loads the adapter of `tests.rl.falsepass_audit` and sends the
 reward function its probes, our oracle routes (known-good) and our hand mutants (known-bad).
 The bar: no false pass and no false fail. Reduced here to a sample of the built-in worlds'
 tasks; every task under HW_FULL=1 (the table in docs/rl.md is the full run).
@@ -28,7 +28,7 @@ def audit(folder: Path, n: int) -> dict[str, Any]:
 
     folder.mkdir()
     (folder / "adapter.py").write_text(
-        "from tests.integrations.falsepass_audit import ADAPTER  # noqa: F401\n"
+        "from tests.rl.falsepass_audit import make_adapter\n\nADAPTER = make_adapter()\n"
     )
     (folder / "src").mkdir()  # what falsepass's static scan reads: the reward's own code
     shutil.copy(REPO / "harness_world" / "rewards.py", folder / "src" / "rewards.py")
@@ -58,7 +58,7 @@ def test_the_audit_catches_a_reward_that_pays_for_failing(
 ) -> None:
     """The same audit against a planted defect (half a reward for every failed episode):
     falsepass reports false passes, so the clean audit above can fail."""
-    import tests.integrations.falsepass_audit as audited
+    import tests.rl.falsepass_audit as audited
     from harness_world import rewards
 
     def lenient(completions: Any, task_id: Any, seed: Any, **columns: Any) -> list[float]:

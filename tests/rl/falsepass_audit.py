@@ -2,7 +2,7 @@
 
 falsepass (PyPI) feeds a reward function completions whose correctness it knows and reports
 false passes (a known-bad completion paid) and false fails (a known-good one not paid). This
-is the hand-written adapter its runner loads (``ADAPTER``), in falsepass's tool mode: every
+is the hand-written adapter its runner loads (`make_adapter`), in falsepass's tool mode: every
 built-in world's tasks, one example per task at row seed 0.
 
 - Known-good: the oracle's routes, each as a chat completion (one call per assistant turn,
@@ -23,30 +23,18 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any, ClassVar
-
-from falsepass.adapter import Adapter
-from falsepass.model import Completion, Example, Expect, Policy, ProbeResult, Score
-from falsepass.probes import (
-    p1_ground_truth,
-    p3_empty,
-    p4_echo,
-    p6_format_only,
-    p7_wrong_confident,
-    p9_oversized,
-    p10_exception_path,
-    p11_determinism,
-    t4_state_reset,
-    t8_after_the_end,
-    targeted,
-)
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import harness_world as hw
 from harness_world.integrations.rollouts import plan_rollouts
 from harness_world.rewards import reward
 from harness_world.running.attempt import Attempt, AttemptEnded
 from harness_world.running.rundir import sample_seed
-from tests.integrations.rl_support import mutant_completions, oracle_completions
+from tests.rl.rl_support import mutant_completions, oracle_completions
+
+if TYPE_CHECKING:  # falsepass is imported when the audit runs, never while tests are collected
+    from falsepass.adapter import Adapter
+    from falsepass.model import Completion, Example, Policy, ProbeResult, Score
 
 WORLDS = ("helpdesk", "inventory", "payments")
 MAX_TURNS = 60  # a policy's turns at most, past every task's turn budget
@@ -63,6 +51,8 @@ class RewardScorer:
 
     async def score(self, example: Example, completion: Completion) -> Score:
         """The reward of one completion (a policy is played live first)."""
+        from falsepass.model import Policy, Score
+
         info: dict[str, Any] = {}
         try:
             if isinstance(completion, Policy):
@@ -150,62 +140,77 @@ def _run_calls(
 
 async def o1_oracle_routes(adapter: Adapter, scorer: Any, ex: Example) -> list[ProbeResult]:
     """Every oracle route of the task, as a completion: known-good, full reward."""
+    from falsepass.model import Expect
+    from falsepass.probes import targeted
+
     cases = {route: (Expect.FULL, done) for route, done in ex.raw["routes"].items()}
     return await targeted("O1", "oracle_route", cases, adapter, scorer, ex)
 
 
 async def m1_mutants(adapter: Adapter, scorer: Any, ex: Example) -> list[ProbeResult]:
     """Every hand mutant of the task on the small seed: known-bad, nothing paid."""
+    from falsepass.model import Expect
+    from falsepass.probes import targeted
+
     cases = {mutant: (Expect.ZERO, done) for mutant, done in ex.raw["mutants"].items()}
     return await targeted("M1", "hand_mutant", cases, adapter, scorer, ex)
 
 
-class WorldRewardAdapter(Adapter):
-    """The plain reward function over every built-in world's tasks (see the module)."""
+def make_adapter() -> Adapter:
+    """The adapter falsepass's runner loads (``ADAPTER = make_adapter()`` in its adapter.py)."""
+    from falsepass import probes
+    from falsepass.adapter import Adapter
 
-    name = "harness_world.rewards.reward"
-    tool_mode = True
-    multi_turn = True
-    episode_probes: ClassVar[list[Any]] = [
-        p1_ground_truth,
-        o1_oracle_routes,
-        m1_mutants,
-        p3_empty,
-        p4_echo,
-        p6_format_only,
-        p7_wrong_confident,
-        p9_oversized,
-        p10_exception_path,
-        p11_determinism,
-        t4_state_reset,
-        t8_after_the_end,
-    ]
+    class WorldRewardAdapter(Adapter):
+        """The plain reward function over every built-in world's tasks (see the module)."""
 
-    def load(self, n: int, seed: int) -> tuple[RewardScorer, list[Example]]:
-        """``n`` of the tasks (all when ``n`` covers them), sampled from ``seed``."""
-        examples = list(_examples())
-        if n < len(examples):
-            examples = random.Random(seed).sample(examples, n)
-        return RewardScorer(), examples
+        name = "harness_world.rewards.reward"
+        tool_mode = True
+        multi_turn = True
+        episode_probes: ClassVar[list[Any]] = [
+            probes.p1_ground_truth,
+            o1_oracle_routes,
+            m1_mutants,
+            probes.p3_empty,
+            probes.p4_echo,
+            probes.p6_format_only,
+            probes.p7_wrong_confident,
+            probes.p9_oversized,
+            probes.p10_exception_path,
+            probes.p11_determinism,
+            probes.t4_state_reset,
+            probes.t8_after_the_end,
+        ]
 
-    def render(self, answer: str, example: Example) -> Completion:
-        """An answer that is a JSON completion is that completion; any other text is a reply."""
-        try:
-            found = json.loads(answer)
-        except ValueError:
-            return answer
-        return found if isinstance(found, list) else answer
+        def load(self, n: int, seed: int) -> tuple[RewardScorer, list[Example]]:
+            """``n`` of the tasks (all when ``n`` covers them), sampled from ``seed``."""
+            examples = list(_examples())
+            if n < len(examples):
+                examples = random.Random(seed).sample(examples, n)
+            return RewardScorer(), examples
 
-    def wrong_answer(self, example: Example) -> str:
-        """The first hand mutant of the task, else a claim of success without a call."""
-        mutants = example.raw["mutants"]
-        if mutants:
-            return json.dumps(next(iter(mutants.values())))
-        return "I have done everything the task asks."
+        def render(self, answer: str, example: Example) -> Completion:
+            """An answer that is a JSON completion is that completion; any other text is a reply."""
+            try:
+                found = json.loads(answer)
+            except ValueError:
+                return answer
+            return found if isinstance(found, list) else answer
+
+        def wrong_answer(self, example: Example) -> str:
+            """The first hand mutant of the task, else a claim of success without a call."""
+            mutants = example.raw["mutants"]
+            if mutants:
+                return json.dumps(next(iter(mutants.values())))
+            return "I have done everything the task asks."
+
+    return WorldRewardAdapter()
 
 
 def _examples() -> list[Example]:
     """One example per task of the built-in worlds that have oracle routes."""
+    from falsepass.model import Example
+
     out = []
     for world in WORLDS:
         routes: dict[str, dict[str, list[dict[str, Any]]]] = {}
@@ -236,5 +241,4 @@ def _examples() -> list[Example]:
     return out
 
 
-ADAPTER = WorldRewardAdapter()
-__all__ = ["ADAPTER", "RewardScorer", "WorldRewardAdapter"]
+__all__ = ["RewardScorer", "make_adapter"]

@@ -21,7 +21,9 @@ from harness_world.rewards import reward_of
 from harness_world.running.lock import RunDirectoryBusy
 from harness_world.running.reader import RunReader
 from tests.conftest import examples
-from tests.integrations.rl_support import oracle_scripts
+from tests.rl.rl_support import oracle_scripts
+
+pytestmark = pytest.mark.rl
 
 TASKS = ["helpdesk.reply_and_solve", "helpdesk.escalate_outage", "helpdesk.vip_two_statuses"]
 
