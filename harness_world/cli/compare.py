@@ -42,11 +42,9 @@ from harness_world.cli.crossed import compare_crossed_command, is_crossed_run
 from harness_world.engine.world import WorldError
 from harness_world.grading.task import TaskError
 from harness_world.running.reader import RunReader, RunReadError
-from harness_world.stats import DEFAULT_ALPHA, StatsInputError
+from harness_world.stats import DEFAULT_ALPHA, DEFAULT_SEED, StatsInputError
 from harness_world.stats.estimators import Comparison
-from harness_world.stats.gate import GateResult, assess
-from harness_world.stats.options import gate_options
-from harness_world.stats.wild import DEFAULT_SEED
+from harness_world.stats.gate import GateResult, assess, gate_options
 
 __all__ = ["register"]
 
@@ -242,19 +240,11 @@ def _assess(
         rows = read_results(_check_csv_options(args))
         baseline, candidate, scheduled, expected = args.baseline, args.candidate, [], 5
     comparison, result = assess(
-        rows,
-        baseline,
-        candidate,
-        gate=args.gate,
-        alpha=options.alpha,
-        margin=options.margin,
-        min_runs=args.min_runs if args.min_runs is not None else expected,
-        scheduled=scheduled,
-        allow_missing=args.allow_missing,
-        use_clusters=not args.no_clusters,
-        mde=options.mde,
+        rows, baseline, candidate, gate=args.gate, alpha=options.alpha, margin=options.margin,
+        min_runs=args.min_runs if args.min_runs is not None else expected, scheduled=scheduled,
+        allow_missing=args.allow_missing, use_clusters=not args.no_clusters, mde=options.mde,
         seed=args.seed,
-    )
+    )  # fmt: skip
     return comparison, result, pair
 
 

@@ -26,9 +26,10 @@ from typing import Any, Protocol
 import attrs
 
 from harness_world.running.asyncrun import execute_concurrently
-from harness_world.running.commit import Committer
+from harness_world.running.commit import Committer, Finished
 from harness_world.running.rayrun import execute_on_ray, require_ray
 from harness_world.running.units import Unit, is_async_agent, perform
+from harness_world.running.workers import batches
 
 __all__ = [
     "Concurrent",
@@ -215,14 +216,29 @@ def execute_serially(units: Sequence[Unit], commit: Committer) -> None:
 
 
 def execute_in_processes(units: Sequence[Unit], workers: int, commit: Committer) -> None:
-    """Perform units in worker processes; this process commits what they send back."""
+    """Perform units in worker processes, in batches; this process commits what they send back.
+
+    The workers are forked after the units are set aside, so each worker holds them already:
+    a message names a batch of units by position (not one unit, pickled, per message), and the
+    units a worker performs are the run's own objects. A pickled copy would not be: msgspec
+    leaves a field out of an encoding only when it holds the default object itself, so a
+    task's fault schedule copied by pickle encodes its defaults into the record, and the
+    record no longer replays to its digest. A unit whose infrastructure failed is sent again
+    alone, with its next try number.
+    """
     # Fork keeps plug-in modules (oracles, scripts) importable by name in the children.
     context = multiprocessing.get_context("fork")
+    size = batches(len(units), workers, most=UNITS_PER_BATCH)
+    _RUN.append(units)
     try:
         with concurrent.futures.ProcessPoolExecutor(
             max_workers=workers, mp_context=context
         ) as pool:
-            futures = {pool.submit(perform, u): u for u in units}
+            chunks = [list(range(s, min(s + size, len(units)))) for s in range(0, len(units), size)]
+            futures = {
+                pool.submit(perform_batch, [(i, units[i].try_number) for i in chunk]): chunk
+                for chunk in chunks
+            }
             while futures:
                 ready, _ = concurrent.futures.wait(
                     futures,
@@ -230,14 +246,47 @@ def execute_in_processes(units: Sequence[Unit], workers: int, commit: Committer)
                     return_when=concurrent.futures.FIRST_COMPLETED,
                 )
                 for future in ready:
-                    current = futures.pop(future)
-                    done = future.result()
-                    if isinstance(done, Path):
-                        again = attrs.evolve(current, try_number=current.try_number + 1)
-                        futures[pool.submit(perform, again)] = again
-                    else:
-                        commit.add(done)
+                    sent = futures.pop(future)
+                    for index, done in zip(sent, future.result(), strict=False):
+                        if isinstance(done, BaseException):
+                            raise done  # what the batch did before it is committed below
+                        if isinstance(done, tuple):
+                            again = [done]
+                            futures[pool.submit(perform_batch, again)] = [index]
+                        else:
+                            commit.add(done)
                 if commit.due():
                     commit.flush(settle=False)
     finally:
+        _RUN.pop()
         commit.flush()
+
+
+UNITS_PER_BATCH = 16
+"""The most attempts one message to a worker process names."""
+
+_RUN: list[Sequence[Unit]] = []  # the units of the run being performed, inherited by fork
+
+
+def perform_batch(
+    batch: list[tuple[int, int]],
+) -> list[Finished | tuple[int, int] | BaseException]:
+    """Perform units of the run, by (position, try number), one after another in a worker.
+
+    A unit whose infrastructure failed gives (position, next try number), to be sent again;
+    a unit that raises ends the batch: its exception is the last item, after the records the
+    batch made before it (so they are committed, not lost with it).
+    """
+    units = _RUN[-1]
+    done: list[Finished | tuple[int, int] | BaseException] = []
+    for index, try_number in batch:
+        unit = units[index]
+        if unit.try_number != try_number:
+            unit = attrs.evolve(unit, try_number=try_number)
+        try:
+            result = perform(unit)
+        except Exception as exc:  # handed back to the run, which raises it after committing
+            done.append(exc)
+            break
+        done.append((index, try_number + 1) if isinstance(result, Path) else result)
+    return done

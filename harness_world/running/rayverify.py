@@ -21,9 +21,12 @@ import attrs
 import msgspec
 
 from harness_world.engine.limits import RECORD_BYTES, read_regular_file
+from harness_world.errors import HarnessWorldError
 from harness_world.grading.task import Task
 from harness_world.grading.verifier import (
     FileVerdict,
+    Judgement,
+    Measure,
     Slot,
     SlotBytes,
     SlotResult,
@@ -182,8 +185,17 @@ class RayVerifier:
         slots: Sequence[Slot],
         read: Callable[[Slot], SlotBytes],
         sizes: Mapping[str, str],
-    ) -> list[SlotResult]:
-        """The reader's `SlotMapper` on Ray: each slot's `Verifier.judge`, in slot order."""
+        measures: Sequence[Measure] = (),
+    ) -> list[Judgement]:
+        """The reader's `SlotMapper` on Ray: each slot's `Verifier.judge`, in slot order.
+
+        Ray judges without the judgement cache and takes no measures (``verify`` asks none).
+
+        Raises:
+            HarnessWorldError: when measures are asked for.
+        """
+        if measures:
+            raise HarnessWorldError("measures are not taken on Ray: read the run here")
         results: list[SlotResult | None] = [None] * len(slots)
 
         def receive(chunk: list[int], reply: bytes) -> bool:
@@ -206,7 +218,7 @@ class RayVerifier:
                 yield chunk, self._batch("slots", jobs, sizes) if jobs else None
 
         self._map(chunks(), receive)
-        return [r for r in results if r is not None]
+        return [Judgement(result=r) for r in results if r is not None]
 
     def files(
         self, paths: Sequence[Path], on_verdict: Callable[[int, FileVerdict], None] | None = None

@@ -33,6 +33,7 @@ from harness_world.engine.limits import REPLAY_CALLS, REPLAY_WORK
 from harness_world.errors import HarnessWorldError
 from harness_world.evidence.record import RecordError, load_record
 from harness_world.grading.grade import CriterionVerdict
+from harness_world.grading.judgement_cache import JudgementCache
 from harness_world.grading.layers import LayeredResult
 from harness_world.grading.task import Task
 from harness_world.grading.verifier import (
@@ -223,6 +224,9 @@ class VerifyOptions:
         executor: ``local``, or ``ray`` (records judged in batches of Ray tasks).
         address: The Ray cluster (``ray`` only; None: a local Ray).
         ray_batch: Records per Ray task (``ray`` only; None: the default).
+        cache: The verifier's judgement cache (None: every slot judged afresh; Ray and loose
+            files never use it).
+        workers: Worker processes judging each run's slots, in batches (1: here).
     """
 
     grading: Callable[[], Grading]
@@ -236,6 +240,8 @@ class VerifyOptions:
     executor: Literal["local", "ray"] = "local"
     address: str | None = None
     ray_batch: int | None = None
+    cache: JudgementCache | None = None
+    workers: int = 1
 
 
 @attrs.frozen(slots=True)
@@ -380,8 +386,10 @@ def _judge(
     grading = options.grading()
     root = TrustRoot.of(options.world, options.size, grading.seed_file)
     verifier = Verifier(root, grading.tasks, max_calls=options.max_calls, max_work=options.max_work)
+    if options.executor == "local":
+        verifier.cache = options.cache
     pins = _pins(options.pin, grading.tasks, verifier)
-    reader = RunReader(verifier, trust_key=options.trust_key)
+    reader = RunReader(verifier, trust_key=options.trust_key, workers=options.workers)
     rows: list[VerifyRow] = []
     with _remote(options, verifier) as remote:
         for run in opened:
