@@ -133,6 +133,8 @@ class WorldEnvironment(Environment[Any, Observation, State]):
         self._rollout: str | None = None
         self._state = State()
         self._tool_lists: dict[str | None, list[Tool]] = {}  # per task: the plan never changes
+        self._session = uuid.uuid4().hex  # one random id per session; its episodes are counted
+        self._episodes = 0
 
     @property
     def plan(self) -> RolloutPlan:
@@ -172,7 +174,8 @@ class WorldEnvironment(Environment[Any, Observation, State]):
                 raise RolloutError(f"reset(task=...): one of {sorted(self.plan.tasks)}")
             task = next(iter(self.plan.tasks))
         key = f"{task}{ROW_SEPARATOR}{0 if seed is None else seed}"
-        rollout = uuid.uuid4().hex
+        self._episodes += 1
+        rollout = f"{self._session}-{self._episodes}"
         row = self.rollouts.open(rollout, key)
         self._rollout = rollout
         self._state = State(episode_id=episode_id or rollout, step_count=0, row=row.key)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -280,6 +281,7 @@ class _Round:
     lock: RunLock
     revision: str
     commit: GroupCommit
+    existing: frozenset[Path]  # its records when this process took it
     known: dict[Path, SlotResult] = attrs.field(factory=dict)  # judged when sealed
 
 
@@ -302,7 +304,8 @@ class Rollouts:
     _next: dict[str, int] = attrs.field(factory=dict, init=False)
     _rounds: dict[int, _Round] = attrs.field(factory=dict, init=False)
     _pending: list[Finished] = attrs.field(factory=list, init=False)
-    _timer: threading.Timer | None = attrs.field(default=None, init=False)
+    _wake: threading.Event = attrs.field(factory=threading.Event, init=False)
+    _flusher: threading.Thread | None = attrs.field(default=None, init=False)
     _closed: bool = attrs.field(default=False, init=False)
 
     def __copy__(self) -> Rollouts:
@@ -344,10 +347,21 @@ class Rollouts:
     def _claim(self, row: RolloutRow) -> int:
         """The first round in which the row's slot holds no record and no rollout in flight."""
         number = self._next.get(row.key, 0)
-        while os.path.lexists(record_path(self.plan.out / str(number), row.task_id, row.seed)):
+        while self._taken(number, row):
             number += 1
         self._next[row.key] = number + 1
         return number
+
+    def _taken(self, number: int, row: RolloutRow) -> bool:
+        """Whether round ``number`` already holds a record of the row's slot.
+
+        A round this object holds changes only through it: its records from before are known
+        from when it was opened, so no file system call is made per rollout.
+        """
+        held = self._rounds.get(number)
+        if held is not None:
+            return record_path(held.root, row.task_id, row.seed) in held.existing
+        return os.path.lexists(record_path(self.plan.out / str(number), row.task_id, row.seed))
 
     def _round(self, number: int) -> _Round:
         if number not in self._rounds:
@@ -368,7 +382,11 @@ class Rollouts:
                 lock.release()
                 raise
             commit = GroupCommit(root, lambda batch: None)
-            self._rounds[number] = _Round(root=root, lock=lock, revision=revision.id, commit=commit)
+            records = record_path(root, "any", 0).parents[1]  # where every task's records are
+            existing = frozenset(records.glob("*/*.json"))
+            self._rounds[number] = _Round(
+                root=root, lock=lock, revision=revision.id, commit=commit, existing=existing
+            )
         return self._rounds[number]
 
     def task_of(self, rollout: str) -> str | None:
@@ -501,11 +519,24 @@ class Rollouts:
         return seen[0], item
 
     def _arm(self) -> None:
-        """Commit the pending records within the window (one timer at a time)."""
-        if self._timer is None and not self._closed:
-            self._timer = threading.Timer(WINDOW_S, self.flush)
-            self._timer.daemon = True
-            self._timer.start()
+        """Wake the one flushing thread (started once, not per window: a start costs a wait)."""
+        if self._closed:
+            return
+        if self._flusher is None:
+            self._flusher = threading.Thread(target=self._flushing, daemon=True)
+            self._flusher.start()
+        self._wake.set()
+
+    def _flushing(self) -> None:
+        """Commit what was sealed within `WINDOW_S` of the first pending record, until closed."""
+        while True:
+            self._wake.wait()
+            if not self._closed:
+                time.sleep(WINDOW_S)
+            self._wake.clear()  # a record sealed after this wakes the next round
+            self.flush()
+            if self._closed:
+                return
 
     def flush(self) -> None:
         """Make every sealed record durable in its round's run directory now.
@@ -513,7 +544,6 @@ class Rollouts:
         Rollouts go on while the file system flushes: only the commits wait for each other.
         """
         with self._lock:
-            self._timer = None
             batch, self._pending = self._pending, []
             rounds = dict(self._rounds)
         with self._committing:
@@ -538,12 +568,13 @@ class Rollouts:
             if self._closed:
                 return []
             self._closed = True
-            if self._timer is not None:
-                self._timer.cancel()
+            self._wake.set()  # the flushing thread ends
             sealed = [
                 self.seal(rollout, ended=Outcome(status="interrupted", reason=reason))
                 for rollout in list(self._live)
             ]
+        if self._flusher is not None:  # its batch, if any, is durable before the counts
+            self._flusher.join()
         self.flush()
         with self._lock:
             worlds = {self.plan.world.name: self.plan.world}

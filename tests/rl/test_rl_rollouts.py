@@ -110,6 +110,19 @@ def test_the_kth_rollout_of_a_row_goes_to_round_k_and_verify_rederives_every_rew
     again.close()
 
 
+def test_a_later_writer_skips_the_slots_a_round_it_takes_already_holds(tmp_path: Path) -> None:
+    first = Rollouts(plan(tmp_path))
+    rows = [row.key for row in first.plan.rows()]
+    first.open("a", rows[0])
+    assert first.seal("a").round == 0
+    first.close()
+    later = Rollouts(plan(tmp_path))
+    later.open("b", rows[1])  # takes round 0, which holds rows[0]'s record already
+    later.open("c", rows[0])
+    assert [later.seal("b").round, later.seal("c").round] == [0, 1]
+    later.close()
+
+
 def test_one_writer_per_round(tmp_path: Path) -> None:
     first, second = Rollouts(plan(tmp_path)), Rollouts(plan(tmp_path))
     row = first.plan.rows()[0].key
