@@ -218,7 +218,12 @@ def add_ray_options(parser: argparse.ArgumentParser, ray: str, unit: str, most: 
     ``most`` is the most ``unit`` one Ray task holds by default.
     """
     command = "run" if unit == "attempts" else "command"
-    parser.add_argument("--executor", choices=("local", "ray"), default="local", help=f"ray: {ray}")
+    from harness_world.registry import registry
+
+    names = list(registry().verifiers if unit == "records" else registry().executors)
+    parser.add_argument(
+        "--executor", choices=["local", *names], default="local", help=f"ray: {ray}"
+    )
     parser.add_argument(
         "--address",
         help="with --executor ray: the Ray cluster ('auto': the one `ray start --head` started "

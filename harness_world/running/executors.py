@@ -25,17 +25,17 @@ from typing import Any, Protocol
 
 import attrs
 
+from harness_world.errors import HarnessWorldError
 from harness_world.running.asyncrun import execute_concurrently
 from harness_world.running.commit import Committer, Finished
-from harness_world.running.rayrun import execute_on_ray, require_ray
 from harness_world.running.units import Unit, is_async_agent, perform
 from harness_world.running.workers import batches
 
 __all__ = [
+    "AttemptsLost",
     "Concurrent",
     "Executor",
     "Processes",
-    "Ray",
     "Serial",
     "execute_in_processes",
     "execute_serially",
@@ -63,7 +63,15 @@ class Executor(Protocol):
         ...
 
 
-def _at_least_one(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+class AttemptsLost(HarnessWorldError, RuntimeError):
+    """Attempts an executor lost (a remote worker died): everything else was committed.
+
+    Running the same command again resumes the lost slots (their attempts never produced a
+    record, so nothing of theirs is counted).
+    """
+
+
+def at_least_one(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     """An attrs validator: a whole number of at least 1 (None passes where it is allowed)."""
     if value is None and attribute.default is None:
         return
@@ -74,23 +82,13 @@ def _at_least_one(instance: object, attribute: attrs.Attribute[Any], value: obje
         raise ValueError(f"{where} must be at least 1, not {value}")
 
 
-def _address(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    """An attrs validator: None, or a Ray cluster address that is a non-empty string."""
-    if value is None:
-        return
-    if not isinstance(value, str):
-        raise TypeError(f"Ray: address must be a str or None, not {type(value).__name__}")
-    if not value.strip():
-        raise ValueError("Ray: address must name a cluster ('auto', 'HOST:PORT') or be None")
-
-
 @attrs.frozen(slots=True)
 class Serial:
     """One attempt at a time in this process, in the order given (the default executor).
 
     An agent with ``async def run`` is awaited on one event loop kept for the whole run, so a
     client it holds stays on the loop it was made on. The only executor the sequential track
-    runs with (`harness_world.running.tracks.Sequential`).
+    runs with (`harness_world.running.sequential.Sequential`).
     """
 
     @property
@@ -122,7 +120,7 @@ class Processes:
         ValueError: for ``workers`` below 1.
     """
 
-    workers: int = attrs.field(validator=_at_least_one)
+    workers: int = attrs.field(validator=at_least_one)
 
     def execute(self, units: Sequence[Unit], commit: Committer) -> None:
         """Perform the units in the worker processes, committing what they send back."""
@@ -145,7 +143,7 @@ class Concurrent:
         ValueError: for ``attempts`` below 1.
     """
 
-    attempts: int = attrs.field(validator=_at_least_one)
+    attempts: int = attrs.field(validator=at_least_one)
 
     @property
     def workers(self) -> int:
@@ -155,46 +153,6 @@ class Concurrent:
     def execute(self, units: Sequence[Unit], commit: Committer) -> None:
         """Perform the units with up to ``attempts`` in flight, committing in batches."""
         execute_concurrently(units, commit, self.attempts)
-
-
-@attrs.frozen(slots=True)
-class Ray:
-    """Every attempt in a Ray task (extra ``[ray]``), batched; this process saves everything.
-
-    See `harness_world.running.rayrun`. Ray decides the parallelism (one CPU per Ray task).
-
-    Attributes:
-        address: The Ray cluster to connect to (``"auto"``: the one ``ray start --head``
-            started on this machine); None starts a local Ray for the run unless this process
-            is connected already.
-        batch: Attempts per Ray task (at least 1; None: about four batches per CPU, at most 16
-            attempts, `harness_world.running.rayrun.batch_size`).
-
-    Raises:
-        RayUnavailable: when Ray is not installed (so nothing is written before it is found
-            missing).
-        TypeError: for parameters of the wrong type.
-        ValueError: for an empty ``address`` or a ``batch`` below 1.
-    """
-
-    address: str | None = attrs.field(default=None, validator=_address)
-    batch: int | None = attrs.field(default=None, validator=_at_least_one)
-
-    def __attrs_post_init__(self) -> None:
-        require_ray()
-
-    @property
-    def workers(self) -> int:
-        """1: the parallelism is the cluster's, not a number this process chooses."""
-        return 1
-
-    def execute(self, units: Sequence[Unit], commit: Committer) -> None:
-        """Perform the units as Ray tasks, committing what they send back.
-
-        Raises:
-            RayTasksLost: when some attempts' Ray tasks kept failing (the rest is committed).
-        """
-        execute_on_ray(units, commit, address=self.address, batch=self.batch)
 
 
 def execute_serially(units: Sequence[Unit], commit: Committer) -> None:

@@ -34,7 +34,8 @@ from harness_world.grading.verifier import (
     Verifier,
     WorldRefused,
 )
-from harness_world.running.rayrun import batch_size, import_ray, ray_session
+from harness_world.running.rayrun import RayUnavailable, batch_size, import_ray, ray_session
+from harness_world.running.verification import VerifyError, VerifyOptions
 
 __all__ = ["VERIFY_BATCH_MAX", "RayVerifier", "ray_verifier"]
 
@@ -295,3 +296,27 @@ def ray_verifier(
         yield RayVerifier(
             ray=ray, verifier=verifier, batch=batch, in_flight=in_flight or max(2, 2 * cpus)
         )
+
+
+@contextmanager
+def verify_on_ray(options: VerifyOptions, verifier: Verifier) -> Iterator[RayVerifier]:
+    """The registered ``ray`` verifier: `ray_verifier` with ``verify``'s Ray options.
+
+    Raises:
+        VerifyError: when Ray is not installed, or a Ray task failed (then nothing is reported
+            as verified).
+    """
+    try:
+        import_ray()
+    except RayUnavailable as exc:
+        raise VerifyError(str(exc)) from None
+    from ray.exceptions import RayError
+
+    try:
+        with ray_verifier(verifier, address=options.address, batch=options.ray_batch) as remote:
+            yield remote
+    except RayError as exc:  # a worker died or the cluster went away: no verdict at all
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        raise VerifyError(
+            f"a Ray task failed, so nothing is reported as verified ({type(exc).__name__}: {first})"
+        ) from None

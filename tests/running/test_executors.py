@@ -18,9 +18,11 @@ from harness_world.cli import main
 from harness_world.running import Executor, Track
 from harness_world.running.attempt import InfrastructureError
 from harness_world.running.crossed import CrossedConfig, run_crossed
-from harness_world.running.executors import Concurrent, Processes, Ray, Serial
+from harness_world.running.executors import Concurrent, Processes, Serial
+from harness_world.running.rayrun import Ray
 from harness_world.running.reader import RunReader
-from harness_world.running.tracks import Fresh, Sequential, track_named
+from harness_world.running.sequential import Sequential
+from harness_world.running.tracks import Fresh, track_named
 
 TASKS = hw.load_tasks("helpdesk")[:3]
 ORACLE = hw.oracle_agent("helpdesk")
