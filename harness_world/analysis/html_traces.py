@@ -19,6 +19,7 @@ from html import escape
 
 import attrs
 
+from harness_world.analysis.html_expected import expected_block
 from harness_world.analysis.html_page import embedded
 from harness_world.analysis.run_view import RunView, Shown
 from harness_world.analysis.trace_html import (
@@ -101,7 +102,7 @@ def _side_by_side(
         rows.append(f'<tr class="{"same" if same else "differs"}">{cells}</tr>')
     fs, ps = view.report.attempts[failed].sample, view.report.attempts[passed].sample
     return (
-        f'<details class="side"><summary>side by side: <a href="#{prefix}-{failed}">sample '
+        f'<details class="side" open><summary>side by side: <a href="#{prefix}-{failed}">sample '
         f'{fs}</a> (failed) and <a href="#{prefix}-{passed}">sample {ps}</a> (passed), call by '
         'call; calls that differ are tinted</summary><table class="sbs"><thead><tr>'
         f"<th>sample {fs} · failed</th><th>sample {ps} · passed</th></tr></thead>"
@@ -224,6 +225,7 @@ def traces_section(
         instruction = escape(task.instruction) if task else "(task not known here)"
         head = (
             f'<h3>{escape(task_id)}</h3><p class="instr"><b>instruction</b>: {instruction}</p>'
+            f"{expected_block(view, task, indices, prefix)}"
             f"{_side_by_side(view, indices, kept, prefix)}"
         )
         sections.add(_Part(task_id, sid, indices, head, "".join(articles)))
