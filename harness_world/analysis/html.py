@@ -3,8 +3,10 @@
 One file, no network: styles and the small script are inline (`harness_world.analysis.html_page`),
 plots are inline SVG (`harness_world.analysis.plots`). A run's page opens with its summary (the
 headline pass rate, the layers, the failed tasks with their criteria and advisories), then the
-heatmap whose every cell links to its attempt, every count and rate folded below, then the
-traces (`harness_world.analysis.html_traces`).
+heatmap whose every cell links to its attempt, the sortable list of attempts
+(`harness_world.analysis.html_attempts`), every count and rate folded below, then the traces,
+each task's under what it expects (`harness_world.analysis.html_traces`,
+`harness_world.analysis.html_expected`).
 """
 
 from __future__ import annotations

@@ -3,12 +3,12 @@
 The expected column is the task read on the start state: each target set with its selector and
 the keys it selects (`harness_world.grading.task.select_targets`), the required effects (R), the
 allowed ones beyond R (A), the forbidden transitions, the answer and the planted request. Each
-attempt's column is its delta judged the way the state criteria judge it
+attempt's column lists the required effects it lacks (what ``state.required`` names), then its
+delta judged the way the state criteria judge it
 (`harness_world.grading.rules.state.net_effects`: every changed field, created or deleted row
-marked required, allowed or not allowed, with its start and final values), then the required
-effects it lacks (what ``state.required`` names). The page shows the first failed and the first
-passed attempt of the task (the pair shown side by side), so the block's size does not grow with
-the samples.
+marked required, allowed or not allowed, with its start and final values; not allowed first).
+The page shows the first failed and the first passed attempt of the task (the pair shown side
+by side), so the block's size does not grow with the samples.
 """
 
 from __future__ import annotations
@@ -27,9 +27,10 @@ from harness_world.grading.task import Allowance, Condition, Requirement, Target
 
 __all__ = ["expected_block"]
 
-_SHOWN = 20  # items per list: a task over many rows stays a block of fixed size
+_SHOWN = 12  # items per list: a task over many rows stays a block of fixed size
 _VALUE = 60  # characters of one value
 _WORD = {"required": "required", "allowed": "allowed", "unauthorized": "not allowed"}
+_FIRST = ("unauthorized", "required", "allowed")  # what fails a criterion is listed first
 
 
 def _value(value: Any) -> str:
@@ -172,19 +173,19 @@ def _effect(
 
 
 def _happened(judged: Judged | None, evidence: str) -> str:
-    """An attempt's column: its delta judged, then the required effects it lacks."""
+    """An attempt's column: the required effects it lacks, then its delta judged."""
     if judged is None:
         return f"<p class=meta>no verified record to judge here (evidence {escape(evidence)})</p>"
     rows = {(c.entity, c.key): c for c in judged.changes}
     effects = []
-    for e in judged.effects:
+    for e in sorted(judged.effects, key=lambda e: _FIRST.index(e.verdict)):
         change = rows.get((e.entity, e.key))
         before, after = (None, None) if change is None else (change.before, change.after)
         effects.append(_effect(e, before, after))
     done = _items(effects, "effects") if effects else "<p>no change to the world</p>"
     missing = [f'<span class="missing">missing: {escape(m)}</span>' for m in judged.missing]
     lacks = "<p><b>required but missing</b></p>" + _items(missing, "missing") if missing else ""
-    return f"<p><b>changed</b> (delta)</p>{done}{lacks}"
+    return f"{lacks}<p><b>changed</b> (delta)</p>{done}"
 
 
 def expected_block(view: RunView, task: Task | None, indices: Sequence[int], prefix: str) -> str:

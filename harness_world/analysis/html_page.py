@@ -70,7 +70,8 @@ border-bottom:1px solid #ddd}#filters input{width:22em}
 .hidden{display:none}.verdict{font-size:1.2em;font-weight:bold}.headline{font-size:1.15em}
 table.sbs{font-size:12px;width:100%}table.sbs td{width:50%;border-bottom:1px solid #eee}
 table.sbs tr.differs td{background:#fff8e1}details>summary{cursor:pointer}
-table.expect{font-size:12px;width:100%}table.expect td{border:1px solid #eee}
+details.expected{scroll-margin-top:3.5em}table.expect{font-size:12px;width:100%}
+table.expect td{border:1px solid #eee}
 table.expect ul{margin:0 0 .3em;padding-left:1.2em}.effect.unauthorized,.missing{color:#b71c1c}
 .effect.required{color:#2e7d32}.effect.allowed{color:#37474f}
 li.planted{border-left:3px solid #6a1b9a;padding-left:4px}.planted-mark{background:#f3e5f5;

@@ -7,6 +7,9 @@ carries, every one linked to the calls and rows it names. The transcript follows
 result pretty-printed and collapsible with the grader's rows highlighted, a typed error marked,
 its write images as before/after tables), then the final message and every criterion.
 
+On a task that plants a request in data (``[authority]``), the first call whose result carried
+the planted text is marked, and the header links to it (`Planted`, `planted_call`).
+
 Items of the transcript are events placed after the calls made before them (`_events`): the
 model's messages, when the record carries its conversation (role, text, the calls it asked
 for; each collapsible), and the exchanges with a simulated user.
