@@ -15,19 +15,22 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import harness_world as hw
 from harness_world.analysis.html import load_run_view, run_html
 from harness_world.analysis.html_attempts import EXCERPT, attempt_row, attempts_table
 from harness_world.analysis.html_page import page
 from harness_world.analysis.report import build_report
-from harness_world.analysis.trace_html import attempt_state
+from harness_world.analysis.trace_html import Planted, attempt_state
 from harness_world.analysis.trace_record import decode_trace
 from harness_world.cli import main
+from harness_world.engine.canonical import to_json
 from harness_world.grading.task import select_targets
 from tests.analysis.test_html_report import _chromium
 from tests.analysis.test_html_viewer import SCRIPTS, Chromium
-from tests.conftest import requires
+from tests.conftest import examples, requires
 
 pytestmark = [pytest.mark.html, requires("matplotlib", "the HTML report needs the [report] extra")]
 
@@ -265,3 +268,31 @@ def test_the_call_where_planted_text_entered_is_marked(planted: tuple[Path, str]
     unplanted = [t.id for t in hw.load_tasks("payments") if t.authority is None]
     for task_id in unplanted[:3]:
         assert task_id not in text  # the run holds the note tasks only
+
+
+@settings(max_examples=examples(200, 2000), deadline=None)
+@given(
+    note=st.text(min_size=1, max_size=80),
+    other=st.text(max_size=80),
+    key=st.from_regex(r"[A-Z]{2,4}-[0-9]{1,5}", fullmatch=True),
+)
+def test_planted_text_is_found_in_a_result_however_it_is_escaped(
+    note: str, other: str, key: str
+) -> None:
+    """Any planted text (quotes, backslashes, control and non-ASCII characters: the
+    tool_output phrasing is JSON inside a string) is found in a result that holds it, encoded
+    and indented as a record stores results, and not in one that does not hold it."""
+    needle = to_json(note)
+    planted = Planted(f"invoices.{key}.note", "attack", "invoices", key, needle)
+
+    def stored(value: str) -> bytes:  # a result inside a record: canonical, then indented
+        row = {"id": key, "note": value, "status": "paid"}
+        return msgspec.json.format(to_json({"result": row}), indent=1)
+
+    assert planted.entered(stored(note))
+    assert planted.entered(stored(other)) == (needle in to_json(other))
+    assert not planted.entered(stored(other)) or note in other
+    # without the start row read here, the row's key and field name are what is looked for
+    blind = Planted(f"invoices.{key}.note", "attack", "invoices", key)
+    assert blind.entered(stored(other))
+    assert not blind.entered(msgspec.json.format(to_json({"id": key}), indent=1))
