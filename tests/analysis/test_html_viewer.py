@@ -411,6 +411,9 @@ def test_screenshots_of_the_report_top_a_failed_trace_and_a_compare_page(
     assert browser.requested() == []
     shown = browser.js("document.body.innerText")
     assert "Comparison: oracle → demo" in shown and "Flips, solid ↔ broken (2)" in shown
+    text = compare.read_text()
+    assert 'id="c0-list"' in text and 'id="c1-list"' in text  # each run's attempts list
+    assert text.count('<details class="expected" open>') == 2 * 32  # each run's tasks
     browser.screenshot(shots / "compare.png")
     for name in ("report-top", "failed-trace", "expected", "compare"):
         width, height = _png_size(shots / f"{name}.png")
