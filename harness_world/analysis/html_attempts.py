@@ -4,9 +4,9 @@ A row holds the task, the sample, the outcome, the grade (the heatmap's state), 
 criteria and the start of the final message, and links to the attempt's trace. Sorting and
 filtering are the page's own script (`harness_world.analysis.html_page`): a click on a column
 heading sorts by it (numbers as numbers; again for the reverse order), the box keeps the rows
-holding every word typed. On a large run (`harness_world.analysis.run_view.FULL_DETAIL_UP_TO`
-attempts and more) the rows are embedded compressed and inflated when the list is opened, sorted
-or filtered, so the page stays small and quick to open.
+holding every word typed. On a large run (more attempts than
+`harness_world.analysis.run_view.FULL_DETAIL_UP_TO`) the rows are embedded compressed and
+inflated when the list is opened, sorted or filtered, so the page stays small and quick to open.
 """
 
 from __future__ import annotations
