@@ -47,6 +47,8 @@ EXTENSIONS = (
     "harness_world.integrations",
     "harness_world.rewards",
     "harness_world.analysis.html",
+    "harness_world.analysis.html_attempts",
+    "harness_world.analysis.html_expected",
     "harness_world.analysis.html_page",
     "harness_world.analysis.html_summary",
     "harness_world.analysis.html_traces",

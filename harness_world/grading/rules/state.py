@@ -9,7 +9,7 @@ per view and shared by both criteria.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import attrs
 from msgspec import UNSET
@@ -23,7 +23,14 @@ from harness_world.grading.rules.common import findings, fmt, show, taxon
 from harness_world.grading.task import Requirement, Task
 from harness_world.grading.trace import TraceView
 
-__all__ = ["ENTRIES", "required_items"]
+__all__ = [
+    "ENTRIES",
+    "Effect",
+    "EffectVerdict",
+    "missing_required",
+    "net_effects",
+    "required_items",
+]
 
 _Atoms = set[tuple[str, Key, str]]
 _ByKey = dict[tuple[str, Key], Change]
@@ -70,13 +77,24 @@ class _OneRow:
         return self.view.target_keys(name)
 
 
-def _required(view: TraceView) -> tuple[CriterionVerdict, _Atoms]:
-    """R ⊆ delta; also returns the atoms R makes allowed."""
+def _missing(view: TraceView) -> tuple[list[str], _Atoms]:
+    """The required effects missing from delta, and the atoms R makes allowed."""
     missing: list[str] = []
     allowed: _Atoms = set()
     by_key = {(c.entity, c.key): c for c in view.changes}
     for req in view.task.require:
         missing += _PHASES[req.kind](view, req, by_key, allowed)
+    return missing, allowed
+
+
+def missing_required(view: TraceView) -> list[str]:
+    """Each required effect delta lacks, as ``state.required`` names it (whole, not cut)."""
+    return list(view.once(_missing)[0])
+
+
+def _required(view: TraceView) -> tuple[CriterionVerdict, _Atoms]:
+    """R ⊆ delta; also returns the atoms R makes allowed."""
+    missing, allowed = view.once(_missing)
     verdict = CriterionVerdict(
         id="state.required",
         kind="state",
@@ -259,28 +277,79 @@ def _delete_allowed(view: TraceView, change: Change) -> bool:
     )
 
 
-def _allowed(view: TraceView) -> CriterionVerdict:
-    """Delta ⊆ A, with A = required atoms ∪ the task's allowances."""
+EffectVerdict = Literal["required", "allowed", "unauthorized"]
+"""How the state criteria judge one atom of delta: in R, in A beyond R, or in neither."""
+
+
+@attrs.frozen(slots=True)
+class Effect:
+    """One atom of delta (a field changed, a row created or deleted) and how it is judged.
+
+    Attributes:
+        entity: The row's entity.
+        key: The row's key.
+        field: The field that changed; ``<created>`` or ``<deleted>`` for a whole row.
+        verdict: ``required`` (an atom of R), ``allowed`` (an allowance of the task covers
+            it) or ``unauthorized`` (neither: ``state.allowed`` names it).
+    """
+
+    entity: str
+    key: Key
+    field: str
+    verdict: EffectVerdict
+
+    @property
+    def label(self) -> str:
+        """How ``state.allowed`` names the atom: ``entity:key.field changed`` or ``created``."""
+        if self.field == "<created>":
+            return f"{self.entity}:{self.key} created"
+        if self.field == "<deleted>":
+            return f"{self.entity}:{self.key} deleted"
+        return f"{self.entity}:{self.key}.{self.field} changed"
+
+
+def net_effects(view: TraceView) -> list[Effect]:
+    """Every atom of delta, in the order of delta, judged against R and A (kept per view).
+
+    The one judgement both ``state.allowed`` and a reader of the record see: the criterion
+    fails exactly on the ``unauthorized`` atoms.
+    """
+    return list(view.once(_effects))
+
+
+def _effects(view: TraceView) -> tuple[Effect, ...]:
     required_atoms = view.once(_required)[1]
-    unauthorized: list[str] = []
+    out: list[Effect] = []
     created_budget: dict[tuple[int, Key | None], int] = {}
     for change in view.changes:
-        if change.before is None:
-            atom = (change.entity, change.key, "<created>")
-            if atom in required_atoms or _create_allowed(view, change, created_budget):
-                continue
-            unauthorized.append(f"{change.entity}:{change.key} created")
-        elif change.after is None:
-            atom = (change.entity, change.key, "<deleted>")
-            if atom in required_atoms or _delete_allowed(view, change):
-                continue
-            unauthorized.append(f"{change.entity}:{change.key} deleted")
-        else:
-            for field in change.fields():
-                if (change.entity, change.key, field) in required_atoms:
-                    continue
-                if not _field_allowed(view, change, field):
-                    unauthorized.append(f"{change.entity}:{change.key}.{field} changed")
+        if change.before is None or change.after is None:
+            field = "<created>" if change.before is None else "<deleted>"
+            if (change.entity, change.key, field) in required_atoms:
+                verdict: EffectVerdict = "required"
+            elif (
+                _create_allowed(view, change, created_budget)
+                if change.before is None
+                else _delete_allowed(view, change)
+            ):
+                verdict = "allowed"
+            else:
+                verdict = "unauthorized"
+            out.append(Effect(change.entity, change.key, field, verdict))
+            continue
+        for field in change.fields():
+            if (change.entity, change.key, field) in required_atoms:
+                verdict = "required"
+            elif _field_allowed(view, change, field):
+                verdict = "allowed"
+            else:
+                verdict = "unauthorized"
+            out.append(Effect(change.entity, change.key, field, verdict))
+    return tuple(out)
+
+
+def _allowed(view: TraceView) -> CriterionVerdict:
+    """Delta ⊆ A, with A = required atoms ∪ the task's allowances."""
+    unauthorized = [e.label for e in view.once(_effects) if e.verdict == "unauthorized"]
     return findings(
         "state.allowed",
         "state",
