@@ -3,7 +3,13 @@
 from harness_world.grading.advice import ADVISORIES, Advisory, advise  # advisories
 from harness_world.grading.checker import CRITERIA, grade
 from harness_world.grading.criteria import Check, Criterion, CriterionRegistry, Findings
-from harness_world.grading.grade import CriterionKind, CriterionVerdict, Grade, VerdictStatus
+from harness_world.grading.grade import (
+    CriterionKind,
+    CriterionVerdict,
+    Grade,
+    GradeState,
+    VerdictStatus,
+)
 from harness_world.grading.layers import (
     JOINT_STATES,
     Admission,
@@ -63,6 +69,7 @@ __all__ = [
     "FileVerdict",
     "Findings",
     "Grade",
+    "GradeState",
     "LayeredResult",
     "Requirement",
     "Slot",
