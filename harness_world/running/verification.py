@@ -607,13 +607,16 @@ def verify_exit_code(
 
     Args:
         report: What was verified.
-        require_pass: Also 1 unless there was something to grade and every record passed.
+        require_pass: Also 1 unless there was something to grade and every record passed its
+            automated criteria (a ``passed_automated`` row does: ``verify`` reads no review,
+            and names those rows; rates count them in ``report``, ``compare`` and ``gate``).
         require_harness: As ``require_pass``, and 1 too when any harness-layer criterion failed.
     """
     rows = report.records
     if report.evidence.ungraded or report.evidence.lost:
         return 1
     strict = require_pass or require_harness
-    if strict and (not rows or report.grades.failed or report.grades.passed < len(rows)):
+    passed = report.grades.passed + report.grades.pending
+    if strict and (not rows or report.grades.failed or passed < len(rows)):
         return 1
     return 1 if require_harness and any(r.harness.failed for r in rows) else 0
