@@ -165,8 +165,7 @@ class DemoResult(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def expected(self) -> bool:
-        """Whether every correct route passed its automated criteria, every mistake failed, and
-        everything verified."""
+        """Whether every correct route passed (automated), every mistake failed, all verified."""
         return all(
             (a.grade != "failed") == (not a.mistake) and a.evidence == "verified"
             for a in self.attempts
