@@ -106,9 +106,10 @@ def test_report_counts_and_user_turns_per_attempt(three: tuple[Path, Path], cli:
     assert header.split()[-2:] == ["user", "turns"]
     valid_row = next(line for line in text.splitlines() if line.startswith("valid attempt"))
     assert valid_row.split()[-1] == f"{sum(turns) / 6:.1f}"
-    code, text, err = cli("compare", str(out), str(out), *_sources(tasks))
+    code, text, err = cli("compare", str(out), str(out), *_sources(tasks), "--count-pending")
     assert code == 0, err
     assert "Paired tasks: 3" in text and "mean pass rate 100.0%" in text
+    assert "2 of 6 valid attempts, counted as passed (--count-pending)" in text
 
 
 def test_a_run_without_user_turns_reports_no_user_turns(tmp_path: Path, cli: Cli) -> None:
