@@ -57,6 +57,7 @@ __all__ = [
 
 _SYMBOLS = {
     "passed": "✓",
+    "pending": "◐",
     "failed": "✗",
     "ungraded": "?",
     "lost": "!",
@@ -80,7 +81,7 @@ def _rate_rows(report: RunReport) -> list[tuple[str, ProportionInterval]]:
             rows.append((f"outcome {outcome} / executed", wilson_interval(n, counts.executed)))
         for evidence, n in sorted(counts.by_evidence.items()):
             rows.append((f"evidence {evidence} / executed", wilson_interval(n, counts.executed)))
-    graded = counts.passed + counts.failed
+    graded = counts.passed + counts.failed + counts.pending  # pending review: not passed
     if graded:
         rows.append(("passed / graded", wilson_interval(counts.passed, graded)))
     if counts.valid:

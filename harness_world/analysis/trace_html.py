@@ -60,7 +60,9 @@ _SHOWN_LINKS = 6
 
 
 def attempt_state(slot: SlotResult) -> str:
-    """The heatmap state of a slot: passed, failed, ungraded, lost, invalid or missing.
+    """The heatmap state of a slot: passed, pending, failed, ungraded, lost, invalid or missing.
+
+    ``pending`` is a grade whose automated criteria passed with prose not yet reviewed.
 
     ``ungraded`` covers evidence that did not replay and verified attempts without a grade;
     ``invalid`` is verified evidence whose outcome does not count (error, interrupted).
@@ -71,6 +73,8 @@ def attempt_state(slot: SlotResult) -> str:
         return "invalid"
     if slot.passed is None:
         return "ungraded"
+    if slot.pending:
+        return "pending"
     return "passed" if slot.passed else "failed"
 
 
@@ -221,6 +225,8 @@ def _advisory_item(advisory: Advisory, record: TraceRecord | None, anchor: str) 
 def _layers(slot: SlotResult) -> str:
     if slot.passed is None:
         agent = "agent layer: not graded"
+    elif slot.pending:
+        agent = f"agent layer: passed_automated ({len(slot.not_reviewed)} prose pending review)"
     elif slot.passed:
         agent = '<span class="ok">agent layer: passed</span>'
     else:

@@ -7,6 +7,7 @@ from harness_world.grading.grade import (
     CriterionKind,
     CriterionVerdict,
     Grade,
+    GradeState,
     RequiredItem,
     VerdictStatus,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "FileVerdict",
     "Findings",
     "Grade",
+    "GradeState",
     "LayeredResult",
     "RequiredItem",
     "Requirement",

@@ -6,10 +6,21 @@ from typing import Literal
 
 import msgspec
 
-__all__ = ["CriterionKind", "CriterionVerdict", "Grade", "RequiredItem", "VerdictStatus"]
+__all__ = [
+    "CriterionKind",
+    "CriterionVerdict",
+    "Grade",
+    "GradeState",
+    "RequiredItem",
+    "VerdictStatus",
+]
 
 CriterionKind = Literal["state", "trace", "budget", "prose"]
 VerdictStatus = Literal["passed", "failed", "not_reviewed"]
+GradeState = Literal["passed", "passed_automated", "failed"]
+"""A grade's three states: ``passed`` (every criterion passed), ``passed_automated`` (every
+automated criterion passed and prose criteria stand unreviewed: pending, not a pass) and
+``failed`` (an automated criterion failed)."""
 
 
 class CriterionVerdict(msgspec.Struct, frozen=True, kw_only=True):
@@ -35,7 +46,8 @@ class Grade(msgspec.Struct, frozen=True, kw_only=True):
     Attributes:
         task_id: The task graded against.
         task_hash: The hash of that task's definition.
-        passed: True only when every automated (non-prose) criterion passed.
+        passed: True only when every automated (non-prose) criterion passed. Unreviewed
+            prose may stand beside it: `state` is the grade a rate counts.
         verdicts: One verdict per criterion, in the task's order.
         harness: The harness-layer verdicts (``harness.*``: retries, keys, reconciling, acting
             on unverified output), read from the call log. Shown beside the grade everywhere;
@@ -47,6 +59,18 @@ class Grade(msgspec.Struct, frozen=True, kw_only=True):
     passed: bool
     verdicts: list[CriterionVerdict]
     harness: list[CriterionVerdict] = []
+
+    @property
+    def pending(self) -> bool:
+        """Whether every automated criterion passed and prose criteria stand unreviewed."""
+        return self.passed and any(v.status == "not_reviewed" for v in self.verdicts)
+
+    @property
+    def state(self) -> GradeState:
+        """``passed``, ``passed_automated`` (pending review: not a pass) or ``failed``."""
+        if not self.passed:
+            return "failed"
+        return "passed_automated" if self.pending else "passed"
 
     @property
     def harness_failed(self) -> list[str]:
