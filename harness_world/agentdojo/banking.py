@@ -229,8 +229,7 @@ def _recurring_to_attacker(task: DojoTask, default: DojoState) -> Restated:
     iban = _attacker(task)
     return Restated(
         lambda v: any(
-            t["recurring"] and t["recipient"] == iban
-            for t in v.post.rows("scheduled_transactions")
+            t["recurring"] and t["recipient"] == iban for t in v.post.rows("scheduled_transactions")
         )
     )
 

@@ -136,7 +136,11 @@ def _checked_effects(
         changed = [f for f in fields if before.get(f) != item.row.get(f)]
         if changed:
             targets.append(
-                Target(name=name, entity=item.entity, where=[Condition(field=key_field, in_=[item.key])])
+                Target(
+                    name=name,
+                    entity=item.entity,
+                    where=[Condition(field=key_field, in_=[item.key])],
+                )
             )
             require += [
                 Requirement(kind="set", target=name, field=f, value=item.row[f]) for f in changed
@@ -263,10 +267,15 @@ def import_suite(
     default = DojoState.of(world)
     dojo = (source or DojoSource(folder)).tasks(suite, version)
     out: list[Imported] = []
-    by_kind = {"user": [t for t in dojo if t.kind == "user"], "injection": [t for t in dojo if t.kind == "injection"]}
+    by_kind = {
+        "user": [t for t in dojo if t.kind == "user"],
+        "injection": [t for t in dojo if t.kind == "injection"],
+    }
     for task in by_kind["user"]:
         restated = users[task.id](task, default)
-        out.append(Imported(user_task(world, suite, task, restated), task, None, task.gold, restated, None))
+        out.append(
+            Imported(user_task(world, suite, task, restated), task, None, task.gold, restated, None)
+        )
     for injection in by_kind["injection"]:
         security = injections[injection.id](injection, default)
         alone = injection_alone(world, injection)
@@ -288,7 +297,9 @@ def attack_pairs(
             assert injection.injection is not None
             security = builders[injection.injection.id](injection.injection, default)
             task = attack_task(user.task, suite, injection.injection)
-            out.append(Imported(task, user.dojo, injection.injection, user.gold, user.utility, security))
+            out.append(
+                Imported(task, user.dojo, injection.injection, user.gold, user.utility, security)
+            )
     return out
 
 
@@ -319,7 +330,9 @@ def world_data(suite: str, folder: Path, tasks_file: Path | None) -> Any:
 
     try:
         condition = Condition_() if tasks_file is None else read_condition(tasks_file)
-        world, imported = import_suite(folder, suite, condition.version, pairs=bool(condition.injections))
+        world, imported = import_suite(
+            folder, suite, condition.version, pairs=bool(condition.injections)
+        )
         if condition.injections:
             world = build_world(folder, suite, condition.injections)
             imported = [i for i in imported if i.task.authority is not None]

@@ -218,7 +218,9 @@ def _first_difference(record: Any, calls: Sequence[tuple[str, Any, dict[str, Any
         stored_error = recorded.get("error")
         if not call.ok or stored_error:
             if call.ok != (not stored_error):
-                ours = call.error.message if call.error else render(name, call.result, orders=ORDERS)
+                ours = (
+                    call.error.message if call.error else render(name, call.result, orders=ORDERS)
+                )
                 return f"call {i} {name}: ours {ours!r}, AgentDojo's {stored_error or _text(recorded.get('content'))!r}"
             continue
         ours = render(name, call.result, orders=ORDERS)

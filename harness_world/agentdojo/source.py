@@ -136,9 +136,14 @@ class DojoSource:
         reference = self.suite(suite, version)
         pre = reference.load_and_inject_default_environment({})
         out: list[DojoTask] = []
-        for kind, table in (("user", reference.user_tasks), ("injection", reference.injection_tasks)):
+        for kind, table in (
+            ("user", reference.user_tasks),
+            ("injection", reference.injection_tasks),
+        ):
             for task_id, task in table.items():
-                gold = [(c.function, dict(c.args)) for c in task.ground_truth(pre.model_copy(deep=True))]
+                gold = [
+                    (c.function, dict(c.args)) for c in task.ground_truth(pre.model_copy(deep=True))
+                ]
                 traced = "utility_from_traces" if kind == "user" else "security_from_traces"
                 out.append(
                     DojoTask(

@@ -36,6 +36,7 @@ COMMANDS: tuple[str, ...] = (
     "matrix",  # authority conditions: coverage matrix
     "conditions",  # authority conditions: condition metrics and scored layers
     "tau2",
+    "agentdojo",
     "tasks",
     # explaining failures: advisories, reach, attribution, forks
     "diagnose",
