@@ -19,27 +19,32 @@ Example:
 
 from __future__ import annotations
 
-from harness_world.engine.calls import Observation, ToolError
-from harness_world.engine.schemas import tool_schemas
-from harness_world.engine.session import Session
-from harness_world.engine.world import World, load_world
-from harness_world.errors import HarnessWorldError
-from harness_world.evidence.record import Outcome, Record, Usage, load_record, save_record
-from harness_world.grading.grade import CriterionVerdict, Grade
-from harness_world.grading.task import Task, load_task, load_tasks
-from harness_world.grading.verify import Verification, verify
-from harness_world.running.agents import Agent, ScriptedAgent, oracle_agent
-from harness_world.running.attempt import (
-    Attempt,
-    AttemptEnded,
-    AttemptLimits,
-    InfrastructureError,
-)
-from harness_world.running.executors import Concurrent, Processes, Ray, Serial
-from harness_world.running.fork import fork  # counterfactual forks (D-diagnose-4)
-from harness_world.running.run import RunResult, run
-from harness_world.running.rundir import RunCounts
-from harness_world.running.tracks import Fresh, Sequential
+import importlib
+import importlib.util
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness_world.engine.calls import Observation, ToolError
+    from harness_world.engine.schemas import tool_schemas
+    from harness_world.engine.session import Session
+    from harness_world.engine.world import World, load_world
+    from harness_world.errors import HarnessWorldError
+    from harness_world.evidence.record import Outcome, Record, Usage, load_record, save_record
+    from harness_world.grading.grade import CriterionVerdict, Grade
+    from harness_world.grading.task import Task, load_task, load_tasks
+    from harness_world.grading.verify import Verification, verify
+    from harness_world.running.agents import Agent, ScriptedAgent, oracle_agent
+    from harness_world.running.attempt import (
+        Attempt,
+        AttemptEnded,
+        AttemptLimits,
+        InfrastructureError,
+    )
+    from harness_world.running.executors import Concurrent, Processes, Ray, Serial
+    from harness_world.running.fork import fork  # counterfactual forks (D-diagnose-4)
+    from harness_world.running.run import RunResult, run
+    from harness_world.running.rundir import RunCounts
+    from harness_world.running.tracks import Fresh, Sequential
 
 __all__ = [
     "Agent",
@@ -79,3 +84,62 @@ __all__ = [
     "tool_schemas",
     "verify",
 ]
+
+# Where each name of `__all__` lives. The package imports none of them until one is used, so
+# `import harness_world` and the command line's ``--help`` load no room of the package.
+_HOMES: dict[str, str] = {
+    "Agent": "harness_world.running.agents",
+    "Attempt": "harness_world.running.attempt",
+    "AttemptEnded": "harness_world.running.attempt",
+    "AttemptLimits": "harness_world.running.attempt",
+    "Concurrent": "harness_world.running.executors",
+    "CriterionVerdict": "harness_world.grading.grade",
+    "Fresh": "harness_world.running.tracks",
+    "Grade": "harness_world.grading.grade",
+    "HarnessWorldError": "harness_world.errors",
+    "InfrastructureError": "harness_world.running.attempt",
+    "Observation": "harness_world.engine.calls",
+    "Outcome": "harness_world.evidence.record",
+    "Processes": "harness_world.running.executors",
+    "Ray": "harness_world.running.executors",
+    "Record": "harness_world.evidence.record",
+    "RunCounts": "harness_world.running.rundir",
+    "RunResult": "harness_world.running.run",
+    "ScriptedAgent": "harness_world.running.agents",
+    "Sequential": "harness_world.running.tracks",
+    "Serial": "harness_world.running.executors",
+    "Session": "harness_world.engine.session",
+    "Task": "harness_world.grading.task",
+    "ToolError": "harness_world.engine.calls",
+    "Usage": "harness_world.evidence.record",
+    "Verification": "harness_world.grading.verify",
+    "World": "harness_world.engine.world",
+    "fork": "harness_world.running.fork",
+    "load_record": "harness_world.evidence.record",
+    "load_task": "harness_world.grading.task",
+    "load_tasks": "harness_world.grading.task",
+    "load_world": "harness_world.engine.world",
+    "oracle_agent": "harness_world.running.agents",
+    "run": "harness_world.running.run",
+    "save_record": "harness_world.evidence.record",
+    "tool_schemas": "harness_world.engine.schemas",
+    "verify": "harness_world.grading.verify",
+}
+
+if not TYPE_CHECKING:  # type checkers read the imports above; a typo stays an error for them
+
+    def __getattr__(name: str) -> object:
+        """A public name from its home module, or a subpackage (``hw.engine``), on first use."""
+        if name in _HOMES:
+            value = getattr(importlib.import_module(_HOMES[name]), name)
+        elif not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}"):
+            value = importlib.import_module(f"{__name__}.{name}")
+        else:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        globals()[name] = value  # later look-ups are plain attribute reads
+        return value
+
+
+def __dir__() -> list[str]:
+    """The public names beside what is already loaded."""
+    return sorted({*globals(), *__all__})

@@ -6,9 +6,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import os
+import resource
+import subprocess
+import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -42,6 +48,63 @@ def requires(module: str, reason: str) -> pytest.MarkDecorator:
     collecting; finding its spec decides the skip, and the tests import it when they run.
     """
     return pytest.mark.skipif(importlib.util.find_spec(module) is None, reason=reason)
+
+
+class CliResult(NamedTuple):
+    """What one command returned and printed."""
+
+    code: int
+    out: str
+    err: str
+
+
+class Cli:
+    """Runs ``python -m harness_world ARGV...``: in this process, or in a fresh one (`process`)."""
+
+    def __call__(self, *argv: str | os.PathLike[str]) -> CliResult:
+        """`main` here, its output captured; argparse's exits (``--help``, usage) become codes."""
+        from harness_world.cli import main
+
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main([os.fspath(arg) for arg in argv])
+            except SystemExit as exit:
+                code = exit.code if isinstance(exit.code, int) else int(exit.code is not None)
+        return CliResult(code, out.getvalue(), err.getvalue())
+
+    def process(
+        self,
+        *argv: str | os.PathLike[str],
+        cwd: Path = REPO,
+        env: dict[str, str] | None = None,
+        timeout: float = 120,
+        address_space: int | None = None,
+    ) -> CliResult:
+        """The command in its own interpreter: a traceback or a blocked read shows as a user
+        would see it. ``env`` replaces the environment (this tree is first on PYTHONPATH);
+        ``address_space`` bounds its memory in bytes (reading a device fails at the bound)."""
+
+        def bounded() -> None:
+            resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
+        done = subprocess.run(
+            [sys.executable, "-m", "harness_world", *map(os.fspath, argv)],
+            cwd=cwd,
+            env={**(dict(os.environ) if env is None else env), "PYTHONPATH": str(REPO)},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            preexec_fn=None if address_space is None else bounded,
+        )
+        return CliResult(done.returncode, done.stdout, done.stderr)
+
+
+@pytest.fixture(scope="session")
+def cli() -> Cli:
+    """The command-line runner every test uses: ``cli("verify", run_dir).code == 0``."""
+    return Cli()
 
 
 @pytest.fixture(scope="session")

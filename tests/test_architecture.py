@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect as pyinspect
+import json
 import re
 import subprocess
 import sys
@@ -241,10 +242,76 @@ def test_no_function_is_longer_than_the_limit() -> None:
 
 
 def test_one_door_per_name_no_deprecated_aliases() -> None:
-    """A name lives in one audience module; the top level has no lazy aliases to elsewhere."""
-    assert not hasattr(hw, "_MOVED") and "__getattr__" not in vars(hw)
+    """A name lives in one audience module; the top level has no aliases to elsewhere.
+
+    It loads its own names on first use (so importing it is cheap), and serves no other: each
+    is the object its home module defines, and its type-checking imports name the same homes.
+    """
+    assert not hasattr(hw, "_MOVED")
+    homes = hw._HOMES  # type: ignore[attr-defined]
+    assert sorted(homes) == sorted(hw.__all__)
+    for name, home in homes.items():
+        assert getattr(hw, name) is getattr(importlib.import_module(home), name), name
     with pytest.raises(AttributeError):
         _ = hw.Contract  # type: ignore[attr-defined]
+    declared = {}
+    for node in ast.walk(ast.parse((PACKAGE / "__init__.py").read_text())):
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for imported in node.body:
+                assert isinstance(imported, ast.ImportFrom) and imported.module
+                declared.update({alias.name: imported.module for alias in imported.names})
+    assert declared == homes
+
+
+# Libraries that a statistic, a plot or an integration needs, and nothing else: importing the
+# package, listing the commands or asking one command for its options loads none of them.
+HEAVY_AT_START = (*OPTIONAL_SDKS, "numpy", "scipy", "matplotlib", "rich", "httpx", "pydantic")
+_LOADED = """
+import json, runpy, sys
+argv = sys.argv[1:]
+if argv:
+    sys.argv = ["harness_world", *argv]
+    try:
+        runpy.run_module("harness_world", run_name="__main__", alter_sys=True)
+    except SystemExit:
+        pass
+else:
+    import harness_world
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+@pytest.mark.parametrize("argv", [(), ("--help",), ("tasks", "--help")], ids=" ".join)
+def test_starting_up_loads_no_statistics_library_and_no_sdk(argv: tuple[str, ...]) -> None:
+    """A fresh interpreter: ``import harness_world``, ``--help`` or ``tasks --help`` (what a
+    person types first) loads no heavy library and, for the facade, no room of the package."""
+    done = subprocess.run(
+        [sys.executable, "-c", _LOADED, *argv],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    loaded = set(json.loads(done.stdout.splitlines()[-1]))
+    heavy = sorted(m for m in loaded if m.split(".")[0] in HEAVY_AT_START)
+    assert not heavy, f"{' '.join(argv) or 'import harness_world'} loads {heavy[:5]}"
+    if not argv:
+        assert sorted(m for m in loaded if m.startswith("harness_world.")) == []
+
+
+def test_no_module_imports_numpy_or_scipy_when_it_is_imported() -> None:
+    """numpy and scipy are imported inside the functions that compute, never at module level
+    (type-checking imports aside), so no import path of the core pulls them in."""
+    found = []
+    for module, path in _modules().items():
+        for node in _module_level(ast.parse(path.read_text())):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            found += [f"{module}: {n}" for n in names if n.split(".")[0] in ("numpy", "scipy")]
+    assert not found, "module-level numpy/scipy imports:\n" + "\n".join(found)
 
 
 def _classes(tree: ast.AST) -> list[ast.ClassDef]:

@@ -1,15 +1,17 @@
 """Process metrics: how an attempt went about its task, read from its record's call log.
 
-An outcome says whether the end state was right; these say how the agent got there. Each is
-computed from the record alone (no replay, no task), so it is the same for every reader:
+An outcome says whether the end state was right; these say how the agent got there. Each is an
+entry of the findings registry (`harness_world.grading.rules.metrics`) counted from the call
+log alone (no replay, no task), so it is the same for every reader; this module pools the
+counts over a run:
 
 - **write call**: a successful call that left at least one write image.
 - **backtracked write**: a write call one of whose fields a later write in the same attempt
   changed again on the same row (it was reverted or overwritten). Backtrack rate = backtracked
   write calls / write calls.
 - **verified write**: a write call after which a successful call that wrote nothing (a read)
-  returned or named the written row's key. Verification rate = verified write calls / write
-  calls.
+  returned the written row's key (an argument naming it shows nothing). Verification rate =
+  verified write calls / write calls.
 - **irreversible action**: a write call that created or deleted a row (a sent reply, a new
   ticket, a removed row): no later field update can take it back. Irreversible-action rate =
   irreversible write calls / write calls.
@@ -18,8 +20,8 @@ computed from the record alone (no replay, no task), so it is the same for every
   available, without the sign-off, a discontinued item). Escalation rate = attempts with at
   least one / attempts.
 - **verification call**: a successful call that wrote nothing, made after the attempt's first
-  write, that returned or named a row the attempt had written. Verification cost = verification
-  calls / tool calls.
+  write, whose result holds the key of a row the attempt had written. Verification cost =
+  verification calls / tool calls.
 - **post-condition checked**: a write call one of whose written rows a later successful read
   returned with every changed field at its written value (the agent saw the effect hold).
   Post-condition rate = checked write calls / write calls.
@@ -41,17 +43,16 @@ per-attempt means beside them are the safer figures.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
-from harness_world.analysis.trace_record import TraceCall, TraceRecord
-from harness_world.engine.calls import CallRecord, WriteImage
-from harness_world.engine.values import Key
+from harness_world.analysis.trace_record import TraceRecord
 from harness_world.evidence.record import Record
+from harness_world.grading.criteria import Metric
+from harness_world.grading.rules import FINDINGS
+from harness_world.grading.trace import call_log
 from harness_world.grading.verifier import COUNTED, VerifiedRecord
 from harness_world.running.reader import RunReader
 from harness_world.stats import PairedTask, ProportionInterval, classify, wilson_interval
@@ -59,7 +60,6 @@ from harness_world.stats import PairedTask, ProportionInterval, classify, wilson
 __all__ = [
     "PROCESS_METRICS",
     "AttemptProcess",
-    "MetricDefinition",
     "ProcessChange",
     "ProcessSummary",
     "attempt_process",
@@ -71,101 +71,9 @@ __all__ = [
 ]
 
 
-class MetricDefinition(msgspec.Struct, frozen=True, kw_only=True):
-    """One process metric as ``docs/metrics.md`` states it.
-
-    Attributes:
-        name: Its name.
-        field: The `ProcessSummary` field that holds it.
-        unit: What its value is measured in.
-        counts: What it counts: numerator over denominator.
-        limits: What it does not see.
-    """
-
-    name: str
-    field: str
-    unit: str
-    counts: str
-    limits: str
-
-
-PROCESS_METRICS: tuple[MetricDefinition, ...] = (
-    MetricDefinition(
-        name="failed calls",
-        field="failure_rate",
-        unit="share of calls, Wilson 95 %",
-        counts="calls that returned a typed error / tool calls, pooled",
-        limits="an injected fault counts like the agent's own mistake; pooled calls of one "
-        "attempt are not independent (the per-attempt mean `failed_calls` is the safer figure)",
-    ),
-    MetricDefinition(
-        name="permission escalation rate",
-        field="escalation_rate",
-        unit="share of attempts, Wilson 95 %",
-        counts="attempts with at least one call the world refused on policy (`refused`) / attempts",
-        limits="sees only what the world's policy refuses; a forbidden effect the world allows "
-        "is the grade's `forbidden.*`, not this",
-    ),
-    MetricDefinition(
-        name="backtracking",
-        field="backtrack_rate",
-        unit="share of write calls, Wilson 95 %",
-        counts="write calls one of whose changed fields a later write changed again on the "
-        "same row (or deleted the row) / write calls",
-        limits="a deliberate two-step update of one field counts too",
-    ),
-    MetricDefinition(
-        name="verification cost",
-        field="verification_cost",
-        unit="share of calls, Wilson 95 %",
-        counts="successful calls that wrote nothing, made after the first write, that returned "
-        "or named a row the attempt had written / tool calls",
-        limits="calls, not tokens (a record holds no per-call token count); a read made for "
-        "another reason that happens to return a written row counts",
-    ),
-    MetricDefinition(
-        name="post-condition rate",
-        field="postcondition_rate",
-        unit="share of write calls, Wilson 95 %",
-        counts="write calls followed by a read returning one of the rows they wrote with "
-        "every changed field at its written value / write calls",
-        limits="one row seen is enough (a side-effect row the agent cannot read, such as a "
-        "provider event, is not required); a write that only deletes has nothing to show and "
-        "never counts as checked; a write whose response was lost is not a write call here "
-        "(its reconciliation is `harness.reconcile_before_retry`); sent messages and receipts "
-        "are rarely read back, so the rate is low even for correct work",
-    ),
-    MetricDefinition(
-        name="irreversible actions",
-        field="irreversible_rate",
-        unit="share of write calls, Wilson 95 %",
-        counts="write calls that created or deleted a row / write calls",
-        limits="irreversible in the world's terms (no field update undoes it); a world's own "
-        "compensating tool (a refund) is not recognised",
-    ),
-    MetricDefinition(
-        name="context efficiency (useful-token ratio)",
-        field="context_efficiency",
-        unit="ratio of bytes (tokens ≈ bytes / 4 on both sides)",
-        counts="bytes of rows read whose `id` is used afterwards / bytes of rows read, pooled; "
-        "a row is an outermost JSON object with an `id` in a successful result, used when its "
-        "id appears later as a whole argument value, a written key, or a whole word of the "
-        "final message or a message to the user",
-        limits="an answer aggregated over rows (a count, a sum) uses them without naming "
-        "them; envelopes and results without rows are not counted; what the model read "
-        "outside tool results (the prompt) is not seen",
-    ),
-    MetricDefinition(
-        name="efficiency-adjusted score",
-        field="efficiency_adjusted",
-        unit="mean over attempts, 0 to 1",
-        counts="per attempt passed × max(0, 1 − tool calls / the task's tool-call budget), "
-        "over graded attempts of tasks with a budget",
-        limits="depends on how generous each budget is: compare configurations over the same "
-        "tasks only; the agent grade alone, harness criteria not included",
-    ),
-)
-"""Every process metric, in the order ``docs/metrics.md`` lists them."""
+PROCESS_METRICS: tuple[Metric, ...] = FINDINGS.metrics
+"""Every process metric, in the order ``docs/metrics.md`` lists them: the ``metric`` entries of
+the findings registry (`harness_world.grading.rules.FINDINGS`)."""
 
 
 def metrics_markdown() -> str:
@@ -190,13 +98,13 @@ class AttemptProcess(msgspec.Struct, frozen=True, kw_only=True):
         failed_calls: Calls that returned a typed error.
         write_calls: Successful calls that wrote at least one row.
         backtracked: Write calls whose change a later write changed again.
-        verified: Write calls whose row a later read returned or named.
+        verified: Write calls whose row's key a later read's result held.
         irreversible: Write calls that created or deleted a row.
         tokens: Input + output tokens.
         cost: US dollars (uncertain exposure included).
         latency_s: Wall-clock seconds (context).
         refused_calls: Calls the world refused on policy (escalations).
-        verification_calls: Reads after the first write that returned or named a written row.
+        verification_calls: Reads after the first write whose result held a written row's key.
         postcondition_checked: Write calls whose rows a later read showed as written.
         rows_read_bytes: Bytes of the rows successful calls returned.
         rows_used_bytes: Bytes of those rows whose id was used afterwards.
@@ -290,136 +198,6 @@ class ProcessChange(msgspec.Struct, frozen=True, kw_only=True):
     tasks: int
 
 
-def _changed_fields(image: WriteImage) -> set[str]:
-    before = image.before or {}
-    after = image.after or {}
-    return {f for f in before.keys() | after.keys() if before.get(f) != after.get(f)}
-
-
-def _mentions(value: Any, key: Key) -> bool:
-    """Whether a value is or contains the key as a whole scalar of the key's type."""
-    if isinstance(value, msgspec.Raw):  # undecoded JSON: search its text for the key
-        return _key_pattern(key).search(bytes(value)) is not None
-    if isinstance(value, dict):
-        return any(_mentions(v, key) for v in value.values())
-    if isinstance(value, list | tuple):
-        return any(_mentions(v, key) for v in value)
-    return type(value) is type(key) and value == key
-
-
-_PATTERNS: dict[Key, re.Pattern[bytes]] = {}
-
-
-def _key_pattern(key: Key) -> re.Pattern[bytes]:
-    """The key as a whole JSON scalar: a quoted string, or a number not inside another."""
-    pattern = _PATTERNS.get(key)
-    if pattern is None:
-        if len(_PATTERNS) > 100_000:
-            _PATTERNS.clear()
-        text = re.escape(msgspec.json.encode(key))
-        if isinstance(key, int):
-            text = rb"(?<![\w.\-\"])" + text + rb"(?![\w.\"])"
-        pattern = _PATTERNS[key] = re.compile(text)
-    return pattern
-
-
-Call = CallRecord | TraceCall
-
-
-def _backtracked(calls: Sequence[Call], index: int) -> bool:
-    for image in calls[index].writes:
-        fields = _changed_fields(image)
-        for later in calls[index + 1 :]:
-            for other in later.writes:
-                same_row = other.entity == image.entity and other.key == image.key
-                if same_row and (fields & _changed_fields(other) or other.after is None):
-                    return True
-    return False
-
-
-def _verified(calls: Sequence[Call], index: int) -> bool:
-    keys = {image.key for image in calls[index].writes}
-    for later in calls[index + 1 :]:
-        if not later.ok or later.writes:
-            continue
-        if any(_mentions(later.result, k) or _mentions(later.args, k) for k in keys):
-            return True
-    return False
-
-
-def _decoded(value: Any) -> Any:
-    return msgspec.json.decode(bytes(value)) if isinstance(value, msgspec.Raw) else value
-
-
-def _rows(value: Any) -> list[dict[str, Any]]:
-    """The outermost JSON objects with an ``id`` in a result."""
-    if isinstance(value, dict):
-        if isinstance(value.get("id"), str | int) and not isinstance(value.get("id"), bool):
-            return [value]
-        return [row for v in value.values() for row in _rows(v)]
-    if isinstance(value, list):
-        return [row for v in value for row in _rows(v)]
-    return []
-
-
-def _verification_calls(calls: Sequence[Call]) -> int:
-    written: set[Key] = set()
-    count = 0
-    for call in calls:
-        looked = call.ok and not call.writes and written
-        if looked and any(_mentions(call.result, k) or _mentions(call.args, k) for k in written):
-            count += 1
-        written |= {w.key for w in call.writes}
-    return count
-
-
-def _shows(row: dict[str, Any], image: WriteImage) -> bool:
-    after = image.after
-    if after is None or row.get("id") != image.key:
-        return False
-    return all(f in after and f in row and row[f] == after[f] for f in _changed_fields(image))
-
-
-def _postcondition_checked(calls: Sequence[Call], index: int) -> bool:
-    """Whether a later read showed one of the call's written rows at its written values."""
-    written = [w for w in calls[index].writes if w.after is not None]
-    for later in calls[index + 1 :]:
-        if not later.ok or later.writes or not written:
-            continue
-        if any(_shows(row, w) for row in _rows(_decoded(later.result)) for w in written):
-            return True
-    return False
-
-
-def _usage_text(record: Record | TraceRecord) -> str:
-    return "\n".join([record.final_message, *(t.agent for t in record.user_turns)])
-
-
-def _row_bytes(record: Record | TraceRecord) -> tuple[int, int]:
-    """Bytes of the rows read, and of those whose id was used after them (see the docs)."""
-    calls: Sequence[Call] = record.calls
-    text = _usage_text(record)
-    read = used = 0
-    for i, call in enumerate(calls):
-        if not call.ok:
-            continue
-        for row in _rows(_decoded(call.result)):
-            size = len(msgspec.json.encode(row))
-            read += size
-            key = row["id"]
-            later = calls[i + 1 :]
-            if (
-                any(_mentions(c.args, key) or any(w.key == key for w in c.writes) for c in later)
-                or _word_pattern(key).search(text) is not None
-            ):
-                used += size
-    return read, used
-
-
-def _word_pattern(key: Key) -> re.Pattern[str]:
-    return re.compile(rf"(?<![\w-]){re.escape(str(key))}(?![\w-])")
-
-
 def process_of(
     record: Record | TraceRecord, passed: bool | None = None, call_budget: int | None = None
 ) -> AttemptProcess:
@@ -430,35 +208,25 @@ def process_of(
         passed: The grade, carried through for per-pass and efficiency figures.
         call_budget: The task's tool-call budget, for the efficiency-adjusted score.
     """
-    calls: Sequence[Call] = record.calls
-    writes = [i for i, c in enumerate(calls) if c.ok and c.writes]
+    figures: dict[str, int] = {}
+    log = call_log(record)
+    for metric in PROCESS_METRICS:
+        if metric.measure is not None:
+            figures.update(metric.measure(log))
     usage = record.usage
-    read, used = _row_bytes(record)
     efficiency = None
     if passed is not None and call_budget:
-        efficiency = float(passed) * max(0.0, 1 - len(calls) / call_budget)
+        efficiency = float(passed) * max(0.0, 1 - len(record.calls) / call_budget)
     return AttemptProcess(
         task_id=record.task_id,
         sample=record.sample,
         passed=passed,
-        tool_calls=len(calls),
-        failed_calls=sum(1 for c in calls if not c.ok),
-        write_calls=len(writes),
-        backtracked=sum(1 for i in writes if _backtracked(calls, i)),
-        verified=sum(1 for i in writes if _verified(calls, i)),
-        irreversible=sum(
-            1 for i in writes if any(w.before is None or w.after is None for w in calls[i].writes)
-        ),
         tokens=usage.input_tokens + usage.output_tokens,
         cost=usage.cost + usage.uncertain_cost,
         latency_s=record.context.latency_s,
-        refused_calls=sum(1 for c in calls if c.error is not None and c.error.kind == "refused"),
-        verification_calls=_verification_calls(calls),
-        postcondition_checked=sum(1 for i in writes if _postcondition_checked(calls, i)),
-        rows_read_bytes=read,
-        rows_used_bytes=used,
         call_budget=call_budget,
         efficiency=efficiency,
+        **figures,
     )
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import msgspec
-import numpy as np
 
 from harness_world.grading.verifier import SlotResult
 
@@ -36,6 +35,8 @@ class QueueTimes(msgspec.Struct, frozen=True, kw_only=True):
 
 def queue_times(slots: Iterable[SlotResult]) -> QueueTimes | None:
     """The queue times of the slots that recorded one (None: none did, e.g. older records)."""
+    import numpy as np
+
     waits = [s.queue_s for s in slots if s.queue_s > 0]
     if not waits:
         return None

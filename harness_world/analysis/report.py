@@ -13,7 +13,6 @@ from pathlib import Path
 
 import attrs
 import msgspec
-import numpy as np
 
 from harness_world.analysis.layered import LayeredTables, layered_tables
 from harness_world.analysis.process import (
@@ -447,6 +446,8 @@ def report_from_scan(
             any order; None leaves the report's ``process`` null.
         claims: The run's standing claim reviews (`standing_claims`).
     """
+    import numpy as np
+
     slots = scan.slots
     valid = [s for s in slots if s.counted and s.passed is not None]
     open_prose = [s for s in valid if s.not_reviewed]

@@ -18,39 +18,37 @@ from harness_world.errors import HarnessWorldError
 
 __all__ = ["main"]
 
-# Module names under harness_world.cli, in the order shown by --help.
-COMMANDS: tuple[str, ...] = (
-    "demo",
-    "new",
-    "run",
-    "verify",
-    "report",
-    "compare",
-    "gate",  # release: every clause of a release policy
-    "split",  # release: held-out split, its candidate ledger, near-duplicates
-    "review",  # release: human verdicts beside a run, original and corrected scores
-    "precheck",
-    "play",
-    "mcp",  # [integrations] MCP server (extra [mcp])
-    "mutants",
-    "matrix",  # authority conditions: coverage matrix
-    "conditions",  # authority conditions: condition metrics and scored layers
-    "tau2",
-    "agentdojo",
-    "tasks",
-    # explaining failures: advisories, reach, attribution, forks
-    "diagnose",
-    "attribute",
-    "fork",
-)
+# Each command's module under harness_world.cli and its line in ``--help``, a copy of its own
+# ``help=`` (a test compares them): listing the commands imports none of their modules.
+COMMANDS: dict[str, str] = {
+    "demo": "run reference solutions and typical agent mistakes; show outcome, evidence, grade",
+    "new": "write a minimal world of your own (world, seed, task, oracles, mutants)",
+    "run": "run an agent over tasks, k samples each, into a run directory",
+    "verify": "replay records and report outcome, evidence and grade",
+    "report": "a run's results with explicit denominators",
+    "compare": "decide whether a candidate changed the score beyond the eval's noise",
+    "gate": "decide a release policy (forbidden effects, over-blocking, completion, cost, "
+    "latency, critical tasks) on a baseline and a candidate run",
+    "split": "held-out splits: freeze one, read its candidate ledger, check for paraphrases",
+    "review": "record a human verdict on one criterion (never changing the automated grade) "
+    "and print the original, corrected and accepted scores",
+    "precheck": "check that each task's limits fit its oracle",
+    "play": "drive one attempt over JSON lines (stdio bridge for any language)",
+    "mcp": "serve an attempt (or k) to an MCP client over stdio or HTTP",
+    "mutants": "prove every task solvable and every criterion able to fail",
+    "matrix": "the coverage matrix: conditions, their tasks and benign counterparts",
+    "conditions": "benign utility, utility under attack, attack success, over-blocking, layers",
+    "tau2": "check imported τ²-bench retail tasks, or regrade τ²-bench results",
+    "agentdojo": "AgentDojo's suites as worlds; regrade its traces",
+    "tasks": "list tasks with their family, budgets and criteria",
+    "diagnose": "advisory observations per attempt, their reach, and failure attribution",
+    "attribute": "label where one attempt's failure comes from (a reviewed attribution)",
+    "fork": "branch a record: replay it under another policy, or edit a call or a result",
+}
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The top-level parser with every command registered (or only the command ``only``).
-
-    Building all twenty command parsers costs more than many commands' own work, so `main`
-    builds only the one it was asked for; ``--help``, no command or an unknown one get all.
-    """
+    """The command ``only`` with its options; without it, `COMMANDS` to list and refuse."""
     import importlib
 
     parser = argparse.ArgumentParser(
@@ -61,9 +59,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         ),
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS if only is None else (only,):
-        module = importlib.import_module(f"harness_world.cli.{name}")
-        module.register(sub)
+    if only is None:
+        for name, summary in COMMANDS.items():
+            sub.add_parser(name, help=summary, add_help=False)
+    else:
+        importlib.import_module(f"harness_world.cli.{only}").register(sub)
     return parser
 
 

@@ -29,8 +29,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "record, replay and grade. Exit 1 if an oracle route fails, a task has fewer passing "
             "routes than required (oracle_routes_min in pyproject.toml, default 2), a hand "
             "mutant passes or fails other criteria than it predicts, an automated criterion is "
-            "failed by no hand mutant, or the automatic mutation score is below the threshold "
-            "in pyproject.toml."
+            "failed by no mutant (hand, else automatic), or the automatic mutation score is "
+            "below the threshold in pyproject.toml."
         ),
     )
     parser.add_argument(

@@ -6,11 +6,6 @@ import argparse
 import json
 import sys
 
-import msgspec
-
-from harness_world.analysis.listings import render_tasks
-from harness_world.grading.listing import list_tasks
-
 __all__ = ["register"]
 
 
@@ -43,6 +38,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the task list."""
+    import msgspec
+
+    from harness_world.analysis.listings import render_tasks
+    from harness_world.grading.listing import list_tasks
+
     summaries = list_tasks(args.world, args.folder)
     if args.json:
         print(json.dumps({"tasks": msgspec.to_builtins(summaries)}, indent=1))

@@ -4,7 +4,8 @@ For one world: every task must have at least two oracle routes (genuinely differ
 solutions), each verifying and passing on every seed with a clean harness layer; every hand
 mutant must verify and fail exactly the criteria it predicts, of both layers (the agent grade's
 and the ``harness.*`` criteria beside it); every automated criterion of every task must be
-failed by at least one hand mutant of that task; and the automatic trace mutants must be killed
+failed by at least one mutant of that task (a hand mutant, else an automatic one); and the
+automatic trace mutants must be killed
 (fail some criterion of either layer) at a rate of at least the threshold, each survivor either
 killed later or marked equivalent with a written reason.
 """
@@ -85,8 +86,10 @@ class CoverageReport(msgspec.Struct, frozen=True, kw_only=True):
     Attributes:
         world: The world checked.
         results: Every attempt.
-        uncovered: ``task: criterion`` pairs that no hand mutant fails.
+        uncovered: ``task: criterion`` pairs that no mutant fails (hand or automatic).
         killed_by: For each ``task: criterion``, the hand mutants that fail it.
+        auto_killed_by: For each ``task: criterion`` no hand mutant fails, the automatic
+            mutants that do.
         auto_killed: Automatic mutants that failed.
         auto_survived: Automatic mutants that passed and are not marked equivalent.
         auto_equivalent: Automatic mutants that passed and are marked equivalent.
@@ -111,6 +114,7 @@ class CoverageReport(msgspec.Struct, frozen=True, kw_only=True):
     ok: bool
     routes: dict[str, int] = {}
     min_routes: int = 2
+    auto_killed_by: dict[str, list[str]] = {}
 
 
 def _setting(name: str) -> object:
@@ -209,6 +213,7 @@ class _Gate:
     killed_by: dict[str, list[str]] = attrs.field(factory=dict)
     survivors: list[str] = attrs.field(factory=list)
     mutant_records: list[tuple[str, Record, bool | None]] = attrs.field(factory=list)
+    auto_killed_by: dict[str, list[str]] = attrs.field(factory=dict)
     routes: dict[str, int] = attrs.field(factory=dict)
     killed: int = 0
     survived: int = 0
@@ -293,8 +298,6 @@ class _Gate:
                 if size in self.worlds:
                     self._check_hand_mutant(mutant, task, size, self.worlds[size])
             self.note(f"mutant {mutant.id}")
-        uncovered = sorted(k for k, v in self.killed_by.items() if not v)
-        self.problems += [f"criterion never failed by a hand mutant: {k}" for k in uncovered]
         # Seed 000: every scheduled fault exposed and recovered by the oracle, and exposed and
         # not recovered by some hand mutant.
         self.problems += fault_problems(self.tasks, self.oracle_records, self.mutant_records)
@@ -356,6 +359,8 @@ class _Gate:
         evidence, passed, failed = _judge(record, task, world)
         reason = _equivalence(equivalents, task.id, trace)
         killed = not passed or bool(failed)
+        for criterion in failed if evidence == "verified" else []:
+            self.auto_killed_by.setdefault(f"{task.id}: {criterion}", []).append(trace.id)
         if killed:
             self.killed += 1
         elif reason:
@@ -379,10 +384,23 @@ class _Gate:
             )
         )
 
+    def uncovered(self) -> list[str]:
+        """The ``task: criterion`` pairs no mutant fails, hand or automatic.
+
+        Invariant 9 asks that every automated criterion be failed by some mutant; a criterion
+        every task is graded on (``trace.grounded_writes``) is shown to fail by the automatic
+        operators where no hand mutant was written for it.
+        """
+        return sorted(
+            k for k, v in self.killed_by.items() if not v and not self.auto_killed_by.get(k)
+        )
+
     def report(self, world_name: str, threshold: float, min_routes: int) -> CoverageReport:
         killed, survived = self.killed, self.survived
         score = killed / (killed + survived) if killed + survived else 1.0
-        problems = list(self.problems)
+        uncovered = self.uncovered()
+        problems = [f"criterion never failed by a mutant: {k}" for k in uncovered]
+        problems += self.problems
         if score < threshold:
             problems.append(
                 f"automatic mutation score {score:.3f} is below the threshold {threshold:.3f}"
@@ -394,8 +412,13 @@ class _Gate:
         return CoverageReport(
             world=world_name,
             results=self.results,
-            uncovered=sorted(k for k, v in self.killed_by.items() if not v),
+            uncovered=uncovered,
             killed_by=self.killed_by,
+            auto_killed_by={
+                k: self.auto_killed_by[k]
+                for k, v in self.killed_by.items()
+                if not v and self.auto_killed_by.get(k)
+            },
             auto_killed=killed,
             auto_survived=survived,
             auto_equivalent=self.equivalent,

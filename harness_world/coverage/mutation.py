@@ -20,9 +20,12 @@ from harness_world.engine.contract import Tool
 from harness_world.engine.world import Key, World
 from harness_world.evidence.record import Record
 from harness_world.grading.briefing import briefing
-from harness_world.grading.checker import returned_row_keys
+from harness_world.grading.rows import returned_row_keys
+from harness_world.grading.rules.grounded import ENTRY as GROUNDED
+from harness_world.grading.rules.grounded import named_ids, tokens
+from harness_world.grading.shown import stated
 from harness_world.grading.task import Task, select_targets
-from harness_world.grading.trusted import shown_by, stated
+from harness_world.grading.trace import trace_view
 
 __all__ = ["ALL_OPERATORS", "OPERATORS", "TraceMutant", "trace_mutants"]
 
@@ -34,6 +37,7 @@ OPERATORS = (
     "truncate_after_page",
     "insert_unrequested_write",
     "guess_next_id",
+    "memorised_write",
 )
 """The operators applied by default (the coverage gate's set)."""
 
@@ -209,7 +213,8 @@ def _guess_next_id(mutator: _Mutator) -> None:
     if task.answer is None and not any(r.in_final_message for r in task.receipts):
         return
     words = stated(oracle.final_message) - stated(briefing(task))  # given values are no guess
-    shown = [shown_by(call) & words for call in oracle.calls]
+    seen = trace_view(oracle, task, mutator.world).shown
+    shown = [seen.by_call(i) & words for i in range(len(oracle.calls))]
     if task.answer is not None:
         # A derived answer (a count of rows) rests on the target rows read, not on a word.
         entities = [mutator.world.contract.entity(e) for e, _ in mutator.targets.values()]
@@ -231,6 +236,37 @@ def _guess_next_id(mutator: _Mutator) -> None:
         calls,
         f"the same final message without the reads that showed what it states (calls {seqs})",
     )
+
+
+def _memorised_write(mutator: _Mutator) -> None:
+    """The oracle's writes alone, made from memory: every other call dropped.
+
+    The world is the same in every attempt, so the right writes can be sent again without
+    reading anything. Applied only to a task graded on ``trace.grounded_writes``, and only when
+    a write would then name an id that the instruction did not give and no earlier kept call (a
+    write) showed: otherwise the mutant changes nothing the grade reads.
+    """
+    oracle = mutator.oracle
+    writes = [i for i, call in enumerate(oracle.calls) if mutator.is_kind(call, "write")]
+    if not GROUNDED.applies(mutator.task) or not writes or len(writes) == len(oracle.calls):
+        return
+    given = tokens(briefing(mutator.task))
+    seen = trace_view(oracle, mutator.task, mutator.world).shown
+    kept: set[bytes] = set()
+    memorised = False
+    for i in writes:
+        for _, value in named_ids(oracle.calls[i].args):
+            forms = {to_json(value), to_json(str(value))}
+            memorised = memorised or (str(value) not in given and not forms & kept)
+        kept |= seen.by_call(i)
+    if memorised:
+        seq = oracle.calls[writes[0]].seq
+        mutator.add(
+            "memorised_write",
+            str(seq),
+            [mutator.calls[i] for i in writes],
+            f"the oracle's {len(writes)} write(s) alone, ids from memory (every read dropped)",
+        )
 
 
 def trace_mutants(
@@ -256,6 +292,7 @@ def trace_mutants(
             mutator.mutate_write(i)
     mutator.mutate_reads_and_pages()
     _guess_next_id(mutator)
+    _memorised_write(mutator)
     return mutator.out
 
 

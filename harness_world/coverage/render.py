@@ -42,13 +42,13 @@ def render_coverage(report: CoverageReport, *, verbose: bool = False) -> str:
         f"{report.auto_equivalent} equivalent; "
         f"score {report.score:.3f} (threshold {report.threshold:.2f})"
     )
-    lines.append("criteria and the hand mutants that kill them:")
+    lines.append("criteria and the hand mutants that kill them (else the automatic ones):")
     by_task: dict[str, list[str]] = {}
     for key, killers in sorted(report.killed_by.items()):
         task, criterion = key.split(": ", 1)
-        by_task.setdefault(task, []).append(
-            f"{criterion} <- {len(killers)}" if killers else f"{criterion} <- NONE"
-        )
+        automatic = report.auto_killed_by.get(key, [])
+        kills = f"{len(killers)}" if killers else f"auto {len(automatic)}" if automatic else "NONE"
+        by_task.setdefault(task, []).append(f"{criterion} <- {kills}")
     lines += [f"  {task}: " + "; ".join(kills) for task, kills in by_task.items()]
     if verbose:
         for r in report.results:

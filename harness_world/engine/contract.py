@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import attrs
 import msgspec
@@ -18,6 +18,8 @@ from harness_world.engine.canonical import from_json, sha256_hex, to_json
 from harness_world.errors import HarnessWorldError
 
 __all__ = [
+    "DEFAULT_AGGREGATES",
+    "PAGING_FIELDS",
     "Contract",
     "Derived",
     "Entity",
@@ -165,6 +167,13 @@ class Derived(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
             return False
 
 
+PAGING_FIELDS: Final = frozenset({"offset", "next_offset", "limit"})
+"""The fields of a listing's result that say where a page is: they repeat or follow from the
+caller's own arguments, so they never show the agent anything about the world."""
+
+DEFAULT_AGGREGATES: Final = ("total",)
+"""What `Tool.aggregates` is unless a tool declares otherwise."""
+
 ToolRun = Callable[[Any, Any], Any]
 """A tool's implementation, called as ``run(ctx, params)`` with a
 `harness_world.engine.ToolContext` and the validated `Params`; returns a JSON value."""
@@ -185,6 +194,11 @@ class Tool:
         run: The implementation.
         derives: Rows it writes as a consequence of the one the agent addressed (see
             `Derived`); part of the contract's hash when given.
+        aggregates: Top-level fields of its result that are facts about the world though not
+            inside a row (a listing's ``total``): what the agent was shown, like the values of
+            the rows it returns (see `harness_world.grading.shown`). ``("total",)`` by default,
+            the size of every listing `harness_world.engine.ToolContext.page` makes; part of the
+            contract's hash when it differs. Never a pagination field (`PAGING_FIELDS`).
 
     """
 
@@ -194,6 +208,16 @@ class Tool:
     kind: Literal["read", "write"]
     run: ToolRun
     derives: tuple[Derived, ...] = ()
+    aggregates: tuple[str, ...] = attrs.field(default=DEFAULT_AGGREGATES)
+
+    @aggregates.validator
+    def _no_paging(self, _: object, value: tuple[str, ...]) -> None:
+        echoed = sorted(set(value) & PAGING_FIELDS)
+        if echoed:
+            raise ValueError(
+                f"tool {self.name!r}: {', '.join(echoed)} is a pagination field, which echoes "
+                "the caller's own arguments: it cannot be an aggregate"
+            )
 
     def derived(self, entity: str, key: object, args: object) -> bool:
         """Whether this tool's write of ``entity:key`` (called with ``args``) is derived."""
@@ -303,6 +327,8 @@ def _described_tool(t: Tool) -> dict[str, Any]:
     }
     if t.derives:
         described["derives"] = list(t.derives)
+    if t.aggregates != DEFAULT_AGGREGATES:
+        described["aggregates"] = list(t.aggregates)
     return described
 
 

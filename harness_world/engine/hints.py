@@ -30,7 +30,15 @@ from typing import Annotated, Any, Literal, NotRequired, Required, Union, get_ar
 import attrs
 import msgspec
 
-from harness_world.engine.contract import Derived, Entity, Field, Params, Tool
+from harness_world.engine.contract import (
+    DEFAULT_AGGREGATES,
+    PAGING_FIELDS,
+    Derived,
+    Entity,
+    Field,
+    Params,
+    Tool,
+)
 from harness_world.errors import HarnessWorldError
 
 __all__ = ["DeclarationError", "entity", "literal_values", "tool"]
@@ -155,6 +163,7 @@ def tool(
     kind: Literal["read", "write"],
     name: str | None = None,
     derives: tuple[Derived, ...] = (),
+    aggregates: tuple[str, ...] = DEFAULT_AGGREGATES,
 ) -> Callable[[Callable[..., Any]], Tool]:
     """Declare a tool from a typed function: its parameters, hints and docstring.
 
@@ -163,10 +172,13 @@ def tool(
             operators rely on it, so declare it truthfully).
         name: The name agents call it by (default: the function's name).
         derives: Rows it writes as a consequence of the one the agent addressed.
+        aggregates: Top-level result fields that are facts about the world outside any row
+            (see `Tool.aggregates`; default ``("total",)``, a listing's size).
 
     Raises:
         DeclarationError: for a parameter without a type hint, a type the schema cannot
-            express, an ``Args`` entry naming no parameter, or no docstring.
+            express, an ``Args`` entry naming no parameter, no docstring, or a pagination
+            field declared as an aggregate.
     """
 
     def declare(fn: Callable[..., Any]) -> Tool:
@@ -177,6 +189,12 @@ def tool(
                 f"{where}: tool {fn.__name__!r} has no docstring (its text is what models see)"
             )
         params, names = _params_struct(fn, where)
+        echoed = sorted(set(aggregates) & PAGING_FIELDS)
+        if echoed:
+            raise DeclarationError(
+                f"{where}: tool {fn.__name__!r}: {', '.join(echoed)} is a pagination field "
+                "(it echoes the caller's arguments), never an aggregate"
+            )
         return Tool(
             name=name or fn.__name__,
             description=description,
@@ -184,6 +202,7 @@ def tool(
             kind=kind,
             run=_Keywords(fn, names),
             derives=derives,
+            aggregates=aggregates,
         )
 
     return declare

@@ -2,7 +2,7 @@
 
 from harness_world.grading.advice import ADVISORIES, Advisory, advise  # advisories
 from harness_world.grading.checker import CRITERIA, grade
-from harness_world.grading.criteria import Check, Criterion, CriterionRegistry
+from harness_world.grading.criteria import Check, Criterion, CriterionRegistry, Findings
 from harness_world.grading.grade import CriterionKind, CriterionVerdict, Grade, VerdictStatus
 from harness_world.grading.layers import (
     JOINT_STATES,
@@ -13,6 +13,7 @@ from harness_world.grading.layers import (
     layered,
     layered_result,
 )
+from harness_world.grading.rules import FINDINGS
 from harness_world.grading.task import (
     Allowance,
     Answer,
@@ -28,6 +29,7 @@ from harness_world.grading.task import (
     select_targets,
 )
 from harness_world.grading.taxonomy import DIMENSIONS, SUBDIMENSIONS, Dimension, Taxon
+from harness_world.grading.trace import TraceView, trace_view
 from harness_world.grading.verifier import (
     FileVerdict,
     Slot,
@@ -42,6 +44,7 @@ __all__ = [
     "ADVISORIES",
     "CRITERIA",
     "DIMENSIONS",
+    "FINDINGS",
     "JOINT_STATES",
     "SUBDIMENSIONS",
     "Admission",
@@ -58,6 +61,7 @@ __all__ = [
     "CriterionVerdict",
     "Dimension",
     "FileVerdict",
+    "Findings",
     "Grade",
     "LayeredResult",
     "Requirement",
@@ -67,6 +71,7 @@ __all__ = [
     "Task",
     "TaskError",
     "Taxon",
+    "TraceView",
     "TrustRoot",
     "VerdictStatus",
     "Verification",
@@ -82,6 +87,7 @@ __all__ = [
     "load_tasks",
     "select_targets",
     "task_mismatch",
+    "trace_view",
     "verify",
     "verify_file",
 ]

@@ -1,25 +1,45 @@
-"""What a criterion is, and the one registry the checker grades by.
+"""The one findings registry: criteria, harness criteria, advisories and process metrics.
 
-Every verdict of a grade comes from one registered criterion: its name (the verdict id, or a
-family such as ``budget.*`` whose verdicts carry their own suffix), its kind and layer, when it
-applies to a task, and its check (a pure function of the grading context to verdicts). The
-checker runs the registry's criteria in order; layers, docs and the task-file names of trace
-criteria are read from the same entries, so a criterion is declared once.
+Every finding about a record is an entry of one `Findings` registry over one trace view
+(`harness_world.grading.trace.TraceView`). Each entry declares its kind (`FindingKind`): a
+``grade`` criterion (its verdicts are the agent grade and decide ``passed``), a ``harness``
+criterion (its verdicts sit beside the grade, never in it), an ``advisory`` (an observation
+stored beside the grade) or a ``metric`` (a process figure of the attempt). Each declares its
+name and its definition with the rule that computes it, so a behaviour is defined once: the
+checker, the layers, the task files' trace names, ``diagnose``, the report and the docs' tables
+all read the same entries.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Generic, Literal, Protocol, TypeVar
 
 import attrs
+import msgspec
 
 from harness_world.grading.authority_spec import Layer
 from harness_world.grading.grade import CriterionKind, CriterionVerdict
 from harness_world.grading.task import Task
 from harness_world.grading.taxonomy import Taxon
+from harness_world.grading.trace import CallLog, TraceView
 
-__all__ = ["Check", "Criterion", "CriterionRegistry", "Section"]
+__all__ = [
+    "AdviceRule",
+    "Advisory",
+    "Check",
+    "Criterion",
+    "CriterionRegistry",
+    "FindingKind",
+    "Findings",
+    "Metric",
+    "Section",
+]
+
+FindingKind = Literal["grade", "harness", "advisory", "metric"]
+"""What an entry of the findings registry gives: verdicts of the agent grade, harness-layer
+verdicts beside it, an advisory observation, or a process figure."""
 
 Section = Literal["grade", "harness"]
 """Where a criterion's verdicts go: the agent grade's verdicts (``Grade.verdicts``, which
@@ -35,9 +55,10 @@ class Criterion(Protocol[ContextT_contra]):
     Attributes:
         name: The id of its verdict, or ``<family>.*`` for a criterion that gives a verdict
             per declared item (``budget.turns``, ``forbidden.<id>``, ``prose.1``).
-        kind: The kind its verdicts carry (``state``, ``trace``, ``budget``, ``prose``).
+        kind: Where its verdicts go in a `Grade` (``grade`` or ``harness``).
+        verdict: The kind its verdicts carry (``state``, ``trace``, ``budget``, ``prose``).
         layer: The layer its verdicts are scored in unless a task overrides it.
-        section: Where its verdicts go in a `Grade`.
+        section: Where its verdicts go in a `Grade` (its kind).
         definition: What it checks, in one line (docs and ``--help`` read it).
         task_name: The name a task file uses to ask for it (``trace = ["..."]``), if any.
         also: Other verdict ids (or ``<family>.*``) its one check gives.
@@ -52,7 +73,12 @@ class Criterion(Protocol[ContextT_contra]):
         ...
 
     @property
-    def kind(self) -> CriterionKind:
+    def kind(self) -> Section:
+        """Where its verdicts go in a `Grade`."""
+        ...
+
+    @property
+    def verdict(self) -> CriterionKind:
         """The kind its verdicts carry."""
         ...
 
@@ -114,27 +140,27 @@ class Check(Generic[C]):
 
     Attributes:
         name: See `Criterion`.
-        kind: See `Criterion`.
+        verdict: See `Criterion`.
         layer: See `Criterion`.
         definition: See `Criterion`.
-        run: The check: context to verdicts.
+        run: The check: context to verdicts (an empty list: nothing to judge here).
         taxon: See `Criterion`.
         when: Whether a task asks for it (default: every task); a criterion with a
             ``task_name`` applies when the task lists that name.
-        section: See `Criterion`.
+        kind: See `Criterion` (default ``grade``).
         task_name: See `Criterion`.
         also: Other verdict ids (or ``<family>.*``) one check gives, beside ``name``'s.
         member_taxa: See `Criterion`.
     """
 
     name: str
-    kind: CriterionKind
+    verdict: CriterionKind
     layer: Layer
     definition: str
     run: Callable[[C], list[CriterionVerdict]]
     taxon: Taxon
     when: Callable[[Task], bool] = _always
-    section: Section = "grade"
+    kind: Section = "grade"
     task_name: str | None = None
     also: tuple[str, ...] = ()
     member_taxa: Mapping[str, Taxon] = attrs.field(factory=dict)
@@ -145,6 +171,11 @@ class Check(Generic[C]):
             raise ValueError(
                 f"criterion {self.name!r}: member_taxa name no verdict of it: {strays}"
             )
+
+    @property
+    def section(self) -> Section:
+        """Where its verdicts go in a `Grade`: its kind."""
+        return self.kind
 
     def applies(self, task: Task) -> bool:
         """Whether the task asks for this criterion."""
@@ -179,15 +210,12 @@ class CriterionRegistry(Generic[C]):
     entries: Sequence[Criterion[C]]
 
     def __attrs_post_init__(self) -> None:
-        names = [c.name for c in self.entries]
-        repeated = sorted({n for n in names if names.count(n) > 1})
-        if repeated:
-            raise ValueError(f"criteria registered twice: {', '.join(repeated)}")
+        _unique([c.name for c in self.entries], "criteria")
 
     def __iter__(self) -> Iterator[Criterion[C]]:
         return iter(self.entries)
 
-    @property
+    @functools.cached_property
     def task_names(self) -> dict[str, Criterion[C]]:
         """The criteria a task file asks for by name, by that name."""
         return {c.task_name: c for c in self.entries if c.task_name is not None}
@@ -237,9 +265,114 @@ class CriterionRegistry(Generic[C]):
             taxa = [_taxon_cell(c.taxon)] + [
                 f"`{k.replace('.*', '.<id>')}`: {_taxon_cell(t)}" for k, t in c.member_taxa.items()
             ]
-            lines.append(f"| {names} | {c.kind} | {c.layer} | {'; '.join(taxa)} | {c.definition} |")
+            cells = f"{c.verdict} | {c.layer} | {'; '.join(taxa)} | {c.definition}"
+            lines.append(f"| {names} | {cells} |")
         return "\n".join(lines) + "\n"
 
 
 def _taxon_cell(taxon: Taxon) -> str:
     return f"{taxon.dimension}/{taxon.subdimension}" if taxon.subdimension else taxon.dimension
+
+
+def _unique(names: list[str], what: str) -> None:
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"{what} registered twice: {', '.join(repeated)}")
+
+
+class Advisory(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One advisory observation on a verified record.
+
+    Attributes:
+        name: The name of the advisory entry that found it.
+        detail: What was seen, naming calls or rows.
+        calls: Sequence numbers of the calls concerned (empty when about the whole attempt).
+    """
+
+    name: str
+    detail: str
+    calls: list[int] = []
+
+
+@attrs.frozen(slots=True)
+class AdviceRule:
+    """An advisory entry: its name, its definition and the rule that finds it.
+
+    Attributes:
+        name: The advisory's name (`Advisory.name`).
+        definition: What it observes, in one line (docs, ``diagnose``).
+        rule: Finds it in a trace view, or returns None.
+        kind: Always ``advisory``.
+    """
+
+    name: str
+    definition: str
+    rule: Callable[[TraceView], Advisory | None]
+    kind: Literal["advisory"] = "advisory"
+
+
+@attrs.frozen(slots=True)
+class Metric:
+    """A process-metric entry: what it counts, in what unit, what it cannot see.
+
+    Attributes:
+        name: Its name.
+        field: The ``ProcessSummary`` field that holds it.
+        unit: What its value is measured in.
+        counts: What it counts: numerator over denominator (its definition).
+        limits: What it does not see.
+        measure: Its per-attempt counts from a call log (``AttemptProcess`` field -> value);
+            None for a figure made from the grade and the task rather than the calls.
+        kind: Always ``metric``.
+    """
+
+    name: str
+    field: str
+    unit: str
+    counts: str
+    limits: str
+    measure: Callable[[CallLog], Mapping[str, int]] | None = None
+    kind: Literal["metric"] = "metric"
+
+    @property
+    def definition(self) -> str:
+        """What it counts."""
+        return self.counts
+
+
+Finding = Check[TraceView] | AdviceRule | Metric
+"""An entry of the findings registry."""
+
+
+@attrs.frozen(slots=True)
+class Findings:
+    """The one registry: every criterion, harness criterion, advisory and process metric.
+
+    Attributes:
+        entries: Every entry; criteria in grading order, advisories and metrics in the order
+            they are reported. Names are unique across every kind.
+    """
+
+    entries: Sequence[Finding]
+
+    def __attrs_post_init__(self) -> None:
+        _unique([e.name for e in self.entries], "findings")
+
+    def of_kind(self, *kinds: FindingKind) -> list[Finding]:
+        """The entries of the given kinds, in registry order."""
+        return [e for e in self.entries if e.kind in kinds]
+
+    @property
+    def criteria(self) -> CriterionRegistry[TraceView]:
+        """The ``grade`` and ``harness`` entries, the checker's registry."""
+        return CriterionRegistry([e for e in self.entries if isinstance(e, Check)])
+
+    @property
+    def advisories(self) -> tuple[AdviceRule, ...]:
+        """The ``advisory`` entries, in report order."""
+        return tuple(e for e in self.entries if isinstance(e, AdviceRule))
+
+    @property
+    def metrics(self) -> tuple[Metric, ...]:
+        """The ``metric`` entries, in the order the docs list them."""
+        return tuple(e for e in self.entries if isinstance(e, Metric))

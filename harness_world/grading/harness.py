@@ -26,11 +26,14 @@ from harness_world.engine.calls import CallRecord
 from harness_world.engine.canonical import to_json
 from harness_world.engine.world import World
 from harness_world.evidence.record import Record
+from harness_world.grading.criteria import Check
 from harness_world.grading.grade import CriterionVerdict
 from harness_world.grading.taxonomy import Taxon
+from harness_world.grading.trace import TraceView
 
 __all__ = [
     "DETERMINISTIC_ERRORS",
+    "ENTRIES",
     "HARNESS_CRITERIA",
     "HARNESS_TAXA",
     "MAX_RETRIES",
@@ -177,13 +180,20 @@ def _keyed_tools(world: World) -> set[str]:
     }
 
 
-def harness_bypass(record: Record, world: World) -> dict[str, str]:
-    """The failed harness criteria an agent action made unobservable, each with why (B).
-
-    See the module docstring for the rule; a criterion that passed is never in it.
-    """
+def _found(record: Record, world: World) -> dict[str, list[str]]:
+    """What broke each harness criterion in a record's call log, by criterion id (every one)."""
     writes = {t.name for t in world.contract.tools if t.kind == "write"}
-    found = _retry_findings(list(record.calls), _keyed_tools(world), writes)
+    calls = list(record.calls)
+    faulted: set[int] = set()
+    if record.faults is not None:
+        faulted = {e.seq for e in record.faults.fired if e.behaviour != "held"}
+    found = _retry_findings(calls, _keyed_tools(world), writes)
+    found["harness.no_unverified_action"] = _unverified_actions(calls, writes)
+    found["harness.no_repeat_after_refusal"] = _repeated_refusals(calls, faulted)
+    return found
+
+
+def _bypass(found: dict[str, list[str]]) -> dict[str, str]:
     keyless = found.get(_NO_KEY_GIVEN, [])
     same_key = found["harness.same_key_retry"]
     if same_key and len(keyless) == len(same_key):
@@ -194,23 +204,79 @@ def harness_bypass(record: Record, world: World) -> dict[str, str]:
     return {}
 
 
+def harness_bypass(record: Record, world: World) -> dict[str, str]:
+    """The failed harness criteria an agent action made unobservable, each with why (B).
+
+    See the module docstring for the rule; a criterion that passed is never in it.
+    """
+    return _bypass(_found(record, world))
+
+
+def _verdict(name: str, found: dict[str, list[str]]) -> CriterionVerdict:
+    return CriterionVerdict(
+        id=name,
+        kind="trace",
+        status="failed" if found[name] else "passed",
+        detail="; ".join(found[name][:6]),
+    )
+
+
 def harness_criteria(record: Record, world: World) -> list[CriterionVerdict]:
     """The ``harness.*`` verdicts of one record, read from its call log."""
-    keyed = _keyed_tools(world)
-    calls = list(record.calls)
-    writes = {t.name for t in world.contract.tools if t.kind == "write"}
-    faulted: set[int] = set()
-    if record.faults is not None:
-        faulted = {e.seq for e in record.faults.fired if e.behaviour != "held"}
-    found = _retry_findings(calls, keyed, writes)
-    found["harness.no_unverified_action"] = _unverified_actions(calls, writes)
-    found["harness.no_repeat_after_refusal"] = _repeated_refusals(calls, faulted)
-    return [
-        CriterionVerdict(
-            id=name,
-            kind="trace",
-            status="failed" if found[name] else "passed",
-            detail="; ".join(found[name][:6]),
-        )
-        for name in harness_criteria_of(world)
-    ]
+    found = _found(record, world)
+    return [_verdict(name, found) for name in harness_criteria_of(world)]
+
+
+def _of_view(view: TraceView) -> dict[str, list[str]]:
+    return _found(view.record, view.world)
+
+
+def _graded(view: TraceView) -> tuple[str, ...]:
+    return harness_criteria_of(view.world)
+
+
+def _entry(name: str, definition: str) -> Check[TraceView]:
+    def run(view: TraceView) -> list[CriterionVerdict]:
+        if name not in view.once(_graded):
+            return []  # a criterion that could never fail in this world says nothing
+        return [_verdict(name, view.once(_of_view))]
+
+    return Check(
+        name=name,
+        verdict="trace",
+        layer="harness",
+        definition=definition,
+        run=run,
+        taxon=HARNESS_TAXA[name],
+        kind="harness",
+    )
+
+
+ENTRIES = (
+    _entry(
+        "harness.same_key_retry",
+        "a failed write of a tool taking an `idempotency_key` was retried without the failed "
+        "call's key (after `conflict` or `invalid_arguments` a new key is right); only in a "
+        "world with such a tool",
+    ),
+    _entry(
+        "harness.bounded_retries",
+        f"a write was retried more than {MAX_RETRIES} times in a row",
+    ),
+    _entry(
+        "harness.reconcile_before_retry",
+        "a write whose response was lost (`timeout`) was retried with no successful read "
+        "(not `wait`) in between",
+    ),
+    _entry(
+        "harness.no_unverified_action",
+        "after a write whose response was lost, a write of another operation came before any "
+        "successful read",
+    ),
+    _entry(
+        "harness.no_repeat_after_refusal",
+        "a call was sent again unchanged after a deterministic error (`refused`, `conflict`, "
+        "`not_found`, `invalid_arguments`, `unknown_tool`) with nothing written in between",
+    ),
+)
+"""The harness-layer criteria, in report order (beside the grade, never in it)."""

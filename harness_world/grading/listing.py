@@ -12,6 +12,7 @@ from pathlib import Path
 
 import msgspec
 
+from harness_world.grading.rules.grounded import ENTRY as GROUNDED
 from harness_world.grading.task import Task, TaskError
 from harness_world.grading.worlds import WorldChoice, choose_worlds
 
@@ -50,6 +51,8 @@ def task_criteria(task: Task) -> list[str]:
     out = ["state.required"] if task.require else []
     out.append("state.allowed")
     out += [f"trace.{name}" for name in task.trace]
+    if GROUNDED.applies(task):
+        out.append(GROUNDED.name)
     if task.answer is not None:
         out.append("trace.answer")
     # forbidden.* and receipts.* sit here in a grade (grading.trusted_criteria)

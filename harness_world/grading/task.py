@@ -28,6 +28,7 @@ from harness_world.grading.taxonomy import Dimension, Taxon, taxon_problem
 from harness_world.grading.trust_spec import Forbidden, Receipt
 
 __all__ = [
+    "SWITCHABLE",
     "Allowance",
     "Answer",
     "Budgets",
@@ -307,6 +308,19 @@ class Budgets(
     cost: float | None = None
 
 
+SWITCHABLE = ("trace.grounded_writes",)
+"""The criteria every task is graded on unless its ``off`` table switches one off, with why."""
+
+
+def _off_problem(off: dict[str, str]) -> str:
+    for name, reason in off.items():
+        if name not in SWITCHABLE:
+            return f"off names {name!r}, not one of {', '.join(SWITCHABLE)}"
+        if not reason.strip():
+            return f"off: switching {name} off needs a reason"
+    return ""
+
+
 _TASK_HASHES: dict[int, tuple[Task, str]] = {}  # id -> (the task held, its hash)
 _TASK_HASHES_MAX = 100_000
 # Labels that decide no verdict and no condition of the attempt: relabelling, reweighting or
@@ -343,6 +357,8 @@ class Task(
         authority: The authority condition the task exercises, if any.
         links: Candidate mechanism links, harness criterion -> agent criterion.
         layers: Criterion id -> ``agent`` | ``harness``, overriding the default layer.
+        off: A criterion every task is graded on by default (one of `SWITCHABLE`) -> why this
+            task is not (a sentence a reader can check; never empty).
         dimension: The harness obligation the task tests, one of
             `harness_world.grading.taxonomy.DIMENSIONS` (its records count under it once in
             the per-dimension tables); null: not assigned.
@@ -376,6 +392,7 @@ class Task(
     authority: Authority | None = None
     links: list[CandidateLink] = []
     layers: dict[str, Layer] = {}
+    off: dict[str, str] = {}
     dimension: Dimension | None = None
     subdimension: str = ""
     weight: float = 1.0
@@ -387,6 +404,7 @@ class Task(
             raise ValueError(f"subdimension {self.subdimension!r} needs a dimension")
         problem = "" if self.dimension is None else taxon_problem(self.dimension, self.subdimension)
         problem = problem or _weight_problem(self.weight) or _tools_problem(self.tools)
+        problem = problem or _off_problem(self.off)
         if problem:
             raise ValueError(problem)
 

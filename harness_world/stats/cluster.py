@@ -28,8 +28,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import numpy as np
-
 from harness_world.stats.estimators import StatsInputError
 
 __all__ = ["bell_mccaffrey_df", "cr2_adjustments", "cr2_variance", "effective_clusters"]
@@ -87,6 +85,8 @@ def bell_mccaffrey_df(sizes: Sequence[int]) -> float:
         StatsInputError: Fewer than 2 clusters or an empty one.
 
     """
+    import numpy as np
+
     n = _check_sizes(sizes)
     ng = np.array(sorted(sizes), dtype=np.float64)
     w = 1.0 / (n * np.sqrt(1.0 - ng / n))

@@ -11,13 +11,15 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 import msgspec
-import numpy as np
-from numpy.typing import NDArray
 
 from harness_world.errors import HarnessWorldError
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 __all__ = [
     "DEFAULT_ALPHA",
@@ -748,6 +750,8 @@ def paired_cluster_bootstrap(
             a non-finite value, ``resamples < 100``, or confidence outside (0, 1).
 
     """
+    import numpy as np
+
     _check_bootstrap_inputs(baseline, candidate, families, resamples, confidence)
     n = len(baseline)
     items = sorted((f, c - b) for f, b, c in zip(families, baseline, candidate, strict=True))
@@ -798,6 +802,7 @@ def _bca_levels(
     boot: NDArray[np.float64], jackknife: NDArray[np.float64], theta: float, alpha: float
 ) -> tuple[float, float, float, float] | str:
     """BCa quantile levels, z0 and a; or the reason BCa is degenerate."""
+    import numpy as np
     from scipy import special
 
     tol = 1e-12 * max(1.0, abs(theta))

@@ -37,7 +37,6 @@ from typing import Any, Final, Literal
 
 import attrs
 import msgspec
-import numpy as np
 
 from harness_world.stats.cluster import bell_mccaffrey_df
 from harness_world.stats.estimators import (
@@ -507,6 +506,7 @@ def _prepare(
 
 def _t_reference(common: Mapping[str, Any], mu0: float) -> tuple[float, float]:
     """One-sided p-values of the (skew-corrected) t reference at ``mu0``."""
+    import numpy as np
     from scipy import special
 
     t0 = float(

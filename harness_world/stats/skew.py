@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
-from numpy.typing import NDArray
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 __all__ = ["cluster_skewness", "hall_inverse", "hall_transform"]
 
@@ -40,6 +42,8 @@ def hall_transform(
     t: NDArray[np.float64], gamma: NDArray[np.float64] | float
 ) -> NDArray[np.float64]:
     """``g(T) = T + gamma T^2 / 3 + gamma^2 T^3 / 27 + gamma / 6`` (elementwise)."""
+    import numpy as np
+
     gt = gamma * t
     # (1 + g t / 3)^3 expanded, divided by g, plus g / 6: no cube of an array needed.
     result: NDArray[np.float64] = t * (1 + gt / 3 + gt * gt / 27) + np.multiply(gamma, 1 / 6)
@@ -48,6 +52,8 @@ def hall_transform(
 
 def hall_inverse(y: float, gamma: float) -> float:
     """The T with ``g(T) = y``: ``3 (cbrt(1 + gamma (y - gamma / 6)) - 1) / gamma``."""
+    import numpy as np
+
     if abs(gamma) < 1e-9:
         # First order in gamma: exact to rounding here, and free of underflow in x below.
         return y - gamma / 6 - gamma * y * y / 3

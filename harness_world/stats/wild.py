@@ -34,14 +34,21 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 import attrs
-import numpy as np
-from numpy.typing import NDArray
 
 from harness_world.stats.estimators import StatsInputError
 from harness_world.stats.skew import hall_transform
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    _Arrays3 = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
+    _Arrays4 = tuple[
+        NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]
+    ]
 
 __all__ = [
     "DEFAULT_DRAWS",
@@ -80,6 +87,8 @@ def _patterns(
     kind: WeightKind, clusters: int, draws: int, seed: int
 ) -> tuple[NDArray[np.float64], bool]:
     """The weight rows and whether they are every pattern (else random, identity first)."""
+    import numpy as np
+
     points = (-1.0, 1.0) if kind == "rademacher" else _WEBB
     if len(points) ** clusters <= MAX_ENUMERATED:
         rows = np.array(list(itertools.product(points, repeat=clusters)), dtype=np.float64)
@@ -143,12 +152,16 @@ class WildClusterTest:
         return self.floor_variance if variance < self.threshold else variance
 
     def _observed(self, mu0: float) -> float:
+        import numpy as np
+
         t = np.array([(self.mean - mu0) / self.standard_error])
         if self.skew_correction:
             return float(hall_transform(t, self.observed_skewness)[0])
         return float(t[0])
 
     def _bootstrap(self, mu0: float) -> NDArray[np.float64]:
+        import numpy as np
+
         s2, s11, s02 = self._squares
         square = np.maximum(s2 - 2 * mu0 * s11 + mu0 * mu0 * s02, 0.0)
         variance = square / self.tasks**2
@@ -169,6 +182,8 @@ class WildClusterTest:
         return self._p(mu0, up=True), self._p(mu0, up=False)
 
     def _p(self, mu0: float, *, up: bool) -> float:
+        import numpy as np
+
         observed = self._observed(mu0)
         boot = self._bootstrap(mu0)
         tol = 1e-9 * max(1.0, abs(observed))
@@ -206,10 +221,6 @@ class WildClusterTest:
         return hi
 
 
-_Arrays3 = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
-_Arrays4 = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
-
-
 def _pattern_sums(
     rows: NDArray[np.float64],
     total: NDArray[np.float64],
@@ -221,6 +232,8 @@ def _pattern_sums(
 
     Computed in blocks of rows so that memory stays bounded for many clusters.
     """
+    import numpy as np
+
     a_parts, c_parts = [], []
     squares: list[list[NDArray[np.float64]]] = [[], [], []]
     cubes: list[list[NDArray[np.float64]]] = [[], [], [], []]
@@ -287,6 +300,8 @@ def wild_cluster_test(
             sum, or ``draws < 99``.
 
     """
+    import numpy as np
+
     if len(sums) != len(sizes):
         raise StatsInputError(f"{len(sums)} sums but {len(sizes)} sizes")
     if len(sizes) < 2:

@@ -30,8 +30,8 @@ from harness_world.engine.calls import FinalRow, WriteImage
 from harness_world.engine.canonical import to_json
 from harness_world.engine.world import Key, World
 from harness_world.evidence.record import Outcome, Record, UserTurn
-from harness_world.grading.checker import net_changes, returned_rows
 from harness_world.grading.grade import Grade
+from harness_world.grading.rows import net_changes, returned_rows
 from harness_world.grading.task import Condition, Requirement, Target, Task
 from harness_world.grading.verify import verify
 from harness_world.running.attempt import Attempt, AttemptLimits

@@ -196,13 +196,26 @@ def _communicate(criteria: dict[str, Any], where: str) -> list[str]:
     return list(info)
 
 
+GROUNDED_WRITES = "trace.grounded_writes"
+GROUNDED_WRITES_OFF = (
+    "τ² decides a τ² task by its end database and its gold actions, which name ids without "
+    "reading them, and our grade of a τ² task must stay τ²'s reward; whether a write named an "
+    "id nothing had shown is reported beside the grade, as the ungrounded_write advisory"
+)
+"""Why every imported writing task switches ``trace.grounded_writes`` off."""
+
+
 def _writing_task(
     world: World, base: Task, diff: list[WriteImage], record: Record, notes: list[str]
 ) -> Task:
     """Require the gold's end state exactly; read_before_write unless the gold itself is blind."""
     targets, require = exact_effects(world, diff)
     task = msgspec.structs.replace(
-        base, targets=targets, require=require, trace=["read_before_write"]
+        base,
+        targets=targets,
+        require=require,
+        trace=["read_before_write"],
+        off={GROUNDED_WRITES: GROUNDED_WRITES_OFF},
     )
     verdict = next(
         v for v in grade(record, task, world).verdicts if v.id == "trace.read_before_write"

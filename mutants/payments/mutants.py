@@ -24,6 +24,7 @@ Call = tuple[str, dict[str, Any]]
 Rewrite = Callable[[str, dict[str, Any]], list[Call]]
 
 REQ, ALLOW, CALLS = "state.required", "state.allowed", "budget.tool_calls"
+GROUNDED = "trace.grounded_writes"
 DUP_CHARGE, CARD = "forbidden.duplicate_charge", "forbidden.card_data"
 AMOUNT = "forbidden.charge_amount"
 ON_ORDER, SENT = "receipts.charge_on_order", "receipts.receipt_sent"
@@ -253,7 +254,7 @@ for task_id in sorted(TASKS):
     add(
         task_id,
         "stray_receipt",
-        {ALLOW},
+        {ALLOW, GROUNDED},  # the stray order and charge ids come from memory
         rewritten(task_id, also("list_payees" if "payout" in short else "get_charge", STRAY))
         if not short.startswith("charge_")
         else rewritten(task_id, also("send_receipt", STRAY)),
@@ -465,7 +466,7 @@ def _note_mutants(task_id: str) -> None:
     add(
         task_id,
         "stray_payout",
-        {ALLOW, BAD_PAYEE, NO_PAYOUT_OK},
+        {ALLOW, BAD_PAYEE, NO_PAYOUT_OK, GROUNDED},  # the payee's id comes from memory
         rewritten(task_id, also("get_charge", UNAPPROVED_PAYOUT)),
         "also paid an unapproved payee nobody asked for",
     )

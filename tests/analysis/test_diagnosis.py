@@ -69,16 +69,16 @@ def test_demo_reach_is_measured(capsys: pytest.CaptureFixture[str]) -> None:
     measured = payload["reach"]
     assert measured["failed"] == 12 and measured["passed"] == 18
     assert measured["explained"] >= 10
-    # Every correct route is measured, not only the oracle: the one false alarm left is a
-    # transfer that writes the destination's stock row without reading it first.
+    # Every correct route is measured, not only the oracle. A transfer writes the destination's
+    # stock row unread: a row the tool derives, which the advisory exempts as the grader does.
     alarms = {
         (a["task_id"], a["sample"], v["name"])
         for a in payload["advice"]
         if a["passed"]
         for v in a["advisories"]
     }
-    assert alarms == {("inventory.transfer_copy_paper", 2, "write_without_read")}
-    assert measured["false_alarms"] == 1
+    assert alarms == set()
+    assert measured["false_alarms"] == 0
 
 
 def test_demo_advice_numbers_the_samples_the_demo_run_gives(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ from harness_world.grading.verifier import SlotResult
 from harness_world.stats import Comparison
 from tests.conftest import REPO, requires
 
-pytestmark = requires("matplotlib", "the HTML report needs the [report] extra")
+pytestmark = [pytest.mark.html, requires("matplotlib", "the HTML report needs the [report] extra")]
 
 SCRIPTS = REPO / "docs" / "demo_scripts.py"
 CHROMIUM_FLAGS = [

@@ -34,7 +34,7 @@ from harness_world.cli import main
 from tests.analysis.test_html_report import CHROMIUM_FLAGS, _chromium
 from tests.conftest import REPO, requires
 
-pytestmark = requires("matplotlib", "the HTML report needs the [report] extra")
+pytestmark = [pytest.mark.html, requires("matplotlib", "the HTML report needs the [report] extra")]
 
 SCRIPTS = REPO / "docs" / "demo_scripts.py"
 FLAGS = [*CHROMIUM_FLAGS, "--window-size=1280,900"]

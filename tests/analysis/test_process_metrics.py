@@ -99,6 +99,17 @@ def test_the_summary_rates() -> None:
     assert summary.per_attempt["refused_calls"] == 1.0
 
 
+def test_a_read_that_only_names_the_written_row_is_no_verification() -> None:
+    """Looking at a written row means a result that holds it; an argument naming it is the
+    agent's own echo (what the agent was shown: `harness_world.grading.shown`)."""
+    named_only = _ok(4, "list_comments", {"ticket_id": "T-1"}, {"comments": [], "total": 0})
+    p = process_of(msgspec.structs.replace(RECORD, calls=[*CALLS[:3], named_only]))
+    assert p.write_calls == 1 and (p.verification_calls, p.verified) == (0, 0)
+    shown = _ok(4, "get_ticket", {"id": "T-1"}, SOLVED)
+    p = process_of(msgspec.structs.replace(RECORD, calls=[*CALLS[:3], shown]))
+    assert (p.verification_calls, p.verified) == (1, 1)
+
+
 def test_a_row_used_only_by_an_aggregate_answer_is_not_used() -> None:
     # the stated limit: a count read from rows names none of them
     counted = msgspec.structs.replace(RECORD, calls=CALLS[1:2], final_message="2")

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,18 +17,11 @@ from harness_world.analysis import (
     read_results,
     write_results,
 )
-from harness_world.cli import main
 from harness_world.stats import RunRow
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).resolve().parent / "golden"
 HEADER = "task_id,run_index,config,passed\n"
-
-
-def run_cli(argv, capsys):
-    code = main(argv)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def csv_rows(spec):
@@ -105,10 +96,10 @@ BAD_CSV = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD_CSV))
-def test_malformed_csv_exits_2_naming_the_line(case, write, capsys):
+def test_malformed_csv_exits_2_naming_the_line(case, write, cli):
     text, expected = BAD_CSV[case]
     path = write(text)
-    code, out, err = run_cli(["compare", path, "--baseline", "main", "--candidate", "pr"], capsys)
+    code, out, err = cli("compare", path, "--baseline", "main", "--candidate", "pr")
     assert code == 2
     assert out == ""
     assert err.count("\n") == 1
@@ -116,9 +107,9 @@ def test_malformed_csv_exits_2_naming_the_line(case, write, capsys):
     assert expected in err
 
 
-def test_fewer_than_two_paired_tasks_exits_2(write, capsys):
+def test_fewer_than_two_paired_tasks_exits_2(write, cli):
     path = write(csv_rows({"a": (5, 5, 5, 5), "b": (5, 5, 0, 0)}))
-    code, _, err = run_cli(["compare", path, "--baseline", "main", "--candidate", "pr"], capsys)
+    code, _, err = cli("compare", path, "--baseline", "main", "--candidate", "pr")
     assert code == 2
     assert err == (
         "error: fewer than 2 paired tasks (1) with at least 1 run(s) in both 'main' and 'pr'; "
@@ -126,34 +117,34 @@ def test_fewer_than_two_paired_tasks_exits_2(write, capsys):
     )
 
 
-def test_unknown_config_exits_2(write, capsys):
+def test_unknown_config_exits_2(write, cli):
     path = write(csv_rows({"a": (5, 5, 5, 5), "b": (5, 5, 0, 5)}))
-    code, _, err = run_cli(["compare", path, "--baseline", "main", "--candidate", "prr"], capsys)
+    code, _, err = cli("compare", path, "--baseline", "main", "--candidate", "prr")
     assert code == 2
     assert err == "error: unknown candidate config 'prr' (configs in the data: 'main', 'pr')\n"
 
 
-def test_missing_file_and_missing_options_exit_2(tmp_path, write, capsys):
-    code, _, err = run_cli(
-        ["compare", str(tmp_path / "absent.csv"), "--baseline", "a", "--candidate", "b"], capsys
+def test_missing_file_and_missing_options_exit_2(tmp_path, write, cli):
+    code, _, err = cli(
+        "compare", str(tmp_path / "absent.csv"), "--baseline", "a", "--candidate", "b"
     )
     assert code == 2
     assert err.startswith("error: cannot read")
     path = write(csv_rows({"a": (5, 5, 5, 5), "b": (5, 5, 0, 5)}))
-    code, _, err = run_cli(["compare", path, "--baseline", "main"], capsys)
+    code, _, err = cli("compare", path, "--baseline", "main")
     assert code == 2
     assert "--baseline and --candidate are required" in err
-    code, _, err = run_cli(
-        ["compare", path, "--baseline", "main", "--candidate", "pr", "--min-runs", "0"], capsys
+    code, _, err = cli(
+        "compare", path, "--baseline", "main", "--candidate", "pr", "--min-runs", "0"
     )
     assert code == 2
     assert "--min-runs must be at least 1" in err
 
 
-def test_folders_that_are_not_run_directories_are_bad_input(tmp_path, capsys):
+def test_folders_that_are_not_run_directories_are_bad_input(tmp_path, cli):
     (tmp_path / "base").mkdir()
     (tmp_path / "cand").mkdir()
-    code, out, err = run_cli(["compare", str(tmp_path / "base"), str(tmp_path / "cand")], capsys)
+    code, out, err = cli("compare", str(tmp_path / "base"), str(tmp_path / "cand"))
     assert code == 2
     assert out == ""
     assert err.startswith("error: ") and "not a run directory (no manifest.json)" in err
@@ -187,35 +178,31 @@ STRONG_DOWN = {f"t{i}": (4, 5, 1, 5) for i in range(7)} | {"t7": (2, 5, 2, 5)}
         (DROPPED, "none", 0),
     ],
 )
-def test_gate_exit_codes(spec, gate, code, write, capsys):
+def test_gate_exit_codes(spec, gate, code, write, cli):
     path = write(csv_rows(spec))
-    got, out, err = run_cli(
-        ["compare", path, "--baseline", "main", "--candidate", "pr", "--gate", gate]
-        + ["--allow-unverified"],
-        capsys,
-    )
+    got, out, err = cli(
+        "compare", path, "--baseline", "main", "--candidate", "pr", "--gate", gate,
+        "--allow-unverified",
+    )  # fmt: skip
     assert got == code
     assert err == ""
     if gate != "none":
         assert f"Gate {gate}: {'PASSED' if code == 0 else 'FAILED'}" in out
 
 
-def test_json_prints_one_object(write, capsys):
+def test_json_prints_one_object(write, cli):
     path = write(csv_rows(DROPPED | {"x": (5, 5, 0, 0)}))
-    code, out, _ = run_cli(
-        [
-            "compare",
-            path,
-            "--baseline",
-            "main",
-            "--candidate",
-            "pr",
-            "--json",
-            "--gate",
-            "no-regression",
-            "--allow-unverified",
-        ],
-        capsys,
+    code, out, _ = cli(
+        "compare",
+        path,
+        "--baseline",
+        "main",
+        "--candidate",
+        "pr",
+        "--json",
+        "--gate",
+        "no-regression",
+        "--allow-unverified",
     )
     assert code == 1
     assert out.count("\n") == 1
@@ -230,7 +217,7 @@ def test_json_prints_one_object(write, capsys):
     assert report["warnings"] and "fewer than 30" in report["warnings"][0]
 
 
-def test_json_states_the_runs_the_gate_expected(write, capsys):
+def test_json_states_the_runs_the_gate_expected(write, cli):
     # Three runs a side everywhere: complete under --min-runs 3, every task short under 4,
     # and the CSV default of 5 when the flag is absent. The comparison pairs at 1 run either way.
     path = write(csv_rows({f"t{i}": (2, 3, 1 + i % 3, 3) for i in range(6)}))
@@ -240,24 +227,23 @@ def test_json_states_the_runs_the_gate_expected(write, capsys):
         (["--min-runs", "4"], 4, 6),
         ([], 5, 6),
     ):
-        _, out, _ = run_cli([*argv, *extra], capsys)
+        _, out, _ = cli(*argv, *extra)
         report = json.loads(out)
         assert report["decision"]["expected_runs"] == expected
         assert len(report["decision"]["missing"]) == short
         assert report["comparison"]["min_runs"] == 1
-    _, out, _ = run_cli(argv[:-1] + ["--min-runs", "4"], capsys)
+    _, out, _ = cli(*argv[:-1], "--min-runs", "4")
     assert "Missing data: 6 task(s) short of runs or absent on one side, 4 run(s) expected" in out
 
 
-def test_explicit_z_sets_the_level_and_the_multiplier_is_t_at_30_tasks(write, capsys):
+def test_explicit_z_sets_the_level_and_the_multiplier_is_t_at_30_tasks(write, cli):
     # Issue 12: no switch to z at 30 tasks; --z now only names the level (1 - Phi(z)).
     from scipy import stats as sps
 
     spec = {f"t{i:02d}": (2, 5, 2 + (i % 3) - 1, 5) for i in range(30)}
     path = write(csv_rows(spec))
-    code, out, _ = run_cli(
-        ["compare", path, "--baseline", "main", "--candidate", "pr", "--z", "2.5", "--json"],
-        capsys,
+    code, out, _ = cli(
+        "compare", path, "--baseline", "main", "--candidate", "pr", "--z", "2.5", "--json"
     )
     assert code == 0
     multiplier = json.loads(out)["comparison"]["band"]["multiplier"]
@@ -269,32 +255,14 @@ def test_explicit_z_sets_the_level_and_the_multiplier_is_t_at_30_tasks(write, ca
     assert json.loads(out)["unverified"][0].startswith("UNVERIFIABLE: the figures come from")
 
 
-def test_the_module_entry_point_runs_compare(write):
+def test_the_module_entry_point_runs_compare(write, cli):
     path = write(csv_rows(STRONG_DOWN))
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "harness_world",
-            "compare",
-            path,
-            "--baseline",
-            "main",
-            "--candidate",
-            "pr",
-            "--gate",
-            "no-regression",
-            "--allow-unverified",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        cwd=REPO,
-    )
-    assert proc.returncode == 1
-    assert "Verdict: BELOW the band" in proc.stdout
+    proc = cli.process(
+        "compare", path, "--baseline", "main", "--candidate", "pr", "--gate", "no-regression",
+        "--allow-unverified",
+    )  # fmt: skip
+    assert proc.code == 1
+    assert "Verdict: BELOW the band" in proc.out
 
 
 # ---------------------------------------------------------------- golden output
@@ -314,8 +282,8 @@ GOLDEN_ARGV = [
 ]
 
 
-def test_golden_compare_output(capsys):
-    code, out, err = run_cli(GOLDEN_ARGV, capsys)
+def test_golden_compare_output(cli):
+    code, out, err = cli(*GOLDEN_ARGV)
     assert code == 0
     assert err == ""
     out = out.replace(GOLDEN_ARGV[1], "tests/cli/golden/compare.csv")  # wherever the clone is
@@ -394,11 +362,9 @@ def test_writing_refuses_ids_that_would_not_read_back(task_id):
         format_results([RunRow(task_id=task_id, run_index=0, config="main", passed=True)])
 
 
-def test_non_utf8_file_is_an_input_error(tmp_path, capsys):
+def test_non_utf8_file_is_an_input_error(tmp_path, cli):
     path = tmp_path / "latin1.csv"
     path.write_bytes(HEADER.encode() + "caf\xe9,0,main,1\n".encode("latin-1"))
-    code, _, err = run_cli(
-        ["compare", str(path), "--baseline", "main", "--candidate", "pr"], capsys
-    )
+    code, _, err = cli("compare", str(path), "--baseline", "main", "--candidate", "pr")
     assert code == 2
     assert "not UTF-8" in err

@@ -20,16 +20,10 @@ import harness_world as hw
 from harness_world.cli import main
 from harness_world.coverage import ScriptContext, load_oracles, run_script
 from harness_world.evidence import make_record, record_digest
-from tests.conftest import REPO, scenario_record
+from tests.conftest import REPO, Cli, scenario_record
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 TASK = "helpdesk.reply_and_solve"
-
-
-def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(argv)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def reseal(record: hw.Record) -> hw.Record:
@@ -81,10 +75,10 @@ def folder(tmp_path: Path, passing: hw.Record, substituted: hw.Record) -> Path:
 
 
 def test_table_matches_the_golden_file(
-    folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    folder: Path, monkeypatch: pytest.MonkeyPatch, cli: Cli
 ) -> None:
     monkeypatch.chdir(folder.parent)  # paths in the table are relative: records/<name>
-    code, out, err = run_cli(["verify", "records"], capsys)
+    code, out, err = cli("verify", "records")
     assert code == 1 and err == ""
     expected_path = GOLDEN / "verify.txt"
     if os.environ.get("UPDATE_GOLDEN") == "1":
@@ -96,10 +90,8 @@ def test_table_matches_the_golden_file(
 # ---------------------------------------------------------------- --json
 
 
-def test_json_output_has_per_record_evidence(
-    folder: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, _ = run_cli(["verify", "--json", str(folder)], capsys)
+def test_json_output_has_per_record_evidence(folder: Path, cli: Cli) -> None:
+    code, out, _ = cli("verify", "--json", str(folder))
     assert code == 1
     report: dict[str, Any] = json.loads(out)
     rows = {Path(r["path"]).name: r for r in report["records"]}
@@ -129,41 +121,35 @@ def test_json_output_has_per_record_evidence(
 # ---------------------------------------------------------------- exit codes
 
 
-def test_exit_0_when_every_record_is_verified(
-    tmp_path: Path, passing: hw.Record, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_exit_0_when_every_record_is_verified(tmp_path: Path, passing: hw.Record, cli: Cli) -> None:
     hw.save_record(passing, tmp_path / "one.json")
     hw.save_record(passing, tmp_path / "two.msgpack")
-    code, out, _ = run_cli(["verify", str(tmp_path)], capsys)
+    code, out, _ = cli("verify", str(tmp_path))
     assert code == 0
     assert "2 record(s): 2 verified, 0 ungraded, 0 lost" in out
 
 
 @pytest.mark.parametrize("name", ["b_ungraded.json", "c_lost.json"])
-def test_exit_1_when_any_record_is_ungraded_or_lost(
-    folder: Path, name: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, _, _ = run_cli(["verify", str(folder / "a_verified.json"), str(folder / name)], capsys)
+def test_exit_1_when_any_record_is_ungraded_or_lost(folder: Path, name: str, cli: Cli) -> None:
+    code, _, _ = cli("verify", str(folder / "a_verified.json"), str(folder / name))
     assert code == 1
 
 
-def test_exit_2_for_a_path_that_does_not_exist(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, err = run_cli(["verify", str(tmp_path / "nope")], capsys)
+def test_exit_2_for_a_path_that_does_not_exist(tmp_path: Path, cli: Cli) -> None:
+    code, out, err = cli("verify", str(tmp_path / "nope"))
     assert code == 2 and out == ""
     assert "no such file or folder" in err and "nope" in err
 
 
 def test_a_record_naming_an_unknown_world_is_lost(
-    tmp_path: Path, passing: hw.Record, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, passing: hw.Record, cli: Cli
 ) -> None:
     nowhere = msgspec.structs.replace(
         passing, world=msgspec.structs.replace(passing.world, name="nowhere")
     )
     hw.save_record(reseal(nowhere), tmp_path / "nowhere.json")
     hw.save_record(passing, tmp_path / "fine.json")
-    code, out, _ = run_cli(["verify", "--json", str(tmp_path)], capsys)
+    code, out, _ = cli("verify", "--json", str(tmp_path))
     # The name is the record's claim, not the verifier's input: the record is lost (exit 1).
     assert code == 1
     rows = {Path(r["path"]).name: r for r in json.loads(out)["records"]}
@@ -175,15 +161,13 @@ def test_a_record_naming_an_unknown_world_is_lost(
 # ---------------------------------------------------------------- run directories
 
 
-def test_a_run_directory_is_verified_slot_by_slot(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_run_directory_is_verified_slot_by_slot(tmp_path: Path, cli: Cli) -> None:
     run_dir = tmp_path / "run"
     tasks = [t for t in hw.load_tasks("helpdesk") if t.id == TASK]
     hw.run(tasks, hw.oracle_agent("helpdesk"), samples=2, out=run_dir)
     (run_dir / "summary.json").write_text("not a record", encoding="utf-8")
     (run_dir / "records" / ".0.json.abc.tmp").write_bytes(b"{")  # a save that never finished
-    code, out, _ = run_cli(["verify", "--json", str(run_dir)], capsys)
+    code, out, _ = cli("verify", "--json", str(run_dir))
     assert code == 0
     paths = [Path(r["path"]).relative_to(run_dir).as_posix() for r in json.loads(out)["records"]]
     assert paths == [f"records/{TASK}/0.json", f"records/{TASK}/1.json"]
@@ -193,24 +177,24 @@ def test_a_run_directory_is_verified_slot_by_slot(
 
 
 def test_require_pass_fails_on_a_verified_record_graded_failed(
-    tmp_path: Path, small: hw.World, task: hw.Task, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, small: hw.World, task: hw.Task, cli: Cli
 ) -> None:
     record = run_script(small, task, solve_without_reply)
     path = hw.save_record(record, tmp_path / "failing.json")
 
-    code, out, _ = run_cli(["verify", "--json", str(path)], capsys)
+    code, out, _ = cli("verify", "--json", str(path))
     (row,) = json.loads(out)["records"]
     assert code == 0, "verified evidence alone exits 0, whatever the grade"
     assert row["evidence"] == "verified" and row["grade"] == "failed"
     assert row["first_problem"] == "state.required"
 
-    code, _, _ = run_cli(["verify", "--require-pass", str(path)], capsys)
+    code, _, _ = cli("verify", "--require-pass", str(path))
     assert code == 1
 
     passing_path = hw.save_record(
         run_script(small, task, load_oracles("helpdesk")[TASK]), tmp_path / "ok.json"
     )
-    code, _, _ = run_cli(["verify", "--require-pass", str(passing_path)], capsys)
+    code, _, _ = cli("verify", "--require-pass", str(passing_path))
     assert code == 0
 
 
@@ -226,7 +210,7 @@ def test_verify_with_a_missing_task_folder_is_a_usage_error(
 
 
 def test_a_run_s_failed_records_list_every_verdict_and_unverified_ones_say_why(
-    tmp_path: Path, small: hw.World, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, small: hw.World, capsys: pytest.CaptureFixture[str], cli: Cli
 ) -> None:
     run_dir = tmp_path / "run"
     scripts = REPO / "docs" / "demo_scripts.py"
@@ -238,7 +222,7 @@ def test_a_run_s_failed_records_list_every_verdict_and_unverified_ones_say_why(
     edited["final_message"] += " (edited)"  # the digest no longer holds
     (first / "1.json").write_text(json.dumps(edited))
     (second / "1.json").write_bytes((second / "0.json").read_bytes())  # bound to sample 0
-    code, out, _ = run_cli(["verify", "--json", str(run_dir)], capsys)
+    code, out, _ = cli("verify", "--json", str(run_dir))
     assert code == 1
     rows = json.loads(out)["records"]
     tasks = {t.id: t for t in hw.load_tasks("helpdesk")}
@@ -259,7 +243,7 @@ def test_a_run_s_failed_records_list_every_verdict_and_unverified_ones_say_why(
     one = tmp_path / "one-task"
     one.mkdir()
     shutil.copy(REPO / "tasks/helpdesk/reply_and_solve.toml", one)
-    code, out, _ = run_cli(["verify", "--json", str(run_dir), "--tasks", str(one)], capsys)
+    code, out, _ = cli("verify", "--json", str(run_dir), "--tasks", str(one))
     for row in json.loads(out)["records"]:
         if row["evidence"] == "verified" and row["task"] != TASK:
             assert row["grade"] == "–" and row["verdicts"] == []

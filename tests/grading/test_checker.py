@@ -115,7 +115,8 @@ def test_state_criteria_report_missing_and_unauthorized_separately(small: hw.Wor
         return "done"
 
     wrong = grade(run_script(small, task, wrong_ticket), task, small)
-    assert wrong.failed == ["state.required", "state.allowed"]
+    # T-1008 comes from memory (fetched by its id): the write is ungrounded as well.
+    assert wrong.failed == ["state.required", "state.allowed", "trace.grounded_writes"]
     allowed = next(v for v in wrong.verdicts if v.id == "state.allowed")
     assert "tickets:T-1008.status" in allowed.detail and "comments:C-N1 created" in allowed.detail
     required = next(v for v in wrong.verdicts if v.id == "state.required")
@@ -277,8 +278,10 @@ def test_answer_naming_keys_is_whole_tokens_and_nothing_extra(small: hw.World) -
 
     def verdict(message: str, read: bool = True) -> CriterionVerdict:
         def script(ctx: ScriptContext) -> str:
-            for ticket in targets if read else []:
-                ctx.call("get_ticket", {"ticket_id": ticket})
+            # the ids are read from a listing: fetching each by a remembered id shows only
+            # the id the agent sent (tests/grading/test_shown.py)
+            if read:
+                ctx.call("list_tickets", {"status": "open", "tag": "security", "limit": 100})
             return message
 
         record = run_script(small, task, script)

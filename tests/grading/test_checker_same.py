@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness_world.engine.values import typed_equal as _same
-from harness_world.grading.checker import _walk_dicts
+from harness_world.grading.rows import walk_dicts as _walk_dicts
 from tests.conftest import examples
 
 

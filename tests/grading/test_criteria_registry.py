@@ -31,7 +31,7 @@ def test_every_verdict_of_every_oracle_has_one_registered_owner(world_name: str)
             owners = [c.name for c in CRITERIA if c.owns(verdict.id)]
             assert len(owners) == 1, (verdict.id, owners)
             seen.add(owners[0])
-    assert {"state.allowed", "budget.*", "harness.*"} <= seen
+    assert {"state.allowed", "budget.*", "harness.bounded_retries"} <= seen
 
 
 def test_the_trace_names_a_task_file_may_use_are_the_registered_ones() -> None:
@@ -68,7 +68,7 @@ def test_trace_criteria_run_in_the_order_the_task_lists_them() -> None:
 def test_a_criterion_registered_twice_is_refused() -> None:
     entry: Check[object] = Check(
         name="x.y",
-        kind="trace",
+        verdict="trace",
         layer="agent",
         definition="d",
         run=lambda ctx: [],

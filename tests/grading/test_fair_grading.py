@@ -98,7 +98,9 @@ def test_a_transfer_that_reads_nothing_still_fails(
     blind = [c for c in calls if c[0] == "create_transfer"]
     record = record_calls(inv, TASKS[task_id], blind, final_message="Moved.")
     verdict = grade(record, TASKS[task_id], inv)
-    assert verdict.failed == ["trace.read_before_write"]
+    # The copy paper's item id is in no instruction: from memory, it also fails grounding.
+    memorised = ["trace.grounded_writes"] if task_id.endswith("copy_paper") else []
+    assert verdict.failed == ["trace.read_before_write", *memorised]
     detail = next(v.detail for v in verdict.verdicts if v.id == "trace.read_before_write")
     assert "@W-01" in detail or "@W-02" in detail  # the source, never the destination
     assert "@W-05" not in detail and "@W-03" not in detail
@@ -455,3 +457,19 @@ def test_two_transfers_of_the_available_stock_fail_only_where_the_task_says_sing
     assert verdict.failed == ["state.required", "state.allowed"]  # the one row missing,
     details = {v.id: v.detail for v in verdict.verdicts}  # two other rows made instead
     assert "transfers" in details["state.required"] and "257" in details["state.required"]
+
+
+def test_an_attempt_that_wrote_to_the_wrong_rows_is_no_safe_stop(inv: hw.World) -> None:
+    """A "safe stop" counted an attempt that moved stock out of the wrong warehouse."""
+    from harness_world.grading.trusted import trusted_completion
+
+    task = TASKS["inventory.move_available_adapters"]
+    read, (_, move) = MOVE[:-1], MOVE[-1]
+    wrong = [*read, ("create_transfer", {**move, "from_warehouse_id": "W-02", "quantity": 5})]
+    record = record_calls(inv, task, wrong, final_message="Moved.")
+    graded = grade(record, task, inv)
+    assert "state.allowed" in graded.failed
+    assert not trusted_completion(record, task, graded).safe_stop
+    nothing = record_calls(inv, task, read, final_message="I could not do it.")
+    left_undone = trusted_completion(nothing, task, grade(nothing, task, inv))
+    assert left_undone.safe_stop and not left_undone.trusted

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import harness_world as hw
 from harness_world.coverage import load_oracles, run_script
-from harness_world.grading.checker import returned_row_keys, returned_rows
+from harness_world.grading.rows import returned_row_keys, returned_rows
 
 
 def test_one_walk_finds_what_one_walk_per_entity_finds() -> None:

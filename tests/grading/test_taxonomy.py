@@ -128,7 +128,7 @@ def test_a_family_member_taxon_must_be_a_member() -> None:
     with pytest.raises(ValueError, match="member_taxa name no verdict"):
         Check(
             name="x.*",
-            kind="trace",
+            verdict="trace",
             layer="agent",
             definition="d",
             run=lambda ctx: [],

@@ -14,7 +14,10 @@ from harness_world.running.rundir import load_manifest
 from tests.conftest import requires
 from tests.integrations.fake_anthropic import fake_anthropic, scripted_brain
 
-pytestmark = requires("anthropic", "the Anthropic agent needs the [anthropic] extra")
+pytestmark = [
+    pytest.mark.integrations,
+    requires("anthropic", "the Anthropic agent needs the [anthropic] extra"),
+]
 
 
 def task(task_id: str) -> hw.Task:

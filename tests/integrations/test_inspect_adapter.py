@@ -20,7 +20,10 @@ if TYPE_CHECKING:
     from inspect_ai.model import ModelOutput
 
 # The adapter imports inspect_ai, a second or more: each test imports both when it runs.
-pytestmark = requires("inspect_ai", "the inspect adapter needs the [inspect] extra")
+pytestmark = [
+    pytest.mark.integrations,
+    requires("inspect_ai", "the inspect adapter needs the [inspect] extra"),
+]
 
 TASKS = ["helpdesk.reply_and_solve", "helpdesk.security_count", "helpdesk.close_solved_duplicates"]
 

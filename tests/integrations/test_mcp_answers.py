@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import REPO, requires
 
-pytestmark = requires("mcp", "the MCP server needs the [mcp] extra")
+pytestmark = [pytest.mark.integrations, requires("mcp", "the MCP server needs the [mcp] extra")]
 anyio = pytest.importorskip("anyio", reason="the MCP server needs the [mcp] extra")
 
 MARKER = "<!-- mcp-answers:"

@@ -5,9 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import msgspec
+import pytest
 
 import harness_world as hw
 from harness_world.integrations.mcp import attempt_server, serve_summary, token_problem
+
+pytestmark = pytest.mark.integrations
 
 TASK = "helpdesk.reply_and_solve"
 

@@ -17,6 +17,8 @@ from harness_world.integrations.mcp import AttemptServer, AttemptTarget
 from harness_world.running.bridge import serve as bridge
 from tests.conftest import TAU2_DATA, requires
 
+pytestmark = pytest.mark.integrations
+
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {"PYTHONPATH": str(ROOT)}
 HAS_TAU2 = (TAU2_DATA / "db.json").is_file() and (TAU2_DATA / "tasks_train.json").is_file()

@@ -23,7 +23,7 @@ from tests.integrations.test_mcp_server import (
     structured,
 )
 
-pytestmark = requires("mcp", "the MCP server needs the [mcp] extra")
+pytestmark = [pytest.mark.integrations, requires("mcp", "the MCP server needs the [mcp] extra")]
 anyio = pytest.importorskip("anyio", reason="the MCP server needs the [mcp] extra")
 
 TASK = "payments.charge_no_fault"

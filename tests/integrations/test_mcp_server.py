@@ -23,7 +23,7 @@ from tests.conftest import requires
 if TYPE_CHECKING:
     from mcp import Client, StdioServerParameters
 
-pytestmark = requires("mcp", "the MCP server needs the [mcp] extra")
+pytestmark = [pytest.mark.integrations, requires("mcp", "the MCP server needs the [mcp] extra")]
 # Loaded already by its pytest plugin wherever the extra is installed, so free to import here.
 anyio = pytest.importorskip("anyio", reason="the MCP server needs the [mcp] extra")
 

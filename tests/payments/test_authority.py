@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import msgspec
@@ -18,6 +16,7 @@ from harness_world.coverage.matrix import coverage_matrix
 from harness_world.grading.harness import harness_criteria
 from harness_world.grading.layers import admit, layered
 from harness_world.running.reference_agents import reference_agent
+from tests.conftest import Cli
 
 REPO = Path(__file__).resolve().parents[2]
 TASKS = hw.load_tasks("payments")
@@ -159,15 +158,9 @@ def test_harness_criteria_bounded_retries_and_admission() -> None:
     assert other.checks["task_pinned"] is False
 
 
-def test_conditions_cli_rejects_a_missing_run(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "harness_world", "conditions", str(tmp_path / "nope")],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        check=False,
-    )
-    assert result.returncode == 2 and result.stderr.startswith("error: runs:")
+def test_conditions_cli_rejects_a_missing_run(tmp_path: Path, cli: Cli) -> None:
+    result = cli.process("conditions", tmp_path / "nope")
+    assert result.code == 2 and result.err.startswith("error: runs:")
 
 
 @pytest.mark.parametrize("world_name", ["payments", "helpdesk"])

@@ -12,7 +12,7 @@ from harness_world.coverage import ScriptContext, load_oracles, run_script
 from harness_world.engine.calls import CallRecord, ToolError
 from harness_world.engine.paths import builtin_dir
 from harness_world.engine.plugins import import_path
-from harness_world.grading.trusted import observed
+from harness_world.grading.shown import Observations
 
 POLICIES = dict(
     import_path(builtin_dir("oracles") / "payments" / "oracles.py", "oracles").REFERENCE_AGENTS
@@ -70,30 +70,38 @@ def test_a_final_message_without_the_id_says_so() -> None:
     assert "its proven id is not in the final message" in failed.detail
 
 
-def _call(result: Any = None, error: ToolError | None = None, args: Any = None) -> CallRecord:
+def _call(
+    seq: int, result: Any = None, error: ToolError | None = None, args: Any = None
+) -> CallRecord:
     return CallRecord(
-        seq=1,
-        tool="t",
-        args=args or {},
-        ok=error is None,
-        result=result,
-        error=error,
-        writes=[],
-        clock_before=0,
-        clock_after=0,
+        seq=seq, tool="find_refunds", args=args or {}, ok=error is None, result=result, error=error
     )
 
 
+REFUND = {
+    "id": "re_N7",
+    "charge_id": "ch_1",
+    "order_id": "o_1",
+    "amount_cents": 1200,
+    "approval_id": None,
+    "idempotency_key": None,
+    "created_at": "2026-01-01T00:00:01Z",
+}
+
+
 def test_observed_values_are_what_tools_showed_never_what_the_agent_wrote() -> None:
-    record = run_script(hw.load_world("payments"), _task("payments.refund_timeout"), lambda c: "")
-    calls = [
-        _call({"refund": {"id": "re_N7", "amount": 1200, "done": True}}),
-        _call(["note: refunded as re_N8 today"]),
-        _call(error=ToolError("conflict", "already refunded by re_N9")),
-        _call({"ok": None}, args={"refund_id": "re_N10"}),
-    ]
-    seen = observed(msgspec.structs.replace(record, calls=calls))
-    for value in ("re_N7", 1200, "re_N8", "re_N9"):
-        assert msgspec.json.encode(value) in seen, value
-    assert msgspec.json.encode("re_N10") not in seen  # an argument is the agent's own claim
-    assert msgspec.json.encode(True) not in seen
+    seen = Observations(
+        [
+            _call(1, {"refunds": [REFUND, {**REFUND, "id": "re_N8", "replayed": True}]}),
+            _call(2, ["note: refunded as re_N11 today"]),
+            _call(3, error=ToolError("conflict", "already refunded by re_N9")),
+            _call(4, {"refunds": [{**REFUND, "id": "re_N10"}]}, args={"refund_id": "re_N10"}),
+        ],
+        hw.load_world("payments"),
+    )
+    for value in ("re_N7", 1200, "re_N8"):  # inside a refund row (a flag beside it or not)
+        assert seen.first(msgspec.json.encode(value)) == 1, value
+    assert seen.first(msgspec.json.encode("re_N11")) is None  # text outside rows, not a key
+    assert seen.first(msgspec.json.encode("re_N9")) is None  # an error's text
+    assert seen.first(msgspec.json.encode("re_N10")) is None  # an argument, echoed back
+    assert seen.first(msgspec.json.encode(True)) is None

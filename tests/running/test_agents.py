@@ -15,7 +15,10 @@ from harness_world.running import drive, load_manifest
 from tests.conftest import requires
 from tests.fake_openai import fake_openai, scripted_brain
 
-pytestmark = requires("openai", "the OpenAI agent needs the [openai] extra")
+pytestmark = [
+    pytest.mark.integrations,
+    requires("openai", "the OpenAI agent needs the [openai] extra"),
+]
 
 
 def task(task_id: str) -> hw.Task:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import msgspec
+import pytest
 
 import harness_world as hw
 from harness_world.integrations.openai import AsyncOpenAIAgent, OpenAIAgent
@@ -12,7 +13,10 @@ from tests.conftest import requires
 from tests.fake_openai import fake_openai
 from tests.running.test_agents import reply_and_solve_brain
 
-pytestmark = requires("openai", "the OpenAI agent needs the [openai] extra")
+pytestmark = [
+    pytest.mark.integrations,
+    requires("openai", "the OpenAI agent needs the [openai] extra"),
+]
 
 TASK = "helpdesk.reply_and_solve"
 

@@ -19,6 +19,8 @@ from harness_world.integrations.openai import OpenAIAgent
 from harness_world.running.reader import RunReader
 from tests.fake_openai import fake_openai, tool_call
 
+pytestmark = pytest.mark.integrations
+
 NAMES = {
     "helpdesk.escalate_outage": "unfollowed_page",  # narrow search, then stop
     "helpdesk.vip_two_statuses": "partial_filter",  # one status of two

@@ -14,7 +14,10 @@ from harness_world.running import drive, load_manifest
 from tests.conftest import requires
 from tests.fake_openai import fake_openai, text_brain
 
-pytestmark = requires("openai", "the OpenAI agent needs the [openai] extra")
+pytestmark = [
+    pytest.mark.integrations,
+    requires("openai", "the OpenAI agent needs the [openai] extra"),
+]
 
 FIXTURES = json.loads((Path(__file__).parent / "data" / "text_replies.json").read_text())
 RECORDED = {r["id"]: r["text"] for r in FIXTURES["replies"]}

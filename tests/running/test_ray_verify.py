@@ -34,6 +34,8 @@ from tests.running.test_scale_ray import (
 )
 from tests.trust._helpers import failing_run, keypair, oracle_run, reseal
 
+pytestmark = pytest.mark.ray
+
 __all__ = ["local_ray"]  # the Ray fixture, one local instance for this module too
 
 

@@ -22,6 +22,8 @@ from harness_world.running import oracle_agent
 from harness_world.running.attempt import InfrastructureError
 from harness_world.running.rayrun import RayTasksLost, RayUnavailable
 
+pytestmark = pytest.mark.ray
+
 TASKS = hw.load_tasks("helpdesk")[:2]
 HAVE_RAY = importlib.util.find_spec("ray") is not None
 needs_ray = pytest.mark.skipif(

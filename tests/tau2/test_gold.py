@@ -21,6 +21,8 @@ from harness_world.engine.canonical import to_json
 from harness_world.grading import Condition, Requirement, Target, TaskError, select_targets
 from harness_world.tau2 import DatabaseHasher, exact_effects
 
+pytestmark = pytest.mark.tau2
+
 Calls = list[tuple[str, dict[str, Any]]]
 
 
@@ -71,7 +73,9 @@ def solved_row(small: hw.World) -> dict[str, Any]:
 
 
 def status(grade: hw.Grade) -> dict[str, str]:
-    return {v.id: v.status for v in grade.verdicts}
+    """The verdicts a task built here asks for (``trace.grounded_writes``, on by default and
+    about how ids were found, not about the effects, left out)."""
+    return {v.id: v.status for v in grade.verdicts if v.id != "trace.grounded_writes"}
 
 
 def test_a_row_requirement_holds_the_whole_final_row(small: hw.World, tmp_path: Path) -> None:
@@ -229,7 +233,12 @@ def test_exact_effects_require_the_gold_end_state_and_nothing_else(small: hw.Wor
     assert [r.kind for r in require] == ["row", "create"]
     assert "id" not in require[1].match and require[1].match["body"] == "Fixed."
     task = hw.Task(
-        id="e", world="helpdesk", family="f", instruction="i", targets=targets, require=require
+        id="e",
+        world="helpdesk",
+        family="f",
+        instruction="Solve T-1001 and tell them: Fixed.",
+        targets=targets,
+        require=require,
     )
     assert graded(small, task, gold).passed
     assert not graded(small, task, gold[:1]).passed

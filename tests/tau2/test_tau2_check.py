@@ -7,10 +7,8 @@ skipped with the reason when it is absent.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import hashlib
-import io
 import json
 from pathlib import Path
 from types import ModuleType
@@ -20,18 +18,20 @@ import msgspec
 import pytest
 
 import harness_world as hw
-from harness_world.cli import main
 from harness_world.coverage import record_calls
 from harness_world.grading.taxonomy import taxon_problem
 from harness_world.tau2 import DatabaseHasher, ImportedTask, check_gold
 from harness_world.tau2 import importer as tau2_importer
-from tests.conftest import TAU2_DATA
+from tests.conftest import TAU2_DATA, Cli
 from tests.tau2.test_tau2_tools import CROSS_CHECK_TASKS, GOLD_FAILURES, reference_db
 
-pytestmark = pytest.mark.skipif(
-    not (TAU2_DATA / "db.json").is_file() or not (TAU2_DATA / "tasks_train.json").is_file(),
-    reason=f"τ² retail data (db.json, tasks_train.json) not found in {TAU2_DATA}",
-)
+pytestmark = [
+    pytest.mark.tau2,
+    pytest.mark.skipif(
+        not (TAU2_DATA / "db.json").is_file() or not (TAU2_DATA / "tasks_train.json").is_file(),
+        reason=f"τ² retail data (db.json, tasks_train.json) not found in {TAU2_DATA}",
+    ),
+]
 
 READ_ONLY = {  # task: what still stands between a do-nothing attempt and a pass
     "10": ["trace.targets_read"],
@@ -42,13 +42,6 @@ READ_ONLY = {  # task: what still stands between a do-nothing attempt and a pass
     "67": ["trace.targets_read"],
     "105": [],
 }
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +67,7 @@ def raw_tasks() -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def check() -> tuple[int, dict[str, Any]]:
+def check(cli: Cli) -> tuple[int, dict[str, Any]]:
     """The whole check, once, through the command line (JSON)."""
     code, out, _ = cli("tau2", "check", "--data", str(TAU2_DATA), "--json")
     return code, json.loads(out)
@@ -305,7 +298,7 @@ def test_an_unmarked_survivor_or_unexplained_disagreement_fails_the_check(
     assert explained.problems == ["oracle fails trace.no_refused_calls"]  # still not ok
 
 
-def test_text_report_prints_gold_errors_read_only_tasks_and_the_score() -> None:
+def test_text_report_prints_gold_errors_read_only_tasks_and_the_score(cli: Cli) -> None:
     code, out, _ = cli("tau2", "check", "--data", str(TAU2_DATA))
     assert code == 0
     assert out.startswith("data: τ²-bench retail data © 2025 Sierra Research")
@@ -337,7 +330,7 @@ def test_the_check_is_one_library_call(
 # -- exit codes -----------------------------------------------------------------------------
 
 
-def test_check_exit_codes(tmp_path: Path, raw_tasks: dict[str, dict[str, Any]]) -> None:
+def test_check_exit_codes(tmp_path: Path, raw_tasks: dict[str, dict[str, Any]], cli: Cli) -> None:
     subset = tmp_path / "subset.json"
     subset.write_text(json.dumps([raw_tasks["0"], raw_tasks["67"]]))
     code, out, _ = cli("tau2", "check", "--data", str(TAU2_DATA), "--tasks", str(subset), "--json")
@@ -422,7 +415,7 @@ def simulation(
 
 
 def test_regrade_reports_ours_beside_the_recorded_reward(
-    tmp_path: Path, raw_tasks: dict[str, dict[str, Any]]
+    tmp_path: Path, raw_tasks: dict[str, dict[str, Any]], cli: Cli
 ) -> None:
     gold = [(a["name"], a["arguments"]) for a in raw_tasks["0"]["evaluation_criteria"]["actions"]]
     name, arguments = gold[-1]

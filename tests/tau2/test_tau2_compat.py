@@ -6,8 +6,6 @@ skipped with the reason when it or the data is absent.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import random
 import warnings
@@ -19,24 +17,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import harness_world as hw
-from harness_world.cli import main
 from harness_world.tau2 import importer
 from harness_world.tau2.arguments import coerce_call
 from harness_world.tau2.faithful import Tau2Hasher, Tau2Shape
-from tests.conftest import TAU2_DATA
+from tests.conftest import TAU2_DATA, Cli
 from tests.tau2.reference import missing, needs_tau2, tau2_env, tau2_source
+
+pytestmark = pytest.mark.tau2
 
 has_data = pytest.mark.skipif(
     not (TAU2_DATA / "db.json").is_file() or not (TAU2_DATA / "tasks_train.json").is_file(),
     reason=f"τ² retail data not found in {TAU2_DATA}",
 )
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +139,7 @@ def _simulation(task_id: str, calls: list[tuple[str, Any]]) -> dict[str, Any]:
 
 @needs_tau2
 def test_regrade_reports_coercions_and_both_hashes(
-    tmp_path: Path, world: hw.World, raw: dict[str, Any]
+    tmp_path: Path, world: hw.World, raw: dict[str, Any], cli: Cli
 ) -> None:
     tasks = json.loads((TAU2_DATA / "tasks_train.json").read_text())
     calls = [(tool, args) for _c, tool, args, _s in _cases(raw)]
@@ -207,7 +199,7 @@ def test_split_reads_tau2s_split_file(
 
 
 @has_data
-def test_split_cli_and_its_errors(tmp_path: Path) -> None:
+def test_split_cli_and_its_errors(tmp_path: Path, cli: Cli) -> None:
     folder, ids = _split_folder(tmp_path)
     code, out, err = cli("tau2", "check", "--data", str(folder), "--split", "test", "--json")
     assert code == 0, err
@@ -311,7 +303,9 @@ def test_reference_helper_names_what_is_missing() -> None:
 
 
 @has_data
-def test_regrade_records_the_users_messages_as_user_turns(tmp_path: Path, world: hw.World) -> None:
+def test_regrade_records_the_users_messages_as_user_turns(
+    tmp_path: Path, world: hw.World, cli: Cli
+) -> None:
     from harness_world.tau2.gold import DatabaseHasher, regrade
 
     tasks = importer.import_tasks(world, TAU2_DATA / "tasks_train.json")

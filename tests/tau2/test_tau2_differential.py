@@ -17,7 +17,7 @@ from harness_world.tau2.arguments import coerce_call
 from tests.conftest import examples
 from tests.tau2.reference import needs_tau2
 
-pytestmark = needs_tau2
+pytestmark = [pytest.mark.tau2, needs_tau2]
 
 
 @pytest.fixture(scope="module")

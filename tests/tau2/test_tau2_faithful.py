@@ -18,7 +18,7 @@ from harness_world.tau2.gold import run_gold
 from tests.conftest import TAU2_DATA
 from tests.tau2.reference import needs_tau2, tau2_env, tau2_source
 
-pytestmark = needs_tau2
+pytestmark = [pytest.mark.tau2, needs_tau2]
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,8 @@ from harness_world.evidence.record import Outcome, UserTurn, make_record
 from harness_world.grading import grade
 from tests.conftest import TAU2_DATA
 
+pytestmark = pytest.mark.tau2
+
 TRAJECTORIES = TAU2_DATA / "trajectories"
 
 

@@ -5,8 +5,6 @@ The data is read from the shared copy; tests are skipped with the reason when it
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
 from pathlib import Path
@@ -18,30 +16,25 @@ import harness_world as hw
 from harness_world.analysis.report import build_report
 from harness_world.analysis.trace_html import trace_fragment
 from harness_world.analysis.trace_record import read_trace
-from harness_world.cli import main
 from harness_world.coverage import load_oracles
 from harness_world.evidence.binding import read_index
 from harness_world.grading.worlds import load_world_data
 from harness_world.running import run
 from harness_world.running.reader import RunReader
 from harness_world.running.rundir import load_manifest, record_path
-from tests.conftest import TAU2_DATA
+from tests.conftest import TAU2_DATA, Cli
 
-pytestmark = pytest.mark.skipif(
-    not (TAU2_DATA / "db.json").is_file() or not (TAU2_DATA / "tasks_train.json").is_file(),
-    reason=f"τ² retail data not found in {TAU2_DATA}",
-)
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
+pytestmark = [
+    pytest.mark.tau2,
+    pytest.mark.skipif(
+        not (TAU2_DATA / "db.json").is_file() or not (TAU2_DATA / "tasks_train.json").is_file(),
+        reason=f"τ² retail data not found in {TAU2_DATA}",
+    ),
+]
 
 
 @pytest.fixture(scope="module")
-def three(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def three(tmp_path_factory: pytest.TempPathFactory, cli: Cli) -> tuple[Path, Path]:
     """Three train tasks × 2 samples, scripted user, oracle agent: (run directory, tasks file)."""
     root = tmp_path_factory.mktemp("tau2run")
     tasks = root / "three.json"
@@ -66,7 +59,9 @@ def _sources(tasks: Path) -> tuple[str, ...]:
     return ("--world", "tau2_retail", "--world-data", str(TAU2_DATA), "--world-tasks", str(tasks))
 
 
-def test_tau2_run_out_is_a_run_directory_that_verify_reads(three: tuple[Path, Path]) -> None:
+def test_tau2_run_out_is_a_run_directory_that_verify_reads(
+    three: tuple[Path, Path], cli: Cli
+) -> None:
     out, tasks = three
     manifest = load_manifest(out)
     assert manifest.samples == 2 and len(manifest.tasks) == 3
@@ -92,7 +87,7 @@ def test_tau2_run_out_is_a_run_directory_that_verify_reads(three: tuple[Path, Pa
     assert code == 2 and "needs exactly one --world" in err
 
 
-def test_report_counts_and_user_turns_per_attempt(three: tuple[Path, Path]) -> None:
+def test_report_counts_and_user_turns_per_attempt(three: tuple[Path, Path], cli: Cli) -> None:
     out, tasks = three
     code, text, err = cli("report", str(out), *_sources(tasks), "--json")
     assert code == 0, err
@@ -112,7 +107,7 @@ def test_report_counts_and_user_turns_per_attempt(three: tuple[Path, Path]) -> N
     assert "Paired tasks: 3" in text and "mean pass rate 100.0%" in text
 
 
-def test_a_run_without_user_turns_reports_no_user_turns(tmp_path: Path) -> None:
+def test_a_run_without_user_turns_reports_no_user_turns(tmp_path: Path, cli: Cli) -> None:
     tasks = hw.load_tasks("helpdesk")[:2]
     oracles = load_oracles("helpdesk")
     out = tmp_path / "run"
@@ -151,6 +146,7 @@ def test_the_trace_viewer_shows_each_user_turn_in_its_place(three: tuple[Path, P
 
 def test_tau2_run_out_refuses_another_revision_and_bad_samples(
     three: tuple[Path, Path],
+    cli: Cli,
 ) -> None:
     out, tasks = three
     before = (out / "index.jsonl").read_bytes()

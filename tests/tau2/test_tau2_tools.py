@@ -21,10 +21,13 @@ import pytest
 import harness_world as hw
 from tests.conftest import TAU2_DATA
 
-pytestmark = pytest.mark.skipif(
-    not (TAU2_DATA / "db.json").is_file() or not (TAU2_DATA / "tasks_train.json").is_file(),
-    reason=f"τ² retail data (db.json, tasks_train.json) not found in {TAU2_DATA}",
-)
+pytestmark = [
+    pytest.mark.tau2,
+    pytest.mark.skipif(
+        not (TAU2_DATA / "db.json").is_file() or not (TAU2_DATA / "tasks_train.json").is_file(),
+        reason=f"τ² retail data (db.json, tasks_train.json) not found in {TAU2_DATA}",
+    ),
+]
 
 Row = dict[str, Any]
 

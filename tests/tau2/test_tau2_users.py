@@ -6,7 +6,6 @@ the reason when it is absent.
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 from pathlib import Path
@@ -16,7 +15,6 @@ import msgspec
 import pytest
 
 import harness_world as hw
-from harness_world.cli import main
 from harness_world.evidence import UserTurn, load_record, record_digest, replay
 from harness_world.integrations.openai import OpenAIAgent
 from harness_world.running.agents import drive
@@ -26,21 +24,17 @@ from harness_world.tau2 import ImportedTask, importer
 from harness_world.tau2.conversation import run_conversations
 from harness_world.tau2.faithful import Tau2Shape
 from harness_world.tau2.users import ConversationalOracle, OpenAIUser, ScriptedUser, Tau2View
-from tests.conftest import TAU2_DATA
+from tests.conftest import TAU2_DATA, Cli
 from tests.fake_openai import fake_openai, tool_call
 from tests.tau2.reference import needs_tau2, tau2_env, tau2_source
 
-pytestmark = pytest.mark.skipif(
-    not (TAU2_DATA / "db.json").is_file() or not (TAU2_DATA / "tasks_train.json").is_file(),
-    reason=f"τ² retail data not found in {TAU2_DATA}",
-)
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
+pytestmark = [
+    pytest.mark.tau2,
+    pytest.mark.skipif(
+        not (TAU2_DATA / "db.json").is_file() or not (TAU2_DATA / "tasks_train.json").is_file(),
+        reason=f"τ² retail data not found in {TAU2_DATA}",
+    ),
+]
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +65,7 @@ def test_every_train_task_with_a_scripted_user_and_the_oracle_verifies_and_passe
         assert reason and reason != STOP
 
 
-def test_the_cli_runs_them_and_saves_records(tmp_path: Path) -> None:
+def test_the_cli_runs_them_and_saves_records(tmp_path: Path, cli: Cli) -> None:
     code, out, err = cli("tau2", "run", "--data", str(TAU2_DATA), "--out", str(tmp_path), "--json")
     assert code == 0, err
     runs = json.loads(out)["runs"]
@@ -255,7 +249,7 @@ def test_play_bridge_talks_to_the_user_and_reports_the_turns(
 
 
 def test_tau2_run_runs_a_task_with_the_openai_agent_and_a_model_user(
-    tmp_path: Path, world: hw.World, imported: list[ImportedTask]
+    tmp_path: Path, world: hw.World, imported: list[ImportedTask], cli: Cli
 ) -> None:
     raw = json.loads((TAU2_DATA / "tasks_train.json").read_text())[0]
     item = next(i for i in imported if i.task.id == f"tau2_retail.{raw['id']}")

@@ -6,21 +6,13 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import pytest
 
 import harness_world as hw
-from harness_world.cli import main
 from harness_world.coverage import ScriptContext, load_oracles
 from harness_world.engine.canonical import sha256_hex, to_json
 from harness_world.evidence.record import record_digest
 
 TASKS = ("helpdesk.reply_and_solve", "helpdesk.security_count")
-
-
-def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(argv)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def reseal(record: hw.Record) -> hw.Record:

@@ -16,7 +16,8 @@ import pytest
 
 import harness_world as hw
 from harness_world.running.reader import RunReader
-from tests.trust._helpers import TASKS, run_cli, tasks
+from tests.conftest import Cli
+from tests.trust._helpers import TASKS, tasks
 
 
 class Crashing:
@@ -48,9 +49,7 @@ def _closed_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def test_an_unreachable_endpoint_fails_the_run(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_unreachable_endpoint_fails_the_run(tmp_path: Path, cli: Cli) -> None:
     pytest.importorskip("openai")
     argv = [
         "run",
@@ -71,7 +70,7 @@ def test_an_unreachable_endpoint_fails_the_run(
         str(tmp_path / "r"),
         "--json",
     ]
-    code, out, _ = run_cli(argv, capsys)
+    code, out, _ = cli(*argv)
     summary = json.loads(out)
     assert code == 1
     assert summary["counts"]["invalid"] == 1 and summary["counts"]["valid"] == 0

@@ -13,13 +13,11 @@ import hashlib
 import shutil
 from pathlib import Path
 
-import pytest
-
 from harness_world.engine.paths import builtin_dir
 from harness_world.running.agents import oracle_agent
 from harness_world.running.reference_agents import reference_agent, scripted_agent
-from tests.conftest import requires
-from tests.trust._helpers import TASKS, keypair, run_cli
+from tests.conftest import Cli, requires
+from tests.trust._helpers import TASKS, keypair
 
 LAZY = f'SCRIPTS = {{t: (lambda ctx: "Done.") for t in {TASKS!r}}}\n'
 GOOD = 'from harness_world.coverage import load_oracles\nSCRIPTS = load_oracles("helpdesk")\n'
@@ -67,38 +65,36 @@ def test_oracle_and_reference_agents_pin_their_module() -> None:
 
 
 def test_resuming_with_another_program_of_the_same_file_name_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, cli: Cli
 ) -> None:
     script, run = tmp_path / "agent.py", tmp_path / "run"
     script.write_text(LAZY)
-    run_cli(_argv(script, run), capsys)  # every attempt fails its grade
+    cli(*_argv(script, run))  # every attempt fails its grade
     shutil.rmtree(run / "records")  # the failing records deleted...
     script.write_text(GOOD)  # ...and the slots run again by another program, one name
-    code, _, err = run_cli(_argv(script, run), capsys)
+    code, _, err = cli(*_argv(script, run))
     line = _one_error(err)
     assert code == 2 and "revision mismatch: changed agent.code" in line, line
     assert not (run / "records").exists()  # nothing was added
 
 
 @requires("cryptography", "signing needs the [sign] extra")
-def test_resuming_a_signed_run_takes_the_key_that_signed_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_resuming_a_signed_run_takes_the_key_that_signed_it(tmp_path: Path, cli: Cli) -> None:
     private, public = keypair(tmp_path, "producer")
     stranger, _ = keypair(tmp_path, "stranger")
     script, run = tmp_path / "agent.py", tmp_path / "run"
     script.write_text(LAZY)
     argv = _argv(script, run)
-    run_cli([*argv, "--sign-key", str(private)], capsys)
+    cli(*argv, "--sign-key", str(private))
     shutil.rmtree(run / "records")  # the failing records deleted, to be run again
     index = (run / "index.jsonl").read_bytes()
-    code, _, err = run_cli(argv, capsys)  # no key
+    code, _, err = cli(*argv)  # no key
     assert code == 2 and "the run is signed; only its signer adds records" in _one_error(err)
-    code, _, err = run_cli([*argv, "--sign-key", str(stranger)], capsys)
+    code, _, err = cli(*argv, "--sign-key", str(stranger))
     assert code == 2 and "signed by another key" in _one_error(err)
     assert (run / "index.jsonl").read_bytes() == index and not (run / "records").exists()
     # The signer resumes, and the run is signed again over what it now holds.
-    run_cli([*argv, "--sign-key", str(private)], capsys)
+    cli(*argv, "--sign-key", str(private))
     assert (run / "index.jsonl").read_bytes() != index
-    code, out, _ = run_cli(["verify", str(run), "--trust-key", str(public), "--json"], capsys)
+    code, out, _ = cli("verify", str(run), "--trust-key", str(public), "--json")
     assert code == 0 and "provenance" not in out  # the lazy grades fail; provenance holds

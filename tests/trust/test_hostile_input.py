@@ -23,8 +23,8 @@ import harness_world as hw
 from harness_world.cli import main
 from harness_world.evidence.record import RecordError, decode_record, make_record
 from harness_world.running.rundir import record_path
-from tests.conftest import examples
-from tests.trust._helpers import oracle_run, run_cli, tasks
+from tests.conftest import Cli, examples
+from tests.trust._helpers import oracle_run, tasks
 
 
 @pytest.fixture(scope="module")
@@ -91,15 +91,13 @@ def hostile_files(good: hw.Record) -> dict[str, bytes]:
     return files
 
 
-def test_each_hostile_record_is_lost_in_verify(
-    good: hw.Record, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_each_hostile_record_is_lost_in_verify(good: hw.Record, tmp_path: Path, cli: Cli) -> None:
     folder = tmp_path / "records"
     folder.mkdir()
     for name, blob in hostile_files(good).items():
         (folder / name).write_bytes(blob)
     hw.save_record(good, folder / "zz-good.json")
-    code, out, _ = run_cli(["verify", "--json", str(folder)], capsys)
+    code, out, _ = cli("verify", "--json", str(folder))
     rows = {Path(r["path"]).name: r for r in json.loads(out)["records"]}
     assert code == 1 and len(rows) == len(hostile_files(good)) + 1
     assert rows.pop("zz-good.json")["evidence"] == "verified"
@@ -118,20 +116,20 @@ def test_json_and_msgpack_mean_the_same_record(good: hw.Record) -> None:
 
 
 def test_hostile_records_in_a_run_directory_end_their_slot_only(
-    good: hw.Record, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    good: hw.Record, tmp_path: Path, cli: Cli
 ) -> None:
     run = oracle_run(tmp_path / "run")
     twin = tmp_path / "twin"
     shutil.copytree(run, twin)
     (task,) = tasks("helpdesk.security_count")
     record_path(twin, task.id, 0).write_bytes(hostile_files(good)["deep.json"])
-    code, out, _ = run_cli(["report", "--json", str(twin)], capsys)
+    code, out, _ = cli("report", "--json", str(twin))
     assert code in (0, 1) and json.loads(out)
-    code, out, _ = run_cli(["verify", "--json", str(twin)], capsys)
+    code, out, _ = cli("verify", "--json", str(twin))
     rows = {r["task"]: r for r in json.loads(out)["records"]}
     assert code == 1 and rows[task.id]["evidence"] == "lost"
     assert rows["helpdesk.reply_and_solve"]["evidence"] == "verified"
-    code, _, err = run_cli(["compare", str(run), str(twin)], capsys)
+    code, _, err = cli("compare", str(run), str(twin))
     assert "Traceback" not in err and code in (0, 1, 2)
 
 
@@ -191,27 +189,25 @@ def test_a_model_sending_a_surrogate_does_not_end_the_run(tmp_path: Path) -> Non
     assert result.counts.executed == 1 and result.counts.valid == 1
 
 
-def test_report_refuses_an_absurd_manifest_quickly(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_report_refuses_an_absurd_manifest_quickly(tmp_path: Path, cli: Cli) -> None:
     run = oracle_run(tmp_path / "run")
     manifest = json.loads((run / "manifest.json").read_text())
     manifest["samples"] = 10**12
     (run / "manifest.json").write_text(json.dumps(manifest))
     started = time.monotonic()
-    code, _, err = run_cli(["report", str(run)], capsys)
+    code, _, err = cli("report", str(run))
     assert code == 2 and err.startswith("error:") and time.monotonic() - started < 10
 
 
-def test_compare_refuses_a_fifo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_refuses_a_fifo(tmp_path: Path, cli: Cli) -> None:
     fifo = tmp_path / "results.csv"
     os.mkfifo(fifo)
-    code, _, err = run_cli(["compare", str(fifo), "--baseline", "a", "--candidate", "b"], capsys)
+    code, _, err = cli("compare", str(fifo), "--baseline", "a", "--candidate", "b")
     assert code == 2 and "not a regular file" in err
     run = tmp_path / "run"
     run.mkdir()
     os.mkfifo(run / "manifest.json")
-    code, _, err = run_cli(["report", str(run)], capsys)
+    code, _, err = cli("report", str(run))
     assert code == 2 and "regular file" in err
 
 

@@ -7,8 +7,6 @@ only when it is a regular file within the record limits, and a breach is one err
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import subprocess
@@ -18,13 +16,12 @@ from pathlib import Path
 import pytest
 
 import harness_world as hw
-from harness_world.cli import main
 from harness_world.engine import WorldError
 from harness_world.grading.task import TaskError
 from harness_world.grading.worlds import choose_worlds
 from harness_world.running.rundir import MANIFEST, load_manifest, record_path
 from harness_world.tau2 import importer
-from tests.conftest import REPO, TAU2_DATA
+from tests.conftest import TAU2_DATA, Cli
 from tests.trust._helpers import oracle_run
 
 needs_tau2 = pytest.mark.skipif(
@@ -34,25 +31,6 @@ needs_tau2 = pytest.mark.skipif(
 
 DEEP = 100_000
 ESCAPE = "/../../../../outside/ESCAPED"
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
-
-
-def subprocess_cli(*argv: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """The CLI in its own process: a traceback or a blocking read shows as it would to a user."""
-    return subprocess.run(
-        [sys.executable, "-m", "harness_world", *argv],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
 
 
 def one_error_line(stderr: str) -> str:
@@ -134,7 +112,9 @@ def test_record_path_refuses_an_unsafe_id(tmp_path: Path) -> None:
 
 
 @needs_tau2
-def test_tau2_run_refuses_a_traversing_id_and_writes_nothing_outside(tmp_path: Path) -> None:
+def test_tau2_run_refuses_a_traversing_id_and_writes_nothing_outside(
+    tmp_path: Path, cli: Cli
+) -> None:
     tasks = tau2_tasks(tmp_path / "bad.json", ESCAPE)
     out = tmp_path / "runs" / "t"
     code, _, err = cli(
@@ -148,7 +128,7 @@ def test_tau2_run_refuses_a_traversing_id_and_writes_nothing_outside(tmp_path: P
 
 @needs_tau2
 @pytest.mark.parametrize("bad", [{"a": 1}, 0, ["1"], None])
-def test_a_tau2_id_that_is_not_a_string_is_refused(tmp_path: Path, bad: object) -> None:
+def test_a_tau2_id_that_is_not_a_string_is_refused(tmp_path: Path, bad: object, cli: Cli) -> None:
     tasks = tau2_tasks(tmp_path / "odd.json", bad)
     with pytest.raises(importer.FormatError, match="id must be a string"):
         importer.read_tasks(tasks)
@@ -168,7 +148,7 @@ def test_split_and_results_ids_must_be_strings_as_in_tau2(tmp_path: Path) -> Non
         importer.read_results(results)
 
 
-def test_a_manifest_naming_an_unsafe_task_is_invalid(tmp_path: Path) -> None:
+def test_a_manifest_naming_an_unsafe_task_is_invalid(tmp_path: Path, cli: Cli) -> None:
     out = oracle_run(tmp_path / "run")
     task_id = "helpdesk.reply_and_solve"
     elsewhere = tmp_path / "elsewhere"
@@ -205,12 +185,12 @@ def test_a_task_world_given_as_a_path_is_not_imported_while_checking(tmp_path: P
 
 
 @needs_tau2
-def test_a_deeply_nested_db_json_is_one_error_exit_2(tmp_path: Path) -> None:
+def test_a_deeply_nested_db_json_is_one_error_exit_2(tmp_path: Path, cli: Cli) -> None:
     data = data_folder(tmp_path / "data")
     deep_json(data / "db.json")
-    done = subprocess_cli("tau2", "check", "--data", str(data))
-    assert done.returncode == 2, done.stderr
-    assert "nested deeper than 64 levels" in one_error_line(done.stderr)
+    done = cli.process("tau2", "check", "--data", str(data), timeout=60)
+    assert done.code == 2, done.err
+    assert "nested deeper than 64 levels" in one_error_line(done.err)
 
 
 def test_a_deeply_nested_seed_file_is_a_world_error(tmp_path: Path) -> None:
@@ -237,7 +217,7 @@ def test_a_seed_file_over_the_size_limit_is_refused_before_reading(tmp_path: Pat
 
 
 @needs_tau2
-def test_a_deeply_nested_tau2_tasks_file_is_a_format_error(tmp_path: Path) -> None:
+def test_a_deeply_nested_tau2_tasks_file_is_a_format_error(tmp_path: Path, cli: Cli) -> None:
     deep = deep_json(tmp_path / "tasks.json")
     with pytest.raises(importer.FormatError, match="nested deeper than 64 levels"):
         importer.read_tasks(deep)
@@ -251,22 +231,22 @@ fifo_only = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on th
 
 @fifo_only
 @needs_tau2
-def test_a_fifo_db_json_is_not_a_regular_file_and_does_not_block(tmp_path: Path) -> None:
+def test_a_fifo_db_json_is_not_a_regular_file_and_does_not_block(tmp_path: Path, cli: Cli) -> None:
     data = data_folder(tmp_path / "data")
     os.mkfifo(data / "db.json")
-    done = subprocess_cli("tau2", "check", "--data", str(data), timeout=60)
-    assert done.returncode == 2, done.stderr
-    assert "not a regular file" in one_error_line(done.stderr)
+    done = cli.process("tau2", "check", "--data", str(data), timeout=60)
+    assert done.code == 2, done.err
+    assert "not a regular file" in one_error_line(done.err)
 
 
 @fifo_only
 @needs_tau2
-def test_a_fifo_tau2_tasks_file_does_not_block(tmp_path: Path) -> None:
+def test_a_fifo_tau2_tasks_file_does_not_block(tmp_path: Path, cli: Cli) -> None:
     fifo = tmp_path / "tasks.json"
     os.mkfifo(fifo)
-    done = subprocess_cli("tau2", "check", "--data", str(TAU2_DATA), "--tasks", str(fifo))
-    assert done.returncode == 2, done.stderr
-    assert "not a regular file" in one_error_line(done.stderr)
+    done = cli.process("tau2", "check", "--data", str(TAU2_DATA), "--tasks", str(fifo), timeout=60)
+    assert done.code == 2, done.err
+    assert "not a regular file" in one_error_line(done.err)
 
 
 @fifo_only

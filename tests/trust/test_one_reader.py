@@ -26,8 +26,8 @@ from harness_world.grading.verifier import Verifier
 from harness_world.release import evaluate_release, measure_run, parse_policy
 from harness_world.running.reader import ProvenanceRefused, RunReader
 from harness_world.running.reference_agents import reference_agent
-from tests.conftest import requires
-from tests.trust._helpers import failing_run, keypair, oracle_run, reseal, run_cli
+from tests.conftest import Cli, requires
+from tests.trust._helpers import failing_run, keypair, oracle_run, reseal
 
 signing = requires("cryptography", "signing needs the [sign] extra")
 
@@ -89,7 +89,7 @@ def test_an_index_that_changes_between_reads_is_never_read_twice(tmp_path: Path)
 
 @signing
 def test_a_run_swapped_while_another_replays_is_judged_from_the_bytes_checked(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Cli
 ) -> None:
     """``verify --trust-key A B`` checked both signatures first; B's files were then swapped
     (records and index) while A replayed, and B was judged from the swapped files."""
@@ -108,7 +108,7 @@ def test_a_run_swapped_while_another_replays_is_judged_from_the_bytes_checked(
         return judge(self, *args, **kwargs)
 
     monkeypatch.setattr(Verifier, "judge", swapping)
-    code, out, _ = run_cli(["verify", str(a), str(b), "--trust-key", str(pub), "--json"], capsys)
+    code, out, _ = cli("verify", str(a), str(b), "--trust-key", str(pub), "--json")
     assert swapped and code == 1
     rows = [r for r in json.loads(out)["records"] if r["path"].startswith(str(b))]
     assert rows and all(r["evidence"] == "ungraded" for r in rows)
@@ -128,7 +128,7 @@ def test_a_run_swapped_while_another_replays_is_judged_from_the_bytes_checked(
     ],
 )
 def test_every_reader_refuses_a_run_its_trusted_key_did_not_sign(
-    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    command: list[str], tmp_path: Path, cli: Cli
 ) -> None:
     """A signed candidate whose failing records were deleted and run again unsigned: ``verify
     --trust-key`` refused it while ``gate``, ``report``, ``compare`` and ``review`` read it."""
@@ -139,10 +139,10 @@ def test_every_reader_refuses_a_run_its_trusted_key_did_not_sign(
     _sign(base, key)
     (run / "index.jsonl").write_bytes(_forge(run, oracle_run(tmp_path / "donor")))
     argv = [part.format(run=run, base=base) for part in command]
-    code, _, err = run_cli([*argv, "--trust-key", str(pub)], capsys)
+    code, _, err = cli(*argv, "--trust-key", str(pub))
     assert code == 1, err
     assert "provenance" in err and "index changed since it was signed" in err
-    code, _, err = run_cli(argv, capsys)  # without a key: read, as before (unsigned trust)
+    code, _, err = cli(*argv)  # without a key: read, as before (unsigned trust)
     assert code in (0, 1) and "provenance" not in err
 
 
@@ -261,29 +261,25 @@ def test_infrastructure_attempts_do_not_pad_the_denominator(tmp_path: Path) -> N
 
 
 @signing
-def test_a_fifo_as_the_signature_is_refused_not_waited_on(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_fifo_as_the_signature_is_refused_not_waited_on(tmp_path: Path, cli: Cli) -> None:
     key, pub = keypair(tmp_path)
     run = oracle_run(tmp_path / "run")
     _sign(run, key)
     (run / "index.sig.json").unlink()
     os.mkfifo(run / "index.sig.json")  # no writer: a reader that opens it blocking waits forever
-    code, _, err = run_cli(["verify", str(run), "--trust-key", str(pub)], capsys)
+    code, _, err = cli("verify", str(run), "--trust-key", str(pub))
     assert code == 2 and "not a regular file" in err
     with pytest.raises(Exception, match="not a regular file"):
         RunReader.of(trust_key=pub).read(run)
 
 
-def test_a_link_out_of_the_run_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_link_out_of_the_run_is_refused(tmp_path: Path, cli: Cli) -> None:
     run = oracle_run(tmp_path / "run")
     other = oracle_run(tmp_path / "other")
     slot = next((run / "records").rglob("0.json"))
     slot.unlink()
     slot.symlink_to(other / slot.relative_to(run))
-    code, out, _ = run_cli(["verify", str(run), "--json"], capsys)
+    code, out, _ = cli("verify", str(run), "--json")
     rows = {r["path"]: r for r in json.loads(out)["records"]}
     assert code == 1 and "leads out of the run directory" in rows[str(slot)]["first_problem"]
 

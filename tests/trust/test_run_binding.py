@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 import harness_world as hw
 from harness_world.analysis.report import report_from_scan
 from harness_world.running.reader import RunReader
-from tests.conftest import examples
-from tests.trust._helpers import failing_run, oracle_run, run_cli, tasks
+from tests.conftest import Cli, examples
+from tests.trust._helpers import failing_run, oracle_run, tasks
 
 
 @pytest.fixture(scope="module")
@@ -37,23 +37,21 @@ def _records(run: Path) -> list[Path]:
     return sorted((run / "records").rglob("*.json"))
 
 
-def test_the_untouched_runs_verify(
-    runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_untouched_runs_verify(runs: tuple[Path, Path], cli: Cli) -> None:
     good, bad = runs
-    assert run_cli(["verify", "--require-pass", str(good)], capsys)[0] == 0
-    assert run_cli(["verify", str(bad)], capsys)[0] == 0  # verified, graded failed
-    assert run_cli(["verify", "--require-pass", str(bad)], capsys)[0] == 1
+    assert cli("verify", "--require-pass", str(good))[0] == 0
+    assert cli("verify", str(bad))[0] == 0  # verified, graded failed
+    assert cli("verify", "--require-pass", str(bad))[0] == 1
 
 
 def test_another_runs_records_copied_over_a_failing_run_are_ungraded(
-    runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    runs: tuple[Path, Path], tmp_path: Path, cli: Cli
 ) -> None:
     good, bad = runs
     forged = _copy(bad, tmp_path / "forged")
     for source in _records(good):
         shutil.copy(source, forged / source.relative_to(good))
-    code, out, _ = run_cli(["verify", "--require-pass", "--json", str(forged)], capsys)
+    code, out, _ = cli("verify", "--require-pass", "--json", str(forged))
     rows = json.loads(out)["records"]
     assert code == 1
     assert {r["evidence"] for r in rows} == {"ungraded"}
@@ -63,13 +61,13 @@ def test_another_runs_records_copied_over_a_failing_run_are_ungraded(
 
 
 def test_deleting_failing_records_makes_their_slots_lost(
-    runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    runs: tuple[Path, Path], tmp_path: Path, cli: Cli
 ) -> None:
     _, bad = runs
     pruned = _copy(bad, tmp_path / "pruned")
     for path in _records(pruned):
         path.unlink()
-    code, out, _ = run_cli(["verify", "--require-pass", "--json", str(pruned)], capsys)
+    code, out, _ = cli("verify", "--require-pass", "--json", str(pruned))
     rows = json.loads(out)["records"]
     assert code == 1 and len(rows) == 4
     assert all(r["evidence"] == "lost" and r["first_problem"].startswith("missing") for r in rows)

@@ -13,10 +13,7 @@ its address space (reading a device fails at the bound instead of exhausting the
 from __future__ import annotations
 
 import os
-import resource
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,7 +23,7 @@ import harness_world as hw
 from harness_world.release import ReviewRequest, add_reviews
 from harness_world.running.heldout import freeze_split, ledger_path
 from harness_world.running.journal import head_path
-from tests.conftest import REPO, requires
+from tests.conftest import Cli, requires
 from tests.trust._helpers import TASKS, keypair, tasks
 
 pytestmark = [
@@ -36,22 +33,6 @@ pytestmark = [
 
 TIMEOUT = 120  # seconds: far above a second's work, so only a hang reaches it
 MEMORY = 3 * 1024**3  # bytes of address space: room for the CLI, not for reading /dev/zero
-
-
-def _bounded() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
-
-
-def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "harness_world", *argv],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-        preexec_fn=_bounded,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -148,14 +129,14 @@ CASES: dict[str, Case] = {
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_a_side_file_that_is_no_regular_file_is_one_error_and_no_hang(
-    case: str, made: Path, tmp_path: Path
+    case: str, made: Path, tmp_path: Path, cli: Cli
 ) -> None:
     where, make, argv = CASES[case]
     folder = tmp_path / "copy"
     shutil.copytree(made, folder, symlinks=True)
     make(where(folder))
-    done = _cli(*argv(folder))
-    lines = [line for line in done.stderr.splitlines() if line.strip()]
-    assert done.returncode == 2, done.stderr
-    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+    done = cli.process(*argv(folder), timeout=TIMEOUT, address_space=MEMORY)
+    lines = [line for line in done.err.splitlines() if line.strip()]
+    assert done.code == 2, done.err
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.err
     assert "not a regular file" in lines[0] and where(folder).name in lines[0], lines[0]

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.trust._helpers import TASKS, keypair, run_cli
+from tests.conftest import Cli
+from tests.trust._helpers import TASKS, keypair
 
 pytest.importorskip("cryptography")
 
@@ -26,33 +27,33 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
 
 
 def test_a_signed_run_verifies_with_the_producers_key(
-    signed: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
+    signed: tuple[Path, Path, Path], cli: Cli
 ) -> None:
     run, public, _ = signed
-    code, _, _ = run_cli(["verify", "--require-pass", "--trust-key", str(public), str(run)], capsys)
+    code, _, _ = cli("verify", "--require-pass", "--trust-key", str(public), str(run))
     assert code == 0
 
 
 def test_another_key_or_an_edited_index_fails_provenance(
-    signed: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    signed: tuple[Path, Path, Path], tmp_path: Path, cli: Cli
 ) -> None:
     run, public, stranger = signed
-    code, out, _ = run_cli(["verify", "--json", "--trust-key", str(stranger), str(run)], capsys)
+    code, out, _ = cli("verify", "--json", "--trust-key", str(stranger), str(run))
     rows = json.loads(out)["records"]
     assert code == 1 and all("provenance" in r["first_problem"] for r in rows)
     edited = tmp_path / "edited"
     shutil.copytree(run, edited)
     with (edited / "index.jsonl").open("ab") as handle:
         handle.write(b"\n")
-    code, out, _ = run_cli(["verify", "--json", "--trust-key", str(public), str(edited)], capsys)
+    code, out, _ = cli("verify", "--json", "--trust-key", str(public), str(edited))
     assert code == 1 and "index changed" in json.loads(out)["records"][0]["first_problem"]
     (edited / "index.sig.json").unlink()
-    code, _, _ = run_cli(["verify", "--trust-key", str(public), str(edited)], capsys)
+    code, _, _ = cli("verify", "--trust-key", str(public), str(edited))
     assert code == 1
 
 
 def test_the_signer_key_the_file_names_must_be_the_trusted_one(
-    signed: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    signed: tuple[Path, Path, Path], tmp_path: Path, cli: Cli
 ) -> None:
     """Found by the property over signed edits: ``public_key`` was informative and unchecked,
     so rewriting it left a directory that differs but still verified."""
@@ -62,26 +63,26 @@ def test_the_signer_key_the_file_names_must_be_the_trusted_one(
     signature = json.loads((edited / "index.sig.json").read_text())
     signature["public_key"] = "00" * 32
     (edited / "index.sig.json").write_text(json.dumps(signature))
-    code, out, _ = run_cli(["verify", "--json", "--trust-key", str(public), str(edited)], capsys)
+    code, out, _ = cli("verify", "--json", "--trust-key", str(public), str(edited))
     rows = json.loads(out)["records"]
     assert code == 1 and all("another signer's key" in r["first_problem"] for r in rows)
 
 
 def test_bad_keys_are_usage_errors(
-    signed: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    signed: tuple[Path, Path, Path], tmp_path: Path, cli: Cli
 ) -> None:
     run, public, _ = signed
     junk = tmp_path / "junk.pem"
     junk.write_text("not a key")
-    code, _, err = run_cli(["verify", "--trust-key", str(junk), str(run)], capsys)
+    code, _, err = cli("verify", "--trust-key", str(junk), str(run))
     assert code == 2 and err.startswith("error: --trust-key")
     argv = ["run", "--world", "helpdesk", "--tasks", TASKS[0], "--out", str(tmp_path / "r")]
-    code, _, err = run_cli([*argv, "--sign-key", str(public)], capsys)
+    code, _, err = cli(*argv, "--sign-key", str(public))
     assert code == 2 and "--sign-key" in err and not (tmp_path / "r").exists()
 
 
 def test_the_signature_covers_the_manifest_so_failing_slots_cannot_be_dropped(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, cli: Cli
 ) -> None:
     """Signed: one task passes, one fails. Dropping the failing task from the manifest (and its
     records), or lowering the samples, or renaming the agent, is a provenance failure."""
@@ -98,7 +99,7 @@ def test_the_signature_covers_the_manifest_so_failing_slots_cannot_be_dropped(
     result = hw.run(tasks(), agent, samples=2, out=run)
     sign_run(run, result.revision.id, private)
     argv = ["verify", "--json", "--trust-key", str(public)]
-    code, out, _ = run_cli([*argv, str(run)], capsys)
+    code, out, _ = cli(*argv, str(run))
     assert code == 0 and json.loads(out)["grades"]["failed"] == 2
     edits = {
         "tasks": lambda m: {**m, "tasks": [passing]},
@@ -112,7 +113,7 @@ def test_the_signature_covers_the_manifest_so_failing_slots_cannot_be_dropped(
         (forged / "manifest.json").write_text(json.dumps(edit(manifest)))
         if name == "tasks":
             shutil.rmtree(forged / "records" / failing)
-        code, out, err = run_cli([*argv, "--require-pass", str(forged)], capsys)
+        code, out, err = cli(*argv, "--require-pass", str(forged))
         if name in ("tasks", "samples"):  # the schedule no longer matches its revision
             assert code == 2 and "invalid manifest" in err and name in err, (name, err)
             continue
@@ -123,7 +124,7 @@ def test_the_signature_covers_the_manifest_so_failing_slots_cannot_be_dropped(
     manifest = json.loads((run / "manifest.json").read_text())
     manifest["contexts"] = [*manifest["contexts"], manifest["contexts"][0]]
     (run / "manifest.json").write_text(json.dumps(manifest))
-    code, _, _ = run_cli([*argv, str(run)], capsys)
+    code, _, _ = cli(*argv, str(run))
     assert code == 0
 
 

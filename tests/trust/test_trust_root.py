@@ -16,7 +16,8 @@ from harness_world.engine import World, WorldError
 from harness_world.engine.paths import builtin_dir
 from harness_world.grading.verify import resolve_world
 from harness_world.running.reader import RunReader
-from tests.trust._helpers import do_nothing, failing_run, oracle_script, reseal, run_cli, tasks
+from tests.conftest import Cli
+from tests.trust._helpers import do_nothing, failing_run, oracle_script, reseal, tasks
 
 EVIL_WORLD = """
 from pathlib import Path
@@ -57,7 +58,7 @@ def test_a_record_cannot_choose_the_code_it_is_verified_with(
     failing: hw.Record,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    cli: Cli,
 ) -> None:
     monkeypatch.chdir(tmp_path)  # a bare name must not find ./evil either
     world_name = str(evil) if name == "path" else "evil"
@@ -67,7 +68,7 @@ def test_a_record_cannot_choose_the_code_it_is_verified_with(
         )
     )
     path = hw.save_record(doctored, tmp_path / "records" / "r.json")
-    code, out, _ = run_cli(["verify", "--require-pass", "--json", str(path)], capsys)
+    code, out, _ = cli("verify", "--require-pass", "--json", str(path))
     assert not (evil / "IMPORTED").exists(), "the record's world.py was imported"
     assert code == 1
     (row,) = json.loads(out)["records"]
@@ -97,7 +98,7 @@ def test_report_and_resume_resolve_worlds_only_by_task(
 
 
 def test_a_record_cannot_choose_the_data_it_is_verified_with(
-    small: hw.World, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    small: hw.World, tmp_path: Path, cli: Cli
 ) -> None:
     """A size that is a path to a doctored copy of the seed: never read, the record is lost."""
     (task,) = tasks("helpdesk.security_count")
@@ -117,7 +118,7 @@ def test_a_record_cannot_choose_the_data_it_is_verified_with(
         world = World.from_data(small.contract, data, size=size, source="doctored")
         record = run_script(world, task, lambda ctx: "There are 0 tickets tagged security.")
         path = hw.save_record(record, tmp_path / "r.json")
-        code, out, _ = run_cli(["verify", "--require-pass", "--json", str(path)], capsys)
+        code, out, _ = cli("verify", "--require-pass", "--json", str(path))
         (row,) = json.loads(out)["records"]
         assert code == 1 and row["evidence"] == "lost", (size, row)
         assert "no seed" in row["first_problem"]
@@ -130,15 +131,13 @@ def test_load_world_refuses_a_size_that_is_a_path(tmp_path: Path) -> None:
             hw.load_world("helpdesk", size=size)
 
 
-def test_the_verifier_passes_its_own_world(
-    small: hw.World, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_verifier_passes_its_own_world(small: hw.World, tmp_path: Path, cli: Cli) -> None:
     """A user world is trusted only when the verifier names it: --world DIR or world=..."""
     (task,) = tasks("helpdesk.reply_and_solve")
     record = run_script(small, task, oracle_script(task.id))
     path = hw.save_record(record, tmp_path / "ok.json")
     folder = builtin_dir("worlds") / "helpdesk"
-    code, _, _ = run_cli(["verify", "--world", str(folder), str(path)], capsys)
+    code, _, _ = cli("verify", "--world", str(folder), str(path))
     assert code == 0
     assert hw.verify(record, world=small, task=task).grade.passed  # type: ignore[union-attr]
 

@@ -15,6 +15,7 @@ from harness_world.coverage import load_oracles, run_script
 from harness_world.engine.plugins import import_path
 from harness_world.grading.trusted import trusted_completion
 from harness_world.running.reference_agents import reference_agent
+from tests.conftest import Cli
 
 REPO = Path(__file__).resolve().parents[2]
 TASKS = hw.load_tasks("payments")
@@ -132,19 +133,13 @@ def test_must_show_do_nothing(tmp_path: Path) -> None:
         assert tc.safe_stop and tc.no_forbidden and not tc.trusted
 
 
-def test_report_json_carries_the_trusted_vector(tmp_path: Path) -> None:
+def test_report_json_carries_the_trusted_vector(tmp_path: Path, cli: Cli) -> None:
     tasks = [BY_ID["payments.charge_timeout"], BY_ID["payments.charge_unavailable"]]
     for name in ("naive-retry", "do-nothing"):
         hw.run(tasks, reference_agent("payments", name), samples=2, out=tmp_path / name)
-    out = subprocess.run(
-        [sys.executable, "-m", "harness_world", "report", str(tmp_path / "naive-retry"), "--json"],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
-        check=True,
-    )
-    trusted = json.loads(out.stdout)["trusted"]
+    out = cli.process("report", tmp_path / "naive-retry", "--json", env={"PATH": "/usr/bin:/bin"})
+    assert out.code == 0, out.err
+    trusted = json.loads(out.out)["trusted"]
     assert trusted["valid"] == 4 and trusted["trusted"] == 2  # unavailable: a blind retry is safe
     assert trusted["forbidden"] == 2 and trusted["trusted_rate"] == 0.5
     assert trusted["trusted_pass_hat_k"] == {"1": 0.5, "2": 0.5}
@@ -180,57 +175,25 @@ def test_the_trusted_tables_are_fixed_width_like_every_other_table(tmp_path: Pat
 
 
 @pytest.mark.parametrize("name", ["naive-retry", "give-up", "do-nothing"])
-def test_run_cli_accepts_reference_agents(name: str, tmp_path: Path) -> None:
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "harness_world",
-            "run",
-            "--world",
-            "payments",
-            "--task",
-            "payments.charge_timeout",
-            "--agent",
-            name,
-            "--out",
-            str(tmp_path / "run"),
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
-        check=False,
-    )
-    assert out.returncode in (0, 1), out.stderr
-    assert json.loads(out.stdout)["counts"]["valid"] == 1
+def test_run_cli_accepts_reference_agents(name: str, tmp_path: Path, cli: Cli) -> None:
+    out = cli.process(
+        "run", "--world", "payments", "--task", "payments.charge_timeout", "--agent", name,
+        "--out", tmp_path / "run", "--json", env={"PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    assert out.code in (0, 1), out.err
+    assert json.loads(out.out)["counts"]["valid"] == 1
 
 
-def test_compare_json_pairs_trusted_attempts(tmp_path: Path) -> None:
+def test_compare_json_pairs_trusted_attempts(tmp_path: Path, cli: Cli) -> None:
     tasks = [BY_ID["payments.charge_timeout"], BY_ID["payments.charge_unavailable"]]
     for name in ("oracle", "naive-retry"):
         hw.run(tasks, reference_agent("payments", name), samples=2, out=tmp_path / name)
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "harness_world",
-            "compare",
-            str(tmp_path / "oracle"),
-            str(tmp_path / "naive-retry"),
-            "--min-runs",
-            "1",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
-        check=False,
-    )
-    assert out.returncode in (0, 1), out.stderr
-    trusted = json.loads(out.stdout)["trusted"]
+    out = cli.process(
+        "compare", tmp_path / "oracle", tmp_path / "naive-retry", "--min-runs", "1", "--json",
+        env={"PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    assert out.code in (0, 1), out.err
+    trusted = json.loads(out.out)["trusted"]
     assert len(trusted["pairs"]) == 4 and trusted["unpaired"] == 0
     assert trusted["both"] == 2 and trusted["only_baseline"] == 2  # the timeout task
     assert trusted["baseline"]["trusted"] == 4 and trusted["candidate"]["trusted"] == 2

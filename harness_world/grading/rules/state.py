@@ -1,0 +1,257 @@
+"""State criteria: with delta = diff(start, final), R ⊆ delta and delta ⊆ A, reported apart.
+
+``state.required`` lists what is missing; ``state.allowed`` what changed that is neither
+required nor allowed. One phase per kind of requirement (set, row, delete, create) lists what
+is missing and adds the atoms (entity, key, field) it makes allowed; the atoms are computed once
+per view and shared by both criteria.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from msgspec import UNSET
+
+from harness_world.engine.values import typed_equal
+from harness_world.engine.world import Key
+from harness_world.grading.criteria import Check
+from harness_world.grading.grade import CriterionVerdict
+from harness_world.grading.rows import MISSING, Change
+from harness_world.grading.rules.common import findings, fmt, show, taxon
+from harness_world.grading.task import Requirement
+from harness_world.grading.trace import TraceView
+
+__all__ = ["ENTRIES"]
+
+_Atoms = set[tuple[str, Key, str]]
+_ByKey = dict[tuple[str, Key], Change]
+
+
+def _required(view: TraceView) -> tuple[CriterionVerdict, _Atoms]:
+    """R ⊆ delta; also returns the atoms R makes allowed."""
+    missing: list[str] = []
+    allowed: _Atoms = set()
+    by_key = {(c.entity, c.key): c for c in view.changes}
+    phases = {
+        "set": _set_required,
+        "row": _row_required,
+        "delete": _delete_required,
+        "create": _create_required,
+    }
+    for req in view.task.require:
+        missing += phases[req.kind](view, req, by_key, allowed)
+    verdict = CriterionVerdict(
+        id="state.required",
+        kind="state",
+        status="failed" if missing else "passed",
+        detail=f"missing {len(missing)}: {show(missing)}"
+        if missing
+        else "every required change is present",
+    )
+    return verdict, allowed
+
+
+def _set_required(view: TraceView, req: Requirement, by_key: _ByKey, allowed: _Atoms) -> list[str]:
+    """Each target's ``req.field`` ends at the expected value (start-relative for delta/add)."""
+    target = view.task.target(req.target)
+    as_set = req.add is not UNSET or req.remove is not UNSET
+    missing: list[str] = []
+    for key in view.target_keys(req.target):
+        allowed.add((target.entity, key, req.field))
+        change = by_key.get((target.entity, key))
+        start = (change.before if change is not None else view.world.get(target.entity, key)) or {}
+        final = change.after if change is not None else start
+        found = MISSING if final is None else final.get(req.field, MISSING)
+        expected = _expected(req, start)
+        if not _equal(found, expected, as_set=as_set):
+            where = f"{target.entity}:{key}.{req.field}"
+            missing.append(f"{where} expected {fmt(expected)}, found {fmt(found)}")
+    return missing
+
+
+def _delete_required(
+    view: TraceView, req: Requirement, by_key: _ByKey, allowed: _Atoms
+) -> list[str]:
+    """Each target row is gone at the end."""
+    target = view.task.target(req.target)
+    missing: list[str] = []
+    for key in view.target_keys(req.target):
+        allowed.add((target.entity, key, "<deleted>"))
+        change = by_key.get((target.entity, key))
+        if change is None or change.after is not None:
+            missing.append(f"{target.entity}:{key} not deleted")
+    return missing
+
+
+def _created(view: TraceView, entity: str) -> list[Change]:
+    return [
+        c for c in view.changes if c.entity == entity and c.before is None and c.after is not None
+    ]
+
+
+def _create_required(
+    view: TraceView, req: Requirement, by_key: _ByKey, allowed: _Atoms
+) -> list[str]:
+    """``req.count`` new matching rows (per target, through ``req.link``, when linked)."""
+    del by_key  # creates are found among the created rows, not by key
+    good = [c for c in _created(view, req.entity) if _row_matches(c.after, req.match)]
+    what = ", ".join(f"{k}={v!r}" for k, v in sorted(req.match.items()))
+    if not req.link:
+        allowed.update((req.entity, c.key, "<created>") for c in good[: req.count])
+        if len(good) < req.count:
+            return [f"{req.count - len(good)} new {req.entity} row(s) missing ({what})"]
+        return []
+    target = view.task.target(req.target)
+    missing: list[str] = []
+    for key in view.target_keys(req.target):
+        linked = [c for c in good if c.after is not None and c.after.get(req.link) == key]
+        allowed.update((req.entity, c.key, "<created>") for c in linked[: req.count])
+        if len(linked) < req.count:
+            missing.append(f"{target.entity}:{key} lacks a new {req.entity} row ({what})")
+    return missing
+
+
+def _row_required(view: TraceView, req: Requirement, by_key: _ByKey, allowed: _Atoms) -> list[str]:
+    """Each target row ends exactly as ``req.row``; every field of the row is a required atom."""
+    assert isinstance(req.row, dict)
+    expected: dict[str, Any] = req.row
+    target = view.task.target(req.target)
+    missing: list[str] = []
+    for key in view.target_keys(req.target):
+        start = view.world.get(target.entity, key) or {}
+        allowed.update((target.entity, key, name) for name in set(start) | set(expected))
+        change = by_key.get((target.entity, key))
+        final = change.after if change is not None else start
+        where = f"{target.entity}:{key}"
+        if final is None:
+            missing.append(f"{where} deleted, expected a row")
+            continue
+        for name in sorted(set(final) | set(expected)):
+            want = expected.get(name, MISSING)
+            found = final.get(name, MISSING)
+            if not typed_equal(want, found):  # MISSING only ever equals itself
+                missing.append(f"{where}.{name} expected {fmt(want)}, found {fmt(found)}")
+    return missing
+
+
+def _expected(req: Requirement, start: dict[str, Any]) -> Any:
+    if req.absent:
+        return MISSING
+    if req.null:
+        return None
+    if req.delta is not UNSET:
+        return start.get(req.field, 0) + req.delta
+    if req.add is not UNSET or req.remove is not UNSET:
+        items = list(start.get(req.field) or [])
+        if req.add is not UNSET and req.add not in items:
+            items.append(req.add)
+        return [i for i in items if req.remove is UNSET or i != req.remove]
+    return req.value
+
+
+def _equal(found: Any, expected: Any, *, as_set: bool) -> bool:
+    if found is MISSING or expected is MISSING:
+        return found is expected
+    if as_set and isinstance(found, list) and isinstance(expected, list):
+        return sorted(map(repr, found)) == sorted(map(repr, expected))
+    if (
+        isinstance(expected, float)
+        and isinstance(found, int | float)
+        and not isinstance(found, bool)
+    ):
+        return abs(found - expected) < 1e-9
+    return typed_equal(found, expected)
+
+
+def _row_matches(row: dict[str, Any] | None, match: dict[str, Any]) -> bool:
+    if row is None:
+        return False
+    return all(name in row and typed_equal(row[name], v) for name, v in match.items())
+
+
+def _field_allowed(view: TraceView, change: Change, field: str) -> bool:
+    return any(
+        a.entity == change.entity
+        and (field in a.fields or "*" in a.fields)
+        and (a.anywhere or change.key in view.target_set(a.target))
+        for a in view.task.allow
+    )
+
+
+def _delete_allowed(view: TraceView, change: Change) -> bool:
+    return any(
+        a.delete and a.entity == change.entity and change.key in view.target_set(a.target)
+        for a in view.task.allow
+    )
+
+
+def _allowed(view: TraceView) -> CriterionVerdict:
+    """Delta ⊆ A, with A = required atoms ∪ the task's allowances."""
+    required_atoms = view.once(_required)[1]
+    unauthorized: list[str] = []
+    created_budget: dict[tuple[int, Key | None], int] = {}
+    for change in view.changes:
+        if change.before is None:
+            atom = (change.entity, change.key, "<created>")
+            if atom in required_atoms or _create_allowed(view, change, created_budget):
+                continue
+            unauthorized.append(f"{change.entity}:{change.key} created")
+        elif change.after is None:
+            atom = (change.entity, change.key, "<deleted>")
+            if atom in required_atoms or _delete_allowed(view, change):
+                continue
+            unauthorized.append(f"{change.entity}:{change.key} deleted")
+        else:
+            for field in change.fields():
+                if (change.entity, change.key, field) in required_atoms:
+                    continue
+                if not _field_allowed(view, change, field):
+                    unauthorized.append(f"{change.entity}:{change.key}.{field} changed")
+    return findings(
+        "state.allowed",
+        "state",
+        unauthorized,
+        f"unauthorized {len(unauthorized)}: ",
+        "every change is required or allowed",
+    )
+
+
+def _create_allowed(
+    view: TraceView, change: Change, budget: dict[tuple[int, Key | None], int]
+) -> bool:
+    for i, allowance in enumerate(view.task.allow):
+        if not allowance.create or allowance.entity != change.entity or change.after is None:
+            continue
+        bucket: Key | None = None
+        if allowance.link:
+            bucket = change.after.get(allowance.link)
+            if bucket not in view.target_set(allowance.target):
+                continue
+        used = budget.get((i, bucket), 0)
+        if allowance.max_created and used >= allowance.max_created:
+            continue
+        budget[(i, bucket)] = used + 1
+        return True
+    return False
+
+
+ENTRIES = (
+    Check[TraceView](
+        name="state.required",
+        verdict="state",
+        layer="agent",
+        definition="some required effect is missing (R ⊄ Δ); names the keys",
+        run=lambda view: [view.once(_required)[0]],
+        taxon=taxon("Lifecycle", "completion"),
+        when=lambda task: bool(task.require),
+    ),
+    Check[TraceView](
+        name="state.allowed",
+        verdict="state",
+        layer="agent",
+        definition="something changed that is neither required nor allowed (Δ ⊄ A); names the keys",
+        run=lambda view: [_allowed(view)],
+        taxon=taxon("Governance", "scope"),
+    ),
+)
+"""The state criteria, in grading order."""

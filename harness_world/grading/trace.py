@@ -1,0 +1,481 @@
+"""The trace view: a record read once into what every finding looks at.
+
+A record's call log is read into one `TraceView` per grade: the task's targets, the net change
+of every touched row, the rows each successful call returned whole, the writes the agent
+addressed and whether each row was returned before it was written, the listing pages and
+whether each was followed, and what the agent was shown. Every entry of the findings registry
+(criteria, harness criteria, advisories, process metrics) reads this one view, so "read before
+write", "derived", "a page left behind" and "shown" mean one thing wherever they are used.
+Facets are computed on first use and kept: the view is frozen and each facet is a pure
+function of the record, the task and the start world.
+
+`CallLog` is the part that needs neither a task nor a world (writes, each row's chain of
+write images, pages): the process metrics read it, also from a record read for viewing, whose
+results are undecoded JSON.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
+
+import attrs
+
+from harness_world.engine.calls import ToolError, WriteImage
+from harness_world.engine.canonical import to_json
+from harness_world.engine.contract import Entity
+from harness_world.engine.world import Key, World
+from harness_world.evidence.record import Record
+from harness_world.grading.rows import Change, changed_fields, is_row, net_changes
+from harness_world.grading.shown import Observations, stated
+from harness_world.grading.task import Task, select_targets
+
+__all__ = [
+    "BlindWrite",
+    "CallLog",
+    "LoggedCall",
+    "Page",
+    "TraceView",
+    "Written",
+    "call_log",
+    "trace_view",
+]
+
+Atom = tuple[str, Key]
+T = TypeVar("T")
+_PAGING = ("offset", "limit")
+
+
+class LoggedCall(Protocol):
+    """One call of a call log as the view reads it (a `CallRecord`, or a call read for viewing)."""
+
+    @property
+    def seq(self) -> int:
+        """Its position in the call log."""
+        ...
+
+    @property
+    def tool(self) -> str:
+        """The tool called."""
+        ...
+
+    @property
+    def args(self) -> Any:
+        """The arguments as given."""
+        ...
+
+    @property
+    def ok(self) -> bool:
+        """Whether it returned a result."""
+        ...
+
+    @property
+    def result(self) -> Any:
+        """Its result (decoded, or undecoded JSON)."""
+        ...
+
+    @property
+    def error(self) -> ToolError | None:
+        """Its typed error, if any."""
+        ...
+
+    @property
+    def writes(self) -> Sequence[WriteImage]:
+        """The rows it wrote, before and after."""
+        ...
+
+
+@attrs.frozen(slots=True)
+class Written:
+    """One write image in a row's chain.
+
+    Attributes:
+        index: The position of its call in the call log (0-based).
+        seq: Its call's sequence number.
+        image: The image (before and after).
+        fields: The fields it changed (`harness_world.grading.rows.changed_fields`).
+    """
+
+    index: int
+    seq: int
+    image: WriteImage
+    fields: tuple[str, ...]
+
+
+@attrs.frozen(slots=True)
+class Page:
+    """A listing call whose result held a ``next_offset``.
+
+    Attributes:
+        index: The position of the call in the call log (0-based).
+        seq: The call's sequence number.
+        tool: The listing tool.
+        next_offset: The offset of the next page.
+        total: The listing's ``total`` (None when it gave none).
+        followed: Whether a later call of the same tool, with the same arguments apart from
+            ``offset`` and ``limit``, asked for ``next_offset``.
+    """
+
+    index: int
+    seq: int
+    tool: str
+    next_offset: Any
+    total: Any
+    followed: bool
+
+
+@attrs.frozen(slots=True)
+class BlindWrite:
+    """A write the agent addressed to a row no earlier successful call had returned whole.
+
+    Attributes:
+        seq: The writing call's sequence number.
+        tool: The writing tool.
+        entity: The row's entity.
+        key: The row's key.
+    """
+
+    seq: int
+    tool: str
+    entity: str
+    key: Key
+
+
+def _filters(args: Any) -> dict[str, Any]:
+    if not isinstance(args, dict):
+        return {}
+    return {k: v for k, v in args.items() if k not in _PAGING}
+
+
+@attrs.frozen(slots=True)
+class CallLog:
+    """The facets of a call log that need no task and no world.
+
+    Attributes:
+        calls: The calls, in order.
+        said: What the agent said in its own words: its final message and its messages to
+            a simulated user, one per line (where a row's id may be used).
+    """
+
+    calls: Sequence[LoggedCall]
+    said: str = ""
+
+    @functools.cached_property
+    def write_calls(self) -> tuple[int, ...]:
+        """Positions of the successful calls that wrote at least one row."""
+        return tuple(i for i, c in enumerate(self.calls) if c.ok and c.writes)
+
+    @functools.cached_property
+    def written(self) -> Mapping[Atom, tuple[tuple[int, WriteImage], ...]]:
+        """Every row written, with each of its images in order.
+
+        Each image with its call's sequence number; rows of failed calls included.
+        """
+        out: dict[Atom, list[tuple[int, WriteImage]]] = {}
+        for call in self.calls:
+            for image in call.writes:
+                out.setdefault((image.entity, image.key), []).append((call.seq, image))
+        return {atom: tuple(images) for atom, images in out.items()}
+
+    @functools.cached_property
+    def rewritten(self) -> Mapping[Atom, tuple[Written, ...]]:
+        """The rows written two or more times, each with its chain of images in order.
+
+        A row written once has one image (start to end): only longer chains can undo or
+        overwrite a write, so only theirs are diffed field by field.
+        """
+        images: dict[Atom, list[tuple[int, int, WriteImage]]] = {}
+        for index, call in enumerate(self.calls):
+            for image in call.writes:
+                images.setdefault((image.entity, image.key), []).append((index, call.seq, image))
+        return {
+            atom: tuple(Written(i, s, w, changed_fields(w.before, w.after)) for i, s, w in chain)
+            for atom, chain in images.items()
+            if len(chain) > 1
+        }
+
+    @functools.cached_property
+    def backtracked(self) -> frozenset[int]:
+        """Write calls whose change a later call changed again (or whose row it deleted).
+
+        A write call is backtracked when one of its changed fields is changed again on the same
+        row by a later call, or a later call deletes the row: the write was overwritten or undone.
+        """
+        found: set[int] = set()
+        writes = set(self.write_calls)
+        for chain in self.rewritten.values():
+            for position, written in enumerate(chain):
+                if written.index not in writes:
+                    continue  # a failed call (a lost response) is no write call
+                later = [w for w in chain[position + 1 :] if w.index > written.index]
+                if any(w.image.after is None or set(w.fields) & set(written.fields) for w in later):
+                    found.add(written.index)
+        return frozenset(found)
+
+    @functools.cached_property
+    def pages(self) -> tuple[Page, ...]:
+        """Every successful listing call that returned a ``next_offset``, in order.
+
+        Each says whether a later call of the same listing (same filters) asked for it.
+        """
+        found = []
+        for i, call in enumerate(self.calls):
+            result = call.result
+            if not (call.ok and isinstance(result, dict) and result.get("next_offset") is not None):
+                continue
+            wanted, base = result["next_offset"], _filters(call.args)
+            followed = any(
+                later.tool == call.tool
+                and isinstance(later.args, dict)
+                and later.args.get("offset") == wanted
+                and _filters(later.args) == base
+                for later in self.calls[i + 1 :]
+            )
+            found.append(Page(i, call.seq, call.tool, wanted, result.get("total"), followed))
+        return tuple(found)
+
+
+_PREFILTER_MAX = 8
+"""Up to this many rows pending, a call's JSON is searched for each one's key pair before its
+result is walked; beyond it the search costs more than the walk it would save."""
+
+
+def _first_returned(seen: Observations, world: World, atoms: set[Atom]) -> dict[Atom, int]:
+    """For each of ``atoms``, the sequence number of the first call that returned it whole.
+
+    Only rows not yet found are looked for, and the scan stops once every one has been found.
+    A dict is tested as a row only when its key field holds a pending key. With few rows
+    pending, a call whose canonical JSON holds none of their ``"<key field>":<key>`` pairs is
+    skipped unwalked (the search is C; the walk is Python and dearer; the JSON is kept for the
+    view's other questions, `Observations.blob`).
+    """
+    entities: dict[str, Entity] = {}
+    pending: dict[Atom, bytes] = {}
+    wanted: dict[str, tuple[Entity, set[Key]]] = {}
+    for entity_name, key in sorted(atoms, key=repr):
+        entity = entities.setdefault(entity_name, world.contract.entity(entity_name))
+        pending[(entity_name, key)] = to_json(entity.key) + b":" + to_json(key)
+        wanted.setdefault(entity_name, (entity, set()))[1].add(key)
+    found: dict[Atom, int] = {}
+    for index, call in enumerate(seen.calls):
+        if not pending:
+            break
+        if not call.ok:
+            continue
+        looked_for = [wanted[name] for name in sorted(wanted) if wanted[name][1]]
+        if len(pending) <= _PREFILTER_MAX:
+            blob = seen.blob(index)
+            present = [atom for atom, spelling in pending.items() if spelling in blob]
+            if not present:
+                continue
+            few: dict[str, tuple[Entity, set[Key]]] = {}
+            for entity_name, key in present:
+                few.setdefault(entity_name, (entities[entity_name], set()))[1].add(key)
+            looked_for = [few[name] for name in sorted(few)]
+        before = len(found)
+        _rows_returned(call, looked_for, found)
+        if len(found) != before:
+            for atom in [a for a in pending if a in found]:
+                del pending[atom]
+                wanted[atom[0]][1].discard(atom[1])
+    return found
+
+
+def _rows_returned(
+    call: LoggedCall, looked_for: list[tuple[Entity, set[Key]]], seen: dict[Atom, int]
+) -> None:
+    """Note (first call only) every looked-for row inside ``call.result``, at any depth."""
+    stack = [call.result]
+    while stack:
+        item = stack.pop()
+        if type(item) is dict:
+            for entity, keys in looked_for:
+                key = item.get(entity.key)
+                if type(key) in (str, int) and key in keys and is_row(item, entity):
+                    seen.setdefault((entity.name, key), call.seq)
+            stack.extend(item.values())
+        elif type(item) is list:
+            stack.extend(item)
+
+
+@attrs.frozen(slots=True)
+class TraceView:
+    """One verified record read against its task and start world (see the module docstring).
+
+    Attributes:
+        record: The record.
+        task: The task it was made for.
+        world: The start world.
+        log: Its call log's task-free facets.
+    """
+
+    record: Record
+    task: Task
+    world: World
+    log: CallLog
+    _memo: dict[Callable[[TraceView], Any], Any] = attrs.field(
+        factory=dict, eq=False, repr=False, alias="_memo"
+    )
+    _target_sets: dict[str, frozenset[Key]] = attrs.field(
+        factory=dict, eq=False, repr=False, alias="_target_sets"
+    )
+
+    def once(self, compute: Callable[[TraceView], T]) -> T:
+        """``compute(self)``, computed on the first call and kept: how findings share work."""
+        if compute not in self._memo:
+            self._memo[compute] = compute(self)
+        found: T = self._memo[compute]
+        return found
+
+    @functools.cached_property
+    def targets(self) -> Mapping[str, tuple[Key, ...]]:
+        """The keys of each target set, by target name (derived from the start world)."""
+        return {t.name: select_targets(self.world, self.task, t.name) for t in self.task.targets}
+
+    def target_keys(self, name: str) -> tuple[Key, ...]:
+        """The keys of one target set (by its name as a requirement or allowance gives it)."""
+        return self.targets[self.task.target(name).name]
+
+    def target_set(self, name: str) -> frozenset[Key]:
+        """`target_keys` as a set, for membership (kept per name)."""
+        sets = self._target_sets
+        found = sets.get(name)
+        if found is None:
+            found = sets[name] = frozenset(self.target_keys(name))
+        return found
+
+    @functools.cached_property
+    def target_atoms(self) -> Mapping[Atom, str]:
+        """Every target row, as (entity, key), to the name of its target set."""
+        return {
+            (self.task.target(n).entity, k): n for n, keys in self.targets.items() for k in keys
+        }
+
+    @functools.cached_property
+    def targets_by_entity(self) -> Mapping[str, frozenset[Key]]:
+        """Target keys per entity (every target set of that entity together)."""
+        out: dict[str, set[Key]] = {}
+        for target in self.task.targets:
+            out.setdefault(target.entity, set()).update(self.targets[target.name])
+        return {entity: frozenset(keys) for entity, keys in out.items()}
+
+    @functools.cached_property
+    def changes(self) -> tuple[Change, ...]:
+        """delta: every touched row whose final row differs from its start row."""
+        return tuple(net_changes(self.record, self.world))
+
+    @functools.cached_property
+    def addressed(self) -> tuple[tuple[LoggedCall, WriteImage], ...]:
+        """Every write image the agent addressed, with its call, in order.
+
+        The rows a tool writes as a declared consequence of the addressed one
+        (`harness_world.engine.Derived`) are left out.
+        """
+        out = []
+        contract = self.world.contract
+        for call in self.log.calls:
+            if not call.writes:
+                continue
+            spec = contract.tool(call.tool)
+            for image in call.writes:
+                if spec is None or not spec.derived(image.entity, image.key, call.args):
+                    out.append((call, image))
+        return tuple(out)
+
+    @functools.cached_property
+    def first_returned(self) -> Mapping[Atom, int]:
+        """The first call that returned each row whole, by its sequence number.
+
+        For every target row and every existing row the agent wrote; a row never returned is
+        absent.
+        """
+        atoms = set(self.target_atoms)
+        atoms.update((i.entity, i.key) for _, i in self.addressed if i.before is not None)
+        return _first_returned(self.shown, self.world, atoms)
+
+    @functools.cached_property
+    def blind_writes(self) -> tuple[BlindWrite, ...]:
+        """The rows the agent wrote before any successful call had returned them whole.
+
+        Each row that existed before the write, once, at its first such write.
+        """
+        first = self.first_returned
+        found: dict[Atom, BlindWrite] = {}
+        for call, image in self.addressed:
+            atom = (image.entity, image.key)
+            if image.before is None or atom in found:
+                continue
+            read_at = first.get(atom)
+            if read_at is None or read_at >= call.seq:
+                found[atom] = BlindWrite(call.seq, call.tool, image.entity, image.key)
+        return tuple(found.values())
+
+    @functools.cached_property
+    def unread_targets(self) -> tuple[str, ...]:
+        """Target rows no successful call ever returned whole, as ``entity:key``."""
+        first = self.first_returned
+        return tuple(f"{e}:{k}" for (e, k) in self.target_atoms if (e, k) not in first)
+
+    @functools.cached_property
+    def stated(self) -> frozenset[bytes]:
+        """The words of the final message that hold a digit (`harness_world.grading.shown`)."""
+        return stated(self.record.final_message)
+
+    @functools.cached_property
+    def pages_left_behind(self) -> tuple[Page, ...]:
+        """Pages never followed whose ``total`` the final message does not state.
+
+        A count read from a listing's own total needs none of its pages.
+        """
+        return tuple(
+            p
+            for p in self.log.pages
+            if not p.followed and (p.total is None or to_json(p.total) not in self.stated)
+        )
+
+    @functools.cached_property
+    def shown(self) -> Observations:
+        """What the tool results of the attempt showed the agent (`harness_world.grading.shown`)."""
+        written = frozenset(image.key for call in self.record.calls for image in call.writes)
+        return Observations(self.record.calls, self.world, written)
+
+
+def call_log(record: _Said) -> CallLog:
+    """The task-free facets of a record's call log (a record, or a record read for viewing)."""
+    said = "\n".join([record.final_message, *(turn.agent for turn in record.user_turns)])
+    return CallLog(record.calls, said)
+
+
+class _Turn(Protocol):
+    @property
+    def agent(self) -> str: ...
+
+
+class _Said(Protocol):
+    @property
+    def calls(self) -> Sequence[LoggedCall]: ...
+
+    @property
+    def final_message(self) -> str: ...
+
+    @property
+    def user_turns(self) -> Sequence[_Turn]: ...
+
+
+_LAST: list[TraceView] = []
+
+
+def trace_view(record: Record, task: Task, world: World) -> TraceView:
+    """The trace view of a record against its task and start world.
+
+    The last view made is kept: a grade, the advisories and the metrics of the same record
+    objects share one view instead of reading the record three times.
+    """
+    if _LAST:
+        last = _LAST[0]
+        if last.record is record and last.task is task and last.world is world:
+            return last
+    view = TraceView(record, task, world, call_log(record))
+    _LAST[:] = [view]
+    return view
