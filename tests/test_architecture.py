@@ -530,7 +530,8 @@ def test_collecting_the_tests_imports_nothing_heavy() -> None:
     assert not found, "heavy imports while collecting:\n" + "\n".join(sorted(set(found)))
 
 
-CLI_MAX_LINES = 3055
+# 3,000, and the agentdojo command's parser (39 lines; its work is harness_world.agentdojo).
+CLI_MAX_LINES = 3040
 
 
 def test_the_command_line_is_thin() -> None:

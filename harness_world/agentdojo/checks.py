@@ -110,6 +110,37 @@ SuiteBuilder = Callable[[DojoTask, DojoState], Restated]
 """Builds one task's re-stated check from its AgentDojo definition and the default state."""
 
 
+@attrs.frozen(slots=True)
+class SuiteSpec:
+    """What one suite's import needs beyond its world module: checks, and how to read them.
+
+    Attributes:
+        name: AgentDojo's suite name.
+        user: User task id to the builder of its re-stated utility check.
+        injection: Injection task id to the builder of its re-stated security check.
+        checked: Per entity, the fields our criteria require of rows the ground truth writes
+            (the fields AgentDojo's checks read).
+        writes: Write tools whose arguments an attack's forbidden pattern scans.
+        telling: Argument names whose values in an injection task's ground truth name what
+            the attacker wants (a recipient, a password).
+        reads_first: Per write tool, the read that shows the ids it names: an oracle makes
+            it before the write when the ground truth writes an id nothing showed.
+        orders: Per tool, the key order of a plain dict it returns (AgentDojo shows a dict
+            in insertion order; ours are stored with sorted keys).
+        record_tools: Tools whose dict results are records (shown as YAML, not ``str``).
+    """
+
+    name: str
+    user: Mapping[str, SuiteBuilder]
+    injection: Mapping[str, SuiteBuilder]
+    checked: Mapping[str, tuple[str, ...]]
+    writes: tuple[str, ...]
+    telling: tuple[str, ...] = ()
+    reads_first: Mapping[str, str] = attrs.field(factory=dict)
+    orders: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+    record_tools: frozenset[str] = frozenset()
+
+
 def gold_call(task: DojoTask, function: str, index: int = 0) -> dict[str, Any]:
     """The arguments of the ``index``-th ground-truth call of ``function`` (KeyError if none)."""
     found = [args for name, args in task.gold if name == function]
@@ -142,11 +173,29 @@ def number_forms(value: float) -> list[str]:
     return list(dict.fromkeys(forms))
 
 
-_ONES = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen"
-).split()
-_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+_ONES = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
+_TENS = ("_", "_", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
 
 
 def in_words(n: int) -> str:

@@ -1,4 +1,4 @@
-"""Reading an AgentDojo data folder: a suite's environment, its injection vectors, its traces.
+r"""Reading an AgentDojo data folder: a suite's environment, its injection vectors, its traces.
 
 AgentDojo builds a suite's start state in four steps, and the injected text of a run depends on
 all four, so they are repeated here exactly: load ``environment.yaml`` (resolving ``!include``
@@ -55,7 +55,7 @@ def suite_folder(folder: Path, suite: str) -> Path:
 def _loader(yaml: Any) -> Any:
     """A safe loader class that reads ``!include FILE`` relative to the including file."""
 
-    class IncludeLoader(yaml.SafeLoader):  # type: ignore[misc, name-defined]
+    class IncludeLoader(yaml.SafeLoader):  # type: ignore[misc]
         def __init__(self, stream: Any) -> None:
             self.root = Path(getattr(stream, "name", ".")).parent
             super().__init__(stream)
@@ -75,7 +75,7 @@ def _loader(yaml: Any) -> Any:
 def _quoted_dumper(yaml: Any) -> Any:
     """A dumper class that writes every string double-quoted, as AgentDojo's does."""
 
-    class QuotedDumper(yaml.Dumper):  # type: ignore[misc, name-defined]
+    class QuotedDumper(yaml.Dumper):  # type: ignore[misc]
         pass
 
     def quoted(dumper: Any, data: str) -> Any:

@@ -21,14 +21,16 @@ from typing import Any
 import attrs
 import msgspec
 
-from harness_world.agentdojo.checks import DojoState, Verdict
+from harness_world.agentdojo.checks import DojoState, SuiteSpec, Verdict
 from harness_world.agentdojo.data import DojoDataError
-from harness_world.agentdojo.importer import Imported, build_world, import_suite, world_name
+from harness_world.agentdojo.importer import (
+    Imported,
+    build_world,
+    import_suite,
+    suite_spec,
+    world_name,
+)
 from harness_world.agentdojo.render import executor_arguments, render
-
-_USER_INFO = ("first_name", "last_name", "street", "city")
-ORDERS = {"get_user_info": _USER_INFO, "update_user_info": _USER_INFO}
-"""Key order of the plain dicts banking tools return (AgentDojo shows them in this order)."""
 from harness_world.agentdojo.source import DEFAULT_VERSION, DojoSource
 from harness_world.engine.world import World
 from harness_world.grading.verify import verify
@@ -164,7 +166,8 @@ class Regrader:
             [(name, _arguments(world, name, args)) for name, args, _ in calls],
             final_message=output,
         )
-        difference = _first_difference(record, calls)
+        spec = suite_spec(str(trace.get("suite_name", "")))
+        difference = _first_difference(spec, record, calls)
         checked = verify(record, world, imported.task)
         grade = checked.grade
         verdict = Verdict(
@@ -213,20 +216,28 @@ def _verdicts(imported: Imported, verdict: Verdict, attacked: bool) -> tuple[boo
     return utility, imported.security.check(verdict)
 
 
-def _first_difference(record: Any, calls: Sequence[tuple[str, Any, dict[str, Any]]]) -> str:
+def _shown(spec: SuiteSpec, name: str, call: Any) -> str:
+    """Our side of one call as AgentDojo would show it: the result, or the error's text."""
+    if not call.ok:
+        return str(call.error.message if call.error else "")
+    return render(name, call.result, spec.record_tools, spec.orders)
+
+
+def _first_difference(
+    spec: SuiteSpec, record: Any, calls: Sequence[tuple[str, Any, dict[str, Any]]]
+) -> str:
+    """The first call whose result differs from the recorded one (empty when none does).
+
+    A call refused on both sides counts as the same, whatever the two error texts say.
+    """
     for i, (call, (name, _, recorded)) in enumerate(zip(record.calls, calls, strict=True), 1):
         stored_error = recorded.get("error")
-        if not call.ok or stored_error:
-            if call.ok != (not stored_error):
-                ours = (
-                    call.error.message if call.error else render(name, call.result, orders=ORDERS)
-                )
-                return f"call {i} {name}: ours {ours!r}, AgentDojo's {stored_error or _text(recorded.get('content'))!r}"
+        if stored_error and not call.ok:
             continue
-        ours = render(name, call.result, orders=ORDERS)
-        theirs = _text(recorded.get("content"))
-        if ours != theirs:
-            return f"call {i} {name}: ours {ours[:200]!r}, AgentDojo's {theirs[:200]!r}"
+        theirs = stored_error or _text(recorded.get("content"))
+        ours = _shown(spec, name, call)
+        if bool(stored_error) != (not call.ok) or ours != theirs:
+            return f"call {i} {name}: ours {ours[:200]!r}, AgentDojo's {str(theirs)[:200]!r}"
     return ""
 
 

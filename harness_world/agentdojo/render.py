@@ -95,14 +95,17 @@ def executor_arguments(args: Any, params: type | None = None) -> Any:
         return args
     hints = typing.get_type_hints(params) if params is not None else {}
     out: dict[str, Any] = {}
-    for name, value in args.items():
-        if isinstance(value, str):
-            try:
-                parsed = ast.literal_eval(value)
-            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                parsed = None
-            if isinstance(parsed, list):
-                value = parsed
+    for name, given in args.items():
+        value = _listed(given) if isinstance(given, str) else given
         kind = _scalar(hints.get(name))
         out[name] = value if kind is None else lax(value, kind)
     return out
+
+
+def _listed(text: str) -> Any:
+    """``text`` as the list it reads as in Python, else the text itself."""
+    try:
+        parsed = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return text
+    return parsed if isinstance(parsed, list) else text

@@ -4,7 +4,7 @@ A user task's prompt, an injection task's goal, each one's ground-truth calls an
 its checks compare against (an attacker's IBAN, a password) live in AgentDojo's Python code,
 not in its data files. Nothing of that text is in this repository: `DojoSource` imports
 AgentDojo's task suite from the folder the user names (``--data``) and reads each task into a
-`DojoTask`. The checks themselves are NOT taken from there: `harness_world.agentdojo.suites`
+`DojoTask`. The checks themselves are NOT taken from there: one module per suite (`harness_world.agentdojo.banking`)
 re-states each one over our end state.
 
 AgentDojo's code needs Pydantic (with e-mail validation), PyYAML, deepdiff and
@@ -87,6 +87,21 @@ def _constants(cls: type) -> dict[str, Any]:
     return out
 
 
+def _task(kind: Literal["user", "injection"], task_id: str, task: Any, pre: Any) -> DojoTask:
+    """One of AgentDojo's task objects as data, its ground truth run on a copy of ``pre``."""
+    gold = [(c.function, dict(c.args)) for c in task.ground_truth(pre.model_copy(deep=True))]
+    traced = "utility_from_traces" if kind == "user" else "security_from_traces"
+    return DojoTask(
+        id=task_id,
+        kind=kind,
+        text=task.PROMPT if kind == "user" else task.GOAL,
+        gold=gold,
+        constants=_constants(type(task)),
+        comment=str(getattr(task, "COMMENT", "") or ""),
+        from_traces=traced in vars(type(task)),
+    )
+
+
 @attrs.define(slots=True, eq=False)
 class DojoSource:
     """AgentDojo's task suites, imported from ``<folder>/agentdojo_src``.
@@ -135,28 +150,8 @@ class DojoSource:
         """Every user task, then every injection task, of a suite, in AgentDojo's order."""
         reference = self.suite(suite, version)
         pre = reference.load_and_inject_default_environment({})
-        out: list[DojoTask] = []
-        for kind, table in (
-            ("user", reference.user_tasks),
-            ("injection", reference.injection_tasks),
-        ):
-            for task_id, task in table.items():
-                gold = [
-                    (c.function, dict(c.args)) for c in task.ground_truth(pre.model_copy(deep=True))
-                ]
-                traced = "utility_from_traces" if kind == "user" else "security_from_traces"
-                out.append(
-                    DojoTask(
-                        id=task_id,
-                        kind=kind,
-                        text=task.PROMPT if kind == "user" else task.GOAL,
-                        gold=gold,
-                        constants=_constants(type(task)),
-                        comment=str(getattr(task, "COMMENT", "") or ""),
-                        from_traces=traced in vars(type(task)),
-                    )
-                )
-        return out
+        users = [_task("user", i, t, pre) for i, t in reference.user_tasks.items()]
+        return users + [_task("injection", i, t, pre) for i, t in reference.injection_tasks.items()]
 
     def attack_template(self, attack: str) -> str:
         """The text an attack injects, with ``{user}``, ``{model}`` and ``{goal}`` to fill.

@@ -6,18 +6,11 @@ from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "external" / "agentdojo"
-pytest.importorskip("yaml", reason="AgentDojo data needs PyYAML (extra agentdojo)")
-pytest.importorskip(
-    "email_validator", reason="AgentDojo's code needs pydantic[email] (extra agentdojo)"
-)
-pytest.importorskip("deepdiff", reason="AgentDojo's code needs deepdiff (extra agentdojo)")
-pytest.importorskip("docstring_parser", reason="AgentDojo's code needs docstring-parser")
-if not (DATA / "traces").is_dir():
-    pytest.skip(f"no AgentDojo data at {DATA}", allow_module_level=True)
+from harness_world.agentdojo.check import check_suite
+from harness_world.agentdojo.regrade import Regrader, trace_files
+from tests.agentdojo import DATA, missing
 
-from harness_world.agentdojo.check import check_suite  # noqa: E402
-from harness_world.agentdojo.regrade import Regrader, trace_files  # noqa: E402
+pytestmark = [pytest.mark.agentdojo, pytest.mark.skipif(bool(missing()), reason=missing())]
 
 
 def test_every_banking_oracle_passes_and_agentdojo_agrees() -> None:

@@ -1,0 +1,37 @@
+"""The ``agentdojo`` command's work: each subcommand's text and exit code, for the CLI to print.
+
+Exit codes: 0 when every oracle passes (``check``) or every trace's verdicts agree with the
+stored ones (``regrade``), 1 otherwise; unreadable data raises `DojoDataError` (exit 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness_world.agentdojo.check import check_suite, render_check, render_regrade
+from harness_world.agentdojo.importer import SUPPORTED, suite_spec
+from harness_world.agentdojo.regrade import Regrader, trace_files
+from harness_world.agentdojo.source import DEFAULT_VERSION
+
+
+def check(folder: Path, suites: Sequence[str] | None, version: str | None) -> tuple[str, int]:
+    """``agentdojo check``: every imported task's oracle and do-nothing attempt, graded both ways.
+
+    Raises:
+        DojoDataError: for an unknown or unimported suite, or unreadable data.
+    """
+    chosen = [suite_spec(s).name for s in suites or SUPPORTED]
+    checks = [c for s in chosen for c in check_suite(folder, s, version or DEFAULT_VERSION)]
+    return render_check(checks), 0 if all(c.oracle_passed for c in checks) else 1
+
+
+def regrade(folder: Path, traces: Sequence[Path], version: str | None) -> tuple[str, int]:
+    """``agentdojo regrade``: every trace under ``traces`` replayed, graded and compared.
+
+    Raises:
+        DojoDataError: for an unreadable trace or data folder.
+    """
+    regrader = Regrader(folder, version or DEFAULT_VERSION)
+    verdicts = [regrader.regrade(p) for p in trace_files(traces)]
+    return render_regrade(verdicts), 0 if all(v.agrees for v in verdicts) else 1
