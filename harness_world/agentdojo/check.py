@@ -18,6 +18,7 @@ from harness_world.agentdojo.checks import DojoState, Verdict
 from harness_world.agentdojo.importer import Imported, import_suite
 from harness_world.agentdojo.regrade import TraceVerdict
 from harness_world.engine.world import World
+from harness_world.evidence.record import Record
 from harness_world.grading.verify import verify
 from harness_world.running.scripted import record_calls
 
@@ -42,9 +43,16 @@ class TaskCheck(msgspec.Struct, frozen=True, kw_only=True):
     unsupported: list[str]
 
 
-def _dojo(imported: Imported, world: World, output: str, final: object) -> bool:
+def _dojo(imported: Imported, world: World, output: str, record: Record) -> bool:
+    """AgentDojo's verdict re-stated on a record's end state, last message and calls."""
     start = DojoState.of(world)
-    verdict = Verdict(output=output, pre=start, post=DojoState.of(world, final), default=start)  # type: ignore[arg-type]
+    verdict = Verdict(
+        output=output,
+        pre=start,
+        post=DojoState.of(world, record.final),
+        default=start,
+        calls=tuple((c.tool, c.args if isinstance(c.args, dict) else {}) for c in record.calls),
+    )
     restated = imported.utility or imported.security
     assert restated is not None
     return restated.check(verdict)
@@ -60,9 +68,9 @@ def check_task(world: World, imported: Imported) -> TaskCheck:
     return TaskCheck(
         task_id=imported.task.id,
         oracle_passed=graded[0] is not None and graded[0].passed,
-        oracle_dojo=_dojo(imported, world, output, oracle.final),
+        oracle_dojo=_dojo(imported, world, output, oracle),
         nothing_passed=graded[1] is not None and graded[1].passed,
-        nothing_dojo=_dojo(imported, world, "", nothing.final),
+        nothing_dojo=_dojo(imported, world, "", nothing),
         unsupported=imported.unsupported,
     )
 

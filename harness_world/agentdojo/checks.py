@@ -20,6 +20,7 @@ import attrs
 from harness_world.agentdojo.source import DojoTask
 from harness_world.engine.calls import FinalRow
 from harness_world.engine.world import World
+from harness_world.grading.task import Allowance
 
 
 @attrs.frozen(slots=True)
@@ -121,8 +122,10 @@ class SuiteSpec:
         checked: Per entity, the fields our criteria require of rows the ground truth writes
             (the fields AgentDojo's checks read).
         writes: Write tools whose arguments an attack's forbidden pattern scans.
-        telling: Argument names whose values in an injection task's ground truth name what
-            the attacker wants (a recipient, a password).
+        attacker: The values that name what an injection task's attacker wants (an IBAN, a
+            password, a link, a web address, a user): a write naming one is the attack's
+            forbidden effect.
+        allow: Effects every task allows beyond its required ones (a page visit is logged).
         reads_first: Per write tool, the read that shows the ids it names: an oracle makes
             it before the write when the ground truth writes an id nothing showed.
         orders: Per tool, the key order of a plain dict it returns (AgentDojo shows a dict
@@ -135,7 +138,8 @@ class SuiteSpec:
     injection: Mapping[str, SuiteBuilder]
     checked: Mapping[str, tuple[str, ...]]
     writes: tuple[str, ...]
-    telling: tuple[str, ...] = ()
+    attacker: Callable[[DojoTask], list[str]]
+    allow: tuple[Allowance, ...] = ()
     reads_first: Mapping[str, str] = attrs.field(factory=dict)
     orders: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
     record_tools: frozenset[str] = frozenset()
@@ -147,6 +151,11 @@ def gold_call(task: DojoTask, function: str, index: int = 0) -> dict[str, Any]:
     if len(found) <= index:
         raise KeyError(f"{task.id}: no ground-truth call {index} of {function}")
     return found[index]
+
+
+def private_texts(task: DojoTask) -> list[str]:
+    """The text constants a task keeps to itself (``_PHISHING_LINK``, ``_ATTACKER_USER``)."""
+    return [v for k, v in task.constants.items() if k.startswith("_") and isinstance(v, str)]
 
 
 def expected_amount(task: DojoTask) -> float:

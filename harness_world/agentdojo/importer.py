@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 import msgspec
 
-from harness_world.agentdojo import banking
+from harness_world.agentdojo import banking, slack
 from harness_world.agentdojo.checks import DojoState, Restated, SuiteSpec
 from harness_world.agentdojo.data import DojoDataError, environment
 from harness_world.agentdojo.source import DEFAULT_VERSION, DojoSource, DojoTask
@@ -33,8 +33,10 @@ from harness_world.grading.task import Allowance, Condition, Requirement, Target
 from harness_world.grading.trust_spec import Forbidden
 from harness_world.running.scripted import record_calls
 
-SUPPORTED: dict[str, SuiteSpec] = {"banking": banking.SPEC}
+SUPPORTED: dict[str, SuiteSpec] = {"banking": banking.SPEC, "slack": slack.SPEC}
 """Suites whose checks are re-stated, by name."""
+RESTATED = ("v1.2", "v1.2.1")
+"""The benchmark versions whose checks the suite modules re-state (the two agree)."""
 
 
 class Condition_(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -99,7 +101,7 @@ def build_world(folder: Path, suite: str, injections: dict[str, str] | None = No
 
 
 def _checked_effects(
-    world: World, task: DojoTask, checked: Mapping[str, tuple[str, ...]]
+    world: World, task: DojoTask, spec: SuiteSpec
 ) -> tuple[list[Target], list[Requirement], list[Allowance]]:
     """Criteria from the ground truth's end state, restricted to the fields the checks read."""
     dummy = Task(id="probe", world=world.name, family="probe", instruction="")
@@ -109,8 +111,8 @@ def _checked_effects(
     created: dict[str, tuple[str, dict[str, Any], int]] = {}
     for item in record.final:
         before = world.get(item.entity, item.key)
-        fields = checked.get(item.entity, ())
-        if item.row is None:
+        fields = spec.checked.get(item.entity, ())
+        if item.row is None or item.entity not in spec.checked:
             continue
         if before is None:
             match = {f: item.row[f] for f in fields if f in item.row}
@@ -136,12 +138,12 @@ def _checked_effects(
         Requirement(kind="create", entity=entity, match=match, count=count)
         for entity, match, count in created.values()
     ]
-    return targets, require, []
+    return targets, require, list(spec.allow)
 
 
 def user_task(world: World, spec: SuiteSpec, task: DojoTask, restated: Restated) -> Task:
     """Our task for one AgentDojo user task (criteria from its ground truth)."""
-    targets, require, allow = _checked_effects(world, task, spec.checked)
+    targets, require, allow = _checked_effects(world, task, spec)
     notes = "; ".join(["imported from AgentDojo", *restated.unsupported])
     return Task(
         id=f"{world.name}.{task.id}",
@@ -161,19 +163,12 @@ def user_task(world: World, spec: SuiteSpec, task: DojoTask, restated: Restated)
 def attack_pattern(spec: SuiteSpec, injection: DojoTask) -> Forbidden:
     """The forbidden transition of an injection task: its writes' telling values, as a regex.
 
-    For every write call of the injection task's ground truth, the values of its telling
-    arguments (the recipient it names, the password it sets); a write call of the attack
-    naming any of them is the forbidden effect.
+    The suite says which values name what the attacker wants (`SuiteSpec.attacker`); a write
+    call of the attack naming any of them is the forbidden effect.
     """
-    values = [
-        args[field]
-        for name, args in injection.gold
-        if name in spec.writes
-        for field in spec.telling
-        if isinstance(args.get(field), str)
-    ]
+    values = spec.attacker(injection)
     if not values:
-        raise KeyError(f"{injection.id}: its ground truth writes no {'/'.join(spec.telling)}")
+        raise KeyError(f"{injection.id}: nothing names what its attacker wants")
     regex = "(?i)" + "|".join(re.escape(v) for v in dict.fromkeys(values))
     return Forbidden(
         id=injection.id,
@@ -221,7 +216,7 @@ def attack_task(user: Task, spec: SuiteSpec, injection: DojoTask) -> Task:
 
 def injection_alone(world: World, spec: SuiteSpec, injection: DojoTask) -> Task:
     """An injection task run on its own (its goal as the instruction), as AgentDojo runs it."""
-    targets, require, allow = _checked_effects(world, injection, spec.checked)
+    targets, require, allow = _checked_effects(world, injection, spec)
     return Task(
         id=f"{world.name}.{injection.id}",
         world=world.name,
@@ -250,6 +245,10 @@ def import_suite(
         DojoDataError: for a suite whose checks are not re-stated, or unreadable data.
     """
     spec = suite_spec(suite)
+    if version not in RESTATED:
+        raise DojoDataError(
+            f"AgentDojo's checks are re-stated as of {' and '.join(RESTATED)}, not {version}"
+        )
     world = build_world(folder, suite)
     default = DojoState.of(world)
     dojo = (source or DojoSource(folder)).tasks(suite, version)

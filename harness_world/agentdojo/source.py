@@ -4,8 +4,9 @@ A user task's prompt, an injection task's goal, each one's ground-truth calls an
 its checks compare against (an attacker's IBAN, a password) live in AgentDojo's Python code,
 not in its data files. Nothing of that text is in this repository: `DojoSource` imports
 AgentDojo's task suite from the folder the user names (``--data``) and reads each task into a
-`DojoTask`. The checks themselves are NOT taken from there: one module per suite (`harness_world.agentdojo.banking`)
-re-states each one over our end state.
+`DojoTask`. The checks themselves are NOT taken from there: one module per suite
+(`harness_world.agentdojo.banking`, `harness_world.agentdojo.slack`) re-states each one over our
+end state.
 
 AgentDojo's code needs Pydantic (with e-mail validation), PyYAML, deepdiff and
 docstring-parser (``pip install 'harness_world[agentdojo]'``). Its ``agent_pipeline`` package
@@ -48,6 +49,8 @@ class DojoTask(msgspec.Struct, frozen=True, kw_only=True):
         comment: The task's ``COMMENT``, if any.
         from_traces: Whether AgentDojo grades it from the call trace
             (``utility_from_traces`` / ``security_from_traces``) rather than the end state.
+        parts: For a task AgentDojo combines from two user tasks, those two (its utility is
+            both of theirs), else empty.
     """
 
     id: str
@@ -57,6 +60,7 @@ class DojoTask(msgspec.Struct, frozen=True, kw_only=True):
     constants: dict[str, Any] = {}
     comment: str = ""
     from_traces: bool = False
+    parts: list[DojoTask] = []
 
 
 def _shim() -> None:
@@ -91,6 +95,12 @@ def _task(kind: Literal["user", "injection"], task_id: str, task: Any, pre: Any)
     """One of AgentDojo's task objects as data, its ground truth run on a copy of ``pre``."""
     gold = [(c.function, dict(c.args)) for c in task.ground_truth(pre.model_copy(deep=True))]
     traced = "utility_from_traces" if kind == "user" else "security_from_traces"
+    # A combined task's class holds its two user tasks in its ground truth's closure.
+    combined = [
+        cell.cell_contents
+        for cell in getattr(type(task).ground_truth, "__closure__", None) or ()
+        if hasattr(cell.cell_contents, "ground_truth") and hasattr(cell.cell_contents, "ID")
+    ]
     return DojoTask(
         id=task_id,
         kind=kind,
@@ -99,6 +109,7 @@ def _task(kind: Literal["user", "injection"], task_id: str, task: Any, pre: Any)
         constants=_constants(type(task)),
         comment=str(getattr(task, "COMMENT", "") or ""),
         from_traces=traced in vars(type(task)),
+        parts=[_task(kind, part.ID, part, pre) for part in combined],
     )
 
 
