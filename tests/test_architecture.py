@@ -530,8 +530,9 @@ def test_collecting_the_tests_imports_nothing_heavy() -> None:
     assert not found, "heavy imports while collecting:\n" + "\n".join(sorted(set(found)))
 
 
-# 3,000, and the agentdojo command's parser (39 lines; its work is harness_world.agentdojo).
-CLI_MAX_LINES = 3040
+# 3,000, the agentdojo command's parser (40 lines; its work is harness_world.agentdojo), and
+# --world-data on conditions (5 lines), as on report and compare.
+CLI_MAX_LINES = 3050
 
 
 def test_the_command_line_is_thin() -> None:

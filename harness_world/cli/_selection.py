@@ -141,7 +141,8 @@ def run_reader(args: argparse.Namespace) -> RunReader:
     """How a command reads runs: ``--world``/``--tasks`` or ``--world-data``; ``--trust-key``."""
     key, worlds = getattr(args, "trust_key", None), [str(w) for w in args.worlds or []]
     if data := world_data(args, worlds) if hasattr(args, "world_data") else None:
-        return RunReader.of(data.tasks, worlds={data.world.name: data.world}, trust_key=key)
+        starts = {data.world.name: data.world, **data.starts}
+        return RunReader.of(data.tasks, worlds=starts, trust_key=key)
     choice, own = verifier_worlds(args)
     return RunReader.of(own.values(), folders=choice.folders(), trust_key=key)
 

@@ -10,7 +10,7 @@ at load time rather than a criterion that can never pass.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -248,11 +248,14 @@ class WorldData:
         tasks: The tasks the folder defines (imported and checked by the world's hook).
         seed_file: The file the start state was read from (what a worker loads the world
             with: ``load_world(world.name, seed_file=...)``).
+        starts: Other start states of the same contract that some of the tasks name as their
+            world (an attack whose planted text is its own), by world name.
     """
 
     world: World
     tasks: list[Task]
     seed_file: Path
+    starts: Mapping[str, World] = attrs.field(factory=dict)
 
 
 def load_world_data(world: str | Path, data: Path, tasks_file: Path | None = None) -> WorldData:

@@ -21,7 +21,7 @@ Each record becomes a `VerifyRow`; the `VerifyReport` holds them with their coun
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -48,6 +48,7 @@ from harness_world.running.reader import OpenRun, RunReader, RunReadError, open_
 from harness_world.running.rundir import MANIFEST, discover_records
 
 if TYPE_CHECKING:  # Ray's module is imported only when Ray verifies
+    from harness_world.engine.world import World
     from harness_world.running.rayverify import RayVerifier
 
 __all__ = [
@@ -193,10 +194,12 @@ class Grading:
     Attributes:
         tasks: The verifier's tasks by id (None: evidence only, nothing graded).
         seed_file: A seed file replacing the seed of every world loaded (None: the worlds').
+        starts: Worlds the caller built itself, by name (other start states its tasks name).
     """
 
     tasks: dict[str, Task] | None
     seed_file: Path | None = None
+    starts: Mapping[str, World] = attrs.field(factory=dict)
 
 
 class RowProgress(Protocol):
@@ -379,7 +382,13 @@ def _judge(
             raise VerifyError(f"{option} must be at least 1, not {value}")
     grading = options.grading()
     root = TrustRoot.of(options.world, options.size, grading.seed_file)
-    verifier = Verifier(root, grading.tasks, max_calls=options.max_calls, max_work=options.max_work)
+    verifier = Verifier(
+        root,
+        grading.tasks,
+        given=grading.starts,
+        max_calls=options.max_calls,
+        max_work=options.max_work,
+    )
     pins = _pins(options.pin, grading.tasks, verifier)
     reader = RunReader(verifier, trust_key=options.trust_key)
     rows: list[VerifyRow] = []
