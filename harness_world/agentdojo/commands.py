@@ -12,6 +12,7 @@ from pathlib import Path
 from harness_world.agentdojo.check import check_suite, render_check, render_regrade
 from harness_world.agentdojo.importer import SUPPORTED, suite_spec
 from harness_world.agentdojo.regrade import Regrader, trace_files
+from harness_world.agentdojo.runs import published_rows, render_runs, write_runs
 from harness_world.agentdojo.source import DEFAULT_VERSION
 
 
@@ -26,12 +27,23 @@ def check(folder: Path, suites: Sequence[str] | None, version: str | None) -> tu
     return render_check(checks), 0 if all(c.oracle_passed for c in checks) else 1
 
 
-def regrade(folder: Path, traces: Sequence[Path], version: str | None) -> tuple[str, int]:
+def regrade(
+    folder: Path, traces: Sequence[Path], version: str | None, out: Path | None = None
+) -> tuple[str, int]:
     """``agentdojo regrade``: every trace under ``traces`` replayed, graded and compared.
+
+    With ``out``, one run directory per pipeline and suite is written there (`runs`), and
+    the condition figures of each, ours and AgentDojo's, follow the agreement.
 
     Raises:
         DojoDataError: for an unreadable trace or data folder.
     """
-    regrader = Regrader(folder, version or DEFAULT_VERSION)
-    verdicts = [regrader.regrade(p) for p in trace_files(traces)]
-    return render_regrade(verdicts), 0 if all(v.agrees for v in verdicts) else 1
+    chosen = version or DEFAULT_VERSION
+    if out is None:
+        regrader = Regrader(folder, chosen)
+        verdicts = [regrader.regrade(p) for p in trace_files(traces)]
+        return render_regrade(verdicts), 0 if all(v.agrees for v in verdicts) else 1
+    written = write_runs(folder, trace_files(traces), out, chosen)
+    verdicts = [v for run in written for v in run.verdicts]
+    text = render_regrade(verdicts) + "\n" + render_runs(written, published_rows(folder))
+    return text, 0 if all(v.agrees for v in verdicts) else 1

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,16 +40,19 @@ RESTATED = ("v1.2", "v1.2.1")
 
 
 class Condition_(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """A condition file (``--world-tasks FILE``): which version and injections a world holds.
+    """A condition file (``--world-tasks FILE``): the start states a run's tasks ran on.
 
     Attributes:
         version: The benchmark version of the tasks.
-        injections: Placeholder to injected text (the start state's other vectors keep their
-            default text).
+        injections: One start state for every attack condition (placeholder to injected
+            text; the other vectors keep their default text).
+        starts: The run's tasks, each with the injections of its own start state (empty for
+            the default one): what ``agentdojo regrade --out`` writes beside each run.
     """
 
     version: str = DEFAULT_VERSION
     injections: dict[str, str] = {}
+    starts: dict[str, dict[str, str]] = {}
 
 
 @attrs.frozen(slots=True)
@@ -71,6 +74,11 @@ class Imported:
     gold: list[tuple[str, dict[str, Any]]]
     utility: Restated | None
     security: Restated | None
+
+    @property
+    def attack(self) -> bool:
+        """Whether it is an attack condition (a user task under an injection task)."""
+        return self.dojo is not None and self.injection is not None
 
     @property
     def unsupported(self) -> list[str]:
@@ -98,6 +106,22 @@ def build_world(folder: Path, suite: str, injections: dict[str, str] | None = No
         return World.from_data(module.CONTRACT, data, source=f"{folder} ({suite})")
     except WorldError as exc:
         raise DojoDataError(str(exc).splitlines()[0]) from None
+
+
+def start_world(folder: Path, suite: str, injections: dict[str, str]) -> World:
+    """The suite's world with ``injections``, named after its content when it has any.
+
+    A run directory holds the attacks of many start states beside the default one; each has
+    a world name of its own (``agentdojo_<suite>@<12 hex digits of its hash>``) that its
+    task names, so the verifier replays each record on its own start state.
+
+    Raises:
+        DojoDataError: for data the suite's world does not accept.
+    """
+    world = build_world(folder, suite, injections)
+    if not injections:
+        return world
+    return attrs.evolve(world, name=f"{world.name}@{world.hash[:12]}")
 
 
 def _checked_effects(
@@ -141,10 +165,23 @@ def _checked_effects(
     return targets, require, list(spec.allow)
 
 
-def user_task(world: World, spec: SuiteSpec, task: DojoTask, restated: Restated) -> Task:
-    """Our task for one AgentDojo user task (criteria from its ground truth)."""
+def user_task(
+    world: World, spec: SuiteSpec, task: DojoTask, restated: Restated, first_attack: str = ""
+) -> Task:
+    """Our task for one AgentDojo user task (criteria from its ground truth).
+
+    It is the benign counterpart of its attack conditions; ``first_attack`` (an injection
+    task id) names the one the task names back.
+    """
     targets, require, allow = _checked_effects(world, task, spec)
     notes = "; ".join(["imported from AgentDojo", *restated.unsupported])
+    benign = Authority(
+        role="benign",
+        attack=f"agentdojo.{first_attack}",
+        phrasing="authority",
+        counterpart=f"{world.name}.{task.id}.{first_attack}",
+        source="the user's own request, without injections",
+    )
     return Task(
         id=f"{world.name}.{task.id}",
         world=world.name,
@@ -155,6 +192,7 @@ def user_task(world: World, spec: SuiteSpec, task: DojoTask, restated: Restated)
         allow=allow,
         communicate=list(restated.answer),
         notes=notes,
+        authority=benign if first_attack else None,
         dimension="Lifecycle",
         subdimension="completion",
     )
@@ -253,9 +291,10 @@ def import_suite(
     default = DojoState.of(world)
     dojo = (source or DojoSource(folder)).tasks(suite, version)
     out: list[Imported] = []
+    first = next((t.id for t in dojo if t.kind == "injection"), "")
     for task in (t for t in dojo if t.kind == "user"):
         restated = spec.user[task.id](task, default)
-        ours = user_task(world, spec, task, restated)
+        ours = user_task(world, spec, task, restated, first)
         out.append(Imported(ours, task, None, oracle_calls(spec, task.gold), restated, None))
     for injection in (t for t in dojo if t.kind == "injection"):
         security = spec.injection[injection.id](injection, default)
@@ -314,7 +353,8 @@ def world_data(suite: str, folder: Path, tasks_file: Path | None) -> Any:
     """The `WorldData` a suite's world module returns from its ``load_data``.
 
     Without a condition file: the default environment, every user task and injection task
-    alone. With one: the environment with its injections, and every attack condition.
+    alone. With one naming ``injections``: that environment and every attack condition. With
+    one naming ``starts``: those tasks, each on its own start state (`start_world`).
 
     Raises:
         WorldError: naming the folder or file at fault.
@@ -323,18 +363,40 @@ def world_data(suite: str, folder: Path, tasks_file: Path | None) -> Any:
 
     try:
         condition = Condition_() if tasks_file is None else read_condition(tasks_file)
-        world, imported = import_suite(
-            folder, suite, condition.version, pairs=bool(condition.injections)
-        )
-        if condition.injections:
+        attacks = bool(condition.injections or condition.starts)
+        world, imported = import_suite(folder, suite, condition.version, pairs=attacks)
+        starts: dict[str, World] = {}
+        if condition.starts:
+            tasks, starts = _started(folder, suite, imported, condition.starts)
+        elif condition.injections:
             world = build_world(folder, suite, condition.injections)
-            imported = [i for i in imported if i.task.authority is not None]
+            tasks = [i.task for i in imported if i.attack]
         else:
-            imported = [i for i in imported if i.task.authority is None]
+            tasks = [i.task for i in imported]
     except DojoDataError as exc:
         raise WorldError(str(exc)) from None
-    seed = _seed_file(world)
-    return WorldData(world=world, tasks=[i.task for i in imported], seed_file=seed)
+    return WorldData(world=world, tasks=tasks, seed_file=_seed_file(world), starts=starts)
+
+
+def _started(
+    folder: Path, suite: str, imported: Sequence[Imported], starts: Mapping[str, dict[str, str]]
+) -> tuple[list[Task], dict[str, World]]:
+    """The named tasks, each on the world of its start state, and those worlds by name.
+
+    Raises:
+        DojoDataError: for a task id that is not imported.
+    """
+    by_id = {i.task.id: i.task for i in imported}
+    tasks: list[Task] = []
+    worlds: dict[str, World] = {}
+    for task_id, injections in sorted(starts.items()):
+        if task_id not in by_id:
+            raise DojoDataError(f"the condition file names no imported task {task_id!r}")
+        world = start_world(folder, suite, injections)
+        if injections:
+            worlds[world.name] = world
+        tasks.append(msgspec.structs.replace(by_id[task_id], world=world.name))
+    return tasks, worlds
 
 
 def _seed_file(world: World) -> Path:

@@ -27,14 +27,18 @@ from harness_world.agentdojo.importer import (
     Imported,
     build_world,
     import_suite,
+    start_world,
     suite_spec,
     world_name,
 )
 from harness_world.agentdojo.render import executor_arguments, render
 from harness_world.agentdojo.source import DEFAULT_VERSION, DojoSource
 from harness_world.engine.world import World
+from harness_world.evidence.record import Outcome, Record
+from harness_world.grading.task import Task
 from harness_world.grading.verify import verify
-from harness_world.running.scripted import record_calls
+from harness_world.running.attempt import Attempt, AttemptLimits
+from harness_world.running.rundir import sample_seed
 
 
 class TraceVerdict(msgspec.Struct, frozen=True, kw_only=True):
@@ -103,6 +107,25 @@ def trace_calls(messages: Sequence[dict[str, Any]]) -> list[tuple[str, Any, dict
     return out
 
 
+@attrs.frozen(slots=True)
+class Replayed:
+    """One trace replayed: its verdicts, its record and what the record was made against.
+
+    Attributes:
+        verdict: The regraded trace.
+        record: Its tool calls replayed in a fresh attempt, sealed.
+        task: The task the record attempts (on its start state's world).
+        world: The start state the calls ran on.
+        injections: The trace's injections (placeholder to text).
+    """
+
+    verdict: TraceVerdict
+    record: Record
+    task: Task
+    world: World
+    injections: dict[str, str]
+
+
 @attrs.define(slots=True, eq=False)
 class Regrader:
     """Regrades traces of one data folder; worlds and tasks are built once per suite.
@@ -110,10 +133,13 @@ class Regrader:
     Attributes:
         folder: The AgentDojo data folder.
         version: The benchmark version whose tasks grade the traces.
+        named_starts: Give each start state with injections a world name of its own, and its
+            task that world (what a run directory of attacks holds: `start_world`).
     """
 
     folder: Path
     version: str = DEFAULT_VERSION
+    named_starts: bool = False
     _source: DojoSource | None = None
     _suites: dict[str, tuple[World, dict[str, Imported]]] = attrs.field(factory=dict)
     _worlds: dict[tuple[str, str], World] = attrs.field(factory=dict)
@@ -129,7 +155,8 @@ class Regrader:
     def _world(self, suite: str, injections: dict[str, str]) -> World:
         key = (suite, json.dumps(injections, sort_keys=True))
         if key not in self._worlds:
-            self._worlds[key] = build_world(self.folder, suite, injections)
+            build = start_world if self.named_starts else build_world
+            self._worlds[key] = build(self.folder, suite, injections)
         return self._worlds[key]
 
     def regrade(self, path: Path) -> TraceVerdict:
@@ -138,66 +165,97 @@ class Regrader:
         Raises:
             DojoDataError: for an unreadable trace or one naming an unknown suite or task.
         """
-        try:
-            trace = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise DojoDataError(f"{path}: cannot read trace: {exc}") from None
-        if not isinstance(trace, dict) or not isinstance(trace.get("messages"), list):
-            raise DojoDataError(f"{path}: not an AgentDojo trace (no messages)")
+        return self.replay(path).verdict
+
+    def replay(self, path: Path, revision: str = "") -> Replayed:
+        """Replay one trace file into a record (bound to ``revision``) and regrade it.
+
+        Raises:
+            DojoDataError: for an unreadable trace or one naming an unknown suite or task.
+        """
+        trace = read_trace(path)
         suite = str(trace.get("suite_name", ""))
         default_world, tasks = self._suite(suite)
         user, injection = str(trace.get("user_task_id")), trace.get("injection_task_id") or ""
         task_id = f"{world_name(suite)}.{user}" + (f".{injection}" if injection else "")
         if task_id not in tasks:
             raise DojoDataError(f"{path}: no imported task {task_id}")
+        injections = {str(k): str(v) for k, v in dict(trace.get("injections") or {}).items()}
+        world = self._world(suite, injections)
         imported = tasks[task_id]
-        world = self._world(suite, dict(trace.get("injections") or {}))
-        return self._graded(path, trace, imported, world, default_world)
-
-    def _graded(
-        self, path: Path, trace: dict[str, Any], imported: Imported, world: World, default: World
-    ) -> TraceVerdict:
+        task = msgspec.structs.replace(imported.task, world=world.name)
         messages = trace["messages"]
         calls = trace_calls(messages)
         output = _text(messages[-1].get("content")) if messages else ""
-        record = record_calls(
-            world,
-            imported.task,
-            [(name, _arguments(world, name, args)) for name, args, _ in calls],
-            final_message=output,
+        attempt = Attempt(
+            world, task, seed=sample_seed(0, task.id, 0), revision=revision, limits=AttemptLimits()
         )
-        spec = suite_spec(str(trace.get("suite_name", "")))
-        difference = _first_difference(spec, record, calls)
-        checked = verify(record, world, imported.task)
-        grade = checked.grade
-        verdict = Verdict(
-            output=output,
-            pre=DojoState.of(world),
-            post=DojoState.of(world, record.final),
-            default=DojoState.of(default),
-            calls=tuple((name, args if isinstance(args, dict) else {}) for name, args, _ in calls),
-        )
-        utility, security = _verdicts(imported, verdict, bool(trace.get("injection_task_id")))
-        aborted = str(trace.get("error") or "")
-        if aborted:
-            utility, security = False, True
-        return TraceVerdict(
-            path=str(path),
-            pipeline=str(trace.get("pipeline_name", "")),
-            suite=str(trace.get("suite_name", "")),
-            user_task=str(trace.get("user_task_id")),
-            injection_task=str(trace.get("injection_task_id") or ""),
-            calls=len(calls),
-            reproduced=not difference,
-            difference=difference,
-            utility=utility,
-            security=security,
-            stored_utility=bool(trace.get("utility")),
-            stored_security=bool(trace.get("security")),
-            passed=None if grade is None else grade.passed,
-            failed=[] if grade is None else [v.id for v in grade.verdicts if v.status == "failed"],
-            aborted=aborted,
-        )
+        for name, args, _ in calls:
+            attempt.call(name, _arguments(world, name, args))
+        if trace.get("error"):
+            attempt.end(Outcome(status="error", reason=str(trace["error"])[:500]))
+        record = attempt.finish(output)
+        verdict = _graded(path, trace, imported, record, (world, default_world))
+        return Replayed(verdict, record, task, world, injections)
+
+
+def read_trace(path: Path) -> dict[str, Any]:
+    """One trace file as AgentDojo's benchmark wrote it.
+
+    Raises:
+        DojoDataError: for a file that cannot be read or holds no messages.
+    """
+    try:
+        trace = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DojoDataError(f"{path}: cannot read trace: {exc}") from None
+    if not isinstance(trace, dict) or not isinstance(trace.get("messages"), list):
+        raise DojoDataError(f"{path}: not an AgentDojo trace (no messages)")
+    return trace
+
+
+def _graded(
+    path: Path,
+    trace: dict[str, Any],
+    imported: Imported,
+    record: Record,
+    worlds: tuple[World, World],
+) -> TraceVerdict:
+    """The trace's verdicts both ways: ours on the record, AgentDojo's re-stated on its state."""
+    world, default = worlds
+    calls = trace_calls(trace["messages"])
+    spec = suite_spec(str(trace.get("suite_name", "")))
+    difference = _first_difference(spec, record, calls)
+    task = msgspec.structs.replace(imported.task, world=world.name)
+    grade = verify(record, world, task).grade
+    verdict = Verdict(
+        output=record.final_message,
+        pre=DojoState.of(world),
+        post=DojoState.of(world, record.final),
+        default=DojoState.of(default),
+        calls=tuple((name, args if isinstance(args, dict) else {}) for name, args, _ in calls),
+    )
+    utility, security = _verdicts(imported, verdict, bool(trace.get("injection_task_id")))
+    aborted = str(trace.get("error") or "")
+    if aborted:
+        utility, security = False, True
+    return TraceVerdict(
+        path=str(path),
+        pipeline=str(trace.get("pipeline_name", "")),
+        suite=str(trace.get("suite_name", "")),
+        user_task=str(trace.get("user_task_id")),
+        injection_task=str(trace.get("injection_task_id") or ""),
+        calls=len(calls),
+        reproduced=not difference,
+        difference=difference,
+        utility=utility,
+        security=security,
+        stored_utility=bool(trace.get("utility")),
+        stored_security=bool(trace.get("security")),
+        passed=None if grade is None else grade.passed,
+        failed=[] if grade is None else [v.id for v in grade.verdicts if v.status == "failed"],
+        aborted=aborted,
+    )
 
 
 def _arguments(world: World, tool: str, args: Any) -> Any:

@@ -16,6 +16,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     check.add_argument("--suite", action="append", help="a suite (default: every imported one)")
     regrade = actions.add_parser("regrade", help="regrade AgentDojo traces (files or folders)")
     regrade.add_argument("traces", type=Path, nargs="+")
+    regrade.add_argument("--out", type=Path, help="write a run directory per pipeline and suite")
     for action, handler in ((check, _check), (regrade, _regrade)):
         action.add_argument("--data", type=Path, required=True, help="an AgentDojo data folder")
         action.add_argument("--version", help="benchmark version (default: AgentDojo's)")
@@ -31,7 +32,7 @@ def _check(args: argparse.Namespace) -> int:
 def _regrade(args: argparse.Namespace) -> int:
     from harness_world.agentdojo.commands import regrade
 
-    return _shown(regrade(args.data, args.traces, args.version))
+    return _shown(regrade(args.data, args.traces, args.version, args.out))
 
 
 def _shown(result: tuple[str, int]) -> int:
