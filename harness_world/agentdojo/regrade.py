@@ -274,7 +274,7 @@ def _verdicts(imported: Imported, verdict: Verdict, attacked: bool) -> tuple[boo
     return utility, imported.security.check(verdict)
 
 
-def _shown(spec: SuiteSpec, name: str, call: Any) -> str:
+def shown(spec: SuiteSpec, name: str, call: Any) -> str:
     """Our side of one call as AgentDojo would show it: the result, or the error's text."""
     if not call.ok:
         return str(call.error.message if call.error else "")
@@ -293,7 +293,7 @@ def _first_difference(
         if stored_error and not call.ok:
             continue
         theirs = stored_error or _text(recorded.get("content"))
-        ours = _shown(spec, name, call)
+        ours = shown(spec, name, call)
         if bool(stored_error) != (not call.ok) or ours != theirs:
             return f"call {i} {name}: ours {ours[:200]!r}, AgentDojo's {str(theirs)[:200]!r}"
     return ""
