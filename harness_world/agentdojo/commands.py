@@ -1,16 +1,19 @@
 """The ``agentdojo`` command's work: each subcommand's text and exit code, for the CLI to print.
 
-Exit codes: 0 when every oracle passes (``check``) or every trace's verdicts agree with the
-stored ones (``regrade``), 1 otherwise; unreadable data raises `DojoDataError` (exit 2).
+Exit codes: 0 when every oracle passes (``check``), every trace's verdicts agree with the
+stored ones (``regrade``), or our condition figures count what AgentDojo's verdicts count
+(``run``), 1 otherwise; unreadable data raises `DojoDataError` (exit 2).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from harness_world.agentdojo.check import check_suite, render_check, render_regrade
 from harness_world.agentdojo.importer import SUPPORTED, suite_spec
+from harness_world.agentdojo.live import render_oracle_runs, run_oracle, same_figures
 from harness_world.agentdojo.regrade import Regrader, trace_files
 from harness_world.agentdojo.runs import published_rows, render_runs, write_runs
 from harness_world.agentdojo.source import DEFAULT_VERSION
@@ -47,3 +50,32 @@ def regrade(
     verdicts = [v for run in written for v in run.verdicts]
     text = render_regrade(verdicts) + "\n" + render_runs(written, published_rows(folder))
     return text, 0 if all(v.agrees for v in verdicts) else 1
+
+
+def run(
+    folder: Path, suites: Sequence[str] | None, attack: str, out: Path, version: str | None
+) -> tuple[str, int]:
+    """``agentdojo run --agent oracle``: one run directory per suite under ``out``.
+
+    Exit status 1 when AgentDojo's re-stated verdicts and our condition figures differ.
+
+    Raises:
+        DojoDataError: for an unknown attack or suite, or unreadable data.
+    """
+    chosen = version or DEFAULT_VERSION
+    runs = [run_oracle(folder, s, attack, out, chosen) for s in suites or list(SUPPORTED)]
+    return render_oracle_runs(runs), 0 if all(same_figures(r) for r in runs) else 1
+
+
+def dispatch(command: str, options: Mapping[str, Any]) -> tuple[str, int]:
+    """One ``agentdojo`` subcommand on the parsed options: its text and exit status.
+
+    Raises:
+        DojoDataError: for unreadable data or traces, or an unknown attack or suite.
+    """
+    data, version = Path(options["data"]), options.get("version")
+    if command == "check":
+        return check(data, options.get("suite"), version)
+    if command == "regrade":
+        return regrade(data, options["traces"], version, options.get("out"))
+    return run(data, options.get("suite"), options["attack"], options["out"], version)

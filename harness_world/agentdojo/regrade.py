@@ -29,6 +29,7 @@ from harness_world.agentdojo.importer import (
     import_suite,
     start_world,
     suite_spec,
+    task_on_start,
     world_name,
 )
 from harness_world.agentdojo.render import executor_arguments, render
@@ -183,7 +184,8 @@ class Regrader:
         injections = {str(k): str(v) for k, v in dict(trace.get("injections") or {}).items()}
         world = self._world(suite, injections)
         imported = tasks[task_id]
-        task = msgspec.structs.replace(imported.task, world=world.name)
+        assert self._source is not None  # set by _suite
+        task = task_on_start(imported, world, self._source, self.version, injections)
         messages = trace["messages"]
         calls = trace_calls(messages)
         output = _text(messages[-1].get("content")) if messages else ""
@@ -195,7 +197,7 @@ class Regrader:
         if trace.get("error"):
             attempt.end(Outcome(status="error", reason=str(trace["error"])[:500]))
         record = attempt.finish(output)
-        verdict = _graded(path, trace, imported, record, (world, default_world))
+        verdict = _graded(path, trace, (imported, task), record, (world, default_world))
         return Replayed(verdict, record, task, world, injections)
 
 
@@ -217,16 +219,16 @@ def read_trace(path: Path) -> dict[str, Any]:
 def _graded(
     path: Path,
     trace: dict[str, Any],
-    imported: Imported,
+    tasks: tuple[Imported, Task],
     record: Record,
     worlds: tuple[World, World],
 ) -> TraceVerdict:
     """The trace's verdicts both ways: ours on the record, AgentDojo's re-stated on its state."""
+    imported, task = tasks
     world, default = worlds
     calls = trace_calls(trace["messages"])
     spec = suite_spec(str(trace.get("suite_name", "")))
     difference = _first_difference(spec, record, calls)
-    task = msgspec.structs.replace(imported.task, world=world.name)
     grade = verify(record, world, task).grade
     verdict = Verdict(
         output=record.final_message,
@@ -235,7 +237,7 @@ def _graded(
         default=DojoState.of(default),
         calls=tuple((name, args if isinstance(args, dict) else {}) for name, args, _ in calls),
     )
-    utility, security = _verdicts(imported, verdict, bool(trace.get("injection_task_id")))
+    utility, security = dojo_verdicts(imported, verdict, bool(trace.get("injection_task_id")))
     aborted = str(trace.get("error") or "")
     if aborted:
         utility, security = False, True
@@ -263,7 +265,7 @@ def _arguments(world: World, tool: str, args: Any) -> Any:
     return executor_arguments(args, None if spec is None else spec.params)
 
 
-def _verdicts(imported: Imported, verdict: Verdict, attacked: bool) -> tuple[bool, bool]:
+def dojo_verdicts(imported: Imported, verdict: Verdict, attacked: bool) -> tuple[bool, bool]:
     """(utility, security) as AgentDojo stores them for this kind of run."""
     if imported.utility is None:  # an injection task run alone: its security is its utility
         assert imported.security is not None

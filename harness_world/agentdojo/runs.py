@@ -20,7 +20,7 @@ from __future__ import annotations
 import html
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import msgspec
@@ -29,7 +29,9 @@ from harness_world.agentdojo.data import DojoDataError
 from harness_world.agentdojo.importer import Condition_, world_name
 from harness_world.agentdojo.regrade import Regrader, Replayed, TraceVerdict, read_trace
 from harness_world.analysis.conditions import ConditionsReport, Rate, conditions_report, rate
+from harness_world.engine.world import World
 from harness_world.evidence.binding import save_bound
+from harness_world.evidence.record import Record
 from harness_world.grading.task import Task
 from harness_world.running.reader import RunReader, refresh_counts
 from harness_world.running.run import open_external_run
@@ -96,21 +98,40 @@ def group_traces(paths: Sequence[Path]) -> dict[tuple[str, str], list[Path]]:
     return dict(groups)
 
 
-def dojo_figures(verdicts: Sequence[TraceVerdict], *, stored: bool = False) -> DojoFigures:
-    """The published table's three figures over ``verdicts`` (ours re-stated, or stored)."""
-    users = [v for v in verdicts if v.user_task.startswith("user_task") and not v.injection_task]
-    attacks = [v for v in verdicts if v.injection_task]
+class Judged(msgspec.Struct, frozen=True, kw_only=True):
+    """One run of a task with AgentDojo's two verdicts.
 
-    def utility(v: TraceVerdict) -> bool:
-        return v.stored_utility if stored else v.utility
+    Attributes:
+        user_task: The user task (or the injection task run alone).
+        injection_task: The injection task it ran under (empty without attack).
+        utility: AgentDojo's utility verdict.
+        security: AgentDojo's security verdict (True: the attacker's goal reached).
+    """
 
-    def security(v: TraceVerdict) -> bool:
-        return v.stored_security if stored else v.security
+    user_task: str
+    injection_task: str
+    utility: bool
+    security: bool
 
+
+def judged(verdict: TraceVerdict, *, stored: bool = False) -> Judged:
+    """A regraded trace's verdicts: AgentDojo's re-stated ones, or the ones it stored."""
+    return Judged(
+        user_task=verdict.user_task,
+        injection_task=verdict.injection_task,
+        utility=verdict.stored_utility if stored else verdict.utility,
+        security=verdict.stored_security if stored else verdict.security,
+    )
+
+
+def dojo_figures(runs: Sequence[Judged]) -> DojoFigures:
+    """The published table's three figures over ``runs``."""
+    users = [v for v in runs if v.user_task.startswith("user_task") and not v.injection_task]
+    attacks = [v for v in runs if v.injection_task]
     return DojoFigures(
-        utility=rate(sum(map(utility, users)), len(users)),
-        utility_under_attack=rate(sum(map(utility, attacks)), len(attacks)),
-        attack_success=rate(sum(map(security, attacks)), len(attacks)),
+        utility=rate(sum(v.utility for v in users), len(users)),
+        utility_under_attack=rate(sum(v.utility for v in attacks), len(attacks)),
+        attack_success=rate(sum(v.security for v in attacks), len(attacks)),
     )
 
 
@@ -129,22 +150,12 @@ def write_run(regrader: Regrader, paths: Sequence[Path], out: Path, label: str) 
     tasks = _one_slot_each([r.task for r in replayed])
     worlds = {r.world.name: r.world for r in replayed}
     run = out / f"{label}-{suite}"
-    revision = open_external_run(
-        run,
-        worlds=worlds,
-        tasks=tasks,
-        kind="agentdojo",
-        label=f"agentdojo regrade {label}",
-        samples=1,
-        seed=0,
-        overrides={},
-    ).id
-    for item in replayed:
-        record = regrader.replay(Path(item.verdict.path), revision).record
-        path = record_path(run, record.task_id, 0)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        save_bound(run, record, path)
-    refresh_counts(run, tasks, worlds=worlds)
+
+    def records(revision: str) -> Iterator[Record]:
+        for item in replayed:
+            yield regrader.replay(Path(item.verdict.path), revision).record
+
+    write_records(run, worlds, tasks, f"agentdojo regrade {label}", records)
     conditions = out / f"{label}-{suite}.json"
     conditions.write_bytes(msgspec.json.encode(_condition(regrader.version, replayed)))
     verdicts = [r.verdict for r in replayed]
@@ -155,10 +166,42 @@ def write_run(regrader: Regrader, paths: Sequence[Path], out: Path, label: str) 
         run=str(run),
         conditions=str(conditions),
         verdicts=verdicts,
-        dojo=dojo_figures(verdicts),
-        stored=dojo_figures(verdicts, stored=True),
+        dojo=dojo_figures([judged(v) for v in verdicts]),
+        stored=dojo_figures([judged(v, stored=True) for v in verdicts]),
         ours=conditions_report(run, {t.id: t for t in tasks}, reader=reader),
     )
+
+
+def write_records(
+    run: Path,
+    worlds: Mapping[str, World],
+    tasks: Sequence[Task],
+    label: str,
+    records: Callable[[str], Iterable[Record]],
+) -> None:
+    """One ordinary run directory: one slot per task, each record bound to the run's revision.
+
+    ``records`` makes the records for a revision (a record carries the revision it was made
+    under, so they are made once the run directory has one).
+
+    Raises:
+        harness_world.RevisionMismatch: when the run directory holds another run.
+    """
+    revision = open_external_run(
+        run,
+        worlds=worlds,
+        tasks=tasks,
+        kind="agentdojo",
+        label=label,
+        samples=1,
+        seed=0,
+        overrides={},
+    ).id
+    for record in records(revision):
+        path = record_path(run, record.task_id, 0)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        save_bound(run, record, path)
+    refresh_counts(run, tasks, worlds=worlds)
 
 
 def _one_slot_each(tasks: Sequence[Task]) -> list[Task]:
@@ -234,14 +277,15 @@ def published_rows(folder: Path) -> list[PublishedRow]:
     return rows
 
 
-def _cell(r: Rate) -> str:
+def cell(r: Rate) -> str:
+    """A rate as ``count/n percent [low, high]``."""
     if r.rate is None or r.low is None or r.high is None:
         return f"{r.count}/{r.n}"
     return f"{r.count}/{r.n} {100 * r.rate:.2f}% [{100 * r.low:.1f}, {100 * r.high:.1f}]"
 
 
 def _pooled(runs: Sequence[RegradeRun]) -> DojoFigures:
-    return dojo_figures([v for r in runs for v in r.verdicts])
+    return dojo_figures([judged(v) for r in runs for v in r.verdicts])
 
 
 def render_runs(runs: Sequence[RegradeRun], published: Sequence[PublishedRow]) -> str:
@@ -256,20 +300,20 @@ def render_runs(runs: Sequence[RegradeRun], published: Sequence[PublishedRow]) -
         lines += [
             f"{r.label} {r.suite}: {len(r.verdicts)} traces -> {r.run} "
             f"(--world {world_name(r.suite)} --world-tasks {r.conditions})",
-            f"  ours (conditions): benign utility {_cell(r.ours.benign_utility)}, utility "
-            f"under attack {_cell(r.ours.utility_under_attack)}, attack success "
-            f"{_cell(r.ours.attack_success)}",
-            f"  AgentDojo's verdicts ({same} to the stored ones): utility {_cell(r.dojo.utility)}"
-            f", utility under attack {_cell(r.dojo.utility_under_attack)}, targeted ASR "
-            f"{_cell(r.dojo.attack_success)}",
+            f"  ours (conditions): benign utility {cell(r.ours.benign_utility)}, utility "
+            f"under attack {cell(r.ours.utility_under_attack)}, attack success "
+            f"{cell(r.ours.attack_success)}",
+            f"  AgentDojo's verdicts ({same} to the stored ones): utility {cell(r.dojo.utility)}"
+            f", utility under attack {cell(r.dojo.utility_under_attack)}, targeted ASR "
+            f"{cell(r.dojo.attack_success)}",
         ]
     for label in sorted({r.label for r in runs}):
         mine = [r for r in runs if r.label == label]
         pooled = _pooled(mine)
         lines.append(
             f"{label}, {'+'.join(r.suite for r in mine)} pooled (AgentDojo's verdicts): utility "
-            f"{_cell(pooled.utility)}, utility under attack {_cell(pooled.utility_under_attack)}"
-            f", targeted ASR {_cell(pooled.attack_success)}"
+            f"{cell(pooled.utility)}, utility under attack {cell(pooled.utility_under_attack)}"
+            f", targeted ASR {cell(pooled.attack_success)}"
         )
         lines += [
             f"  published ({row.defense} defense, {row.attack}, four suites): utility "

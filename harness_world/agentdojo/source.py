@@ -164,6 +164,24 @@ class DojoSource:
         users = [_task("user", i, t, pre) for i, t in reference.user_tasks.items()]
         return users + [_task("injection", i, t, pre) for i, t in reference.injection_tasks.items()]
 
+    def ground_truth(
+        self, suite: str, version: str, task_id: str, injections: dict[str, str]
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """A task's ground-truth calls on the start state with ``injections``.
+
+        A ground truth reads the environment it is given (the external channel's name, a
+        file's text), so on an injected start state it may differ from `DojoTask.gold`.
+
+        Raises:
+            DojoDataError: for an unknown suite, version or task.
+        """
+        reference = self.suite(suite, version)
+        task = reference.user_tasks.get(task_id) or reference.injection_tasks.get(task_id)
+        if task is None:
+            raise DojoDataError(f"suite {suite!r} has no task {task_id!r}")
+        env = reference.load_and_inject_default_environment(injections)
+        return [(c.function, dict(c.args)) for c in task.ground_truth(env)]
+
     def attack_template(self, attack: str) -> str:
         """The text an attack injects, with ``{user}``, ``{model}`` and ``{goal}`` to fill.
 

@@ -1,4 +1,4 @@
-"""``agentdojo``: AgentDojo's suites imported (``check``), its traces regraded (``regrade``)."""
+"""``agentdojo``: AgentDojo's suites imported (``check``), traces regraded, tasks ``run``."""
 
 from __future__ import annotations
 
@@ -17,24 +17,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     regrade = actions.add_parser("regrade", help="regrade AgentDojo traces (files or folders)")
     regrade.add_argument("traces", type=Path, nargs="+")
     regrade.add_argument("--out", type=Path, help="write a run directory per pipeline and suite")
-    for action, handler in ((check, _check), (regrade, _regrade)):
+    run = actions.add_parser("run", help="an agent attempts the tasks into run directories")
+    run.add_argument("--agent", choices=["oracle"], default="oracle")
+    run.add_argument("--attack", choices=["none", "important_instructions"], required=True)
+    run.add_argument("--suite", action="append", help="a suite (default: every imported one)")
+    run.add_argument("--out", type=Path, required=True, help="a folder for the run directories")
+    for action in (check, regrade, run):
         action.add_argument("--data", type=Path, required=True, help="an AgentDojo data folder")
         action.add_argument("--version", help="benchmark version (default: AgentDojo's)")
-        action.set_defaults(handler=handler)
+        action.set_defaults(handler=_handle)
 
 
-def _check(args: argparse.Namespace) -> int:
-    from harness_world.agentdojo.commands import check
+def _handle(args: argparse.Namespace) -> int:
+    from harness_world.agentdojo.commands import dispatch
 
-    return _shown(check(args.data, args.suite, args.version))
-
-
-def _regrade(args: argparse.Namespace) -> int:
-    from harness_world.agentdojo.commands import regrade
-
-    return _shown(regrade(args.data, args.traces, args.version, args.out))
-
-
-def _shown(result: tuple[str, int]) -> int:
-    print(result[0])
-    return result[1]
+    text, code = dispatch(args.dojo_command, vars(args))
+    print(text)
+    return code
