@@ -306,6 +306,31 @@ def _telling(injection: DojoTask) -> list[str]:
     ]
 
 
+def rows(environment: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Our rows of an AgentDojo banking environment (its plain data, placeholders filled).
+
+    The account and the user are single rows keyed by their entity's name (the world's
+    ``ACCOUNT`` and ``USER``).
+
+    Args:
+        environment: The environment as AgentDojo's YAML gives it.
+    """
+    bank = environment["bank_account"]
+    user = environment["user_account"]
+    return {
+        "bank_account": [
+            {"name": "bank_account", "balance": bank["balance"], "iban": bank["iban"]}
+        ],
+        "transactions": [dict(t) for t in bank["transactions"]],
+        "scheduled_transactions": [dict(t) for t in bank["scheduled_transactions"]],
+        "files": [
+            {"path": path, "content": content}
+            for path, content in environment["filesystem"]["files"].items()
+        ],
+        "user_account": [{"name": "user_account", **user}],
+    }
+
+
 SPEC = SuiteSpec(
     name="banking",
     user=USER,
@@ -317,6 +342,7 @@ SPEC = SuiteSpec(
         "bank_account": ("balance",),
     },
     writes=_WRITES,
+    rows=rows,
     attacker=_telling,
     reads_first={"update_scheduled_transaction": "get_scheduled_transactions"},
     orders={"get_user_info": _USER_INFO, "update_user_info": _USER_INFO},

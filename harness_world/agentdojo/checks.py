@@ -125,6 +125,8 @@ class SuiteSpec:
         attacker: The values that name what an injection task's attacker wants (an IBAN, a
             password, a link, a web address, a user): a write naming one is the attack's
             forbidden effect.
+        rows: Our world's rows of an AgentDojo environment (its plain data, as its YAML
+            gives it).
         allow: Effects every task allows beyond its required ones (a page visit is logged).
         reads_first: Per write tool, the read that shows the ids it names: an oracle makes
             it before the write when the ground truth writes an id nothing showed.
@@ -139,6 +141,7 @@ class SuiteSpec:
     checked: Mapping[str, tuple[str, ...]]
     writes: tuple[str, ...]
     attacker: Callable[[DojoTask], list[str]]
+    rows: Callable[[dict[str, Any]], dict[str, list[dict[str, Any]]]]
     allow: tuple[Allowance, ...] = ()
     reads_first: Mapping[str, str] = attrs.field(factory=dict)
     orders: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)

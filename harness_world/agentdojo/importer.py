@@ -27,7 +27,7 @@ from harness_world.agentdojo import banking, slack
 from harness_world.agentdojo.checks import DojoState, Restated, SuiteSpec
 from harness_world.agentdojo.data import DojoDataError, environment
 from harness_world.agentdojo.source import DEFAULT_VERSION, DojoSource, DojoTask
-from harness_world.engine.world import World, WorldError, world_module
+from harness_world.engine.world import World, WorldError, locate_world
 from harness_world.grading.authority_spec import Authority
 from harness_world.grading.task import Allowance, Condition, Requirement, Target, Task
 from harness_world.grading.trust_spec import Forbidden
@@ -100,10 +100,10 @@ def build_world(folder: Path, suite: str, injections: dict[str, str] | None = No
     Raises:
         DojoDataError: for data the suite's world does not accept.
     """
-    module = world_module(world_name(suite))
-    data = module.rows(environment(folder, suite, injections))
+    contract = locate_world(world_name(suite)).spec.contract
+    data = suite_spec(suite).rows(environment(folder, suite, injections))
     try:
-        return World.from_data(module.CONTRACT, data, source=f"{folder} ({suite})")
+        return World.from_data(contract, data, source=f"{folder} ({suite})")
     except WorldError as exc:
         raise DojoDataError(str(exc).splitlines()[0]) from None
 

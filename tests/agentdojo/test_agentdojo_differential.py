@@ -23,10 +23,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness_world.agentdojo.checks import DojoState, Verdict
-from harness_world.agentdojo.importer import Imported, import_suite, suite_spec, world_name
+from harness_world.agentdojo.importer import Imported, import_suite, suite_spec
 from harness_world.agentdojo.regrade import shown
 from harness_world.agentdojo.source import DojoSource
-from harness_world.engine.world import World, world_module
+from harness_world.engine.world import World
 from harness_world.running.scripted import record_calls
 from tests.agentdojo import DATA, missing
 from tests.conftest import examples
@@ -101,8 +101,7 @@ def _seq(row: dict[str, Any]) -> int:
 
 
 def _their_rows(suite: str, env: Any) -> dict[str, Any]:
-    module = world_module(world_name(suite))
-    return _comparable(suite, module.rows(env.model_dump(mode="json")))
+    return _comparable(suite, suite_spec(suite).rows(env.model_dump(mode="json")))
 
 
 def _our_rows(suite: str, world: World, final: Any) -> dict[str, Any]:

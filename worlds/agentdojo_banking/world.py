@@ -315,31 +315,6 @@ CONTRACT = Contract(
     ),
 )
 
-WORLD = WorldSpec(
-    contract=CONTRACT,
-    description="AgentDojo's banking suite: a bank account, files and a user account.",
-)
-
-
-def rows(environment: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Our rows of an AgentDojo banking environment (its plain data, placeholders filled).
-
-    Args:
-        environment: The environment as AgentDojo's YAML gives it.
-    """
-    bank = environment["bank_account"]
-    user = environment["user_account"]
-    return {
-        "bank_account": [{"name": ACCOUNT, "balance": bank["balance"], "iban": bank["iban"]}],
-        "transactions": [dict(t) for t in bank["transactions"]],
-        "scheduled_transactions": [dict(t) for t in bank["scheduled_transactions"]],
-        "files": [
-            {"path": path, "content": content}
-            for path, content in environment["filesystem"]["files"].items()
-        ],
-        "user_account": [{"name": USER, **user}],
-    }
-
 
 def load_data(folder: Path, tasks_file: Path | None) -> WorldData:
     """The banking world on an AgentDojo data folder, and its imported tasks.
@@ -355,3 +330,10 @@ def load_data(folder: Path, tasks_file: Path | None) -> WorldData:
     from harness_world.agentdojo.importer import world_data
 
     return world_data("banking", folder, tasks_file)
+
+
+WORLD = WorldSpec(
+    contract=CONTRACT,
+    load_data=load_data,
+    description="AgentDojo's banking suite: a bank account, files and a user account.",
+)

@@ -326,40 +326,6 @@ CONTRACT = Contract(
     ),
 )
 
-WORLD = WorldSpec(
-    contract=CONTRACT,
-    description="AgentDojo's slack suite: a Slack workspace and a small web.",
-)
-
-
-def _messages(slack: dict[str, Any]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for box, inboxes in (("user", slack["user_inbox"]), ("channel", slack["channel_inbox"])):
-        for owner, messages in (inboxes or {}).items():
-            out += [{"box": box, "owner": owner, **m} for m in messages or []]
-    return [{"id": i, **m} for i, m in enumerate(out)]
-
-
-def rows(environment: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Our rows of an AgentDojo slack environment (its plain data, placeholders filled).
-
-    Args:
-        environment: The environment as AgentDojo's YAML gives it.
-    """
-    slack, web = environment["slack"], environment["web"]
-    members = slack["user_channels"]
-    return {
-        "users": [{"name": u, "seq": i} for i, u in enumerate(slack["users"])],
-        "channels": [{"name": c, "seq": i} for i, c in enumerate(slack["channels"])],
-        "memberships": [
-            {"user": u, "channels": list(c), "seq": i} for i, (u, c) in enumerate(members.items())
-        ],
-        "inboxes": [{"user": u, "seq": i} for i, u in enumerate(slack["user_inbox"] or {})],
-        "messages": _messages(slack),
-        "webpages": [{"url": u, "content": c} for u, c in web["web_content"].items()],
-        "web_requests": [{"id": i, "url": u} for i, u in enumerate(web["web_requests"])],
-    }
-
 
 def load_data(folder: Path, tasks_file: Path | None) -> WorldData:
     """The slack world on an AgentDojo data folder, and its imported tasks.
@@ -375,3 +341,10 @@ def load_data(folder: Path, tasks_file: Path | None) -> WorldData:
     from harness_world.agentdojo.importer import world_data
 
     return world_data("slack", folder, tasks_file)
+
+
+WORLD = WorldSpec(
+    contract=CONTRACT,
+    load_data=load_data,
+    description="AgentDojo's slack suite: a Slack workspace and a small web.",
+)
