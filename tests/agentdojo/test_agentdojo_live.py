@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness_world.agentdojo.importer import Imported, import_suite
-from harness_world.agentdojo.live import attack_injections, injection_candidates
+from harness_world.agentdojo.live import attack_injections, injection_candidates, run_oracle
 from harness_world.agentdojo.source import DojoSource
 from tests.agentdojo import DATA, missing
 from tests.conftest import Cli
@@ -115,3 +115,28 @@ def test_a_suite_not_imported_or_an_unknown_attack_is_one_error_line(
     assert travel.code == 2 and travel.err.startswith("error: suite 'travel' is not imported")
     bogus = cli(*base, "--attack", "ignore_previous")
     assert bogus.code == 2 and "invalid choice" in bogus.err
+
+
+@pytest.fixture(scope="module")
+def oracle_run(tmp_path_factory: pytest.TempPathFactory) -> str:
+    out = tmp_path_factory.mktemp("dojo_oracle")
+    return run_oracle(DATA, "slack", "none", out, VERSION).run
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"starts": {"agentdojo_slack.user_task_99": {}}}', "names no imported task"),
+        ('{"starts": {"agentdojo_slack.user_task_0": {"no_such_vector": "x"}}}', "no injection"),
+        ('{"starts": []}', "malformed condition file"),
+    ],
+)
+def test_a_hostile_condition_file_is_one_error_line(
+    cli: Cli, tmp_path: Path, oracle_run: str, text: str, message: str
+) -> None:
+    bad = tmp_path / "conditions.json"
+    bad.write_text(text)
+    result = cli("conditions", oracle_run, "--world", "agentdojo_slack", "--world-data", str(DATA),
+                 "--world-tasks", str(bad))  # fmt: skip
+    assert result.code == 2 and result.err.startswith("error:") and message in result.err
+    assert "Traceback" not in result.err
