@@ -288,7 +288,8 @@ def one_task_of(
     """The world and the one task an attempt plays, from its seeds or its outside data.
 
     Without ``data`` this is `one_task`; with it, the world's own hook reads the folder (its
-    start state and its tasks; see `load_world_data`).
+    start state and its tasks; see `load_world_data`), and a task naming another start state
+    of the data (`WorldData.starts`) is served on that one.
 
     Raises:
         WorldError: for a world that does not load (one that reads outside data, named without
@@ -319,7 +320,8 @@ def one_task_of(
         known = sorted(found)
         shown = ", ".join(known[:5]) + (f", ... ({len(known)} in all)" if len(known) > 5 else "")
         raise TaskError(f"--task {task_id!r} is not a task of --world-data (known: {shown})")
-    return loaded.world, found[task_id]
+    task = found[task_id]
+    return loaded.starts.get(task.world, loaded.world), task
 
 
 def reads_outside_data(world: str | Path) -> bool:
