@@ -13,6 +13,7 @@ attack, utility under attack, targeted attack success: the published table's thr
 with Wilson intervals); `ours` reads the run directory back with `conditions_report` (benign
 utility, utility under attack and attack success by our grade). `published_rows` reads the
 published table's rows for a pipeline from the data folder's ``results-table.html``.
+`write_records` is the one writer of such a run directory (``agentdojo run`` uses it too).
 """
 
 from __future__ import annotations
