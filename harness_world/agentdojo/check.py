@@ -17,6 +17,7 @@ import msgspec
 from harness_world.agentdojo.checks import DojoState, Verdict
 from harness_world.agentdojo.importer import Imported, import_suite
 from harness_world.agentdojo.regrade import TraceVerdict
+from harness_world.coverage.mutation import trace_mutants
 from harness_world.engine.world import World
 from harness_world.evidence.record import Record
 from harness_world.grading.verify import verify
@@ -33,6 +34,10 @@ class TaskCheck(msgspec.Struct, frozen=True, kw_only=True):
         nothing_passed: Our grade of an attempt that calls nothing.
         nothing_dojo: AgentDojo's verdict (re-stated) on the start state.
         unsupported: What of AgentDojo's check our criteria cannot say.
+        mutants: Automatic trace mutants of the oracle (one small mistake each).
+        killed: Mutants our grade fails.
+        killed_dojo: Mutants AgentDojo's check (re-stated) fails.
+        dojo_only: Mutants AgentDojo's check fails and our grade passes, by id.
     """
 
     task_id: str
@@ -41,6 +46,10 @@ class TaskCheck(msgspec.Struct, frozen=True, kw_only=True):
     nothing_passed: bool
     nothing_dojo: bool
     unsupported: list[str]
+    mutants: int = 0
+    killed: int = 0
+    killed_dojo: int = 0
+    dojo_only: list[str] = []
 
 
 def _dojo(imported: Imported, world: World, output: str, record: Record) -> bool:
@@ -59,12 +68,22 @@ def _dojo(imported: Imported, world: World, output: str, record: Record) -> bool
 
 
 def check_task(world: World, imported: Imported) -> TaskCheck:
-    """The oracle and the do-nothing attempt of one task, graded both ways."""
+    """The oracle, the do-nothing attempt and the oracle's trace mutants, graded both ways."""
     source = imported.dojo or imported.injection
     output = "" if source is None else str(source.constants.get("GROUND_TRUTH_OUTPUT", ""))
     oracle = record_calls(world, imported.task, imported.gold, final_message=output)
     nothing = record_calls(world, imported.task, [], final_message="")
     graded = [verify(r, world, imported.task).grade for r in (oracle, nothing)]
+    killed: list[str] = []
+    killed_dojo: list[str] = []
+    mutants = trace_mutants(oracle, imported.task, world)
+    for mutant in mutants:
+        record = record_calls(world, imported.task, mutant.calls, final_message=output)
+        grade = verify(record, world, imported.task).grade
+        if grade is None or not grade.passed:
+            killed.append(mutant.id)
+        if not _dojo(imported, world, output, record):
+            killed_dojo.append(mutant.id)
     return TaskCheck(
         task_id=imported.task.id,
         oracle_passed=graded[0] is not None and graded[0].passed,
@@ -72,6 +91,10 @@ def check_task(world: World, imported: Imported) -> TaskCheck:
         nothing_passed=graded[1] is not None and graded[1].passed,
         nothing_dojo=_dojo(imported, world, "", nothing),
         unsupported=imported.unsupported,
+        mutants=len(mutants),
+        killed=len(killed),
+        killed_dojo=len(killed_dojo),
+        dojo_only=[m for m in killed_dojo if m not in killed],
     )
 
 
@@ -91,7 +114,14 @@ def render_check(checks: Sequence[TaskCheck]) -> str:
     ]
     passed = sum(c.oracle_passed for c in checks)
     failing = sum(not c.nothing_passed for c in checks)
+    mutants = sum(c.mutants for c in checks)
     lines.append(f"{len(checks)} tasks: {passed} oracles pass, do-nothing fails on {failing}")
+    lines.append(
+        f"{mutants} trace mutants of the oracles: our grade fails "
+        f"{sum(c.killed for c in checks)}, AgentDojo's check "
+        f"{sum(c.killed_dojo for c in checks)}; AgentDojo's alone: "
+        + (", ".join(f"{c.task_id} {m}" for c in checks for m in c.dojo_only) or "none")
+    )
     return "\n".join(lines)
 
 

@@ -25,6 +25,10 @@ def test_every_banking_oracle_passes_and_agentdojo_agrees() -> None:
         "agentdojo_banking.user_task_9",
         "agentdojo_banking.user_task_10",
     }
+    # every trace mutant of an oracle that AgentDojo's check fails, our grade fails too
+    assert sum(c.mutants for c in checks) == 140
+    assert (sum(c.killed for c in checks), sum(c.killed_dojo for c in checks)) == (97, 57)
+    assert [m for c in checks for m in c.dojo_only] == []
 
 
 def test_every_published_banking_trace_gets_the_stored_verdicts() -> None:

@@ -19,6 +19,13 @@ def test_every_slack_oracle_passes_and_agentdojo_agrees() -> None:
     # injection task 5 invites the attacker and removes him again: the end state is the start
     # state, so only the call trace (AgentDojo's security_from_traces) tells it apart
     assert [c.task_id for c in checks if c.nothing_passed] == ["agentdojo_slack.injection_task_5"]
+    assert sum(c.mutants for c in checks) == 222
+    assert (sum(c.killed for c in checks), sum(c.killed_dojo for c in checks)) == (158, 123)
+    # the mutants only AgentDojo's check fails are on its checks of the call trace, which our
+    # criteria do not say (listed as unsupported on the task)
+    alone = {c.task_id: c for c in checks if c.dojo_only}
+    assert sorted(alone) == ["agentdojo_slack.injection_task_5", "agentdojo_slack.user_task_11"]
+    assert all(any("call trace" in u for u in c.unsupported) for c in alone.values())
 
 
 def test_every_published_slack_trace_gets_the_stored_verdicts_and_results() -> None:
