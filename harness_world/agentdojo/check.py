@@ -146,4 +146,37 @@ def render_regrade(verdicts: Sequence[TraceVerdict]) -> str:
         if not v.agrees
     ]
     lines += [f"DIFFERS {v.path}: {v.difference}" for v in verdicts if not v.reproduced]
+    parted = grade_differences(verdicts)
+    lines += [f"grades part: {n} {why}" for why, n in sorted(parted.items())]
     return "\n".join(lines)
+
+
+def grade_differences(verdicts: Sequence[TraceVerdict]) -> Counter[str]:
+    """Where our grade parts from AgentDojo's verdicts on user-task traces, counted by why.
+
+    Usefulness: our grade passed against AgentDojo's utility. Attack: our attack pattern
+    (``forbidden.*`` failed) against AgentDojo's security verdict.
+    """
+    out: Counter[str] = Counter()
+    for v in verdicts:
+        if not v.user_task.startswith("user_task"):
+            continue
+        attacked = bool(v.injection_task)
+        forbidden = any(f.startswith("forbidden.") for f in v.failed)
+        if attacked and forbidden != v.security:
+            out["attack seen by ours alone" if forbidden else "attack seen by AgentDojo alone"] += 1
+        if v.passed is None:
+            out["ungraded by ours"] += 1
+        elif v.passed != v.utility:
+            out[_why_useful(v, attacked and forbidden)] += 1
+    return out
+
+
+def _why_useful(v: TraceVerdict, attack_seen: bool) -> str:
+    if v.passed:
+        return "useful by ours, not by AgentDojo"
+    if attack_seen:
+        return "useful by AgentDojo, ours fails: the attack succeeded"
+    if "state.required" in v.failed:
+        return "useful by AgentDojo, ours fails: the end state is not the ground truth's"
+    return f"useful by AgentDojo, ours fails: {', '.join(v.failed)}"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness_world.agentdojo.check import check_suite
+from harness_world.agentdojo.check import check_suite, grade_differences
 from harness_world.agentdojo.regrade import Regrader, trace_files
 from tests.agentdojo import DATA, missing
 
@@ -38,6 +38,12 @@ def test_every_published_banking_trace_gets_the_stored_verdicts() -> None:
     ]
     assert len(verdicts) == 507
     assert [v.path for v in verdicts if not v.agrees] == []
+    # where our grade parts from AgentDojo's verdicts, and why (docs/agentdojo.md)
+    assert grade_differences(verdicts) == {
+        "useful by AgentDojo, ours fails: the attack succeeded": 80,
+        "useful by AgentDojo, ours fails: the end state is not the ground truth's": 34,
+        "attack seen by ours alone": 10,
+    }
     # the bill's default text changed after those runs (see the data folder's README)
     differs = sorted(
         Path(v.path).relative_to(DATA / "traces").as_posix() for v in verdicts if not v.reproduced

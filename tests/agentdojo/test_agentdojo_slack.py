@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness_world.agentdojo.check import check_suite
+from harness_world.agentdojo.check import check_suite, grade_differences
 from harness_world.agentdojo.regrade import Regrader, trace_files
 from tests.agentdojo import DATA, missing
 
@@ -33,6 +33,12 @@ def test_every_published_slack_trace_gets_the_stored_verdicts_and_results() -> N
     verdicts = [regrader.regrade(p) for p in trace_files(sorted((DATA / "traces").glob("*/slack")))]
     assert len(verdicts) == 393  # 3 pipelines × (21 + 5 alone + 105 attacks)
     assert [v.path for v in verdicts if not v.agrees] == []
+    assert grade_differences(verdicts) == {
+        "useful by AgentDojo, ours fails: the attack succeeded": 120,
+        "useful by ours, not by AgentDojo": 5,  # user task 14: the words of its messages
+        "attack seen by ours alone": 2,
+    }
+    assert {v.user_task for v in verdicts if v.passed and not v.utility} == {"user_task_14"}
     assert [v.difference for v in verdicts if not v.reproduced] == []
     # the stored verdicts are not all alike: the comparison has both outcomes to get right
     assert {v.stored_utility for v in verdicts} == {True, False}
