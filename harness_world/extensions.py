@@ -34,11 +34,7 @@ _COMMANDS = (
     ("play", "play", "drive one attempt over JSON lines (stdio bridge for any language)"),
     ("mcp", "mcp", "serve an attempt (or k) to an MCP client over stdio or HTTP"),
     ("tau2", "tau2", "check imported τ²-bench retail tasks, or regrade τ²-bench results"),
-    (
-        "agentdojo",
-        "agentdojo",
-        "AgentDojo's suites as worlds: check, regrade its traces, run its attacks",
-    ),
+    ("agentdojo", "agentdojo", "AgentDojo's suites as worlds: check, regrade, run"),
     ("fork", "fork", "branch a record: replay it under another policy, or edit a call or a result"),
 )
 

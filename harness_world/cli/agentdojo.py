@@ -10,7 +10,7 @@ __all__ = ["register"]
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``agentdojo`` command; the work is `harness_world.agentdojo.commands`."""
-    parser = sub.add_parser("agentdojo", help="AgentDojo's suites as worlds; regrade its traces")
+    parser = sub.add_parser("agentdojo", help="AgentDojo's suites as worlds: check, regrade, run")
     actions = parser.add_subparsers(dest="dojo_command", metavar="SUBCOMMAND", required=True)
     check = actions.add_parser("check", help="oracle and do-nothing of every imported task")
     check.add_argument("--suite", action="append", help="a suite (default: every imported one)")
