@@ -654,7 +654,9 @@ def test_collecting_the_tests_imports_nothing_heavy() -> None:
     assert not found, "heavy imports while collecting:\n" + "\n".join(sorted(set(found)))
 
 
-CLI_MAX_LINES = 3200
+# 3,200, and the agentdojo extension's parser (36 lines; its work is harness_world.agentdojo)
+# with --world-data on conditions (5 lines), as on report and compare.
+CLI_MAX_LINES = 3250
 CORE_CLI_MAX_LINES = 2000
 
 
