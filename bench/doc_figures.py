@@ -1,0 +1,141 @@
+"""Recompute the figures the docs quote that take more than a second, and compare.
+
+Each figure is measured the way its page says, then read back from the page's sentence; a
+figure that differs is printed with both values and the script exits 1, so the docs cannot
+drift from the code unseen (``.ci/run`` runs it; the quick figures are checked by
+``tests/test_docs_claims.py``). A figure whose data is absent (the τ² retail folder, which
+this repository does not ship) is reported as skipped.
+
+    python bench/doc_figures.py                  # every figure
+    python bench/doc_figures.py --tau2-data DIR  # the τ² data folder
+
+(default ``../shared/external/tau2-retail``)
+
+- README.md, "Sequential track": `RememberingAgent` on every helpdesk oracle, 3 samples, on the
+  fresh and the sequential track (`report SEQ --fresh FRESH`'s figures).
+- docs/tau2.md, `tau2 check`: tasks imported, oracles passed, gold-call errors, verdicts
+  agreeing with τ², automatic mutants killed and equivalent, the kill rate over all.
+
+Last line: one JSON object with every figure measured and every mismatch.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+TAU2 = (
+    Path(sys.argv[sys.argv.index("--tau2-data") + 1])
+    if "--tau2-data" in sys.argv
+    else REPO.parent / "shared" / "external" / "tau2-retail"
+)
+
+# The README's sentence, its figures as groups (a minus sign is U+2212 on the page).
+DRIFT = re.compile(
+    r"on the helpdesk oracles, (?P<tasks>\d+) tasks × (?P<samples>\d+) samples: "
+    r"(?P<fresh>[\d.]+)% fresh, (?P<sequential>[\d.]+)% sequential "
+    r"\(drift (?P<drift>[−+][\d.]+) points\); pass 1 (?P<pass1>[−+]\d+), "
+    r"passes 2 and 3 (?P<later>[−+]\d+) points.*?(?P<regressions>\w+) tasks? in the "
+    r"regression list.*?all (?P<lower>\d+) pass less often",
+    re.S,
+)
+TAU2_SENTENCE = re.compile(
+    r"Result on the (?P<imported>\d+) train tasks: all import; (?P<oracle_passed>\d+) oracles "
+    r"pass; (?P<gold_errors>\d+) gold calls in (?P<tasks_with_gold_errors>\d+) tasks.*?agrees "
+    r"with τ²'s on (?P<verdicts_agree>\d+)/\d+ oracle.*?Automatic mutants: (?P<mutants>[\d,]+); "
+    r"(?P<killed>[\d,]+) killed, (?P<equivalent>[\d,]+) equivalent.*?(?P<survived>\d+) "
+    r"survived: mutation score (?P<mutation_score>[\d.]+) \((?P<kill_rate_all>[\d.]+) of all",
+    re.S,
+)
+
+
+def _page(name: str) -> str:
+    return re.sub(r"\s+", " ", (REPO / name).read_text(encoding="utf-8"))
+
+
+def _signed(value: float) -> str:
+    return ("−" if value < 0 else "+") + f"{abs(value):g}"
+
+
+def drift() -> dict[str, str]:
+    """The sequential track against the fresh one, figures formatted as the README writes them."""
+    import harness_world as hw
+    from harness_world.analysis.drift import track_drift
+    from harness_world.running import oracle_agent
+    from harness_world.running.sequential import RememberingAgent
+
+    tasks = hw.load_tasks("helpdesk")
+    scripts = oracle_agent("helpdesk").scripts
+    with tempfile.TemporaryDirectory() as scratch:
+        for name, track in (("fresh", hw.Fresh()), ("seq", hw.Sequential())):
+            agent = RememberingAgent(name="remembering", scripts=scripts)
+            hw.run(tasks, agent, samples=3, out=Path(scratch, name), track=track)
+        report = track_drift(Path(scratch, "fresh"), Path(scratch, "seq"), tasks)
+    later = {round(d * 100) for p, _, d in report.by_pass if p > 0}
+    return {
+        "tasks": str(len(report.tasks)),
+        "samples": "3",
+        "fresh": f"{report.fresh * 100:g}",
+        "sequential": f"{report.sequential * 100:.1f}",
+        "drift": _signed(round(report.drift * 100, 1)),
+        "pass1": _signed(round(report.by_pass[0][2] * 100)),
+        "later": _signed(later.pop()) if len(later) == 1 else f"{sorted(later)}",
+        "regressions": str(len(report.regressions)) if report.regressions else "no",
+        "lower": str(len(report.lower_on_sequential)),
+    }
+
+
+def tau2() -> dict[str, str] | None:
+    """``tau2 check``'s summary on the τ² folder, as docs/tau2.md writes it; None without it."""
+    if not (TAU2 / "db.json").is_file():
+        return None
+    done = subprocess.run(
+        [sys.executable, "-m", "harness_world", "tau2", "check", "--data", str(TAU2), "--json"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=False,
+    )
+    summary: dict[str, Any] = json.loads(done.stdout)["summary"]
+    figures = {k: f"{v:,}" for k, v in summary.items() if isinstance(v, int)}
+    figures["mutation_score"] = f"{summary['mutation_score']:.3f}"
+    figures["kill_rate_all"] = f"{summary['kill_rate_all']:.3f}"
+    return figures
+
+
+def compare(page: str, pattern: re.Pattern[str], measured: dict[str, str]) -> list[str]:
+    """Each figure the page's sentence quotes that differs from the measured one."""
+    found = pattern.search(_page(page))
+    if found is None:
+        return [f"{page}: the sentence {pattern.pattern[:60]!r}... is gone: update this script"]
+    return [
+        f"{page}: {name} is quoted {quoted}, measured {measured[name]}"
+        for name, quoted in found.groupdict().items()
+        if quoted != measured[name]
+    ]
+
+
+def main() -> int:
+    """Measure, compare, print; exit 1 on any mismatch."""
+    results: dict[str, Any] = {"drift": drift(), "tau2": tau2()}
+    mismatches = compare("README.md", DRIFT, results["drift"])
+    print("README.md sequential drift:", results["drift"])
+    if results["tau2"] is None:
+        print(f"docs/tau2.md: skipped (no τ² data at {TAU2})")
+    else:
+        mismatches += compare("docs/tau2.md", TAU2_SENTENCE, results["tau2"])
+        print("docs/tau2.md tau2 check:", results["tau2"])
+    for line in mismatches:
+        print("MISMATCH", line)
+    print(json.dumps({**results, "mismatches": mismatches}, ensure_ascii=False))
+    return 1 if mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
