@@ -15,6 +15,9 @@ this repository does not ship) is reported as skipped.
   fresh and the sequential track (`report SEQ --fresh FRESH`'s figures).
 - docs/tau2.md, `tau2 check`: tasks imported, oracles passed, gold-call errors, verdicts
   agreeing with τ², automatic mutants killed and equivalent, the kill rate over all.
+- Transcripts: a code block preceded by ``<!-- transcript: bench/doc_figures.py -->`` whose
+  first line is a ``python -m harness_world`` command and whose other lines are its output is
+  run in an empty folder, and its output must be those lines (docs/release.md's ablation).
 
 Last line: one JSON object with every figure measured and every mismatch.
 """
@@ -22,7 +25,9 @@ Last line: one JSON object with every figure measured and every mismatch.
 from __future__ import annotations
 
 import json
+import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -109,6 +114,39 @@ def tau2() -> dict[str, str] | None:
     return figures
 
 
+TRANSCRIPT = re.compile(r"<!-- transcript: bench/doc_figures.py -->\n```[^\n]*\n(.*?)```", re.S)
+
+
+def transcripts() -> list[str]:
+    """Run each marked transcript's command in an empty folder; each output that differs."""
+    wrong = []
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    for page in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        for block in TRANSCRIPT.findall(page.read_text(encoding="utf-8")):
+            command, *expected = block.rstrip("\n").splitlines()
+            words = shlex.split(command)
+            with tempfile.TemporaryDirectory() as scratch:
+                done = subprocess.run(
+                    [sys.executable, *words[1:]],
+                    capture_output=True,
+                    text=True,
+                    cwd=scratch,
+                    env=env,
+                    check=False,
+                )
+            got = done.stdout.rstrip("\n").splitlines()
+            print(f"{page.name}: `{command}`: {'same output' if got == expected else 'DIFFERS'}")
+            if got != expected:
+                pairs = zip(expected, got, strict=False)
+                lines = [f"  page: {a}\n  now:  {b}" for a, b in pairs if a != b]
+                lines += [f"  {len(expected)} lines on the page, {len(got)} now"]
+                wrong.append(f"{page.name}: `{command}` prints otherwise:\n" + "\n".join(lines))
+    return wrong
+
+
 def compare(page: str, pattern: re.Pattern[str], measured: dict[str, str]) -> list[str]:
     """Each figure the page's sentence quotes that differs from the measured one."""
     found = pattern.search(_page(page))
@@ -131,6 +169,7 @@ def main() -> int:
     else:
         mismatches += compare("docs/tau2.md", TAU2_SENTENCE, results["tau2"])
         print("docs/tau2.md tau2 check:", results["tau2"])
+    mismatches += transcripts()
     for line in mismatches:
         print("MISMATCH", line)
     print(json.dumps({**results, "mismatches": mismatches}, ensure_ascii=False))
