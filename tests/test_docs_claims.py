@@ -387,6 +387,8 @@ def test_the_built_in_worlds_and_their_counts() -> None:
         assert _number(quoted) == built_in
     for quoted in _quoted("README.md", r"payments [^|]*?\((\d+) tasks[;,]"):
         assert _number(quoted) == len(hw.load_tasks("payments"))
+    (compared,) = _quoted("README.md", r"Per-task differences against the oracles over (\d+) tasks")
+    assert _number(compared) == len(hw.load_tasks("helpdesk"))  # the compare plots' runs
 
 
 def test_the_demo_figures_the_readme_quotes() -> None:
