@@ -425,3 +425,99 @@ def test_the_demo_figures_the_readme_quotes() -> None:
     }
     (alone,) = _quoted("README.md", r"five generic advisories alone explain (\d+) of \d+")
     assert int(alone) == sum(any(x.name in generic for x in a.advisories) for a in failed)
+
+
+# ---------------------------------------------------------------------------------------------
+# Names of the library a page writes
+
+_FACADE = re.compile(r"(?<![\w.])hw\.([A-Za-z_]\w*)")
+_DOTTED = re.compile(r"(?<![\w./-])(harness_world(?:\.[A-Za-z_]\w*)+)")
+
+
+def _defined_in(path: Path, names: list[str]) -> bool:
+    """Whether a module's source defines ``names[0]`` at top level (and ``names[1]`` in it)."""
+    import ast
+
+    body = ast.parse(path.read_text(encoding="utf-8")).body
+    for name in names:
+        found = None
+        for node in body:
+            targets: list[str] = []
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                targets = [node.name]
+            elif isinstance(node, ast.Assign | ast.AnnAssign):
+                nodes = node.targets if isinstance(node, ast.Assign) else [node.target]
+                targets = [t.id for t in nodes if isinstance(t, ast.Name)]
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                targets = [(a.asname or a.name).split(".")[0] for a in node.names]
+            if name in targets:
+                found = node
+        if found is None:
+            return False
+        body = found.body if isinstance(found, ast.ClassDef) else []
+    return True
+
+
+def _source_of(parts: list[str]) -> tuple[Path, list[str]] | None:
+    """The source file of the longest module prefix of ``parts``, and the names after it."""
+    path = REPO
+    for i, part in enumerate(parts):
+        if (path / part / "__init__.py").is_file():
+            path = path / part
+        elif (path / f"{part}.py").is_file():
+            return path / f"{part}.py", parts[i + 1 :]
+        else:
+            return (path / "__init__.py", parts[i:]) if i else None
+    return path / "__init__.py", []
+
+
+def resolves(dotted: str) -> bool:
+    """Whether ``a.b.c`` is a module, or an attribute path from the longest module prefix.
+
+    A module of ``harness_world.integrations`` imports its SDK (seconds for inspect_ai), so
+    there the names are looked up in its source instead.
+    """
+    import importlib
+
+    parts = dotted.split(".")
+    if dotted.startswith("harness_world.integrations."):
+        source = _source_of(parts)
+        return source is not None and _defined_in(*source)
+    for cut in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for attribute in parts[cut:]:
+                found = getattr(found, attribute)
+        except AttributeError:
+            return False
+        return True
+    return False
+
+
+def test_every_library_name_a_page_writes_exists() -> None:
+    """``hw.X`` (``import harness_world as hw``) and every dotted ``harness_world.…`` name."""
+    import harness_world as hw
+    from harness_world.registry import ENTRY_POINT_GROUP
+
+    wrong, seen = [], 0
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        for name in sorted(set(_FACADE.findall(text))):
+            seen += 1
+            if not hasattr(hw, name):
+                wrong.append(f"{page.name}: hw.{name}")
+        for dotted in sorted(set(_DOTTED.findall(text)) - {ENTRY_POINT_GROUP}):
+            seen += 1
+            if not resolves(dotted):
+                wrong.append(f"{page.name}: {dotted}")
+    assert seen >= 60
+    assert not wrong, "no such name:\n" + "\n".join(wrong)
+    assert resolves("harness_world.running.sequential.RememberingAgent")
+    assert not resolves("harness_world.running.sequential.ForgettingAgent")
+    assert not resolves("harness_world.no_such_room")
+    assert resolves("harness_world.integrations.openai.OpenAIAgent")
+    assert not resolves("harness_world.integrations.openai.OpenAIAgent.no_such_method")
+    assert not resolves("harness_world.integrations.no_such_sdk")
