@@ -292,7 +292,7 @@ def test_the_advisories_the_readme_lists_are_the_registry() -> None:
 
 _HEADING = re.compile(r"^(#{2,3}) (D[\w-]*)\. (.*)$", re.M)
 _STATUS = re.compile(r" — (built|partial|planned|superseded)\b(.*)$")
-_ID = re.compile(r"\bD(?:\d+[a-z]?|-[a-z0-9]+-\d+[a-z]?)\b")
+_ID = re.compile(r"\bD(?:\d+[a-z]?|(?:-[a-z0-9]+)+-\d+[a-z]?)\b")
 
 
 class Entry(NamedTuple):
@@ -345,6 +345,7 @@ def test_the_status_check_catches_what_it_is_for() -> None:
         "## D1. A — built\n## D2. B — split\n## D3. C — superseded\n"
         "## D4. D — superseded by D9\n## D5. E — partial (superseded by D1)\n### D5a. F\n"
         "## D6. G — built (its cache superseded)\n"
+        "## D-a-b-1. H — superseded by D-a-b-2 and D1\n## D-a-b-2. I — built\n"
     )
     assert status_problems(decision_entries(log)) == [
         "D2: no status (built/partial/planned/superseded) ends 'B — split'",
