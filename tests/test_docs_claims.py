@@ -277,6 +277,10 @@ def test_the_readme_layout_names_every_room() -> None:
     assert len(rooms) >= 10
     missing = [r for r in rooms if not re.search(rf"^\s+{r}/\s", layout, re.M)]
     assert missing == [], f"README Layout omits harness_world/{missing}"
+    tests = layout[layout.index("\ntests/ ") : layout.index("\nbench/")]
+    folders = sorted(p.name for p in (REPO / "tests").iterdir() if (p / "__init__.py").is_file())
+    assert len(folders) >= 10
+    assert [f for f in folders if f"{f}/" not in tests] == [], "README Layout's tests/ line"
 
 
 def test_the_advisories_the_readme_lists_are_the_registry() -> None:
