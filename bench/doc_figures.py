@@ -15,6 +15,8 @@ this repository does not ship) is reported as skipped.
   fresh and the sequential track (`report SEQ --fresh FRESH`'s figures).
 - docs/tau2.md, `tau2 check`: tasks imported, oracles passed, gold-call errors, verdicts
   agreeing with τ², automatic mutants killed and equivalent, the kill rate over all.
+- README.md, bounded context: `python bench/context.py`'s estimated prompt tokens with and
+  without the policy, their ratio, and `billing_review_tag`'s ratio alone (both places).
 - Transcripts: a code block preceded by ``<!-- transcript: bench/doc_figures.py -->`` whose
   first line is a ``python -m harness_world`` command and whose other lines are its output is
   run in an empty folder, and its output must be those lines (docs/release.md's ablation).
@@ -114,6 +116,36 @@ def tau2() -> dict[str, str] | None:
     return figures
 
 
+CONTEXT_PROSE = re.compile(
+    r"`python bench/context.py`: (?P<without>[\d,]+) → (?P<with_>[\d,]+) estimated prompt "
+    r"tokens \((?P<ratio>[\d.]+)\)"
+)
+CONTEXT_ROW = re.compile(
+    r"\| (?P<ratio>[\d.]+) \((?P<with_>[\d,]+) vs (?P<without>[\d,]+); "
+    r"`billing_review_tag` alone (?P<billing>[\d.]+)\)"
+)
+
+
+def context() -> dict[str, str]:
+    """``bench/context.py``'s totals and ratios, as the README writes them."""
+    done = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "context.py")],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=True,
+    )
+    lines = done.stdout.splitlines()
+    last = json.loads(lines[-1])
+    billing = next(line for line in lines if line.startswith("helpdesk.billing_review_tag"))
+    return {
+        "without": f"{last['tokens_without']:,}",
+        "with_": f"{last['tokens_with']:,}",
+        "ratio": f"{last['tokens_with'] / last['tokens_without']:.3f}",
+        "billing": billing.rsplit("(", 1)[1].rstrip(")"),
+    }
+
+
 TRANSCRIPT = re.compile(r"<!-- transcript: bench/doc_figures.py -->\n```[^\n]*\n(.*?)```", re.S)
 
 
@@ -161,8 +193,11 @@ def compare(page: str, pattern: re.Pattern[str], measured: dict[str, str]) -> li
 
 def main() -> int:
     """Measure, compare, print; exit 1 on any mismatch."""
-    results: dict[str, Any] = {"drift": drift(), "tau2": tau2()}
+    results: dict[str, Any] = {"drift": drift(), "tau2": tau2(), "context": context()}
     mismatches = compare("README.md", DRIFT, results["drift"])
+    mismatches += compare("README.md", CONTEXT_PROSE, results["context"])
+    mismatches += compare("README.md", CONTEXT_ROW, results["context"])
+    print("README.md bounded context:", results["context"])
     print("README.md sequential drift:", results["drift"])
     if results["tau2"] is None:
         print(f"docs/tau2.md: skipped (no τ² data at {TAU2})")
