@@ -17,6 +17,8 @@ this repository does not ship) is reported as skipped.
   agreeing with τ², automatic mutants killed and equivalent, the kill rate over all.
 - README.md, bounded context: `python bench/context.py`'s estimated prompt tokens with and
   without the policy, their ratio, and `billing_review_tag`'s ratio alone (both places).
+- README.md, Performance: `bench/world_lines.py`'s lines per world now and before, and the
+  scaffold's; `bench/task_files.py`'s files, lines and nearest-sibling similarity.
 - Transcripts: a code block preceded by ``<!-- transcript: bench/doc_figures.py -->`` whose
   first line is a ``python -m harness_world`` command and whose other lines are its output is
   run in an empty folder, and its output must be those lines (docs/release.md's ablation).
@@ -146,6 +148,76 @@ def context() -> dict[str, str]:
     }
 
 
+def _bench_json(script: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, str(REPO / "bench" / script)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=True,
+    )
+    result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+def lines() -> list[str]:
+    """``bench/world_lines.py`` and ``bench/task_files.py`` against the README's rows."""
+    worlds = _bench_json("world_lines.py")
+    wrong = []
+    for name in ("helpdesk", "payments", "inventory", "tau2_retail"):
+        figures = worlds[name]
+        measured = {
+            "now": str(figures["now"]["contract_and_tools"]),
+            "before": str(figures["before"]["contract_and_tools"]),
+            "ratio": f"{figures['ratio']:.2f}",
+        }
+        row = re.compile(rf"\b{name} (?P<now>\d+) / (?P<before>\d+) \((?P<ratio>[\d.]+)\)")
+        wrong += compare("README.md", row, measured)
+    scaffold = {"lines": str(worlds["scaffold"]["contract_and_tools"])}
+    wrong += compare(
+        "README.md",
+        re.compile(r"scaffold's world \(2 entities, 2 tools\): (?P<lines>\d+) lines"),
+        scaffold,
+    )
+    files = _bench_json("task_files.py")
+    now, before = files["now"], files["before"]
+
+    def total(side: dict[str, dict[str, float]], key: str) -> str:
+        return f"{int(sum(w[key] for w in side.values())):,}"
+
+    def similar(side: dict[str, dict[str, float]], world: str) -> str:
+        return f"{side[world]['nearest_mean'] * 100:.1f}"
+
+    measured = {
+        "files_before": total(before, "files"),
+        "files_now": total(now, "files"),
+        "lines_before": total(before, "lines"),
+        "lines_now": total(now, "lines"),
+        "pay_files_before": str(before["payments"]["files"]),
+        "pay_files_now": str(now["payments"]["files"]),
+        "pay_lines_before": f"{before['payments']['lines']:,}",
+        "pay_lines_now": f"{now['payments']['lines']:,}",
+        "pay_before": similar(before, "payments"),
+        "pay_now": similar(now, "payments"),
+        "hd_before": similar(before, "helpdesk"),
+        "hd_now": similar(now, "helpdesk"),
+        "inv_before": similar(before, "inventory"),
+        "inv_now": similar(now, "inventory"),
+    }
+    row = re.compile(
+        r"\| (?P<files_before>[\d,]+) → (?P<files_now>[\d,]+) files, (?P<lines_before>[\d,]+) → "
+        r"(?P<lines_now>[\d,]+) lines .*?payments (?P<pay_files_before>\d+) → "
+        r"(?P<pay_files_now>\d+) files, (?P<pay_lines_before>[\d,]+) → "
+        r"(?P<pay_lines_now>[\d,]+) lines, nearest-sibling "
+        r"similarity (?P<pay_before>[\d.]+) % → (?P<pay_now>[\d.]+) % \(helpdesk "
+        r"(?P<hd_before>[\d.]+) → (?P<hd_now>[\d.]+) %, inventory (?P<inv_before>[\d.]+) → "
+        r"(?P<inv_now>[\d.]+) %\)"
+    )
+    wrong += compare("README.md", row, measured)
+    print("README.md lines:", {"worlds": worlds, "task_files": measured})
+    return wrong
+
+
 TRANSCRIPT = re.compile(r"<!-- transcript: bench/doc_figures.py -->\n```[^\n]*\n(.*?)```", re.S)
 
 
@@ -204,6 +276,7 @@ def main() -> int:
     else:
         mismatches += compare("docs/tau2.md", TAU2_SENTENCE, results["tau2"])
         print("docs/tau2.md tau2 check:", results["tau2"])
+    mismatches += lines()
     mismatches += transcripts()
     for line in mismatches:
         print("MISMATCH", line)
