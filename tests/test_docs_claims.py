@@ -3,12 +3,13 @@
 Every ``python -m harness_world CMD ...`` a page writes names a command that exists and only
 options of that command's parser; a command written out in a code block parses; the README's
 command table and Layout name every command and every room; every ``hw.NAME`` and dotted
-``harness_world.…`` name exists; the decision log gives each entry a status; and figures a page quotes that the code can recompute in a second (counts of tasks and
-rows, the advisories, the demo's reach) are recomputed here. Slower figures are recomputed by
+``harness_world.…`` name exists; the decision log gives each entry a status; and figures a
+page quotes that the code can recompute in a second (counts of tasks and rows, the
+advisories, the demo's reach) are recomputed here. Slower figures are recomputed by
 ``python bench/doc_figures.py``, which ``.ci/run`` runs.
 
-``docs/decisions.md`` is a log: an entry keeps the options and commands of its day (``--tau2-data``,
-since removed, is history there), so only its headings are checked.
+``docs/decisions.md`` is a log: an entry keeps the options and commands of its day
+(``--tau2-data``, since removed, is history there), so only its headings are checked.
 """
 
 from __future__ import annotations
