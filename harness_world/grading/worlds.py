@@ -364,7 +364,8 @@ def check_task_against_contract(task: Task, contract: Contract) -> list[str]:
     for i, name in enumerate(task.tools or []):
         check.tool(name, f"tools[{i}]")
     for i, forbid in enumerate(task.forbid):
-        check.fields(forbid.entity, [], f"forbid[{i}].entity")
+        held = [forbid.field] if forbid.kind == "card_number" else []
+        check.fields(forbid.entity, held, f"forbid[{i}].entity")
         check.fields(forbid.ref_entity, [], f"forbid[{i}].ref_entity")
     for i, receipt in enumerate(task.receipts):
         check.fields(receipt.entity, [], f"receipts[{i}].entity")
