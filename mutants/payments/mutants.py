@@ -154,9 +154,9 @@ def split(a: dict[str, Any]) -> list[Call]:
 
 # What a provider write that meets the task's fault and is sent again at once, keyless, breaks
 # in the harness layer: after a lost response (timeout), the key and the lookup; after
-# unavailable or rate_limited (nothing committed), the key only. A duplicated delivery raises
-# no error, so nothing is sent again.
-LOST, TURNED_AWAY = {SAME_KEY, RECONCILE}, {SAME_KEY}
+# unavailable or rate_limited (nothing was processed: the retry is a new request), nothing. A
+# duplicated delivery raises no error, so nothing is sent again.
+LOST, TURNED_AWAY = {SAME_KEY, RECONCILE}, set[str]()
 RESENT = {
     "charge_lost_response": LOST,
     "charge_timeout": LOST,
@@ -211,13 +211,16 @@ for task_id in sorted(TASKS):
     if TASKS[task_id].authority is not None:
         continue  # the note tasks have mutants of their own, below
     budget = TASKS[task_id].budgets.tool_calls or 0
-    if short in NAIVE_FAILS or short in RESENT:
+    naive = (
+        NAIVE_FAILS.get(short, set())
+        | RESENT.get(short, set())
+        | ({BOUNDED} if short in HAMMERED else set())
+    )
+    if naive:  # a keyless retry after an error that processed nothing is no mistake
         add(
             task_id,
             "naive_retry",
-            NAIVE_FAILS.get(short, set())
-            | RESENT.get(short, set())
-            | ({BOUNDED} if short in HAMMERED else set()),
+            naive,
             POLICIES["naive-retry"][task_id],
             "retried a failed provider write at once, without an idempotency key or a lookup",
         )

@@ -113,23 +113,20 @@ def _ids(args: Any) -> dict[str, Any]:
 def _refused_calls(view: TraceView) -> Advisory | None:
     items: list[tuple[int, str]] = []
     calls = view.log.calls
-    reads = {tool.name for tool in view.world.contract.tools if tool.kind == "read"}
+    looks = view.reconciliation
     for i, call in enumerate(calls):
         if call.ok or call.error is None:
             continue
         # A malformed call's ids may be what was wrong: any later success of the tool recovers
         # it; otherwise the same tool must later succeed on the same ids. A lost response may
-        # have committed: a later successful read, which shows whether it did, recovers it too
-        # (sending the write again would be the mistake).
+        # have committed: a later read that looked it up (`harness_world.grading.reconcile`),
+        # which shows whether it did, recovers it too (sending it again would be the mistake).
         ids = None if call.error.kind == "invalid_arguments" else _ids(call.args)
-        looked = call.error.kind == "timeout" and call.tool not in reads
+        looked = call.error.kind == "timeout" and call.tool in looks.writes
         recovered = any(
-            later.ok
-            and (
-                (later.tool == call.tool and (ids is None or _ids(later.args) == ids))
-                or (looked and later.tool in reads and later.tool != "wait")
-            )
-            for later in calls[i + 1 :]
+            (later.ok and later.tool == call.tool and (ids is None or _ids(later.args) == ids))
+            or (looked and looks.looks_up(i, k))
+            for k, later in enumerate(calls[i + 1 :], start=i + 1)
         )
         if not recovered:
             items.append((call.seq, f"call {call.seq} {call.tool}: {call.error.kind}"))
