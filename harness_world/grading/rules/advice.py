@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from harness_world.grading.answers import hedge_phrases
 from harness_world.grading.criteria import AdviceRule, Advisory
 from harness_world.grading.rules.grounded import ungrounded_writes
 from harness_world.grading.trace import TraceView
@@ -35,25 +36,6 @@ __all__ = [
 ]
 
 _SHOWN = 4
-_HEDGES = (
-    "i think",
-    "i believe",
-    "probably",
-    "possibly",
-    "perhaps",
-    "might",
-    "may have",
-    "not sure",
-    "unsure",
-    "seems",
-    "appears to",
-    "could not",
-    "couldn't",
-    "unable to",
-    "i assume",
-    "likely",
-)
-_HEDGE_RE = re.compile(r"\b(" + "|".join(re.escape(h) for h in _HEDGES) + r")\b", re.IGNORECASE)
 
 
 def found(name: str, items: list[tuple[int, str]]) -> Advisory | None:
@@ -66,8 +48,12 @@ def found(name: str, items: list[tuple[int, str]]) -> Advisory | None:
 
 
 def hedges(message: str) -> list[str]:
-    """The hedging phrases of a message (probably, I think, not sure, ...), sorted."""
-    return sorted({m.group(0).lower() for m in _HEDGE_RE.finditer(message)})
+    """The hedging phrases of a message (probably, I think, not sure, ...), sorted.
+
+    The answer check's phrases (`harness_world.grading.answers.hedge_phrases`): in the
+    sentence that states an answer they fail it; here they are reported wherever they occur.
+    """
+    return hedge_phrases(message)
 
 
 def _unfollowed_page(view: TraceView) -> Advisory | None:
@@ -248,7 +234,8 @@ REPEATED_CALL = AdviceRule(
 )
 HEDGED_ANSWER = AdviceRule(
     "hedged_answer",
-    "the final message hedges (probably, I think, not sure, could not, ...)",
+    "the final message hedges (probably, I think, not sure, could not, my guess, ...; the "
+    "phrases the answer check fails in the sentence of an answer)",
     _hedged_answer,
 )
 STOPPED_NEAR_BUDGET = AdviceRule(
