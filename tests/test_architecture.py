@@ -585,3 +585,72 @@ def test_no_block_of_six_lines_is_shared_between_verification_modules(tmp_path: 
         timeout=120,
     ).stdout
     assert found.startswith(f"no duplicates ({len(VERIFICATION_MODULES)} files read)"), found
+
+
+# Functions that hand back a plug-in module (a world's, oracles', mutants' or scripts' file).
+_PLUGIN_IMPORTERS = {"import_path", "plugin_module", "world_module", "_world_file"}
+# What may touch a plug-in module's namespace: the one reader, and the loader that runs it.
+_NAMESPACE_READERS = {"declared", "exec_module"}
+
+
+def _imports_plugin(node: ast.AST) -> bool:
+    """Whether an expression calls a plug-in importer."""
+    return any(
+        isinstance(call, ast.Call) and ast.unparse(call.func).split(".")[-1] in _PLUGIN_IMPORTERS
+        for call in ast.walk(node)
+    )
+
+
+def _plugin_module_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names that hold a plug-in module in a function: a `ModuleType` parameter, or what a
+    plug-in importer returned."""
+    names = {
+        a.arg
+        for a in [*function.args.args, *function.args.kwonlyargs]
+        if a.annotation is not None and "ModuleType" in ast.unparse(a.annotation)
+    }
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and _imports_plugin(node.value):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return names
+
+
+def _plugin_module_reads(source: str, label: str) -> list[str]:
+    """Every lookup of a name on a plug-in module (``getattr``, ``hasattr``, ``vars``,
+    ``__dict__``, ``module.NAME``) outside the one reader and the loader that runs it;
+    ``__file__`` and ``__name__`` only say which module it is."""
+    found = []
+    for function in ast.walk(ast.parse(source)):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        modules = _plugin_module_names(function)
+        for node in ast.walk(function):
+            target: ast.AST | None = None
+            if isinstance(node, ast.Call) and node.args:
+                if ast.unparse(node.func) in ("getattr", "hasattr", "setattr", "vars"):
+                    target = node.args[0]
+            elif isinstance(node, ast.Attribute) and node.attr not in ("__file__", "__name__"):
+                target = node.value
+            plugin = (isinstance(target, ast.Name) and target.id in modules) or (
+                target is not None and _imports_plugin(target)
+            )
+            if plugin and function.name not in _NAMESPACE_READERS:
+                found.append(f"{label}:{function.name}: {ast.unparse(node)}")
+    return found
+
+
+def test_a_plug_in_module_is_read_only_through_its_one_declaration() -> None:
+    """No `getattr` on world modules: a world's, oracles', mutants' or scripts' file is read
+    by `declared` alone, which takes the one name the file declares (``WORLD``, ``ORACLES``,
+    ``MUTANTS``, ``SCRIPTS``) and checks its type; nothing else looks a name up on a module."""
+    before = (
+        "def load(world, folder):\n"
+        "    module = plugin_module('oracles', world, folder)\n"
+        "    agents = getattr(module, 'REFERENCE_AGENTS', {})\n"
+        "    return module.ORACLES, hasattr(module, 'load_data'), module.__file__\n"
+    )
+    assert len(_plugin_module_reads(before, "example")) == 3  # the check sees each lookup
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        found += _plugin_module_reads(path.read_text(), str(path.relative_to(REPO)))
+    assert not found, "plug-in modules read outside their declaration:\n" + "\n".join(found)

@@ -11,16 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import harness_world as hw
 from harness_world.coverage import load_oracles, record_calls, run_script
-from harness_world.engine.paths import builtin_dir
 from harness_world.grading.checker import grade
 from harness_world.grading.disclosure import card_numbers, discloses, held_values, luhn, normalise
-from harness_world.grading.task import load_task
 from harness_world.grading.trust_spec import Forbidden
 from harness_world.grading.worlds import check_task_against_contract
 from tests.conftest import examples
@@ -150,17 +149,14 @@ def test_a_card_number_declaration_names_its_field() -> None:
         Forbidden(id="c", kind="card_number", entity="customers")
 
 
-def test_a_task_naming_a_missing_card_field_is_refused(tmp_path: Any) -> None:
-    source = (
-        (builtin_dir("tasks") / "payments" / "charge_no_fault.toml")
-        .read_text()
-        .replace('field = "legacy_card_number"', 'field = "card_pan"')
-    )
-    path = tmp_path / "t.toml"
-    path.write_text(source)
-    task = load_task(path)
-    contract = hw.load_world("payments").contract
-    problems = check_task_against_contract(task, contract)
+def test_a_task_naming_a_missing_card_field_is_refused() -> None:
+    task = TASKS["payments.charge_no_fault"]
+    forbid = [
+        msgspec.structs.replace(f, field="card_pan") if f.kind == "card_number" else f
+        for f in task.forbid
+    ]
+    edited = msgspec.structs.replace(task, forbid=forbid)
+    problems = check_task_against_contract(edited, hw.load_world("payments").contract)
     assert any("no field 'card_pan'" in p for p in problems), problems
 
 
