@@ -27,9 +27,19 @@ from harness_world.running.agents import ScriptedAgent, oracle_agent
 from harness_world.running.attempt import Attempt
 from harness_world.running.oracles import REFERENCE_POLICIES, declared_oracles
 
-__all__ = ["REFERENCE_AGENT_NAMES", "DoNothingAgent", "reference_agent", "scripted_agent"]
+__all__ = [
+    "CORE_AGENT_NAMES",
+    "REFERENCE_AGENT_NAMES",
+    "DoNothingAgent",
+    "named_agent",
+    "reference_agent",
+    "scripted_agent",
+]
 
 REFERENCE_AGENT_NAMES: Final = ("oracle", *REFERENCE_POLICIES, "do-nothing")
+
+CORE_AGENT_NAMES: Final = (*REFERENCE_AGENT_NAMES, "scripted")
+"""The agents the core makes by name (`named_agent`); extensions add others (model agents)."""
 
 
 @attrs.frozen(slots=True)
@@ -87,3 +97,26 @@ def scripted_agent(path: Path) -> ScriptedAgent:
 
 
 _SCRIPTS = "a scripts file declares SCRIPTS = {task_id: script}"
+
+
+def named_agent(
+    name: str, *, world: str | Path | WorldLocation | None, script: Path | None
+) -> ScriptedAgent | DoNothingAgent:
+    """The core agent ``name`` (one of `CORE_AGENT_NAMES`), as ``run --agent`` names it.
+
+    Args:
+        name: The agent's name.
+        world: The world whose reference solutions a reference agent plays.
+        script: For ``scripted``: a .py file defining ``SCRIPTS = {task_id: script}``.
+
+    Raises:
+        ValueError: What the agent lacks (its world or script), naming the ``run`` option
+            that gives it, or an unknown name.
+    """
+    if name == "scripted":
+        if script is None or not script.is_file():
+            raise ValueError("--agent scripted needs --script FILE (a .py defining SCRIPTS)")
+        return scripted_agent(script)
+    if world is None:
+        raise ValueError(f"--agent {name} needs --world (whose reference solutions)")
+    return reference_agent(world, name)
