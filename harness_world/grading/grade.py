@@ -6,7 +6,7 @@ from typing import Literal
 
 import msgspec
 
-__all__ = ["CriterionKind", "CriterionVerdict", "Grade", "VerdictStatus"]
+__all__ = ["CriterionKind", "CriterionVerdict", "Grade", "RequiredItem", "VerdictStatus"]
 
 CriterionKind = Literal["state", "trace", "budget", "prose"]
 VerdictStatus = Literal["passed", "failed", "not_reviewed"]
@@ -76,3 +76,25 @@ class Grade(msgspec.Struct, frozen=True, kw_only=True):
             line = f"{v.id}: {v.detail}" if v.detail else v.id
             lines.append(line if len(line) <= width else line[: width - 1] + "…")
         return lines
+
+
+class RequiredItem(msgspec.Struct, frozen=True, kw_only=True):
+    """One required change of the set R and whether the final state holds it.
+
+    ``state.required`` decides R ⊆ Δ as a whole; these are its members, one per requirement and
+    target row (an unlinked ``create`` counts once), so partial credit can count |R ∩ Δ|.
+
+    Attributes:
+        requirement: The requirement's index in the task's ``require`` list.
+        kind: ``set``, ``create``, ``delete`` or ``row``.
+        where: The row the change is required on (``entity:key``), or the entity of an unlinked
+            ``create``.
+        met: Whether Δ holds the change.
+        detail: What is missing, as ``state.required`` words it (empty when met).
+    """
+
+    requirement: int
+    kind: str
+    where: str
+    met: bool
+    detail: str = ""
