@@ -8,6 +8,7 @@ parameter structs, so there is one declaration for each fact.
 from __future__ import annotations
 
 import functools
+import string
 from collections.abc import Callable, Iterable
 from typing import Any, Final, Literal
 
@@ -25,6 +26,7 @@ __all__ = [
     "Entity",
     "Field",
     "FieldType",
+    "Lookup",
     "Params",
     "Problem",
     "Tool",
@@ -167,6 +169,78 @@ class Derived(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
             return False
 
 
+class Lookup(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """How a write tool's effect is looked up: the read that reconciles a lost response.
+
+    After a write whose response was lost (``timeout``), only a read of the thing that failed
+    says whether it happened. A lookup is either a **row** (``entity`` and ``key``): a
+    successful call whose result holds that row whole, whatever tool made the call; or a
+    **lookup tool** (``tool`` and ``args``): a successful call of that read tool given each of
+    ``args`` with the value the write was given (an empty result is an answer too: nothing
+    was made). A lookup naming an argument the write was not given does not apply to it.
+
+    Attributes:
+        entity: The entity of the row the write changes.
+        key: That row's key as a `str.format` template over the write's arguments (e.g.
+            ``"{item_id}@{warehouse_id}"``).
+        tool: A read tool that finds the write's effect (for rows it creates, whose keys the
+            caller cannot know).
+        args: For ``tool``: the write's arguments the lookup must be given, under the same
+            names and with the same values (e.g. ``("order_id",)``).
+    """
+
+    entity: str = ""
+    key: str = ""
+    tool: str = ""
+    args: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if bool(self.entity) != bool(self.key) or bool(self.entity) == bool(self.tool):
+            raise ValueError(
+                "a lookup is a row (entity and key) or a lookup tool (tool and args), not both"
+            )
+        if self.tool and not self.args:
+            raise ValueError(f"lookup tool {self.tool!r}: name the arguments it must be given")
+
+    def names(self) -> tuple[str, ...]:
+        """The write's arguments this lookup reads (from its key template or its args)."""
+        if self.tool:
+            return self.args
+        return tuple(f for _, f, _, _ in string.Formatter().parse(self.key) if f)
+
+    def row_key(self, args: object) -> str | None:
+        """The key of the row it reads, for a write called with ``args`` (None: not given)."""
+        if not self.key or not isinstance(args, dict):
+            return None
+        try:
+            return self.key.format(**args)
+        except (KeyError, IndexError, ValueError):
+            return None
+
+    def called(self, tool: str, lookup_args: object, write_args: object) -> bool:
+        """Whether a call of ``tool`` with ``lookup_args`` is this lookup of that write."""
+        if tool != self.tool or not isinstance(lookup_args, dict):
+            return False
+        if not isinstance(write_args, dict):
+            return False
+        return all(
+            name in write_args
+            and name in lookup_args
+            and to_json(lookup_args[name]) == to_json(write_args[name])
+            for name in self.args
+        )
+
+    def describe(self, args: object) -> str:
+        """The lookup for a write called with ``args``, in words (empty when it does not apply)."""
+        key = self.row_key(args)
+        if key is not None:
+            return f"a read returning {self.entity} {key!r}"
+        if self.tool and isinstance(args, dict) and all(a in args for a in self.args):
+            given = ", ".join(f"{a}={args[a]!r}" for a in self.args)
+            return f"{self.tool} with {given}"
+        return ""
+
+
 PAGING_FIELDS: Final = frozenset({"offset", "next_offset", "limit"})
 """The fields of a listing's result that say where a page is: they repeat or follow from the
 caller's own arguments, so they never show the agent anything about the world."""
@@ -199,6 +273,13 @@ class Tool:
             the rows it returns (see `harness_world.grading.shown`). ``("total",)`` by default,
             the size of every listing `harness_world.engine.ToolContext.page` makes; part of the
             contract's hash when it differs. Never a pagination field (`PAGING_FIELDS`).
+        lookups: For a write tool: how its effect is looked up (`Lookup`), the only reads that
+            reconcile a lost response (``harness.reconcile_before_retry``,
+            ``harness.no_unverified_action``); None: not declared, any successful read but
+            ``wait`` counts. Part of the contract's hash when declared.
+        replayed: For a write tool taking an ``idempotency_key``: the result field that, when
+            true, says the provider answered a repeat with the original (a confirmed replay,
+            a safe retry). Part of the contract's hash when declared.
 
     """
 
@@ -209,6 +290,33 @@ class Tool:
     run: ToolRun
     derives: tuple[Derived, ...] = ()
     aggregates: tuple[str, ...] = attrs.field(default=DEFAULT_AGGREGATES)
+    lookups: tuple[Lookup, ...] | None = None
+    replayed: str = ""
+
+    def __attrs_post_init__(self) -> None:
+        if (self.lookups is not None or self.replayed) and self.kind != "write":
+            raise ValueError(f"tool {self.name!r}: only a write tool declares lookups or replayed")
+        fields = set(self.params.__struct_fields__)
+        for lookup in self.lookups or ():
+            unknown = sorted(set(lookup.names()) - fields)
+            if unknown:
+                raise ValueError(
+                    f"tool {self.name!r}: its lookup names no argument {', '.join(unknown)}"
+                )
+
+    def lookup_hint(self, args: object) -> str:
+        """How the effect of a call with ``args`` is looked up, in words (empty: undeclared)."""
+        if self.lookups is None:
+            return ""
+        ways = [w for w in (lookup.describe(args) for lookup in self.lookups) if w]
+        if self.replayed and isinstance(args, dict) and args.get("idempotency_key") is not None:
+            ways.append(
+                f"the same call with the same idempotency_key ({self.replayed}: true in its "
+                "result confirms the original)"
+            )
+        if not ways:
+            return "nothing looks its effect up: do not send it again or act on it unverified"
+        return "look its effect up before sending it again or acting on it: " + "; or ".join(ways)
 
     @aggregates.validator
     def _no_paging(self, _: object, value: tuple[str, ...]) -> None:
@@ -289,6 +397,8 @@ class Contract:
                 raise TypeError(
                     f"tool {t.name!r}: params must subclass harness_world.engine.Params"
                 )
+        for t in self.tools:
+            _check_lookups(t, entities, tools)
         object.__setattr__(self, "_entity_by_name", entities)
         object.__setattr__(self, "_tool_by_name", tools)
         described = {
@@ -313,11 +423,28 @@ class Contract:
         return self._tool_by_name.get(name)
 
 
+def _check_lookups(t: Tool, entities: dict[str, Entity], tools: dict[str, Tool]) -> None:
+    """A write tool's lookups name an entity of the contract or a read tool taking their args."""
+    for lookup in t.lookups or ():
+        if lookup.entity and lookup.entity not in entities:
+            raise ValueError(f"tool {t.name!r}: its lookup names no entity {lookup.entity!r}")
+        if not lookup.tool:
+            continue
+        reader = tools.get(lookup.tool)
+        if reader is None or reader.kind != "read":
+            raise ValueError(f"tool {t.name!r}: its lookup tool {lookup.tool!r} is no read tool")
+        missing = sorted(set(lookup.args) - set(reader.params.__struct_fields__))
+        if missing:
+            raise ValueError(
+                f"tool {t.name!r}: lookup tool {lookup.tool!r} takes no {', '.join(missing)}"
+            )
+
+
 def _described_tool(t: Tool) -> dict[str, Any]:
     """What the contract hash covers of a tool.
 
-    ``derives`` is included only when declared, so contracts without derived effects keep
-    their hash.
+    ``derives``, ``lookups`` and ``replayed`` are included only when declared, so contracts
+    without them keep their hash.
     """
     described: dict[str, Any] = {
         "name": t.name,
@@ -329,6 +456,10 @@ def _described_tool(t: Tool) -> dict[str, Any]:
         described["derives"] = list(t.derives)
     if t.aggregates != DEFAULT_AGGREGATES:
         described["aggregates"] = list(t.aggregates)
+    if t.lookups is not None:
+        described["lookups"] = list(t.lookups)
+    if t.replayed:
+        described["replayed"] = t.replayed
     return described
 
 

@@ -291,6 +291,7 @@ class FaultPolicy:
         error: ToolError | None,
         blob: bytes,
         again: Callable[[], object],
+        hint: str = "",
     ) -> tuple[ToolError | None, bytes]:
         """Apply the post-execution part of a firing to the call's outcome.
 
@@ -300,22 +301,25 @@ class FaultPolicy:
             error: The tool's own typed error (None on success).
             blob: The tool's result as JSON bytes.
             again: Runs the tool once more with the same arguments (a second delivery).
+            hint: How the call's effect is looked up (`harness_world.engine.Tool.lookup_hint`),
+                added to a ``timeout``'s message.
 
         """
         if firing.deliver_twice and error is None:
             again()
         if firing.drop_response and error is None:
-            return ToolError("timeout", _TIMEOUT.format(tool=tool)), b"null"
+            message = _TIMEOUT.format(tool=tool) + (f"; {hint}" if hint else "")
+            return ToolError("timeout", message), b"null"
         return error, blob
 
 
+# The messages name no provider: a world without one (a helpdesk) meets the same faults.
 _UNAVAILABLE: Final = (
-    "{tool}: provider unavailable (connection refused before the request was accepted); "
+    "{tool}: service unavailable (connection refused before the request was accepted); "
     "nothing was processed"
 )
 _TIMEOUT: Final = (
-    "{tool}: no response from the provider before the deadline; the request may or may not "
-    "have been processed"
+    "{tool}: no response before the deadline; the request may or may not have been processed"
 )
 
 
@@ -329,7 +333,7 @@ def _rate_limited(tool: str, wait: int) -> ToolError:
     )
     return ToolError(
         "rate_limited",
-        f"{tool}: rate limited by the provider; nothing was processed; retry_after={wait}: {when}",
+        f"{tool}: rate limited; nothing was processed; retry_after={wait}: {when}",
     )
 
 

@@ -36,6 +36,7 @@ from harness_world.engine.contract import (
     Derived,
     Entity,
     Field,
+    Lookup,
     Params,
     Tool,
 )
@@ -164,6 +165,8 @@ def tool(
     name: str | None = None,
     derives: tuple[Derived, ...] = (),
     aggregates: tuple[str, ...] = DEFAULT_AGGREGATES,
+    lookups: tuple[Lookup, ...] | None = None,
+    replayed: str = "",
 ) -> Callable[[Callable[..., Any]], Tool]:
     """Declare a tool from a typed function: its parameters, hints and docstring.
 
@@ -174,11 +177,15 @@ def tool(
         derives: Rows it writes as a consequence of the one the agent addressed.
         aggregates: Top-level result fields that are facts about the world outside any row
             (see `Tool.aggregates`; default ``("total",)``, a listing's size).
+        lookups: For a write tool: how its effect is looked up after a lost response (see
+            `Tool.lookups`; None: not declared).
+        replayed: For a write tool with an ``idempotency_key``: the result field that, when
+            true, confirms a repeat was answered with the original (see `Tool.replayed`).
 
     Raises:
         DeclarationError: for a parameter without a type hint, a type the schema cannot
-            express, an ``Args`` entry naming no parameter, no docstring, or a pagination
-            field declared as an aggregate.
+            express, an ``Args`` entry naming no parameter, no docstring, a pagination
+            field declared as an aggregate, or lookups on a read tool or naming no parameter.
     """
 
     def declare(fn: Callable[..., Any]) -> Tool:
@@ -195,6 +202,7 @@ def tool(
                 f"{where}: tool {fn.__name__!r}: {', '.join(echoed)} is a pagination field "
                 "(it echoes the caller's arguments), never an aggregate"
             )
+        _check_lookups(fn.__name__, where, kind, names, lookups, replayed)
         return Tool(
             name=name or fn.__name__,
             description=description,
@@ -203,9 +211,32 @@ def tool(
             run=_Keywords(fn, names),
             derives=derives,
             aggregates=aggregates,
+            lookups=lookups,
+            replayed=replayed,
         )
 
     return declare
+
+
+def _check_lookups(
+    tool_name: str,
+    where: str,
+    kind: str,
+    names: tuple[str, ...],
+    lookups: tuple[Lookup, ...] | None,
+    replayed: str,
+) -> None:
+    """Lookups and a replay flag belong to a write tool and name only its parameters."""
+    if (lookups is not None or replayed) and kind != "write":
+        raise DeclarationError(
+            f"{where}: tool {tool_name!r}: only a write tool declares lookups or replayed"
+        )
+    for lookup in lookups or ():
+        unknown = sorted(set(lookup.names()) - set(names))
+        if unknown:
+            raise DeclarationError(
+                f"{where}: tool {tool_name!r}: a lookup names no parameter {', '.join(unknown)}"
+            )
 
 
 def literal_values(alias: Any) -> tuple[str, ...]:

@@ -291,6 +291,7 @@ class Session:
                 None,
                 blob,
                 lambda: self._deliver_again(spec, params, writes, modes),
+                spec.lookup_hint(given) if firing.drop_response else "",
             )
         return None, blob
 

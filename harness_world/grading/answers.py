@@ -12,7 +12,16 @@ type the message asserts:
   ``none``);
 * hedges fail with a reason: a list of several candidates, a range (``14-15``, ``between 14 and
   15``), either/or (``14 or 15``), and qualifiers (``about``, ``at least``, ``15 or so``,
-  ``probably``).
+  ``probably``), and any of `HEDGE_PHRASES` (``could not``, ``might``, ``my guess``, ...) in
+  the sentence that states the answer;
+* an answer the message denies fails, naming the phrase: negated (``not 15``, ``It is not
+  15.``, ``15, not 15``), retracted (``15 (this is wrong)``, ``scratch that``) or called a
+  guess (``my guess is 15``);
+* prose must agree with a structured answer: beside ``{"answer": 3}`` the prose may state no
+  other value of the answer's type (``4 legacy items``, a non-target id), and may not deny the
+  value it states;
+* ids are case-sensitive: ``t-1001`` names no row when the ids are ``T-1001`` (the detail says
+  so).
 
 Everything here is a pure function of the message, the instruction and the expected value.
 """
@@ -23,16 +32,20 @@ import itertools
 import json
 import re
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import attrs
 
 __all__ = [
+    "GUESS_PHRASES",
+    "HEDGE_PHRASES",
     "AnswerKind",
     "IdAnswer",
     "Judgement",
     "Mention",
     "date_mentions",
+    "denial",
+    "hedge_phrases",
     "judge",
     "number_mentions",
     "pair_hedge",
@@ -289,9 +302,67 @@ _AFTER = re.compile(
     r"at most\b|or later\b|or earlier\b)",
     re.IGNORECASE,
 )
+HEDGE_PHRASES: Final = (
+    "maybe",
+    "probably",
+    "possibly",
+    "perhaps",
+    "uncertain",
+    "could be",
+    "i think",
+    "i believe",
+    "i assume",
+    "estimate",
+    "estimated",
+    "roughly",
+    "approximately",
+    "might",
+    "may have",
+    "seems",
+    "appears to",
+    "likely",
+    "could not",
+    "couldn't",
+    "unable to",
+)
+"""Words that qualify a statement: in the sentence that states an answer, the answer fails.
+The ``hedged_answer`` advisory reports the same phrases wherever a final message says them."""
+GUESS_PHRASES: Final = (
+    "i guess",
+    "my guess",
+    "a guess",
+    "guessing",
+    "guesstimate",
+    "i don't know",
+    "no idea",
+    "not sure",
+    "unsure",
+)
+"""Words that call a statement a guess: an answer they go with fails, named as a guess."""
+_CANNOT = frozenset({"could not", "couldn't", "unable to"})
 _UNSURE = re.compile(
-    r"\b(?:maybe|probably|possibly|perhaps|not sure|unsure|uncertain|could be|i think|"
-    r"i guess|i believe|estimated?|roughly|approximately)\b",
+    r"\b(?:" + "|".join(re.escape(p) for p in (*GUESS_PHRASES, *HEDGE_PHRASES)) + r")\b",
+    re.IGNORECASE,
+)
+# A yes/no answer says "No, I could not find one": not being able to find is the answer there.
+_UNSURE_YES_NO = re.compile(
+    r"\b(?:"
+    + "|".join(re.escape(p) for p in (*GUESS_PHRASES, *HEDGE_PHRASES) if p not in _CANNOT)
+    + r")\b",
+    re.IGNORECASE,
+)
+_NEGATED = re.compile(
+    r"(?:\bnot|n't|\bnever|\bno longer)\s+(?:(?:exactly|quite|just|only|equal to|even)\s+)?$",
+    re.IGNORECASE,
+)
+_GUESSED = re.compile(
+    r"\b(?:" + "|".join(re.escape(p) for p in GUESS_PHRASES) + r")\b", re.IGNORECASE
+)
+_RETRACTED = re.compile(
+    r"\b(?:this|that|it)(?: is|'s| was)(?: probably| likely| definitely)? (?:wrong|incorrect|"
+    r"not right|not correct|not the answer|a guess|made up)\b|\bscratch that\b|"
+    r"\bdisregard (?:this|that)\b|\bignore (?:this|that)\b|\bi take (?:it|this|that) back\b|"
+    r"\bnot the (?:right |correct |real )?answer\b|\bwrong answer\b",
     re.IGNORECASE,
 )
 _RANGE_JOIN = re.compile(r"^\s*(?:-|–|—|to|through|thru|until)\s*$", re.IGNORECASE)
@@ -309,6 +380,20 @@ def _sentence(message: str, mention: Mention) -> str:
     if dot:
         ends.append(mention.end + dot.start())
     return message[start : min(ends) if ends else len(message)]
+
+
+def _and_next(message: str, mention: Mention) -> str:
+    """The sentence around a mention and the one after it (where "Scratch that." goes)."""
+    here = _sentence(message, mention)
+    dot = re.search(r"[.!?\n](?:\s|$)", message[mention.end :])
+    if dot is None:
+        return here
+    rest = message[mention.end + dot.end() :]
+    first = re.search(r"\S", rest)
+    if first is None:
+        return here
+    after = _sentence(rest, Mention(None, first.start(), first.start(), ""))
+    return f"{here}. {after}"
 
 
 def _pair_hedge(message: str, first: Mention, second: Mention) -> str:
@@ -335,18 +420,43 @@ def pair_hedge(message: str, mentions: list[Mention]) -> str:
 def qualifier_hedge(message: str, mentions: list[Mention], *, dates: bool = False) -> str:
     """A qualifier next to a candidate, or an unsure word in its sentence; empty when none.
 
-    Qualifiers: ``about 15``, ``at least 15``, ``15 or so``, ``15+``; unsure words:
-    ``probably``, ``maybe``, ``I think``.
+    Qualifiers: ``about 15``, ``at least 15``, ``15 or so``, ``15+``; unsure words: any of
+    `HEDGE_PHRASES` (``probably``, ``I think``, ``could not``) and `GUESS_PHRASES`.
     """
     before_pattern = _BEFORE_DATE if dates else _BEFORE_NUMBER
     for mention in mentions:
         before = before_pattern.search(message[max(0, mention.start - 16) : mention.start])
         after = _AFTER.match(message[mention.end : mention.end + 16])
-        unsure = _UNSURE.search(_sentence(message, mention))
+        sentence = _sentence(message, mention)
+        unsure = _GUESSED.search(sentence) or _UNSURE.search(sentence)
         for match in (before, after, unsure):
             if match is not None:
-                return f"qualified: {match.group(0).strip()!r} with {mention.text.strip()!r}"
+                phrase = match.group(0).strip()
+                how = "called a guess" if phrase.lower() in GUESS_PHRASES else "qualified"
+                return f"{how}: {phrase!r} with {mention.text.strip()!r}"
     return ""
+
+
+def denial(message: str, mentions: list[Mention]) -> str:
+    """How the message denies a stated value, naming the phrase; empty when it does not.
+
+    Negated: ``not``, ``n't`` or ``never`` right before it (``It is not 15``, ``15, not 15``).
+    Retracted: a phrase in its sentence, or the next one, that takes the statement back
+    (``15 (this is wrong)``, ``15. Scratch that.``, ``not the answer``).
+    """
+    for mention in mentions:
+        negated = _NEGATED.search(message[max(0, mention.start - 24) : mention.start])
+        if negated is not None:
+            return f"negated: {(negated.group(0) + mention.text).strip()!r}"
+        retracted = _RETRACTED.search(_and_next(message, mention))
+        if retracted is not None:
+            return f"retracted: {retracted.group(0)!r} with {mention.text.strip()!r}"
+    return ""
+
+
+def hedge_phrases(message: str) -> list[str]:
+    """Every hedge or guess phrase a message says (`HEDGE_PHRASES`, `GUESS_PHRASES`), sorted."""
+    return sorted({m.group(0).lower() for m in _UNSURE.finditer(message)})
 
 
 # -- judging --------------------------------------------------------------------------------
@@ -384,10 +494,18 @@ def _single(
         return Judgement(False, f"no {name} stated in the final message")
     if len(values) > 1:
         shown = _shown([_fmt(v) for v in values])
-        return Judgement(False, f"hedged {name}: two candidates ({shown}); state one {name}")
+        noun = "date" if kind == "date" else "number"
+        return Judgement(
+            False,
+            f"two {name}s stated ({shown}): state the {name} as the only {noun} in the final "
+            f"message (a total or any other {noun} beside it reads as a second {name})",
+        )
     reason = qualifier_hedge(message, mentions, dates=kind == "date")
     if reason:
         return Judgement(False, f"hedged {name}: {reason}; state exactly one {name}")
+    reason = denial(message, mentions)
+    if reason:
+        return Judgement(False, f"the {name} stated is {reason}; state the {name} plainly, once")
     if not same(values[0], expected):
         return Judgement(False, f"states {_fmt(values[0])}, expected {_fmt(expected)}")
     return Judgement(True, f"states {_fmt(expected)}, the only {name} in the final message")
@@ -431,7 +549,8 @@ def _structured(kind: AnswerKind, value: Any, expected: Any, ids: IdAnswer | Non
     if kind == "ids":
         if ids is None:
             return Judgement(False, "no id set to compare with")
-        return _compare_ids({str(v) for v in value}, ids, set(), "structured answer")
+        said = {str(v) for v in value}
+        return _compare_ids(said, ids, set(), "structured answer", said)
     if kind == "date":
         value = value.strip()[:10]
     same: _Same = _same_amount if kind == "amount" else _same_exactly
@@ -444,7 +563,7 @@ def _yes_no(message: str, expected: bool) -> Judgement:
     first = re.split(r"(?<=[.!?])\s|\n", message.strip(), maxsplit=1)[0]
     words = [w.lower() for w in _WORD.findall(first)]
     said = [w == "yes" for w in words if w in ("yes", "no")]
-    unsure = _UNSURE.search(first)
+    unsure = _UNSURE_YES_NO.search(first)
     if unsure or (True in said and False in said):
         why = repr(unsure.group(0)) if unsure else "both yes and no"
         return Judgement(False, f"hedged yes/no answer: {why} in {first.strip()!r}")
@@ -453,6 +572,76 @@ def _yes_no(message: str, expected: bool) -> Judgement:
     if said[0] != expected:
         return Judgement(False, f"answers {_fmt(said[0])}, expected {_fmt(expected)}")
     return Judgement(True, f"answers {_fmt(expected)}")
+
+
+# -- a structured answer and the prose around it ------------------------------------------
+
+
+def _prose(message: str) -> str:
+    """The message without its structured answer (empty when the answer is the whole message)."""
+    stripped = message.strip()
+    if stripped.startswith("{") and stripped.endswith("}"):
+        try:
+            data = json.loads(stripped)
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and "answer" in data:
+            return ""
+    lines = [line for line in stripped.splitlines() if line.strip()]
+    return "\n".join(lines[:-1])
+
+
+def _introduced(prose: str, name: str) -> Judgement | None:
+    """A guess or a retraction in the prose's last sentence, which introduces the answer line."""
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n", prose.strip()) if s.strip()]
+    last = sentences[-1] if sentences else ""
+    guessed, retracted = _GUESSED.search(last), _RETRACTED.search(last)
+    if guessed is not None:
+        return Judgement(False, f"the structured {name} is called a guess: {guessed.group(0)!r}")
+    if retracted is not None:
+        return Judgement(False, f"the structured {name} is retracted: {retracted.group(0)!r}")
+    return None
+
+
+def _agreeing(
+    kind: AnswerKind, prose: str, mentions: list[Mention], value: Any, same: _Same
+) -> Judgement | None:
+    """Prose stating another value than the structured one, or denying it; None: it agrees."""
+    name = _KIND_NAMES[kind]
+    other = [m for m in mentions if not same(m.value, value)]
+    if other:
+        return Judgement(
+            False,
+            f"the prose states {other[0].text.strip()!r} besides the structured answer "
+            f"{_fmt(value)}: state one {name}, nothing else of its kind",
+        )
+    reason = qualifier_hedge(prose, mentions, dates=kind == "date") or denial(prose, mentions)
+    if reason:
+        return Judgement(False, f"the prose around the structured {name} is {reason}")
+    return _introduced(prose, name)
+
+
+def _prose_agrees(
+    kind: AnswerKind, prose: str, value: Any, instruction: str, ids: IdAnswer | None
+) -> Judgement | None:
+    """Why the prose beside a right structured answer says otherwise (None: it agrees)."""
+    if not prose.strip():
+        return None
+    if kind == "yes_no":
+        said = [w.lower() for w in _WORD.findall(prose)[:1] if w.lower() in ("yes", "no")]
+        if said and (said[0] == "yes") != bool(value):
+            return Judgement(
+                False, f"the prose answers {said[0]}, the structured answer {_fmt(value)}"
+            )
+        return _introduced(prose, "yes/no answer")
+    if kind == "ids":
+        return _ids_agree(prose, value, ids, instruction)
+    if kind == "date":
+        told = {m.value for m in date_mentions(instruction)}
+        found = [m for m in date_mentions(prose) if m.value not in told or m.value == value]
+        return _agreeing(kind, prose, found, str(value).strip()[:10], lambda a, b: a == b)
+    numbers = _without_instruction(number_mentions(prose), instruction, value)
+    return _agreeing(kind, prose, numbers, value, _same_amount if kind == "amount" else _same_count)
 
 
 def judge(
@@ -477,7 +666,10 @@ def judge(
     """
     given, value = structured_answer(message)
     if given:
-        return _structured(kind, value, expected, ids)
+        judged = _structured(kind, value, expected, ids)
+        if not judged.ok:
+            return judged
+        return _prose_agrees(kind, _prose(message), value, instruction, ids) or judged
     if structured_only:
         return Judgement(False, 'no structured answer: end the final message with {"answer": ...}')
     if kind == "yes_no":
@@ -515,12 +707,19 @@ class IdAnswer:
     is_row: Callable[[str], bool]
 
 
-def _compare_ids(named: set[str], expected: IdAnswer, given: set[str], how: str) -> Judgement:
+def _compare_ids(
+    named: set[str], expected: IdAnswer, given: set[str], how: str, said: set[str] | None = None
+) -> Judgement:
     missing = sorted(expected.targets - named)
     extra = sorted(t for t in named - expected.targets - given if expected.is_row(t))
     problems = []
     if missing:
-        problems.append(f"lacks {_shown(missing)}")
+        folded = {t.casefold(): t for t in (said if said is not None else named)}
+        cased = [
+            f"{folded[m.casefold()]} for {m}" for m in missing if folded.get(m.casefold(), m) != m
+        ]
+        note = f" (written {_shown(cased)}: ids are case-sensitive)" if cased else ""
+        problems.append(f"lacks {_shown(missing)}{note}")
     if extra:
         problems.append(f"also names rows that are not targets: {_shown(extra)}")
     if problems:
@@ -539,8 +738,35 @@ def _ids(message: str, expected: IdAnswer, instruction: str) -> Judgement:
     truncated = _ELLIPSIS.search(message) if mentions else None
     if not reason and truncated:
         reason = f"a truncated list ({truncated.group(0)!r})"
-    reason = reason or qualifier_hedge(message, mentions)
+    reason = reason or qualifier_hedge(message, mentions) or denial(message, mentions)
     if reason:
         return Judgement(False, f"hedged id list: {reason}; name every id, once, plainly")
     given = set(_TOKEN.findall(instruction))
-    return _compare_ids({m.value for m in mentions}, expected, given, "final message")
+    said = set(_TOKEN.findall(message))
+    return _compare_ids({m.value for m in mentions}, expected, given, "final message", said)
+
+
+def _ids_agree(
+    prose: str, value: list[Any], expected: IdAnswer | None, instruction: str
+) -> Judgement | None:
+    """Ids the prose names beside a structured id list that the list does not hold."""
+    if expected is None:
+        return None
+    named = {str(v) for v in value}
+    given = set(_TOKEN.findall(instruction))
+    mentions = [
+        Mention(m.group(0), m.start(), m.end(), m.group(0))
+        for m in _TOKEN.finditer(prose)
+        if m.group(0) in expected.targets or expected.is_row(m.group(0))
+    ]
+    other = sorted({m.value for m in mentions if m.value not in named and m.value not in given})
+    if other:
+        return Judgement(
+            False,
+            f"the prose names {_shown(other)}, which the structured answer does not: name "
+            "every id once, in the answer",
+        )
+    reason = qualifier_hedge(prose, mentions) or denial(prose, mentions)
+    if reason:
+        return Judgement(False, f"the prose around the structured id list is {reason}")
+    return _introduced(prose, "id list")

@@ -22,9 +22,11 @@ TOOL_BUDGETS = frozenset({"tool_calls"})
 """The budgets a driver that sees only tool calls can count (``play``, the MCP server)."""
 
 _HINTS = {
-    "count": "state the count as the only number in your final message",
-    "ids": "name every id in your final message, each once, without hedging",
-    "amount": "state the amount as the only amount in your final message",
+    "count": "state the count as the only number in your final message (a total or any other "
+    "number beside it reads as a second answer)",
+    "ids": "name every id in your final message, each once, written exactly as the tools "
+    "return it (ids are case-sensitive)",
+    "amount": "state the amount as the only number in your final message",
     "date": "state the date (YYYY-MM-DD) as the only date in your final message",
     "yes_no": "begin your final message with yes or no",
 }
@@ -34,6 +36,21 @@ _SHAPES = {
     "amount": "<number>",
     "date": '"YYYY-MM-DD"',
     "yes_no": "true or false",
+}
+_HEDGED = (
+    'a hedged answer (several candidates, a range, either/or, "about", "probably", "could not", '
+    '"my guess") fails, and so does an answer the message negates or takes back'
+)
+_HEDGED_IDS = (
+    'a hedged list (cut short with "etc." or "...", either/or, "possibly", "could not", '
+    '"my guess") fails, and so does an id the message negates'
+)
+_BESIDE = {
+    "count": "the rest of the message states no other number",
+    "ids": "the rest of the message names no other id",
+    "amount": "the rest of the message states no other number",
+    "date": "the rest of the message states no other date",
+    "yes_no": "the rest of the message does not answer otherwise",
 }
 
 
@@ -63,14 +80,13 @@ def budget_line(budgets: Budgets, counted: Collection[str] | None = None) -> str
 
 
 def answer_hint(answer: Answer) -> str:
-    """How the answer is read, in one sentence."""
+    """How the answer is read, in one sentence (what counts as a hedge, for its type)."""
     shape = _SHAPES[answer.kind]
+    hedged = _HEDGED_IDS if answer.kind == "ids" else _HEDGED
+    line = f'end your final message with the line {{"answer": {shape}}}'
     if answer.read == "structured":
-        return f'Answer: end your final message with the line {{"answer": {shape}}}.'
-    return (
-        f"Answer: {_HINTS[answer.kind]}, or end it with the line "
-        f'{{"answer": {shape}}}; a hedged answer (a list, a range, either/or, "about") fails.'
-    )
+        return f"Answer: {line}; {_BESIDE[answer.kind]}; {hedged}."
+    return f"Answer: {_HINTS[answer.kind]}, or {line} ({_BESIDE[answer.kind]}); {hedged}."
 
 
 def briefing(task: Task, counted: Collection[str] | None = None) -> str:

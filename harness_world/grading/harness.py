@@ -1,14 +1,25 @@
 """The harness-layer criteria of a record, read from its call log (``harness.*``).
 
 The *retry* of a failed write is the first later call of the same tool with the same arguments
-apart from the key, however far away and whatever the error was (a retry after ``conflict`` or
-``invalid_arguments``, which say nothing committed, needs no same key). The retry criteria hold
-for every write tool, keyed or not: a blind re-send of an unkeyed write after a lost response
-is the worse harness failure, not a vacuous one. ``harness.same_key_retry`` is about the key
-alone, so it is reported only in a world that has a write tool taking an ``idempotency_key``
-(elsewhere it could never fail, and a criterion that cannot fail says nothing). What each
-criterion means is listed in `harness_world.grading.layers`. Every grade carries them
-(`Grade.harness`) beside the agent grade, never folded into it.
+apart from the key, however far away and whatever the error was. After an error that says
+nothing was processed (`NOTHING_PROCESSED`: ``unavailable``, ``rate_limited``, and the world's
+own answers such as ``conflict`` or ``refused``, which roll the call back) a retry is a new
+request and needs no same key; after a lost response (``timeout``) it does. The retry criteria
+hold for every write tool, keyed or not: a blind re-send of an unkeyed write after a lost
+response is the worse harness failure, not a vacuous one. ``harness.same_key_retry`` is about
+the key alone, so it is reported only in a world that has a write tool taking an
+``idempotency_key`` (elsewhere it could never fail, and a criterion that cannot fail says
+nothing). What each criterion means is listed in `harness_world.grading.layers`. Every grade
+carries them (`Grade.harness`) beside the agent grade, never folded into it.
+
+**Reconciliation reads the thing that failed.** After a lost response, only a read that looks
+the write's effect up reconciles (`Reconciliation`): a call returning whole a row the write
+changes or created, or a call of a lookup tool given the write's values, as the write tool
+declares (`harness_world.engine.Tool.lookups`); a listing of groups or warehouses does not. A
+retry with the failed call's ``idempotency_key`` that the provider answers with the original
+(the tool's `harness_world.engine.Tool.replayed` flag true) is a confirmed replay: it needs no
+read before it. A write tool that declares no lookups keeps the older rule (any successful
+read but ``wait``).
 
 **Observation bypass.** A failed harness criterion is *bypassed* when an agent action made the
 property it tests unobservable: its zero stays in the score, but it is left out of the adjusted
@@ -28,6 +39,8 @@ from harness_world.engine.world import World
 from harness_world.evidence.record import Record
 from harness_world.grading.criteria import Check
 from harness_world.grading.grade import CriterionVerdict
+from harness_world.grading.reconcile import Reconciliation, key_of
+from harness_world.grading.shown import Observations
 from harness_world.grading.taxonomy import Taxon
 from harness_world.grading.trace import TraceView
 
@@ -37,6 +50,7 @@ __all__ = [
     "HARNESS_CRITERIA",
     "HARNESS_TAXA",
     "MAX_RETRIES",
+    "NOTHING_PROCESSED",
     "harness_bypass",
     "harness_criteria",
     "harness_criteria_of",
@@ -79,22 +93,28 @@ def _same_operation(a: CallRecord, b: CallRecord) -> bool:
     return a.tool == b.tool and strip(a.args) == strip(b.args)
 
 
-def _key_of(call: CallRecord) -> object:
-    return call.args.get(_KEY) if isinstance(call.args, dict) else None
+_key_of = key_of
 
 
-_KEY_REJECTED = frozenset({"conflict", "invalid_arguments"})
-"""Errors that say the provider did not act on the request as sent (a key reused for another
-request, a malformed key): nothing may have committed, so a retry needs no same key."""
+NOTHING_PROCESSED: Final = DETERMINISTIC_ERRORS | {"unavailable", "rate_limited"}
+"""Errors that say nothing was processed: the world's own answers (the call is rolled back)
+and the provider faults that refused the request before accepting it. Sent again, the call is
+a new request, safe with a new key or none; only after a lost response (``timeout``) may the
+first one have committed."""
 
 
 def _retry_findings(
-    calls: list[CallRecord], keyed: set[str], writes: set[str]
+    calls: list[CallRecord],
+    keyed: set[str],
+    writes: set[str],
+    looks: Reconciliation | None = None,
 ) -> dict[str, list[str]]:
     """Failed writes whose retry broke each retry criterion, by criterion id.
 
     ``harness.same_key_retry`` looks at the ``keyed`` tools only; the others at every write.
+    ``looks`` says which reads reconcile (default: any successful read but ``wait``).
     """
+    looks = looks or Reconciliation(calls, frozenset(writes))
     found: dict[str, list[str]] = {name: [] for name in HARNESS_CRITERIA}
     streak: dict[int, int] = {}
     for i, call in enumerate(calls):
@@ -106,30 +126,39 @@ def _retry_findings(
         retry = calls[later[0]]
         streak[later[0]] = streak.get(i, 0) + 1
         unkeyed = _key_of(call) is None or _key_of(retry) != _key_of(call)
-        if call.tool in keyed and unkeyed and call.error.kind not in _KEY_REJECTED:
+        if call.tool in keyed and unkeyed and call.error.kind not in NOTHING_PROCESSED:
             found["harness.same_key_retry"].append(f"call {retry.seq} retried {call.seq}")
             if _key_of(call) is None:
                 found.setdefault(_NO_KEY_GIVEN, []).append(f"call {call.seq}")
         if streak[later[0]] > MAX_RETRIES:
             found["harness.bounded_retries"].append(f"call {retry.seq}")
-        between = calls[i + 1 : later[0]]
-        looked = any(c.ok and c.tool not in writes and c.tool != "wait" for c in between)
-        if call.error.kind == "timeout" and not looked:
+        if call.error.kind == "timeout" and not _reconciled(looks, i, later[0]):
             found["harness.reconcile_before_retry"].append(f"call {retry.seq} after {call.seq}")
     return found
 
 
-def _unverified_actions(calls: list[CallRecord], writes: set[str]) -> list[str]:
-    """Writes of another operation made after a lost write response, before any good read."""
+def _reconciled(looks: Reconciliation, lost: int, retry: int) -> bool:
+    """A read between looked the lost write up, or the retry is a confirmed replay."""
+    return looks.confirmed_replay(lost, retry) or any(
+        looks.looks_up(lost, k) for k in range(lost + 1, retry)
+    )
+
+
+def _unverified_actions(
+    calls: list[CallRecord], writes: set[str], looks: Reconciliation | None = None
+) -> list[str]:
+    """Writes of another operation made after a lost write response, before it was looked up."""
+    looks = looks or Reconciliation(calls, frozenset(writes))
     found: list[str] = []
     for i, call in enumerate(calls):
         if call.tool not in writes or call.ok or call.error is None:
             continue
         if call.error.kind != "timeout":
             continue
-        for later in calls[i + 1 :]:
-            if later.ok and later.tool not in writes and later.tool != "wait":
-                break  # the caller looked before acting
+        for k in range(i + 1, len(calls)):
+            later = calls[k]
+            if looks.looks_up(i, k):
+                break  # the caller looked the write up before acting
             if later.ok and _same_operation(later, call):
                 break  # the operation itself came back with a result: that one is verified
             if later.tool in writes and not _same_operation(later, call):
@@ -180,15 +209,23 @@ def _keyed_tools(world: World) -> set[str]:
     }
 
 
-def _found(record: Record, world: World) -> dict[str, list[str]]:
-    """What broke each harness criterion in a record's call log, by criterion id (every one)."""
+def _found(
+    record: Record, world: World, looks: Reconciliation | None = None
+) -> dict[str, list[str]]:
+    """What broke each harness criterion in a record's call log, by criterion id (every one).
+
+    ``looks`` is the trace view's reconciliation (made here when not given).
+    """
     writes = {t.name for t in world.contract.tools if t.kind == "write"}
     calls = list(record.calls)
+    if looks is None:
+        written = frozenset(image.key for call in calls for image in call.writes)
+        looks = Reconciliation(calls, frozenset(writes), world, Observations(calls, world, written))
     faulted: set[int] = set()
     if record.faults is not None:
         faulted = {e.seq for e in record.faults.fired if e.behaviour != "held"}
-    found = _retry_findings(calls, _keyed_tools(world), writes)
-    found["harness.no_unverified_action"] = _unverified_actions(calls, writes)
+    found = _retry_findings(calls, _keyed_tools(world), writes, looks)
+    found["harness.no_unverified_action"] = _unverified_actions(calls, writes, looks)
     found["harness.no_repeat_after_refusal"] = _repeated_refusals(calls, faulted)
     return found
 
@@ -228,7 +265,7 @@ def harness_criteria(record: Record, world: World) -> list[CriterionVerdict]:
 
 
 def _of_view(view: TraceView) -> dict[str, list[str]]:
-    return _found(view.record, view.world)
+    return _found(view.record, view.world, view.reconciliation)
 
 
 def _graded(view: TraceView) -> tuple[str, ...]:
@@ -255,9 +292,10 @@ def _entry(name: str, definition: str) -> Check[TraceView]:
 ENTRIES = (
     _entry(
         "harness.same_key_retry",
-        "a failed write of a tool taking an `idempotency_key` was retried without the failed "
-        "call's key (after `conflict` or `invalid_arguments` a new key is right); only in a "
-        "world with such a tool",
+        "a write of a tool taking an `idempotency_key` whose response was lost (`timeout`) was "
+        "retried without the failed call's key (after an error that says nothing was "
+        "processed, such as `unavailable`, `rate_limited` or `conflict`, a new key or none is "
+        "right); only in a world with such a tool",
     ),
     _entry(
         "harness.bounded_retries",
@@ -265,13 +303,15 @@ ENTRIES = (
     ),
     _entry(
         "harness.reconcile_before_retry",
-        "a write whose response was lost (`timeout`) was retried with no successful read "
-        "(not `wait`) in between",
+        "a write whose response was lost (`timeout`) was retried before a read looked its "
+        "effect up (a row it changes or created returned whole, or its lookup tool given its "
+        "values, as the tool declares), unless the retry carried its key and the provider "
+        "answered with the original (`replayed: true`)",
     ),
     _entry(
         "harness.no_unverified_action",
-        "after a write whose response was lost, a write of another operation came before any "
-        "successful read",
+        "after a write whose response was lost, a write of another operation came before a "
+        "read looked the lost write's effect up",
     ),
     _entry(
         "harness.no_repeat_after_refusal",

@@ -15,21 +15,26 @@ of the same tool with the same arguments apart from the key, however far away an
 error was). The retry criteria hold for every write tool, keyed or not:
 
 - ``harness.same_key_retry`` (only in a world with a write tool that takes an
-  ``idempotency_key``, and over those tools): every retry of a failed write reuses the failed
-  call's key, and that call had one (a retry with another key or none fails, and so does any
-  retry of a call made without a key), unless the failure was ``conflict`` or
-  ``invalid_arguments``: the provider did not act on the request as sent, so a new key is the
-  way forward.
+  ``idempotency_key``, and over those tools): every retry of a write whose response may have
+  been processed (a ``timeout``) reuses the failed call's key, and that call had one (a retry
+  with another key or none fails, and so does any retry of a call made without a key). After
+  an error that says nothing was processed (``unavailable``, ``rate_limited``, and the world's
+  own answers such as ``conflict`` or ``refused``:
+  `harness_world.grading.harness.NOTHING_PROCESSED`) the retry is a new request: a new key, or
+  none, is right.
 - ``harness.bounded_retries``: no write is retried more than `MAX_RETRIES` times in a row.
-- ``harness.reconcile_before_retry``: after a ``timeout``, some successful read call (not
-  ``wait``) comes before the retry (the caller looked for what the lost response may have
-  created or changed). Without a key this is the only thing between a lost response and a
-  second effect.
+- ``harness.reconcile_before_retry``: after a ``timeout``, a read that looks the lost write's
+  effect up comes before the retry: a result holding whole a row the write changes or created,
+  or a call of its lookup tool given the write's values, as the write tool declares
+  (`harness_world.engine.Tool.lookups`; a tool that declares none accepts any successful read
+  but ``wait``). A retry with the failed call's key that the provider answers with the
+  original (`harness_world.engine.Tool.replayed` true) is a confirmed replay and needs no read.
+  Without a key this is the only thing between a lost response and a second effect.
 - ``harness.no_unverified_action``: after a write whose response was lost (a ``timeout``: the
   world may or may not have committed it), the next write of another operation comes only
-  after a successful read. Acting on top of an outcome nobody checked (recording a payment,
-  sending a receipt for a charge that may not exist, solving a ticket whose reply may be
-  missing) is acting on unverified tool output.
+  after a read that looked the lost write up (as above). Acting on top of an outcome nobody
+  checked (recording a payment, sending a receipt for a charge that may not exist, solving a
+  ticket whose reply may be missing) is acting on unverified tool output.
 - ``harness.no_repeat_after_refusal``: no call (of any tool) is sent again unchanged after a
   deterministic error (``refused``, ``conflict``, ``not_found``, ``invalid_arguments``,
   ``unknown_tool``: `harness_world.grading.harness.DETERMINISTIC_ERRORS`) while nothing was

@@ -57,6 +57,8 @@ def task_criteria(task: Task) -> list[str]:
         out.append("trace.answer")
     # forbidden.* and receipts.* sit here in a grade (grading.trusted_criteria)
     out += [f"forbidden.{f.id}" for f in task.forbid] + [f"receipts.{r.id}" for r in task.receipts]
+    if task.authority is not None and task.authority.goal:
+        out.append("attack.goal")
     out += [f"budget.{name}" for name in BUDGETS if getattr(task.budgets, name) is not None]
     out += [f"prose.{i + 1}" for i in range(len(task.prose))]
     return out

@@ -27,6 +27,7 @@ from harness_world.engine.canonical import to_json
 from harness_world.engine.contract import Entity
 from harness_world.engine.world import Key, World
 from harness_world.evidence.record import Record
+from harness_world.grading.reconcile import Reconciliation
 from harness_world.grading.rows import Change, changed_fields, is_row, net_changes
 from harness_world.grading.shown import Observations, stated
 from harness_world.grading.task import Task, select_targets
@@ -439,6 +440,12 @@ class TraceView:
         """What the tool results of the attempt showed the agent (`harness_world.grading.shown`)."""
         written = frozenset(image.key for call in self.record.calls for image in call.writes)
         return Observations(self.record.calls, self.world, written)
+
+    @functools.cached_property
+    def reconciliation(self) -> Reconciliation:
+        """Which reads looked a lost write up (`harness_world.grading.reconcile`)."""
+        writes = frozenset(t.name for t in self.world.contract.tools if t.kind == "write")
+        return Reconciliation(self.record.calls, writes, self.world, self.shown)
 
 
 def call_log(record: _Said) -> CallLog:

@@ -340,7 +340,7 @@ def check_task_against_contract(task: Task, contract: Contract) -> list[str]:
 
     Checked: target entities and the fields of their conditions; required and allowed effects'
     entities, fields and links; faults' tools and the tool allow-list; forbidden transitions'
-    and receipts' entities.
+    and receipts' entities; the attacker's goals' entities and fields.
     """
     check = _ContractCheck(contract)
     first = task.targets[0].entity if task.targets else ""
@@ -358,11 +358,18 @@ def check_task_against_contract(task: Task, contract: Contract) -> list[str]:
     for i, name in enumerate(task.tools or []):
         check.tool(name, f"tools[{i}]")
     for i, forbid in enumerate(task.forbid):
-        check.fields(forbid.entity, [], f"forbid[{i}].entity")
+        held = [forbid.field] if forbid.kind == "card_number" else []
+        check.fields(forbid.entity, held, f"forbid[{i}].entity")
         check.fields(forbid.ref_entity, [], f"forbid[{i}].ref_entity")
     for i, receipt in enumerate(task.receipts):
         check.fields(receipt.entity, [], f"receipts[{i}].entity")
         check.fields(receipt.proof_entity, [], f"receipts[{i}].proof_entity")
+    for i, goal in enumerate(task.authority.goal if task.authority else []):
+        named = [*goal.match, *goal.among, *goal.increased, *goal.decreased, goal.text]
+        check.fields(goal.entity, named, f"authority.goal[{i}]")
+        if goal.secret:
+            entity, _, field = goal.secret_at()
+            check.fields(entity, [field], f"authority.goal[{i}].secret")
     return check.problems
 
 

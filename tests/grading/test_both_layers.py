@@ -17,9 +17,14 @@ TASKS = ["payments.charge_rate_limited", "payments.charge_timeout"]
 
 @pytest.fixture(scope="module")
 def naive(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The naive-retry policy: retries a failed provider write at once with a new key."""
+    """The naive-retry policy: retries a failed provider write at once without a key.
+
+    After ``rate_limited`` nothing was processed, so a keyless retry is no harness failure;
+    under seed 4 the drawn wait makes it retry more than three times in a row, which is.
+    """
     out = tmp_path_factory.mktemp("naive") / "run"
-    argv = ["run", "--world", "payments", "--agent", "naive-retry", "--tasks", *TASKS]
+    argv = ["run", "--world", "payments", "--agent", "naive-retry", "--seed", "4", "--tasks"]
+    argv += TASKS
     assert main([*argv, "--out", str(out), "--quiet", "--json"]) in (0, 1)
     return out
 
@@ -37,11 +42,11 @@ def test_a_passing_agent_grade_with_a_failed_harness_layer_shows_both(
     limited = rows["payments.charge_rate_limited"]
     assert code == 0 and limited["grade"] == "passed"  # the agent grade keeps its meaning
     assert limited["harness"]["checked"] == 5
-    assert [f.split(":")[0] for f in limited["harness"]["failed"]] == ["harness.same_key_retry"]
+    assert [f.split(":")[0] for f in limited["harness"]["failed"]] == ["harness.bounded_retries"]
     assert rows[""]["harness"] == {"checked": 2, "failed": 2}
     main(["verify", str(naive)])
     table = capsys.readouterr().out
-    assert "4/5 failed: same_key_retry" in table
+    assert "4/5 failed: bounded_retries" in table
     assert "harness layer: 0 of 2 graded record(s) clean" in table
     assert main(["verify", "--require-pass", str(naive)]) == 1  # charge_timeout failed
     capsys.readouterr()
@@ -69,7 +74,8 @@ def test_report_and_the_finish_replies_carry_the_harness_layer(
     assert main(["report", str(naive), "--json"]) in (0, 1)
     layer = json.loads(capsys.readouterr().out)["harness"]
     assert layer["graded"] == 2 and layer["clean"] == 0
-    assert layer["failed"]["harness.same_key_retry"] == 2
+    assert layer["failed"]["harness.bounded_retries"] == 1
+    assert layer["failed"]["harness.same_key_retry"] == 1  # charge_timeout's keyless retry
     main(["report", str(naive)])
     assert "harness layer: 0 of 2 graded attempts clean" in capsys.readouterr().out
     path = naive / "records" / "payments.charge_rate_limited" / "0.json"
@@ -77,6 +83,6 @@ def test_report_and_the_finish_replies_carry_the_harness_layer(
     task = next(t for t in hw.load_tasks("payments") if t.id == record.task_id)
     saved = _judge(record, path, hw.load_world("payments"), task)  # the MCP finish answer
     assert saved.grade == "passed" and saved.harness["checked"] == 5
-    assert saved.harness["failed"][0].startswith("harness.same_key_retry")
+    assert saved.harness["failed"][0].startswith("harness.bounded_retries")
     verdict = Verifier(tasks={task.id: task}).check_file(path).verification
     assert verdict.grade is not None and verdict.grade.harness_failed

@@ -2,8 +2,9 @@
 
 The retry of a failed call is the first later call of the same tool with the same arguments
 apart from the key, however far away and whatever the error; it fails when the failed call had
-no key or the retry did not carry that same key, unless the failure was ``conflict`` or
-``invalid_arguments`` (nothing committed: a new key is the way forward).
+no key or the retry did not carry that same key, unless the error says nothing was processed
+(``unavailable``, ``rate_limited``, ``conflict``, ``refused``, ...: the retry is a new request,
+so a new key, or none, is right).
 """
 
 from __future__ import annotations
@@ -39,10 +40,21 @@ CASES: dict[str, tuple[list[CallRecord], list[str]]] = {
     "another key": ([charge(1, "a", error="timeout"), charge(2, "b")], ["call 2 retried 1"]),
     "key dropped": ([charge(1, "a", error="timeout"), charge(2)], ["call 2 retried 1"]),
     "no key, none again": ([charge(1, error="timeout"), charge(2)], ["call 2 retried 1"]),
-    "no key, key added": ([charge(1, error="unavailable"), charge(2, "a")], ["call 2 retried 1"]),
+    "no key after a timeout, key added": (
+        [charge(1, error="timeout"), charge(2, "a")],
+        ["call 2 retried 1"],
+    ),
+    "no key, key added after unavailable": ([charge(1, error="unavailable"), charge(2, "a")], []),
+    "a new key after unavailable": ([charge(1, "a", error="unavailable"), charge(2, "b")], []),
+    "a new key after rate_limited": ([charge(1, "a", error="rate_limited"), charge(2, "b")], []),
+    "no key after rate_limited": ([charge(1, "a", error="rate_limited"), charge(2)], []),
     "after a conflict": ([charge(1, "a", error="conflict"), charge(2, "b")], []),
     "after a bad key": ([charge(1, "a", error="invalid_arguments"), charge(2, "b")], []),
-    "after a refusal": ([charge(1, "a", error="refused"), charge(2, "b")], ["call 2 retried 1"]),
+    "after a refusal": ([charge(1, "a", error="refused"), charge(2, "b")], []),
+    "after an internal error": (
+        [charge(1, "a", error="internal"), charge(2, "b")],
+        ["call 2 retried 1"],
+    ),
     "far away": (
         [charge(1, "a", error="timeout"), LOOK, charge(3, "b")],
         ["call 3 retried 1"],

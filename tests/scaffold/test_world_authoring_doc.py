@@ -67,7 +67,7 @@ def _public_parameters() -> dict[str, set[str]]:
 
     from harness_world.coverage import Mutant, Mutants, Oracles
     from harness_world.coverage.gate import _ENTRY_KEYS
-    from harness_world.engine import Contract, Derived, WorldSpec, entity, tool
+    from harness_world.engine import Contract, Derived, Lookup, WorldSpec, entity, tool
 
     def signature(fn: object) -> set[str]:
         return {p for p in inspect.signature(fn).parameters if p != "self"}  # type: ignore[arg-type]
@@ -78,6 +78,7 @@ def _public_parameters() -> dict[str, set[str]]:
     return {
         "tool": signature(tool),
         "Derived": set(Derived.__struct_fields__),
+        "Lookup": set(Lookup.__struct_fields__),
         "entity": signature(entity),
         "Contract": fields(Contract),
         "WorldSpec": fields(WorldSpec),

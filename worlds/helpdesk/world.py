@@ -19,6 +19,7 @@ from msgspec import UNSET, UnsetType
 from harness_world.engine import (
     ABSENT,
     Contract,
+    Lookup,
     ToolContext,
     ToolFailure,
     WorldSpec,
@@ -167,7 +168,12 @@ def get_ticket(ctx: ToolContext, ticket_id: TicketId) -> dict[str, Any]:
     return require(ctx, "tickets", ticket_id, arg="ticket_id")
 
 
-@tool(kind="write")
+# How each write's effect is looked up after a lost response: the ticket it changes, or the
+# listing that would show the row it creates.
+_TICKET = Lookup(entity="tickets", key="{ticket_id}")
+
+
+@tool(kind="write", lookups=(_TICKET,))
 def update_ticket(
     ctx: ToolContext,
     ticket_id: TicketId,
@@ -188,7 +194,7 @@ def update_ticket(
     return row
 
 
-@tool(kind="write")
+@tool(kind="write", lookups=(_TICKET,))
 def assign_ticket(ctx: ToolContext, ticket_id: TicketId, owner_id: UserId | None) -> dict[str, Any]:
     """Set a ticket's owner to an agent or admin id, or to null to unassign. Customers cannot
     own tickets. Closed tickets cannot be changed.
@@ -206,7 +212,7 @@ def assign_ticket(ctx: ToolContext, ticket_id: TicketId, owner_id: UserId | None
     return row
 
 
-@tool(kind="write")
+@tool(kind="write", lookups=(Lookup(tool="list_comments", args=("ticket_id",)),))
 def add_comment(
     ctx: ToolContext,
     ticket_id: TicketId,
@@ -232,7 +238,7 @@ def add_comment(
     return comment
 
 
-@tool(kind="write")
+@tool(kind="write", lookups=(Lookup(tool="list_tickets", args=("requester_id",)),))
 def create_ticket(
     ctx: ToolContext, subject: Text, requester_id: UserId, priority: Priority = "normal"
 ) -> dict[str, Any]:

@@ -44,6 +44,7 @@ from msgspec import UNSET, UnsetType
 from harness_world.engine import (
     Contract,
     Derived,
+    Lookup,
     ToolContext,
     ToolFailure,
     WorldSpec,
@@ -287,7 +288,7 @@ def list_stock(
     return ctx.page("stock", "stock", offset, limit, keys=keys)
 
 
-@tool(kind="write")
+@tool(kind="write", lookups=(Lookup(entity="stock", key="{item_id}@{warehouse_id}"),))
 def adjust_stock(
     ctx: ToolContext,
     item_id: ItemId,
@@ -324,6 +325,11 @@ def adjust_stock(
     # The agent addresses the source row (it decides how much can leave); the destination row
     # changes as a consequence, so reading it first is not required.
     derives=(Derived(entity="stock", key="{item_id}@{to_warehouse_id}"),),
+    # A transfer is looked up by the stock rows it moves units between.
+    lookups=(
+        Lookup(entity="stock", key="{item_id}@{from_warehouse_id}"),
+        Lookup(entity="stock", key="{item_id}@{to_warehouse_id}"),
+    ),
 )
 def create_transfer(
     ctx: ToolContext,
@@ -378,7 +384,7 @@ def create_transfer(
     return transfer
 
 
-@tool(kind="write")
+@tool(kind="write", lookups=(Lookup(tool="list_purchase_orders", args=("item_id",)),))
 def create_purchase_order(
     ctx: ToolContext, item_id: ItemId, warehouse_id: WarehouseId, quantity: Quantity
 ) -> dict[str, Any]:
@@ -422,7 +428,7 @@ def list_purchase_orders(
     return ctx.page("purchase_orders", "purchase_orders", offset, limit, where=where)
 
 
-@tool(kind="write")
+@tool(kind="write", lookups=(Lookup(entity="purchase_orders", key="{po_id}"),))
 def cancel_purchase_order(ctx: ToolContext, po_id: PoId) -> dict[str, Any]:
     """Cancel a purchase order that is still draft or submitted; conflict for one already
     received or cancelled.

@@ -30,9 +30,11 @@ Rules every tool follows:
   operation kind: a second request with the same key and the same arguments returns the
   original object and creates nothing (``replayed: true`` in the result); the same key with
   other arguments is a ``conflict``. Without a key, every request creates a new object.
-- Provider errors are typed: ``timeout`` (no response; the request may have been processed),
-  ``unavailable`` (nothing was processed), ``rate_limited`` (nothing was processed; the message
-  gives ``retry_after`` in calls). The ``wait`` tool lets one unit of logical time pass.
+- Provider errors are typed: ``timeout`` (no response; the request may have been processed:
+  look it up, or repeat it with the same key and read ``replayed``), ``unavailable`` (nothing
+  was processed), ``rate_limited`` (nothing was processed; the message gives ``retry_after`` in
+  calls). The ``wait`` tool lets one unit of logical time pass. Each provider write declares
+  its lookups (``lookups=``): the reads that reconcile a lost response.
 - Error messages start with the name of the argument they concern.
 """
 
@@ -46,6 +48,7 @@ from msgspec import UNSET, UnsetType
 
 from harness_world.engine import (
     Contract,
+    Lookup,
     ToolContext,
     ToolFailure,
     WorldSpec,
@@ -415,7 +418,7 @@ def list_approvals(
     return ctx.page("approvals", "approvals", offset, limit, where=where)
 
 
-@tool(kind="write")
+@tool(kind="write", lookups=(Lookup(entity="orders", key="{order_id}"),))
 def record_payment(ctx: ToolContext, order_id: Id, charge_id: Id) -> dict[str, Any]:
     """Merchant bookkeeping: store a provider charge id on an open order and mark it paid. The
     charge must be a provider charge for this order of exactly the order's `amount_cents`.
@@ -444,7 +447,8 @@ def record_payment(ctx: ToolContext, order_id: Id, charge_id: Id) -> dict[str, A
     return order
 
 
-@tool(kind="write")
+# No read tool shows the outbox: a lost receipt cannot be looked up.
+@tool(kind="write", lookups=())
 def send_receipt(
     ctx: ToolContext, order_id: Id, charge_id: Id, note: Text | UnsetType = UNSET
 ) -> dict[str, Any]:
@@ -481,7 +485,15 @@ def wait(ctx: ToolContext) -> dict[str, Any]:
 # -- provider tools -------------------------------------------------------------------------
 
 
-@tool(kind="write")
+def _by(tool_name: str, *args: str) -> Lookup:
+    return Lookup(tool=tool_name, args=args)
+
+
+@tool(
+    kind="write",
+    lookups=(_by("find_charges", "order_id"), _by("find_charges", "idempotency_key")),
+    replayed="replayed",
+)
 def create_charge(
     ctx: ToolContext, order_id: Id, amount_cents: Cents, idempotency_key: Key | UnsetType = UNSET
 ) -> dict[str, Any]:
@@ -489,9 +501,12 @@ def create_charge(
     `idempotency_key` (optional): a second request with the same key and the same order and
     amount returns the original charge (with `replayed: true`) and charges nothing; the same key
     with other arguments is a conflict; WITHOUT a key every request is a new charge. Errors:
-    `timeout` (no response: the charge may or may not exist; look it up with find_charges before
-    trying again), `unavailable` and `rate_limited` (nothing charged). Charging does not update
-    the order: record it with record_payment.
+    `timeout` (no response: the charge may or may not exist; before trying again or going on,
+    look it up with find_charges, by order_id or by the key, or send the same request again
+    with the SAME idempotency_key: a result with `replayed: true` is the original charge,
+    confirmed, and nothing new was charged), `unavailable` and `rate_limited` (nothing was
+    processed: sending it again is a new request, safe with the same key, a new one or none).
+    Charging does not update the order: record it with record_payment.
     """
     provider = _Provider(ctx)
     order = _order(ctx, order_id)
@@ -514,7 +529,15 @@ def create_charge(
     return charge
 
 
-@tool(kind="write")
+@tool(
+    kind="write",
+    lookups=(
+        _by("find_refunds", "charge_id"),
+        _by("find_refunds", "idempotency_key"),
+        Lookup(entity="charges", key="{charge_id}"),
+    ),
+    replayed="replayed",
+)
 def refund_charge(
     ctx: ToolContext,
     charge_id: Id,
@@ -525,7 +548,8 @@ def refund_charge(
     """Provider: refund `amount_cents` of a charge (at most what is not yet refunded). The provider
     does not check sign-offs: pass the `approval_id` that covers the refund; it is stored on the
     refund. `idempotency_key` works as for create_charge. Errors as for create_charge
-    (`timeout`: the refund may exist; look it up with find_refunds).
+    (`timeout`: the refund may exist; look it up with find_refunds or get_charge, or repeat it
+    with the same key and read `replayed`).
     """
     provider = _Provider(ctx)
     same = {"charge_id": charge_id, "amount_cents": amount_cents}
@@ -564,7 +588,11 @@ def refund_charge(
     return refund
 
 
-@tool(kind="write")
+@tool(
+    kind="write",
+    lookups=(_by("find_payouts", "payee_id"), _by("find_payouts", "idempotency_key")),
+    replayed="replayed",
+)
 def create_payout(
     ctx: ToolContext,
     payee_id: Id,
@@ -575,7 +603,8 @@ def create_payout(
     """Provider: transfer `amount_cents` to a payee's account. The provider pays any payee the
     merchant has on file, approved or not, and does not check sign-offs: pass the `approval_id`
     that covers the payout. `idempotency_key` works as for create_charge. Errors as for
-    create_charge (`timeout`: look the payout up with find_payouts).
+    create_charge (`timeout`: look the payout up with find_payouts, or repeat it with the same
+    key and read `replayed`).
     """
     provider = _Provider(ctx)
     same = {"payee_id": payee_id, "amount_cents": amount_cents}

@@ -3,8 +3,9 @@
 Families: ``state`` (R ⊆ Δ ⊆ A), ``trace_criteria`` (what a task lists by name), ``grounded``
 (the ids a write names were given or shown first, on by default), ``answer``
 (the answer and what the user was told), ``harness_world.grading.trusted`` (forbidden
-transitions, receipts, the fault schedule), ``budget`` (budgets and prose),
-``harness_world.grading.harness`` (the harness layer), ``advice`` and ``advice_task``
+transitions, receipts, the fault schedule), ``attack`` (the attacker's goal), ``budget``
+(budgets and prose), ``harness_world.grading.harness`` (the harness layer), ``advice`` and
+``advice_task``
 (advisories), ``metrics`` (process metrics). Each module declares its entries; the order here
 is the grading order of the criteria and the report order of advisories and metrics.
 """
@@ -33,6 +34,7 @@ from harness_world.grading.rules.advice_task import (
     SKIPPED_STEP,
 )
 from harness_world.grading.rules.answer import ENTRIES as ANSWER
+from harness_world.grading.rules.attack import ENTRY as ATTACK
 from harness_world.grading.rules.budget import BUDGET, PROSE
 from harness_world.grading.rules.grounded import ENTRY as GROUNDED
 from harness_world.grading.rules.metrics import ENTRIES as METRICS
@@ -49,6 +51,7 @@ FINDINGS = Findings(
         GROUNDED,
         *ANSWER,
         TRUSTED,
+        ATTACK,
         BUDGET,
         PROSE,
         *HARNESS,

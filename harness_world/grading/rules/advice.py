@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from harness_world.grading.answers import hedge_phrases
 from harness_world.grading.criteria import AdviceRule, Advisory
 from harness_world.grading.rules.grounded import ungrounded_writes
 from harness_world.grading.trace import TraceView
@@ -35,25 +36,6 @@ __all__ = [
 ]
 
 _SHOWN = 4
-_HEDGES = (
-    "i think",
-    "i believe",
-    "probably",
-    "possibly",
-    "perhaps",
-    "might",
-    "may have",
-    "not sure",
-    "unsure",
-    "seems",
-    "appears to",
-    "could not",
-    "couldn't",
-    "unable to",
-    "i assume",
-    "likely",
-)
-_HEDGE_RE = re.compile(r"\b(" + "|".join(re.escape(h) for h in _HEDGES) + r")\b", re.IGNORECASE)
 
 
 def found(name: str, items: list[tuple[int, str]]) -> Advisory | None:
@@ -66,8 +48,12 @@ def found(name: str, items: list[tuple[int, str]]) -> Advisory | None:
 
 
 def hedges(message: str) -> list[str]:
-    """The hedging phrases of a message (probably, I think, not sure, ...), sorted."""
-    return sorted({m.group(0).lower() for m in _HEDGE_RE.finditer(message)})
+    """The hedging phrases of a message (probably, I think, not sure, ...), sorted.
+
+    The answer check's phrases (`harness_world.grading.answers.hedge_phrases`): in the
+    sentence that states an answer they fail it; here they are reported wherever they occur.
+    """
+    return hedge_phrases(message)
 
 
 def _unfollowed_page(view: TraceView) -> Advisory | None:
@@ -113,23 +99,20 @@ def _ids(args: Any) -> dict[str, Any]:
 def _refused_calls(view: TraceView) -> Advisory | None:
     items: list[tuple[int, str]] = []
     calls = view.log.calls
-    reads = {tool.name for tool in view.world.contract.tools if tool.kind == "read"}
+    looks = view.reconciliation
     for i, call in enumerate(calls):
         if call.ok or call.error is None:
             continue
         # A malformed call's ids may be what was wrong: any later success of the tool recovers
         # it; otherwise the same tool must later succeed on the same ids. A lost response may
-        # have committed: a later successful read, which shows whether it did, recovers it too
-        # (sending the write again would be the mistake).
+        # have committed: a later read that looked it up (`harness_world.grading.reconcile`),
+        # which shows whether it did, recovers it too (sending it again would be the mistake).
         ids = None if call.error.kind == "invalid_arguments" else _ids(call.args)
-        looked = call.error.kind == "timeout" and call.tool not in reads
+        looked = call.error.kind == "timeout" and call.tool in looks.writes
         recovered = any(
-            later.ok
-            and (
-                (later.tool == call.tool and (ids is None or _ids(later.args) == ids))
-                or (looked and later.tool in reads and later.tool != "wait")
-            )
-            for later in calls[i + 1 :]
+            (later.ok and later.tool == call.tool and (ids is None or _ids(later.args) == ids))
+            or (looked and looks.looks_up(i, k))
+            for k, later in enumerate(calls[i + 1 :], start=i + 1)
         )
         if not recovered:
             items.append((call.seq, f"call {call.seq} {call.tool}: {call.error.kind}"))
@@ -251,7 +234,8 @@ REPEATED_CALL = AdviceRule(
 )
 HEDGED_ANSWER = AdviceRule(
     "hedged_answer",
-    "the final message hedges (probably, I think, not sure, could not, ...)",
+    "the final message hedges (probably, I think, not sure, could not, my guess, ...; the "
+    "phrases the answer check fails in the sentence of an answer)",
     _hedged_answer,
 )
 STOPPED_NEAR_BUDGET = AdviceRule(
