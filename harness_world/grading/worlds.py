@@ -27,6 +27,7 @@ from harness_world.engine.world import (
     resolve_world_folder,
 )
 from harness_world.errors import HarnessWorldError
+from harness_world.grading.policy_spec import PolicySheet
 from harness_world.grading.task import Task, TaskError, load_tasks
 
 __all__ = [
@@ -346,7 +347,7 @@ def check_task_against_contract(task: Task, contract: Contract) -> list[str]:
 
     Checked: target entities and the fields of their conditions; required and allowed effects'
     entities, fields and links; faults' tools and the tool allow-list; forbidden transitions'
-    and receipts' entities.
+    and receipts' entities; the policy sheet's tools and account fields.
     """
     check = _ContractCheck(contract)
     first = task.targets[0].entity if task.targets else ""
@@ -369,7 +370,20 @@ def check_task_against_contract(task: Task, contract: Contract) -> list[str]:
     for i, receipt in enumerate(task.receipts):
         check.fields(receipt.entity, [], f"receipts[{i}].entity")
         check.fields(receipt.proof_entity, [], f"receipts[{i}].proof_entity")
+    if task.policy is not None:
+        _check_policy(check, task.policy)
     return check.problems
+
+
+def _check_policy(check: _ContractCheck, policy: PolicySheet) -> None:
+    for i, name in enumerate(policy.identify):
+        check.tool(name, f"policy.identify[{i}]")
+    for i, name in enumerate(policy.confirm):
+        check.tool(name, f"policy.confirm[{i}]")
+    if policy.handoff:
+        check.tool(policy.handoff, "policy.handoff")
+    for entity, field in policy.accounts.items():
+        check.fields(entity, [field], f"policy.accounts.{entity}")
 
 
 @attrs.define(slots=True)
