@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+from typing import Any
 
 import msgspec
 import pytest
@@ -35,7 +36,8 @@ def test_every_published_gpt4o_trajectory_grades_as_tau2_rewarded_it() -> None:
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         assert main([*argv, str(TRAJECTORIES / "gpt-4o-retail-train.json")]) == 0
-    runs = json.loads(out.getvalue())["runs"]
+    report = json.loads(out.getvalue())
+    runs = report["runs"]
     assert len(runs) == 74
     ours = [r["evidence"] == "verified" and r["passed"] is True for r in runs]
     theirs = [r["recorded_reward"] == 1.0 for r in runs]
@@ -44,6 +46,39 @@ def test_every_published_gpt4o_trajectory_grades_as_tau2_rewarded_it() -> None:
     told = [r for r in runs if any(f.startswith("communicate.info") for f in r["failed"])]
     assert told and all(r["recorded_reward"] == 0.0 for r in told)
     assert not any("communicate_info" in p for r in runs for p in r["prose"])
+    _policy_sheet_beside_the_reward(report)
+
+
+def _policy_sheet_beside_the_reward(report: dict[str, Any]) -> None:
+    """τ²'s retail policy, which its reward does not read, judged on the same runs: these
+    are the figures docs/tau2.md states. The reward equality above holds with the sheet on."""
+    runs = report["runs"]
+    assert all(len(r["policy"]) == 3 for r in runs)
+
+    def broke(rule: str) -> list[str]:
+        return [
+            r["source_task"]
+            for r in runs
+            if any(v["id"] == rule and v["status"] == "failed" for v in r["policy"])
+        ]
+
+    assert broke("policy.authenticated") == []
+    confirmed = broke("policy.confirmed")
+    assert len(confirmed) == 10
+    rewarded = {r["source_task"] for r in runs if r["recorded_reward"] == 1.0}
+    assert sorted(set(confirmed) & rewarded, key=int) == ["30", "35", "66", "80", "83"]
+    assert broke("policy.no_needless_handoff") == ["85"]
+    sheet = report["policy"]
+    assert (sheet["attempts"], sheet["kept"], sheet["passed"], sheet["passed_kept"]) == (
+        74,
+        63,
+        40,
+        35,
+    )
+    # task 80: "Oh, yes, that all sounds just right! But wait—did you say the refund is ...?"
+    (run80,) = [r for r in runs if r["source_task"] == "80"]
+    (verdict,) = [v for v in run80["policy"] if v["id"] == "policy.confirmed"]
+    assert "But wait" in verdict["detail"]
 
 
 def _task(communicate: list[str]) -> hw.Task:
