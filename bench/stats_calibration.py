@@ -100,8 +100,7 @@ from harness_world.grading.task import TaskError, load_tasks
 from harness_world.grading.verifier import SlotResult
 from harness_world.running.crossed import CrossedConfig, CrossedManifest
 from harness_world.running.sequential import TaskSequence
-from harness_world.stats import RunRow, StatsInputError
-from harness_world.stats.gate import Method, p_value
+from harness_world.stats import Design, Method, RunRow, StatsInputError, p_values
 
 ALPHA = 0.025
 MARGIN = 0.10
@@ -337,19 +336,17 @@ def alternative_decision(rows: list[RunRow], gate: str, method: Method, skew: bo
     """One candidate method's decision on the observed paired tasks (as ``--allow-missing``)."""
     try:
         paired, _ = stats.pair_tallies(stats.tally_runs(rows, "main"), stats.tally_runs(rows, "pr"))
-        families = stats.task_families(rows)
-        mu0 = -MARGIN if gate == "non-inferior" else 0.0
-        p = p_value(
-            paired,
-            mu0,
-            direction="decrease" if gate == "no-regression" else "increase",
+        design = Design(
+            pairs=paired,
+            families=stats.task_families(rows),
             alpha=ALPHA,
-            families=families,
             method=method,
             skew_correction=skew,
         )
+        up, down = p_values(design, -MARGIN if gate == "non-inferior" else 0.0)
     except StatsInputError:
         return None
+    p = down if gate == "no-regression" else up
     rejected = p <= ALPHA
     return not rejected if gate == "no-regression" else rejected
 

@@ -22,9 +22,18 @@ from harness_world.grading.task import Task
 from harness_world.running.reader import RunReader
 from harness_world.running.revision import diff_revisions
 from harness_world.running.rundir import RunScan
-from harness_world.stats import SMALL_SAMPLE_TASKS, Comparison, RunRow, TaskTally
-from harness_world.stats.gate import Decision, GateName, GateResult, Plan
-from harness_world.stats.outcome import ComparisonOutcome, outcome_of
+from harness_world.stats import (
+    SMALL_SAMPLE_TASKS,
+    Comparison,
+    ComparisonOutcome,
+    Decision,
+    GateName,
+    GateResult,
+    Plan,
+    RunRow,
+    TaskTally,
+    outcome_of,
+)
 
 __all__ = [
     "CompareReport",
@@ -32,7 +41,6 @@ __all__ = [
     "compare_json",
     "compare_report",
     "compare_warnings",
-    "gate_passed",
     "pair_runs",
     "render_text",
     "trusted_pair",
@@ -75,20 +83,6 @@ class CompareReport(msgspec.Struct, frozen=True, kw_only=True):
     decision: GateResult
     verifiable: bool = True
     unverified: list[str] = []
-
-
-def gate_passed(verdict: str, gate: GateName) -> bool:
-    """Whether a band verdict (``above``/``below``/``inside``) satisfies a gate.
-
-    Kept for library callers of the descriptive band; ``compare`` itself decides with
-    `harness_world.stats.assess`. ``non-inferior`` needs a margin, so it cannot be read off a
-    verdict and always returns False here.
-    """
-    if gate == "improved":
-        return verdict == "above"
-    if gate == "no-regression":
-        return verdict != "below"
-    return gate != "non-inferior"
 
 
 @attrs.frozen(slots=True)

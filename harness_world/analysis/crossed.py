@@ -25,10 +25,21 @@ from harness_world.grading.task import Task
 from harness_world.grading.verifier import SlotResult
 from harness_world.running.crossed import CrossedManifest, load_crossed
 from harness_world.running.reader import RunReader
-from harness_world.stats import PairedTask, StatsInputError, TaskTally, decide, holm_adjust
-from harness_world.stats.wild import DEFAULT_SEED, wild_cluster_test
+from harness_world.stats import (
+    DEFAULT_SEED,
+    Contrast,
+    Design,
+    PairedTask,
+    StatsInputError,
+    decide,
+    holm_adjust,
+    p_values,
+    paired_samples,
+)
+from harness_world.stats.decision import run_variance
 
 _LEVEL = 0.05  # two-sided, simultaneous over the profiles
+_Samples = dict[str, list[tuple[bool, bool]]]
 
 __all__ = [
     "CrossedComparison",
@@ -37,6 +48,7 @@ __all__ = [
     "compare_crossed",
     "difference_line",
     "paired_difference",
+    "paired_slots",
     "render_crossed",
 ]
 
@@ -125,62 +137,40 @@ class CrossedCompareError(HarnessWorldError, ValueError):
     """A crossed run that cannot be compared as asked (unknown harness, one harness only)."""
 
 
-_Item = tuple[str, str, float, float, int, str]  # profile, family, base, cand, pairs, task
+def paired_slots(
+    baseline: Iterable[SlotResult], candidate: Iterable[SlotResult]
+) -> dict[str, list[tuple[int, bool, bool]]]:
+    """Task -> ``(sample, baseline passed, candidate passed)`` for slots graded on both sides.
+
+    Slots pair by (task, sample); only counted, graded slots take part. Sorted by task, then
+    sample.
+    """
+    left, right = _graded(baseline), _graded(candidate)
+    out: dict[str, list[tuple[int, bool, bool]]] = {}
+    for task_id, sample in sorted(left.keys() & right.keys()):
+        out.setdefault(task_id, []).append((sample, left[task_id, sample], right[task_id, sample]))
+    return out
 
 
-def _passes(slots: Iterable[SlotResult]) -> dict[tuple[str, int], bool]:
+def _graded(slots: Iterable[SlotResult]) -> dict[tuple[str, int], bool]:
     return {
         (s.task_id, s.sample): bool(s.passed) for s in slots if s.counted and s.passed is not None
     }
 
 
-def _items(
-    profile: str, base: list[SlotResult], cand: list[SlotResult], families: dict[str, str]
-) -> list[_Item]:
-    left, right = _passes(base), _passes(cand)
-    per_task: dict[str, list[tuple[bool, bool]]] = {}
-    for key in sorted(left.keys() & right.keys()):
-        per_task.setdefault(key[0], []).append((left[key], right[key]))
-    return [
-        (
-            profile,
-            families.get(task) or task,
-            sum(b for b, _ in pairs) / len(pairs),
-            sum(c for _, c in pairs) / len(pairs),
-            len(pairs),
-            task,
-        )
-        for task, pairs in per_task.items()
-    ]
-
-
-def _paired_tasks(items: Sequence[_Item]) -> tuple[list[PairedTask], dict[str, str]]:
-    """Items as the gate's paired tasks (pooled over profiles per task) and their families."""
-    pooled: dict[str, list[int]] = {}
-    families: dict[str, str] = {}
-    for _, family, base, cand, pairs, task in items:
-        counts = pooled.setdefault(task, [0, 0, 0])
-        counts[0] += round(base * pairs)
-        counts[1] += round(cand * pairs)
-        counts[2] += pairs
-        if family != task:
-            families[task] = family
-    paired = [
-        PairedTask(
-            task_id=task,
-            baseline=TaskTally(task_id=task, runs=n, passes=b),
-            candidate=TaskTally(task_id=task, runs=n, passes=c),
-            difference=(c - b) / n,
-        )
-        for task, (b, c, n) in sorted(pooled.items())
-    ]
-    return paired, families
+def _samples(baseline: list[SlotResult], candidate: list[SlotResult]) -> _Samples:
+    """Task -> (baseline passed, candidate passed) per sample both sides judged."""
+    return {t: [(b, c) for _, b, c in v] for t, v in paired_slots(baseline, candidate).items()}
 
 
 def _difference(
-    profile: str, items: Sequence[_Item], seed: int, confidence: float = 1 - _LEVEL
+    profile: str,
+    paired: Sequence[PairedTask],
+    families: dict[str, str],
+    seed: int,
+    confidence: float = 1 - _LEVEL,
 ) -> ProfileDifference:
-    if not items:
+    if not paired:
         return ProfileDifference(
             profile=profile,
             tasks=0,
@@ -191,11 +181,16 @@ def _difference(
             note="no paired samples",
             confidence=confidence,
         )
-    paired, families = _paired_tasks(items)
     low = high = None
     note = ""
     try:
-        d = decide(paired, alpha=(1 - confidence) / 2, families=families, seed=seed)
+        design = Design(
+            pairs=list(paired),
+            families={t: f for t, f in families.items() if f},
+            alpha=(1 - confidence) / 2,
+            seed=seed,
+        )
+        d = decide(design)
         low, high = d.lower, d.upper
     except StatsInputError as exc:
         note = f"no interval: {exc}"
@@ -205,7 +200,7 @@ def _difference(
     return ProfileDifference(
         profile=profile,
         tasks=n,
-        pairs=sum(i[4] for i in items),
+        pairs=sum(p.baseline.runs for p in paired),
         baseline_rate=base / n,
         candidate_rate=cand / n,
         difference=(cand - base) / n,
@@ -235,54 +230,62 @@ def paired_difference(
         seed: Seed of the bootstrap's random sign patterns (used above 12 clusters).
         confidence: The interval's two-sided level.
     """
-    return _difference(label, _items(label, baseline, candidate, families), seed, confidence)
+    paired = paired_samples(_samples(baseline, candidate))
+    return _difference(label, paired, families, seed, confidence)
 
 
-def _cell_variance(base: float, cand: float, pairs: int) -> float:
+def _cell_variance(p: PairedTask) -> float:
     """Run-to-run variance of one (task, profile) difference, from its pooled passes."""
-    x, total = round(base * pairs) + round(cand * pairs), 2 * pairs
-    s2 = x * (total - x) / (total * (total - 1)) if total > 1 else 0.0
-    if s2 <= 0:
-        q = (x + 0.5) / (total + 1)
-        s2 = q * (1 - q)
-    return s2 * 2 / pairs
+    return (run_variance(p, shrink=False) or run_variance(p, shrink=True)) * 2 / p.baseline.runs
 
 
-def _contrast_p(values: dict[str, tuple[float, float, str]], seed: int) -> float:
-    """Two-sided sign-flip p-value of "the mean contrast is 0" over families.
+def _contrasts(
+    cells: dict[str, dict[str, PairedTask]], common: list[str]
+) -> dict[str, list[Contrast]]:
+    """Per contrast: each task's value and variance (for two profiles one, ``a - b``)."""
+    names = list(cells)
+    diff = {
+        p: {
+            t: cells[p][t].candidate.passes / cells[p][t].candidate.runs
+            - cells[p][t].baseline.passes / cells[p][t].baseline.runs
+            for t in common
+        }
+        for p in names
+    }
+    var = {p: {t: _cell_variance(cells[p][t]) for t in common} for p in names}
+    if len(names) == 2:
+        a, b = names
+        return {
+            f"{a} - {b}": [
+                Contrast(task_id=t, value=diff[a][t] - diff[b][t], variance=var[a][t] + var[b][t])
+                for t in common
+            ]
+        }
+    k = len(names)
+    return {
+        p: [
+            Contrast(
+                task_id=t,
+                value=diff[p][t] - sum(diff[q][t] for q in names) / k,
+                variance=var[p][t] * (1 - 1 / k) ** 2
+                + sum(var[q][t] for q in names if q != p) / k**2,
+            )
+            for t in common
+        ]
+        for p in names
+    }
 
-    ``values``: task -> (contrast, its run-to-run variance, family).
-    """
-    from scipy import special
 
-    sums: dict[str, float] = {}
-    sizes: dict[str, int] = {}
-    for contrast, _, family in values.values():
-        sums[family] = sums.get(family, 0.0) + contrast
-        sizes[family] = sizes.get(family, 0) + 1
-    labels = sorted(sums)
-    n = len(values)
-    floor = sum(v for _, v, _ in values.values()) / n**2
-    g = len(labels)
-    df = max(1.0, g - 1.0)
-    test = wild_cluster_test(
-        [sums[f] for f in labels],
-        [sizes[f] for f in labels],
-        floor_variance=floor,
-        threshold=floor * float(special.chdtri(df, 0.99)) / df,
-        seed=seed,
-    )
-    up, down = test.p_values(0.0)
-    return min(1.0, 2 * min(up, down))
-
-
-def _interaction(by_profile: dict[str, list[_Item]], seed: int) -> InteractionTest | None:
-    names = [p for p, items in by_profile.items() if items]
+def _interaction(
+    by_profile: dict[str, dict[str, PairedTask]], families: dict[str, str], seed: int
+) -> InteractionTest | None:
+    cells = {p: by_task for p, by_task in by_profile.items() if by_task}
+    names = list(cells)
     if len(names) < 2:
         return None
-    cells: dict[str, dict[str, _Item]] = {p: {i[5]: i for i in by_profile[p]} for p in names}
     common = sorted(set.intersection(*(set(c) for c in cells.values())))
-    if len({(cells[names[0]][t][1]) for t in common}) < 2:
+    clusters = {t: families.get(t) or t for t in common}
+    if len(set(clusters.values())) < 2:
         return InteractionTest(
             tasks=len(common),
             profiles=names,
@@ -291,30 +294,16 @@ def _interaction(by_profile: dict[str, list[_Item]], seed: int) -> InteractionTe
             detected=False,
             note="fewer than 2 tasks or families under every profile: no test",
         )
-    diff = {p: {t: cells[p][t][3] - cells[p][t][2] for t in common} for p in names}
-    var = {p: {t: _cell_variance(*cells[p][t][2:5]) for t in common} for p in names}
-    family = {t: cells[names[0]][t][1] for t in common}
-    if len(names) == 2:
-        a, b = names
-        contrasts = {
-            f"{a} - {b}": {
-                t: (diff[a][t] - diff[b][t], var[a][t] + var[b][t], family[t]) for t in common
-            }
-        }
-    else:
-        k = len(names)
-        contrasts = {
-            p: {
-                t: (
-                    diff[p][t] - sum(diff[q][t] for q in names) / k,
-                    var[p][t] * (1 - 1 / k) ** 2 + sum(var[q][t] for q in names if q != p) / k**2,
-                    family[t],
-                )
-                for t in common
-            }
-            for p in names
-        }
-    raw = {name: _contrast_p(values, seed) for name, values in contrasts.items()}
+    raw = {}
+    for name, contrasts in _contrasts(cells, common).items():
+        design = Design(
+            contrasts=contrasts,
+            families={t: f for t, f in families.items() if f and t in clusters},
+            seed=seed,
+            method="sign-flip",
+        )
+        up, down = p_values(design, 0.0)
+        raw[name] = min(1.0, 2 * min(up, down))
     adjusted = dict(zip(raw, holm_adjust(list(raw.values())), strict=True))
     return InteractionTest(
         tasks=len(common),
@@ -339,6 +328,25 @@ def _pick(
     if base == cand:
         raise CrossedCompareError("baseline and candidate are the same harness")
     return base, cand
+
+
+def _read_profile(reader: RunReader, base: Path, cand: Path) -> tuple[_Samples, dict[str, str]]:
+    """One profile's paired samples and its baseline run's task families."""
+    left, right = reader.read(base), reader.read(cand)
+    return _samples(left.slots, right.slots), left.families
+
+
+def _pooled(
+    read: Iterable[tuple[_Samples, dict[str, str]]],
+) -> tuple[_Samples, dict[str, str]]:
+    """Every profile's samples per task, and the tasks' families (the aggregate's design)."""
+    pooled: _Samples = {}
+    families: dict[str, str] = {}
+    for samples, known in read:
+        for task_id, pairs in samples.items():
+            pooled.setdefault(task_id, []).extend(pairs)
+        families.update((t, f) for t, f in known.items() if f)
+    return pooled, families
 
 
 def compare_crossed(
@@ -372,32 +380,27 @@ def compare_crossed(
     reader = reader or RunReader.of(tasks)
     profiles = list(dict.fromkeys(c.profile for c in manifest.configs))
     unpaired = [p for p in profiles if (base, p) not in by_key or (cand, p) not in by_key]
-    scans = {
-        name: reader.read(root / name)
-        for name in {by_key[(h, p)] for p in profiles if p not in unpaired for h in (base, cand)}
-    }
-    all_items: list[_Item] = []
-    by_profile: dict[str, list[_Item]] = {}
     compared = [p for p in profiles if p not in unpaired]
     confidence = 1 - _LEVEL / max(1, len(compared))
-    differences = []
-    for profile in compared:
-        left, right = scans[by_key[(base, profile)]], scans[by_key[(cand, profile)]]
-        items = _items(profile, left.slots, right.slots, left.families)
-        all_items += items
-        by_profile[profile] = items
-        differences.append(_difference(profile, items, seed, confidence))
-    values = [d.difference for d in differences if d.tasks]
+    read = {
+        p: _read_profile(reader, root / by_key[(base, p)], root / by_key[(cand, p)])
+        for p in compared
+    }
+    pooled, families = _pooled(read.values())
+    paired = {p: paired_samples(samples) for p, (samples, _) in read.items()}
+    differences = [_difference(p, paired[p], read[p][1], seed, confidence) for p in compared]
+    by_profile = {p: {x.task_id: x for x in paired[p]} for p in compared}
+    values = [d.difference for d in differences if d.tasks] or [0.0]
     return CrossedComparison(
         out=str(root),
         baseline=base,
         candidate=cand,
         profiles=differences,
-        aggregate=_difference("*", all_items, seed),
-        spread=(max(values) - min(values)) if values else 0.0,
-        signs_differ=any(v > 0 for v in values) and any(v < 0 for v in values),
+        aggregate=_difference("*", paired_samples(pooled), families, seed),
+        spread=max(values) - min(values),
+        signs_differ=max(values) > 0 > min(values),
         unpaired=unpaired,
-        interaction=_interaction(by_profile, seed),
+        interaction=_interaction(by_profile, families, seed),
         seed=seed,
     )
 

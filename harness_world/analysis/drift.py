@@ -19,13 +19,22 @@ from pathlib import Path
 
 import msgspec
 
+from harness_world.analysis.crossed import paired_slots
 from harness_world.errors import HarnessWorldError
 from harness_world.grading.task import Task
-from harness_world.grading.verifier import SlotResult
 from harness_world.running.reader import RunReader
-from harness_world.running.sequential import load_sequence
-from harness_world.stats import PairedTask, StatsInputError, TaskTally, decide
-from harness_world.stats.gate import task_changes
+from harness_world.running.rundir import RunScan
+from harness_world.running.sequential import TaskSequence, load_sequence
+from harness_world.stats import (
+    Design,
+    PairedTask,
+    StatsInputError,
+    decide,
+    paired_samples,
+    task_changes,
+)
+
+_ALPHA = 0.025  # each side of the two-sided 95% interval; the Holm list is family-wise 5%
 
 __all__ = ["DriftError", "DriftReport", "TaskDrift", "render_drift", "track_drift"]
 
@@ -91,43 +100,48 @@ class DriftReport(msgspec.Struct, frozen=True, kw_only=True):
     lower_on_sequential: list[str] = []
 
 
-def _graded(slots: Iterable[SlotResult]) -> dict[tuple[str, int], bool]:
-    return {
-        (s.task_id, s.sample): bool(s.passed) for s in slots if s.counted and s.passed is not None
-    }
-
-
 def _task_rows(
-    per_task: dict[str, list[tuple[int, bool, bool]]],
+    per_task: dict[str, list[tuple[int, bool, bool]]], sequence: TaskSequence
 ) -> tuple[list[PairedTask], list[TaskDrift]]:
     """Each task's two tracks as a paired task (fresh as baseline) and as a drift row."""
-    paired = [
-        PairedTask(
-            task_id=task_id,
-            baseline=TaskTally(
-                task_id=task_id, runs=len(pairs), passes=sum(f for _, f, _ in pairs)
-            ),
-            candidate=TaskTally(
-                task_id=task_id, runs=len(pairs), passes=sum(s for _, _, s in pairs)
-            ),
-            difference=(sum(s for _, _, s in pairs) - sum(f for _, f, _ in pairs)) / len(pairs),
-        )
-        for task_id, pairs in per_task.items()
-    ]
-    changes = {c.task_id: c for c in task_changes(paired, 0.025)} if paired else {}
+    paired = paired_samples({t: [(f, s) for _, f, s in v] for t, v in per_task.items()})
+    changes = {c.task_id: c for c in task_changes(paired, _ALPHA)}
+    at = sequence.done_before
     rows = [
         TaskDrift(
-            task_id=task_id,
-            fresh=sum(f for _, f, _ in pairs) / len(pairs),
-            sequential=sum(s for _, _, s in pairs) / len(pairs),
-            drift=(sum(s for _, _, s in pairs) - sum(f for _, f, _ in pairs)) / len(pairs),
-            positions=[p for p, _, _ in pairs],
-            pairs=len(pairs),
-            p_adjusted=changes[task_id].p_adjusted,
+            task_id=p.task_id,
+            fresh=p.baseline.passes / p.baseline.runs,
+            sequential=p.candidate.passes / p.candidate.runs,
+            drift=p.difference,
+            positions=[at(p.task_id, sample) for sample, _, _ in per_task[p.task_id]],
+            pairs=p.baseline.runs,
+            p_adjusted=changes[p.task_id].p_adjusted,
         )
-        for task_id, pairs in per_task.items()
+        for p in paired
     ]
     return paired, rows
+
+
+def _check_design(left: RunScan, right: RunScan, fresh: str | Path, sequential: str | Path) -> None:
+    if right.manifest.track != "sequential":
+        raise DriftError(f"{sequential}: not a run of the sequential track")
+    if left.manifest.track != "fresh":
+        raise DriftError(f"{fresh}: not a run of the fresh track")
+    for field in ("tasks", "samples", "seed"):
+        if getattr(left.manifest, field) != getattr(right.manifest, field):
+            raise DriftError(f"the two runs differ in {field}: not paired slot by slot")
+
+
+def _interval(
+    paired: list[PairedTask], families: dict[str, str]
+) -> tuple[float | None, float | None]:
+    """The mean drift's two-sided 95% interval; none with fewer than 2 tasks."""
+    try:
+        known = {t: f for t, f in families.items() if f}
+        decision = decide(Design(pairs=paired, families=known, alpha=_ALPHA))
+    except StatsInputError:
+        return None, None
+    return decision.lower, decision.upper
 
 
 def track_drift(
@@ -147,34 +161,19 @@ def track_drift(
         FileNotFoundError: when either is not a run directory.
     """
     reader = reader or RunReader.of(tasks)
-    left = reader.read(fresh)
-    right = reader.read(sequential)
+    left, right = reader.read(fresh), reader.read(sequential)
     sequence = load_sequence(sequential)
-    if right.manifest.track != "sequential" or sequence is None:
+    if sequence is None:
         raise DriftError(f"{sequential}: not a run of the sequential track")
-    if left.manifest.track != "fresh":
-        raise DriftError(f"{fresh}: not a run of the fresh track")
-    design = ("tasks", "samples", "seed")
-    for field in design:
-        if getattr(left.manifest, field) != getattr(right.manifest, field):
-            raise DriftError(f"the two runs differ in {field}: not paired slot by slot")
-    a, b = _graded(left.slots), _graded(right.slots)
-    per_task: dict[str, list[tuple[int, bool, bool]]] = {}
-    for task_id, sample in sorted(a.keys() & b.keys()):
-        done = sequence.done_before(task_id, sample)
-        per_task.setdefault(task_id, []).append((done, a[task_id, sample], b[task_id, sample]))
-    paired, rows = _task_rows(per_task)
+    _check_design(left, right, fresh, sequential)
+    per_task = paired_slots(left.slots, right.slots)
+    paired, rows = _task_rows(per_task, sequence)
     rows.sort(key=lambda r: (r.drift, r.task_id))
     per_pass: dict[int, list[int]] = {}
-    for task_id, sample in sorted(a.keys() & b.keys()):
-        per_pass.setdefault(sample, []).append(int(b[task_id, sample]) - int(a[task_id, sample]))
-    low = high = None
-    try:
-        families = {t: f for t, f in left.families.items() if f}
-        decision = decide(paired, alpha=0.025, families=families)
-        low, high = decision.lower, decision.upper
-    except StatsInputError:
-        pass  # fewer than 2 tasks: no interval
+    for samples in per_task.values():
+        for sample, f, s in samples:
+            per_pass.setdefault(sample, []).append(int(s) - int(f))
+    low, high = _interval(paired, left.families)
     n = len(rows) or 1
     return DriftReport(
         fresh_run=str(fresh),
@@ -186,7 +185,7 @@ def track_drift(
         regressions=[
             r.task_id
             for r in rows
-            if r.drift < 0 and r.p_adjusted is not None and r.p_adjusted <= 2 * 0.025
+            if r.drift < 0 and r.p_adjusted is not None and r.p_adjusted <= 2 * _ALPHA
         ],
         by_pass=[(p, len(v), sum(v) / len(v)) for p, v in sorted(per_pass.items())],
         low=low,

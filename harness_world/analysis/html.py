@@ -37,7 +37,7 @@ from harness_world.analysis.run_view import RunView, load_run_view
 from harness_world.analysis.trace_html import attempt_state
 from harness_world.grading.verifier import SlotResult
 from harness_world.stats import Comparison, ProportionInterval, TaskTally, classify, wilson_interval
-from harness_world.stats.outcome import ComparisonOutcome
+from harness_world.stats.gate import ComparisonOutcome
 
 __all__ = [
     "HTML_BUDGET",

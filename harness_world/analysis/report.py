@@ -31,11 +31,11 @@ from harness_world.stats import (
     ProportionInterval,
     RunRow,
     StatsInputError,
+    mean_bounds,
     pass_k_summary,
     tally_runs,
     wilson_interval,
 )
-from harness_world.stats.gate import mean_bounds
 
 __all__ = [
     "FailedTask",

@@ -15,7 +15,7 @@ from harness_world.analysis.reading import RunReading, read_run
 from harness_world.errors import HarnessWorldError
 from harness_world.running.reader import RunReader
 from harness_world.stats import Comparison
-from harness_world.stats.outcome import ComparisonOutcome
+from harness_world.stats.gate import ComparisonOutcome
 
 __all__ = ["add_html_option", "add_png_option", "write_compare_visuals", "write_run_visuals"]
 

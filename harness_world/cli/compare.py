@@ -42,11 +42,9 @@ from harness_world.cli.crossed import compare_crossed_command, is_crossed_run
 from harness_world.engine.world import WorldError
 from harness_world.grading.task import TaskError
 from harness_world.running.reader import RunReader, RunReadError
-from harness_world.stats import DEFAULT_ALPHA, StatsInputError
+from harness_world.stats import DEFAULT_ALPHA, DEFAULT_SEED, StatsInputError
 from harness_world.stats.estimators import Comparison
-from harness_world.stats.gate import GateResult, assess
-from harness_world.stats.options import gate_options
-from harness_world.stats.wild import DEFAULT_SEED
+from harness_world.stats.gate import GateResult, assess, gate_options
 
 __all__ = ["register"]
 

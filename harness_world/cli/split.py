@@ -17,7 +17,7 @@ from harness_world.running.heldout import SIGN_HELP, SplitError, freeze_split, l
 
 __all__ = ["register"]
 
-_SOURCES = "task files, task folders or built-in world names"
+_SOURCES = "task files, task folders, built-in world names or built-in task ids (globs)"
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:

@@ -27,6 +27,7 @@ from harness_world.grading.authority_spec import Authority, CandidateLink, Layer
 from harness_world.grading.policy_spec import PolicySheet
 from harness_world.grading.taxonomy import Dimension, Taxon, taxon_problem
 from harness_world.grading.trust_spec import Forbidden, Receipt
+from harness_world.grading.variants import VariantError, expand_variants
 
 __all__ = [
     "SWITCHABLE",
@@ -40,6 +41,7 @@ __all__ = [
     "Task",
     "TaskError",
     "load_task",
+    "load_task_file",
     "load_tasks",
     "select_targets",
 ]
@@ -493,62 +495,109 @@ def _labels_problem(data: dict[str, Any]) -> str:
 
 
 def load_task(path: str | Path) -> Task:
-    """Read and validate one task file.
+    """Read and validate a task file that declares one task.
 
     Raises:
-        TaskError: naming the file, and the line or field at fault.
+        TaskError: naming the file, and the line or field at fault; also for a file of
+            variants that declares more than one task (`load_task_file` reads those).
+    """
+    tasks = load_task_file(path)
+    if len(tasks) != 1:
+        raise TaskError(
+            f"{path}: declares {len(tasks)} tasks as variants: read it with load_task_file "
+            "or load_tasks"
+        )
+    return tasks[0]
+
+
+def load_task_file(path: str | Path) -> list[Task]:
+    """Every task a task file declares: its one task, or one task per variant in file order.
+
+    A file with a ``[[variants]]`` array is a base (its other keys) and the variants that
+    differ from it; each variant is the base merged with the variant's own keys (format and
+    merge rule in ``docs/task-format.md``), decoded as strictly as a one-task file.
+
+    Raises:
+        TaskError: naming the file, the variant (its id and place) and the field at fault.
     """
     source = Path(path)
+    data = _read_toml(source)
+    if "variants" not in data:
+        return [_checked(str(source), _convert(source, data))]
     try:
-        data = tomllib.loads(source.read_text(encoding="utf-8"))
+        expanded = expand_variants(data, _TASK_FIELDS)
+    except VariantError as exc:
+        raise TaskError(f"{source}: {exc}") from None
+    tasks = []
+    for where, table in expanded:
+        label = f"{source}: variant {table['id']!r} ({where})"
+        tasks.append(_checked(label, _convert(source, table, label=label)))
+    return tasks
+
+
+def _read_toml(source: Path) -> dict[str, Any]:
+    """A task file's TOML table."""
+    try:
+        return tomllib.loads(source.read_text(encoding="utf-8"))
     except OSError as exc:
         raise TaskError(f"{source}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise TaskError(f"{source}: invalid TOML: {exc}") from None
     except RecursionError:  # the TOML parser recurses once per nesting level
         raise TaskError(f"{source}: a task file nested too deeply to be read") from None
-    task = _convert(source, data)
+
+
+def _checked(label: str, task: Task) -> Task:
+    """``task`` once its names agree with each other (``label`` names it in errors)."""
     names = [t.name for t in task.targets]
     if len(set(names)) != len(names):
-        raise TaskError(f"{source}: target set names must be unique, got {names}")
+        raise TaskError(f"{label}: target set names must be unique, got {names}")
     referenced = [r.target for r in task.require] + [a.target for a in task.allow]
     for name in referenced:
         if name and name not in names:
-            raise TaskError(f"{source}: unknown target set {name!r} (declared: {names})")
+            raise TaskError(f"{label}: unknown target set {name!r} (declared: {names})")
     referenced += [r.target for r in task.receipts]
     for name in referenced[len(referenced) - len(task.receipts) :]:
         if name and name not in names:
-            raise TaskError(f"{source}: unknown target set {name!r} (declared: {names})")
-    for group, label in (
+            raise TaskError(f"{label}: unknown target set {name!r} (declared: {names})")
+    for group, kind in (
         (task.faults, "fault"),
         (task.forbid, "forbidden"),
         (task.receipts, "receipt"),
     ):
         ids = [item.id for item in group]
         if len(set(ids)) != len(ids):
-            raise TaskError(f"{source}: {label} ids must be unique, got {ids}")
+            raise TaskError(f"{label}: {kind} ids must be unique, got {ids}")
     needs_targets = [r for r in task.require if r.kind != "create" or r.link]
     if (needs_targets or task.answer or task.receipts) and not task.targets:
-        raise TaskError(f"{source}: set, delete, linked create and answer need a target set")
+        raise TaskError(f"{label}: set, delete, linked create and answer need a target set")
     return task
 
 
-def _convert(source: Path, data: dict[str, Any]) -> Task:
-    """A task file's table as a task, its id a safe one (ids name run directory folders)."""
+def _convert(source: Path, data: dict[str, Any], *, label: str = "") -> Task:
+    """A task's table as a task, its id a safe one (ids name run directory folders).
+
+    ``label`` names a variant in errors (empty: the file holds one task).
+    """
     problem = ""
     if "dimension" in data or "subdimension" in data:
         problem = taxon_problem(data.get("dimension"), data.get("subdimension", ""))
     problem = problem or _labels_problem(data)
     if problem:
-        raise TaskError(f"{source}: task {data.get('id', '?')!r}: {problem}")
+        who = label or f"{source}: task {data.get('id', '?')!r}"
+        raise TaskError(f"{who}: {problem}")
+    label = label or str(source)
     try:
         task = msgspec.convert(data, Task)
     except msgspec.ValidationError as exc:
-        raise TaskError(f"{source}: {exc}") from None
+        raise TaskError(f"{label}: {exc}") from None
     problem = task_id_problem(task.id)
     if problem:
-        raise TaskError(f"{source}: id: {problem}")
+        raise TaskError(f"{label}: id: {problem}")
     return task
+
+
+_TASK_FIELDS = tuple(f.encode_name for f in msgspec.structs.fields(Task))
 
 
 def load_tasks(world: str | None = None, folder: str | Path | None = None) -> list[Task]:
@@ -561,7 +610,7 @@ def load_tasks(world: str | None = None, folder: str | Path | None = None) -> li
     if folder is not None and not root.is_dir():
         raise TaskError(f"{root}: no such task folder")
     files = sorted(root.rglob("*.toml")) if root.is_dir() else []
-    tasks = [load_task(p) for p in files]
+    tasks = [t for p in files for t in load_task_file(p)]
     seen: dict[str, int] = {}
     for task in tasks:
         seen[task.id] = seen.get(task.id, 0) + 1

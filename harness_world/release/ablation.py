@@ -52,7 +52,7 @@ from harness_world.running.crossed import (
 from harness_world.running.heldout import check_split_tasks
 from harness_world.running.reader import RunReader
 from harness_world.running.rundir import read_json, write_json
-from harness_world.stats.wild import DEFAULT_SEED
+from harness_world.stats import DEFAULT_SEED
 
 __all__ = [
     "ABLATION",

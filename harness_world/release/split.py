@@ -12,6 +12,7 @@ the step up.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any
 
 import msgspec
 
-from harness_world.grading.task import Task, TaskError, load_task, load_tasks
+from harness_world.grading.task import Task, TaskError, load_task_file, load_tasks
 from harness_world.running.heldout import (
     SplitError,
     candidate_key,
@@ -118,7 +119,10 @@ def near_duplicates(
 
 
 def tasks_from(sources: Sequence[str | Path]) -> list[Task]:
-    """The tasks a list of sources names: task files, task folders or built-in world names.
+    """The tasks a list of sources names.
+
+    A source is a task file (every variant of a file of variants), a task folder, a built-in
+    world name or a built-in task id (shell-style globs allowed).
 
     Raises:
         TaskError: for a source that is none of these, or an invalid task.
@@ -132,12 +136,16 @@ def tasks_from(sources: Sequence[str | Path]) -> list[Task]:
 def _tasks_of(source: str | Path) -> list[Task]:
     path = Path(source)
     if path.is_file():
-        return [load_task(path)]
+        return load_task_file(path)
     if path.is_dir():
         return load_tasks(folder=path)
-    tasks = load_tasks(world=str(source))
+    tasks = load_tasks(world=str(source)) or [
+        t for t in load_tasks() if fnmatch.fnmatchcase(t.id, str(source))
+    ]
     if not tasks:
-        raise TaskError(f"{source}: not a task file, a task folder or a built-in world")
+        raise TaskError(
+            f"{source}: not a task file, a task folder, a built-in world or a built-in task id"
+        )
     return tasks
 
 

@@ -1,32 +1,21 @@
-"""The wild cluster bootstrap-t of a mean, with the null imposed (WCR), by sign flips or Webb.
+"""The test behind `harness_world.stats.decide`: a wild cluster bootstrap-t of a mean.
 
-The test of ``H0: mu = mu0`` uses only cluster-level quantities: the sums ``S_g`` of the
-per-task differences of cluster g and its size ``n_g``. With the null imposed, the residual
-sums are ``R_g = S_g - n_g mu0``; a bootstrap sample multiplies each by a weight ``v_g``
-(Rademacher ``+/-1``, or Webb's six points ``+/-sqrt(1/2), +/-1, +/-sqrt(3/2)``) and is
-studentized like the data (CR2, with the binomial variance floor applied by the same rule)::
-
-    num*   = sum_g v_g R_g / n
-    E*_g   = v_g R_g - n_g num*                    (residual sums of the bootstrap sample)
-    T*     = num* / sqrt(sum_g E*_g^2 / (1 - n_g / n) / n^2)
-
-and, with the skew correction, both ``T`` and every ``T*`` go through Hall's transformation
-(`harness_world.stats.skew`) with their own skewness. The one-sided p-values are the shares of
+The test of ``H0: mu = mu0`` uses cluster-level quantities only: the sums ``S_g`` of the
+per-task values of cluster g and its size ``n_g``. With the null imposed each residual sum
+``R_g = S_g - n_g mu0`` is multiplied by a weight ``v_g`` (Rademacher ``+/-1`` or Webb's six
+points ``+/-sqrt(1/2), +/-1, +/-sqrt(3/2)``) and every bootstrap sample is studentized like the
+data: CR2 (``sum_g E_g^2 / (1 - n_g / n) / n^2``, Bell & McCaffrey 2002), with the binomial
+variance floor applied by the same rule, and, with the skew correction, Hall's (1992) monotone
+Edgeworth transformation ``g(T) = T + gamma T^2 / 3 + gamma^2 T^3 / 27 + gamma / 6`` with its own
+cluster skewness ``gamma = sum u^3 / (sum u^2)^(3/2)``. One-sided p-values are the shares of
 bootstrap statistics at or beyond the observed one (ties count against rejection).
 
-Why sign flips: when the clusters' differences are symmetric about ``n_g mu0`` (independent
-clusters, any sizes, any variances), every sign pattern is equally likely, so with all ``2^G``
-patterns enumerated the test is an exact randomization test; the smallest p-value it can give
-is ``2^-G``, so with 5 families or fewer no decision at 2.5% is possible, which is the honest
-answer there. Up to `MAX_ENUMERATED` rows every pattern is used (no randomness at all); above,
-``draws`` seeded patterns plus the identity (``p = (1 + #) / (draws + 1)``). Clusters are
-sorted by (size, |sum|) first (ties keep the caller's order, which `decide` makes canonical),
-so the result does not depend on the order of the input, and mirroring every difference
-mirrors the p-values and bounds exactly.
-
-Bounds are found by inverting the test: everything above is linear or quadratic in ``mu0``
-once seven per-pattern sums are precomputed, so each trial ``mu0`` costs one pass over the
-patterns and bisection runs to full precision.
+Up to `MAX_ENUMERATED` patterns every one is used (no randomness); above, ``draws`` seeded
+patterns plus the identity. Clusters are sorted by (size, |sum|) first (ties keep the caller's
+order), so mirroring every value mirrors the p-values and bounds exactly. Bounds invert the
+test: everything is linear or quadratic in ``mu0`` once seven per-pattern sums are
+precomputed, so each trial ``mu0`` costs one pass over the patterns. docs/stats.md derives
+every formula.
 """
 
 from __future__ import annotations
@@ -39,7 +28,6 @@ from typing import TYPE_CHECKING, Final, Literal
 import attrs
 
 from harness_world.stats.estimators import StatsInputError
-from harness_world.stats.skew import hall_transform
 
 if TYPE_CHECKING:
     import numpy as np
@@ -56,6 +44,10 @@ __all__ = [
     "MAX_ENUMERATED",
     "WeightKind",
     "WildClusterTest",
+    "bell_mccaffrey_df",
+    "cluster_skewness",
+    "hall_inverse",
+    "hall_transform",
     "wild_cluster_test",
 ]
 
@@ -81,6 +73,74 @@ _WEBB: Final = (
 )
 _CHUNK: Final = 2_000_000  # pattern-by-cluster cells per block, to bound memory
 _BISECTIONS: Final = 36
+
+
+def bell_mccaffrey_df(sizes: Sequence[int]) -> float:
+    """Satterthwaite (Bell-McCaffrey) degrees of freedom of the CR2 variance of a mean.
+
+    ``(tr B)^2 / tr(B^2)`` with ``B_gh = w_g w_h (n_g [g = h] - n_g n_h / n)`` and
+    ``w_g = 1 / (n sqrt(1 - n_g / n))``: ``G - 1`` for equal families, ``n - 1`` for
+    singletons, near 1 when one family holds most tasks. Plus one, it is the effective number
+    of clusters.
+
+    Raises:
+        StatsInputError: Fewer than 2 clusters or an empty one.
+
+    """
+    if len(sizes) < 2:
+        raise StatsInputError(
+            f"cluster-robust inference needs at least 2 clusters, got {len(sizes)}"
+        )
+    if any(s < 1 for s in sizes):
+        raise StatsInputError("every cluster needs at least one task")
+    import numpy as np
+
+    n = sum(sizes)
+    ng = np.array(sorted(sizes), dtype=np.float64)
+    w = 1.0 / (n * np.sqrt(1.0 - ng / n))
+    b = np.outer(w, w) * (np.diag(ng) - np.outer(ng, ng) / n)
+    trace = float(np.trace(b))
+    # Rounded so that equal families give G - 1 and singletons n - 1 exactly, not to the bit.
+    return round(trace * trace / float(np.sum(b * b)), 10)
+
+
+def cluster_skewness(adjusted_sums: Sequence[float]) -> float:
+    """``sum u^3 / (sum u^2)^(3/2)`` of adjusted residual sums; 0 when they are all 0."""
+    largest = max((abs(u) for u in adjusted_sums), default=0.0)
+    if largest == 0:
+        return 0.0
+    # The ratio is scale-free; dividing by the largest sum first keeps tiny sums from
+    # underflowing to a zero denominator.
+    scaled = [u / largest for u in adjusted_sums]
+    square = math.fsum(v * v for v in scaled)
+    cube = math.fsum(v * v * v for v in scaled)
+    return float(cube / square**1.5)
+
+
+def hall_transform(
+    t: NDArray[np.float64], gamma: NDArray[np.float64] | float
+) -> NDArray[np.float64]:
+    """``g(T) = T + gamma T^2 / 3 + gamma^2 T^3 / 27 + gamma / 6`` (elementwise)."""
+    import numpy as np
+
+    gt = gamma * t
+    # (1 + g t / 3)^3 expanded, divided by g, plus g / 6: no cube of an array needed.
+    result: NDArray[np.float64] = t * (1 + gt / 3 + gt * gt / 27) + np.multiply(gamma, 1 / 6)
+    return result
+
+
+def hall_inverse(y: float, gamma: float) -> float:
+    """The T with ``g(T) = y``: ``3 (cbrt(1 + gamma (y - gamma / 6)) - 1) / gamma``."""
+    if abs(gamma) < 1e-9:
+        # First order in gamma: exact to rounding here, and free of underflow in x below.
+        return y - gamma / 6 - gamma * y * y / 3
+    x = gamma * (y - gamma / 6)
+    if x > -1:
+        # expm1/log1p keep cbrt(1 + x) - 1 accurate when gamma is tiny.
+        return 3 * math.expm1(math.log1p(x) / 3) / gamma
+    import numpy as np
+
+    return 3 * (float(np.cbrt(1 + x)) - 1) / gamma
 
 
 def _patterns(

@@ -198,7 +198,7 @@ def test_the_gate_multiplier_is_t_with_n_minus_1_df_at_every_n(n):
         )
         for i in range(n)
     ]
-    decision = stats.decide(paired)
+    decision = stats.decide(stats.Design(pairs=paired))
     assert decision.df == n - 1
     assert decision.t_quantile == pytest.approx(sps.t.ppf(0.975, n - 1), rel=1e-9)
 
@@ -239,8 +239,10 @@ def test_cluster_robust_with_singleton_families_equals_the_paired_test():
         stats.tally_runs(rows_for(FAMILY_SPEC), "main"),
         stats.tally_runs(rows_for(FAMILY_SPEC), "pr"),
     )[0]
-    plain = stats.decide(paired)
-    singletons = stats.decide(paired, families={p.task_id: p.task_id for p in paired})
+    plain = stats.decide(stats.Design(pairs=paired))
+    singletons = stats.decide(
+        stats.Design(pairs=paired, families={p.task_id: p.task_id for p in paired})
+    )
     assert singletons.clusters == len(paired) and plain.clusters is None
     assert singletons.standard_error == pytest.approx(plain.standard_error, rel=1e-12)
     assert singletons.df == plain.df == len(paired) - 1
@@ -295,22 +297,6 @@ def test_holm_never_lowers_a_p_value_and_keeps_the_order(ps):
     assert all(a <= 1 for a in adjusted)
     order = sorted(range(len(ps)), key=lambda i: (ps[i], i))
     assert all(adjusted[i] <= adjusted[j] for i, j in itertools.pairwise(order))
-
-
-def test_case_5b_tasks_needed_gives_half_the_power_tasks_for_power_gives_80_percent():
-    from scipy import stats as sps
-
-    sd, x = 0.3, 0.05
-    n_band = stats.tasks_needed(sd, x).tasks
-
-    def power(n):
-        return sps.nct.sf(sps.t.ppf(0.975, n - 1), n - 1, x / (sd / math.sqrt(n)))
-
-    assert power(n_band) == pytest.approx(0.5, abs=0.03)
-    n80 = stats.tasks_for_power(sd, x)
-    assert n80 is not None
-    assert power(n80) >= 0.8 > power(n80 - 1)
-    assert n80 == pytest.approx(n_band * ((1.96 + 0.8416) / 1.96) ** 2, rel=0.02)
 
 
 def test_case_5b_plan_prints_tasks_by_runs_for_80_percent_power(compare):
@@ -393,10 +379,14 @@ def test_non_inferior_passes_exactly_when_the_drop_bound_is_below_the_margin():
         stats.tally_runs(rows_for({f"t{i:02d}": (4, 5, 3 + i % 2, 5) for i in range(30)}), "main"),
         stats.tally_runs(rows_for({f"t{i:02d}": (4, 5, 3 + i % 2, 5) for i in range(30)}), "pr"),
     )[0]
-    d = stats.decide(paired)
-    drop_bound = -d.lower
-    assert stats.gate_passes(d, "non-inferior", drop_bound * 1.0001)
-    assert not stats.gate_passes(d, "non-inferior", drop_bound)
+    drop_bound = -stats.decide(stats.Design(pairs=paired)).lower
+
+    def passes(margin):
+        design = stats.Design(pairs=paired, gate="non-inferior", margin=margin)
+        return stats.decide(design).passed
+
+    assert passes(drop_bound * 1.0001)
+    assert not passes(drop_bound)
 
 
 @pytest.mark.parametrize(
@@ -445,8 +435,8 @@ def _paired(specs):
 def test_decision_invariants(specs, labels, rnd):
     paired = _paired(specs)
     families = {p.task_id: labels[i] for i, p in enumerate(paired)}
-    for fam in (None, families):
-        d = stats.decide(paired, families=fam)
+    for fam in ({}, families):
+        d = stats.decide(stats.Design(pairs=paired, families=fam, gate="improved"))
         # The floor replaces a degenerate spread (and only then); bounds around the mean.
         if d.floor_applied:
             assert d.standard_error == d.floor_standard_error > d.empirical_standard_error
@@ -461,32 +451,32 @@ def test_decision_invariants(specs, labels, rnd):
         # Order does not matter.
         shuffled = paired[:]
         rnd.shuffle(shuffled)
-        assert stats.decide(shuffled, families=fam) == d
+        assert stats.decide(stats.Design(pairs=shuffled, families=fam, gate="improved")) == d
         # Swapping the configurations mirrors the decision.
-        mirrored = stats.decide(
-            [
-                PairedTask(
-                    task_id=p.task_id,
-                    baseline=p.candidate,
-                    candidate=p.baseline,
-                    difference=-p.difference,
-                )
-                for p in paired
-            ],
-            families=fam,
-        )
+        swapped = [
+            PairedTask(
+                task_id=p.task_id,
+                baseline=p.candidate,
+                candidate=p.baseline,
+                difference=-p.difference,
+            )
+            for p in paired
+        ]
+        mirrored = stats.decide(stats.Design(pairs=swapped, families=fam))
         assert mirrored.mean == pytest.approx(-d.mean, abs=1e-12)
         assert mirrored.lower == pytest.approx(-d.upper, abs=1e-12)
         assert mirrored.p_increase == pytest.approx(d.p_decrease, abs=1e-12)
-        # A gate can never both pass improved and fail no-regression.
-        assert not (stats.gate_passes(d, "improved") and not stats.gate_passes(d, "no-regression"))
+        # A gate can never both pass improved and fail no-regression (an upper bound below 0).
+        assert d.passed == (d.lower > 0)
+        assert not (d.passed and d.upper < 0)
 
 
 @settings(max_examples=examples(100, 500), deadline=None)
 @given(st.lists(tallies, min_size=2, max_size=20), st.floats(0.005, 0.2))
 def test_a_smaller_alpha_never_passes_more(specs, alpha):
     paired = _paired(specs)
-    loose, strict = stats.decide(paired, alpha=alpha), stats.decide(paired, alpha=alpha / 2)
+    loose = stats.decide(stats.Design(pairs=paired, alpha=alpha))
+    strict = stats.decide(stats.Design(pairs=paired, alpha=alpha / 2))
     assert strict.lower <= loose.lower + 1e-12
     assert strict.upper >= loose.upper - 1e-12
 

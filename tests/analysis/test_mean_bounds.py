@@ -6,8 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness_world.stats import StatsInputError, TaskTally
-from harness_world.stats.gate import mean_bounds
+from harness_world.stats import StatsInputError, TaskTally, mean_bounds
 
 
 def _tallies(counts: list[tuple[int, int]]) -> list[TaskTally]:

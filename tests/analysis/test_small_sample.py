@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 
+import msgspec
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from harness_world import stats
 from harness_world.stats import PairedTask, StatsInputError, TaskTally
-from harness_world.stats.skew import hall_inverse, hall_transform
+from harness_world.stats.wild import hall_inverse, hall_transform, wild_cluster_test
 from tests.conftest import examples
 
 
@@ -54,18 +55,27 @@ def _cr2_by_matrices(values, labels):
     return total / n**2
 
 
+def _contrasts(values, labels):
+    """Values as a contrast design over families ``labels`` (variances tiny: no floor)."""
+    return stats.Design(
+        contrasts=[
+            stats.Contrast(task_id=f"t{i:03d}", value=v, variance=1e-30)
+            for i, v in enumerate(values)
+        ],
+        families={f"t{i:03d}": lab for i, lab in enumerate(labels)},
+        method="cr2-t",
+    )
+
+
 @settings(max_examples=examples(60, 400), deadline=None)
 @given(st.lists(st.tuples(st.floats(-1, 1), st.sampled_from("abcd")), min_size=3, max_size=30))
 def test_cr2_matches_the_matrix_definition(items):
     labels = [lab for _, lab in items]
-    if len(set(labels)) < 2:
-        return
     values = [v for v, _ in items]
-    mean = math.fsum(values) / len(values)
-    groups = sorted(set(labels))
-    sums = [math.fsum(v - mean for v, lab in items if lab == g) for g in groups]
-    sizes = [labels.count(g) for g in groups]
-    assert stats.cr2_variance(sums, sizes) == pytest.approx(
+    if len(set(labels)) < 2 or max(values) == min(values):
+        return
+    d = stats.decide(_contrasts(values, labels))
+    assert d.empirical_standard_error**2 == pytest.approx(
         _cr2_by_matrices(values, labels), rel=1e-9, abs=1e-15
     )
 
@@ -73,11 +83,17 @@ def test_cr2_matches_the_matrix_definition(items):
 @settings(max_examples=examples(60, 400), deadline=None)
 @given(st.integers(2, 12), st.integers(1, 8), st.data())
 def test_cr2_equals_cr1_on_equal_families_and_df_is_g_minus_1(g, size, data):
-    sums = data.draw(st.lists(st.floats(-5, 5), min_size=g, max_size=g))
-    cr1 = g / (g - 1) * math.fsum(s * s for s in sums) / (g * size) ** 2
-    assert stats.cr2_variance(sums, [size] * g) == pytest.approx(cr1, rel=1e-12, abs=1e-300)
+    values = data.draw(st.lists(st.floats(-5, 5), min_size=g * size, max_size=g * size))
+    if max(values) == min(values):
+        return
+    labels = [f"f{i // size}" for i in range(g * size)]
+    cr2 = stats.decide(_contrasts(values, labels))
+    cr1 = stats.decide(msgspec.structs.replace(_contrasts(values, labels), method="cr1-t"))
+    assert cr2.empirical_standard_error == pytest.approx(
+        cr1.empirical_standard_error, rel=1e-12, abs=1e-300
+    )
+    assert cr2.df == cr1.df == g - 1 and cr2.effective_clusters == g
     assert stats.bell_mccaffrey_df([size] * g) == g - 1
-    assert stats.effective_clusters([size] * g) == g
 
 
 def test_bell_mccaffrey_df_of_the_issue_designs():
@@ -108,7 +124,7 @@ def test_exhaustive_sign_flips_are_the_exact_randomization_test():
     # Five clusters of one task each: the p-value is the share of the 32 sign patterns whose
     # studentized mean is at least the observed one (no skew correction, no floor).
     values = [0.4, 0.2, 0.6, -0.2, 0.8]
-    test = stats.wild_cluster_test(values, [1] * 5, skew_correction=False)
+    test = wild_cluster_test(values, [1] * 5, skew_correction=False)
     assert test.exhaustive and test.patterns == 32
 
     def t_of(xs):
@@ -131,24 +147,29 @@ def test_bootstrap_p_values_lie_in_0_1_and_decisions_ignore_task_order(specs, la
     paired = _paired(specs)
     families = {p.task_id: labels[i] for i, p in enumerate(paired)}
     for method in ("sign-flip", "webb"):
-        d = stats.decide(paired, families=families, method=method)
+        d = stats.decide(stats.Design(pairs=paired, families=families, method=method))
         assert 0 < d.p_increase <= 1 and 0 < d.p_decrease <= 1
         assert d.lower <= d.mean <= d.upper
         if d.resampling != "none":  # inverted bootstraps stay on the scale of a change
             assert d.lower >= -1 and d.upper <= 1
         shuffled = paired[:]
         rnd.shuffle(shuffled)
-        assert stats.decide(shuffled, families=families, method=method) == d
+        assert stats.decide(stats.Design(pairs=shuffled, families=families, method=method)) == d
         relabelled = {t: f"x{f}" for t, f in families.items()}
-        assert stats.decide(paired, families=relabelled, method=method).lower == d.lower
+        assert (
+            stats.decide(stats.Design(pairs=paired, families=relabelled, method=method)).lower
+            == d.lower
+        )
 
 
 def test_p_value_agrees_with_the_bounds():
     paired = _paired([(5, i % 6, 5, (i * 5 + 2) % 6) for i in range(20)])
-    d = stats.decide(paired)
-    assert stats.p_value(paired, d.lower - 1e-6, direction="increase") <= d.alpha
-    assert stats.p_value(paired, d.lower + 1e-3, direction="increase") > d.alpha
-    assert stats.p_value(paired, d.upper + 1e-6, direction="decrease") <= d.alpha
+    design = stats.Design(pairs=paired)
+    d = stats.decide(design)
+    assert stats.p_values(design, d.lower - 1e-6)[0] <= d.alpha
+    assert stats.p_values(design, d.lower + 1e-3)[0] > d.alpha
+    assert stats.p_values(design, d.upper + 1e-6)[1] <= d.alpha
+    assert stats.p_values(design) == (d.p_increase, d.p_decrease)
 
 
 def test_five_families_cannot_reach_2_5_percent_by_sign_flips_and_the_gate_says_so():
@@ -178,9 +199,12 @@ def test_five_families_cannot_reach_2_5_percent_by_sign_flips_and_the_gate_says_
 
 def test_random_patterns_are_seeded_and_reported():
     paired = _paired([(5, i % 6, 5, (i * 5 + 1) % 6) for i in range(30)])
-    a, b = stats.decide(paired), stats.decide(paired, seed=7)
-    assert a.resampling == "random" and a.seed == stats.wild.DEFAULT_SEED and b.seed == 7
-    assert stats.decide(paired) == a
+    a, b = (
+        stats.decide(stats.Design(pairs=paired)),
+        stats.decide(stats.Design(pairs=paired, seed=7)),
+    )
+    assert a.resampling == "random" and a.seed == stats.DEFAULT_SEED and b.seed == 7
+    assert stats.decide(stats.Design(pairs=paired)) == a
 
 
 def test_the_gate_holds_its_level_with_a_dominant_family():
@@ -203,7 +227,7 @@ def test_decisions_against_scipy_t_when_the_method_is_cr2_t():
     from scipy import stats as sps
 
     paired = _paired([(5, i % 6, 5, (i * 7 + 3) % 6) for i in range(25)])
-    d = stats.decide(paired, method="cr2-t", skew_correction=False)
+    d = stats.decide(stats.Design(pairs=paired, method="cr2-t", skew_correction=False))
     diffs = np.array([p.difference for p in paired])
     res = sps.ttest_1samp(diffs, 0.0, alternative="greater")
     assert d.p_increase == pytest.approx(res.pvalue, rel=1e-9)
@@ -217,7 +241,7 @@ def test_plan_uses_the_gates_df_and_design_effect():
     paired = _paired(spec)
     families = {p.task_id: f"f{i // 3}" for i, p in enumerate(paired)}
     plan = stats.plan_power(paired, 0.1, families=families)
-    d = stats.decide(paired, families=families)
+    d = stats.decide(stats.Design(pairs=paired, families=families))
     assert plan.df == d.df and plan.effective_clusters == d.effective_clusters
     assert plan.design_effect == max(1.0, d.design_effect)
     expected = sps.nct.sf(

@@ -365,3 +365,18 @@ def test_reports_closing_hint_names_the_readers_world(
     assert main(["report", str(out), *_args(project)]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last == f"Details: python -m harness_world diagnose {out} {' '.join(_args(project))}"
+
+
+def test_report_and_diagnose_advise_a_run_of_your_own_world(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``report`` said "Advisories explained 0 of 0" on a user world: its advice skipped it."""
+    out = tmp_path / "nothing"
+    argv = ["run", *_args(project), "--agent", "do-nothing", "--out", str(out), "--quiet"]
+    assert main([*argv, "--samples", "2"]) == 0
+    capsys.readouterr()
+    assert main(["report", str(out), *_args(project)]) == 0
+    assert "Advisories explained 4 of 4 failed attempts" in capsys.readouterr().out  # 2 x 2
+    assert main(["diagnose", str(out), *_args(project), "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["reach"]["explained"] == 4 and len(found["advice"]) == 4

@@ -26,6 +26,8 @@ from tests.fake_openai import fake_openai, scripted_brain, text_brain
 from tests.integrations.fake_anthropic import fake_anthropic
 from tests.integrations.fake_anthropic import scripted_brain as anthropic_brain
 
+pytestmark = pytest.mark.integrations
+
 TASK = "helpdesk.reply_and_solve"
 Step = list[tuple[str, dict[str, Any]]] | str
 

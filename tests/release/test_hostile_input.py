@@ -193,7 +193,7 @@ CASES: dict[str, tuple[Case, str]] = {
     "threshold nan": (_threshold("nan"), "threshold nan: expected a Jaccard similarity"),
     "freeze an unknown task": (
         lambda w, r: ["split", "freeze", "--tasks", "payments.nope", "--out", str(w / "l.lock")],
-        "payments.nope: not a task file, a task folder or a built-in world",
+        "payments.nope: not a task file, a task folder, a built-in world or a built-in task id",
     ),
     "freeze a task nested too deeply": (
         lambda w, r: [

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import harness_world as hw
 from harness_world.cli import main
+from harness_world.grading.task import load_task_file
 from harness_world.release import heldout_use, near_duplicates, tasks_from
 from harness_world.release.split import DEFAULT_THRESHOLD, jaccard, shingles
 from harness_world.running.heldout import (
@@ -130,15 +131,19 @@ def test_the_split_command_freezes_lists_and_checks(
     capsys.readouterr()
     assert main(["split", "ledger", str(lock)]) == 0
     assert "0 candidate(s) in 0 run(s)" in capsys.readouterr().out
-    # Development: the refund tasks; held out: the charge tasks, one a copy of another's text.
+    # Development: the refund tasks (one file of variants); held out: a copy of a charge task's
+    # text.
     held = tmp_path / "held"
     held.mkdir()
     source = REPO / "tasks" / "payments"
+    copied = {t.id: t for t in load_task_file(source / "charge.toml")}["payments.charge_timeout"]
     (held / "t.toml").write_text(
-        (source / "charge_timeout.toml").read_text().replace("charge_timeout", "copy_timeout")
+        'id = "payments.copy_timeout"\nworld = "payments"\nfamily = "charge"\n'
+        f"instruction = {json.dumps(copied.instruction)}\n"
     )
-    refunds = [str(p) for p in sorted(source.glob("refund_*.toml"))]
-    assert main(["split", "check", "--dev", *refunds, "--heldout", str(held)]) == 0
+    refunds = source / "refund.toml"
+    assert len(tasks_from([refunds])) == 5
+    assert main(["split", "check", "--dev", str(refunds), "--heldout", str(held)]) == 0
     assert main(["split", "check", "--dev", "payments", "--heldout", str(held)]) == 1
     assert "payments.copy_timeout  ~  payments.charge_timeout" in capsys.readouterr().out
 

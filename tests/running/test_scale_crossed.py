@@ -18,6 +18,7 @@ from harness_world.running.crossed import (
     load_crossed,
     run_crossed,
 )
+from harness_world.stats import PairedTask, TaskTally, paired_samples
 
 TASKS = hw.load_tasks("helpdesk")[:6]
 ORACLES = oracle_agent("helpdesk").scripts
@@ -161,14 +162,22 @@ def test_run_crossed_from_a_file_then_compare(
     assert "unknown option 'no-such-flag'" in capsys.readouterr().err
 
 
+def _pair(task: str, base: float, cand: float, pairs: int = 5) -> PairedTask:
+    b, c = round(base * pairs), round(cand * pairs)
+    return PairedTask(
+        task_id=task,
+        baseline=TaskTally(task_id=task, runs=pairs, passes=b),
+        candidate=TaskTally(task_id=task, runs=pairs, passes=c),
+        difference=(c - b) / pairs,
+    )
+
+
 def _items(profiles: dict[str, list[float]], pairs: int = 5):
-    """Synthetic crossed items: profile -> per-task candidate-minus-baseline rate gains."""
-    out = {}
-    for profile, gains in profiles.items():
-        out[profile] = [
-            (profile, f"t{i:02d}", 0.4, 0.4 + g, pairs, f"t{i:02d}") for i, g in enumerate(gains)
-        ]
-    return out
+    """Synthetic crossed cells: profile -> task -> its pairs, from per-task rate gains."""
+    return {
+        profile: {f"t{i:02d}": _pair(f"t{i:02d}", 0.4, 0.4 + g, pairs) for i, g in enumerate(gains)}
+        for profile, gains in profiles.items()
+    }
 
 
 def test_the_interaction_test_detects_a_real_interaction_and_holds_its_level() -> None:
@@ -176,7 +185,7 @@ def test_the_interaction_test_detects_a_real_interaction_and_holds_its_level() -
 
     from harness_world.analysis.crossed import _interaction
 
-    real = _interaction(_items({"a": [0.4] * 20, "b": [-0.4] * 20}), seed=1)
+    real = _interaction(_items({"a": [0.4] * 20, "b": [-0.4] * 20}), {}, seed=1)
     assert real is not None and real.detected
     # No interaction: the same harness effect under every profile, run noise only. The
     # issue measured 41-74% false INTERACTION lines with the sign rule; the test is at 5%.
@@ -189,11 +198,11 @@ def test_the_interaction_test_detects_a_real_interaction_and_holds_its_level() -
         for profile in ("a", "b", "c"):
             base = rng.binomial(5, rates) / 5
             cand = rng.binomial(5, np.clip(rates + 0.1, 0, 1)) / 5
-            items[profile] = [
-                (profile, f"t{i:02d}", float(b), float(c), 5, f"t{i:02d}")
+            items[profile] = {
+                f"t{i:02d}": _pair(f"t{i:02d}", float(b), float(c))
                 for i, (b, c) in enumerate(zip(base, cand, strict=True))
-            ]
-        test = _interaction(items, seed=1)
+            }
+        test = _interaction(items, {}, seed=1)
         assert test is not None
         false += test.detected
     assert false / sims <= 0.05 + 0.05
@@ -206,10 +215,15 @@ def test_opposite_profile_effects_pool_to_a_floored_interval_over_tasks() -> Non
     from harness_world.analysis.crossed import _difference
 
     items = _items({"a": [-0.2] * 37, "b": [0.2] * 37})
-    pooled = _difference("*", items["a"] + items["b"], seed=1)
+    # Pooled over the profiles, each task holds its 5 + 5 paired samples: 4/10 on both sides.
+    samples = {
+        t: [(i < 2, i < 1) for i in range(5)] + [(i < 2, i < 3) for i in range(5)]
+        for t in items["a"]
+    }
+    pooled = _difference("*", paired_samples(samples), {}, seed=1)
     assert pooled.tasks == 37 and pooled.difference == pytest.approx(0.0)
     assert pooled.low is not None and pooled.high is not None
     assert pooled.low < -0.02 and pooled.high > 0.02
-    down, up = (_difference(p, items[p], seed=1) for p in ("a", "b"))
+    down, up = (_difference(p, list(items[p].values()), {}, seed=1) for p in ("a", "b"))
     assert down.high is not None and down.high < 0
     assert up.low is not None and up.low > 0

@@ -1,0 +1,589 @@
+"""The one comparison verb: a `Design` goes in, a `Decision` with its figures comes out.
+
+Every command that compares (``compare`` and the release gate through `assess`, crossed runs
+and ablations, drift, the report's headline) asks `decide`: what is paired with what, in which
+clusters, which gate at which level, with which seed. The test is one-sided on the mean
+per-task value: CR2-studentized, a wild cluster bootstrap-t over task families with the null
+imposed and Webb weights (`harness_world.stats.wild`), skew-corrected, with a binomial variance
+floor when the spread is degenerate; the bounds invert it and the gate is read off them. The
+other ``method`` values are the candidates it was chosen from, measured beside it by the
+calibration bench. docs/stats.md gives every formula and the calibration.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import Any, Final, Literal
+
+import attrs
+import msgspec
+
+from harness_world.stats.estimators import (
+    DEFAULT_ALPHA,
+    PairedTask,
+    StatsInputError,
+    TaskTally,
+)
+from harness_world.stats.hidden_class import min_margin, min_tasks, miss_probability
+from harness_world.stats.wild import (
+    DEFAULT_DRAWS,
+    DEFAULT_SEED,
+    WildClusterTest,
+    bell_mccaffrey_df,
+    cluster_skewness,
+    hall_inverse,
+    hall_transform,
+    wild_cluster_test,
+)
+
+__all__ = [
+    "Contrast",
+    "Decision",
+    "Design",
+    "GateName",
+    "Method",
+    "TaskChange",
+    "decide",
+    "holm_adjust",
+    "mean_bounds",
+    "p_values",
+    "paired_samples",
+    "task_changes",
+]
+
+GateName = Literal["improved", "no-regression", "non-inferior", "none"]
+"""The gates a design can ask for."""
+
+Method = Literal["sign-flip", "webb", "cr2-t", "cr1-t"]
+"""The inference: ``webb`` decides every command; the others are measured beside it."""
+
+Resampling = Literal["exhaustive", "random", "none"]
+"""Whether a bootstrap used every weight pattern, seeded random ones, or none (a t test)."""
+
+_DEGENERATE_QUANTILE: Final = 0.01
+
+
+class Contrast(msgspec.Struct, frozen=True, kw_only=True):
+    """One task's value that is not a difference of two tallies (a crossed run's contrast).
+
+    Attributes:
+        task_id: The task.
+        value: Its value, e.g. one profile's harness effect minus the task's mean effect.
+        variance: The run-to-run sampling variance of that value (the floor's term).
+
+    """
+
+    task_id: str
+    value: float
+    variance: float
+
+
+class Design(msgspec.Struct, frozen=True, kw_only=True):
+    """A comparison as asked: what is paired with what, the clusters, the gate and its level.
+
+    Attributes:
+        pairs: What is paired with what: per task, the baseline's and the candidate's runs.
+            A pair whose baseline has no run stands for the candidate's own pass rate, so the
+            decision bounds one configuration's mean (`mean_bounds`).
+        contrasts: Per-task values with their own run-to-run variance, instead of ``pairs``
+            (a crossed run's interaction). Decided as that test was calibrated: by the
+            bootstrap alone, degenerate below the floor's 1% point with ``G - 1`` df.
+        families: Task id -> family: the clusters (a task without one is its own cluster;
+            with no family, or a single one, every task is its own).
+        gate: The gate asked: ``improved``, ``no-regression``, ``non-inferior`` (with
+            ``margin``) or ``none``.
+        margin: The non-inferiority margin as a fraction; only with ``non-inferior``.
+        alpha: One-sided level of each bound and of the gate, in (0, 0.5); a two-sided
+            ``1 - 2 alpha`` interval lies between the bounds.
+        seed: Seed of the random weight patterns (drawn only when there are too many to use
+            them all).
+        method: The inference (see `Method`).
+        skew_correction: Hall's Edgeworth correction of every statistic.
+
+    """
+
+    pairs: list[PairedTask] = []
+    contrasts: list[Contrast] = []
+    families: dict[str, str] = {}
+    gate: GateName = "none"
+    margin: float | None = None
+    alpha: float = DEFAULT_ALPHA
+    seed: int = DEFAULT_SEED
+    method: Method = "webb"
+    skew_correction: bool = True
+
+    def __post_init__(self) -> None:
+        """Refuse what no decision answers, with `StatsInputError`.
+
+        A bad alpha or margin, pairs and contrasts together, fewer than 2 tasks, a contrast
+        without a finite value and a positive variance.
+        """
+        if not (math.isfinite(self.alpha) and 0 < self.alpha < 0.5):
+            raise StatsInputError(f"alpha must be strictly between 0 and 0.5, got {self.alpha}")
+        if self.pairs and self.contrasts:
+            raise StatsInputError("a design holds pairs or contrasts, not both")
+        if (n := len(self.pairs) + len(self.contrasts)) < 2:
+            raise StatsInputError(f"fewer than 2 paired tasks ({n})")
+        if not all(math.isfinite(c.value + c.variance) and c.variance > 0 for c in self.contrasts):
+            raise StatsInputError("every contrast needs a finite value and a positive variance")
+        margin = self.margin
+        if self.gate == "non-inferior" and not (
+            margin is not None and math.isfinite(margin) and margin > 0
+        ):
+            raise StatsInputError(f"non-inferior needs a positive margin, got {margin}")
+
+
+class Decision(msgspec.Struct, frozen=True, kw_only=True):
+    """A design decided: the one-sided test of the mean per-task value, and the gate on it.
+
+    Attributes:
+        method: ``webb`` (every command's), ``sign-flip``, ``cr2-t`` or ``cr1-t``.
+        skew_corrected: Whether Hall's Edgeworth transformation corrected the statistic.
+        alpha: One-sided level of each bound and of the gate.
+        sidedness: Always ``one-sided``: each gate tests one direction at ``alpha``.
+        tasks: Tasks n.
+        clusters: Families G (a task without a family counts as its own), or null when every
+            task is its own cluster.
+        effective_clusters: Bell-McCaffrey df + 1: how many equal families would give the
+            same degrees of freedom (n for independent tasks).
+        df: Degrees of freedom of the reference t (``G - 1`` for ``cr1-t``).
+        mean: Mean per-task value (a difference, or a rate), a fraction.
+        standard_error: The standard error used: the floor when ``floor_applied``.
+        empirical_standard_error: From the spread: CR2 over the clusters (CR1 for ``cr1-t``);
+            without families the paired ``sd / sqrt(n)``.
+        paired_standard_error: ``sd / sqrt(n)`` with tasks treated as independent.
+        design_effect: ``(empirical / paired)^2``: the variance families add.
+        floor_standard_error: The binomial floor ``sqrt(sum_i v_i) / n``, ``v_i`` each
+            task's run-to-run variance (docs/stats.md).
+        floor_applied: Whether the spread was degenerate (``SE^2 < floor^2 *
+            chi2_df^-1(0.01) / df``) so the floor was used.
+        skewness: The clusters' skewness the correction used (0 without it).
+        t_quantile: ``t_df^-1(1 - alpha)``, the reference critical value.
+        lower: One-sided lower confidence bound of the mean (the test inverted).
+        upper: One-sided upper confidence bound.
+        p_increase: One-sided p-value against "no increase" (small: the mean is > 0).
+        p_decrease: One-sided p-value against "no decrease" (small: the mean is < 0).
+        resampling: ``exhaustive``, ``random`` or ``none`` (a t test).
+        patterns: Weight patterns used (0 for a t test).
+        seed: Seed of random patterns, or null when none were drawn.
+        smallest_p: The smallest p-value the bootstrap can give; above ``alpha`` no gate can
+            be decided against the null.
+        gate: The gate the design asked.
+        margin: The non-inferiority margin, or null.
+        passed: Whether the gate passed on these tasks (always for ``none``).
+        reason: Why, in one sentence.
+
+    """
+
+    method: Method
+    skew_corrected: bool
+    alpha: float
+    sidedness: Literal["one-sided"]
+    tasks: int
+    clusters: int | None
+    effective_clusters: float
+    df: float
+    mean: float
+    standard_error: float
+    empirical_standard_error: float
+    paired_standard_error: float
+    design_effect: float
+    floor_standard_error: float
+    floor_applied: bool
+    skewness: float
+    t_quantile: float
+    lower: float
+    upper: float
+    p_increase: float
+    p_decrease: float
+    resampling: Resampling
+    patterns: int
+    seed: int | None
+    smallest_p: float
+    gate: GateName = "none"
+    margin: float | None = None
+    passed: bool = True
+    reason: str = "no gate"
+
+
+def paired_samples(samples: Mapping[str, Sequence[tuple[bool, bool]]]) -> list[PairedTask]:
+    """Tasks whose runs pair sample by sample, as a design's pairs (sorted by task).
+
+    Args:
+        samples: Task id -> (baseline passed, candidate passed) for each paired sample
+            (same seed on both sides); a task needs at least one.
+
+    """
+    out = []
+    for task_id in sorted(samples):
+        runs = samples[task_id]
+        n, b, c = len(runs), sum(x for x, _ in runs), sum(y for _, y in runs)
+        out.append(
+            PairedTask(
+                task_id=task_id,
+                baseline=TaskTally(task_id=task_id, runs=n, passes=b),
+                candidate=TaskTally(task_id=task_id, runs=n, passes=c),
+                difference=(c - b) / n,
+            )
+        )
+    return out
+
+
+def _rate(t: TaskTally) -> Fraction:
+    """A side's exact pass rate; a side with no runs (a one-sided design) counts 0."""
+    return Fraction(t.passes, t.runs) if t.runs else Fraction(0)
+
+
+def run_variance(p: PairedTask, *, shrink: bool) -> float:
+    """A task's per-run variance pooled over both sides: ``x (N - x) / (N (N - 1))``.
+
+    With ``shrink``, ``q (1 - q)`` at the half-pass rate ``q = (x + 0.5) / (N + 1)``, never 0.
+    """
+    x = p.baseline.passes + p.candidate.passes
+    total = p.baseline.runs + p.candidate.runs
+    if shrink:
+        q = (x + 0.5) / (total + 1)
+        return q * (1 - q)
+    if total < 2:  # one run in all: no unbiased estimate
+        return 0.0
+    return x * (total - x) / (total * (total - 1))
+
+
+def floor_variances(items: Sequence[PairedTask]) -> list[float]:
+    """The floor's terms ``v_i = s_i^2 (1/n_b + 1/n_c)``, each task's sampling variance.
+
+    When every task's runs all agreed the shrunk variance is used: no variation is not certainty.
+    """
+    inverse = [sum(1 / t.runs for t in (p.baseline, p.candidate) if t.runs) for p in items]
+    plain = [run_variance(p, shrink=False) * w for p, w in zip(items, inverse, strict=True)]
+    if any(v > 0 for v in plain):
+        return plain
+    return [run_variance(p, shrink=True) * w for p, w in zip(items, inverse, strict=True)]
+
+
+def _units(design: Design) -> tuple[list[str], list[Fraction], list[float]]:
+    """Task ids (contrasts by cluster label first), their exact values and floor terms."""
+    if design.contrasts:
+        fam = design.families
+        cs = sorted(design.contrasts, key=lambda c: (fam.get(c.task_id) or c.task_id, c.task_id))
+        return [c.task_id for c in cs], [Fraction(c.value) for c in cs], [c.variance for c in cs]
+    items = sorted(design.pairs, key=lambda p: p.task_id)
+    values = [_rate(p.candidate) - _rate(p.baseline) for p in items]
+    return [p.task_id for p in items], values, floor_variances(items)
+
+
+def _grouped(
+    ids: Sequence[str], values: Sequence[Fraction], families: Mapping[str, str]
+) -> tuple[list[Fraction], list[int], bool]:
+    """Each cluster's exact sum and size (families, or tasks), and whether families were used."""
+    # A task without a family is its own cluster; the prefix keeps it apart from family names.
+    labels = [families.get(t, "") or f"\x00task:{t}" for t in ids]
+    clustered = any(families.get(t) for t in ids) and len(set(labels)) >= 2
+    groups: dict[str, list[Fraction]] = {}
+    for task_id, label, v in zip(ids, labels, values, strict=True):
+        groups.setdefault(label if clustered else task_id, []).append(v)
+    return (
+        [sum(vs, Fraction(0)) for vs in groups.values()],
+        [len(vs) for vs in groups.values()],
+        clustered,
+    )
+
+
+@attrs.frozen(slots=True)
+class _Prepared:
+    """A design's figures and test; ``cautious``: a degenerate spread also asks the floor's t.
+
+    Every design is cautious but a contrast design (the interaction test as calibrated).
+    """
+
+    common: dict[str, Any]
+    test: WildClusterTest | None
+    cautious: bool
+
+
+def _figures(design: Design) -> _Prepared:
+    """The decision's common figures and the test behind them."""
+    from scipy import special
+
+    ids, values, floor_terms = _units(design)
+    n = len(ids)
+    sums, sizes, clustered = _grouped(ids, values, design.families)
+    mean = sum(values, Fraction(0)) / n
+    residual_sums = [s - k * mean for s, k in zip(sums, sizes, strict=True)]
+    paired_var = float(sum(((d - mean) ** 2 for d in values), Fraction(0)) / (n * (n - 1)))
+    if design.method == "cr1-t":
+        g = len(sizes)
+        exact = Fraction(g, g - 1) * sum((u * u for u in residual_sums), Fraction(0)) / n**2
+        df = float(g - 1)
+    else:
+        terms = (u * u * Fraction(n, n - k) for u, k in zip(residual_sums, sizes, strict=True))
+        exact, df = sum(terms, Fraction(0)) / n**2, bell_mccaffrey_df(sizes)
+    variance = float(exact)
+    floor = math.sqrt(math.fsum(floor_terms)) / n
+    # Degenerate: below the 1% point of what run-to-run noise alone would give the spread.
+    # A contrast design keeps the crossed interaction test as calibrated: G - 1 df here.
+    limit_df = max(1.0, len(sizes) - 1.0) if design.contrasts else df
+    threshold = floor**2 * float(special.chdtri(limit_df, 1 - _DEGENERATE_QUANTILE)) / limit_df
+    degenerate = variance < threshold
+    adjusted = [
+        float(u) * math.sqrt(n / (n - k)) for u, k in zip(residual_sums, sizes, strict=True)
+    ]
+    common: dict[str, Any] = {
+        "method": design.method,
+        "skew_corrected": design.skew_correction,
+        "alpha": design.alpha,
+        "sidedness": "one-sided",
+        "tasks": n,
+        "clusters": len(sizes) if clustered else None,
+        "effective_clusters": bell_mccaffrey_df(sizes) + 1,
+        "df": df,
+        "mean": float(mean),
+        "standard_error": floor if degenerate else math.sqrt(variance),
+        "empirical_standard_error": math.sqrt(variance),
+        "paired_standard_error": math.sqrt(paired_var),
+        "design_effect": variance / paired_var if paired_var > 0 else 1.0,
+        "floor_standard_error": floor,
+        "floor_applied": degenerate,
+        "skewness": cluster_skewness(adjusted) if design.skew_correction else 0.0,
+        "t_quantile": float(special.stdtrit(df, 1 - design.alpha)),
+    }
+    if design.method in ("cr2-t", "cr1-t"):
+        return _Prepared(common, None, cautious=True)
+    test = wild_cluster_test(
+        [float(s) for s in sums],
+        sizes,
+        floor_variance=floor**2,
+        threshold=threshold,
+        weights="rademacher" if design.method == "sign-flip" else "webb",
+        skew_correction=design.skew_correction,
+        draws=DEFAULT_DRAWS,
+        seed=design.seed,
+        observed_variance=variance,
+    )
+    return _Prepared(common, test, cautious=not design.contrasts)
+
+
+def _t_reference(common: Mapping[str, Any], mu0: float) -> tuple[float, float]:
+    """One-sided p-values of the (skew-corrected) t reference at ``mu0``."""
+    import numpy as np
+    from scipy import special
+
+    t = np.array([(common["mean"] - mu0) / common["standard_error"]])
+    t0 = float(hall_transform(t, common["skewness"])[0])
+    return float(special.stdtr(common["df"], -t0)), float(special.stdtr(common["df"], t0))
+
+
+def _t_bounds(common: Mapping[str, Any]) -> tuple[float, float]:
+    """The (skew-corrected) t reference's one-sided bounds: ``mean - SE g^-1(-/+ t)``."""
+    mean, se, gamma, q = (common[k] for k in ("mean", "standard_error", "skewness", "t_quantile"))
+    return mean - se * hall_inverse(q, gamma), mean - se * hall_inverse(-q, gamma)
+
+
+def _p_values(prepared: _Prepared, mu0: float) -> tuple[float, float]:
+    """Both one-sided p-values at ``mu0``: the bootstrap's, or the t's for a t method.
+
+    A bootstrap of values that hardly vary cannot show the run-to-run noise the floor stands
+    for, and the floor's t cannot see how few clusters there are: on a degenerate spread the
+    more cautious of the two decides.
+    """
+    up, down = _t_reference(prepared.common, mu0)
+    if prepared.test is None:
+        return up, down
+    boot_up, boot_down = prepared.test.p_values(mu0)
+    if prepared.common["floor_applied"] and prepared.cautious:
+        return max(up, boot_up), max(down, boot_down)
+    return boot_up, boot_down
+
+
+def p_values(design: Design, mu0: float = 0.0) -> tuple[float, float]:
+    """`decide`'s one-sided p-values at the null value ``mu0``: (increase, decrease).
+
+    The first tests "the mean is at most mu0" (small: it is larger), the second the mirror;
+    `decide`'s bounds are where they cross ``alpha``. Cheaper than `decide` when one null
+    matters: a crossed run's two-sided interaction test, the calibration bench.
+    """
+    return _p_values(_figures(design), mu0)
+
+
+def decide(design: Design) -> Decision:
+    """Decide a design: the one-sided test of its mean per-task value, and its gate.
+
+    ``webb`` and ``sign-flip`` invert the bootstrap (on a degenerate spread, the more cautious
+    of it and the floor's t); ``cr2-t`` / ``cr1-t`` use t with Bell-McCaffrey (``G - 1``) df.
+    ``improved`` passes when ``lower > 0``, ``no-regression`` unless ``upper < 0``,
+    ``non-inferior`` when ``-lower < margin`` on at least `hidden_class.min_tasks` tasks.
+    """
+    prepared = _figures(design)
+    common, test = prepared.common, prepared.test
+    p_increase, p_decrease = _p_values(prepared, 0.0)
+    lower, upper = _t_bounds(common)
+    if test is not None:
+        t_lower, t_upper = lower, upper
+        lower, upper = test.lower_bound(design.alpha), test.upper_bound(design.alpha)
+        if common["floor_applied"] and prepared.cautious:  # on the scale of a change
+            lower, upper = max(-1.0, min(lower, t_lower)), min(1.0, max(upper, t_upper))
+    figures = Decision(
+        **common,
+        lower=lower,
+        upper=upper,
+        p_increase=p_increase,
+        p_decrease=p_decrease,
+        resampling="none" if test is None else "exhaustive" if test.exhaustive else "random",
+        patterns=0 if test is None else test.patterns,
+        seed=None if test is None or test.exhaustive else design.seed,
+        smallest_p=0.0 if test is None else 1 / test.patterns,
+    )
+    passed = _passes(figures, design.gate, design.margin)
+    return msgspec.structs.replace(
+        figures,
+        gate=design.gate,
+        margin=design.margin if design.gate == "non-inferior" else None,
+        passed=passed,
+        reason=_reason(figures, design.gate, design.margin, passed),
+    )
+
+
+def mean_bounds(
+    tallies: Sequence[TaskTally],
+    *,
+    alpha: float = DEFAULT_ALPHA,
+    families: Mapping[str, str] | None = None,
+    seed: int = DEFAULT_SEED,
+) -> Decision:
+    """`decide` on one configuration's mean per-task pass rate (the report's headline).
+
+    Each task's rate stands where a design puts a difference, its floor term the task's own
+    run variance ``s_i^2 / n_i``; ``[lower, upper]`` covers the mean a fresh draw of tasks
+    like these would give with ``1 - 2 alpha`` confidence.
+
+    Raises:
+        StatsInputError: Fewer than 2 tasks, a task without runs, or a bad alpha.
+
+    """
+    if any(t.runs < 1 for t in tallies):
+        raise StatsInputError("every task needs at least one run")
+    empty = {t.task_id: TaskTally(task_id=t.task_id, runs=0, passes=0) for t in tallies}
+    pairs = [
+        PairedTask(
+            task_id=t.task_id, baseline=empty[t.task_id], candidate=t, difference=t.passes / t.runs
+        )
+        for t in tallies
+    ]
+    return decide(Design(pairs=pairs, families=dict(families or {}), alpha=alpha, seed=seed))
+
+
+def _passes(d: Decision, gate: GateName, margin: float | None) -> bool:
+    if gate == "improved":
+        return d.lower > 0
+    if gate == "no-regression":
+        return not d.upper < 0
+    if gate == "non-inferior":
+        assert margin is not None  # the design checked it
+        return -d.lower < margin and d.tasks >= min_tasks(margin, d.alpha)
+    return True
+
+
+def _reason(d: Decision, gate: GateName, margin: float | None, passed: bool) -> str:
+    """Why the gate passed or failed, in one sentence with its bound."""
+    level = f"{(1 - d.alpha) * 100:g}%"
+    if gate == "none":
+        return "no gate"
+    if gate == "improved":
+        return f"the one-sided {level} lower bound of the change is {d.lower * 100:+.1f} " + (
+            "points: above 0" if passed else "points: not above 0"
+        )
+    if gate == "no-regression":
+        return f"the one-sided {level} upper bound of the change is {d.upper * 100:+.1f} " + (
+            "points: not below 0" if passed else "points: below 0, a significant drop"
+        )
+    assert margin is not None
+    bound = f"the one-sided {level} upper bound of the drop is {-d.lower * 100:.1f} points: "
+    if -d.lower >= margin:
+        return bound + f"not below the margin of {margin * 100:g} points"
+    needed = min_tasks(margin, d.alpha)
+    if d.tasks >= needed:
+        return bound + f"below the margin of {margin * 100:g} points"
+    # Rounded up so that the margin printed is one the gate accepts at this size.
+    wider = math.ceil(min_margin(d.tasks, d.alpha) * 1000) / 10
+    return bound + (
+        f"below the margin of {margin * 100:g} points, but {d.tasks} tasks are too few to "
+        f"show it: a class of tasks making up {margin * 100:g}% of the population, all "
+        f"broken, is absent from {d.tasks} tasks "
+        f"{miss_probability(margin, d.tasks) * 100:.1f}% of the time (above "
+        f"{d.alpha * 100:g}%); {needed} tasks, or a margin of at least {wider:g} points, "
+        "can show it"
+    )
+
+
+class TaskChange(msgspec.Struct, frozen=True, kw_only=True):
+    """A per-task change tested on its own (two-sided Fisher exact test on the runs).
+
+    Attributes:
+        task_id: The task.
+        baseline: Its baseline tally.
+        candidate: Its candidate tally.
+        difference: Candidate pass rate minus baseline pass rate.
+        p_value: Two-sided Fisher exact p-value of the task's 2x2 table.
+        p_adjusted: Holm-adjusted p-value over all paired tasks.
+        significant: ``p_adjusted <= 2 * alpha`` (each direction at ``alpha``).
+
+    """
+
+    task_id: str
+    baseline: TaskTally
+    candidate: TaskTally
+    difference: float
+    p_value: float
+    p_adjusted: float
+    significant: bool
+
+
+def _fisher_two_sided(a: TaskTally, b: TaskTally) -> float:
+    """Two-sided Fisher exact p of [[a.passes, a.fails], [b.passes, b.fails]], exact integers."""
+    n1, n2 = a.runs, b.runs
+    k = a.passes + b.passes
+    lo, hi = max(0, k - n2), min(k, n1)
+    weights = {x: math.comb(n1, x) * math.comb(n2, k - x) for x in range(lo, hi + 1)}
+    observed = weights[a.passes]
+    return min(1.0, sum(w for w in weights.values() if w <= observed) / math.comb(n1 + n2, k))
+
+
+def holm_adjust(p_values: Sequence[float]) -> list[float]:
+    """Holm step-down adjusted p-values, in the input's order.
+
+    Sorted ascending, ``p_(j)`` becomes ``max_{i <= j} min(1, (m - i + 1) p_(i))``: rejecting
+    where it is at most a level holds the family-wise error at that level, whatever the
+    dependence between the tests.
+    """
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: (p_values[i], i))
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def task_changes(pairs: Sequence[PairedTask], alpha: float = DEFAULT_ALPHA) -> list[TaskChange]:
+    """Every paired task's two-sided Fisher exact test, Holm-adjusted over the tasks.
+
+    ``significant`` is ``p_adjusted <= 2 * alpha`` (each direction at ``alpha``): with no
+    change anywhere, the chance that any task is significant is at most ``2 * alpha``.
+    """
+    items = sorted(pairs, key=lambda p: p.task_id)
+    raw = [_fisher_two_sided(p.baseline, p.candidate) for p in items]
+    return [
+        TaskChange(
+            task_id=p.task_id,
+            baseline=p.baseline,
+            candidate=p.candidate,
+            difference=p.difference,
+            p_value=pv,
+            p_adjusted=pa,
+            significant=pa <= 2 * alpha,
+        )
+        for p, pv, pa in zip(items, raw, holm_adjust(raw), strict=True)
+    ]
