@@ -19,6 +19,7 @@ import harness_world as hw
 from harness_world.cli import main
 from harness_world.evidence.record import Outcome, UserTurn, make_record
 from harness_world.grading import grade
+from harness_world.tau2.check import RegradeReport, load_data, regrade_results
 from tests.conftest import TAU2_DATA
 
 pytestmark = pytest.mark.tau2
@@ -79,6 +80,28 @@ def _policy_sheet_beside_the_reward(report: dict[str, Any]) -> None:
     (run80,) = [r for r in runs if r["source_task"] == "80"]
     (verdict,) = [v for v in run80["policy"] if v["id"] == "policy.confirmed"]
     assert "But wait" in verdict["detail"]
+
+
+@pytest.mark.skipif(
+    not (TRAJECTORIES / "gpt-4o-retail-train.json").is_file(),
+    reason=f"τ²'s published trajectories are not at {TRAJECTORIES}",
+)
+def test_the_policy_sheet_changes_no_verdict_of_the_grade() -> None:
+    """Regraded without their sheets, the 74 runs get the same grades, verdict for verdict."""
+    world, tasks = load_data(TAU2_DATA, TRAJECTORIES / "tasks_b5580ae_train.json")
+    bare = [
+        msgspec.structs.replace(t, task=msgspec.structs.replace(t.task, policy=None)) for t in tasks
+    ]
+    results = TRAJECTORIES / "gpt-4o-retail-train.json"
+    sheeted = regrade_results(world, tasks, results, TAU2_DATA, arguments="tau2")
+    plain = regrade_results(world, bare, results, TAU2_DATA, arguments="tau2")
+    assert plain.policy is None and all(r.policy == [] for r in plain.runs)
+    assert sheeted.policy is not None and sheeted.policy.kept == 63
+
+    def grades(report: RegradeReport) -> list[tuple[Any, ...]]:
+        return [(r.task_id, r.passed, r.failed, r.prose) for r in report.runs]
+
+    assert grades(sheeted) == grades(plain)
 
 
 def _task(communicate: list[str]) -> hw.Task:
