@@ -253,6 +253,14 @@ def test_a_needless_handoff_breaks_the_sheet_and_an_expected_one_does_not(
     assert status == "failed" and "call 4" in detail
     due = _task(msgspec.structs.replace(SHEET, handoff_expected=True))
     assert _policy(_run(world, steps, due))["policy.no_needless_handoff"][0] == "passed"
+    # a sheet without a hand-off tool keeps the rule trivially: three verdicts, all counted
+    none = _task(msgspec.structs.replace(SHEET, handoff=""))
+    g = _run(world, steps, none)
+    assert _policy(g)["policy.no_needless_handoff"] == (
+        "passed",
+        "the task declares no hand-off tool",
+    )
+    assert g.policy_check() == PolicyCheck(checked=3, failed=[])
 
 
 def test_a_task_without_a_sheet_has_none_and_its_grade_json_is_unchanged(
@@ -299,7 +307,9 @@ YES_WORDS = [
 REFUSALS = ["no", "wait", "hold on", "stop", "don't", "do not", "not yet", "actually", "nope"]
 
 
-@pytest.mark.parametrize("text", [*YES_WORDS, "Yes, I no longer need it."])
+@pytest.mark.parametrize(
+    "text", [*YES_WORDS, "Yes, I no longer need it.", "No problem, go ahead.", "No worries. Yes."]
+)
 def test_explicit_yes_words(text: str) -> None:
     assert explicit_yes(text)
 

@@ -14,14 +14,15 @@ what that reward does not look at.
   speaks to the user (a batch it listed); a write with no user turn before it, or after a
   turn that is not a yes, breaks the rule, whatever the write did.
 - ``policy.no_needless_handoff``: the ``handoff`` tool is not called in a task that can be
-  done within the agent's scope (``handoff_expected`` false).
+  done within the agent's scope (``handoff_expected`` false); a sheet without a ``handoff``
+  tool keeps it trivially, so every record of a sheet gets all three verdicts.
 
 An explicit yes is read from the words, not the meaning: the turn says yes (``yes``,
 ``yeah``, ``yep``, ``yup``, ``I confirm``, ``go ahead``, ``please proceed``, ``please do``,
 or a clause that opens with ``sure``, ``absolutely``, ``confirmed``, ``proceed`` or ``let's
 proceed``), and no clause of it opens with a refusal or a hesitation (``no`` other than
-``no longer``, ``nope``, ``wait``, ``hold on``, ``stop``, ``don't``, ``do not``, ``not
-yet``, ``actually``, each also after ``but``).
+``no longer``, ``no problem`` and ``no worries``, ``nope``, ``wait``, ``hold on``, ``stop``,
+``don't``, ``do not``, ``not yet``, ``actually``, each also after ``but``).
 """
 
 from __future__ import annotations
@@ -56,8 +57,8 @@ NO_NEEDLESS_HANDOFF = "policy.no_needless_handoff"
 _YES = re.compile(r"\b(yes|yeah|yep|yup|i confirm|go ahead|please proceed|please do)\b")
 _OPENS_YES = re.compile(r"(sure|absolutely|confirmed|proceed|let's proceed)\b")
 _OPENS_NO = re.compile(
-    r"(but\s+)?(no\b(?!\s+longer)|nope\b|wait\b|hold on\b|stop\b|don't\b|do not\b|not yet\b"
-    r"|actually\b)"
+    r"(but\s+)?(no\b(?!\s+(longer|problem|worries))|nope\b|wait\b|hold on\b|stop\b"
+    r"|don't\b|do not\b|not yet\b|actually\b)"
 )
 _CLAUSE = re.compile(r"[.!?;:\n\u2014]|--|,\s*(?=but\b)")
 _QUOTE = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
@@ -200,7 +201,14 @@ def _confirmed(view: TraceView) -> list[CriterionVerdict]:
 def _no_needless_handoff(view: TraceView) -> list[CriterionVerdict]:
     sheet = _sheet(view)
     if not sheet.handoff:
-        return []
+        return [
+            CriterionVerdict(
+                id=NO_NEEDLESS_HANDOFF,
+                kind="trace",
+                status="passed",
+                detail="the task declares no hand-off tool",
+            )
+        ]
     if sheet.handoff_expected:
         return [
             CriterionVerdict(
