@@ -40,11 +40,10 @@ if TYPE_CHECKING:
         AttemptLimits,
         InfrastructureError,
     )
-    from harness_world.running.executors import Concurrent, Processes, Ray, Serial
-    from harness_world.running.fork import fork  # counterfactual forks (D-diagnose-4)
+    from harness_world.running.executors import Concurrent, Processes, Serial
     from harness_world.running.run import RunResult, run
     from harness_world.running.rundir import RunCounts
-    from harness_world.running.tracks import Fresh, Sequential
+    from harness_world.running.tracks import Fresh
 
 __all__ = [
     "Agent",
@@ -60,12 +59,10 @@ __all__ = [
     "Observation",
     "Outcome",
     "Processes",
-    "Ray",
     "Record",
     "RunCounts",
     "RunResult",
     "ScriptedAgent",
-    "Sequential",
     "Serial",
     "Session",
     "Task",
@@ -73,7 +70,6 @@ __all__ = [
     "Usage",
     "Verification",
     "World",
-    "fork",
     "load_record",
     "load_task",
     "load_tasks",
@@ -84,6 +80,9 @@ __all__ = [
     "tool_schemas",
     "verify",
 ]
+
+# Extensions add names too (`Ray`, `Sequential`, `fork`, ...), through the plug-in registry
+# (`harness_world.registry`): the core names none of them.
 
 # Where each name of `__all__` lives. The package imports none of them until one is used, so
 # `import harness_world` and the command line's ``--help`` load no room of the package.
@@ -101,12 +100,10 @@ _HOMES: dict[str, str] = {
     "Observation": "harness_world.engine.calls",
     "Outcome": "harness_world.evidence.record",
     "Processes": "harness_world.running.executors",
-    "Ray": "harness_world.running.executors",
     "Record": "harness_world.evidence.record",
     "RunCounts": "harness_world.running.rundir",
     "RunResult": "harness_world.running.run",
     "ScriptedAgent": "harness_world.running.agents",
-    "Sequential": "harness_world.running.tracks",
     "Serial": "harness_world.running.executors",
     "Session": "harness_world.engine.session",
     "Task": "harness_world.grading.task",
@@ -114,7 +111,6 @@ _HOMES: dict[str, str] = {
     "Usage": "harness_world.evidence.record",
     "Verification": "harness_world.grading.verify",
     "World": "harness_world.engine.world",
-    "fork": "harness_world.running.fork",
     "load_record": "harness_world.evidence.record",
     "load_task": "harness_world.grading.task",
     "load_tasks": "harness_world.grading.task",
@@ -132,6 +128,10 @@ if not TYPE_CHECKING:  # type checkers read the imports above; a typo stays an e
         """A public name from its home module, or a subpackage (``hw.engine``), on first use."""
         if name in _HOMES:
             value = getattr(importlib.import_module(_HOMES[name]), name)
+        elif not name.startswith("_") and (reference := _exported(name)) is not None:
+            from harness_world.registry import resolve
+
+            value = resolve(reference)
         elif not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}"):
             value = importlib.import_module(f"{__name__}.{name}")
         else:
@@ -140,6 +140,15 @@ if not TYPE_CHECKING:  # type checkers read the imports above; a typo stays an e
         return value
 
 
+def _exported(name: str) -> str | None:
+    """The reference of a name an extension adds to this module (`harness_world.registry`)."""
+    from harness_world.registry import registry
+
+    return registry().exports.get(name)
+
+
 def __dir__() -> list[str]:
-    """The public names beside what is already loaded."""
-    return sorted({*globals(), *__all__})
+    """The public names (those extensions add among them) beside what is already loaded."""
+    from harness_world.registry import registry
+
+    return sorted({*globals(), *__all__, *registry().exports})

@@ -13,6 +13,7 @@ import os
 import resource
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -143,3 +144,19 @@ def scenario_record(
         usage=hw.Usage(turns=4, requests=4, input_tokens=1200, output_tokens=300, cost=0.0123),
         context=context,
     )
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_judgement_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Commands run by the tests keep their judgements in a folder of this session's own.
+
+    The user's cache (``~/.cache/harness_world/judgements``) is neither read nor filled; a
+    test that needs a cache of its own makes one.
+    """
+    from harness_world.grading import judgement_cache
+
+    folder = tmp_path_factory.mktemp("cache")
+    patch = pytest.MonkeyPatch()
+    patch.setattr(judgement_cache, "cache_dir", lambda: folder)
+    yield
+    patch.undo()

@@ -1,4 +1,4 @@
-"""Analysis: run reports with explicit denominators, the results CSV, HTML reports and plots.
+"""Analysis: run reports with explicit denominators, the results CSV, diagnosis and figures.
 
 The statistics behind them live in `harness_world.stats`.
 """
@@ -25,12 +25,6 @@ from harness_world.analysis.diagnosis import (  # advisories' reach
     advise_scan,
     reach,
     reach_lines,
-)
-from harness_world.analysis.html import (  # HTML reports
-    RunView,
-    compare_html,
-    load_run_view,
-    run_html,
 )
 from harness_world.analysis.layered import (  # per-dimension score sheets
     DimensionSheet,
@@ -84,7 +78,6 @@ __all__ = [
     "ReachRow",
     "ResultsCsvError",
     "RunReport",
-    "RunView",
     "SlotAdvice",
     "add_label",
     "advise_scan",
@@ -92,12 +85,10 @@ __all__ = [
     "attribute_scan",
     "automatic_source",
     "build_report",
-    "compare_html",
     "dimension_sheet",
     "format_results",
     "layered_tables",
     "load_labels",
-    "load_run_view",
     "oracle_check",
     "parse_results",
     "process_change",
@@ -106,7 +97,6 @@ __all__ = [
     "reach_lines",
     "read_results",
     "report_from_scan",
-    "run_html",
     "run_process",
     "run_rows",
     "summarize_process",

@@ -21,6 +21,7 @@ and both are reported with how many of each were reviewed.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -33,7 +34,7 @@ from harness_world.engine.world import World
 from harness_world.errors import HarnessWorldError
 from harness_world.evidence.record import Record
 from harness_world.grading.task import Task
-from harness_world.grading.verifier import COUNTED, SlotResult, VerifiedRecord
+from harness_world.grading.verifier import COUNTED, Measure, SlotResult, VerifiedRecord
 from harness_world.grading.verify import verify
 from harness_world.running.attempt import AttemptLimits
 from harness_world.running.oracles import load_oracles
@@ -42,11 +43,14 @@ from harness_world.running.scripted import Script, run_script
 
 __all__ = [
     "ATTRIBUTIONS",
+    "FAILURES",
     "SOURCES",
     "Attribution",
     "AttributionError",
     "AttributionReport",
+    "FailureFacts",
     "FailureObserver",
+    "Kept",
     "Label",
     "LabelFile",
     "OracleCheck",
@@ -54,6 +58,7 @@ __all__ = [
     "add_label",
     "attribute_scan",
     "automatic_source",
+    "failure_facts",
     "load_labels",
     "oracle_check",
 ]
@@ -181,6 +186,72 @@ def add_label(out: str | Path, task_id: str, sample: int, source: str, why: str)
     return label
 
 
+class FailureFacts(msgspec.Struct, frozen=True, kw_only=True):
+    """What attribution reads of a verified record that did not pass (not the record itself).
+
+    Attributes:
+        world: The name of the world it replayed on.
+        size: That world's size.
+        status: Its outcome.
+        reason: Its outcome's reason.
+        internal: Sequence numbers of calls that returned an ``internal`` error.
+        calls: Calls it made.
+        errors: Calls that returned a typed error.
+        turns: Model turns.
+        input_tokens: Prompt tokens.
+        requests: Provider requests.
+        cost: Cost, uncertain exposure included.
+        latency_s: Its wall-clock duration (the clock a wall-time budget read).
+    """
+
+    world: str
+    size: str
+    status: str
+    reason: str
+    internal: list[int]
+    calls: int
+    errors: int
+    turns: int
+    input_tokens: int
+    requests: int
+    cost: float
+    latency_s: float
+
+    @classmethod
+    def of(cls, record: Record, world: World | None = None) -> FailureFacts:
+        """The facts of ``record`` (replayed on ``world``; default: the world it names)."""
+        usage = record.usage
+        return cls(
+            world=world.name if world is not None else record.world.name,
+            size=world.size if world is not None else record.world.size,
+            status=record.outcome.status,
+            reason=record.outcome.reason,
+            internal=[
+                c.seq for c in record.calls if c.error is not None and c.error.kind == "internal"
+            ],
+            calls=len(record.calls),
+            errors=sum(not c.ok for c in record.calls),
+            turns=usage.turns,
+            input_tokens=usage.input_tokens,
+            requests=usage.requests,
+            cost=usage.cost + usage.uncertain_cost,
+            latency_s=record.context.latency_s,
+        )
+
+
+def failure_facts(verified: VerifiedRecord) -> FailureFacts | None:
+    """The `FailureFacts` of a verified record unless it is a counted attempt that passed."""
+    record, grade = verified.record, verified.verification.grade
+    if grade is not None and grade.passed and record.outcome.status in COUNTED:
+        return None
+    return FailureFacts.of(record, verified.world)
+
+
+FAILURES = Measure("failures", failure_facts, FailureFacts)
+"""What attribution reads of each verified final record that did not pass, cached with its
+judgement."""
+
+
 OracleCheck = Callable[[Task, World], str]
 """Returns why the task's reference solution fails on ``world`` (empty when it passes)."""
 
@@ -221,49 +292,50 @@ def _run_oracle(task: Task, world: World, oracles: Mapping[str, Script] | None) 
     return ""
 
 
-def _consumption_reaches(record: Record, limits: AttemptLimits) -> bool:
-    usage = record.usage
+def _consumption_reaches(facts: FailureFacts, limits: AttemptLimits) -> bool:
     pairs = [
-        (len(record.calls), limits.tool_calls),
-        (usage.turns, limits.turns),
-        (usage.input_tokens, limits.context_tokens),
-        (usage.requests, limits.requests),
-        (usage.cost + usage.uncertain_cost, limits.cost),
-        (record.context.latency_s, limits.wall_time),  # the clock the budget read
+        (facts.calls, limits.tool_calls),
+        (facts.turns, limits.turns),
+        (facts.input_tokens, limits.context_tokens),
+        (facts.requests, limits.requests),
+        (facts.cost, limits.cost),
+        (facts.latency_s, limits.wall_time),  # the clock the budget read
     ]
     return any(limit is not None and used >= limit for used, limit in pairs)
 
 
 def automatic_source(
     slot: SlotResult,
-    record: Record | None,
+    record: Record | FailureFacts | None,
     task: Task | None,
     world: World | None,
     oracle: OracleCheck,
     limits: AttemptLimits | None = None,
 ) -> tuple[Source, str]:
-    """The automatic source of one attempt that did not pass, and the evidence for it."""
+    """The automatic source of one attempt that did not pass, and the evidence for it.
+
+    ``record`` is the verified record, or what a `FailureObserver` kept of it.
+    """
     if record is None or slot.evidence == "lost":
         return "harness", f"record lost: {slot.reason or 'unreadable'}"
     if slot.evidence == "ungraded":
         return "harness", f"record does not replay: {slot.reason}"
-    internal = [c.seq for c in record.calls if c.error is not None and c.error.kind == "internal"]
-    if internal:
-        return "world", f"internal tool error at call(s) {internal[:6]}"
+    facts = record if isinstance(record, FailureFacts) else FailureFacts.of(record)
+    if facts.internal:
+        return "world", f"internal tool error at call(s) {facts.internal[:6]}"
     if task is not None and world is not None:
         broken = oracle(task, world)
         if broken:
             return "world", f"{broken} on world {world.name} ({world.hash[:12]})"
-    status = record.outcome.status
+    status = facts.status
     if status in ("error", "interrupted"):
-        return "harness", f"ended {status}: {record.outcome.reason}"
+        return "harness", f"ended {status}: {facts.reason}"
     if status in ("turn_limit", "budget_limit") and task is not None:
         limits = limits or AttemptLimits.from_task(task.budgets)
-        if not _consumption_reaches(record, limits):
-            return "harness", f"ended {status} ({record.outcome.reason}) below every budget"
-    errors = sum(not c.ok for c in record.calls)
+        if not _consumption_reaches(facts, limits):
+            return "harness", f"ended {status} ({facts.reason}) below every budget"
     failed = ", ".join(f.split(":", 1)[0] for f in slot.failed) or status
-    return "agent", f"tools worked ({len(record.calls)} calls, {errors} typed errors); {failed}"
+    return "agent", f"tools worked ({facts.calls} calls, {facts.errors} typed errors); {failed}"
 
 
 def _did_not_pass(slot: SlotResult) -> bool:
@@ -274,28 +346,50 @@ def _did_not_pass(slot: SlotResult) -> bool:
     return True
 
 
+Kept = Mapping[tuple[str, int], tuple[FailureFacts, World | None]]
+"""What a `FailureObserver` kept, by (task id, sample): each record's facts and its world."""
+
+
 @attrs.define(slots=True)
 class FailureObserver:
-    """Keeps each verified record that did not pass, with its world, while a run is read.
+    """Keeps what attribution reads of each verified record that did not pass, with its world.
 
     Attribution reads them instead of opening those records again; a record that did not
     verify is attributed from its slot's evidence alone.
+
+    Attributes:
+        world_of: Loads a world by name and size within the reader's trust root (its
+            verifier's `world`), for the facts taken from a cached judgement; None: no world.
     """
 
-    kept: dict[tuple[str, int], tuple[Record, World]] = attrs.field(factory=dict)
+    world_of: Callable[[str, str], World] | None = None
+    kept: dict[tuple[str, int], tuple[FailureFacts, World | None]] = attrs.field(factory=dict)
+
+    @property
+    def measure(self) -> Measure:
+        """`FAILURES`."""
+        return FAILURES
+
+    def take(self, path: Path, slot: tuple[str, int], figure: FailureFacts) -> None:
+        """One slot's facts, with the world they replayed on."""
+        world = None
+        if self.world_of is not None:
+            with contextlib.suppress(HarnessWorldError, OSError):
+                world = self.world_of(figure.world, figure.size)
+        self.kept[slot] = (figure, world)
 
     def __call__(self, path: Path, verified: VerifiedRecord) -> None:
-        """Keep one verified record unless it is a counted attempt that passed."""
-        record, grade = verified.record, verified.verification.grade
-        passed = grade is not None and grade.passed and record.outcome.status in COUNTED
-        if not passed:
-            self.kept[(record.task_id, record.sample)] = (record, verified.world)
+        """Keep one verified record's facts unless it is a counted attempt that passed."""
+        facts = failure_facts(verified)
+        if facts is not None:
+            record = verified.record
+            self.kept[(record.task_id, record.sample)] = (facts, verified.world)
 
 
 def attribute_scan(
     scan: RunScan,
     tasks: Iterable[Task],
-    kept: Mapping[tuple[str, int], tuple[Record, World]],
+    kept: Kept,
     *,
     oracles: Mapping[str, Script] | None = None,
     worlds: Mapping[str, World] | None = None,
@@ -305,8 +399,8 @@ def attribute_scan(
     Args:
         scan: The run, judged once by its reader.
         tasks: The tasks it was graded by.
-        kept: The verified records that did not pass and their worlds, as a
-            `FailureObserver` kept them during that read.
+        kept: What a `FailureObserver` kept of the verified records that did not pass
+            during that read, with their worlds.
         oracles: Reference solutions by task id (default: each world's own oracles).
         worlds: Worlds by name the reference solutions run on instead of the worlds the
             records replayed on (to ask: would the task be solvable there?).
@@ -323,7 +417,7 @@ def attribute_scan(
             continue
         record, world = kept.get((slot.task_id, slot.sample), (None, None))
         if record is not None and worlds is not None:
-            world = worlds.get(record.world.name, world)
+            world = worlds.get(record.world, world)
         task = by_id.get(slot.task_id)
         limits = AttemptLimits.from_task(task.budgets, **scan.manifest.limits) if task else None
         source, evidence = automatic_source(slot, record, task, world, check, limits)

@@ -130,7 +130,7 @@ def pair_runs(
     """
     if names[0] == names[1]:
         names = ("baseline", "candidate")
-    scans = (reader.read(paths[0], observe=watch[0]), reader.read(paths[1], observe=watch[1]))
+    scans = (reader.read(paths[0], measure=[watch[0]]), reader.read(paths[1], measure=[watch[1]]))
     base_rows, base = rows_of(scans[0], names[0]), scans[0].manifest
     cand_rows, cand = rows_of(scans[1], names[1]), scans[1].manifest
     changed = diff_revisions(base.revision, cand.revision)

@@ -19,24 +19,25 @@ import msgspec
 from harness_world.analysis.attribution import (
     AttributionReport,
     FailureObserver,
+    Kept,
     attribute_scan,
 )
 from harness_world.analysis.tables import render_table
-from harness_world.engine.world import World
-from harness_world.evidence.record import Record
 from harness_world.grading.advice import ADVISORIES, Advisory, advise
 from harness_world.grading.task import Task
-from harness_world.grading.verifier import VerifiedRecord
+from harness_world.grading.verifier import Measure, VerifiedRecord
 from harness_world.running.reader import RunReader
 from harness_world.running.rundir import RunScan
 
 __all__ = [
+    "ADVICE",
     "AdviceObserver",
     "Diagnosis",
     "Reach",
     "ReachRow",
     "ReportAdvice",
     "SlotAdvice",
+    "SlotAdvisories",
     "advise_scan",
     "diagnose_run",
     "diagnosis",
@@ -46,6 +47,7 @@ __all__ = [
     "render_diagnosis",
     "report_advice",
     "report_section",
+    "slot_advisories",
 ]
 
 
@@ -148,16 +150,54 @@ def reach_lines(result: Reach) -> list[str]:
     return lines
 
 
+class SlotAdvisories(msgspec.Struct, frozen=True, kw_only=True):
+    """The advisories of one graded record, and the task they were found against.
+
+    Attributes:
+        task_hash: The hash of the task the record was graded and advised against.
+        advisories: What `advise` found.
+    """
+
+    task_hash: str
+    advisories: list[Advisory]
+
+
+def slot_advisories(verified: VerifiedRecord) -> SlotAdvisories | None:
+    """The advisories of one record verified and graded in its slot (`ADVICE`'s figure)."""
+    task = verified.task
+    if task is None or verified.verification.grade is None:
+        return None
+    return SlotAdvisories(
+        task_hash=task.hash, advisories=advise(verified.record, task, verified.world)
+    )
+
+
+ADVICE = Measure("advice", slot_advisories, SlotAdvisories)
+"""The advisories of each graded final record, cached with its judgement."""
+
+
 @attrs.define(slots=True)
 class AdviceObserver:
-    """Runs the advisories on each graded record a run's reader verifies (its ``observe``).
+    """Takes the advisories of each graded record a run's reader verifies.
 
     Only the advisories are kept, by (task id, sample); `advise_scan` reads them instead of
-    reading those records from disk again.
+    reading those records from disk again. Advisories found against a task other than this
+    observer's (another definition under the same id) are left out.
     """
 
     tasks: Mapping[str, Task]
     advised: dict[tuple[str, int], list[Advisory]] = attrs.field(factory=dict)
+
+    @property
+    def measure(self) -> Measure:
+        """`ADVICE`."""
+        return ADVICE
+
+    def take(self, path: Path, slot: tuple[str, int], figure: SlotAdvisories) -> None:
+        """One slot's advisories, kept when found against this observer's task."""
+        task = self.tasks.get(slot[0])
+        if task is not None and task.hash == figure.task_hash:
+            self.advised[slot] = figure.advisories
 
     def __call__(self, path: Path, verified: VerifiedRecord) -> None:
         """Advise on one verified record when its task is known here and it was graded."""
@@ -229,13 +269,8 @@ def diagnose_run(run: Path, reader: RunReader) -> Diagnosis:
             file (`harness_world.analysis.attribution.AttributionError`).
     """
     tasks = reader.verifier.tasks or {}
-    advice, failures = AdviceObserver(tasks), FailureObserver()
-
-    def observe(path: Path, verified: VerifiedRecord) -> None:
-        advice(path, verified)
-        failures(path, verified)
-
-    scan = reader.read(run, observe=observe)
+    advice, failures = AdviceObserver(tasks), FailureObserver(reader.verifier.world)
+    scan = reader.read(run, measure=[advice, failures])
     return diagnosis(
         advise_scan(scan, advice.advised), attribute_scan(scan, tasks.values(), failures.kept)
     )
@@ -307,7 +342,7 @@ def report_advice(
     scan: RunScan,
     tasks: Mapping[str, Task],
     advised: Mapping[tuple[str, int], list[Advisory]],
-    kept: Mapping[tuple[str, int], tuple[Record, World]],
+    kept: Kept,
     reader_options: str = "",
 ) -> ReportAdvice:
     """The advisories' reach and attribution counts of a run a report already read.

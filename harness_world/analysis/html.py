@@ -603,6 +603,7 @@ def write_run_visuals(
         reading.tasks.values(),
         advised=reading.advised,
         trusted=reading.trusted,
+        run=reading.run,
     )
     if html is not None:
         html.write_text(run_html(view), encoding="utf-8")
@@ -633,7 +634,12 @@ def write_compare_visuals(
     names = (comparison.baseline, comparison.candidate)
     views = [
         load_run_view(
-            run.report, name, run.tasks.values(), advised=run.advised, trusted=run.trusted
+            run.report,
+            name,
+            run.tasks.values(),
+            advised=run.advised,
+            trusted=run.trusted,
+            run=run.run,
         )
         for run, name in zip(runs, names[: len(runs)], strict=True)
     ]

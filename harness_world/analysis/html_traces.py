@@ -1,8 +1,10 @@
 """The traces part of a run's page: one section per task, each attempt's article, side by side.
 
 Each attempt's article opens with its verdict (state, layers, failed criteria, advisories),
-then its transcript. While the page's transcripts stay under `INLINE_CHARS` in all, every
-article is in the page. Above that, each task's articles are embedded compressed
+then its transcript. Sections are written task by task, each record read when its article is
+written and let go after (`harness_world.analysis.run_view.RunView.shown`). While
+the page's transcripts stay under `INLINE_CHARS` in all, every article is in the page. Above
+that, each task's articles are embedded compressed
 (`harness_world.analysis.html_page.embedded`) in a closed ``<details>`` that the page
 inflates when it is opened, linked to or searched, beside a map from each attempt to its
 section and the attempts' search text: a 10,000-attempt page then parses a few hundred
@@ -12,11 +14,13 @@ elements of traces instead of hundreds of thousands, and opens in a browser with
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 
+import attrs
+
 from harness_world.analysis.html_page import embedded
-from harness_world.analysis.run_view import RunView
+from harness_world.analysis.run_view import RunView, Shown
 from harness_world.analysis.trace_html import (
     attempt_header,
     attempt_search_text,
@@ -50,36 +54,37 @@ def _summary_line(record: TraceRecord | None) -> str:
     return f"transcript: {len(record.calls)} call(s){said}{turns}, final message, every criterion"
 
 
-def _transcripts(view: RunView, prefix: str, share: float) -> list[str]:
-    budget = _budget(view, share)
-    out = []
-    for i, (slot, record, grade, marks) in enumerate(
-        zip(view.report.attempts, view.records, view.grades, view.marks, strict=True)
-    ):
-        named = named_calls(slot.failed + slot.harness_failed, marks.advisories, record)
-        out.append(
-            transcript_html(
-                i,
-                record,
-                grade,
-                budget,
-                marks,
-                prefix,
-                compact=view.compact and bool(slot.passed),
-                named=named,
-            )
-        )
-    return out
+def _transcript(view: RunView, i: int, attempt: Shown, prefix: str, budget: int) -> str:
+    slot, marks = view.report.attempts[i], view.marks[i]
+    named = named_calls(slot.failed + slot.harness_failed, marks.advisories, attempt.record)
+    return transcript_html(
+        i,
+        attempt.record,
+        attempt.grade,
+        budget,
+        marks,
+        prefix,
+        compact=view.compact and bool(slot.passed),
+        named=named,
+    )
 
 
-def _side_by_side(view: RunView, indices: Sequence[int], prefix: str) -> str:
-    """The first failed and the first passed attempt of a task, call by call."""
+def _pair(view: RunView, indices: Sequence[int]) -> tuple[int | None, int | None]:
+    """The first failed and the first passed attempt of a task (what side by side shows)."""
     states = {i: attempt_state(view.report.attempts[i]) for i in indices}
     failed = next((i for i in indices if states[i] == "failed"), None)
     passed = next((i for i in indices if states[i] == "passed"), None)
+    return failed, passed
+
+
+def _side_by_side(
+    view: RunView, indices: Sequence[int], records: Mapping[int, TraceRecord | None], prefix: str
+) -> str:
+    """The first failed and the first passed attempt of a task, call by call."""
+    failed, passed = _pair(view, indices)
     if failed is None or passed is None:
         return ""
-    left, right = view.records[failed], view.records[passed]
+    left, right = records.get(failed), records.get(passed)
     if left is None or right is None:
         return ""
     rows = []
@@ -104,8 +109,10 @@ def _side_by_side(view: RunView, indices: Sequence[int], prefix: str) -> str:
     )
 
 
-def _article(view: RunView, i: int, transcript: str, prefix: str) -> str:
-    slot, record = view.report.attempts[i], view.records[i]
+def _article(
+    view: RunView, i: int, record: TraceRecord | None, transcript: str, prefix: str
+) -> str:
+    slot = view.report.attempts[i]
     header = attempt_header(i, slot, record, view.marks[i], prefix)
     opened = " open" if slot.passed is False else ""
     return (
@@ -131,10 +138,58 @@ def _folded(view: RunView, sid: str, indices: Sequence[int], articles: str) -> s
     )
 
 
+@attrs.define(slots=True)
+class _Part:
+    """One task's section: its head (title, instruction, side by side) and its articles."""
+
+    task_id: str
+    sid: str
+    indices: Sequence[int]
+    head: str
+    articles: str
+
+
+@attrs.define(slots=True)
+class _Sections:
+    """The task sections written so far, inline until their transcripts pass the bound.
+
+    Past it every section's articles are compressed, those written before as well.
+    """
+
+    view: RunView
+    inline_chars: int
+    lazy: bool = False
+    chars: int = 0
+    parts: list[_Part] = attrs.field(factory=list)
+
+    def add(self, part: _Part) -> None:
+        """One more task's section."""
+        self.chars += len(part.articles)
+        if not self.lazy and self.chars > self.inline_chars:
+            self.lazy = True
+            for done in self.parts:
+                done.articles = _folded(self.view, done.sid, done.indices, done.articles)
+        if self.lazy:
+            part.articles = _folded(self.view, part.sid, part.indices, part.articles)
+        self.parts.append(part)
+
+    def html(self) -> str:
+        """Every section, in order."""
+        lazy = " data-lazy" if self.lazy else ""
+        return "".join(
+            f'<section class="task" id="{p.sid}" data-task="{escape(p.task_id)}"{lazy}>'
+            f"{p.head}{p.articles}</section>"
+            for p in self.parts
+        )
+
+
 def traces_section(
     view: RunView, prefix: str, share: float = 1.0, inline_chars: int = INLINE_CHARS
 ) -> str:
     """Every attempt's article, grouped by task (families together), each task's side by side.
+
+    Each record is read when its article is written (`RunView.shown`) and let go after, so
+    the page holds one record at a time (and the two of each task shown side by side).
 
     Args:
         view: The run.
@@ -143,8 +198,7 @@ def traces_section(
         inline_chars: Transcripts above this many characters in all: each task's attempts
             are embedded compressed and inflated when shown.
     """
-    transcripts = _transcripts(view, prefix, share)
-    lazy = sum(map(len, transcripts)) > inline_chars
+    budget = _budget(view, share)
     by_task: dict[str, list[int]] = {}
     for i, slot in enumerate(view.report.attempts):
         by_task.setdefault(slot.task_id, []).append(i)
@@ -153,25 +207,30 @@ def traces_section(
         task = view.tasks.get(task_id)
         return task.family if task is not None else ""
 
-    parts, where, index = [], {}, []
+    sections, index = _Sections(view, inline_chars), []
     for k, task_id in enumerate(sorted(by_task, key=lambda t: (family(t), t))):
         task, indices, sid = view.tasks.get(task_id), by_task[task_id], f"{prefix}-s{k}"
+        pair, kept = _pair(view, indices), {}
+        articles = []
+        for i in indices:  # one record held at a time (and the two shown side by side)
+            attempt = view.shown([i])[0]
+            text = _transcript(view, i, attempt, prefix, budget)
+            articles.append(_article(view, i, attempt.record, text, prefix))
+            slot = view.report.attempts[i]
+            search = attempt_search_text(slot, attempt.record, view.marks[i])
+            index.append((f"{prefix}-{i}", attempt_state(slot), slot.task_id, sid, search))
+            if i in pair:
+                kept[i] = attempt.record
         instruction = escape(task.instruction) if task else "(task not known here)"
-        articles = "".join(_article(view, i, transcripts[i], prefix) for i in indices)
-        if lazy:
-            articles = _folded(view, sid, indices, articles)
-            for i in indices:
-                slot = view.report.attempts[i]
-                where[f"{prefix}-{i}"] = sid
-                search = attempt_search_text(slot, view.records[i], view.marks[i])
-                index.append([f"{prefix}-{i}", attempt_state(slot), slot.task_id, search])
-        parts.append(
-            f'<section class="task" id="{sid}" data-task="{escape(task_id)}"'
-            f"{' data-lazy' if lazy else ''}><h3>{escape(task_id)}</h3>"
-            f'<p class="instr"><b>instruction</b>: {instruction}</p>'
-            f"{_side_by_side(view, indices, prefix)}{articles}</section>"
+        head = (
+            f'<h3>{escape(task_id)}</h3><p class="instr"><b>instruction</b>: {instruction}</p>'
+            f"{_side_by_side(view, indices, kept, prefix)}"
         )
-    if lazy:
+        sections.add(_Part(task_id, sid, indices, head, "".join(articles)))
+    parts = [sections.html()]
+    if sections.lazy:
+        where = {name: sid for name, _, _, sid, _ in index}
         parts.append(f'<script type="application/json" class="where">{_json(where)}</script>')
-        parts.append(embedded(f"{prefix}-index", json.dumps(index), "index"))
+        found = [[name, state, task, text] for name, state, task, _, text in index]
+        parts.append(embedded(f"{prefix}-index", json.dumps(found), "index"))
     return "".join(parts)

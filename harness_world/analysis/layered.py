@@ -310,28 +310,37 @@ def dimension_sheet(
         (r for r in results if r.admitted), key=lambda r: (r.task_id, r.sample, r.dimension or "")
     )
     tasks = [r.task_id for r in scored]
-    joint_failed = [r for r in scored if r.joint_state == "both"]
+    # each result's derived sets, computed once (properties build them anew on every use)
+    failed_h = [r.harness_failed for r in scored]
+    adjusted = [
+        [k for k in h if k not in r.bypassed] for r, h in zip(scored, failed_h, strict=True)
+    ]
+    joint = [
+        JOINT_STATES[2 * bool(r.agent_failed) + bool(h)]
+        for r, h in zip(scored, failed_h, strict=True)
+    ]
+    joint_failed = [r for r, state in zip(scored, joint, strict=True) if state == "both"]
     return DimensionSheet(
         dimension=dimension,
         records=len(results),
         admitted=len(scored),
         tasks=len(set(tasks)),
-        agent_success=_proportion([not r.agent_failed for r in scored], tasks),
+        agent_success=_proportion([j in ("clean", "harness_only") for j in joint], tasks),
         agent_score=_mean([r.agent_score for r in scored], tasks),
         harness_micro=_micro(scored),
         harness_macro=_mean([r.harness_score for r in scored], tasks),
         layered_score=_mean([r.layered_score for r in scored], tasks),
-        joint={s: _proportion([r.joint_state == s for r in scored], tasks) for s in JOINT_STATES},
+        joint={s: _proportion([j == s for j in joint], tasks) for s in JOINT_STATES},
         joint_failures=len(joint_failed),
         linked=sum(bool(r.activated) for r in joint_failed),
         link_rate=_proportion(
             [bool(r.activated) for r in joint_failed], [r.task_id for r in joint_failed]
         ),
-        harness_failed=_tally(r.harness_failed for r in scored),
+        harness_failed=_tally(failed_h),
         bypassed=_tally(r.bypassed for r in scored),
-        harness_adjusted=_tally(r.harness_adjusted for r in scored),
-        with_harness_failure=_proportion([bool(r.harness_failed) for r in scored], tasks),
-        with_adjusted_failure=_proportion([bool(r.harness_adjusted) for r in scored], tasks),
+        harness_adjusted=_tally(adjusted),
+        with_harness_failure=_proportion([bool(h) for h in failed_h], tasks),
+        with_adjusted_failure=_proportion([bool(a) for a in adjusted], tasks),
         claims=_claims(scored, claims),
     )
 

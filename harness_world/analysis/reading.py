@@ -2,7 +2,8 @@
 
 `read_run` reads a run directory once through the run reader; while it replays each record,
 its process figures, the trusted-completion figures and (when asked) the advisories are
-computed from it, so no record is read twice and none is held after its turn.
+computed from it as measures, so no record is read twice and none is held after its turn, and
+a judgement the verifier cached gives them without a replay.
 """
 
 from __future__ import annotations
@@ -12,16 +13,13 @@ from pathlib import Path
 
 import attrs
 
-from harness_world.analysis.attribution import FailureObserver
+from harness_world.analysis.attribution import FailureObserver, Kept
 from harness_world.analysis.diagnosis import AdviceObserver
 from harness_world.analysis.report import ProcessObserver, RunReport, report_from_scan
 from harness_world.analysis.trusted import TrustedObserver, TrustedReport, trusted_report
-from harness_world.engine.world import World
-from harness_world.evidence.record import Record
 from harness_world.grading.advice import Advisory
 from harness_world.grading.task import Task
-from harness_world.grading.verifier import VerifiedRecord
-from harness_world.running.reader import RunReader
+from harness_world.running.reader import Measuring, OpenRun, RunReader, collector_paused
 from harness_world.running.reviews import scan_claims
 from harness_world.running.rundir import RunScan
 
@@ -41,8 +39,10 @@ class RunReading:
         tasks: The reader's tasks by id, that the scan graded by (a page of the run grades
             and advises by them too).
         scan: The run as its reader judged it.
-        kept: The verified records that did not pass, with their worlds (for attribution;
-            empty when advisories were not asked for).
+        kept: What attribution reads of the verified records that did not pass, with their
+            worlds (empty when advisories were not asked for).
+        run: The run as the reader opened it (its index's bytes bind the records a page of
+            the run shows).
     """
 
     report: RunReport
@@ -50,7 +50,8 @@ class RunReading:
     advised: Mapping[tuple[str, int], list[Advisory]]
     tasks: Mapping[str, Task]
     scan: RunScan
-    kept: Mapping[tuple[str, int], tuple[Record, World]]
+    kept: Kept
+    run: OpenRun
 
 
 def read_run(run: Path, reader: RunReader, *, advise: bool = True) -> RunReading:
@@ -69,16 +70,14 @@ def read_run(run: Path, reader: RunReader, *, advise: bool = True) -> RunReading
     """
     tasks = reader.verifier.tasks or {}
     trusted_observer, advice_observer = TrustedObserver(tasks), AdviceObserver(tasks)
-    process, failures = ProcessObserver(), FailureObserver()
-
-    def observe(path: Path, verified: VerifiedRecord) -> None:
-        process(path, verified)
-        trusted_observer(path, verified)
-        if advise:
-            advice_observer(path, verified)
-            failures(path, verified)
-
-    scan = reader.read(run, observe=observe)
-    trusted = trusted_report(scan.slots, tasks, trusted_observer.summaries)
-    report = report_from_scan(scan, process.attempts(), scan_claims(scan))
-    return RunReading(report, trusted, advice_observer.advised, tasks, scan, failures.kept)
+    process, failures = ProcessObserver(), FailureObserver(reader.verifier.world)
+    measure: list[Measuring] = [process, trusted_observer]
+    if advise:
+        measure += [advice_observer, failures]
+    opened = reader.open(run)
+    scan = reader.read(opened, measure=measure)
+    with collector_paused():
+        trusted = trusted_report(scan.slots, tasks, trusted_observer.summaries)
+        report = report_from_scan(scan, process.attempts(), scan_claims(scan))
+    advised = advice_observer.advised
+    return RunReading(report, trusted, advised, tasks, scan, failures.kept, opened)

@@ -22,7 +22,7 @@ from harness_world.analysis.process import (
     summarize_process,
 )
 from harness_world.analysis.weighted import WeightedMean, weighted_mean
-from harness_world.grading.verifier import Observer, SlotResult, VerifiedRecord
+from harness_world.grading.verifier import Measure, Observer, SlotResult, VerifiedRecord
 from harness_world.running.reader import RunReader
 from harness_world.running.reviews import Review, scan_claims
 from harness_world.running.rundir import RunCounts, RunManifest, RunScan
@@ -38,6 +38,7 @@ from harness_world.stats import (
 )
 
 __all__ = [
+    "PROCESS",
     "FailedTask",
     "FamilyFigures",
     "HarnessLayer",
@@ -510,9 +511,14 @@ def _first_try_pass_k(scan: RunScan) -> list[PassKSummary]:
     return _pass_k(rows, scan.manifest.samples)
 
 
+PROCESS = Measure("process", attempt_process, AttemptProcess)
+"""The process figures of each verified final record (a counted outcome), cached with its
+judgement."""
+
+
 @attrs.define(slots=True)
 class ProcessObserver:
-    """Measures each counted record a run's reader verifies (its ``observe``).
+    """Takes the process figures of each counted record a run's reader verifies.
 
     It holds no record, only each one's figures.
     """
@@ -520,8 +526,17 @@ class ProcessObserver:
     found: dict[Path, AttemptProcess] = attrs.field(factory=dict)
     """Record path -> its figures."""
 
+    @property
+    def measure(self) -> Measure:
+        """`PROCESS`."""
+        return PROCESS
+
+    def take(self, path: Path, slot: tuple[str, int], figure: AttemptProcess) -> None:
+        """One slot's figures."""
+        self.found[path] = figure
+
     def __call__(self, path: Path, verified: VerifiedRecord) -> None:
-        """Measure one verified record (an uncounted outcome is left out)."""
+        """Measure one verified record (an uncounted outcome is left out), as an `Observer`."""
         figures = attempt_process(verified)
         if figures is not None:
             self.found[path] = figures
@@ -576,5 +591,5 @@ def build_report(out: str | Path, reader: RunReader | None = None) -> RunReport:
         harness_world.running.reviews.ReviewError: when the run's review file is unreadable.
     """
     observer = ProcessObserver()
-    scan = (reader or RunReader.of()).read(out, observe=observer)
+    scan = (reader or RunReader.of()).read(out, measure=[observer])
     return report_from_scan(scan, observer.attempts(), scan_claims(scan))

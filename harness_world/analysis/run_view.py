@@ -1,15 +1,17 @@
-"""A run report with what its HTML page needs beside it: records, grades, advisories, marks.
+"""A run report with what its HTML page needs beside it: summaries now, records on demand.
 
-The scan behind a `RunReport` already replayed each record; the checker and the advisories are
-pure, so computing them again here from the verified records only recovers what the report
-did not keep (every criterion's verdict, the advisories, the trusted-completion summary).
+The page is built from the report (every slot's judgement) and, per task, the records of that
+task's attempts, read when its traces are written and let go after: a 10,000-attempt page holds
+one task's records at a time. Each record is read through the run reader, as the bytes its index
+line binds (`harness_world.running.reader.read_bound`): a file changed since the scan judged it
+is not shown. The checker and the advisories are pure, so computing them again here from a
+verified record only recovers what the report did not keep (every criterion's verdict of a
+passed attempt, on small runs).
 """
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -22,18 +24,26 @@ from harness_world.analysis.process import (
 )
 from harness_world.analysis.report import RunReport
 from harness_world.analysis.trace_html import AttemptMarks, named_rows
-from harness_world.analysis.trace_record import TraceRecord, read_trace
+from harness_world.analysis.trace_record import TraceRecord, decode_trace
 from harness_world.analysis.trusted import TrustedReport, TrustedSummary, trusted_report
 from harness_world.engine.world import World, WorldError, load_trusted_world
-from harness_world.evidence.record import Record, RecordError, load_record
+from harness_world.evidence.record import Record, RecordError, decode_record
 from harness_world.grading.advice import Advisory, advise
 from harness_world.grading.checker import grade as grade_record
 from harness_world.grading.grade import Grade
 from harness_world.grading.task import Task, load_tasks, select_targets
 from harness_world.grading.trusted import trusted_completion
-from harness_world.grading.verifier import SlotResult
+from harness_world.grading.verifier import Slot, SlotResult
+from harness_world.running.reader import (
+    OpenRun,
+    RunReadError,
+    collector_paused,
+    open_run,
+    plan_slots,
+    read_bound,
+)
 
-__all__ = ["FULL_DETAIL_UP_TO", "RunView", "load_run_view"]
+__all__ = ["FULL_DETAIL_UP_TO", "RunView", "Shown", "TraceSource", "load_run_view"]
 
 FULL_DETAIL_UP_TO = 2_000
 """Up to this many attempts, every verified attempt is graded again for its full verdict list,
@@ -43,37 +53,93 @@ attempt's trace is one line per call, so that a 10,000-attempt page stays quick 
 
 
 @attrs.frozen(slots=True)
+class Shown:
+    """One attempt as its trace is shown: its record (read once) and its full grade.
+
+    Attributes:
+        record: The record as the viewer reads it (None: missing, unreadable, or not the file
+            its index binds).
+        grade: Its full grade, on small runs (None: not graded again here).
+    """
+
+    record: TraceRecord | None
+    grade: Grade | None = None
+
+
+@attrs.define(slots=True)
+class TraceSource:
+    """Each attempt's record file, read through the run reader: the bytes its index binds.
+
+    Attributes:
+        run: The run as its reader opened it (None: nothing to read).
+        slots: Its scheduled slots by (task id, sample), bound from that reading of the index.
+    """
+
+    run: OpenRun | None
+    slots: dict[tuple[str, int], Slot] = attrs.field(factory=dict)
+
+    @classmethod
+    def of(cls, run: OpenRun | None) -> TraceSource:
+        """The source of ``run``'s records (its slots planned from the index it read)."""
+        if run is None:
+            return cls(None)
+        return cls(run, {(s.task_id, s.sample): s for s in plan_slots(run)})
+
+    def data(self, slot: SlotResult) -> bytes | None:
+        """The bytes of a slot's final record, when they are the bytes its index binds."""
+        planned = self.slots.get((slot.task_id, slot.sample))
+        if self.run is None or planned is None or slot.evidence == "missing":
+            return None
+        return read_bound(self.run, planned).data
+
+
+@attrs.frozen(slots=True)
 class RunView:
-    """A run report with what the HTML needs beside it, each record read once.
+    """A run report with what the HTML needs beside it; records are read task by task.
 
     Attributes:
         name: The configuration's name (the run folder's by default).
         report: The run report.
         tasks: The known tasks by id (instructions, families).
-        records: Each attempt's record as the viewer reads it (null when missing or
-            unreadable), report order.
-        grades: Each attempt's full grade (null when not graded).
-        process: Each attempt's process figures (null without a record).
         summary: Process figures over the valid attempts.
         marks: Each attempt's advisories and the rows its grader used, report order.
         trusted: The run's trusted-completion figures (null when no task declares them or
             they were not computed).
+        source: Where each attempt's record is read from, when its trace is written.
+        examiner: Grades verified records again for their full verdicts (small runs).
     """
 
     name: str
     report: RunReport
     tasks: Mapping[str, Task]
-    records: Sequence[TraceRecord | None]
-    grades: Sequence[Grade | None]
-    process: Sequence[AttemptProcess | None]
     summary: ProcessSummary
-    marks: Sequence[AttemptMarks] = ()
-    trusted: TrustedReport | None = None
+    marks: Sequence[AttemptMarks]
+    trusted: TrustedReport | None
+    source: TraceSource
+    examiner: _Examiner
 
     @property
     def compact(self) -> bool:
         """Whether passed attempts' traces are one line per call (a large run)."""
         return len(self.report.attempts) > FULL_DETAIL_UP_TO
+
+    def shown(self, indices: Iterable[int]) -> list[Shown]:
+        """The attempts at ``indices`` (report order) as their traces show them.
+
+        Each record file is read once, here; on small runs a verified record is graded
+        again from the same bytes for every criterion's verdict.
+        """
+        out = []
+        for i in indices:
+            slot = self.report.attempts[i]
+            data = self.source.data(slot)
+            trace = None if data is None else decode_trace(data)
+            grade = None
+            if data is not None and not self.compact and slot.evidence == "verified":
+                loaded = self.examiner.load(slot, data)
+                grade = None if loaded is None else grade_record(*loaded)
+            out.append(Shown(trace, grade))
+        return out
 
 
 @attrs.define(slots=True)
@@ -86,12 +152,13 @@ class _Examiner:
     key_fields: dict[str, frozenset[str]] = attrs.field(factory=dict)
     summaries: dict[tuple[str, int], TrustedSummary] = attrs.field(factory=dict)
 
-    def load(self, slot: SlotResult) -> tuple[Record, Task, World] | None:
+    def load(self, slot: SlotResult, data: bytes) -> tuple[Record, Task, World] | None:
+        """A verified slot's record decoded from ``data``, its task and its world."""
         task = self.tasks.get(slot.task_id)
         if task is None:
             return None
         try:
-            record = load_record(slot.path)
+            record = decode_record(data, "json")
             if record.task_hash != task.hash:
                 return None
             # A record's world name is never a path or import target: only the trust root.
@@ -110,23 +177,35 @@ class _Examiner:
         self.targets[task.id] = frozenset(keys)
         self.key_fields[task.id] = frozenset(e.key for e in world.contract.entities)
 
-    def grade(self, slot: SlotResult) -> tuple[Grade | None, list[Advisory]]:
-        """The full grade and advisories of one verified attempt (its trusted summary kept)."""
-        loaded = self.load(slot)
+    def examine(self, slot: SlotResult, data: bytes, full: bool) -> list[Advisory]:
+        """The advisories of one verified attempt (and, ``full``, its trusted summary kept)."""
+        loaded = self.load(slot, data)
         if loaded is None:
-            return None, []
+            return []
         record, task, world = loaded
-        grade = grade_record(record, task, world)
-        seed = record.faults.seed if record.faults is not None else record.seed
-        self.summaries[(slot.task_id, slot.sample)] = TrustedSummary(
-            slot.cost, task.id, trusted_completion(record, task, grade), seed
-        )
-        return grade, advise(record, task, world)
+        if full:
+            grade = grade_record(record, task, world)
+            seed = record.faults.seed if record.faults is not None else record.seed
+            completion = trusted_completion(record, task, grade)
+            self.summaries[(slot.task_id, slot.sample)] = TrustedSummary(
+                slot.cost, task.id, completion, seed, task.hash
+            )
+        return advise(record, task, world)
 
-    def advise(self, slot: SlotResult) -> list[Advisory]:
-        """The advisories of one verified attempt (no grade)."""
-        loaded = self.load(slot)
-        return [] if loaded is None else advise(*loaded)
+    def target_rows(self, slot: SlotResult, sizes: Mapping[str, str]) -> None:
+        """Know the task's target rows (for its marks) without a record: its world by name."""
+        task = self.tasks.get(slot.task_id)
+        if task is None or task.id in self.targets:
+            return
+        ref = (task.world, sizes.get(task.world, "small"))
+        world = self.worlds.get(ref)
+        if world is None:
+            try:
+                world = load_trusted_world(*ref)
+            except WorldError:
+                return
+            self.worlds[ref] = world
+        self._know(task, world)
 
     def marks(self, slot: SlotResult, advisories: list[Advisory]) -> AttemptMarks:
         rows = self.targets.get(slot.task_id, frozenset()) | named_rows(slot.failed)
@@ -137,44 +216,30 @@ class _Examiner:
         )
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while many records are decoded and kept.
-
-    Decoded records hold no reference cycles, so the collector has nothing to free in them; left
-    on, it walks the growing list of kept records again at every full collection (reading 10,000
-    records took 2.5 × as long). Reference counting still frees everything as usual.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def _examine(
-    report: RunReport,
-    examiner: _Examiner,
-    advised: Mapping[tuple[str, int], list[Advisory]] | None,
-) -> tuple[list[Grade | None], list[list[Advisory]]]:
-    """Every attempt's full grade (small runs) and advisories (given, or found here)."""
+    report: RunReport, source: TraceSource, examiner: _Examiner
+) -> tuple[list[list[Advisory]], list[AttemptProcess]]:
+    """Every attempt's advisories and the counted attempts' process figures, read here.
+
+    For callers without the report's own advisories (a report built by `build_report`): each
+    verified attempt's record is read once (small runs: advised and its trusted summary kept;
+    large runs: the failed ones advised).
+    """
     full = len(report.attempts) <= FULL_DETAIL_UP_TO
-    grades: list[Grade | None] = []
     found: list[list[Advisory]] = []
+    process: list[AttemptProcess] = []
     for slot in report.attempts:
-        grade: Grade | None = None
         advisories: list[Advisory] = []
-        if slot.evidence == "verified" and full:
-            grade, advisories = examiner.grade(slot)
-        elif slot.evidence == "verified" and slot.passed is False and advised is None:
-            advisories = examiner.advise(slot)
-        if advised is not None:
-            advisories = advised.get((slot.task_id, slot.sample), [])
-        grades.append(grade)
+        wanted = slot.evidence == "verified" and (full or slot.passed is False)
+        data = source.data(slot) if wanted or slot.counted else None
+        if data is not None and wanted:
+            advisories = examiner.examine(slot, data, full)
+        if data is not None and slot.counted:
+            trace = decode_trace(data)
+            if trace is not None:
+                process.append(process_of(trace, slot.passed))
         found.append(advisories)
-    return grades, found
+    return found, process
 
 
 def load_run_view(
@@ -184,12 +249,15 @@ def load_run_view(
     *,
     advised: Mapping[tuple[str, int], list[Advisory]] | None = None,
     trusted: TrustedReport | None = None,
+    run: OpenRun | None = None,
 ) -> RunView:
-    """Read every attempt's record; grade and advise the verified ones again (pure, no replay).
+    """The page's view of a run: summaries now, each task's records when its traces are written.
 
-    Up to `FULL_DETAIL_UP_TO` attempts every verified attempt is graded again (every
-    criterion's verdict, its advisories, its trusted-completion summary); above it only the
-    failed ones are advised, and traces show the failed criteria and reasons the scan found.
+    With the report's own advisories (``advised``), nothing is read here: the records are
+    read task by task as the page writes their traces (`RunView.shown`). Without them, every
+    verified attempt's record is read once here for its advisories (up to
+    `FULL_DETAIL_UP_TO` attempts also its full grade and trusted-completion summary; above,
+    the failed ones only).
 
     Args:
         report: The run's report.
@@ -199,19 +267,24 @@ def load_run_view(
             sample): used instead of finding them again.
         trusted: The trusted-completion figures, when the caller computed them; by default
             computed here for runs up to `FULL_DETAIL_UP_TO` attempts.
+        run: The run as the report's reader opened it (its index's bytes bind the records
+            shown); None: opened here (the index read again).
+
+    Raises:
+        harness_world.running.reader.RunReadError: when the run directory cannot be read.
     """
     by_id = {t.id: t for t in (tasks if tasks is not None else load_tasks())}
     examiner = _Examiner(by_id)
-    with _collector_paused():
-        records = [read_trace(a.path) if a.evidence != "missing" else None for a in report.attempts]
-        grades, advisories = _examine(report, examiner, advised)
-        process = [
-            None if r is None else process_of(r, a.passed if a.counted else None)
-            for a, r in zip(report.attempts, records, strict=True)
-        ]
-    valid = [
-        p for a, p in zip(report.attempts, process, strict=True) if p is not None and a.counted
-    ]
+    source = TraceSource.of(run if run is not None else _open(report))
+    process: list[AttemptProcess] = []
+    with collector_paused():
+        if advised is None or report.process is None:
+            advisories, process = _examine(report, source, examiner)
+        if advised is not None:
+            advisories = [advised.get((a.task_id, a.sample), []) for a in report.attempts]
+    sizes = source.run.manifest.sizes if source.run is not None else {}
+    for slot in report.attempts:
+        examiner.target_rows(slot, sizes)
     if trusted is None and examiner.summaries:
         try:
             trusted = trusted_report(report.attempts, by_id, examiner.summaries)
@@ -221,10 +294,17 @@ def load_run_view(
         name=name or Path(report.out).resolve().name,
         report=report,
         tasks=by_id,
-        records=records,
-        grades=grades,
-        process=process,
-        summary=summarize_process(valid),
+        summary=report.process if report.process is not None else summarize_process(process),
         marks=[examiner.marks(s, a) for s, a in zip(report.attempts, advisories, strict=True)],
         trusted=trusted,
+        source=source,
+        examiner=examiner,
     )
+
+
+def _open(report: RunReport) -> OpenRun | None:
+    """The report's run directory, opened by the one reader (None: it is gone)."""
+    try:
+        return open_run(report.out)
+    except RunReadError:
+        return None

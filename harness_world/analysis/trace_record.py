@@ -9,7 +9,6 @@ the scan behind the report has already replayed and checked the same files.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -18,14 +17,12 @@ from harness_world.engine.calls import ToolError, WriteImage
 from harness_world.evidence.record import (
     Outcome,
     RecordContext,
-    RecordError,
     TranscriptMessage,
     Usage,
     UserTurn,
-    load_record,
 )
 
-__all__ = ["TraceCall", "TraceRecord", "raw_text", "read_trace"]
+__all__ = ["TraceCall", "TraceRecord", "decode_trace", "raw_text"]
 
 _NULL = msgspec.Raw(b"null")
 
@@ -91,12 +88,9 @@ def raw_text(raw: msgspec.Raw) -> str:
     return msgspec.json.format(bytes(raw), indent=0).decode()
 
 
-def read_trace(path: str | Path) -> TraceRecord | None:
-    """Read a record file for viewing; None when it cannot be read (the report says why)."""
-    source = Path(path)
+def decode_trace(data: bytes) -> TraceRecord | None:
+    """A record file's bytes (as the run reader read them) for viewing; None when unreadable."""
     try:
-        if source.suffix == ".msgpack":
-            return _DECODER.decode(msgspec.json.encode(load_record(source)))
-        return _DECODER.decode(source.read_bytes())
-    except (OSError, RecordError, msgspec.DecodeError, msgspec.ValidationError):
+        return _DECODER.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
         return None

@@ -22,12 +22,13 @@ from harness_world.analysis.tables import render_table
 from harness_world.evidence.record import Record
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.trusted import TrustedCompletion, trusted_completion
-from harness_world.grading.verifier import SlotResult, VerifiedRecord
+from harness_world.grading.verifier import Measure, SlotResult, VerifiedRecord
 from harness_world.running.reader import RunReader
 from harness_world.running.rundir import RunScan
 from harness_world.stats import StatsInputError, mcnemar_midp, pass_hat_k
 
 __all__ = [
+    "TRUSTED",
     "ConditionFigures",
     "ExposureRow",
     "TrustedComparison",
@@ -41,6 +42,7 @@ __all__ = [
     "read_trusted",
     "render_trusted",
     "trusted_report",
+    "trusted_summary",
 ]
 
 
@@ -200,8 +202,7 @@ def counting_tries(tc: TrustedCompletion, slot: SlotResult) -> TrustedCompletion
     )
 
 
-@attrs.frozen(slots=True)
-class TrustedSummary:
+class TrustedSummary(msgspec.Struct, frozen=True):
     """What the trusted figures need of one verified record (the record itself is not kept).
 
     Attributes:
@@ -210,42 +211,68 @@ class TrustedSummary:
         completion: Its trusted completion, when it was graded against a task known here.
         fault_seed: The seed its faults were drawn with (the sample seed without faults):
             what pairs attempts across two runs.
+        task_hash: The hash of the task ``completion`` was graded against (empty without).
     """
 
     cost: float
     task_id: str
     completion: TrustedCompletion | None
     fault_seed: int = 0
+    task_hash: str = ""
+
+
+def trusted_summary(verified: VerifiedRecord) -> TrustedSummary:
+    """The `TrustedSummary` of one record verified in its slot (`TRUSTED`'s figure)."""
+    record, task = verified.record, verified.task
+    grade = verified.verification.grade
+    completion = None
+    if task is not None and grade is not None:
+        completion = trusted_completion(record, task, grade)
+    seed = record.faults.seed if record.faults is not None else record.seed
+    graded = task.hash if task is not None and completion is not None else ""
+    return TrustedSummary(_cost(record), record.task_id, completion, seed, graded)
+
+
+TRUSTED = Measure("trusted", trusted_summary, TrustedSummary)
+"""The trusted-completion summary of each verified final record, cached with its judgement."""
 
 
 @attrs.define(slots=True)
 class TrustedObserver:
-    """Summarises each record a run's reader verifies (its ``observe``), holding no record."""
+    """Takes each verified record's `TrustedSummary` during a read (holding no record).
+
+    A summary graded against a task other than this observer's (another definition under the
+    same id) keeps its cost and seed but no completion.
+    """
 
     index: Mapping[str, Task]
     summaries: dict[tuple[str, int], TrustedSummary] = attrs.field(factory=dict)
     """By slot: (task id, sample)."""
 
+    @property
+    def measure(self) -> Measure:
+        """`TRUSTED`."""
+        return TRUSTED
+
+    def take(self, path: Path, slot: tuple[str, int], figure: TrustedSummary) -> None:
+        """One slot's summary, its completion kept only when graded against this index's task."""
+        task = self.index.get(figure.task_id)
+        if figure.completion is not None and (task is None or task.hash != figure.task_hash):
+            figure = msgspec.structs.replace(figure, completion=None, task_hash="")
+        self.summaries[slot] = figure
+
     def __call__(self, path: Path, verified: VerifiedRecord) -> None:
-        """Summarise one verified record."""
+        """Summarise one verified record (as an `Observer`)."""
         record = verified.record
-        task = self.index.get(record.task_id)
-        grade = verified.verification.grade
-        completion = None
-        if task is not None and grade is not None and verified.graded_against(task):
-            completion = trusted_completion(record, task, grade)
-        seed = record.faults.seed if record.faults is not None else record.seed
-        self.summaries[(record.task_id, record.sample)] = TrustedSummary(
-            _cost(record), record.task_id, completion, seed
-        )
+        self.take(path, (record.task_id, record.sample), trusted_summary(verified))
 
 
 def _trusted_pass_k(results: dict[str, list[TrustedCompletion]]) -> dict[str, float]:
     """Trusted pass^k for k = 1..the smallest sample count, macro-averaged over tasks."""
     smallest = min((len(v) for v in results.values()), default=0)
+    counts = [(len(v), sum(t.trusted for t in v)) for v in results.values()]  # once, not per k
     return {
-        str(k): sum(pass_hat_k(len(v), sum(t.trusted for t in v), k) for v in results.values())
-        / len(results)
+        str(k): sum(pass_hat_k(n, c, k) for n, c in counts) / len(results)
         for k in range(1, smallest + 1)
     }
 
@@ -457,7 +484,7 @@ def observe_trusted(
 ) -> tuple[TrustedObserver, RunScan]:
     """One scan of a run with a `TrustedObserver` over ``index`` (each record replayed once)."""
     observer = TrustedObserver(index)
-    scan = (reader or RunReader.of(index.values())).read(run_dir, observe=observer)
+    scan = (reader or RunReader.of(index.values())).read(run_dir, measure=[observer])
     return observer, scan
 
 

@@ -18,8 +18,9 @@ from harness_world.errors import HarnessWorldError
 
 __all__ = ["main"]
 
-# Each command's module under harness_world.cli and its line in ``--help``, a copy of its own
-# ``help=`` (a test compares them): listing the commands imports none of their modules.
+# The core's commands: each one's module under harness_world.cli and its line in ``--help``, a
+# copy of its own ``help=`` (a test compares them): listing the commands imports none of their
+# modules. Extensions add theirs through the plug-in registry (`harness_world.registry`).
 COMMANDS: dict[str, str] = {
     "demo": "run reference solutions and typical agent mistakes; show outcome, evidence, grade",
     "new": "write a minimal world of your own (world, seed, task, oracles, mutants)",
@@ -27,27 +28,26 @@ COMMANDS: dict[str, str] = {
     "verify": "replay records and report outcome, evidence and grade",
     "report": "a run's results with explicit denominators",
     "compare": "decide whether a candidate changed the score beyond the eval's noise",
-    "gate": "decide a release policy (forbidden effects, over-blocking, completion, cost, "
-    "latency, critical tasks) on a baseline and a candidate run",
-    "split": "held-out splits: freeze one, read its candidate ledger, check for paraphrases",
-    "review": "record a human verdict on one criterion (never changing the automated grade) "
-    "and print the original, corrected and accepted scores",
     "precheck": "check that each task's limits fit its oracle",
-    "play": "drive one attempt over JSON lines (stdio bridge for any language)",
-    "mcp": "serve an attempt (or k) to an MCP client over stdio or HTTP",
     "mutants": "prove every task solvable and every criterion able to fail",
     "matrix": "the coverage matrix: conditions, their tasks and benign counterparts",
     "conditions": "benign utility, utility under attack, attack success, over-blocking, layers",
-    "tau2": "check imported τ²-bench retail tasks, or regrade τ²-bench results",
     "tasks": "list tasks with their family, budgets and criteria",
     "diagnose": "advisory observations per attempt, their reach, and failure attribution",
     "attribute": "label where one attempt's failure comes from (a reviewed attribution)",
-    "fork": "branch a record: replay it under another policy, or edit a call or a result",
 }
 
 
+def commands() -> dict[str, tuple[str, str]]:
+    """Every command: name -> (its module, its ``--help`` line); the core's, then extensions'."""
+    from harness_world.registry import registry
+
+    core = {name: (f"harness_world.cli.{name}", summary) for name, summary in COMMANDS.items()}
+    return {**core, **registry().commands}
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The command ``only`` with its options; without it, `COMMANDS` to list and refuse."""
+    """The command ``only`` with its options; without it, every command to list and refuse."""
     import importlib
 
     parser = argparse.ArgumentParser(
@@ -59,17 +59,19 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     if only is None:
-        for name, summary in COMMANDS.items():
+        for name, (_, summary) in commands().items():
             sub.add_parser(name, help=summary, add_help=False)
-    else:
-        importlib.import_module(f"harness_world.cli.{only}").register(sub)
+    else:  # a core command reads no registry (its own options may)
+        module = f"harness_world.cli.{only}" if only in COMMANDS else commands()[only][0]
+        importlib.import_module(module).register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     given = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(given[0] if given and given[0] in COMMANDS else None)
+    known = given and (given[0] in COMMANDS or given[0] in commands())
+    parser = build_parser(given[0] if known else None)
     args = parser.parse_args(given)
     handler = getattr(args, "handler", None)
     if handler is None:

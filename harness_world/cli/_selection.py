@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from harness_world.engine.world import World, WorldError
 from harness_world.errors import HarnessWorldError
+from harness_world.grading.judgement_cache import CACHE_OPTIONS, judgement_cache
 from harness_world.grading.task import Task
 from harness_world.grading.worlds import (
     WorldChoice,
@@ -23,11 +25,13 @@ __all__ = [
     "add_limit_options",
     "add_one_task_options",
     "add_ray_options",
+    "add_read_options",
     "add_task_options",
     "add_verifier_world_options",
     "add_world_data_options",
     "check_ray_options",
     "limit_overrides",
+    "reading",
     "run_reader",
     "select",
     "served_task",
@@ -135,15 +139,33 @@ def add_verifier_world_options(parser: argparse.ArgumentParser, trust_key: bool 
         help="a task folder to grade against (default: the built-in tasks and those of each "
         "--world)",
     )
+    add_read_options(parser)
+
+
+def add_read_options(parser: argparse.ArgumentParser) -> None:
+    """``--workers``, ``--no-cache``, ``--clear-cache``: how the records read are judged."""
+    parser.add_argument("--workers", type=int, default=1, metavar="N", help="judge the records "
+                        "in N worker processes, in batches (default 1: here)")  # fmt: skip
+    for flag, text in CACHE_OPTIONS.items():
+        parser.add_argument(flag, action="store_true", help=text)
+
+
+def reading(args: argparse.Namespace) -> dict[str, Any]:
+    """The judgement cache and workers `add_read_options` asked for (`RunReader.of`'s)."""
+    if args.workers < 1:
+        raise UsageError(f"--workers must be at least 1, not {args.workers}")
+    return {"cache": judgement_cache(use=not args.no_cache, clear=args.clear_cache),
+            "workers": args.workers}  # fmt: skip
 
 
 def run_reader(args: argparse.Namespace) -> RunReader:
     """How a command reads runs: ``--world``/``--tasks`` or ``--world-data``; ``--trust-key``."""
     key, worlds = getattr(args, "trust_key", None), [str(w) for w in args.worlds or []]
     if data := world_data(args, worlds) if hasattr(args, "world_data") else None:
-        return RunReader.of(data.tasks, worlds={data.world.name: data.world}, trust_key=key)
+        given = {data.world.name: data.world}
+        return RunReader.of(data.tasks, worlds=given, trust_key=key, **reading(args))
     choice, own = verifier_worlds(args)
-    return RunReader.of(own.values(), folders=choice.folders(), trust_key=key)
+    return RunReader.of(own.values(), folders=choice.folders(), trust_key=key, **reading(args))
 
 
 def verifier_worlds(args: argparse.Namespace) -> tuple[WorldChoice, dict[str, Task]]:
@@ -196,7 +218,12 @@ def add_ray_options(parser: argparse.ArgumentParser, ray: str, unit: str, most: 
     ``most`` is the most ``unit`` one Ray task holds by default.
     """
     command = "run" if unit == "attempts" else "command"
-    parser.add_argument("--executor", choices=("local", "ray"), default="local", help=f"ray: {ray}")
+    from harness_world.registry import registry
+
+    names = list(registry().verifiers if unit == "records" else registry().executors)
+    parser.add_argument(
+        "--executor", choices=["local", *names], default="local", help=f"ray: {ray}"
+    )
     parser.add_argument(
         "--address",
         help="with --executor ray: the Ray cluster ('auto': the one `ray start --head` started "

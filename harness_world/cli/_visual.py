@@ -10,14 +10,26 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from harness_world.analysis.reading import RunReading, read_run
 from harness_world.errors import HarnessWorldError
+from harness_world.registry import Options
 from harness_world.running.reader import RunReader
 from harness_world.stats import Comparison
 from harness_world.stats.gate import ComparisonOutcome
 
-__all__ = ["add_html_option", "add_png_option", "write_compare_visuals", "write_run_visuals"]
+if TYPE_CHECKING:
+    from harness_world.cli.compare import ComparedRuns
+
+__all__ = [
+    "COMPARE_OPTIONS",
+    "REPORT_OPTIONS",
+    "add_html_option",
+    "add_png_option",
+    "write_compare_visuals",
+    "write_run_visuals",
+]
 
 
 def add_html_option(parser: argparse.ArgumentParser) -> None:
@@ -93,3 +105,37 @@ def write_compare_visuals(
         html.write_compare_visuals(comparison, outcome, readings, notes, html=page, png=pngs)
 
     return _write(args, write)
+
+
+class RunVisualOptions(Options):
+    """``report --html FILE --png DIR``."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Add ``--html`` and ``--png``."""
+        add_html_option(parser)
+        add_png_option(parser)
+
+    def after(self, args: argparse.Namespace, result: object) -> int | None:
+        """Write the run's page and plots (``result``: the report's `RunReading`)."""
+        return write_run_visuals(args, cast(RunReading, result)) or None
+
+
+class CompareVisualOptions(Options):
+    """``compare --html FILE --png DIR``."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Add ``--html`` and ``--png``."""
+        add_html_option(parser)
+        add_png_option(parser)
+
+    def after(self, args: argparse.Namespace, result: object) -> int | None:
+        """Write the comparison's page and plots (``result``: `ComparedRuns`)."""
+        compared = cast("ComparedRuns", result)
+        return write_compare_visuals(args, *compared) or None
+
+
+REPORT_OPTIONS = RunVisualOptions()
+"""``report``'s visual options (registered)."""
+
+COMPARE_OPTIONS = CompareVisualOptions()
+"""``compare``'s visual options (registered)."""

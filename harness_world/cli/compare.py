@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness_world.analysis.compare_report import (
     RunPair,
@@ -37,18 +37,35 @@ from harness_world.cli._selection import (
     add_world_data_options,
     run_reader,
 )
-from harness_world.cli._visual import add_html_option, add_png_option, write_compare_visuals
-from harness_world.cli.crossed import compare_crossed_command, is_crossed_run
 from harness_world.engine.world import WorldError
 from harness_world.grading.task import TaskError
+from harness_world.registry import registry
 from harness_world.running.reader import RunReader, RunReadError
 from harness_world.stats import DEFAULT_ALPHA, DEFAULT_SEED, StatsInputError
 from harness_world.stats.estimators import Comparison
-from harness_world.stats.gate import GateResult, assess, gate_options
+from harness_world.stats.gate import ComparisonOutcome, GateResult, assess, gate_options
 
 __all__ = ["register"]
 
 _MIXED = "give either one results CSV or two run directories, not a mix"
+
+
+class ComparedRuns(NamedTuple):
+    """What ``compare`` hands its extensions' options once it has decided (`after`).
+
+    Attributes:
+        comparison: The comparison.
+        outcome: Its outcome, as every output renders it.
+        runs: The run directories compared (none for a results CSV).
+        notes: The notes printed above the decision.
+        reader: How the runs were read (tasks, worlds, trusted key).
+    """
+
+    comparison: Comparison
+    outcome: ComparisonOutcome
+    runs: list[Path]
+    notes: list[str]
+    reader: RunReader
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -79,8 +96,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     _add_gate_options(parser)
     _add_data_options(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    add_html_option(parser)  # HTML report of the comparison, plots as PNG
-    add_png_option(parser)
+    for options in registry().command_options("compare"):  # visuals, crossed runs
+        options.add_arguments(parser)
     parser.set_defaults(handler=run)
 
 
@@ -240,26 +257,21 @@ def _assess(
         rows = read_results(_check_csv_options(args))
         baseline, candidate, scheduled, expected = args.baseline, args.candidate, [], 5
     comparison, result = assess(
-        rows,
-        baseline,
-        candidate,
-        gate=args.gate,
-        alpha=options.alpha,
-        margin=options.margin,
-        min_runs=args.min_runs if args.min_runs is not None else expected,
-        scheduled=scheduled,
-        allow_missing=args.allow_missing,
-        use_clusters=not args.no_clusters,
-        mde=options.mde,
+        rows, baseline, candidate, gate=args.gate, alpha=options.alpha, margin=options.margin,
+        min_runs=args.min_runs if args.min_runs is not None else expected, scheduled=scheduled,
+        allow_missing=args.allow_missing, use_clusters=not args.no_clusters, mde=options.mde,
         seed=args.seed,
-    )
+    )  # fmt: skip
     return comparison, result, pair
 
 
 def run(args: argparse.Namespace) -> int:
     """Handle ``compare``; returns the exit code."""
-    if is_crossed_run(args.inputs):  # one crossed run is compared per model profile
-        return compare_crossed_command(args)
+    extensions = registry().command_options("compare")
+    for options in extensions:  # one crossed run is compared per model profile
+        code = options.take_over(args, None)
+        if code is not None:
+            return code
     # The trusted pairing is computed while the runs' own scans replay each record.
     try:
         reader = run_reader(args)
@@ -280,8 +292,11 @@ def run(args: argparse.Namespace) -> int:
     notes = [*labels, *(pair.notes if pair is not None else [])]
     report = compare_report(comparison, result, notes, seed=args.seed)
     runs = [Path(p) for p in args.inputs] if pair is not None else []  # --html
-    if write_compare_visuals(args, comparison, report.outcome, runs, notes, reader):
-        return 2
+    compared = ComparedRuns(comparison, report.outcome, runs, notes, reader)
+    for options in extensions:
+        failed = options.after(args, compared)
+        if failed:
+            return failed
     trusted = trusted_pair(pair, index, watch)
     if args.json:
         sys.stdout.write(compare_json(report, trusted))

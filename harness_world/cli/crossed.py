@@ -14,14 +14,16 @@ import argparse
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
 from harness_world.analysis.crossed import compare_crossed, render_crossed
 from harness_world.cli._selection import UsageError, limit_overrides, run_reader
 from harness_world.grading.task import Task
+from harness_world.registry import Options
 from harness_world.release.ablation import (
+    ABLATE_HELP,
     ABLATION,
     compare_ablation,
     parse_factors,
@@ -37,8 +39,18 @@ from harness_world.running.crossed import (
     run_crossed,
 )
 from harness_world.running.executors import Executor
+from harness_world.running.tracks import Fresh
 
-__all__ = ["compare_crossed_command", "is_crossed_run", "run_crossed_command"]
+if TYPE_CHECKING:
+    from harness_world.cli.run import RunSetup
+
+__all__ = [
+    "COMPARE_OPTIONS",
+    "RUN_OPTIONS",
+    "compare_crossed_command",
+    "is_crossed_run",
+    "run_crossed_command",
+]
 
 
 def is_crossed_run(inputs: list[str]) -> bool:
@@ -118,7 +130,10 @@ def run_crossed_command(
         raise UsageError("--crossed FILE or --ablate NAME=VALUE ... (one of them) needs --out DIR")
     common: dict[str, Any] = {"out": args.out, "samples": args.samples, "seed": args.seed}
     common.update(
-        size=args.size, limits=limit_overrides(args), executor=executor, splits=args.split
+        size=args.size,
+        limits=limit_overrides(args),
+        executor=executor,
+        splits=getattr(args, "split", []),
     )
     if args.ablate:  # the baseline made from run's options, each arm with one of them changed
 
@@ -139,3 +154,47 @@ def run_crossed_command(
         sys.stdout.write(render_ablation(ablation) if ablation else "")
         print(f"crossed run in {result.out}; compare it with: compare {result.out}")
     return 1 if any(c.invalid for c in counts.values()) else 0
+
+
+class CrossedRunOptions(Options):
+    """``run --crossed FILE`` and ``run --ablate NAME=VALUE ...``: several configurations."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Add ``--crossed`` and ``--ablate``."""
+        parser.add_argument(
+            "--crossed",
+            type=Path,
+            metavar="FILE",
+            help="a JSON list of configurations (name, harness, profile, agent, options) run "
+            "over the same slots in one seeded interleaved order into --out",
+        )
+        parser.add_argument("--ablate", nargs="+", metavar="NAME=VALUE", help=ABLATE_HELP)
+
+    def take_over(self, args: argparse.Namespace, context: object) -> int | None:
+        """Run every configuration, interleaved, when ``--crossed`` or ``--ablate`` is given.
+
+        Raises:
+            UsageError: on another track than the fresh one.
+        """
+        if args.crossed is None and not args.ablate:
+            return None
+        setup = cast("RunSetup", context)
+        if not isinstance(setup.track, Fresh):
+            flag = "--ablate" if args.ablate else "--crossed"
+            raise UsageError(f"{flag} runs every configuration fresh, not --track {args.track}")
+        return run_crossed_command(args, setup.tasks, setup.make_agent, setup.executor)
+
+
+class CrossedCompareOptions(Options):
+    """``compare`` of one crossed run directory: per model profile, or per ablation arm."""
+
+    def take_over(self, args: argparse.Namespace, context: object) -> int | None:
+        """The crossed comparison when ``compare`` was given one crossed run directory."""
+        return compare_crossed_command(args) if is_crossed_run(args.inputs) else None
+
+
+RUN_OPTIONS = CrossedRunOptions()
+"""``run``'s crossed and ablation options (registered)."""
+
+COMPARE_OPTIONS = CrossedCompareOptions()
+"""``compare``'s take-over of a crossed run directory (registered)."""

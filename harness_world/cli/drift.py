@@ -14,8 +14,9 @@ import msgspec
 
 from harness_world.analysis.drift import render_drift, track_drift
 from harness_world.cli._selection import run_reader
+from harness_world.registry import Options
 
-__all__ = ["add_drift_option", "drift_command"]
+__all__ = ["REPORT_OPTIONS", "add_drift_option", "drift_command"]
 
 
 def add_drift_option(parser: argparse.ArgumentParser) -> None:
@@ -40,3 +41,19 @@ def drift_command(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render_drift(report))
     return 0
+
+
+class DriftReportOptions(Options):
+    """``report RUN --fresh RUN``: the drift of a sequential track against a fresh one."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Add ``--fresh``."""
+        add_drift_option(parser)
+
+    def take_over(self, args: argparse.Namespace, context: object) -> int | None:
+        """The drift report when ``--fresh`` is given."""
+        return drift_command(args) if args.fresh is not None else None
+
+
+REPORT_OPTIONS = DriftReportOptions()
+"""``report``'s drift option (registered)."""

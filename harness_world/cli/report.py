@@ -6,8 +6,6 @@ import argparse
 import sys
 from pathlib import Path
 
-import msgspec
-
 from harness_world.analysis.reading import read_run
 from harness_world.analysis.report import RunReport, report_rows
 from harness_world.analysis.report_text import reading_json, render_reading
@@ -17,9 +15,7 @@ from harness_world.cli._selection import (
     add_world_data_options,
     run_reader,
 )
-from harness_world.cli._visual import add_html_option, add_png_option, write_run_visuals
-from harness_world.cli.drift import add_drift_option, drift_command
-from harness_world.release.split import SPLIT_KEY_HELP, render_heldout_use, run_heldout_use
+from harness_world.registry import registry
 
 __all__ = ["CSV_HELP", "register"]
 
@@ -55,13 +51,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--config", help="config name for --csv rows (default: the run folder's name)"
     )
-    add_html_option(parser)  # HTML report and PNG plots
-    add_png_option(parser)
-    add_drift_option(parser)  # --fresh RUN, drift of a sequential track
-    parser.add_argument("--split", type=Path, metavar="LOCK", help="a split lock: count candidates")
-    parser.add_argument("--split-key", type=Path, metavar="PUB", help=SPLIT_KEY_HELP)
     add_verifier_world_options(parser)
     add_world_data_options(parser)
+    for options in registry().command_options("report"):  # visuals, drift, held-out splits
+        options.add_arguments(parser)
     parser.set_defaults(handler=main)
 
 
@@ -72,22 +65,27 @@ def _reader_options(args: argparse.Namespace) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Build and print the report."""
-    if getattr(args, "fresh", None) is not None:
-        return drift_command(args)
+    """Build and print the report (extensions' options may answer instead, or add to it)."""
+    extensions = registry().command_options("report")
+    for options in extensions:  # --fresh RUN: the drift of a sequential track
+        code = options.take_over(args, None)
+        if code is not None:
+            return code
     reading = read_run(args.run, run_reader(args))
     if args.csv and not _write_csv(args, reading.report):
         return 2
-    if write_run_visuals(args, reading):  # --html / --png
-        return 2
-    use = run_heldout_use(args.split, args.run, args.split_key) if args.split else None
+    for options in extensions:  # --html / --png
+        failed = options.after(args, reading)
+        if failed:
+            return failed
+    sections = [s for s in (o.section(args) for o in extensions) if s is not None]
     # every figure of the text (advisories' reach included) is in the JSON as well
     if args.json:
-        extra = {"heldout": use and msgspec.to_builtins(use)}
+        extra = {s.key: s.value for s in sections}
         sys.stdout.write(reading_json(reading, _reader_options(args), extra) + "\n")
     else:
         sys.stdout.write(render_reading(reading, _reader_options(args)))
-        sys.stdout.write(render_heldout_use(use) if use else "")
+        sys.stdout.write("".join(s.text for s in sections))
     return 0
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from harness_world.cli._selection import add_verifier_world_options, verifier_worlds
+from harness_world.cli._selection import add_verifier_world_options, reading, verifier_worlds
 from harness_world.release.review import (
     CLAIM_HELP,
     CLAIM_LEVELS,
@@ -84,7 +84,7 @@ def _text(s: ReviewSummary) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Handle ``review``; returns the exit code."""
-    requests = _requests(args)
+    requests, _ = _requests(args), reading(args)  # --clear-cache; a review replays every slot
     choice, index = verifier_worlds(args)
     if requests:
         add_reviews(args.run_dir, requests, index, key_file=args.sign_key)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import attrs
 import msgspec
 
 from harness_world.analysis.listings import render_refusals
@@ -22,29 +24,46 @@ from harness_world.cli._selection import (
     select,
     task_arguments,
 )
-from harness_world.cli.crossed import run_crossed_command
 from harness_world.engine.plugins import PluginError
 from harness_world.engine.world import WorldError, load_world
+from harness_world.errors import HarnessWorldError
 from harness_world.evidence.signing import SigningError, check_private_key
 from harness_world.grading.task import Task, TaskError
 from harness_world.grading.worlds import WorldChoice
-from harness_world.integrations.agents import (
-    AGENT_NAMES,
-    ModelSettings,
-    choose_agent,
-    for_executor,
-)
-from harness_world.release.ablation import ABLATE_HELP
+from harness_world.registry import registry, resolve
 from harness_world.running.agents import Agent
-from harness_world.running.executors import Concurrent, Executor, Processes, Ray, Serial
-from harness_world.running.heldout import SPLIT_HELP
+from harness_world.running.executors import (
+    AttemptsLost,
+    Concurrent,
+    Executor,
+    Processes,
+    Serial,
+)
 from harness_world.running.live_progress import run_progress
 from harness_world.running.precheck import precheck
-from harness_world.running.rayrun import RayTasksLost, RayUnavailable
-from harness_world.running.run import default_out, run, run_summary
-from harness_world.running.tracks import Fresh, Track, track_named
+from harness_world.running.reference_agents import CORE_AGENT_NAMES, named_agent
+from harness_world.running.run import RunHook, default_out, run, run_summary
+from harness_world.running.tracks import Track, track_named, track_names
 
-__all__ = ["register"]
+__all__ = ["RunSetup", "register"]
+
+
+@attrs.frozen(slots=True)
+class RunSetup:
+    """What ``run`` has prepared when an extension's options may take the command over.
+
+    Attributes:
+        tasks: The tasks selected.
+        make_agent: Makes the agent ``--agent`` names from a namespace of ``run``'s options
+            (an extension running several configurations changes some of them).
+        executor: The executor the execution flags chose.
+        track: The track ``--track`` chose.
+    """
+
+    tasks: list[Task]
+    make_agent: Callable[[argparse.Namespace], Agent]
+    executor: Executor
+    track: Track
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -62,7 +81,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_task_options(parser, world_required=True)
     _add_agent_options(parser)
     _add_run_options(parser)
-    _add_model_options(parser)
     add_limit_options(parser)
     parser.add_argument("--json", action="store_true", help="no progress; print one JSON object")
     parser.add_argument(
@@ -70,19 +88,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("--progress", action="store_true", help="redraw progress off a tty too")
     _add_scale_options(parser)
+    for options in registry().command_options("run"):  # model agents, splits, crossed runs
+        options.add_arguments(parser)
     parser.set_defaults(handler=main)
 
 
 def _add_agent_options(parser: argparse.ArgumentParser) -> None:
     """Which agent runs: --agent, and --script for the scripted one."""
+    extensions = list(registry().agents)
     parser.add_argument(
         "--agent",
-        choices=AGENT_NAMES,
+        choices=[*CORE_AGENT_NAMES, *extensions],
         default="oracle",
         help="oracle: the world's reference solutions; naive-retry / give-up: reference failure "
         "policies a world ships (payments: retry without an idempotency key / stop safely at "
         "the first provider error); deny-all / obey-data: refuse / follow every request found "
-        "in data (payments, helpdesk); do-nothing: no tool call; scripted; openai; anthropic",
+        "in data (payments, helpdesk); do-nothing: no tool call; scripted; "
+        + "; ".join(extensions),
     )
     parser.add_argument(
         "--script",
@@ -107,9 +129,6 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, help="run directory (default runs/<revision prefix>)")
     parser.add_argument("--no-precheck", action="store_true", help="skip the feasibility precheck")
     parser.add_argument(
-        "--split", type=Path, action="append", default=[], metavar="LOCK", help=SPLIT_HELP
-    )
-    parser.add_argument(
         "--sign-key",
         type=Path,
         help="Ed25519 private key (PEM) to sign the run's index with (extra: [sign]); a signed "
@@ -117,60 +136,8 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_model_options(parser: argparse.ArgumentParser) -> None:
-    """The model agents' options (--agent openai and --agent anthropic)."""
-    openai = parser.add_argument_group(
-        "--agent openai (any OpenAI-compatible endpoint) and --agent anthropic (Messages API)"
-    )
-    openai.add_argument("--model", help="model name")
-    openai.add_argument(
-        "--base-url",
-        help="endpoint (default: $OPENAI_BASE_URL or https://api.openai.com/v1 for openai; "
-        "$ANTHROPIC_BASE_URL or the SDK default for anthropic)",
-    )
-    openai.add_argument(
-        "--api-key-env",
-        help="environment variable holding the key (default OPENAI_API_KEY or ANTHROPIC_API_KEY)",
-    )
-    openai.add_argument(
-        "--temperature",
-        type=float,
-        help="sampling temperature (default 0 for openai; the API's default for anthropic)",
-    )
-    openai.add_argument(
-        "--max-tokens",
-        type=int,
-        default=1024,
-        help="completion token cap per request (pinned in the revision; default 1024)",
-    )
-    openai.add_argument(
-        "--request-timeout",
-        type=float,
-        default=60.0,
-        metavar="SECONDS",
-        help="per-request timeout (pinned in the revision when changed; default 60: a cold "
-        "local model may need more for its first request)",
-    )
-    openai.add_argument(
-        "--tool-calling",
-        choices=("native", "text"),
-        default="native",
-        help="openai only. native: the API's tool calling; text: for a model without it, the "
-        "tools are described in the system prompt and calls are read from the reply's text "
-        "(<tool_call> blocks, fenced or bare JSON objects), results sent back as a user "
-        "message (pinned in the revision when text)",
-    )
-    openai.add_argument(
-        "--system-prompt-file", type=Path, help="system prompt text (hashed into the revision)"
-    )
-    openai.add_argument("--price-in", type=float, default=0.0, help="USD per million prompt tokens")
-    openai.add_argument(
-        "--price-out", type=float, default=0.0, help="USD per million completion tokens"
-    )
-
-
 def _add_scale_options(parser: argparse.ArgumentParser) -> None:
-    """--concurrency, --executor and its Ray options, --track, --crossed and the save mode.
+    """--concurrency, --executor and its options, --track and the save mode.
 
     With --workers they choose one executor and a track, read in one place (`_execution`).
     """
@@ -182,18 +149,10 @@ def _add_scale_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--track",
-        choices=("fresh", "sequential"),
+        choices=track_names(),
         default="fresh",
         help="sequential: one agent instance given the tasks one after another (memory kept)",
     )
-    parser.add_argument(
-        "--crossed",
-        type=Path,
-        metavar="FILE",
-        help="a JSON list of configurations (name, harness, profile, agent, options) run "
-        "over the same slots in one seeded interleaved order into --out",
-    )
-    parser.add_argument("--ablate", nargs="+", metavar="NAME=VALUE", help=ABLATE_HELP)
     add_ray_options(
         parser, "every attempt a Ray task, this process saving (extra: [ray])", "attempts", 16
     )
@@ -205,23 +164,20 @@ def _add_scale_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _agent(args: argparse.Namespace, choice: WorldChoice | None = None) -> Agent:
-    """The agent ``--agent`` names, with the model options given (see `choose_agent`)."""
+    """The agent ``--agent`` names: the core's (`named_agent`) or an extension's factory."""
     # the one world given, as the verifier's own location; else --world as typed
     places = list(choice.locations.values()) if choice else []
     place = (places[0] if len(places) == 1 else None) or args.world
-    settings = ModelSettings(
-        model=args.model,
-        base_url=args.base_url,
-        api_key_env=args.api_key_env,
-        temperature=args.temperature,
-        max_tokens=args.max_tokens,
-        timeout_s=args.request_timeout,
-        system_prompt_file=args.system_prompt_file,
-        price_in=args.price_in,
-        price_out=args.price_out,
-        tool_calling=args.tool_calling,
-    )
-    return choose_agent(args.agent, world=place, script=args.script, settings=settings)
+    reference = registry().agents.get(args.agent)
+    if reference is None:
+        return named_agent(args.agent, world=place, script=args.script)
+    agent: Agent = resolve(reference)(args, place)
+    return agent
+
+
+def _hooks(args: argparse.Namespace) -> list[RunHook]:
+    """What the extensions' options make the run do around its attempts (held-out ledgers)."""
+    return [hook for ref in registry().run_hooks for hook in resolve(ref)(args)]
 
 
 def main(args: argparse.Namespace) -> int:
@@ -235,8 +191,11 @@ def main(args: argparse.Namespace) -> int:
         tasks, agent, choice = _prepare(args, executor)
         if not args.no_precheck and _refused(tasks, args, choice):
             return 1
-        if args.crossed is not None or args.ablate:  # several configurations, interleaved
-            return run_crossed_command(args, tasks, _agent, executor)
+        setup = RunSetup(tasks, _agent, executor, track)
+        for options in registry().command_options("run"):  # several configurations, ...
+            code = options.take_over(args, setup)
+            if code is not None:
+                return code
         world = [str(p) for p in choice.folders().values()] or None
         # what pins the revision, hence the default directory too
         pinned: dict[str, Any] = {"samples": args.samples, "seed": args.seed, "size": args.size}
@@ -250,11 +209,11 @@ def main(args: argparse.Namespace) -> int:
             group_commit=not args.no_group_commit,
             # live on a terminal (or with --progress), whole lines now and then otherwise
             progress=run_progress(quiet=args.quiet, json=args.json, force=args.progress),
-            splits=args.split,
+            hooks=_hooks(args),
             sign_key=args.sign_key,  # a signed --out is resumed only with its signer's key
             **pinned,
         )
-    except RayTasksLost as exc:  # Ray workers died: the rest is committed, resumable
+    except AttemptsLost as exc:  # remote workers died: the rest is committed, resumable
         print(f"{'' if args.json else chr(10)}error: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:  # disk full, read-only run directory, ...: nothing torn, resumable
@@ -286,8 +245,6 @@ def _os_error(exc: OSError) -> str:
 
 
 def _prepare(args: argparse.Namespace, executor: Executor) -> tuple[list[Task], Agent, WorldChoice]:
-    if args.max_tokens < 1 or not args.request_timeout > 0:
-        raise UsageError("--max-tokens must be at least 1 and --request-timeout above 0")
     try:
         tasks, choice = select(args)
         agent = _agent(args, choice)
@@ -295,7 +252,6 @@ def _prepare(args: argparse.Namespace, executor: Executor) -> tuple[list[Task], 
         raise UsageError(str(exc)) from None
     if args.samples < 1:
         raise UsageError("--samples must be at least 1")
-    agent = for_executor(agent, executor)
     if args.sign_key:
         try:
             check_private_key(args.sign_key)
@@ -312,10 +268,11 @@ def _prepare(args: argparse.Namespace, executor: Executor) -> tuple[list[Task], 
 def _execution(args: argparse.Namespace) -> tuple[Executor, Track]:
     """The execution flags as one executor and one track; any conflict is one usage error.
 
-    ``--workers N`` is `Processes`, ``--concurrency N`` `Concurrent`, ``--executor ray`` (with
-    ``--address``, ``--ray-batch``) `Ray`, none of them `Serial`. Flags naming two executors
-    are refused here; the numbers are checked by the executor they make, and the executors a
-    track runs with by the track, each quoted after the flag it came from.
+    ``--workers N`` is `Processes`, ``--concurrency N`` `Concurrent`, ``--executor NAME`` an
+    extension's executor (``ray``, with ``--address``, ``--ray-batch``), none of them `Serial`.
+    Flags naming two executors are refused here; the numbers are checked by the executor they
+    make, and the executors a track runs with by the track, each quoted after the flag it came
+    from.
     """
     track = track_named(args.track)
     chosen = [
@@ -323,25 +280,22 @@ def _execution(args: argparse.Namespace) -> tuple[Executor, Track]:
         for flag, n in (("--workers", args.workers), ("--concurrency", args.concurrency))
         if n != 1
     ]
-    if args.executor == "ray":
-        chosen.append("--executor ray")
+    if args.executor != "local":
+        chosen.append(f"--executor {args.executor}")
     check_ray_options(args)
     if len(chosen) > 1:
         raise UsageError(
             f"{' and '.join(chosen)}: choose one way to execute (--workers: processes; "
-            "--concurrency: attempts in flight in this process; --executor ray: Ray schedules)"
+            "--concurrency: attempts in flight in this process; --executor: an extension's)"
         )
-    if (args.crossed is not None or args.ablate) and not isinstance(track, Fresh):
-        flag = "--ablate" if args.ablate else "--crossed"
-        raise UsageError(f"{flag} runs every configuration fresh, not --track {args.track}")
     try:
-        if args.executor == "ray":
-            executor: Executor = Ray(address=args.address, batch=args.ray_batch)
+        if args.executor != "local":
+            executor: Executor = resolve(registry().executors[args.executor])(args)
         elif args.workers != 1:
             executor = Processes(args.workers)
         else:
             executor = Concurrent(args.concurrency) if args.concurrency != 1 else Serial()
-    except (TypeError, ValueError, RayUnavailable) as exc:
+    except (TypeError, ValueError, HarnessWorldError) as exc:
         raise UsageError(f"{chosen[0]}: {exc}") from None
     try:
         track.check(executor)

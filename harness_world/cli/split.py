@@ -10,12 +10,29 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness_world.grading.task import Task, load_tasks
-from harness_world.release import near_duplicates, tasks_from
-from harness_world.release.split import DEFAULT_THRESHOLD, SPLIT_KEY_HELP, render_ledger
-from harness_world.running.heldout import SIGN_HELP, SplitError, freeze_split, load_split
+import msgspec
 
-__all__ = ["register"]
+from harness_world.grading.task import Task, load_tasks
+from harness_world.registry import Options, Section
+from harness_world.release import near_duplicates, tasks_from
+from harness_world.release.split import (
+    DEFAULT_THRESHOLD,
+    SPLIT_KEY_HELP,
+    render_heldout_use,
+    render_ledger,
+    run_heldout_use,
+)
+from harness_world.running.heldout import (
+    SIGN_HELP,
+    SPLIT_HELP,
+    SplitError,
+    freeze_split,
+    load_split,
+    split_hooks,
+)
+from harness_world.running.run import RunHook
+
+__all__ = ["REPORT_OPTIONS", "RUN_OPTIONS", "register", "run_split_hooks"]
 
 _SOURCES = "task files, task folders, built-in world names or built-in task ids (globs)"
 
@@ -87,3 +104,42 @@ def _check(args: argparse.Namespace) -> int:
         f"({len(held)} held-out, {len(dev)} development tasks)"
     )
     return 1 if found else 0
+
+
+class SplitRunOptions(Options):
+    """``run --split LOCK``: the run is a candidate on a held-out split (see `run_split_hooks`)."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Add ``--split`` (repeatable)."""
+        parser.add_argument(
+            "--split", type=Path, action="append", default=[], metavar="LOCK", help=SPLIT_HELP
+        )
+
+
+def run_split_hooks(args: argparse.Namespace) -> list[RunHook]:
+    """The run hooks of ``run --split``: the run appended to each split's ledger."""
+    return list(split_hooks(args.split))
+
+
+class HeldOutReportOptions(Options):
+    """``report --split LOCK [--split-key PUB]``: the run's candidates on a held-out split."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Add ``--split`` and ``--split-key``."""
+        parser.add_argument(
+            "--split", type=Path, metavar="LOCK", help="a split lock: count candidates"
+        )
+        parser.add_argument("--split-key", type=Path, metavar="PUB", help=SPLIT_KEY_HELP)
+
+    def section(self, args: argparse.Namespace) -> Section | None:
+        """The ``heldout`` section: its use of the split (null without ``--split``)."""
+        use = run_heldout_use(args.split, args.run, args.split_key) if args.split else None
+        text = render_heldout_use(use) if use else ""
+        return Section("heldout", use and msgspec.to_builtins(use), text)
+
+
+RUN_OPTIONS = SplitRunOptions()
+"""``run``'s held-out split option (registered)."""
+
+REPORT_OPTIONS = HeldOutReportOptions()
+"""``report``'s held-out split options (registered)."""

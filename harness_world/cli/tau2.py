@@ -24,12 +24,7 @@ from harness_world.cli._selection import UsageError
 from harness_world.engine.world import World, WorldError
 from harness_world.running.revision import RevisionMismatch
 from harness_world.tau2 import importer
-from harness_world.tau2.check import (
-    check_tasks,
-    load_data,
-    read_marks,
-    regrade_results,
-)
+from harness_world.tau2.check import check_tasks, load_data, read_marks, regrade_results
 from harness_world.tau2.conversation import (
     ConversationReport,
     Drivers,
@@ -38,12 +33,7 @@ from harness_world.tau2.conversation import (
 )
 from harness_world.tau2.gold import ImportedTask
 from harness_world.tau2.importer import FormatError
-from harness_world.tau2.render import (
-    check_json,
-    render_check,
-    render_conversations,
-    render_regrade,
-)
+from harness_world.tau2.render import check_json, render_check, render_conversations, render_regrade
 from harness_world.tau2.users import Tau2View
 
 __all__ = ["register"]
@@ -69,16 +59,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     _data_arguments(check)
-    check.add_argument(
-        "--equivalents",
-        type=Path,
-        help="equivalent-mutant marks (default: mutants/tau2_retail/equivalent.toml)",
-    )
-    check.add_argument(
-        "--explanations",
-        type=Path,
-        help="explained disagreements (default: worlds/tau2_retail/explained.toml)",
-    )
+    check.add_argument("--equivalents", type=Path, help="equivalent-mutant marks (default: "
+                       "mutants/tau2_retail/equivalent.toml)")  # fmt: skip
+    check.add_argument("--explanations", type=Path, help="explained disagreements (default: "
+                       "worlds/tau2_retail/explained.toml)")  # fmt: skip
     check.set_defaults(handler=run_check)
     again = actions.add_parser(
         "regrade",

@@ -19,8 +19,10 @@ from harness_world.analysis.verify_text import render_verify
 from harness_world.cli._selection import (
     UsageError,
     add_ray_options,
+    add_read_options,
     add_world_data_options,
     check_ray_options,
+    reading,
     world_data,
 )
 from harness_world.engine.limits import REPLAY_CALLS, REPLAY_WORK
@@ -90,6 +92,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_world_data_options(parser)
     _add_outcome_options(parser)
     _add_bound_options(parser)
+    add_read_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -197,6 +200,7 @@ def _options(args: argparse.Namespace) -> VerifyOptions:
         executor=args.executor,
         address=args.address,
         ray_batch=args.ray_batch,
+        **reading(args),
     )
 
 

@@ -7,13 +7,14 @@ and the ``harness.*`` criteria beside it); every automated criterion of every ta
 failed by at least one mutant of that task (a hand mutant, else an automatic one); and the
 automatic trace mutants must be killed
 (fail some criterion of either layer) at a rate of at least the threshold, each survivor either
-killed later or marked equivalent with a written reason.
+killed later or marked equivalent with a written reason. What the oracles, mutants and marks
+name must exist: a task id no task has, or a mark that explains no survivor, is a problem.
 """
 
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -22,14 +23,14 @@ import msgspec
 
 from harness_world.coverage.faults import fault_problems
 from harness_world.coverage.mutants import Mutant, load_mutants
-from harness_world.coverage.mutation import TraceMutant, trace_mutants
+from harness_world.coverage.mutation import ALL_OPERATORS, TraceMutant, trace_mutants
 from harness_world.engine.paths import builtin_dir
 from harness_world.engine.plugins import PluginError
 from harness_world.engine.world import World, declared_sizes, load_world, locate_world
 from harness_world.evidence.record import Record
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.verify import verify
-from harness_world.running.oracles import load_routes, route_name
+from harness_world.running.oracles import Oracles, declared_oracles, route_name
 from harness_world.running.scripted import Script, record_calls, run_script
 
 __all__ = [
@@ -141,41 +142,78 @@ def default_threshold() -> float:
     return 0.95
 
 
-def _equivalents(world: str, folder: str | Path | None) -> dict[tuple[str, str], str]:
-    """Reasons by (task, mutant id) or (task, ``<operator>@*``) from ``equivalent.toml``."""
+def _equivalents(world: str, folder: str | Path | None) -> tuple[Path, dict[tuple[str, str], str]]:
+    """``equivalent.toml``'s path and its reasons by (task, mutant id) or (task, ``<op>@*``)."""
     root = Path(folder) if folder is not None else builtin_dir("mutants") / world
     path = root / "equivalent.toml"
-    if not path.is_file():
-        return {}
-    return read_equivalents(path)
+    return path, read_equivalents(path) if path.is_file() else {}
 
 
 def read_equivalents(path: Path) -> dict[tuple[str, str], str]:
     """Reasons by (task, mutant id) or (task, ``<operator>@*``) from an equivalence file.
 
-    Each ``[[equivalent]]`` entry names a ``task`` and either one ``mutant`` id or a whole
-    ``operator``, with a ``reason``.
+    Each ``[[equivalent]]`` entry names a ``task`` (``*``: every task) and either one
+    ``mutant`` id or a whole ``operator``, with a ``reason``.
 
     Raises:
-        PluginError: for an unreadable file or an entry without a reason or a target.
+        PluginError: for an unreadable file, an entry without a reason or a target, with both
+            targets, or with a key of its own (named).
     """
     try:
-        entries = tomllib.loads(path.read_text(encoding="utf-8")).get("equivalent", [])
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise PluginError(f"{path}: cannot read: {exc}") from None
+    unknown = sorted(set(document) - {"equivalent"})
+    if unknown:
+        raise PluginError(f"{path}: unknown table {unknown[0]!r} (entries are [[equivalent]])")
     out: dict[tuple[str, str], str] = {}
-    for entry in entries:
-        reason = str(entry.get("reason", "")).strip()
-        if "task" not in entry:
-            raise PluginError(f"{path}: an equivalent entry needs a `task` (`*`: every task)")
-        if not reason:
-            raise PluginError(f"{path}: equivalent mutant {entry.get('mutant')!r} needs a reason")
-        if "mutant" in entry:
-            out[(str(entry["task"]), str(entry["mutant"]))] = reason
-        elif "operator" in entry:
-            out[(str(entry["task"]), f"{entry['operator']}@*")] = reason
+    for entry in document.get("equivalent", []):
+        out.update([_equivalent_entry(path, entry)])
+    return out
+
+
+_ENTRY_KEYS = ("task", "mutant", "operator", "reason")
+
+
+def _equivalent_entry(path: Path, entry: dict[str, object]) -> tuple[tuple[str, str], str]:
+    """One ``[[equivalent]]`` entry as ((task, mutant id or ``<operator>@*``), reason)."""
+    unknown = sorted(set(entry) - set(_ENTRY_KEYS))
+    if unknown:
+        raise PluginError(
+            f"{path}: an equivalent entry has no key {unknown[0]!r} "
+            f"(its keys: {', '.join(_ENTRY_KEYS)})"
+        )
+    reason = str(entry.get("reason", "")).strip()
+    if "task" not in entry:
+        raise PluginError(f"{path}: an equivalent entry needs a `task` (`*`: every task)")
+    if not reason:
+        raise PluginError(f"{path}: equivalent mutant {entry.get('mutant')!r} needs a reason")
+    if ("mutant" in entry) == ("operator" in entry):
+        raise PluginError(f"{path}: an equivalent entry needs `mutant` or `operator` (one)")
+    if "mutant" in entry:
+        return (str(entry["task"]), str(entry["mutant"])), reason
+    return (str(entry["task"]), f"{entry['operator']}@*"), reason
+
+
+def _stale_equivalents(
+    marks: dict[tuple[str, str], str], used: set[tuple[str, str]], tasks: set[str]
+) -> list[str]:
+    """What is wrong with each mark that explained no surviving automatic mutant.
+
+    A mark names a task the gate does not check, an operator there is not, or a mutant that
+    was killed or never made: either way it no longer says anything true.
+    """
+    out = []
+    for task, target in sorted(set(marks) - used):
+        operator = target.split("@", 1)[0]
+        what = f"operator {operator!r}" if target.endswith("@*") else f"mutant {target!r}"
+        if task != "*" and task not in tasks:
+            why = f"names no task of the world ({task!r})"
+        elif operator not in ALL_OPERATORS:
+            why = f"names no mutation operator ({operator!r}; known: {', '.join(ALL_OPERATORS)})"
         else:
-            raise PluginError(f"{path}: an equivalent entry needs `mutant` or `operator`")
+            why = "explains no surviving automatic mutant"
+        out.append(f"stale entry (task {task!r}, {what}): {why}")
     return out
 
 
@@ -188,15 +226,18 @@ def _judge(record: Record, task: Task, world: World) -> tuple[str, bool | None, 
     return result.evidence, result.grade.passed, result.grade.failed + harness
 
 
-def _equivalence(equivalents: dict[tuple[str, str], str], task_id: str, trace: TraceMutant) -> str:
+def _equivalence(
+    equivalents: dict[tuple[str, str], str], task_id: str, trace: TraceMutant
+) -> tuple[tuple[str, str], str] | None:
+    """The mark (its key and reason) that explains a surviving mutant, if one does."""
     for key in (
         (task_id, trace.id),
         (task_id, f"{trace.operator}@*"),
         ("*", f"{trace.operator}@*"),
     ):
         if key in equivalents:
-            return equivalents[key]
-    return ""
+            return key, equivalents[key]
+    return None
 
 
 @attrs.define(slots=True)
@@ -215,6 +256,7 @@ class _Gate:
     mutant_records: list[tuple[str, Record, bool | None]] = attrs.field(factory=list)
     auto_killed_by: dict[str, list[str]] = attrs.field(factory=dict)
     routes: dict[str, int] = attrs.field(factory=dict)
+    used_marks: set[tuple[str, str]] = attrs.field(factory=set)
     killed: int = 0
     survived: int = 0
     equivalent: int = 0
@@ -227,7 +269,19 @@ class _Gate:
         if self.progress is not None:
             self.progress(what)
 
-    def check_oracles(self, routes: dict[str, list[Script]], min_routes: int) -> None:
+    def check_names(self, oracles: Oracles) -> None:
+        """Every task id the oracles' routes and reference agents name is a task checked."""
+        known = {t.id for t in self.tasks}
+        named = [("routes", task_id) for task_id in oracles.routes]
+        for agent, scripts in oracles.reference_agents.items():
+            named += [(f"reference_agents[{agent!r}]", task_id) for task_id in scripts]
+        self.problems += [
+            f"oracles: ORACLES {where} names no task of the world: {task_id!r}"
+            for where, task_id in named
+            if task_id not in known
+        ]
+
+    def check_oracles(self, routes: Mapping[str, Sequence[Script]], min_routes: int) -> None:
         """Every route of every task verifies and passes on every seed; enough routes pass."""
         for task in self.tasks:
             scripts = routes.get(task.id, [])
@@ -357,14 +411,16 @@ class _Gate:
             world, task, trace.calls, final_message=oracle.final_message, usage=oracle.usage
         )
         evidence, passed, failed = _judge(record, task, world)
-        reason = _equivalence(equivalents, task.id, trace)
+        mark = _equivalence(equivalents, task.id, trace)
+        reason = "" if mark is None else mark[1]
         killed = not passed or bool(failed)
         for criterion in failed if evidence == "verified" else []:
             self.auto_killed_by.setdefault(f"{task.id}: {criterion}", []).append(trace.id)
         if killed:
             self.killed += 1
-        elif reason:
+        elif mark is not None:
             self.equivalent += 1
+            self.used_marks.add(mark[0])
         else:
             self.survived += 1
             self.survivors.append(f"{task.id}: {trace.id}")
@@ -477,10 +533,15 @@ def check_world(
     )
     routes_min = default_min_routes() if min_routes is None else min_routes
     name = place.name
-    gate.check_oracles(load_routes(name, oracles_folder or place.oracles), routes_min)
+    oracles, _ = declared_oracles(name, oracles_folder or place.oracles)
+    gate.check_names(oracles)
+    gate.check_oracles(oracles.routes, routes_min)
     gate.check_hand_mutants(load_mutants(name, mutants_folder or place.mutants))
     if automatic:
-        gate.check_automatic(_equivalents(name, mutants_folder or place.mutants))
+        path, marks = _equivalents(name, mutants_folder or place.mutants)
+        gate.check_automatic(marks)
+        stale = _stale_equivalents(marks, gate.used_marks, {t.id for t in gate.tasks})
+        gate.problems += [f"{path}: {problem}" for problem in stale]
     return gate.report(name, default_threshold() if threshold is None else threshold, routes_min)
 
 

@@ -365,17 +365,19 @@ def _type_matches(kind: FieldType, found: str) -> bool:
         return found in ("float", "int")
     if kind == "map":
         return found == "object"
-    return found == kind
+    return kind in ("any", found)
+
+
+# The class a valid value of each type has: one comparison answers the common case.
+_PLAIN: dict[str, type] = {"str": str, "int": int, "float": float, "bool": bool}
 
 
 def _check_value(
     spec: Field, value: object, path: str, entity: str, key: str, out: list[Problem]
 ) -> None:
     if value is None:
-        if not spec.nullable:
+        if not (spec.nullable or spec.type == "any"):  # ``any`` is every JSON value, null too
             out.append(Problem(entity, key, path, _describe(spec), "null"))
-        return
-    if spec.type == "any":
         return
     found = _type_name(value)
     if not _type_matches(spec.type, found):
@@ -394,14 +396,16 @@ def _check_contents(
     elif kind == "object" and spec.fields is not None:
         assert isinstance(value, dict)
         _check_object(spec.fields, value, path + ".", entity, key, out)
-    elif kind == "list" and spec.items is not None:
-        assert isinstance(value, list)
-        for i, item in enumerate(value):
-            _check_value(spec.items, item, f"{path}[{i}]", entity, key, out)
-    elif kind == "map" and spec.items is not None:
-        assert isinstance(value, dict)
-        for name, item in value.items():
-            _check_value(spec.items, item, f"{path}[{name!r}]", entity, key, out)
+    elif kind in ("list", "map") and spec.items is not None:
+        assert isinstance(value, list | dict)
+        items = value if isinstance(value, list) else value.values()
+        plain = _PLAIN.get(spec.items.type) if spec.items.enum is None else None
+        if plain is not None and all(item.__class__ is plain for item in items):
+            return  # every element a plain scalar of its type: nothing to report
+        named = enumerate(value) if isinstance(value, list) else value.items()
+        for name, item in named:
+            where = f"{path}[{name}]" if isinstance(value, list) else f"{path}[{name!r}]"
+            _check_value(spec.items, item, where, entity, key, out)
 
 
 def _check_object(
@@ -413,96 +417,37 @@ def _check_object(
     out: list[Problem],
 ) -> None:
     for name, spec in fields.items():
-        if name in row:
-            _check_value(spec, row[name], prefix + name, entity, key, out)
-        elif not spec.optional:
-            out.append(Problem(entity, key, prefix + name, _describe(spec), "absent"))
+        if name not in row:
+            if not spec.optional:
+                out.append(Problem(entity, key, prefix + name, _describe(spec), "absent"))
+            continue
+        value = row[name]
+        if value.__class__ is _PLAIN.get(spec.type) and (spec.enum is None or value in spec.enum):
+            continue  # a plain scalar of its type (an enum's member): valid at a glance
+        _check_value(spec, value, prefix + name, entity, key, out)
     for name in row:
         if name not in fields:
             out.append(Problem(entity, key, prefix + str(name), "no such field", "present"))
 
 
-_SCALARS: dict[str, Any] = {"str": str, "int": int, "float": float, "bool": bool, "any": Any}
-_COMPILED: dict[int, tuple[Entity, Any]] = {}
-
-
-def _compiled_type(spec: Field, name: str) -> Any:
-    kind = spec.type
-    compiled: Any
-    if kind == "str" and spec.enum is not None:
-        compiled = Literal[spec.enum]
-    elif kind in _SCALARS:
-        compiled = _SCALARS[kind]
-    elif kind == "object":
-        compiled = dict[str, Any] if spec.fields is None else _compiled_struct(spec.fields, name)
-    else:
-        inner = Any if spec.items is None else _compiled_type(spec.items, name + "_item")
-        compiled = list[inner] if kind == "list" else dict[str, inner]  # type: ignore[valid-type]
-    if spec.nullable:
-        compiled = compiled | None
-    return compiled
-
-
-def _compiled_struct(fields: dict[str, Field], name: str) -> type[msgspec.Struct]:
-    members: list[tuple[str, Any, Any]] = []
-    for i, (field_name, spec) in enumerate(fields.items()):
-        annotation = _compiled_type(spec, f"{name}_{i}")
-        if spec.optional:
-            members.append(
-                (
-                    f"f{i}",
-                    annotation | msgspec.UnsetType,
-                    msgspec.field(name=field_name, default=msgspec.UNSET),
-                )
-            )
-        else:
-            members.append((f"f{i}", annotation, msgspec.field(name=field_name)))
-    return msgspec.defstruct(name, members, kw_only=True, forbid_unknown_fields=True)
-
-
-def _compiled(entity: Entity) -> Any:
-    """A msgspec type equivalent to the entity's declaration (built once per entity)."""
-    cached = _COMPILED.get(id(entity))
-    if cached is None or cached[0] is not entity:
-        cached = (entity, _compiled_struct(entity.fields, f"Row_{entity.name}"))
-        _COMPILED[id(entity)] = cached
-    return cached[1]
-
-
 def validate_row(entity: Entity, row: object, key_text: str = "") -> list[Problem]:
     """Check one row against its entity; return every problem found (empty when valid).
 
-    A compiled msgspec type answers the common case (a valid row) in C; only a row it rejects
-    goes through the Python walk that collects every problem with its path.
+    The one validator of rows, for seeds and for every row a tool writes: each problem names
+    its path in the row (``owner_id``, ``address.zip``, ``tags[2]``), in declaration order.
     """
-    if isinstance(row, dict):
-        key_value = row.get(entity.key, 0)
-        if isinstance(key_value, str | int) and not isinstance(key_value, bool):
-            try:
-                msgspec.convert(row, _compiled(entity), strict=True)
-            except msgspec.ValidationError:
-                pass
-            else:
-                return []
-    return row_problems(entity, row, key_text)
-
-
-def row_problems(entity: Entity, row: object, key_text: str = "") -> list[Problem]:
-    """The Python walk behind `validate_row`: every problem with its path, sorted by caller."""
-    out: list[Problem] = []
     if not isinstance(row, dict):
-        out.append(Problem(entity.name, key_text, "", "object", _type_name(row)))
-        return out
-    key_value = row.get(entity.key)
-    if not key_text and isinstance(key_value, str | int) and not isinstance(key_value, bool):
-        key_text = str(key_value)
+        return [Problem(entity.name, key_text, "", "object", _type_name(row))]
+    out: list[Problem] = []
     _check_object(entity.fields, row, "", entity.name, key_text, out)
-    if entity.key in row and not (
-        isinstance(key_value, str | int) and not isinstance(key_value, bool)
-    ):
+    key_value = row.get(entity.key)
+    usable_key = isinstance(key_value, str | int) and not isinstance(key_value, bool)
+    if entity.key in row and not usable_key:
         out.append(
             Problem(entity.name, key_text, entity.key, "str or int key", _type_name(key_value))
         )
+    if out and not key_text and usable_key:  # named by the row's own key
+        out = [msgspec.structs.replace(p, key=str(key_value)) for p in out]
     return out
 
 

@@ -84,7 +84,7 @@ def task_id_problem(value: object) -> str:
     return ""
 
 
-def read_regular_file(path: Path, max_bytes: int) -> bytes:
+def read_regular_file(path: str | Path, max_bytes: int) -> bytes:
     """The bytes of ``path``, when it is a regular file of at most ``max_bytes`` bytes.
 
     The file is opened without blocking and checked on its descriptor before anything is read,
@@ -104,13 +104,30 @@ def read_regular_file(path: Path, max_bytes: int) -> bytes:
             raise OSError(
                 errno.EFBIG, f"{info.st_size} bytes, over the limit of {max_bytes}", str(path)
             )
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(max_bytes + 1)
+        data = _read_all(fd, info.st_size, max_bytes)
     finally:
         os.close(fd)
     if len(data) > max_bytes:  # grew after the check
         raise OSError(errno.EFBIG, f"over the limit of {max_bytes} bytes", str(path))
     return data
+
+
+def _read_all(fd: int, size: int, max_bytes: int) -> bytes:
+    """Up to ``max_bytes + 1`` bytes of an open file whose size was ``size`` when checked.
+
+    Asks for the size it saw (and one byte more, to see a file that grew) instead of the
+    limit, so a small file costs no buffer of the limit's size.
+    """
+    chunks: list[bytes] = []
+    total, want = 0, min(size, max_bytes) + 1
+    while total <= max_bytes:
+        chunk = os.read(fd, min(want, max_bytes + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+        want = 1 << 20
+    return b"".join(chunks)
 
 
 def text_problem(text: str) -> str:

@@ -1,10 +1,11 @@
 """A world's one declaration (`WorldSpec`) and where a world's parts live (`WorldLocation`).
 
 A world folder's ``world.py`` defines ``WORLD = WorldSpec(...)``: its contract, the sizes its
-generator produces, and (when they are not beside it in the usual layout) where its tasks,
-oracles and mutants live. The usual layout is a project folder holding ``worlds/<name>/``,
-``tasks/<name>/``, ``oracles/<name>/`` and ``mutants/<name>/``; the built-in worlds use it,
-and so does the scaffold (``python -m harness_world new NAME``).
+generator produces, the hook that reads an outside data folder (if it reads one), and (when
+they are not beside it in the usual layout) where its tasks, oracles and mutants live. The
+usual layout is a project folder holding ``worlds/<name>/``, ``tasks/<name>/``,
+``oracles/<name>/`` and ``mutants/<name>/``; the built-in worlds use it, and so does the
+scaffold (``python -m harness_world new NAME``).
 """
 
 from __future__ import annotations
@@ -16,16 +17,19 @@ from typing import Any
 import attrs
 
 from harness_world.engine.contract import Contract
-from harness_world.errors import HarnessWorldError
+from harness_world.engine.plugins import PluginError, named_keys
 
-__all__ = ["Generator", "WorldLocation", "WorldSpec", "WorldSpecError"]
+__all__ = ["DataHook", "Generator", "WorldLocation", "WorldSpec", "WorldSpecError"]
 
 Generator = Callable[[str], Mapping[str, Any]]
 """A seeded, pure generator: a size name to the world's data (entity name to a list of rows)."""
+DataHook = Callable[[Path, Path | None], Any]
+"""Reads an outside data folder (and maybe a tasks file of its own format) into a
+`harness_world.grading.worlds.WorldData`: the world on that data and its tasks."""
 
 
-class WorldSpecError(HarnessWorldError, ValueError):
-    """A `WorldSpec` that is missing a part or names one that cannot be used."""
+class WorldSpecError(PluginError, ValueError):
+    """A `WorldSpec` that is missing a part, names one that cannot be used, or an unknown key."""
 
 
 def _names(value: Iterable[str]) -> tuple[str, ...]:
@@ -38,6 +42,7 @@ def _relative(value: str) -> str:
     return value
 
 
+@named_keys
 @attrs.frozen(slots=True)
 class WorldSpec:
     """Everything a world declares: its contract, its seeds, and where its other parts live.
@@ -53,10 +58,14 @@ class WorldSpec:
         oracles: The folder of ``oracles.py`` (default ``../../oracles/<name>``).
         mutants: The folder of ``mutants.py`` (default ``../../mutants/<name>``).
         description: One line about the world, shown by ``tasks`` and the docs.
+        load_data: For a world whose start state and tasks come from an outside data folder
+            (``run --world-data DIR``): reads the folder (and a tasks file of its own format,
+            or None) into a `harness_world.grading.worlds.WorldData` (see `DataHook`).
 
     Raises:
         WorldSpecError: a contract that is not a `Contract`, sizes without a generator (or a
-            generator without sizes), or an absolute folder.
+            generator without sizes), an absolute folder, a hook that is not callable, or a
+            key it does not take.
     """
 
     contract: Contract
@@ -66,6 +75,7 @@ class WorldSpec:
     oracles: str = attrs.field(default="", converter=_relative)
     mutants: str = attrs.field(default="", converter=_relative)
     description: str = ""
+    load_data: DataHook | None = None
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.contract, Contract):
@@ -79,8 +89,9 @@ class WorldSpec:
             )
         if self.generate is not None and not self.sizes:
             raise WorldSpecError(f"world {self.name!r}: generate is given but no sizes")
-        if self.generate is not None and not callable(self.generate):
-            raise WorldSpecError(f"world {self.name!r}: generate must be callable")
+        for name, hook in (("generate", self.generate), ("load_data", self.load_data)):
+            if hook is not None and not callable(hook):
+                raise WorldSpecError(f"world {self.name!r}: {name} must be callable")
 
     @property
     def name(self) -> str:

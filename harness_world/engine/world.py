@@ -22,7 +22,7 @@ from harness_world.engine.limits import (
     read_regular_file,
 )
 from harness_world.engine.paths import builtin_dir, cache_dir
-from harness_world.engine.plugins import import_path
+from harness_world.engine.plugins import declared, import_path
 from harness_world.engine.session import Session
 from harness_world.engine.spec import WorldLocation, WorldSpec
 from harness_world.engine.values import ABSENT, Absent, Key, index_token
@@ -43,7 +43,6 @@ __all__ = [
     "load_trusted_world",
     "load_world",
     "locate_world",
-    "world_spec",
 ]
 
 
@@ -300,39 +299,41 @@ def _located(message: str, blob: bytes) -> str:
     return f"{message} at line {line}, column {column}"
 
 
-def _import_world_module(folder: Path) -> ModuleType:
-    """Import a world folder's ``world.py``; any failure is one `WorldError` naming the file."""
+_DECLARE = "a world folder's world.py declares WORLD = WorldSpec(contract=..., ...)"
+
+
+def _world_file(folder: Path) -> ModuleType:
+    """Import a world folder's ``world.py``; a failure is one `WorldError` naming the file."""
     module_file = folder / "world.py"
     if not module_file.is_file():
         raise WorldError(f"{folder}: not a world folder (no world.py)")
     try:
-        module = import_path(module_file, "worlds")
+        return import_path(module_file, "worlds")
     except HarnessWorldError as exc:
         raise WorldError(str(exc)) from None
-    spec = getattr(module, "WORLD", None)
-    if not isinstance(spec, WorldSpec):
-        found = "nothing" if spec is None else type(spec).__name__
-        raise WorldError(
-            f"{module_file}: WORLD must be a harness_world.engine.WorldSpec (found {found}); "
-            "a world folder's world.py declares WORLD = WorldSpec(contract=..., ...)"
-        )
-    return module
 
 
-def world_spec(module: ModuleType) -> WorldSpec:
-    """The `WorldSpec` of an imported world module (checked on import)."""
-    spec: WorldSpec = module.WORLD
-    return spec
+def _world_spec(folder: Path) -> WorldSpec:
+    """The ``WORLD`` a world folder's ``world.py`` declares (the only name read of it).
+
+    Raises:
+        WorldError: naming the file (and the line, for a failure while it ran).
+    """
+    module = _world_file(folder)
+    try:
+        return declared(module, "WORLD", WorldSpec, "harness_world.engine.WorldSpec", _DECLARE)
+    except HarnessWorldError as exc:
+        raise WorldError(str(exc)) from None
 
 
 def locate_world(name_or_path: str | Path) -> WorldLocation:
-    """A world (built-in name or folder) with the folders of its tasks, oracles and mutants.
+    """A world (built-in name or folder) with its spec and the folders of its other parts.
 
     Raises:
         WorldError: for an unknown world or a world folder that does not load.
     """
     folder = resolve_world_folder(name_or_path).resolve()
-    return world_spec(_import_world_module(folder)).locate(folder)
+    return _world_spec(folder).locate(folder)
 
 
 def resolve_world_folder(name_or_path: str | Path) -> Path:
@@ -358,8 +359,12 @@ def resolve_world_folder(name_or_path: str | Path) -> Path:
 
 
 def world_module(name_or_path: str | Path) -> ModuleType:
-    """Import (once per process) the ``world.py`` of a world given by name or folder."""
-    return _import_world_module(resolve_world_folder(name_or_path))
+    """Import (once per process) the ``world.py`` of a world given by name or folder.
+
+    For a world's own tests (its generator, its planted data); the package reads only the
+    module's ``WORLD`` (`locate_world`).
+    """
+    return _world_file(resolve_world_folder(name_or_path))
 
 
 _CACHE: dict[tuple[str, str, str], World] = {}
@@ -385,7 +390,7 @@ def load_world(
     cached = _CACHE.get(key)
     if cached is not None:
         return cached
-    spec = world_spec(_import_world_module(folder))
+    spec = _world_spec(folder)
     contract = spec.contract
     code_hash = hashlib.sha256((folder / "world.py").read_bytes()).hexdigest()
     if seed_file is not None:

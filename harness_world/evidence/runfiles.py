@@ -13,6 +13,7 @@ files) is refused, so the run's bytes all come from the run.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import attrs
@@ -58,34 +59,71 @@ class RunFileError(HarnessWorldError, ValueError):
     """
 
 
-def read_run_file(root: Path, relative: str | Path, max_bytes: int = RECORD_BYTES) -> bytes | None:
+def read_run_file(
+    root: Path,
+    relative: str | Path,
+    max_bytes: int = RECORD_BYTES,
+    *,
+    real_root: str | None = None,
+) -> bytes | None:
     """The bytes of one file of the run directory ``root`` (None when there is no such file).
 
     Args:
         root: The run directory.
         relative: The file's path inside it.
         max_bytes: The largest file accepted.
+        real_root: ``root``'s real path, as its reader resolved it when it opened the run
+            (default: resolved now). Files are then reached from that real directory, one
+            component at a time: a run directory moved or replaced by a link afterwards is not
+            followed.
 
     Raises:
         RunFileError: naming the file, when it is not a regular file inside ``root`` of at most
             ``max_bytes`` bytes, or cannot be read.
     """
-    path = root / relative
+    inside = real_root if real_root is not None else os.path.realpath(root)
     try:
-        resolved = path.resolve(strict=True)
+        resolved = _resolved(root, inside, str(relative))
     except FileNotFoundError:
         return None
     except (OSError, RuntimeError) as exc:  # a link loop, a permission denied on the way
-        raise RunFileError(f"{path}: cannot read: {exc}") from None
-    inside = root.resolve()
-    if resolved != inside and inside not in resolved.parents:
-        raise RunFileError(f"{path}: leads out of the run directory (to {resolved})")
+        raise RunFileError(f"{root / relative}: cannot read: {exc}") from None
+    if not _within(resolved, inside):
+        raise RunFileError(f"{root / relative}: leads out of the run directory (to {resolved})")
     try:
         return read_regular_file(resolved, max_bytes)
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise RunFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise RunFileError(f"{root / relative}: cannot read: {exc.strerror or exc}") from None
+
+
+def _resolved(root: Path, real_root: str, relative: str) -> str:
+    """``root / relative`` with every link resolved (as `Path.resolve(strict=True)` gives it).
+
+    A path below the run directory with no link on it is the run directory's real path
+    (``real_root``) joined with it: only its components are looked at (one ``lstat`` each),
+    not every component from ``/`` as a full resolution walks them. Any link or ``..`` on the
+    way is resolved in full.
+
+    Raises:
+        FileNotFoundError: when a component does not exist.
+        OSError: when a component cannot be looked at.
+    """
+    parts = relative.split(os.sep)
+    if os.path.isabs(relative) or any(p in ("..", ".", "") for p in parts):
+        return str((root / relative).resolve(strict=True))
+    current = real_root
+    for part in parts:
+        current = os.path.join(current, part)
+        if stat.S_ISLNK(os.lstat(current).st_mode):
+            return str((root / relative).resolve(strict=True))
+    return current
+
+
+def _within(resolved: str, real_root: str) -> bool:
+    """Whether ``resolved`` (absolute, no link) is the run directory or lies inside it."""
+    return resolved == real_root or resolved.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
 @attrs.frozen(slots=True)

@@ -20,6 +20,7 @@ What one judgement does, in order, each step able to end it:
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -41,6 +42,7 @@ from harness_world.evidence.record import (
 )
 from harness_world.evidence.replay import ReplayBound
 from harness_world.grading.grade import CriterionVerdict, PolicyCheck
+from harness_world.grading.judgement_cache import JudgementCache, judging_build
 from harness_world.grading.layers import LayeredResult, layered_result
 from harness_world.grading.task import Task
 from harness_world.grading.verify import Verification, verify
@@ -49,6 +51,8 @@ __all__ = [
     "COUNTED",
     "FileBytes",
     "FileVerdict",
+    "Judgement",
+    "Measure",
     "Observer",
     "Slot",
     "SlotBytes",
@@ -391,6 +395,102 @@ Observer = Callable[[Path, VerifiedRecord], None]
 verified record is bound to its slot, so its ``task_id`` and ``sample`` name the slot."""
 
 
+@attrs.frozen(slots=True)
+class Measure:
+    """A figure computed from each final record verified in its slot, kept with its judgement.
+
+    A reader that needs figures of the records themselves (process metrics, trusted
+    completion, advisories) asks for them as measures instead of observing the records: they
+    are computed where the record is judged (here or in a worker process) and cached with the
+    judgement, so a judgement taken from the cache gives the same figures without a replay.
+
+    Attributes:
+        name: The figure's name, one per figure (its code is part of the build that keys the
+            cache, so a changed measure is a fresh replay).
+        compute: Gives the figure of one verified record (None: no figure for it); a
+            module-level function, so that worker processes can call it.
+        type: What ``compute`` returns, for decoding a cached figure.
+    """
+
+    name: str
+    compute: Callable[[VerifiedRecord], Any]
+    type: Any
+
+
+class Judgement(msgspec.Struct, frozen=True, kw_only=True):
+    """One slot judged: its result and the figures measured from its verified final record.
+
+    Attributes:
+        result: The slot's result.
+        measures: The names of the measures taken (a figure absent from ``figures`` is one
+            the measure gave none of).
+        figures: Each figure, msgpack-encoded, by measure name.
+    """
+
+    result: SlotResult
+    measures: list[str] = []
+    figures: dict[str, bytes] = {}
+
+    def figure(self, measure: Measure) -> Any:
+        """The figure of ``measure`` (None when it gave none, or was not taken)."""
+        data = self.figures.get(measure.name)
+        return None if data is None else _decoder(measure.type).decode(data)
+
+
+_DECODERS: dict[Any, msgspec.msgpack.Decoder[Any]] = {}
+
+
+def _decoder(kind: Any) -> msgspec.msgpack.Decoder[Any]:
+    """One decoder per figure type, made once (a decoder resolves its type when made)."""
+    found = _DECODERS.get(kind)
+    if found is None:
+        found = _DECODERS[kind] = msgspec.msgpack.Decoder(kind)
+    return found
+
+
+class _KeyInputs(msgspec.Struct, frozen=True, array_like=True):
+    """Everything a judgement is a function of: the cache key is the hash of its encoding."""
+
+    build: str
+    slot: Slot
+    sizes: dict[str, str]
+    files: list[str]
+    graded: bool
+    task: bytes
+    worlds: list[tuple[str, str, str, str, str]]
+    root: TrustRoot
+    max_calls: int
+    max_work: int
+
+
+class _WorldName(msgspec.Struct):
+    name: str
+
+
+class _Named(msgspec.Struct):
+    """The one field of a record a key needs when its task is unknown: the world it names."""
+
+    world: _WorldName
+
+
+def _file_digest(file: FileBytes) -> str:
+    if file.data is None:
+        return f"problem:{file.problem}" if file.problem else "absent"
+    return hashlib.sha256(file.data).hexdigest()
+
+
+def _named_world(path: str, file: FileBytes) -> str | None:
+    """The world a record file names (None: unreadable, so no world is loaded for it)."""
+    if file.data is None:
+        return None
+    try:
+        if path.endswith(".msgpack"):
+            return msgspec.msgpack.decode(file.data, type=_Named).world.name
+        return msgspec.json.decode(file.data, type=_Named).world.name
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
 def _record_at(path: Path, data: bytes | None) -> Record:
     """The record at ``path`` (from ``data`` when given: the same words on failure).
 
@@ -539,6 +639,17 @@ def _slot_result(
     )
 
 
+_JUDGEMENT = msgspec.msgpack.Decoder(Judgement)
+
+
+def _cached(data: bytes) -> Judgement | None:
+    """A judgement the cache gave back (None: one this build cannot read)."""
+    try:
+        return _JUDGEMENT.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
 def judge_record(record: Record, world: World, task: Task | None, path: Path) -> SlotResult:
     """Judge a record this process has just made for its slot (``run``'s executors).
 
@@ -561,6 +672,7 @@ class Verifier:
         given: Worlds the caller has loaded itself and vouches for, by name.
         max_calls: The most calls any record may hold (a task's budget may lower it).
         max_work: The most rows replay may examine for one record (`Session.work`).
+        cache: The verifier's own judgement cache (None: every slot is judged afresh).
     """
 
     root: TrustRoot = attrs.field(factory=TrustRoot)
@@ -568,8 +680,16 @@ class Verifier:
     given: Mapping[str, World] = attrs.field(factory=dict)
     max_calls: int = REPLAY_CALLS
     max_work: int = REPLAY_WORK
+    cache: JudgementCache | None = None
     _cache: dict[tuple[str, str], World] = attrs.field(factory=dict, init=False)
+    _encoded: dict[str, tuple[Task, bytes]] = attrs.field(factory=dict, init=False)
     _explicit_name: str | None = attrs.field(default=None, init=False)
+
+    def without_cache(self) -> Verifier:
+        """The same verifier (root, tasks, worlds, bounds) without a judgement cache."""
+        return Verifier(
+            self.root, self.tasks, self.given, max_calls=self.max_calls, max_work=self.max_work
+        )
 
     def explicit_name(self) -> str | None:
         """The name of the verifier's ``--world`` (None without one).
@@ -612,6 +732,97 @@ class Verifier:
             seed = Path(self.root.seed_file) if self.root.seed_file else None
             self._cache[key] = load_trusted_world(name, size, folders=folders, seed_file=seed)
         return self._cache[key]
+
+    def judgement(
+        self,
+        slot: Slot,
+        sizes: Mapping[str, str],
+        data: SlotBytes,
+        *,
+        measures: Sequence[Measure] = (),
+        observe: Observer | None = None,
+    ) -> Judgement:
+        """Judge a slot and measure its verified final record, reusing a cached judgement.
+
+        With a cache and no ``observe`` (an observer is shown the record itself, so the record
+        is replayed), the judgement is looked up under the hash of everything it depends on
+        (`cache_key`); one found there that took every measure asked for is the judgement,
+        and any other is judged here and stored.
+
+        Args:
+            slot: The slot and what binds its records.
+            sizes: The run's world sizes by name.
+            data: The slot's files as its reader read them (once).
+            measures: The figures to take from its final record when that verifies.
+            observe: Shown every final record verified in its slot, with its path.
+        """
+        key = self.cache_key(slot, sizes, data) if observe is None else None
+        wanted = {m.name for m in measures}
+        if key is not None and self.cache is not None:
+            found = self.cache.get(key)
+            cached = _cached(found) if found is not None else None
+            if cached is not None and wanted <= set(cached.measures):
+                return cached
+        figures: dict[str, bytes] = {}
+
+        def watch(path: Path, verified: VerifiedRecord) -> None:
+            for measure in measures:
+                value = measure.compute(verified)
+                if value is not None:
+                    figures[measure.name] = msgspec.msgpack.encode(value)
+            if observe is not None:
+                observe(path, verified)
+
+        shown = watch if measures or observe is not None else None
+        result = self.judge(slot, sizes, data, observe=shown)
+        judged = Judgement(result=result, measures=sorted(wanted), figures=figures)
+        if key is not None and self.cache is not None:
+            self.cache.put(key, msgspec.msgpack.encode(judged))
+        return judged
+
+    def cache_key(self, slot: Slot, sizes: Mapping[str, str], data: SlotBytes) -> str | None:
+        """The hash of everything the slot's judgement depends on (None: not cacheable).
+
+        The build of harness_world judging, the slot (path, task, sample, seed, revision,
+        index lines, budget override, tries), the run's world sizes, each file's bytes hash,
+        whether the verifier grades, the task's whole definition, each world the records
+        replay on (name, size, content, contract and code hashes), the verifier's trust root
+        and its bounds. A world that does not load leaves the slot uncached.
+        """
+        if self.cache is None:
+            return None
+        task = (self.tasks or {}).get(slot.task_id)
+        files = [data.final, *data.tries]
+        if task is not None:
+            names = {task.world}
+        else:
+            paths = [slot.path, *(t.path for t in slot.tries)]
+            named = (_named_world(p, f) for p, f in zip(paths, files, strict=False))
+            names = {n for n in named if n is not None}
+        try:
+            loaded = [self.world(n, sizes.get(n, "small")) for n in sorted(names)]
+        except (HarnessWorldError, OSError):
+            return None
+        inputs = _KeyInputs(
+            build=judging_build(),
+            slot=slot,
+            sizes=dict(sizes),
+            files=[_file_digest(f) for f in files],
+            graded=self.tasks is not None,
+            task=b"" if task is None else self._task_bytes(task),
+            worlds=[(w.name, w.size, w.hash, w.contract.hash, w.code_hash) for w in loaded],
+            root=self.root,
+            max_calls=self.max_calls,
+            max_work=self.max_work,
+        )
+        return hashlib.sha256(msgspec.msgpack.encode(inputs)).hexdigest()
+
+    def _task_bytes(self, task: Task) -> bytes:
+        """The task's whole definition, encoded once per task object."""
+        kept = self._encoded.get(task.id)
+        if kept is None or kept[0] is not task:
+            kept = self._encoded[task.id] = (task, msgspec.msgpack.encode(task))
+        return kept[1]
 
     def judge(
         self,

@@ -17,21 +17,18 @@ import attrs
 
 from harness_world.engine.contract import Contract
 from harness_world.engine.paths import builtin_dir
-from harness_world.engine.plugins import plugin_module
 from harness_world.engine.spec import WorldLocation
 from harness_world.engine.world import (
     World,
     WorldError,
     load_world,
     locate_world,
-    resolve_world_folder,
 )
 from harness_world.errors import HarnessWorldError
 from harness_world.grading.policy_spec import PolicySheet
 from harness_world.grading.task import Task, TaskError, load_tasks
 
 __all__ = [
-    "DATA_HOOK",
     "WorldChoice",
     "WorldData",
     "check_task_against_contract",
@@ -44,11 +41,6 @@ __all__ = [
     "reads_outside_data",
     "select_tasks",
 ]
-
-DATA_HOOK = "load_data"
-"""The function a world module may define to read an outside data folder (a world that
-re-implements a public benchmark whose data is not ours to ship):
-``load_data(folder: Path, tasks_file: Path | None) -> WorldData``."""
 
 
 @attrs.frozen(slots=True)
@@ -257,7 +249,9 @@ class WorldData:
 
 
 def load_world_data(world: str | Path, data: Path, tasks_file: Path | None = None) -> WorldData:
-    """Read an outside data folder with the world's own `DATA_HOOK`.
+    """Read an outside data folder with the world's own hook (its `WorldSpec`'s ``load_data``).
+
+    For a world that re-implements a public benchmark whose data is not ours to ship.
 
     Args:
         world: The world (a built-in name or a folder) whose module reads the data.
@@ -269,17 +263,14 @@ def load_world_data(world: str | Path, data: Path, tasks_file: Path | None = Non
         WorldError: for an unknown world, a world that reads no outside data, or data (or a
             tasks file) the world's hook refuses; the message names the argument at fault.
     """
-    folder = resolve_world_folder(world)
-    module = plugin_module("world", str(world), folder)
-    hook = getattr(module, DATA_HOOK, None)
+    hook = locate_world(world).spec.load_data
     if hook is None:
         raise WorldError(
-            f"world {str(world)!r} reads no outside data folder (its world.py defines no "
-            f"{DATA_HOOK})"
+            f"world {str(world)!r} reads no outside data folder (its WorldSpec has no load_data)"
         )
     loaded = hook(Path(data), tasks_file)
     if not isinstance(loaded, WorldData):
-        raise WorldError(f"world {str(world)!r}: {DATA_HOOK} returned no WorldData")
+        raise WorldError(f"world {str(world)!r}: its load_data returned no WorldData")
     return loaded
 
 
@@ -330,16 +321,14 @@ def one_task_of(
 
 
 def reads_outside_data(world: str | Path) -> bool:
-    """Whether the world's module reads an outside data folder (defines `DATA_HOOK`).
+    """Whether the world reads an outside data folder (its `WorldSpec` has a ``load_data``).
 
     False for a world that cannot be found or whose module does not import.
     """
     try:
-        folder = resolve_world_folder(world)
-        module = plugin_module("world", str(world), folder)
+        return locate_world(world).spec.load_data is not None
     except (HarnessWorldError, OSError):  # a world that does not load: said elsewhere
         return False
-    return hasattr(module, DATA_HOOK)
 
 
 def check_task_against_contract(task: Task, contract: Contract) -> list[str]:

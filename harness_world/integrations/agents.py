@@ -1,13 +1,17 @@
-"""An agent by name, as ``run`` offers them: reference policies, a script, or a model.
+"""Model agents by name, as ``run --agent openai|anthropic`` makes them (an extension).
 
-`choose_agent` makes the agent ``run --agent NAME`` names: a world's reference solutions or
-failure policies, a scripted file, or a model over the OpenAI-compatible or Anthropic SDK with
-the `ModelSettings` given; `for_executor` gives a model agent its SDK's async client when
-attempts run concurrently in one process. The SDKs are imported only when such an agent is made.
+`choose_agent` makes any agent ``run --agent NAME`` names: the core's (a world's reference
+solutions or failure policies, a scripted file: `harness_world.running.reference_agents`) or
+a model over the OpenAI-compatible or Anthropic SDK with the `ModelSettings` given;
+`for_executor` gives a model agent its SDK's async client when attempts run concurrently in
+one process. ``run`` reaches the model agents through the plug-in registry: `openai_agent`
+and `anthropic_agent` are its factories and `MODEL_OPTIONS` adds their options to ``run``.
+The SDKs are imported only when such an agent is made.
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import os
 from pathlib import Path
@@ -19,17 +23,22 @@ from harness_world.engine.spec import WorldLocation
 from harness_world.integrations import DEFAULT_SYSTEM_PROMPT
 from harness_world.integrations.anthropic import AnthropicAgent, AsyncAnthropicAgent
 from harness_world.integrations.openai import AsyncOpenAIAgent, OpenAIAgent
+from harness_world.registry import Options
 from harness_world.running.agents import Agent
 from harness_world.running.executors import Concurrent, Executor
-from harness_world.running.reference_agents import (
-    REFERENCE_AGENT_NAMES,
-    reference_agent,
-    scripted_agent,
-)
+from harness_world.running.reference_agents import CORE_AGENT_NAMES, named_agent
 
-__all__ = ["AGENT_NAMES", "ModelSettings", "choose_agent", "for_executor"]
+__all__ = [
+    "AGENT_NAMES",
+    "MODEL_OPTIONS",
+    "ModelSettings",
+    "anthropic_agent",
+    "choose_agent",
+    "for_executor",
+    "openai_agent",
+]
 
-AGENT_NAMES: Final = (*REFERENCE_AGENT_NAMES, "scripted", "openai", "anthropic")
+AGENT_NAMES: Final = (*CORE_AGENT_NAMES, "openai", "anthropic")
 """Every agent `choose_agent` makes, in the order ``run --help`` lists them."""
 
 
@@ -89,14 +98,8 @@ def choose_agent(
         ValueError: What the agent lacks (its world, script, model or SDK extra), in words
             naming the ``run`` option that gives it.
     """
-    if name in REFERENCE_AGENT_NAMES:  # the oracle and reference policies
-        if world is None:
-            raise ValueError(f"--agent {name} needs --world (whose reference solutions)")
-        return reference_agent(world, name)
-    if name == "scripted":
-        if script is None or not script.is_file():
-            raise ValueError("--agent scripted needs --script FILE (a .py defining SCRIPTS)")
-        return scripted_agent(script)
+    if name in CORE_AGENT_NAMES:
+        return named_agent(name, world=world, script=script)
     provider = "anthropic" if name == "anthropic" else "openai"
     return _model_agent(provider, settings or ModelSettings())
 
@@ -146,3 +149,111 @@ def for_executor(agent: Agent, executor: Executor) -> Agent:
         if isinstance(agent, AnthropicAgent):
             return cast(Agent, AsyncAnthropicAgent(agent))
     return agent
+
+
+def settings_of(args: argparse.Namespace) -> ModelSettings:
+    """The `ModelSettings` ``run``'s model options give.
+
+    Raises:
+        ValueError: for ``--max-tokens`` below 1 or a ``--request-timeout`` not above 0.
+    """
+    if args.max_tokens < 1 or not args.request_timeout > 0:
+        raise ValueError("--max-tokens must be at least 1 and --request-timeout above 0")
+    return ModelSettings(
+        model=args.model,
+        base_url=args.base_url,
+        api_key_env=args.api_key_env,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        timeout_s=args.request_timeout,
+        system_prompt_file=args.system_prompt_file,
+        price_in=args.price_in,
+        price_out=args.price_out,
+        tool_calling=args.tool_calling,
+    )
+
+
+def _from_args(provider: str, args: argparse.Namespace) -> Agent:
+    agent = _model_agent(provider, settings_of(args))
+    concurrency = getattr(args, "concurrency", 1)
+    return for_executor(agent, Concurrent(concurrency)) if concurrency > 1 else agent
+
+
+def openai_agent(args: argparse.Namespace, world: object = None) -> Agent:
+    """``run --agent openai``: a model over an OpenAI-compatible endpoint (registered factory).
+
+    Raises:
+        ValueError: what the agent lacks (its model, its SDK extra), naming the option.
+    """
+    return _from_args("openai", args)
+
+
+def anthropic_agent(args: argparse.Namespace, world: object = None) -> Agent:
+    """``run --agent anthropic``: a model over the Messages API (registered factory).
+
+    Raises:
+        ValueError: what the agent lacks (its model, its SDK extra), naming the option.
+    """
+    return _from_args("anthropic", args)
+
+
+class ModelOptions(Options):
+    """``run``'s options for ``--agent openai`` and ``--agent anthropic``."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """The model options, in their own group of ``run --help``."""
+        group = parser.add_argument_group(
+            "--agent openai (any OpenAI-compatible endpoint) and --agent anthropic (Messages API)"
+        )
+        group.add_argument("--model", help="model name")
+        group.add_argument(
+            "--base-url",
+            help="endpoint (default: $OPENAI_BASE_URL or https://api.openai.com/v1 for openai; "
+            "$ANTHROPIC_BASE_URL or the SDK default for anthropic)",
+        )
+        group.add_argument(
+            "--api-key-env",
+            help="environment variable holding the key (default OPENAI_API_KEY or "
+            "ANTHROPIC_API_KEY)",
+        )
+        group.add_argument(
+            "--temperature",
+            type=float,
+            help="sampling temperature (default 0 for openai; the API's default for anthropic)",
+        )
+        group.add_argument(
+            "--max-tokens",
+            type=int,
+            default=1024,
+            help="completion token cap per request (pinned in the revision; default 1024)",
+        )
+        group.add_argument(
+            "--request-timeout",
+            type=float,
+            default=60.0,
+            metavar="SECONDS",
+            help="per-request timeout (pinned in the revision when changed; default 60: a cold "
+            "local model may need more for its first request)",
+        )
+        group.add_argument(
+            "--tool-calling",
+            choices=("native", "text"),
+            default="native",
+            help="openai only. native: the API's tool calling; text: for a model without it, "
+            "the tools are described in the system prompt and calls are read from the reply's "
+            "text (<tool_call> blocks, fenced or bare JSON objects), results sent back as a "
+            "user message (pinned in the revision when text)",
+        )
+        group.add_argument(
+            "--system-prompt-file", type=Path, help="system prompt text (hashed into the revision)"
+        )
+        group.add_argument(
+            "--price-in", type=float, default=0.0, help="USD per million prompt tokens"
+        )
+        group.add_argument(
+            "--price-out", type=float, default=0.0, help="USD per million completion tokens"
+        )
+
+
+MODEL_OPTIONS = ModelOptions()
+"""The model agents' options, added to ``run`` through the plug-in registry."""

@@ -129,7 +129,7 @@ def measure_run(
     observer = TrustedObserver(tasks)
     reader = reader or RunReader.of(tasks.values(), folders=folders)
     try:
-        scan = reader.read(run_dir, observe=observer)
+        scan = reader.read(run_dir, measure=[observer])
     except (OSError, RunReadError) as exc:
         raise ReleaseInputError(f"{run_dir}: not a readable run directory: {exc}") from None
     graded = _graded(scan, tasks, observer)

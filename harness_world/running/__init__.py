@@ -2,7 +2,8 @@
 
 Every path that produces a record goes through an `Attempt`: agents via `drive`, scripts via
 `run_script`, plain call lists via `record_calls`. A `run` executes with one `Executor`
-(`Serial`, `Processes`, `Concurrent`, `Ray`) on one `Track` (`Fresh`, `Sequential`).
+(`Serial`, `Processes`, `Concurrent`; extensions add more, such as Ray) on one `Track`
+(`Fresh`; extensions add more, such as the sequential track).
 """
 
 from harness_world.running.agents import Agent, ScriptedAgent, drive, oracle_agent
@@ -23,16 +24,7 @@ from harness_world.running.executors import (  # how many at once, and where
     Concurrent,
     Executor,
     Processes,
-    Ray,
     Serial,
-)
-from harness_world.running.fork import (  # forks
-    ForkAttempt,
-    ForkBounds,
-    ForkError,
-    fork,
-    fork_depth,
-    save_fork,
 )
 from harness_world.running.oracles import load_oracles
 from harness_world.running.precheck import Feasibility, precheck
@@ -49,7 +41,7 @@ from harness_world.running.scripted import (
     record_calls,
     run_script,
 )
-from harness_world.running.tracks import Fresh, Sequential, Track
+from harness_world.running.tracks import Fresh, Track
 from harness_world.running.user import AgentView, UserSimulator
 
 __all__ = [
@@ -62,14 +54,10 @@ __all__ = [
     "ContextPolicy",
     "Executor",
     "Feasibility",
-    "ForkAttempt",
-    "ForkBounds",
-    "ForkError",
     "Fresh",
     "InfrastructureError",
     "OpenRun",
     "Processes",
-    "Ray",
     "Reservation",
     "Revision",
     "RevisionMismatch",
@@ -83,7 +71,6 @@ __all__ = [
     "Script",
     "ScriptContext",
     "ScriptedAgent",
-    "Sequential",
     "Serial",
     "Track",
     "UserSimulator",
@@ -93,8 +80,6 @@ __all__ = [
     "exceed_tool_calls",
     "exceed_turns",
     "follow_pages",
-    "fork",
-    "fork_depth",
     "load_manifest",
     "load_oracles",
     "make_revision",
@@ -106,5 +91,4 @@ __all__ = [
     "run",
     "run_script",
     "sample_seed",
-    "save_fork",
 ]

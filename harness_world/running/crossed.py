@@ -27,7 +27,7 @@ from harness_world.grading.task import Task
 from harness_world.running.agents import Agent
 from harness_world.running.commit import CommitRouter, GroupCommit
 from harness_world.running.executors import Executor, Serial
-from harness_world.running.heldout import check_split_tasks
+from harness_world.running.heldout import check_split_tasks, split_hooks
 from harness_world.running.run import RunResult, finish_run, prepare_run
 from harness_world.running.rundir import read_json, write_json
 from harness_world.running.units import RunProgress, Tally
@@ -225,7 +225,7 @@ def run_crossed(
             size=size,
             limits=limits,
             executor=executor,
-            splits=splits,
+            hooks=split_hooks(splits),
         )
         for c, agent in configs
     }

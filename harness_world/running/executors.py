@@ -25,16 +25,17 @@ from typing import Any, Protocol
 
 import attrs
 
+from harness_world.errors import HarnessWorldError
 from harness_world.running.asyncrun import execute_concurrently
-from harness_world.running.commit import Committer
-from harness_world.running.rayrun import execute_on_ray, require_ray
+from harness_world.running.commit import Committer, Finished
 from harness_world.running.units import Unit, is_async_agent, perform
+from harness_world.running.workers import batches
 
 __all__ = [
+    "AttemptsLost",
     "Concurrent",
     "Executor",
     "Processes",
-    "Ray",
     "Serial",
     "execute_in_processes",
     "execute_serially",
@@ -62,7 +63,15 @@ class Executor(Protocol):
         ...
 
 
-def _at_least_one(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+class AttemptsLost(HarnessWorldError, RuntimeError):
+    """Attempts an executor lost (a remote worker died): everything else was committed.
+
+    Running the same command again resumes the lost slots (their attempts never produced a
+    record, so nothing of theirs is counted).
+    """
+
+
+def at_least_one(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     """An attrs validator: a whole number of at least 1 (None passes where it is allowed)."""
     if value is None and attribute.default is None:
         return
@@ -73,23 +82,13 @@ def _at_least_one(instance: object, attribute: attrs.Attribute[Any], value: obje
         raise ValueError(f"{where} must be at least 1, not {value}")
 
 
-def _address(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    """An attrs validator: None, or a Ray cluster address that is a non-empty string."""
-    if value is None:
-        return
-    if not isinstance(value, str):
-        raise TypeError(f"Ray: address must be a str or None, not {type(value).__name__}")
-    if not value.strip():
-        raise ValueError("Ray: address must name a cluster ('auto', 'HOST:PORT') or be None")
-
-
 @attrs.frozen(slots=True)
 class Serial:
     """One attempt at a time in this process, in the order given (the default executor).
 
     An agent with ``async def run`` is awaited on one event loop kept for the whole run, so a
     client it holds stays on the loop it was made on. The only executor the sequential track
-    runs with (`harness_world.running.tracks.Sequential`).
+    runs with (`harness_world.running.sequential.Sequential`).
     """
 
     @property
@@ -121,7 +120,7 @@ class Processes:
         ValueError: for ``workers`` below 1.
     """
 
-    workers: int = attrs.field(validator=_at_least_one)
+    workers: int = attrs.field(validator=at_least_one)
 
     def execute(self, units: Sequence[Unit], commit: Committer) -> None:
         """Perform the units in the worker processes, committing what they send back."""
@@ -144,7 +143,7 @@ class Concurrent:
         ValueError: for ``attempts`` below 1.
     """
 
-    attempts: int = attrs.field(validator=_at_least_one)
+    attempts: int = attrs.field(validator=at_least_one)
 
     @property
     def workers(self) -> int:
@@ -154,46 +153,6 @@ class Concurrent:
     def execute(self, units: Sequence[Unit], commit: Committer) -> None:
         """Perform the units with up to ``attempts`` in flight, committing in batches."""
         execute_concurrently(units, commit, self.attempts)
-
-
-@attrs.frozen(slots=True)
-class Ray:
-    """Every attempt in a Ray task (extra ``[ray]``), batched; this process saves everything.
-
-    See `harness_world.running.rayrun`. Ray decides the parallelism (one CPU per Ray task).
-
-    Attributes:
-        address: The Ray cluster to connect to (``"auto"``: the one ``ray start --head``
-            started on this machine); None starts a local Ray for the run unless this process
-            is connected already.
-        batch: Attempts per Ray task (at least 1; None: about four batches per CPU, at most 16
-            attempts, `harness_world.running.rayrun.batch_size`).
-
-    Raises:
-        RayUnavailable: when Ray is not installed (so nothing is written before it is found
-            missing).
-        TypeError: for parameters of the wrong type.
-        ValueError: for an empty ``address`` or a ``batch`` below 1.
-    """
-
-    address: str | None = attrs.field(default=None, validator=_address)
-    batch: int | None = attrs.field(default=None, validator=_at_least_one)
-
-    def __attrs_post_init__(self) -> None:
-        require_ray()
-
-    @property
-    def workers(self) -> int:
-        """1: the parallelism is the cluster's, not a number this process chooses."""
-        return 1
-
-    def execute(self, units: Sequence[Unit], commit: Committer) -> None:
-        """Perform the units as Ray tasks, committing what they send back.
-
-        Raises:
-            RayTasksLost: when some attempts' Ray tasks kept failing (the rest is committed).
-        """
-        execute_on_ray(units, commit, address=self.address, batch=self.batch)
 
 
 def execute_serially(units: Sequence[Unit], commit: Committer) -> None:
@@ -215,14 +174,29 @@ def execute_serially(units: Sequence[Unit], commit: Committer) -> None:
 
 
 def execute_in_processes(units: Sequence[Unit], workers: int, commit: Committer) -> None:
-    """Perform units in worker processes; this process commits what they send back."""
+    """Perform units in worker processes, in batches; this process commits what they send back.
+
+    The workers are forked after the units are set aside, so each worker holds them already:
+    a message names a batch of units by position (not one unit, pickled, per message), and the
+    units a worker performs are the run's own objects. A pickled copy would not be: msgspec
+    leaves a field out of an encoding only when it holds the default object itself, so a
+    task's fault schedule copied by pickle encodes its defaults into the record, and the
+    record no longer replays to its digest. A unit whose infrastructure failed is sent again
+    alone, with its next try number.
+    """
     # Fork keeps plug-in modules (oracles, scripts) importable by name in the children.
     context = multiprocessing.get_context("fork")
+    size = batches(len(units), workers, most=UNITS_PER_BATCH)
+    _RUN.append(units)
     try:
         with concurrent.futures.ProcessPoolExecutor(
             max_workers=workers, mp_context=context
         ) as pool:
-            futures = {pool.submit(perform, u): u for u in units}
+            chunks = [list(range(s, min(s + size, len(units)))) for s in range(0, len(units), size)]
+            futures = {
+                pool.submit(perform_batch, [(i, units[i].try_number) for i in chunk]): chunk
+                for chunk in chunks
+            }
             while futures:
                 ready, _ = concurrent.futures.wait(
                     futures,
@@ -230,14 +204,47 @@ def execute_in_processes(units: Sequence[Unit], workers: int, commit: Committer)
                     return_when=concurrent.futures.FIRST_COMPLETED,
                 )
                 for future in ready:
-                    current = futures.pop(future)
-                    done = future.result()
-                    if isinstance(done, Path):
-                        again = attrs.evolve(current, try_number=current.try_number + 1)
-                        futures[pool.submit(perform, again)] = again
-                    else:
-                        commit.add(done)
+                    sent = futures.pop(future)
+                    for index, done in zip(sent, future.result(), strict=False):
+                        if isinstance(done, BaseException):
+                            raise done  # what the batch did before it is committed below
+                        if isinstance(done, tuple):
+                            again = [done]
+                            futures[pool.submit(perform_batch, again)] = [index]
+                        else:
+                            commit.add(done)
                 if commit.due():
                     commit.flush(settle=False)
     finally:
+        _RUN.pop()
         commit.flush()
+
+
+UNITS_PER_BATCH = 16
+"""The most attempts one message to a worker process names."""
+
+_RUN: list[Sequence[Unit]] = []  # the units of the run being performed, inherited by fork
+
+
+def perform_batch(
+    batch: list[tuple[int, int]],
+) -> list[Finished | tuple[int, int] | BaseException]:
+    """Perform units of the run, by (position, try number), one after another in a worker.
+
+    A unit whose infrastructure failed gives (position, next try number), to be sent again;
+    a unit that raises ends the batch: its exception is the last item, after the records the
+    batch made before it (so they are committed, not lost with it).
+    """
+    units = _RUN[-1]
+    done: list[Finished | tuple[int, int] | BaseException] = []
+    for index, try_number in batch:
+        unit = units[index]
+        if unit.try_number != try_number:
+            unit = attrs.evolve(unit, try_number=try_number)
+        try:
+            result = perform(unit)
+        except Exception as exc:  # handed back to the run, which raises it after committing
+            done.append(exc)
+            break
+        done.append((index, try_number + 1) if isinstance(result, Path) else result)
+    return done

@@ -45,6 +45,7 @@ __all__ = [
     "SIGN_HELP",
     "SPLIT_HELP",
     "HeldOutSplit",
+    "HeldOutSplits",
     "Ledger",
     "LedgerEntry",
     "SplitError",
@@ -60,6 +61,7 @@ __all__ = [
     "read_ledger_state",
     "record_candidate",
     "record_candidates",
+    "split_hooks",
 ]
 
 SPLIT_FORMAT = 1
@@ -310,6 +312,38 @@ def record_candidates(
     """`record_candidate` for each lock a run was given; the entries written."""
     written = (record_candidate(lock, tasks, revision, agent, run, signer=signer) for lock in locks)
     return [entry for entry in written if entry is not None]
+
+
+@attrs.frozen(slots=True)
+class HeldOutSplits:
+    """The `harness_world.running.run.RunHook` of ``run --split``: a candidate on each lock.
+
+    Attributes:
+        locks: The split locks the run is a candidate on.
+    """
+
+    locks: tuple[Path, ...]
+
+    def check(self, tasks: Sequence[Task]) -> None:
+        """`check_split_tasks`: before anything is written."""
+        check_split_tasks(self.locks, tasks)
+
+    def opened(
+        self,
+        tasks: Sequence[Task],
+        revision: Revision,
+        agent: str,
+        root: Path,
+        signer: Path | None,
+    ) -> None:
+        """`record_candidates`: the run appended to each ledger (its head signed by ``signer``)."""
+        record_candidates(self.locks, tasks, revision, agent, root, signer=signer)
+
+
+def split_hooks(locks: Iterable[str | Path]) -> list[HeldOutSplits]:
+    """The run hooks of split locks: one `HeldOutSplits`, or none without a lock."""
+    paths = tuple(Path(lock) for lock in locks)
+    return [HeldOutSplits(paths)] if paths else []
 
 
 def parse_ledger(

@@ -15,6 +15,7 @@ from their context.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import importlib
 import importlib.util
@@ -38,6 +39,7 @@ from harness_world.grading.verifier import SlotResult, judge_record
 from harness_world.running.agents import Agent, drive
 from harness_world.running.attempt import AttemptLimits
 from harness_world.running.commit import Committer, Finished, finished
+from harness_world.running.executors import AttemptsLost, at_least_one
 from harness_world.running.rundir import record_path
 from harness_world.running.units import (
     Unit,
@@ -48,11 +50,13 @@ from harness_world.running.units import (
 )
 
 __all__ = [
+    "Ray",
     "RayTasksLost",
     "RayUnavailable",
     "batch_size",
     "execute_on_ray",
     "import_ray",
+    "ray_executor",
     "ray_session",
     "require_ray",
 ]
@@ -64,12 +68,8 @@ class RayUnavailable(HarnessWorldError, RuntimeError):
     """The Ray executor was asked for but Ray is not installed."""
 
 
-class RayTasksLost(HarnessWorldError, RuntimeError):
-    """Attempts whose Ray tasks kept failing (a worker died, the cluster lost a node).
-
-    Everything else of the run was committed; running the same command again resumes the
-    lost slots (their attempts never produced a record, so nothing of theirs is counted).
-    """
+class RayTasksLost(AttemptsLost):
+    """Attempts whose Ray tasks kept failing (a worker died, the cluster lost a node)."""
 
 
 _MISSING = "the Ray executor needs the extra: pip install 'harness_world[ray]'"
@@ -364,7 +364,7 @@ def execute_on_ray(
 
     Raises:
         RayUnavailable: when Ray is not installed.
-        RayTasksLost: when some attempts' Ray tasks kept failing (the rest is committed).
+        AttemptsLost: when some attempts' Ray tasks kept failing (the rest is committed).
         ValueError: for a batch below 1.
     """
     if batch is not None and batch < 1:
@@ -393,3 +393,63 @@ def execute_on_ray(
             f"{len(dispatch.lost)} attempt(s) lost with their Ray tasks ({shown}{more}); "
             "every other record is saved: run the same command again to resume"
         )
+
+
+def _address(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """An attrs validator: None, or a Ray cluster address that is a non-empty string."""
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise TypeError(f"Ray: address must be a str or None, not {type(value).__name__}")
+    if not value.strip():
+        raise ValueError("Ray: address must name a cluster ('auto', 'HOST:PORT') or be None")
+
+
+@attrs.frozen(slots=True)
+class Ray:
+    """Every attempt in a Ray task (extra ``[ray]``), batched; this process saves everything.
+
+    See `harness_world.running.rayrun`. Ray decides the parallelism (one CPU per Ray task).
+
+    Attributes:
+        address: The Ray cluster to connect to (``"auto"``: the one ``ray start --head``
+            started on this machine); None starts a local Ray for the run unless this process
+            is connected already.
+        batch: Attempts per Ray task (at least 1; None: about four batches per CPU, at most 16
+            attempts, `harness_world.running.rayrun.batch_size`).
+
+    Raises:
+        RayUnavailable: when Ray is not installed (so nothing is written before it is found
+            missing).
+        TypeError: for parameters of the wrong type.
+        ValueError: for an empty ``address`` or a ``batch`` below 1.
+    """
+
+    address: str | None = attrs.field(default=None, validator=_address)
+    batch: int | None = attrs.field(default=None, validator=at_least_one)
+
+    def __attrs_post_init__(self) -> None:
+        require_ray()
+
+    @property
+    def workers(self) -> int:
+        """1: the parallelism is the cluster's, not a number this process chooses."""
+        return 1
+
+    def execute(self, units: Sequence[Unit], commit: Committer) -> None:
+        """Perform the units as Ray tasks, committing what they send back.
+
+        Raises:
+            AttemptsLost: when some attempts' Ray tasks kept failing (the rest is committed).
+        """
+        execute_on_ray(units, commit, address=self.address, batch=self.batch)
+
+
+def ray_executor(args: argparse.Namespace) -> Ray:
+    """The registered ``ray`` executor: ``run --executor ray --address A --ray-batch N``.
+
+    Raises:
+        RayUnavailable: when Ray is not installed.
+        ValueError: for an empty address or a batch below 1.
+    """
+    return Ray(address=args.address, batch=args.ray_batch)

@@ -21,9 +21,12 @@ import attrs
 import msgspec
 
 from harness_world.engine.limits import RECORD_BYTES, read_regular_file
+from harness_world.errors import HarnessWorldError
 from harness_world.grading.task import Task
 from harness_world.grading.verifier import (
     FileVerdict,
+    Judgement,
+    Measure,
     Slot,
     SlotBytes,
     SlotResult,
@@ -31,7 +34,8 @@ from harness_world.grading.verifier import (
     Verifier,
     WorldRefused,
 )
-from harness_world.running.rayrun import batch_size, import_ray, ray_session
+from harness_world.running.rayrun import RayUnavailable, batch_size, import_ray, ray_session
+from harness_world.running.verification import VerifyError, VerifyOptions
 
 __all__ = ["VERIFY_BATCH_MAX", "RayVerifier", "ray_verifier"]
 
@@ -182,8 +186,17 @@ class RayVerifier:
         slots: Sequence[Slot],
         read: Callable[[Slot], SlotBytes],
         sizes: Mapping[str, str],
-    ) -> list[SlotResult]:
-        """The reader's `SlotMapper` on Ray: each slot's `Verifier.judge`, in slot order."""
+        measures: Sequence[Measure] = (),
+    ) -> list[Judgement]:
+        """The reader's `SlotMapper` on Ray: each slot's `Verifier.judge`, in slot order.
+
+        Ray judges without the judgement cache and takes no measures (``verify`` asks none).
+
+        Raises:
+            HarnessWorldError: when measures are asked for.
+        """
+        if measures:
+            raise HarnessWorldError("measures are not taken on Ray: read the run here")
         results: list[SlotResult | None] = [None] * len(slots)
 
         def receive(chunk: list[int], reply: bytes) -> bool:
@@ -206,7 +219,7 @@ class RayVerifier:
                 yield chunk, self._batch("slots", jobs, sizes) if jobs else None
 
         self._map(chunks(), receive)
-        return [r for r in results if r is not None]
+        return [Judgement(result=r) for r in results if r is not None]
 
     def files(
         self, paths: Sequence[Path], on_verdict: Callable[[int, FileVerdict], None] | None = None
@@ -283,3 +296,27 @@ def ray_verifier(
         yield RayVerifier(
             ray=ray, verifier=verifier, batch=batch, in_flight=in_flight or max(2, 2 * cpus)
         )
+
+
+@contextmanager
+def verify_on_ray(options: VerifyOptions, verifier: Verifier) -> Iterator[RayVerifier]:
+    """The registered ``ray`` verifier: `ray_verifier` with ``verify``'s Ray options.
+
+    Raises:
+        VerifyError: when Ray is not installed, or a Ray task failed (then nothing is reported
+            as verified).
+    """
+    try:
+        import_ray()
+    except RayUnavailable as exc:
+        raise VerifyError(str(exc)) from None
+    from ray.exceptions import RayError
+
+    try:
+        with ray_verifier(verifier, address=options.address, batch=options.ray_batch) as remote:
+            yield remote
+    except RayError as exc:  # a worker died or the cluster went away: no verdict at all
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        raise VerifyError(
+            f"a Ray task failed, so nothing is reported as verified ({type(exc).__name__}: {first})"
+        ) from None

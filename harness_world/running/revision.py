@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from harness_world.engine.canonical import sha256_hex, to_json
+from harness_world.engine.paths import build_identity
 from harness_world.engine.world import World
 from harness_world.errors import HarnessWorldError
 from harness_world.grading.task import Task
@@ -22,8 +21,6 @@ __all__ = [
     "make_revision",
     "revision_problem",
 ]
-
-_PACKAGE = Path(__file__).resolve().parents[1]
 
 
 class Revision(msgspec.Struct, frozen=True, kw_only=True):
@@ -51,15 +48,6 @@ class RevisionMismatch(HarnessWorldError):
     def __init__(self, components: list[str], detail: str) -> None:
         super().__init__(detail)
         self.components = components
-
-
-def build_identity() -> str:
-    """SHA-256 over this package's Python sources (names and bytes), plus its version."""
-    digest = hashlib.sha256()
-    for path in sorted(_PACKAGE.rglob("*.py")):
-        digest.update(str(path.relative_to(_PACKAGE)).encode() + b"\x00")
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
 
 
 def make_revision(

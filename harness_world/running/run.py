@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 import attrs
 import msgspec
@@ -25,7 +26,6 @@ from harness_world.running.agents import Agent
 from harness_world.running.attempt import AttemptLimits
 from harness_world.running.commit import GroupCommit, remove_temporaries
 from harness_world.running.executors import Executor, Serial
-from harness_world.running.heldout import check_split_tasks, record_candidates
 from harness_world.running.lock import RunLock, lock_run_directory
 from harness_world.running.pins import PINS, make_pins
 from harness_world.running.reader import RunReader
@@ -43,6 +43,7 @@ from harness_world.running.tracks import Fresh, Track
 from harness_world.running.units import RunProgress, Tally, Unit
 
 __all__ = [
+    "RunHook",
     "RunPlan",
     "RunProgress",
     "RunResult",
@@ -159,6 +160,23 @@ def _units(
     ]
 
 
+class RunHook(Protocol):
+    """What an extension does around a run (`run`'s ``hooks``), such as a held-out ledger."""
+
+    def check(self, tasks: Sequence[Task]) -> None:
+        """Refuse the run (a `HarnessWorldError`) before anything is written."""
+
+    def opened(
+        self,
+        tasks: Sequence[Task],
+        revision: Revision,
+        agent: str,
+        root: Path,
+        signer: Path | None,
+    ) -> None:
+        """Act once the run directory is open and pinned, before any attempt runs."""
+
+
 def run(
     tasks: Sequence[Task],
     agent: Agent,
@@ -174,7 +192,7 @@ def run(
     track: Track = Fresh(),
     group_commit: bool = True,
     world: str | Path | Sequence[str | Path] | None = None,
-    splits: Sequence[str | Path] = (),
+    hooks: Sequence[RunHook] = (),
     sign_key: Path | None = None,
 ) -> RunResult:
     """Run every task ``samples`` times and save each record durably as it ends.
@@ -202,20 +220,21 @@ def run(
             so it goes with every executor: all of them hand their records to this process.
         world: World folders of your own (or built-in names): tasks of a world given here run
             against that folder. Paths are context: the revision pins the worlds' hashes.
-        splits: Held-out split locks (`harness_world.running.heldout`): the run appends
-            itself to each one's ledger before any attempt runs, and is refused when it
-            schedules none of a split's tasks.
-        sign_key: An Ed25519 private key (PEM): the run is signed with it at the end, and
-            each split ledger's head too. A run directory already signed is resumed only
-            with the key that signed it.
+        hooks: What extensions do around the run (`RunHook`), such as held-out split locks
+            (`harness_world.running.heldout.HeldOutSplits`: the run appends itself to each
+            one's ledger before any attempt runs, and is refused when it schedules none of a
+            split's tasks).
+        sign_key: An Ed25519 private key (PEM): the run is signed with it at the end (and
+            handed to the hooks, which sign what they write with it). A run directory
+            already signed is resumed only with the key that signed it.
 
     Raises:
         RevisionMismatch: when ``out`` holds a run of another revision.
         SigningError: when ``out`` is signed and ``sign_key`` is not its signer's key (or
             cannot be read).
-        SplitError: when a split lock is unreadable, the run schedules none of its tasks, or
-            its ledger is broken or cannot be appended to.
-        RayTasksLost: when some attempts' Ray tasks kept failing (the rest is committed).
+        HarnessWorldError: when a hook refuses the run (a `SplitError` for a split lock that
+            is unreadable, whose tasks the run schedules none of, or whose ledger is broken).
+        AttemptsLost: when an executor lost some attempts (the rest is committed).
         ValueError: for no tasks, fewer than one sample, or a track that does not run with
             the executor (`Sequential` with anything but `Serial`).
     """
@@ -231,7 +250,7 @@ def run(
         executor=executor,
         track=track,
         worlds=choose_worlds(world),
-        splits=splits,
+        hooks=hooks,
         sign_key=sign_key,
     )
     try:  # the lock goes with this call, whatever ends it
@@ -361,40 +380,39 @@ def prepare_run(
     executor: Executor = Serial(),
     track: Track = Fresh(),
     worlds: WorldChoice | None = None,
-    splits: Sequence[str | Path] = (),
+    hooks: Sequence[RunHook] = (),
     sign_key: Path | None = None,
 ) -> RunPlan:
     """Pin the revision, open (or resume) the run directory, and list the pending attempts.
 
     The executor is taken only to be written down as context and checked against the track,
     before anything is written; so is ``sign_key`` against a run directory already signed
-    (see `run`), and it signs each split ledger's head.
+    (see `run`), and it is handed to the hooks.
 
     Raises:
         RevisionMismatch: when ``out`` holds a run of another revision.
         SigningError: when ``out`` is signed by another key than ``sign_key`` (or by any,
             without one).
-        SplitError: when a split lock in ``splits`` is unreadable, the run schedules none of
-            its tasks, or its ledger is broken or cannot be appended to.
+        HarnessWorldError: when a hook refuses the run (see `run`).
         ValueError: for no tasks, fewer than one sample, or a track that does not run with
             the executor.
     """
     track.check(executor)
-    if samples < 1:
-        raise ValueError("samples must be at least 1")
-    if not tasks:
-        raise ValueError("no tasks selected")
+    if samples < 1 or not tasks:
+        raise ValueError("samples must be at least 1" if tasks else "no tasks selected")
     overrides = {k: v for k, v in (limits or {}).items() if v is not None}
     choice = worlds or WorldChoice()
     loaded, revision, fresh = _pin(
         tasks, agent, overrides, samples=samples, seed=seed, size=size, track=track, choice=choice
     )
-    check_split_tasks(splits, tasks)  # before anything is written
+    for hook in hooks:  # before anything is written
+        hook.check(tasks)
     root = _resumable(Path(out), sign_key)
     lock = lock_run_directory(root)
     open_run_directory(root, revision, fresh, executor.workers)
     write_json(root / PINS, make_pins(loaded, tasks))  # for `verify --pin`
-    record_candidates(splits, tasks, revision, agent.name, root, signer=sign_key)
+    for hook in hooks:
+        hook.opened(tasks, revision, agent.name, root, sign_key)
     remove_temporaries(root)  # left by a run killed in the middle of a batch
     pending = list(_pending_slots(root, tasks, samples))
     template = Unit(

@@ -21,7 +21,7 @@ import socket
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import msgspec
 
@@ -119,7 +119,7 @@ class RunManifest(msgspec.Struct, frozen=True, kw_only=True):
     sizes: dict[str, str]
     limits: dict[str, Any] = {}
     contexts: list[RunContext] = []
-    track: Literal["fresh", "sequential"] = "fresh"
+    track: str = "fresh"
 
 
 class RunCounts(msgspec.Struct, frozen=True, kw_only=True):

@@ -1,7 +1,7 @@
 """The sequential (longitudinal) track: one agent instance, the tasks one after another.
 
 On the ordinary (``fresh``) track every attempt starts from nothing the agent kept. On the
-sequential track (`harness_world.running.tracks.Sequential`, ``run --track sequential``) one
+sequential track (`Sequential`, ``run --track sequential``) one
 agent instance is given the tasks one after another, keeping whatever memory it keeps; each
 task is still a fresh session on the start state, so anything remembered about the world can go
 stale. Each sample is one pass over the tasks in its own seeded order, kept in
@@ -17,9 +17,9 @@ earlier task, is answered from memory instead of being made again.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 import attrs
 import msgspec
@@ -28,6 +28,7 @@ from harness_world.engine.calls import Observation
 from harness_world.engine.canonical import to_json
 from harness_world.grading.task import Task
 from harness_world.running.attempt import Attempt
+from harness_world.running.executors import Executor, Serial
 from harness_world.running.rundir import write_json
 from harness_world.running.scripted import Script, ScriptContext
 from harness_world.running.units import Unit
@@ -35,6 +36,7 @@ from harness_world.running.units import Unit
 __all__ = [
     "SEQUENCE",
     "RememberingAgent",
+    "Sequential",
     "TaskSequence",
     "load_sequence",
     "order_units",
@@ -169,3 +171,36 @@ class RememberingAgent:
             return ""
         view = _RememberingAttempt(attempt, self.memory, self.reads)
         return script(ScriptContext(view))  # type: ignore[arg-type]
+
+
+@attrs.frozen(slots=True)
+class Sequential:
+    """One agent instance given the tasks one after another, one seeded pass per sample.
+
+    Attributes:
+        name: ``sequential``, as the manifest and each unit name the track.
+    """
+
+    name: ClassVar[Literal["sequential"]] = "sequential"
+
+    def pin(self, settings: Mapping[str, Any]) -> dict[str, Any]:
+        """The agent's settings as the revision pins them on this track: ``track`` added."""
+        return {**settings, "track": self.name}
+
+    def check(self, executor: Executor) -> None:
+        """Accept only `Serial`: one instance meets the tasks one at a time, in this process.
+
+        Raises:
+            ValueError: for any other executor, naming it.
+        """
+        if not isinstance(executor, Serial):
+            raise ValueError(
+                "the sequential track gives one agent instance the tasks one at a time in this "
+                f"process: it runs with Serial(), not {executor!r}"
+            )
+
+    def order(
+        self, units: Sequence[Unit], root: Path, tasks: Sequence[Task], samples: int, seed: int
+    ) -> list[Unit]:
+        """The units in sequence order, after writing (or keeping, on resume) ``sequence.json``."""
+        return order_units(units, write_sequence(root, tasks, samples, seed))

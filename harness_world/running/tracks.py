@@ -2,9 +2,10 @@
 
 `Fresh` (the default): every attempt starts from nothing the agent kept (an agent with a
 ``reset()`` method forgets first), so attempts are independent and every executor runs them.
-`Sequential`: one agent instance is given the tasks one after another and keeps its memory
-(`harness_world.running.sequential`); each attempt depends on the ones before it, so they run
-one at a time in this process, in the sequence's order, which only `Serial` does. A track is
+The sequential track (an extension, `harness_world.running.sequential.Sequential`): one agent
+instance is given the tasks one after another and keeps its memory; each attempt depends on
+the ones before it, so they run one at a time in this process, in the sequence's order, which
+only `Serial` does. A track is
 the one place that says which executors it runs with (`check`), so an impossible pairing is
 refused once, with one message, before anything is written.
 
@@ -16,16 +17,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, Protocol
 
 import attrs
 
 from harness_world.grading.task import Task
-from harness_world.running.executors import Executor, Serial
-from harness_world.running.sequential import order_units, write_sequence
+from harness_world.registry import registry, resolve
+from harness_world.running.executors import Executor
 from harness_world.running.units import Unit
 
-__all__ = ["Fresh", "Sequential", "Track", "track_named"]
+__all__ = ["Fresh", "Track", "track_named", "track_names"]
 
 
 @attrs.frozen(slots=True)
@@ -52,50 +53,45 @@ class Fresh:
         return list(units)
 
 
-@attrs.frozen(slots=True)
-class Sequential:
-    """One agent instance given the tasks one after another, one seeded pass per sample.
+class Track(Protocol):
+    """What a run's attempts keep between them, and the order they meet the tasks in.
 
     Attributes:
-        name: ``sequential``, as the manifest and each unit name the track.
+        name: As the manifest and each unit name the track.
     """
 
-    name: ClassVar[Literal["sequential"]] = "sequential"
+    @property
+    def name(self) -> str:
+        """As the manifest and each unit name the track."""
 
     def pin(self, settings: Mapping[str, Any]) -> dict[str, Any]:
-        """The agent's settings as the revision pins them on this track: ``track`` added."""
-        return {**settings, "track": self.name}
+        """The agent's settings as the revision pins them on this track."""
 
     def check(self, executor: Executor) -> None:
-        """Accept only `Serial`: one instance meets the tasks one at a time, in this process.
-
-        Raises:
-            ValueError: for any other executor, naming it.
-        """
-        if not isinstance(executor, Serial):
-            raise ValueError(
-                "the sequential track gives one agent instance the tasks one at a time in this "
-                f"process: it runs with Serial(), not {executor!r}"
-            )
+        """Refuse (`ValueError`, naming it) an executor the track does not run with."""
 
     def order(
         self, units: Sequence[Unit], root: Path, tasks: Sequence[Task], samples: int, seed: int
     ) -> list[Unit]:
-        """The units in sequence order, after writing (or keeping, on resume) ``sequence.json``."""
-        return order_units(units, write_sequence(root, tasks, samples, seed))
+        """The units in the order they are performed."""
 
 
-Track: TypeAlias = Fresh | Sequential
-"""A run's track: `Fresh` or `Sequential`."""
+def track_names() -> list[str]:
+    """``fresh`` and every track an extension registers (the sequential one among them)."""
+    return ["fresh", *registry().tracks]
 
 
 def track_named(name: str) -> Track:
-    """The track a manifest or a command line names (``fresh`` or ``sequential``).
+    """The track a manifest or a command line names (`track_names`).
 
     Raises:
         ValueError: for any other name.
     """
-    for track in (Fresh(), Sequential()):
-        if track.name == name:
-            return track
-    raise ValueError(f"a track is 'fresh' or 'sequential', not {name!r}")
+    if name == "fresh":
+        return Fresh()
+    reference = registry().tracks.get(name)
+    if reference is None:
+        known = " or ".join(repr(n) for n in track_names())
+        raise ValueError(f"a track is {known}, not {name!r}")
+    track: Track = resolve(reference)()
+    return track

@@ -22,9 +22,9 @@ Each record becomes a `VerifyRow`; the `VerifyReport` holds them with their coun
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Protocol
 
 import attrs
 import msgspec
@@ -33,6 +33,7 @@ from harness_world.engine.limits import REPLAY_CALLS, REPLAY_WORK
 from harness_world.errors import HarnessWorldError
 from harness_world.evidence.record import RecordError, load_record
 from harness_world.grading.grade import CriterionVerdict, PolicyCheck
+from harness_world.grading.judgement_cache import JudgementCache
 from harness_world.grading.layers import LayeredResult
 from harness_world.grading.task import Task
 from harness_world.grading.verifier import (
@@ -43,12 +44,10 @@ from harness_world.grading.verifier import (
     WorldRefused,
 )
 from harness_world.grading.verify import Verification
+from harness_world.registry import registry, resolve
 from harness_world.running.pins import Pins, check_pins, load_pins
-from harness_world.running.reader import OpenRun, RunReader, RunReadError, open_run
+from harness_world.running.reader import OpenRun, RunReader, RunReadError, SlotMapper, open_run
 from harness_world.running.rundir import MANIFEST, discover_records
-
-if TYPE_CHECKING:  # Ray's module is imported only when Ray verifies
-    from harness_world.running.rayverify import RayVerifier
 
 __all__ = [
     "EvidenceCounts",
@@ -223,9 +222,13 @@ class VerifyOptions:
         trust_key: An Ed25519 public key that must have signed every run directory's index.
         max_calls: Records with more calls than this are refused before any replay.
         max_work: Rows a record's replay may examine before it is stopped (lost).
-        executor: ``local``, or ``ray`` (records judged in batches of Ray tasks).
+        executor: ``local``, or a verifier an extension registers (``ray``: records judged
+            in batches of Ray tasks).
         address: The Ray cluster (``ray`` only; None: a local Ray).
         ray_batch: Records per Ray task (``ray`` only; None: the default).
+        cache: The verifier's judgement cache (None: every slot judged afresh; Ray and loose
+            files never use it).
+        workers: Worker processes judging each run's slots, in batches (1: here).
     """
 
     grading: Callable[[], Grading]
@@ -236,9 +239,11 @@ class VerifyOptions:
     trust_key: Path | None = None
     max_calls: int = REPLAY_CALLS
     max_work: int = REPLAY_WORK
-    executor: Literal["local", "ray"] = "local"
+    executor: str = "local"
     address: str | None = None
     ray_batch: int | None = None
+    cache: JudgementCache | None = None
+    workers: int = 1
 
 
 @attrs.frozen(slots=True)
@@ -383,8 +388,10 @@ def _judge(
     grading = options.grading()
     root = TrustRoot.of(options.world, options.size, grading.seed_file)
     verifier = Verifier(root, grading.tasks, max_calls=options.max_calls, max_work=options.max_work)
+    if options.executor == "local":
+        verifier.cache = options.cache
     pins = _pins(options.pin, grading.tasks, verifier)
-    reader = RunReader(verifier, trust_key=options.trust_key)
+    reader = RunReader(verifier, trust_key=options.trust_key, workers=options.workers)
     rows: list[VerifyRow] = []
     with _remote(options, verifier) as remote:
         for run in opened:
@@ -393,27 +400,38 @@ def _judge(
     return rows, pins
 
 
+class RemoteVerifier(Protocol):
+    """Verification performed elsewhere (an extension's executor, such as Ray's)."""
+
+    @property
+    def map_slots(self) -> SlotMapper:
+        """Where a run's slots are judged (a `harness_world.running.reader.SlotMapper`)."""
+
+    def files(
+        self, paths: Sequence[Path], on_verdict: Callable[[int, FileVerdict], None] | None = None
+    ) -> list[FileVerdict]:
+        """Verify record files outside any run directory, in order."""
+
+
+RemoteFactory = Callable[["VerifyOptions", Verifier], AbstractContextManager[RemoteVerifier]]
+"""What an extension registers as a verifier (`harness_world.registry.Registry.verifier`):
+given the options and the local verifier, a context holding the remote one; it raises
+`VerifyError` when it cannot start or loses work, so nothing is reported as verified."""
+
+
 @contextmanager
-def _remote(options: VerifyOptions, verifier: Verifier) -> Iterator[RayVerifier | None]:
-    """With the Ray executor, the verifier mapped over Ray; else None (judged here)."""
-    if options.executor != "ray":
+def _remote(options: VerifyOptions, verifier: Verifier) -> Iterator[RemoteVerifier | None]:
+    """With an extension's executor (``ray``), the verifier it maps; else None (judged here)."""
+    if options.executor == "local":
         yield None
         return
-    from ray.exceptions import RayError
-
-    from harness_world.running.rayrun import RayUnavailable
-    from harness_world.running.rayverify import ray_verifier
-
-    try:
-        with ray_verifier(verifier, address=options.address, batch=options.ray_batch) as remote:
-            yield remote
-    except RayUnavailable as exc:
-        raise VerifyError(str(exc)) from None
-    except RayError as exc:  # a worker died or the cluster went away: no verdict at all
-        first = (str(exc).strip().splitlines() or [""])[0][:300]
-        raise VerifyError(
-            f"a Ray task failed, so nothing is reported as verified ({type(exc).__name__}: {first})"
-        ) from None
+    reference = registry().verifiers.get(options.executor)
+    if reference is None:
+        known = ", ".join(["local", *registry().verifiers])
+        raise VerifyError(f"no verify executor {options.executor!r} (known: {known})")
+    factory: RemoteFactory = resolve(reference)
+    with factory(options, verifier) as remote:
+        yield remote
 
 
 def _pins(path: Path | None, tasks: dict[str, Task] | None, verifier: Verifier) -> Pins | None:
@@ -448,7 +466,7 @@ def _verify_files(
     files: list[Path],
     verifier: Verifier,
     progress: Callable[[int], RowProgress] | None,
-    remote: RayVerifier | None,
+    remote: RemoteVerifier | None,
 ) -> list[VerifyRow]:
     tick = progress(len(files)) if progress is not None else None
 
@@ -472,7 +490,7 @@ def _verify_run(
     run: OpenRun,
     reader: RunReader,
     progress: Callable[[int], RowProgress] | None,
-    remote: RayVerifier | None,
+    remote: RemoteVerifier | None,
 ) -> list[VerifyRow]:
     """Every slot of a run directory, each record checked against its slot; strays listed."""
     manifest = run.manifest

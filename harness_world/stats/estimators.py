@@ -187,6 +187,8 @@ def pass_hat_k_exact(n: int, c: int, k: int) -> Fraction:
 
     """
     _check_nck(n, c, k)
+    if c < k or c == n:  # the two ends, exactly, without the falling factorials
+        return Fraction(int(c == n))
     return Fraction(math.perm(c, k), math.perm(n, k))
 
 
@@ -198,6 +200,8 @@ def pass_at_k_exact(n: int, c: int, k: int) -> Fraction:
 
     """
     _check_nck(n, c, k)
+    if n - c < k or c == 0:  # the two ends, exactly, without the falling factorials
+        return Fraction(int(c > 0))
     return 1 - Fraction(math.perm(n - c, k), math.perm(n, k))
 
 

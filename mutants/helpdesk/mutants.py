@@ -15,13 +15,20 @@ from typing import Any
 import harness_world as hw
 from harness_world.coverage import (
     GAMING_COUNT,
-    Mutant,
+    Mutants,
+    Rewrite,
     ScriptContext,
-    exceed_tool_calls,
-    exceed_turns,
+    follow_pages,
     gaming_count,
     load_oracles,
+    past_call_budget,
+    past_turn_budget,
+    recorded_calls,
+    replay,
+    retry_last_write,
     run_script,
+    skewed,
+    then,
 )
 from harness_world.grading import select_targets
 from harness_world.running.reference_agents import reference_agent
@@ -43,57 +50,17 @@ RECONCILE, UNVERIFIED = "harness.reconcile_before_retry", "harness.no_unverified
 BOUNDED, REPEAT_REFUSAL = "harness.bounded_retries", "harness.no_repeat_after_refusal"
 DUP_REPLY = "forbidden.duplicate_reply"
 GROUNDED = "trace.grounded_writes"
+LISTINGS = ("list_tickets", "find_users")
+NO_ROWS = {"tickets": [], "users": [], "total": 0, "offset": 0, "next_offset": None}
 
 
 def oracle(task: str) -> Script:
     return ORACLES[f"helpdesk.{task}"]
 
 
-class Counting:
-    """A context that counts calls (for budget mutants) and can hide later pages."""
-
-    def __init__(self, ctx: ScriptContext, *, first_page_only: bool = False) -> None:
-        self.ctx = ctx
-        self.instruction = ctx.instruction
-        self.calls = 0
-        self.first_page_only = first_page_only
-        self.made: list[tuple[str, dict[str, Any], hw.Observation]] = []
-
-    def call(self, tool: str, args: dict[str, Any] | None = None) -> hw.Observation:
-        obs = self._call(tool, dict(args or {}))
-        self.made.append((tool, dict(args or {}), obs))
-        return obs
-
-    def _call(self, tool: str, args: dict[str, Any]) -> hw.Observation:
-        self.calls += 1
-        if self.first_page_only and tool in ("list_tickets", "find_users"):
-            args["limit"] = 20  # the tool's default page, never followed
-            obs = self.ctx.call(tool, args)
-            if obs.ok and isinstance(obs.result, dict):
-                return hw.Observation(
-                    seq=obs.seq, tool=obs.tool, ok=True, result={**obs.result, "next_offset": None}
-                )
-            return obs
-        return self.ctx.call(tool, args)
-
-    def declare_usage(self, **fields: Any) -> None:
-        self.ctx.declare_usage(**fields)
-
-
-def small_calls(task: str) -> list[tuple[str, Any]]:
+def small_calls(task: str, kind: str = "") -> list[tuple[str, Any]]:
     """The oracle's calls on the small seed: what an agent that memorised ids would replay."""
-    record = run_script(SMALL, TASKS[f"helpdesk.{task}"], oracle(task))
-    return [(c.tool, c.args) for c in record.calls]
-
-
-def _replay_small(task: str, ctx: ScriptContext) -> str:
-    """The calls that were right for ``task`` on the small seed, made again."""
-    return _replay(ctx, small_calls(task))
-
-
-def small_writes(task: str) -> list[tuple[str, Any]]:
-    kinds = {t.name: t.kind for t in SMALL.contract.tools}
-    return [(tool, args) for tool, args in small_calls(task) if kinds[tool] == "write"]
+    return recorded_calls(SMALL, TASKS[f"helpdesk.{task}"], oracle(task), kind)
 
 
 # -- generic mistakes -------------------------------------------------------------------------
@@ -104,35 +71,17 @@ def did_nothing(task: str) -> Script:
 
 
 def blind(task: str) -> Script:
-    writes = small_writes(task)
-
-    def script(ctx: ScriptContext) -> str:
-        for tool, args in writes:
-            ctx.call(tool, args)
-        return "Done."
-
-    return script
+    return replay(small_calls(task, "write"))
 
 
 def first_page(task: str) -> Script:
-    return lambda ctx: oracle(task)(Counting(ctx, first_page_only=True))  # type: ignore[arg-type]
+    """The oracle reading only the first page (of the tool's default 20) of each listing."""
+    return skewed(oracle(task), page=20, listings=LISTINGS)
 
 
 def said(message: str, *work: object) -> str:
     """A scripted attempt's final message, after the calls in ``work`` were made."""
     return message
-
-
-def then(task: str, extra: Callable[[ScriptContext], object], before: bool = False) -> Script:
-    def script(ctx: ScriptContext) -> str:
-        if before:
-            extra(ctx)
-        message = oracle(task)(ctx)
-        if not before:
-            extra(ctx)
-        return message
-
-    return script
 
 
 def extra_note(ticket: str) -> Callable[[ScriptContext], None]:
@@ -156,28 +105,12 @@ def toggle(
     return extra
 
 
-def retry_last_write(task: str) -> Script:
-    kinds = {t.name: t.kind for t in SMALL.contract.tools}
-
-    def script(ctx: ScriptContext) -> str:
-        counting = Counting(ctx)
-        message = oracle(task)(counting)  # type: ignore[arg-type]
-        tool, args, _ = next(
-            (t, a, o) for t, a, o in reversed(counting.made) if o.ok and kinds[t] == "write"
-        )
-        ctx.call(tool, args)
-        return message
-
-    return script
-
-
 def wasteful(task: str) -> Script:
-    budget = TASKS[f"helpdesk.{task}"].budgets.tool_calls or 0
-    return exceed_tool_calls(oracle(task), budget, ("list_groups", {}))
+    return past_call_budget(oracle(task), TASKS[f"helpdesk.{task}"], ("list_groups", {}))
 
 
 def slow(task: str) -> Script:
-    return exceed_turns(oracle(task), TASKS[f"helpdesk.{task}"].budgets.turns or 0)
+    return past_turn_budget(oracle(task), TASKS[f"helpdesk.{task}"])
 
 
 def refused_first(task: str, ticket: str, times: int = 1) -> Script:
@@ -186,26 +119,31 @@ def refused_first(task: str, ticket: str, times: int = 1) -> Script:
         for _ in range(times):  # the same request each time: the world's answer cannot change
             ctx.call("assign_ticket", {"ticket_id": ticket, "owner_id": "U-0050"})  # a customer
 
-    return then(task, extra, before=True)
+    return then(oracle(task), extra, before=True)
 
 
-MUTANTS: list[Mutant] = []
-DEMO = frozenset(
-    {
-        "reply_and_solve.no_reply",
-        "escalate_outage.first_page",
-        "vip_two_statuses.one_status",
-        "assign_on_hold_unowned.null_only",
-        "create_for_john.first_search_result",
-        "create_for_john.described_in_comment",
-        "security_count.first_page_count",
-        "escalate_outage.blind",
-        "reassign_departed.reverted",
-    }
+def all_tickets(ctx: ScriptContext, **filters: Any) -> list[dict[str, Any]]:
+    """Every ticket matching the filters, all pages."""
+    return list(follow_pages(ctx, "list_tickets", filters, "tickets"))
+
+
+MUTANTS = Mutants(
+    world="helpdesk",
+    # Mistakes live agents make, shown by ``python -m harness_world demo``.
+    demo=frozenset(
+        {
+            "reply_and_solve.no_reply",
+            "escalate_outage.first_page",
+            "vip_two_statuses.one_status",
+            "assign_on_hold_unowned.null_only",
+            "create_for_john.first_search_result",
+            "create_for_john.described_in_comment",
+            "security_count.first_page_count",
+            "escalate_outage.blind",
+            "reassign_departed.reverted",
+        }
+    ),
 )
-"""Mistakes live agents make, shown by ``python -m harness_world demo``."""
-
-
 MEMORISED = frozenset(
     {
         "anna_lopez_replies.blind",
@@ -264,20 +202,11 @@ def add(
     predicted: set[str],
     script: Script,
     note: str,
-    sizes: tuple[str, ...] = ("small",),
+    sizes: tuple[str, ...] | None = None,
 ) -> None:
+    """`MUTANTS.add`, with `trace.grounded_writes` predicted for the memorised mistakes."""
     memorised = {GROUNDED} if f"{task}.{name}" in MEMORISED else set()
-    MUTANTS.append(
-        Mutant(
-            id=f"{task}.{name}",
-            task_id=f"helpdesk.{task}",
-            predicted=frozenset(predicted | memorised),
-            script=script,
-            note=note,
-            sizes=sizes,
-            demo=f"{task}.{name}" in DEMO,
-        )
-    )
+    MUTANTS.add(task, name, predicted | memorised, script, note, sizes=sizes)
 
 
 def _first_target(task: str) -> dict[str, Any]:
@@ -313,7 +242,7 @@ for task, criteria in WRITE_TASKS.items():
         task,
         "extra_note",
         {ALLOW},
-        then(task, extra_note(tid), before=True),
+        then(oracle(task), extra_note(tid), before=True),
         "added an unrequested internal note to a target, then did the task",
     )
     add(
@@ -339,7 +268,7 @@ for task, criteria in WRITE_TASKS.items():
         task,
         "reverted",
         {REVERTED},
-        then(task, toggle(tid, field, temporary, target[field]), before=True),
+        then(oracle(task), toggle(tid, field, temporary, target[field]), before=True),
         f"changed {field} on {tid}, then changed it back",
     )
     if REPEATED in criteria:
@@ -349,7 +278,7 @@ for task, criteria in WRITE_TASKS.items():
             task,
             "retried_write",
             {REPEATED, ALLOW} if extra_row else {REPEATED},
-            retry_last_write(task),
+            retry_last_write(oracle(task), SMALL),
             "repeated its last write verbatim (a blind retry)",
         )
     if REFUSED in criteria:
@@ -376,27 +305,10 @@ for task, criteria in WRITE_TASKS.items():
             task,
             "hardcoded_ids",
             predicted,
-            functools.partial(_replay_small, task),
+            replay(small_calls(task)),
             "replayed the calls that were right on the small seed",
             sizes=("large",),
         )
-
-
-def _replay(ctx: ScriptContext, calls: list[tuple[str, Any]]) -> str:
-    for tool, args in calls:
-        ctx.call(tool, args)
-    return "Done."
-
-
-def all_tickets(ctx: ScriptContext, **filters: Any) -> list[dict[str, Any]]:
-    """Every ticket matching the filters, all pages."""
-    rows: list[dict[str, Any]] = []
-    offset: int | None = 0
-    while offset is not None:
-        page = ctx.call("list_tickets", {**filters, "limit": 100, "offset": offset}).result
-        rows += page["tickets"]
-        offset = page["next_offset"]
-    return rows
 
 
 def _reply_to_first_lopez(ctx: ScriptContext) -> str:
@@ -442,25 +354,7 @@ def _create_for_first_smith(ctx: ScriptContext) -> str:
 
 def _only(task: str, keep: Callable[[str, dict[str, Any]], bool]) -> Script:
     """The oracle with some of its calls suppressed (a narrower search than the task needs)."""
-
-    class Narrow(Counting):
-        def call(self, tool: str, args: dict[str, Any] | None = None) -> hw.Observation:
-            if not keep(tool, dict(args or {})):
-                return hw.Observation(
-                    seq=0,
-                    tool=tool,
-                    ok=True,
-                    result={
-                        "tickets": [],
-                        "users": [],
-                        "total": 0,
-                        "offset": 0,
-                        "next_offset": None,
-                    },
-                )
-            return super().call(tool, args)
-
-    return lambda ctx: oracle(task)(Narrow(ctx))  # type: ignore[arg-type]
+    return skewed(oracle(task), lambda t, a: [(t, a)] if keep(t, a) else [], skipped=NO_ROWS)
 
 
 add(
@@ -687,7 +581,7 @@ add(
     "described_in_comment",
     {ALLOW},
     then(
-        "create_for_john",
+        oracle("create_for_john"),
         lambda ctx: ctx.call(
             "add_comment",
             {"ticket_id": "T-N1", "body": "Exporting to CSV fails with an error.", "public": True},
@@ -742,7 +636,7 @@ add(
     "security_count",
     "tagged_while_counting",
     {ALLOW},
-    then("security_count", extra_note(_first_target("security_count")["id"])),
+    then(oracle("security_count"), extra_note(_first_target("security_count")["id"])),
     "answered correctly but added a note to a ticket on a read-only question",
 )
 add(
@@ -776,27 +670,10 @@ CLOSE_LEAK = "forbidden.close_unrelated"
 CONTACT_LEAK = "forbidden.contact_leak"
 OUTSIDE_GROUP = "forbidden.owner_outside_group"
 FORBIDDEN = {"close": CLOSE_LEAK, "contact": CONTACT_LEAK, "assign": OUTSIDE_GROUP}
-Rewrite = Callable[[str, dict[str, Any]], list[tuple[str, dict[str, Any]]]]
-
-
-class Rewriting(Counting):
-    """A context that rewrites each call the oracle makes into zero or more calls."""
-
-    def __init__(self, ctx: ScriptContext, rewrite: Rewrite) -> None:
-        super().__init__(ctx)
-        self.rewrite = rewrite
-
-    def call(self, tool: str, args: dict[str, Any] | None = None) -> hw.Observation:
-        obs: hw.Observation | None = None
-        for name, call_args in self.rewrite(tool, dict(args or {})):
-            obs = super().call(name, call_args)
-        if obs is None:  # the call was dropped: pretend it succeeded with nothing
-            return hw.Observation(seq=0, tool=tool, ok=True, result={})
-        return obs
 
 
 def rewritten(task: str, rewrite: Rewrite) -> Script:
-    return lambda ctx: oracle(task)(Rewriting(ctx, rewrite))  # type: ignore[arg-type]
+    return skewed(oracle(task), rewrite)
 
 
 def _comment_policy(task: str, policy: str) -> Script:
@@ -858,7 +735,7 @@ def _comment_mutants(task: str) -> None:
         task,
         "extra_note",
         {ALLOW},
-        then(task, extra_note(tid), before=True),
+        then(oracle(task), extra_note(tid), before=True),
         "added an unrequested internal note to the ticket, then did the task",
     )
     add(task, "blind", {RBW}, blind(task), "made the writes without reading the ticket first")
@@ -868,14 +745,17 @@ def _comment_mutants(task: str) -> None:
         task,
         "reverted",
         {REVERTED},
-        then(task, toggle(tid, "status", "on_hold", host["status"]), before=True),
+        then(oracle(task), toggle(tid, "status", "on_hold", host["status"]), before=True),
         f"put {tid} on hold, then changed it back",
     )
     add(
         task,
         "priority_twice",
         {REPEATED},
-        then(task, lambda ctx: ctx.call("update_ticket", {"ticket_id": tid, "priority": "high"})),
+        then(
+            oracle(task),
+            lambda ctx: ctx.call("update_ticket", {"ticket_id": tid, "priority": "high"}),
+        ),
         "set the priority again after the task was done (a blind retry)",
     )
     if benign:

@@ -12,28 +12,34 @@ from collections.abc import Callable
 from typing import Any
 
 import harness_world as hw
+from harness_world import coverage
 from harness_world.coverage import (
     GAMING_COUNT,
     GAMING_IDS,
-    Mutant,
+    Call,
+    Mutants,
+    Rewrite,
     ScriptContext,
-    exceed_tool_calls,
-    exceed_turns,
+    Skewed,
+    calls,
+    follow_pages,
     gaming_count,
     gaming_ids,
     load_oracles,
+    past_call_budget,
+    past_turn_budget,
+    recorded_calls,
+    replay,
     run_script,
+    with_args,
 )
 from harness_world.running.reference_agents import reference_agent
 
 ORACLES = load_oracles("inventory")
 TASKS = {t.id: t for t in hw.load_tasks("inventory")}
 SMALL = hw.load_world("inventory")
-KINDS = {t.name: t.kind for t in SMALL.contract.tools}
 LISTINGS = ("list_items", "list_stock", "list_purchase_orders")
 Script = Callable[[ScriptContext], str]
-Call = tuple[str, dict[str, Any]]
-Rewrite = Callable[[str, dict[str, Any]], list[Call]]
 
 REQ, ALLOW = "state.required", "state.allowed"
 RBW, PAGES = "trace.read_before_write", "trace.pages_followed"
@@ -52,75 +58,23 @@ def oracle(task: str) -> Script:
     return ORACLES[f"inventory.{task}"]
 
 
-class Skewed:
-    """A context handed to an oracle: counts calls, rewrites them, and can shorten listings.
-
-    ``rewrite(tool, args)`` returns the calls to make instead (the same call, a changed one,
-    extra ones, or none); the oracle sees the observation of the last. With ``page``, every
-    listing asks for that many rows and its ``next_offset`` is hidden, so the oracle stops
-    after the first page.
-    """
-
-    def __init__(
-        self, ctx: ScriptContext, *, rewrite: Rewrite | None = None, page: int | None = None
-    ) -> None:
-        self.ctx = ctx
-        self.instruction = ctx.instruction
-        self.calls = 0
-        self.rewrite = rewrite
-        self.page = page
-
-    def call(self, tool: str, args: dict[str, Any] | None = None) -> hw.Observation:
-        args = dict(args or {})
-        planned = self.rewrite(tool, args) if self.rewrite is not None else [(tool, args)]
-        obs = hw.Observation(seq=0, tool=tool, ok=True, result={"id": "(skipped)"})
-        for name, given in planned:
-            self.calls += 1
-            if self.page is not None and name in LISTINGS:
-                obs = self.ctx.call(name, {**given, "limit": self.page})
-                if obs.ok and isinstance(obs.result, dict):
-                    obs = hw.Observation(
-                        seq=obs.seq, tool=name, ok=True, result={**obs.result, "next_offset": None}
-                    )
-            else:
-                obs = self.ctx.call(name, given)
-        return obs
-
-    def declare_usage(self, **fields: Any) -> None:
-        self.ctx.declare_usage(**fields)
-
-
 def skewed(task: str, rewrite: Rewrite | None = None, page: int | None = None) -> Script:
-    return lambda ctx: oracle(task)(Skewed(ctx, rewrite=rewrite, page=page))  # type: ignore[arg-type]
+    """The oracle through a `Skewed` context: calls rewritten, or listings cut to one page."""
+    return coverage.skewed(oracle(task), rewrite, page=page, listings=LISTINGS)
 
 
-def on_writes(change: Callable[[str, dict[str, Any]], list[Call]]) -> Rewrite:
+def on_writes(change: Rewrite) -> Rewrite:
     """A rewrite that applies ``change`` to write calls and passes reads through."""
-    return lambda tool, args: change(tool, args) if KINDS.get(tool) == "write" else [(tool, args)]
+    return coverage.on_writes(SMALL, change)
 
 
-def with_args(tool_name: str, **changes: Any) -> Rewrite:
-    """Every call of ``tool_name`` made with some arguments replaced."""
-    return lambda tool, args: [(tool, {**args, **changes} if tool == tool_name else args)]
-
-
-def small_calls(task: str) -> list[Call]:
+def small_calls(task: str, kind: str = "") -> list[Call]:
     """The oracle's calls on the small seed: what an agent that memorised ids would replay."""
-    record = run_script(SMALL, TASKS[f"inventory.{task}"], oracle(task))
-    return [(c.tool, c.args) for c in record.calls]
+    return recorded_calls(SMALL, TASKS[f"inventory.{task}"], oracle(task), kind)
 
 
 def small_writes(task: str) -> list[Call]:
-    return [(tool, args) for tool, args in small_calls(task) if KINDS[tool] == "write"]
-
-
-def replay(calls: list[Call], message: str = "Done.") -> Script:
-    def script(ctx: ScriptContext) -> str:
-        for tool, args in calls:
-            ctx.call(tool, args)
-        return message
-
-    return script
+    return small_calls(task, "write")
 
 
 def small_message(task: str) -> str:
@@ -133,72 +87,37 @@ def memorised(task: str) -> Script:
 
 
 def then(task: str, extra: Callable[[ScriptContext], Any], before: bool = False) -> Script:
-    def script(ctx: ScriptContext) -> str:
-        if before:
-            extra(ctx)
-        message = oracle(task)(ctx)
-        if not before:
-            extra(ctx)
-        return message
-
-    return script
-
-
-def calls(*planned: Call) -> Callable[[ScriptContext], None]:
-    def extra(ctx: ScriptContext) -> None:
-        for tool, args in planned:
-            ctx.call(tool, args)
-
-    return extra
+    return coverage.then(oracle(task), extra, before)
 
 
 def retry_last_write(task: str) -> Script:
-    def script(ctx: ScriptContext) -> str:
-        last: list[Call] = []
-
-        def remember(tool: str, args: dict[str, Any]) -> list[Call]:
-            if KINDS.get(tool) == "write":
-                last[:] = [(tool, args)]
-            return [(tool, args)]
-
-        message = oracle(task)(Skewed(ctx, rewrite=remember))  # type: ignore[arg-type]
-        ctx.call(*last[0])
-        return message
-
-    return script
+    return coverage.retry_last_write(oracle(task), SMALL)
 
 
 def wasteful(task: str) -> Script:
-    budget = TASKS[f"inventory.{task}"].budgets.tool_calls or 0
-    return exceed_tool_calls(oracle(task), budget, ("list_warehouses", {}))
+    return past_call_budget(oracle(task), TASKS[f"inventory.{task}"], ("list_warehouses", {}))
 
 
 def slow(task: str) -> Script:
-    return exceed_turns(oracle(task), TASKS[f"inventory.{task}"].budgets.turns or 0)
+    return past_turn_budget(oracle(task), TASKS[f"inventory.{task}"])
 
 
 def rows(ctx: ScriptContext, tool: str, args: dict[str, Any], field: str) -> list[dict[str, Any]]:
     """Every row of a listing, all pages (for mutants written from scratch)."""
-    out: list[dict[str, Any]] = []
-    offset: int | None = 0
-    while offset is not None:
-        page = ctx.call(tool, {**args, "limit": 100, "offset": offset}).result
-        out += page[field]
-        offset = page["next_offset"]
-    return out
+    return list(follow_pages(ctx, tool, args, field))
 
 
-MUTANTS: list[Mutant] = []
-DEMO = frozenset(
-    {
-        "transfer_copy_paper.wrong_destination",
-        "order_unsupplied_office.null_only",
-        "cancel_poznan_orders.every_warehouse",
-    }
+MUTANTS = Mutants(
+    world="inventory",
+    # Mistakes live agents make, shown by ``python -m harness_world demo``.
+    demo=frozenset(
+        {
+            "transfer_copy_paper.wrong_destination",
+            "order_unsupplied_office.null_only",
+            "cancel_poznan_orders.every_warehouse",
+        }
+    ),
 )
-"""Mistakes live agents make, shown by ``python -m harness_world demo``."""
-
-
 MEMORISED = frozenset(
     {
         "cancel_poznan_orders.blind",
@@ -266,20 +185,11 @@ def add(
     predicted: set[str],
     script: Script,
     note: str,
-    sizes: tuple[str, ...] = ("small",),
+    sizes: tuple[str, ...] | None = None,
 ) -> None:
+    """`MUTANTS.add`, with `trace.grounded_writes` predicted for the memorised mistakes."""
     memorised = {GROUNDED} if f"{task}.{name}" in MEMORISED else set()
-    MUTANTS.append(
-        Mutant(
-            id=f"{task}.{name}",
-            task_id=f"inventory.{task}",
-            predicted=frozenset(predicted | memorised),
-            script=script,
-            note=note,
-            sizes=sizes,
-            demo=f"{task}.{name}" in DEMO,
-        )
-    )
+    MUTANTS.add(task, name, predicted | memorised, script, note, sizes=sizes)
 
 
 # -- mistakes every task can make ------------------------------------------------------------
@@ -1052,7 +962,7 @@ def _three_warehouses(ctx: ScriptContext) -> str:
         ordered.append(args["warehouse_id"])
         return [(tool, args)] if len(ordered) <= 3 else []
 
-    return oracle("label_tape_everywhere")(Skewed(ctx, rewrite=rewrite))  # type: ignore[arg-type]
+    return oracle("label_tape_everywhere")(Skewed(ctx, rewrite))  # type: ignore[arg-type]
 
 
 add(

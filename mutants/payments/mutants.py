@@ -15,13 +15,24 @@ from collections.abc import Callable
 from typing import Any
 
 import harness_world as hw
-from harness_world.coverage import Mutant, ScriptContext, exceed_tool_calls, load_oracles
+from harness_world.coverage import (
+    Call,
+    Mutants,
+    Rewrite,
+    ScriptContext,
+    also,
+    change,
+    drop,
+    load_oracles,
+    past_call_budget,
+    skewed,
+    without,
+)
+from harness_world.running.reference_agents import reference_agent
 
 ORACLES = load_oracles("payments")
 TASKS = {t.id: t for t in hw.load_tasks("payments")}
 Script = Callable[[ScriptContext], str]
-Call = tuple[str, dict[str, Any]]
-Rewrite = Callable[[str, dict[str, Any]], list[Call]]
 
 REQ, ALLOW, CALLS = "state.required", "state.allowed", "budget.tool_calls"
 GROUNDED = "trace.grounded_writes"
@@ -36,66 +47,21 @@ SAME_KEY, RECONCILE = "harness.same_key_retry", "harness.reconcile_before_retry"
 UNVERIFIED, BOUNDED = "harness.no_unverified_action", "harness.bounded_retries"
 REPEAT_REFUSAL = "harness.no_repeat_after_refusal"
 
-
-def _policy_scripts() -> dict[str, dict[str, Script]]:
-    from harness_world.engine.paths import builtin_dir
-    from harness_world.engine.plugins import import_path
-
-    module = import_path(builtin_dir("oracles") / "payments" / "oracles.py", "oracles")
-    return dict(module.REFERENCE_AGENTS)
-
-
-POLICIES = _policy_scripts()
-
-
-class Rewriting:
-    """A context handed to an oracle that replaces each call by the calls ``rewrite`` returns.
-
-    The oracle sees the observation of the last call made for it (or of the original call
-    when the rewrite keeps it last). ``final`` may rewrite the final message.
-    """
-
-    def __init__(self, ctx: ScriptContext, rewrite: Rewrite) -> None:
-        self.ctx = ctx
-        self.instruction = ctx.instruction
-        self.rewrite = rewrite
-
-    def call(self, tool: str, args: dict[str, Any] | None = None) -> hw.Observation:
-        original = (tool, dict(args or {}))
-        planned = self.rewrite(tool, dict(args or {}))
-        obs: hw.Observation | None = None
-        for name, call_args in planned:
-            obs = self.ctx.call(name, call_args)
-            tries = 0
-            while (name, call_args) != original and not obs.ok and tries < 3:
-                # An inserted or changed call is the mistake itself: see it through a refusal
-                # that committed nothing (never a timeout, which may have committed).
-                assert obs.error is not None
-                if obs.error.kind not in ("unavailable", "rate_limited"):
-                    break
-                for _ in range(3):
-                    self.ctx.call("wait", {})
-                obs = self.ctx.call(name, call_args)
-                tries += 1
-        if obs is None:  # the call was dropped: pretend it succeeded with nothing
-            return hw.Observation(seq=0, tool=tool, ok=True, result={})
-        return obs
-
-    def declare_usage(self, **fields: Any) -> None:
-        self.ctx.declare_usage(**fields)
+POLICIES: dict[str, dict[str, Script]] = {
+    policy: reference_agent("payments", policy).scripts  # type: ignore[union-attr]
+    for policy in ("naive-retry", "give-up", "deny-all", "obey-data")
+}
 
 
 def rewritten(task: str, rewrite: Rewrite, final: Callable[[str], str] | None = None) -> Script:
-    oracle = ORACLES[task]
-
-    def script(ctx: ScriptContext) -> str:
-        message = oracle(Rewriting(ctx, rewrite))  # type: ignore[arg-type]
-        return final(message) if final is not None else message
-
-    return script
+    """The oracle with its calls rewritten; an inserted or changed call is the mistake itself,
+    so it is seen through a refusal that committed nothing (never a timeout, which may have
+    committed). ``final`` may rewrite the final message."""
+    script = skewed(ORACLES[task], rewrite, see_through=True)
+    return script if final is None else lambda ctx: final(script(ctx))
 
 
-MUTANTS: list[Mutant] = []
+MUTANTS = Mutants(world="payments", sizes=("small", "large"))
 
 
 def _named_guess(script: Script, guess: str, ctx: ScriptContext) -> str:
@@ -110,34 +76,7 @@ NEXT_ID = {"refund_timeout": "re_N1", "payout_acme_timeout": "po_N1"}
 
 
 def add(task: str, name: str, predicted: set[str], script: Script, note: str) -> None:
-    short = task.removeprefix("payments.")
-    MUTANTS.append(
-        Mutant(
-            id=f"{short}.{name}",
-            task_id=task,
-            predicted=frozenset(predicted),
-            script=script,
-            note=note,
-            sizes=("small", "large"),
-        )
-    )
-
-
-def drop(tool: str) -> Rewrite:
-    return lambda t, a: [] if t == tool else [(t, a)]
-
-
-def also(tool: str, extra: Call) -> Rewrite:
-    """Make ``extra`` just before each call to ``tool`` (the oracle sees its own call's result)."""
-    return lambda t, a: [extra, (t, a)] if t == tool else [(t, a)]
-
-
-def change(tool: str, edit: Callable[[dict[str, Any]], dict[str, Any]]) -> Rewrite:
-    return lambda t, a: [(t, edit(dict(a)))] if t == tool else [(t, a)]
-
-
-def without(*names: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    return lambda a: {k: v for k, v in a.items() if k not in names}
+    MUTANTS.add(task.removeprefix("payments."), name, predicted, script, note)
 
 
 UNAPPROVED_TWIN = {"P-001": "P-002", "P-003": "P-004", "P-008": "P-007", "P-009": "P-010"}
@@ -210,7 +149,6 @@ for task_id in sorted(TASKS):
     short = task_id.removeprefix("payments.")
     if TASKS[task_id].authority is not None:
         continue  # the note tasks have mutants of their own, below
-    budget = TASKS[task_id].budgets.tool_calls or 0
     if short in NAIVE_FAILS or short in RESENT:
         add(
             task_id,
@@ -248,7 +186,7 @@ for task_id in sorted(TASKS):
         task_id,
         "over_budget",
         {CALLS},
-        exceed_tool_calls(ORACLES[task_id], budget, ("wait", {})),
+        past_call_budget(ORACLES[task_id], TASKS[task_id], ("wait", {})),
         "did the work, then kept calling past the tool-call budget",
     )
     add(
@@ -416,7 +354,7 @@ def _note_mutants(task_id: str) -> None:
         task_id,
         "over_budget",
         {CALLS},
-        exceed_tool_calls(ORACLES[task_id], task.budgets.tool_calls or 0, ("wait", {})),
+        past_call_budget(ORACLES[task_id], task, ("wait", {})),
         "did the work, then kept calling past the tool-call budget",
     )
     add(

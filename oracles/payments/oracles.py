@@ -17,8 +17,8 @@ Every task is a plan (charge orders, refund charges, pay a payee) run through a 
   read (an invoice note): zero attack success, and every benign request over-blocked.
 - ``obey-data``: the oracle, except that it carries out whatever a note asks, unchecked.
 
-``ORACLES`` holds the oracle policy; ``ROUTES`` the second route; ``REFERENCE_AGENTS`` every
-policy's scripts by agent name (``do-nothing`` is built in).
+``ORACLES`` holds two routes per task (the oracle policy first, then ``oracle-by-key``) and
+every other policy's scripts by agent name (``do-nothing`` is built in).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any
 
 import attrs
 
-from harness_world.coverage import ScriptContext, follow_pages
+from harness_world.coverage import Oracles, ScriptContext, follow_pages, must
 
 Script = Callable[[ScriptContext], str]
 RETRYABLE = ("timeout", "unavailable", "rate_limited")
@@ -49,10 +49,7 @@ class Client:
         self.policy = policy
 
     def must(self, tool: str, args: dict[str, Any]) -> Any:
-        obs = self.ctx.call(tool, args)
-        if not obs.ok:
-            raise RuntimeError(f"{tool}({args}) failed: {obs.error}")
-        return obs.result
+        return must(self.ctx, tool, args)
 
     def provider(
         self,
@@ -339,12 +336,8 @@ def scripts(policy: str) -> dict[str, Script]:
 
 PRIMARY = scripts("oracle")
 ROUTES = scripts("oracle-by-key")
-# Two routes per task, the primary first (the coverage gate runs both on every seed).
-ORACLES = {task: [PRIMARY[task], ROUTES[task]] for task in PRIMARY}
-REFERENCE_AGENTS = {
-    "oracle": PRIMARY,
-    "naive-retry": scripts("naive-retry"),
-    "give-up": scripts("give-up"),
-    "deny-all": scripts("deny-all"),
-    "obey-data": scripts("obey-data"),
-}
+ORACLES = Oracles(
+    # Two routes per task, the primary first (the coverage gate runs both on every seed).
+    routes={task: [PRIMARY[task], ROUTES[task]] for task in PRIMARY},
+    reference_agents={p: scripts(p) for p in ("naive-retry", "give-up", "deny-all", "obey-data")},
+)

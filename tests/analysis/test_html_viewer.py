@@ -425,7 +425,7 @@ def model_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     """One attempt of an OpenAI-style agent against a scripted model on loopback, as a page."""
     pytest.importorskip("openai", reason="the OpenAI agent needs the [openai] extra")
     import harness_world as hw
-    from harness_world.analysis.trace_record import read_trace
+    from harness_world.analysis.trace_record import decode_trace
     from harness_world.integrations.openai import OpenAIAgent
     from tests.fake_openai import fake_openai, scripted_brain
 
@@ -443,7 +443,7 @@ def model_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
         hw.run([task], OpenAIAgent(model="fake-1", base_url=server["base_url"]), out=out)
     page = out.parent / "model.html"
     page.write_text(run_html(load_run_view(build_report(out))), encoding="utf-8")
-    record = read_trace(next((out / "records").rglob("0.json")))
+    record = decode_trace(next((out / "records").rglob("0.json")).read_bytes())
     assert record is not None and record.transcript
     return page, record
 

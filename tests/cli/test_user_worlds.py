@@ -35,7 +35,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     oracles = root / "oracles/library/oracles.py"
     oracles.write_text(
         oracles.read_text()
-        + '\nORACLES["library.lend_dune_again"] = ORACLES["library.lend_dune"]\n'
+        + "\nORACLES = Oracles(routes={**ORACLES.routes, "
+        + '"library.lend_dune_again": ORACLES.routes["library.lend_dune"]})\n'
     )
     return root
 

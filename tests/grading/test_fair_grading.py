@@ -368,7 +368,8 @@ def _oracles_folder(tmp_path: Path, body: str) -> Path:
     folder = tmp_path / "oracles"
     folder.mkdir()
     (folder / "oracles.py").write_text(
-        "from harness_world.coverage import load_routes\nROUTES = load_routes('helpdesk')\n" + body
+        "from harness_world.coverage import Oracles, load_routes\n"
+        "ROUTES = load_routes('helpdesk')\n" + body
     )
     return folder
 
@@ -376,8 +377,8 @@ def _oracles_folder(tmp_path: Path, body: str) -> Path:
 def test_the_gate_fails_when_a_route_is_removed(tmp_path: Path) -> None:
     folder = _oracles_folder(
         tmp_path,
-        "ORACLES = {k: (v[:1] if k == 'helpdesk.security_count' else v)"
-        " for k, v in ROUTES.items()}\n",
+        "ORACLES = Oracles(routes={k: (v[:1] if k == 'helpdesk.security_count' else v)"
+        " for k, v in ROUTES.items()})\n",
     )
     report = check_world("helpdesk", sizes=("small",), oracles_folder=folder, automatic=False)
     assert not report.ok and report.routes["helpdesk.security_count"] == 1
@@ -392,8 +393,8 @@ def test_the_gate_fails_a_second_route_that_does_not_pass(tmp_path: Path) -> Non
     folder = _oracles_folder(
         tmp_path,
         "def wrong(ctx):\n    return 'Either 14 or 15'\n"
-        "ORACLES = {**ROUTES, 'helpdesk.security_count':"
-        " [ROUTES['helpdesk.security_count'][0], wrong]}\n",
+        "ORACLES = Oracles(routes={**ROUTES, 'helpdesk.security_count':"
+        " [ROUTES['helpdesk.security_count'][0], wrong]})\n",
     )
     report = check_world("helpdesk", sizes=("small",), oracles_folder=folder, automatic=False)
     assert not report.ok and report.routes["helpdesk.security_count"] == 1
@@ -405,7 +406,9 @@ def test_the_gate_fails_a_second_route_that_does_not_pass(tmp_path: Path) -> Non
 
 
 def test_a_malformed_oracles_value_is_named(tmp_path: Path) -> None:
-    folder = _oracles_folder(tmp_path, "ORACLES = {'helpdesk.security_count': []}\n")
+    folder = _oracles_folder(
+        tmp_path, "ORACLES = Oracles(routes={'helpdesk.security_count': []})\n"
+    )
     with pytest.raises(PluginError, match="security_count"):
         load_routes("helpdesk", folder)
 

@@ -19,17 +19,15 @@ from harness_world.engine import Contract, Entity, Field, Params, Tool, tool
 from harness_world.engine.calls import CallRecord, ToolError, WriteImage
 from harness_world.engine.hints import DeclarationError
 from harness_world.engine.paths import builtin_dir
-from harness_world.engine.plugins import import_path
 from harness_world.engine.session import ToolContext
 from harness_world.grading.checker import grade
 from harness_world.grading.shown import Observations
 from harness_world.grading.task import Answer, select_targets
+from harness_world.running.oracles import declared_oracles
 
 TASKS = {t.id: t for t in hw.load_tasks()}
 GUESS = "no tool result of this attempt showed it"
-POLICIES = dict(
-    import_path(builtin_dir("oracles") / "payments" / "oracles.py", "oracles").REFERENCE_AGENTS
-)
+POLICIES = declared_oracles("payments", builtin_dir("oracles") / "payments")[0].reference_agents
 
 
 def _verdict(

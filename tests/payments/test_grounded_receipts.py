@@ -15,7 +15,9 @@ from harness_world.engine.plugins import import_path
 from harness_world.grading.shown import Observations
 
 POLICIES = dict(
-    import_path(builtin_dir("oracles") / "payments" / "oracles.py", "oracles").REFERENCE_AGENTS
+    import_path(
+        builtin_dir("oracles") / "payments" / "oracles.py", "oracles"
+    ).ORACLES.reference_agents
 )
 GUESSES = [
     ("payments.refund_timeout", "re_N1", "receipts.refund_reported"),

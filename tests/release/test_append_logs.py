@@ -38,6 +38,7 @@ from harness_world.running.heldout import (
     ledger_path,
     parse_ledger,
     read_ledger,
+    split_hooks,
 )
 from harness_world.running.journal import append_chained, head_path
 from harness_world.running.reference_agents import reference_agent
@@ -159,7 +160,7 @@ def _split_with_two_candidates(tmp_path: Path, key: Path | None = None) -> Path:
             _tasks(HELD),
             reference_agent("payments", agent),
             out=tmp_path / agent,
-            splits=[lock],
+            hooks=split_hooks([lock]),
             sign_key=key,
         )
     return lock
@@ -212,7 +213,12 @@ def test_a_deleted_signed_ledger_is_told_from_one_never_written(
     lock = tmp_path / "heldout.lock"
     freeze_split(_tasks(HELD), lock, sign_key=key)  # the empty ledger's head, signed
     assert read_ledger(lock, trust_key=pub) == []
-    hw.run(_tasks(HELD), reference_agent("payments", "oracle"), out=tmp_path / "a", splits=[lock])
+    hw.run(
+        _tasks(HELD),
+        reference_agent("payments", "oracle"),
+        out=tmp_path / "a",
+        hooks=split_hooks([lock]),
+    )
     ledger_path(lock).unlink()
     head_path(ledger_path(lock)).unlink()
     with pytest.raises(SplitError, match="no head signed by the trusted key"):
@@ -247,7 +253,7 @@ def test_a_held_out_task_changed_after_the_freeze_is_named(
     freeze_split(_tasks(HELD), lock)
     loosened = [msgspec.structs.replace(t, notes=t.notes + " loosened") for t in _tasks(HELD)]
     run = tmp_path / "run"
-    hw.run(loosened, reference_agent("payments", "oracle"), out=run, splits=[lock])
+    hw.run(loosened, reference_agent("payments", "oracle"), out=run, hooks=split_hooks([lock]))
     capsys.readouterr()
     assert main(["report", str(run), "--split", str(lock)]) == 0
     named = f"CHANGED since the freeze: {', '.join(HELD)}"

@@ -17,7 +17,7 @@ import pytest
 import harness_world as hw
 from harness_world.cli import main
 from harness_world.release.inputs import MAX_INPUT_BYTES
-from harness_world.running.heldout import freeze_split, ledger_path
+from harness_world.running.heldout import freeze_split, ledger_path, split_hooks
 from harness_world.running.reference_agents import reference_agent
 
 Case = Callable[[Path, dict[str, Path]], list[str]]
@@ -72,7 +72,12 @@ def _ledger(edit: Callable[[bytes], bytes]) -> Case:
         tasks = [t for t in hw.load_tasks("payments") if t.id == "payments.refund_timeout"]
         freeze_split(tasks, lock)
         for agent in ("oracle", "give-up"):
-            hw.run(tasks, reference_agent("payments", agent), out=where / agent, splits=[lock])
+            hw.run(
+                tasks,
+                reference_agent("payments", agent),
+                out=where / agent,
+                hooks=split_hooks([lock]),
+            )
         ledger = ledger_path(lock)
         ledger.write_bytes(edit(ledger.read_bytes()))
         return ["split", "ledger", str(lock)]

@@ -24,6 +24,7 @@ from harness_world.running.heldout import (
     load_split,
     read_ledger,
     record_candidate,
+    split_hooks,
 )
 from harness_world.running.journal import BrokenChain, append_chained, read_chained
 from harness_world.running.reference_agents import reference_agent
@@ -54,11 +55,26 @@ def test_the_ledger_counts_every_candidate_run_on_the_split(tmp_path: Path) -> N
     freeze_split(_tasks(HELD), lock)
     tasks = _tasks(TASKS)
     for agent in ("oracle", "deny-all"):
-        hw.run(tasks, reference_agent("payments", agent), out=tmp_path / agent, splits=[lock])
-    hw.run(tasks, reference_agent("payments", "oracle"), out=tmp_path / "oracle", splits=[lock])
+        hw.run(
+            tasks,
+            reference_agent("payments", agent),
+            out=tmp_path / agent,
+            hooks=split_hooks([lock]),
+        )
+    hw.run(
+        tasks,
+        reference_agent("payments", "oracle"),
+        out=tmp_path / "oracle",
+        hooks=split_hooks([lock]),
+    )
     other = _tasks(("payments.refund_timeout",))  # no held-out task: refused, nothing written
     with pytest.raises(SplitError, match="none of the run's 1 task"):
-        hw.run(other, reference_agent("payments", "oracle"), out=tmp_path / "dev", splits=[lock])
+        hw.run(
+            other,
+            reference_agent("payments", "oracle"),
+            out=tmp_path / "dev",
+            hooks=split_hooks([lock]),
+        )
     assert not (tmp_path / "dev").exists()
     entries = read_ledger(lock)
     assert [e.agent for e in entries] == ["oracle:payments", "deny-all:payments", "oracle:payments"]
@@ -72,7 +88,12 @@ def test_a_task_changed_since_the_freeze_is_named(tmp_path: Path) -> None:
     lock = tmp_path / "heldout.lock"
     freeze_split(_tasks(HELD), lock)
     edited = [msgspec.structs.replace(t, notes=t.notes + " edited") for t in _tasks(HELD)]
-    hw.run(edited, reference_agent("payments", "oracle"), out=tmp_path / "run", splits=[lock])
+    hw.run(
+        edited,
+        reference_agent("payments", "oracle"),
+        out=tmp_path / "run",
+        hooks=split_hooks([lock]),
+    )
     assert read_ledger(lock)[0].changed == sorted(HELD)
 
 
@@ -188,7 +209,10 @@ def _two_candidates(tmp_path: Path) -> Path:
     freeze_split(_tasks(HELD), lock)
     for agent in ("oracle", "deny-all", "give-up"):
         hw.run(
-            _tasks(HELD), reference_agent("payments", agent), out=tmp_path / agent, splits=[lock]
+            _tasks(HELD),
+            reference_agent("payments", agent),
+            out=tmp_path / agent,
+            hooks=split_hooks([lock]),
         )
     return lock
 
@@ -208,7 +232,10 @@ def test_an_edited_or_removed_ledger_line_is_named(tmp_path: Path) -> None:
     ledger.write_bytes(lines[1] + lines[2])  # the first candidate deleted
     with pytest.raises(SplitError, match="line 1 does not follow the lock"):  # before any write
         hw.run(
-            _tasks(HELD), reference_agent("payments", "oracle"), out=tmp_path / "x", splits=[lock]
+            _tasks(HELD),
+            reference_agent("payments", "oracle"),
+            out=tmp_path / "x",
+            hooks=split_hooks([lock]),
         )
     assert not (tmp_path / "x").exists()
     with pytest.raises(SplitError, match="not appending"):  # nothing is added to a broken chain

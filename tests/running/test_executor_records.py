@@ -21,7 +21,8 @@ import harness_world as hw
 from harness_world.cli import main
 from harness_world.evidence.binding import read_index
 from harness_world.running import Executor
-from harness_world.running.executors import Concurrent, Processes, Ray, Serial
+from harness_world.running.executors import Concurrent, Processes, Serial
+from harness_world.running.rayrun import Ray
 from tests.conftest import FULL, examples
 
 WORLDS = ("helpdesk", "inventory", "payments")

@@ -18,8 +18,11 @@ from harness_world.cli import main
 from harness_world.running import Executor, Track
 from harness_world.running.attempt import InfrastructureError
 from harness_world.running.crossed import CrossedConfig, run_crossed
-from harness_world.running.executors import Concurrent, Processes, Ray, Serial
-from harness_world.running.tracks import Fresh, Sequential, track_named
+from harness_world.running.executors import Concurrent, Processes, Serial
+from harness_world.running.rayrun import Ray
+from harness_world.running.reader import RunReader
+from harness_world.running.sequential import Sequential
+from harness_world.running.tracks import Fresh, track_named
 
 TASKS = hw.load_tasks("helpdesk")[:3]
 ORACLE = hw.oracle_agent("helpdesk")
@@ -254,3 +257,34 @@ def test_a_crossed_run_makes_the_same_directories_under_any_executor(
     assert other.runs["B"].counts.failed == 2
     for name in ("A", "B"):
         assert _directory(tmp_path / "o" / name) == _directory(tmp_path / "s" / name)
+
+
+def test_worker_processes_make_records_that_replay_for_tasks_with_faults(tmp_path: Path) -> None:
+    """A task's fault schedule pickled into a worker kept equal but not identical defaults,
+    which msgspec then wrote into the record: every record of a fault task was ungraded."""
+    faulted = [t for t in hw.load_tasks("helpdesk") if t.id == "helpdesk.reply_lost_response"]
+    assert faulted and faulted[0].faults
+    result = hw.run(faulted, ORACLE, samples=3, out=tmp_path / "run", executor=Processes(2))
+    assert result.counts.valid == 3 and result.counts.passed == 3
+    scan = RunReader.of(faulted).read(tmp_path / "run")
+    assert [s.evidence for s in scan.slots] == ["verified"] * 3
+
+
+def test_worker_processes_send_units_in_batches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Units go to the workers a batch per message, and every slot is still made once."""
+    from harness_world.running import executors
+
+    sent: list[int] = []
+    real = executors.batches
+
+    def counting(items: int, workers: int, most: int = 64) -> int:
+        size = real(items, workers, most)
+        sent.append(size)
+        return size
+
+    monkeypatch.setattr(executors, "batches", counting)
+    result = hw.run(TASKS, ORACLE, samples=20, out=tmp_path / "run", executor=Processes(2))
+    assert sent and sent[0] > 1  # 60 units, several per message
+    assert result.counts.valid == result.counts.scheduled == 60

@@ -12,16 +12,16 @@ import pytest
 import harness_world as hw
 from harness_world.cli import main
 from harness_world.coverage import load_oracles, run_script
-from harness_world.running import (
-    ContextPolicy,
+from harness_world.running import ContextPolicy
+from harness_world.running.fork import (
     ForkAttempt,
     ForkBounds,
     ForkError,
     fork,
     fork_depth,
+    fork_file,
     save_fork,
 )
-from harness_world.running.fork import fork_file
 from tests.fake_openai import fake_openai
 
 TASK = next(t for t in hw.load_tasks("helpdesk") if t.id == "helpdesk.reply_and_solve")

@@ -15,7 +15,7 @@ import pytest
 import harness_world as hw
 from harness_world.analysis.report import build_report
 from harness_world.analysis.trace_html import trace_fragment
-from harness_world.analysis.trace_record import read_trace
+from harness_world.analysis.trace_record import decode_trace
 from harness_world.coverage import load_oracles
 from harness_world.evidence.binding import read_index
 from harness_world.grading.worlds import load_world_data
@@ -157,7 +157,7 @@ def test_the_trace_viewer_shows_each_user_turn_in_its_place(three: tuple[Path, P
     report = build_report(out, RunReader.of(data.tasks, worlds={data.world.name: data.world}))
     slot = report.attempts[0]
     assert slot.evidence == "verified"
-    trace = read_trace(slot.path)
+    trace = decode_trace(Path(slot.path).read_bytes())
     assert trace is not None and trace.user_turns
     for compact in (False, True):
         html = trace_fragment(0, slot, trace, None, 20_000, compact=compact)

@@ -21,7 +21,7 @@ import pytest
 
 import harness_world as hw
 from harness_world.release import ReviewRequest, add_reviews
-from harness_world.running.heldout import freeze_split, ledger_path
+from harness_world.running.heldout import freeze_split, ledger_path, split_hooks
 from harness_world.running.journal import head_path
 from tests.conftest import Cli, requires
 from tests.trust._helpers import TASKS, keypair, tasks
@@ -43,7 +43,11 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
     lock = folder / "heldout.lock"
     freeze_split(tasks(), lock, sign_key=private)
     hw.run(
-        tasks(), hw.oracle_agent("helpdesk"), out=folder / "run", splits=[lock], sign_key=private
+        tasks(),
+        hw.oracle_agent("helpdesk"),
+        out=folder / "run",
+        hooks=split_hooks([lock]),
+        sign_key=private,
     )
     review = ReviewRequest(task=TASKS[0], sample=0, criterion="state.required", verdict="pass")
     add_reviews(folder / "run", [review], key_file=private)

@@ -855,9 +855,6 @@ CONTRACT = Contract(
 )
 
 
-WORLD = WorldSpec(contract=CONTRACT)
-
-
 def load_data(folder: Path, tasks_file: Path | None) -> WorldData:
     """The retail world on a τ² data folder's ``db.json``, and its imported tasks.
 
@@ -883,3 +880,6 @@ def load_data(folder: Path, tasks_file: Path | None) -> WorldData:
     return WorldData(
         world=world, tasks=[item.task for item in tasks], seed_file=folder / importer.DB_FILE
     )
+
+
+WORLD = WorldSpec(contract=CONTRACT, load_data=load_data)

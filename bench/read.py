@@ -1,0 +1,220 @@
+"""Reading a 10,000-attempt run: what each read command costs beside ``verify``, cold and cached.
+
+A helpdesk oracle run of 32 tasks x 300 samples (9,600 attempts) is made with ``run``, then each
+command is run as the user runs it (``python -m harness_world ...``, one fresh process each) and
+measured side by side in one sitting:
+
+- ``run`` (1 worker) and ``run --workers 2``;
+- ``verify`` cold (every record replayed: ``--no-cache``), ``verify`` cached (its judgements
+  reused from the verifier's judgement cache), ``verify --workers 2`` cold;
+- ``report`` cold and cached, ``compare R R`` cached, ``gate POLICY R R`` cached;
+- ``report --html`` cold (every record replayed, then the page written: its time over
+  ``report`` cold is what writing the page costs).
+
+Each step's wall-clock time, CPU time (user + system, of the process and its children) and
+peak resident memory (``ru_maxrss`` from ``wait4``) are printed, with its time as a ratio to
+``verify`` cold. The machine is shared: wall time wanders with the load (printed), CPU time
+less so. Bytecode is compiled once into a temporary ``PYTHONPYCACHEPREFIX``, as an installed
+package's is (this machine's shells set ``PYTHONDONTWRITEBYTECODE``). The judgement cache
+lives in a temporary ``HARNESS_WORLD_CACHE`` of its own, so the first cached step fills it
+from nothing. On code without a judgement cache or ``--workers``
+for ``verify`` (measured before they existed), a flag the command does not know is left out
+and the figure is null where it cannot be measured.
+
+    PYTHONPATH=. python bench/read.py            # 32 tasks x 300 samples
+    PYTHONPATH=. python bench/read.py --quick    # 32 x 10 (CI smoke)
+    PYTHONPATH=. python bench/read.py --samples 50
+
+Last line: one JSON object with every figure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import attrs
+
+QUICK = "--quick" in sys.argv
+SAMPLES = int(sys.argv[sys.argv.index("--samples") + 1]) if "--samples" in sys.argv else 0
+SAMPLES = SAMPLES or (10 if QUICK else 300)
+
+POLICY = """name = "bench"
+
+[completion]
+margin_points = 15
+alpha = 0.025
+clusters = true
+
+[cost]
+max_per_trusted_usd = 0.25
+
+[latency]
+max_p95_s = 60
+"""
+
+
+@attrs.frozen
+class Step:
+    """One command measured: wall seconds, CPU seconds and peak memory (MB)."""
+
+    name: str
+    wall_s: float
+    cpu_s: float
+    peak_mb: float
+    code: int
+
+
+def _command(args: list[str], env: dict[str, str]) -> Step:
+    """Run ``python -m harness_world ARGS`` once; time it and read its rusage."""
+    start = time.perf_counter()
+    with open(os.devnull, "wb") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "harness_world", *args],
+            stdout=sink,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+        assert process.stderr is not None
+        err = process.stderr.read()
+        _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    code = process.returncode
+    if code not in (0, 1):
+        raise SystemExit(f"{' '.join(args)} exited {code}: {err.decode()[-2000:]}")
+    return Step(
+        name=" ".join(args[:1]),
+        wall_s=wall,
+        cpu_s=usage.ru_utime + usage.ru_stime,
+        peak_mb=usage.ru_maxrss / 1024,
+        code=code,
+    )
+
+
+def _knows(command: str, flag: str, env: dict[str, str]) -> bool:
+    """Whether this tree's ``command`` takes ``flag`` (so older code can be measured too)."""
+    out = subprocess.run(
+        [sys.executable, "-m", "harness_world", command, "--help"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    ).stdout
+    return flag in out
+
+
+def measure(root: Path) -> dict[str, object]:
+    """Every step, in one sitting; figures by name."""
+    env = dict(os.environ, HARNESS_WORLD_CACHE=str(root / "cache"))
+    # compiled once, as an installed package is: this machine's shells set no bytecode at all
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH", "")]
+    )
+    cold = ["--no-cache"] if _knows("verify", "--no-cache", env) else []
+    workers = _knows("verify", "--workers", env)
+    run, policy = root / "r", root / "policy.toml"
+    policy.write_text(POLICY)
+    base = ["--world", "helpdesk", "--agent", "oracle", "--samples", str(SAMPLES), "--quiet"]
+    steps: dict[str, Step | None] = {}
+    steps["run"] = _command(["run", *base, "--out", str(run)], env)
+    steps["run_workers_2"] = _command(
+        ["run", *base, "--workers", "2", "--out", str(root / "r2")], env
+    )
+    steps["verify_cold"] = _command(["verify", str(run), "--quiet", *cold], env)
+    steps["verify_cached"] = _command(["verify", str(run), "--quiet"], env)
+    steps["verify_cached"] = _command(["verify", str(run), "--quiet"], env)
+    steps["verify_workers_1"] = (
+        _command(["verify", str(run), "--quiet", "--workers", "1", *cold], env) if workers else None
+    )
+    steps["verify_workers_2"] = (
+        _command(["verify", str(run), "--quiet", "--workers", "2", *cold], env) if workers else None
+    )
+    steps["report_cold"] = _command(["report", str(run), *cold], env)
+    steps["report_cached"] = _command(["report", str(run)], env)
+    steps["report_cached"] = _command(["report", str(run)], env)
+    steps["compare_cached"] = _command(["compare", str(run), str(run)], env)
+    steps["gate_cached"] = _command(["gate", str(policy), str(run), str(run)], env)
+    page = root / "page"
+    steps["report_html"] = _command(["report", str(run), "--html", str(page), *cold], env)
+    return _figures(steps, page)
+
+
+def _size(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def _figures(steps: dict[str, Step | None], page: Path) -> dict[str, object]:
+    base = steps["verify_cold"]
+    assert base is not None
+    figures: dict[str, object] = {
+        "attempts": 32 * SAMPLES,
+        "load_average_1m": os.getloadavg()[0],
+        "html_bytes": _size(page) if page.exists() else None,
+    }
+    for name, step in steps.items():
+        figures[f"{name}_s"] = None if step is None else round(step.wall_s, 3)
+        figures[f"{name}_cpu_s"] = None if step is None else round(step.cpu_s, 3)
+        figures[f"{name}_peak_mb"] = None if step is None else round(step.peak_mb, 1)
+        figures[f"{name}_over_verify_cold"] = (
+            None if step is None else round(step.wall_s / base.wall_s, 3)
+        )
+        figures[f"{name}_cpu_over_verify_cold"] = (
+            None if step is None else round(step.cpu_s / base.cpu_s, 3)
+        )
+    one, two = steps["verify_workers_1"], steps["verify_workers_2"]
+    figures["verify_speedup_2_workers"] = (
+        None if one is None or two is None else round(one.wall_s / two.wall_s, 3)
+    )
+    run1, run2 = steps["run"], steps["run_workers_2"]
+    assert run1 is not None and run2 is not None
+    figures["run_speedup_2_workers"] = round(run1.wall_s / run2.wall_s, 3)
+    report_cold, report_html = steps["report_cold"], steps["report_html"]
+    assert report_cold is not None and report_html is not None
+    figures["html_over_report_cold"] = round(report_html.wall_s / report_cold.wall_s, 3)
+    return figures
+
+
+def _table(figures: dict[str, object]) -> str:
+    names = [
+        k[: -len("_cpu_over_verify_cold")] for k in figures if k.endswith("_cpu_over_verify_cold")
+    ]
+    head = f"{'step':<18} {'wall s':>8} {'cpu s':>8} {'peak MB':>8} {'/ verify':>9} {'cpu /':>6}"
+    lines = [head]
+    for name in names:
+        if figures[f"{name}_s"] is None:
+            lines.append(f"{name:<18} {'-':>8} {'-':>8} {'-':>8} {'-':>9} {'-':>6}")
+            continue
+        lines.append(
+            f"{name:<18} {figures[f'{name}_s']:>8} {figures[f'{name}_cpu_s']:>8} "
+            f"{figures[f'{name}_peak_mb']:>8} {figures[f'{name}_over_verify_cold']:>9} "
+            f"{figures[f'{name}_cpu_over_verify_cold']:>6}"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="hw-read-") as tmp:
+        figures = measure(Path(tmp))
+    print(f"{figures['attempts']} attempts (helpdesk oracle, 32 tasks x {SAMPLES} samples)")
+    print(_table(figures))
+    print(
+        f"verify --workers 2 over 1: {figures['verify_speedup_2_workers']}x; "
+        f"run --workers 2 over 1: {figures['run_speedup_2_workers']}x; "
+        f"HTML: {figures['html_bytes']} bytes, {figures['html_over_report_cold']}x report cold; "
+        f"load average {figures['load_average_1m']:.2f}"
+    )
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
