@@ -100,6 +100,8 @@ class CoverageReport(msgspec.Struct, frozen=True, kw_only=True):
         ok: True when there are no problems.
         routes: For each task, how many oracle routes pass on every seed.
         min_routes: The minimum number of passing routes per task.
+        unchecked: ``task: criterion`` pairs only mutants of seeds not run this time fail
+            (``--sizes``), with those mutants: not a problem, and not checked either.
     """
 
     world: str
@@ -116,6 +118,7 @@ class CoverageReport(msgspec.Struct, frozen=True, kw_only=True):
     routes: dict[str, int] = {}
     min_routes: int = 2
     auto_killed_by: dict[str, list[str]] = {}
+    unchecked: dict[str, list[str]] = {}
 
 
 def _setting(name: str) -> object:
@@ -255,6 +258,7 @@ class _Gate:
     survivors: list[str] = attrs.field(factory=list)
     mutant_records: list[tuple[str, Record, bool | None]] = attrs.field(factory=list)
     auto_killed_by: dict[str, list[str]] = attrs.field(factory=dict)
+    elsewhere: dict[str, list[str]] = attrs.field(factory=dict)
     routes: dict[str, int] = attrs.field(factory=dict)
     used_marks: set[tuple[str, str]] = attrs.field(factory=set)
     killed: int = 0
@@ -351,6 +355,12 @@ class _Gate:
             for size in mutant.sizes:
                 if size in self.worlds:
                     self._check_hand_mutant(mutant, task, size, self.worlds[size])
+            if not set(mutant.sizes) & set(self.worlds):  # its seeds are not run this time
+                for criterion in mutant.predicted:
+                    key = f"{task.id}: {criterion}"
+                    self.elsewhere.setdefault(key, []).append(
+                        f"{mutant.id} ({'/'.join(mutant.sizes)})"
+                    )
             self.note(f"mutant {mutant.id}")
         # Seed 000: every scheduled fault exposed and recovered by the oracle, and exposed and
         # not recovered by some hand mutant.
@@ -448,8 +458,23 @@ class _Gate:
         operators where no hand mutant was written for it.
         """
         return sorted(
-            k for k, v in self.killed_by.items() if not v and not self.auto_killed_by.get(k)
+            k
+            for k, v in self.killed_by.items()
+            if not v and not self.auto_killed_by.get(k) and k not in self.elsewhere
         )
+
+    def unchecked(self) -> dict[str, list[str]]:
+        """``task: criterion`` pairs only mutants of seeds not run this time fail, with them.
+
+        A listing one page holds on the small seed cannot show an unfollowed page: such a
+        criterion's mutants run on the large seed, and a gate run without it says so instead
+        of calling the criterion uncovered.
+        """
+        return {
+            k: self.elsewhere[k]
+            for k, v in self.killed_by.items()
+            if not v and not self.auto_killed_by.get(k) and k in self.elsewhere
+        }
 
     def report(self, world_name: str, threshold: float, min_routes: int) -> CoverageReport:
         killed, survived = self.killed, self.survived
@@ -484,6 +509,7 @@ class _Gate:
             ok=not problems,
             routes=dict(self.routes),
             min_routes=min_routes,
+            unchecked=self.unchecked(),
         )
 
 

@@ -48,6 +48,8 @@ def render_coverage(report: CoverageReport, *, verbose: bool = False) -> str:
         task, criterion = key.split(": ", 1)
         automatic = report.auto_killed_by.get(key, [])
         kills = f"{len(killers)}" if killers else f"auto {len(automatic)}" if automatic else "NONE"
+        if key in report.unchecked:
+            kills = "not run (seeds of its mutants not chosen)"
         by_task.setdefault(task, []).append(f"{criterion} <- {kills}")
     lines += [f"  {task}: " + "; ".join(kills) for task, kills in by_task.items()]
     if verbose:
@@ -57,6 +59,8 @@ def render_coverage(report: CoverageReport, *, verbose: bool = False) -> str:
             lines.append(
                 f"  {status} {r.kind:6} {r.size:5} {name}: failed {r.failed or '-'} {r.note}"
             )
+    for key, mutants in report.unchecked.items():
+        lines.append(f"  NOT CHECKED on these seeds: {key} (failed only by {', '.join(mutants)})")
     for problem in report.problems:
         lines.append(f"  PROBLEM: {problem}")
     return "".join(line + "\n" for line in lines)

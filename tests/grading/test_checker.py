@@ -350,3 +350,9 @@ def test_an_operator_marked_equivalent_for_every_task_is_honoured(tmp_path: Path
     report = check_world("helpdesk", sizes=("small",), mutants_folder=folder)
     assert report.auto_survived == 0 and report.auto_equivalent >= 18
     assert not [p for p in report.problems if "surviving" in p]
+    # One page holds each listing on the small seed: the unfollowed-page mutants run on the
+    # large one, so on small alone the criterion is named as not checked, not as uncovered.
+    assert not [p for p in report.problems if "never failed" in p], report.problems
+    unchecked = report.unchecked["helpdesk.vip_two_statuses: trace.pages_followed"]
+    assert unchecked == ["vip_two_statuses.hardcoded_ids (large)"]
+    assert len(report.unchecked) == 7
