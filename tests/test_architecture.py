@@ -785,22 +785,19 @@ def test_a_plug_in_module_is_read_only_through_its_one_declaration() -> None:
 
 
 def _extension_map() -> str:
-    """The doc's map of core and extensions, made from the code (the registry and the rooms)."""
+    """The doc's map of core and extensions, made from the code (the rooms and the registry)."""
     from harness_world.registry import registry
 
     reg = registry()
-    modules = _modules()
-    core_lines: dict[str, int] = {}
-    extension_lines: dict[str, int] = {}
-    for module, path in modules.items():
-        size = len(path.read_text().splitlines())
-        side = extension_lines if _is_extension(module) else core_lines
-        room = _room(module)
-        side[room] = side.get(room, 0) + size
-    rows = ["| room | core lines | extension lines |", "|---|---:|---:|"]
-    for room in sorted(core_lines.keys() | extension_lines.keys()):
-        rows.append(f"| {room} | {core_lines.get(room, 0)} | {extension_lines.get(room, 0)} |")
-    rows.append(f"| all | {sum(core_lines.values())} | {sum(extension_lines.values())} |")
+    rooms: dict[str, tuple[list[str], list[str]]] = {}
+    for module in _modules():
+        core, extension = rooms.setdefault(_room(module), ([], []))
+        name = module.split(".", 2)[-1] if module.count(".") > 1 else module.split(".")[-1]
+        (extension if _is_extension(module) else core).append(name)
+    rows = ["| room | core modules | extension modules |", "|---|---:|---|"]
+    for room, (core, extension) in sorted(rooms.items()):
+        shown = ", ".join(f"`{m}`" for m in extension) if extension else ""
+        rows.append(f"| {room} | {len(core)} | {shown} |")
     kinds = [
         ("commands", [f"`{n}`" for n in reg.commands]),
         ("options of core commands", [f"`{c}`: {len(r)}" for c, r in reg.options.items()]),

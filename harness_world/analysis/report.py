@@ -145,6 +145,10 @@ class SuiteMean(msgspec.Struct, frozen=True, kw_only=True):
         confidence: Its two-sided level (0.95).
         df: Bell-McCaffrey degrees of freedom of the reference t (CR2 over the clusters).
         method: How the interval was made, as the report prints it.
+        why: Why the interval is as wide as it is, when a person would ask: every task
+            scored the same (no spread between tasks for the bootstrap to resample, so
+            nothing is learnt about another draw of tasks), or few clusters (below
+            `FEW_CLUSTERS`); empty otherwise.
     """
 
     tasks: int
@@ -155,6 +159,27 @@ class SuiteMean(msgspec.Struct, frozen=True, kw_only=True):
     confidence: float
     df: float
     method: str = ""
+    why: str = ""
+
+
+FEW_CLUSTERS = 10
+"""Below this many tasks (or families), the suite interval is called wide for that reason."""
+
+
+def _why_wide(rates: Sequence[float], clusters: int, over: str) -> str:
+    """The reason a suite interval is wide, in words (see `SuiteMean.why`)."""
+    if len(set(rates)) == 1:
+        return (
+            f"every task scored {rates[0]:.3f}: with no spread between tasks the interval over "
+            "tasks says nothing about another draw; it is conditioned on these tasks, and the "
+            "per-attempt Wilson interval is the one to read"
+        )
+    if clusters < FEW_CLUSTERS:
+        return (
+            f"wide because there are only {clusters} {over}: the interval is over {over}, "
+            f"not attempts, and {clusters} of them pin the mean down loosely"
+        )
+    return ""
 
 
 class FailedTask(msgspec.Struct, frozen=True, kw_only=True):
@@ -570,6 +595,7 @@ def suite_mean(
         df=decision.df,
         method=f"wild cluster bootstrap-t over {clusters} {over} (Webb weights, CR2, "
         "skew-corrected)",
+        why=_why_wide([t.passes / t.runs for t in tallies], clusters, over),
     )
 
 

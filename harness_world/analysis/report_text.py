@@ -69,6 +69,7 @@ def _count_lines(report: RunReport) -> list[str]:
             f"suite mean pass rate over {suite.tasks} tasks: {suite.mean:.3f} "
             f"[{suite.low:.3f}, {suite.high:.3f}] ({suite.confidence * 100:g} %, {suite.method}): "
             "what another draw of tasks like these would give"
+            + (f"; {suite.why}" if suite.why else "")
         )
     if not isinstance(weighted := report.weighted_mean, msgspec.UnsetType):
         lines.append(

@@ -14,6 +14,7 @@ from harness_world.cli import main
 from harness_world.coverage import load_mutants, load_oracles
 from harness_world.running import run
 from harness_world.running.scripted import ScriptContext
+from harness_world.stats import RunRow
 
 BROKEN = [
     "helpdesk.escalate_outage",
@@ -333,3 +334,28 @@ def test_the_library_renders_what_report_and_verify_print(
     assert main(["verify", str(runs["main"]), "--quiet"]) == 0
     options = VerifyOptions(grading=lambda: Grading(tasks={t.id: t for t in hw.load_tasks()}))
     assert capsys.readouterr().out == render_verify(verify_paths([runs["main"]], options))
+
+
+def _rows(passes: list[int], runs: int = 3) -> list[RunRow]:
+    return [
+        RunRow(task_id=f"t{i:02d}", run_index=r, config="run", passed=r < p)
+        for i, p in enumerate(passes)
+        for r in range(runs)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("passes", "why"),
+    [
+        ([3, 3, 3, 3], "every task scored 1.000"),  # 12 of 12 over 4 tasks: [0, 1], and why
+        ([0, 0, 0], "every task scored 0.000"),
+        ([3, 2, 3, 1, 3], "wide because there are only 5 tasks"),
+        ([3, 2, 3, 1, 3, 0, 2, 3, 3, 1, 2, 3], ""),  # enough tasks, some spread: nothing to say
+    ],
+)
+def test_the_suite_interval_says_why_it_is_wide(passes: list[int], why: str) -> None:
+    from harness_world.analysis.report import suite_mean
+
+    suite = suite_mean(_rows(passes), {})
+    assert suite is not None
+    assert suite.why.startswith(why) if why else suite.why == ""
