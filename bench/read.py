@@ -7,7 +7,8 @@ measured side by side in one sitting:
 - ``run`` (1 worker) and ``run --workers 2``;
 - ``verify`` cold (every record replayed: ``--no-cache``), ``verify`` cached (its judgements
   reused from the verifier's judgement cache), ``verify --workers 2`` cold;
-- ``report`` cold and cached, ``compare R R`` cached, ``gate POLICY R R`` cached;
+- ``report`` cold and cached, ``compare R R2`` cached, ``gate POLICY R R2`` cached (R2 the
+  same revision's run made by two workers);
 - ``report --html`` cold (every record replayed, then the page written: its time over
   ``report`` cold is what writing the page costs).
 
@@ -140,8 +141,12 @@ def measure(root: Path) -> dict[str, object]:
     steps["report_cold"] = _command(["report", str(run), *cold], env)
     steps["report_cached"] = _command(["report", str(run)], env)
     steps["report_cached"] = _command(["report", str(run)], env)
-    steps["compare_cached"] = _command(["compare", str(run), str(run)], env)
-    steps["gate_cached"] = _command(["gate", str(policy), str(run), str(run)], env)
+    # the same revision's second run (made by two workers): the gate refuses a run compared
+    # with itself, and its judgements are cached first like the first run's
+    twin = root / "r2"
+    steps["verify_twin"] = _command(["verify", str(twin), "--quiet"], env)
+    steps["compare_cached"] = _command(["compare", str(run), str(twin)], env)
+    steps["gate_cached"] = _command(["gate", str(policy), str(run), str(twin)], env)
     page = root / "page"
     steps["report_html"] = _command(["report", str(run), "--html", str(page), *cold], env)
     return _figures(steps, page)

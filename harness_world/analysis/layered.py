@@ -438,4 +438,14 @@ def render_layered(tables: LayeredTables) -> list[str]:
     ]
     if criteria:
         lines.append(render_table(["dimension", "harness criterion", "F_H", "B", "Z_H"], criteria))
+    lines.append(LAYERED_LEGEND)
     return lines
+
+
+LAYERED_LEGEND = (
+    "symbols: F_H the failed harness criteria of a record; B those an agent action made "
+    "unobservable (bypassed); Z_H = F_H minus B; J a task's candidate links (a harness "
+    "criterion and the agent criterion it may explain); L the activated ones (both ends "
+    "failed); docs/metrics.md, 'Layered sheets'"
+)
+"""What the layered sheets' symbols mean, printed under them so the page defines them."""

@@ -193,15 +193,18 @@ def _request_lines(report: RunReport) -> list[str]:
     return [line]
 
 
-def _family_and_failure_lines(report: RunReport) -> list[str]:
+def _family_lines(report: RunReport) -> list[str]:
     rows = [
         [f.family, str(f.tasks), str(f.valid), str(f.passed), _interval(f.interval)]
         for f in report.families
     ]
     headers = ["family", "tasks", "valid", "passed", "pass rate [Wilson 95 %]"]
-    lines = ["", render_table(headers, rows)]
+    return ["", render_table(headers, rows)]
+
+
+def _failure_lines(report: RunReport) -> list[str]:
     if not report.failed_tasks:
-        return lines
+        return []
     rows = [
         [
             t.task_id,
@@ -212,7 +215,7 @@ def _family_and_failure_lines(report: RunReport) -> list[str]:
         for t in report.failed_tasks
     ]
     headers = ["failed task", "failed", "criteria", "first reason"]
-    return [*lines, "", render_table(headers, rows, 80)]
+    return ["", render_table(headers, rows, 80)]
 
 
 _MEANS = {
@@ -263,19 +266,24 @@ def render_process(summary: ProcessSummary) -> list[str]:
     ]
 
 
-def render_report(report: RunReport) -> str:
+def render_report(report: RunReport, *, full: bool = True) -> str:
     """The report's figures as text, each line ending with a newline.
 
     In order: the counts and pass rate (with the suite mean, the harness layer and the prose
-    left open), pass^k and pass@k, consumption and latency, model requests, the figures
-    per family with the failed tasks, the process metrics and the layered sheets.
+    left open), pass^k and pass@k, consumption and latency, model requests, the failed tasks;
+    ``full`` adds the figures per family, the process metrics and the layered sheets.
     """
     lines = [
         *_count_lines(report),
         *_pass_k_lines(report),
         *_consumption_lines(report),
         *_request_lines(report),
-        *_family_and_failure_lines(report),
+    ]
+    if not full:
+        return "".join(line + "\n" for line in [*lines, *_failure_lines(report)])
+    lines += [
+        *_family_lines(report),
+        *_failure_lines(report),
         *([] if report.process is None else render_process(report.process)),
     ]
     if report.layered is not None and report.layered.pooled.records:
@@ -292,21 +300,33 @@ def _policy(reading: RunReading) -> PolicySummary | None:
     )
 
 
-def render_reading(reading: RunReading, reader_options: str = "") -> str:
-    """Everything ``report`` prints: the report, policy sheet, trusted completion and advice.
+SHORT_END = (
+    "more: --full adds the figures per family, process metrics, layered sheets, queue times, "
+    "trusted completion and conditions; --json has every figure"
+)
+"""The closing line of the short report, naming what ``--full`` adds."""
 
-    The policy sheet is shown when a task has one, beside the pass rate
-    (`harness_world.analysis.policy_sheet`); the advice is the advisories' reach.
+
+def render_reading(reading: RunReading, reader_options: str = "", *, full: bool = True) -> str:
+    """What ``report`` prints: the report, policy sheet, trusted completion and advice.
+
+    The policy sheet is shown when a task has one, beside the pass rate, on the short page
+    too (`harness_world.analysis.policy_sheet`); the advice is the advisories' reach.
 
     ``reader_options`` are the reader's ``--world``/``--tasks``, repeated in the closing
-    ``diagnose`` command.
+    ``diagnose`` command. Without ``full``, the short page: the report's first sections, the
+    advisories' reach, and a closing line naming what ``--full`` adds.
     """
-    out = render_report(reading.report) + queue_line(reading.report.attempts)
+    out = render_report(reading.report, full=full)
     sheet = _policy(reading)
     if sheet is not None:
         out += "".join(line + "\n" for line in ["", *policy_lines(sheet)])
-    if reading.trusted is not None:
-        out += "\n" + render_trusted(reading.trusted) + "\n"
+    if not full:
+        out += "\n" + SHORT_END + "\n"
+    else:
+        out += queue_line(reading.report.attempts)
+        if reading.trusted is not None:
+            out += "\n" + render_trusted(reading.trusted) + "\n"
     advice = report_advice(
         reading.scan, reading.tasks, reading.advised, reading.kept, reader_options
     )

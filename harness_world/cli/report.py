@@ -43,6 +43,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("run", type=Path, help="a run directory")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
+        "--full",
+        action="store_true",
+        help="every section (families, process metrics, layered sheets, queue times, trusted "
+        "completion, conditions); without it a short page that names what it leaves out",
+    )
+    parser.add_argument(
         "--csv",
         type=Path,
         metavar="FILE",
@@ -84,7 +90,7 @@ def main(args: argparse.Namespace) -> int:
         extra = {s.key: s.value for s in sections}
         sys.stdout.write(reading_json(reading, _reader_options(args), extra) + "\n")
     else:
-        sys.stdout.write(render_reading(reading, _reader_options(args)))
+        sys.stdout.write(render_reading(reading, _reader_options(args), full=args.full))
         sys.stdout.write("".join(s.text for s in sections))
     return 0
 

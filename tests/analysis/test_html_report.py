@@ -480,7 +480,7 @@ def test_report_html_names_the_advisories_and_trusted_figures_the_text_names(
     # Above this size the page grades nothing again: all it knows is what the scan found.
     monkeypatch.setattr(run_view, "FULL_DETAIL_UP_TO", 1)
     text_page, json_page = tmp_path / "text.html", tmp_path / "json.html"
-    assert main(["report", str(run), "--html", str(text_page)]) == 0
+    assert main(["report", str(run), "--full", "--html", str(text_page)]) == 0
     text = capsys.readouterr().out
     assert main(["report", str(run), "--json", "--html", str(json_page)]) == 0
     capsys.readouterr()

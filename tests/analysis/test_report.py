@@ -329,8 +329,10 @@ def test_the_library_renders_what_report_and_verify_print(
     from harness_world.analysis.verify_text import render_verify
     from harness_world.running.verification import Grading, VerifyOptions, verify_paths
 
-    assert main(["report", str(runs["pr"])]) == 0
+    assert main(["report", str(runs["pr"]), "--full"]) == 0
     assert capsys.readouterr().out.startswith(render_report(build_report(runs["pr"])))
+    assert main(["report", str(runs["pr"])]) == 0  # the short page: the first sections
+    assert capsys.readouterr().out.startswith(render_report(build_report(runs["pr"]), full=False))
     assert main(["verify", str(runs["main"]), "--quiet"]) == 0
     options = VerifyOptions(grading=lambda: Grading(tasks={t.id: t for t in hw.load_tasks()}))
     assert capsys.readouterr().out == render_verify(verify_paths([runs["main"]], options))
@@ -359,3 +361,20 @@ def test_the_suite_interval_says_why_it_is_wide(passes: list[int], why: str) -> 
     suite = suite_mean(_rows(passes), {})
     assert suite is not None
     assert suite.why.startswith(why) if why else suite.why == ""
+
+
+def test_report_is_short_by_default_and_full_defines_its_symbols(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", str(runs["pr"])]) == 0
+    short = capsys.readouterr().out
+    assert main(["report", str(runs["pr"]), "--full"]) == 0
+    full = capsys.readouterr().out
+    assert len(short.splitlines()) < len(full.splitlines()) - 30
+    assert "--full adds the figures per family" in short and "--full" not in full
+    for symbol in ("F_H", "Z_H", "|L|/|J|"):  # printed in the layered sheets ...
+        assert symbol not in short
+    layered = full[full.index("layered sheets") :]
+    if "F_H" in layered:  # ... and defined on the page that prints them
+        assert "symbols: F_H the failed harness criteria" in layered
+        assert "Z_H = F_H minus B" in layered and "L the activated ones" in layered

@@ -120,7 +120,7 @@ def sections(text: str, data: dict[str, Any]) -> list[tuple[str, Any]]:
 
 
 def _report(run: Path, capsys: pytest.CaptureFixture[str]) -> tuple[str, Any]:
-    assert main(["report", str(run)]) == 0
+    assert main(["report", str(run), "--full"]) == 0
     text = capsys.readouterr().out
     assert main(["report", str(run), "--json"]) == 0
     return text, json.loads(capsys.readouterr().out)

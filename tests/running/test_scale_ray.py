@@ -188,7 +188,7 @@ def test_run_executor_ray_on_the_command_line_reports_alike(
     capsys.readouterr()
     reports = []
     for name in ("local", "ray"):  # latency and queue time are context: they differ
-        assert main(["report", str(tmp_path / name)]) == 0
+        assert main(["report", str(tmp_path / name), "--full"]) == 0
         text = capsys.readouterr().out.replace(str(tmp_path / name), "RUN")
         text = re.sub(r"(latency \(context\)|queue time \(scheduled).*", "", text)
         # the process table's "latency s" column follows its 4-decimal "cost $" column
