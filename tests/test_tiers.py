@@ -13,7 +13,11 @@ from tests import tiers
 from tests.conftest import REPO
 
 # Folders whose every test module belongs to one extension tier.
-TIER_FOLDERS = {"tau2": REPO / "tests" / "tau2", "integrations": REPO / "tests" / "integrations"}
+TIER_FOLDERS = {
+    "tau2": REPO / "tests" / "tau2",
+    "integrations": REPO / "tests" / "integrations",
+    "rl": REPO / "tests" / "rl",
+}
 
 
 def _ini() -> dict[str, object]:
@@ -30,7 +34,7 @@ def test_the_default_run_deselects_every_extension_tier_and_nothing_else() -> No
         for node in ast.walk(ast.parse(expression, mode="eval"))
         if isinstance(node, ast.Name)
     }
-    assert tiers.extension_tiers() == ["tau2", "ray", "html", "integrations"]
+    assert tiers.extension_tiers() == ["tau2", "ray", "html", "integrations", "rl"]
     assert named == set(tiers.extension_tiers())
     assert expression == f"not ({' or '.join(tiers.extension_tiers())})"
 
@@ -90,7 +94,7 @@ def test_every_tier_runs_and_any_failure_or_empty_tier_fails_the_whole(
     assert all(f"{name} output" in out for name in names)
     last = out.splitlines()[-1]
     if bad is None:
-        assert last == "tiers: 15 passed, 0 failed, 5 skipped"
+        assert last == "tiers: 18 passed, 0 failed, 6 skipped"
     else:
         assert "== failed tiers: ray" in out
         assert ("ran no test" in out) == (bad == 5)

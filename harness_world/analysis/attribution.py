@@ -342,7 +342,7 @@ def _did_not_pass(slot: SlotResult) -> bool:
     if slot.evidence == "missing":
         return False  # never executed: not an attempt, nothing to attribute
     if slot.counted:
-        return slot.passed is False
+        return slot.passed is False and not slot.pending  # pending review is no failure
     return True
 
 

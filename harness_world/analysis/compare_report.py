@@ -19,6 +19,7 @@ from harness_world.analysis.report import rows_of
 from harness_world.analysis.trusted import TrustedComparison, TrustedObserver, compare_trusted
 from harness_world.analysis.unverified import is_label
 from harness_world.grading.task import Task
+from harness_world.running.pending import pending_line, settle
 from harness_world.running.reader import RunReader
 from harness_world.running.revision import diff_revisions
 from harness_world.running.rundir import RunScan
@@ -69,6 +70,9 @@ class CompareReport(msgspec.Struct, frozen=True, kw_only=True):
             results CSV, or one run on both sides).
         unverified: What the figures rest on that nobody can verify, and whether the gate
             was allowed to decide on it anyway (empty when ``verifiable``).
+        pending: Valid attempts pending review (``passed_automated``) by config, for run
+            directories (empty for a results CSV, whose rows say what their writer counted).
+        count_pending: Whether those were counted as passed (``--count-pending``).
 
     """
 
@@ -83,6 +87,8 @@ class CompareReport(msgspec.Struct, frozen=True, kw_only=True):
     decision: GateResult
     verifiable: bool = True
     unverified: list[str] = []
+    pending: dict[str, int] = {}
+    count_pending: bool = False
 
 
 @attrs.frozen(slots=True)
@@ -114,23 +120,39 @@ def pair_runs(
     names: tuple[str, str],
     watch: tuple[TrustedObserver, TrustedObserver],
     reader: RunReader,
+    *,
+    count_pending: bool = False,
 ) -> RunPair:
     """Read two run directories, baseline then candidate, for `harness_world.stats.assess`.
+
+    Each run's pending attempts are decided by its review records and otherwise counted as
+    not passed, unless ``count_pending`` (`harness_world.running.pending.settle`); the notes
+    say how many there were on each side.
 
     Args:
         paths: The two run directories.
         names: Their config names; two equal names become ``baseline`` and ``candidate``.
         watch: Observers of each run's scan (baseline, candidate), for the trusted pairing.
         reader: How both runs are read (the reader's tasks, worlds and trusted key).
+        count_pending: Count attempts still pending review as passed.
 
     Raises:
         harness_world.running.reader.RunReadError: A run directory cannot be read.
         harness_world.running.reader.ProvenanceRefused: The reader's key refuses a run.
         WorldError: A record's world cannot be loaded.
+        harness_world.running.reviews.ReviewError: A run with pending attempts has a review
+            file that cannot be read.
     """
     if names[0] == names[1]:
         names = ("baseline", "candidate")
-    scans = (reader.read(paths[0], measure=[watch[0]]), reader.read(paths[1], measure=[watch[1]]))
+    scans = tuple(
+        settle(
+            reader.read(path, measure=[seen]),
+            count_pending=count_pending,
+            trust_key=reader.trust_key,
+        )
+        for path, seen in zip(paths, watch, strict=True)
+    )
     base_rows, base = rows_of(scans[0], names[0]), scans[0].manifest
     cand_rows, cand = rows_of(scans[1], names[1]), scans[1].manifest
     changed = diff_revisions(base.revision, cand.revision)
@@ -139,6 +161,7 @@ def pair_runs(
         f"candidate revision {cand.revision.id[:16]} ({paths[1]})",
         f"components that differ: {', '.join(changed) or 'none'}",
     ]
+    notes += [pending_line(scan.counts, name) for scan, name in zip(scans, names, strict=True)]
     factors = [c for c in changed if not c.startswith("task:") and c not in ("samples", "seed")]
     if len(factors) > 1:
         notes.append(
@@ -152,7 +175,7 @@ def pair_runs(
         notes=notes,
         scheduled=sorted(set(base.tasks) | set(cand.tasks)),
         samples=max(base.samples, cand.samples),
-        scans=scans,
+        scans=(scans[0], scans[1]),
     )
 
 
@@ -176,9 +199,17 @@ def trusted_pair(
 
 
 def compare_report(
-    comparison: Comparison, result: GateResult, notes: Sequence[str] = (), *, seed: int
+    comparison: Comparison,
+    result: GateResult,
+    notes: Sequence[str] = (),
+    *,
+    seed: int,
+    pair: RunPair | None = None,
 ) -> CompareReport:
-    """The `CompareReport` of one assessed comparison; ``notes`` join its warnings."""
+    """The `CompareReport` of one assessed comparison; ``notes`` join its warnings.
+
+    With ``pair`` (two run directories) it also says how many attempts of each were pending.
+    """
     outcome = outcome_of(comparison, result, compare_warnings(comparison))
     unverified = [n for n in notes if is_label(n)]
     return CompareReport(
@@ -193,6 +224,13 @@ def compare_report(
         outcome=outcome,
         comparison=comparison,
         decision=result,
+        pending={}
+        if pair is None
+        else {
+            n: s.counts.pending
+            for n, s in zip((pair.baseline, pair.candidate), pair.scans, strict=True)
+        },
+        count_pending=pair is not None and pair.scans[1].counts.pending_counted,
     )
 
 

@@ -214,7 +214,9 @@ def advise_scan(
     """The advisories of every graded, valid attempt of a judged run.
 
     Only slots whose evidence is verified, whose outcome counts and which carry a grade are
-    read: on anything else the trace is not evidence. Their advisories are the ones an
+    read: on anything else the trace is not evidence. A slot pending review (automated
+    criteria passed, prose open) is neither a failure to explain nor a pass to flag, and is
+    left out. Their advisories are the ones an
     `AdviceObserver` computed while the run was read (nothing is read again).
 
     Args:
@@ -230,7 +232,10 @@ def advise_scan(
             advisories=advised.get((slot.task_id, slot.sample), []),
         )
         for slot in scan.slots
-        if slot.counted and slot.passed is not None and (slot.task_id, slot.sample) in advised
+        if slot.counted
+        and slot.passed is not None
+        and not slot.pending
+        and (slot.task_id, slot.sample) in advised
     ]
 
 

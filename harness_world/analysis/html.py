@@ -3,8 +3,10 @@
 One file, no network: styles and the small script are inline (`harness_world.analysis.html_page`),
 plots are inline SVG (`harness_world.analysis.plots`). A run's page opens with its summary (the
 headline pass rate, the layers, the failed tasks with their criteria and advisories), then the
-heatmap whose every cell links to its attempt, every count and rate folded below, then the
-traces (`harness_world.analysis.html_traces`).
+heatmap whose every cell links to its attempt, the sortable list of attempts
+(`harness_world.analysis.html_attempts`), every count and rate folded below, then the traces,
+each task's under what it expects (`harness_world.analysis.html_traces`,
+`harness_world.analysis.html_expected`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from harness_world.analysis.html_attempts import AttemptRow, attempts_table
 from harness_world.analysis.html_page import page
 from harness_world.analysis.html_summary import summary_section
 from harness_world.analysis.html_traces import HTML_BUDGET, INLINE_CHARS, traces_section
@@ -54,6 +57,7 @@ __all__ = [
 
 _SYMBOLS = {
     "passed": "✓",
+    "pending": "◐",
     "failed": "✗",
     "ungraded": "?",
     "lost": "!",
@@ -77,7 +81,7 @@ def _rate_rows(report: RunReport) -> list[tuple[str, ProportionInterval]]:
             rows.append((f"outcome {outcome} / executed", wilson_interval(n, counts.executed)))
         for evidence, n in sorted(counts.by_evidence.items()):
             rows.append((f"evidence {evidence} / executed", wilson_interval(n, counts.executed)))
-    graded = counts.passed + counts.failed
+    graded = counts.passed + counts.failed + counts.pending  # pending review: not passed
     if graded:
         rows.append(("passed / graded", wilson_interval(counts.passed, graded)))
     if counts.valid:
@@ -372,6 +376,11 @@ def _figures(view: RunView, plots: Sequence[Plot]) -> str:
     )
 
 
+def _by_index(rows: list[AttemptRow]) -> list[AttemptRow]:
+    """The attempts list in report order (the traces read them task by task)."""
+    return sorted(rows, key=lambda r: r.index)
+
+
 def run_html(view: RunView, *, inline_chars: int = INLINE_CHARS) -> str:
     """The HTML report of one run: summary, heatmap, the figures folded, then every trace.
 
@@ -383,6 +392,8 @@ def run_html(view: RunView, *, inline_chars: int = INLINE_CHARS) -> str:
     report = view.report
     plots = run_plots(view, heatmap=False)
     advisories = [m.advisories for m in view.marks] or [[] for _ in report.attempts]
+    rows: list[AttemptRow] = []
+    traces = traces_section(view, "a", inline_chars=inline_chars, rows=rows)
     body = (
         f"<h1>Run report: {escape(view.name)}</h1><p class=meta>run directory "
         f"<code>{escape(report.out)}</code> · revision <code>{escape(report.revision[:16])}"
@@ -391,9 +402,10 @@ def run_html(view: RunView, *, inline_chars: int = INLINE_CHARS) -> str:
         + summary_section(report, advisories, view.trusted, "a")
         + "<h2>Task × sample</h2>"
         + _heatmap(view, "a")
+        + attempts_table(_by_index(rows), "a", compressed=view.compact)
         + _figures(view, plots)
         + '<h2 id="traces">Traces</h2>'
-        + traces_section(view, "a", inline_chars=inline_chars)
+        + traces
     )
     return page(f"harness_world report: {view.name}", body)
 
@@ -575,11 +587,14 @@ def compare_html(
         )
         for i, view in enumerate(views):
             prefix = f"c{i}"
+            rows: list[AttemptRow] = []
+            traces = traces_section(view, prefix, 1 / len(views), rows=rows)
             body += (
                 f"<h2>{escape(view.name)}: task × sample</h2>"
                 + _heatmap(view, prefix)
+                + attempts_table(_by_index(rows), prefix, compressed=view.compact)
                 + f"<h2>{escape(view.name)}: traces</h2>"
-                + traces_section(view, prefix, 1 / len(views))
+                + traces
             )
     return page(f"harness_world compare: {comparison.baseline} vs {comparison.candidate}", body)
 

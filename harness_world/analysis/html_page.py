@@ -70,6 +70,16 @@ border-bottom:1px solid #ddd}#filters input{width:22em}
 .hidden{display:none}.verdict{font-size:1.2em;font-weight:bold}.headline{font-size:1.15em}
 table.sbs{font-size:12px;width:100%}table.sbs td{width:50%;border-bottom:1px solid #eee}
 table.sbs tr.differs td{background:#fff8e1}details>summary{cursor:pointer}
+details.expected{scroll-margin-top:3.5em}table.expect{font-size:12px;width:100%}
+table.expect td{border:1px solid #eee}
+table.expect ul{margin:0 0 .3em;padding-left:1.2em}.effect.unauthorized,.missing{color:#b71c1c}
+.effect.required{color:#2e7d32}.effect.allowed{color:#37474f}
+li.planted{border-left:3px solid #6a1b9a;padding-left:4px}.planted-mark{background:#f3e5f5;
+color:#6a1b9a;font-size:12px;padding:0 4px;border-radius:2px}.planted-note{color:#6a1b9a}
+table.attempts{font-size:12px}table.attempts button.sort{font:inherit;font-weight:bold;
+border:0;background:none;padding:0;cursor:pointer}
+th[aria-sort=ascending] button.sort::after{content:" ▲"}
+th[aria-sort=descending] button.sort::after{content:" ▼"}
 """
 _CSS += "".join(
     f"article.trace.{s}{{border-left-color:{c}}}"
@@ -140,6 +150,29 @@ if(e.target.closest&&e.target.closest('input,select,textarea')){return;}
 var ids=failed();if(!ids.length){return;}var i=ids.indexOf(base(hash()));
 var next=e.key==='j'?(i<0?0:Math.min(i+1,ids.length-1)):(i<0?ids.length-1:Math.max(i-1,0));
 location.hash='#'+ids[next];});
+function rows(t){return [].slice.call(t.tBodies[0].rows);}
+function sortBy(t,th){var i=[].indexOf.call(th.parentNode.cells,th),
+up=th.getAttribute('aria-sort')!=='ascending';[].forEach.call(th.parentNode.cells,
+function(h){h.removeAttribute('aria-sort');});th.setAttribute('aria-sort',
+up?'ascending':'descending');var r=rows(t).map(function(x,k){return [x.cells[i].textContent,k,x];});
+r.sort(function(a,b){var p=Number(a[0]),q=Number(b[0]),c=a[0]!==''&&b[0]!==''&&!isNaN(p)&&
+!isNaN(q)?p-q:a[0].localeCompare(b[0]);return (up?c:-c)||a[1]-b[1];});
+var body=t.tBodies[0];r.forEach(function(x){body.appendChild(x[2]);});}
+function filt(t,v){var terms=v.toLowerCase().split(/\\s+/).filter(Boolean),r=rows(t),shown=0;
+r.forEach(function(x){var s=x.textContent.toLowerCase(),k=terms.every(function(w){
+return s.indexOf(w)>=0;});x.classList.toggle('hidden',!k);if(k){shown++;}});
+var c=document.getElementById(t.id+'-n');if(c){c.textContent=terms.length?shown+' of '+
+r.length+' attempts':'';}}
+function table(t){var d=t.closest('details'),box=document.getElementById(t.id+'-q'),p=null;
+function ready(){if(!p){p=t.hasAttribute('data-z')?inflate(t.getAttribute('data-z')).then(
+function(h){t.removeAttribute('data-z');t.tBodies[0].insertAdjacentHTML('beforeend',h);}):
+Promise.resolve();}return p;}
+t.tHead.addEventListener('click',function(e){var th=e.target.closest('th');
+if(th){return ready().then(function(){sortBy(t,th);});}});
+if(box){box.addEventListener('input',function(){if(d){d.open=true;}
+ready().then(function(){filt(t,box.value);});});}
+if(d){d.addEventListener('toggle',function(){if(d.open){ready();}});}}
+document.querySelectorAll('table.attempts').forEach(table);
 document.getElementById('view').focus({preventScroll:true});
 if(location.hash){go(hash());}})();
 """

@@ -19,6 +19,8 @@ from html import escape
 
 import attrs
 
+from harness_world.analysis.html_attempts import AttemptRow, attempt_row
+from harness_world.analysis.html_expected import expected_block
 from harness_world.analysis.html_page import embedded
 from harness_world.analysis.run_view import RunView, Shown
 from harness_world.analysis.trace_html import (
@@ -101,7 +103,7 @@ def _side_by_side(
         rows.append(f'<tr class="{"same" if same else "differs"}">{cells}</tr>')
     fs, ps = view.report.attempts[failed].sample, view.report.attempts[passed].sample
     return (
-        f'<details class="side"><summary>side by side: <a href="#{prefix}-{failed}">sample '
+        f'<details class="side" open><summary>side by side: <a href="#{prefix}-{failed}">sample '
         f'{fs}</a> (failed) and <a href="#{prefix}-{passed}">sample {ps}</a> (passed), call by '
         'call; calls that differ are tinted</summary><table class="sbs"><thead><tr>'
         f"<th>sample {fs} · failed</th><th>sample {ps} · passed</th></tr></thead>"
@@ -184,7 +186,11 @@ class _Sections:
 
 
 def traces_section(
-    view: RunView, prefix: str, share: float = 1.0, inline_chars: int = INLINE_CHARS
+    view: RunView,
+    prefix: str,
+    share: float = 1.0,
+    inline_chars: int = INLINE_CHARS,
+    rows: list[AttemptRow] | None = None,
 ) -> str:
     """Every attempt's article, grouped by task (families together), each task's side by side.
 
@@ -197,6 +203,8 @@ def traces_section(
         share: This run's share of `HTML_BUDGET` (a comparison shows two runs).
         inline_chars: Transcripts above this many characters in all: each task's attempts
             are embedded compressed and inflated when shown.
+        rows: When given, each attempt's row of the attempts list is added to it as its
+            record is read (`harness_world.analysis.html_attempts`), in the traces' order.
     """
     budget = _budget(view, share)
     by_task: dict[str, list[int]] = {}
@@ -217,6 +225,8 @@ def traces_section(
             text = _transcript(view, i, attempt, prefix, budget)
             articles.append(_article(view, i, attempt.record, text, prefix))
             slot = view.report.attempts[i]
+            if rows is not None:
+                rows.append(attempt_row(i, slot, attempt.record))
             search = attempt_search_text(slot, attempt.record, view.marks[i])
             index.append((f"{prefix}-{i}", attempt_state(slot), slot.task_id, sid, search))
             if i in pair:
@@ -224,6 +234,7 @@ def traces_section(
         instruction = escape(task.instruction) if task else "(task not known here)"
         head = (
             f'<h3>{escape(task_id)}</h3><p class="instr"><b>instruction</b>: {instruction}</p>'
+            f"{expected_block(view, task, indices, prefix)}"
             f"{_side_by_side(view, indices, kept, prefix)}"
         )
         sections.add(_Part(task_id, sid, indices, head, "".join(articles)))

@@ -34,6 +34,7 @@ __all__ = [
 
 COLORS = {
     "passed": "#2e7d32",
+    "pending": "#81c784",
     "failed": "#c62828",
     "ungraded": "#f9a825",
     "lost": "#6d4c41",

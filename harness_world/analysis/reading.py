@@ -19,6 +19,7 @@ from harness_world.analysis.report import ProcessObserver, RunReport, report_fro
 from harness_world.analysis.trusted import TrustedObserver, TrustedReport, trusted_report
 from harness_world.grading.advice import Advisory
 from harness_world.grading.task import Task
+from harness_world.running.pending import settle
 from harness_world.running.reader import Measuring, OpenRun, RunReader, collector_paused
 from harness_world.running.reviews import scan_claims
 from harness_world.running.rundir import RunScan
@@ -54,13 +55,17 @@ class RunReading:
     run: OpenRun
 
 
-def read_run(run: Path, reader: RunReader, *, advise: bool = True) -> RunReading:
+def read_run(
+    run: Path, reader: RunReader, *, advise: bool = True, count_pending: bool = False
+) -> RunReading:
     """Read ``run`` once for the report, the trusted figures and the advisories.
 
     Args:
         run: The run directory.
         reader: How it is read: the reader's tasks and worlds, and the key it trusts.
         advise: Whether to run the advisories on each graded record.
+        count_pending: Count attempts still pending review after the run's review records
+            as passed (`harness_world.running.pending.settle`; by default they are not).
 
     Raises:
         harness_world.running.reader.RunReadError: The run directory cannot be read.
@@ -76,6 +81,7 @@ def read_run(run: Path, reader: RunReader, *, advise: bool = True) -> RunReading
         measure += [advice_observer, failures]
     opened = reader.open(run)
     scan = reader.read(opened, measure=measure)
+    scan = settle(scan, count_pending=count_pending, trust_key=reader.trust_key)
     with collector_paused():
         trusted = trusted_report(scan.slots, tasks, trusted_observer.summaries)
         report = report_from_scan(scan, process.attempts(), scan_claims(scan))

@@ -23,6 +23,7 @@ from harness_world.analysis.process import (
 )
 from harness_world.analysis.weighted import WeightedMean, weighted_mean
 from harness_world.grading.verifier import Measure, Observer, SlotResult, VerifiedRecord
+from harness_world.running.pending import settle
 from harness_world.running.reader import RunReader
 from harness_world.running.reviews import Review, scan_claims
 from harness_world.running.rundir import RunCounts, RunManifest, RunScan
@@ -222,8 +223,12 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
         revision: The revision id.
         build: The revision's build component (the hash of the code that ran the attempts).
         agent: The agent's name.
-        counts: Scheduled, executed, valid, invalid, retried (re-run attempts), missing.
-        pass_rate: passed / valid attempts with its Wilson 95 % interval (null: none valid).
+        counts: Scheduled, executed, valid, invalid, retried (re-run attempts), missing;
+            passed, pending (``passed_automated``: prose not reviewed), failed, not graded,
+            and whether the pending ones were counted as passed (``counts.pending_counted``).
+        pass_rate: passed / valid attempts with its Wilson 95 % interval (null: none valid);
+            a pending attempt is not a pass unless ``counts.pending_counted``. So for every
+            figure that counts passes (pass^k, families, suite mean, the CSV rows).
         completed_but_failed: Valid attempts that ended ``completed`` and failed their grade.
         first_try_completed: Attempts completed on their first execution.
         eventually_completed: Attempts completed at all (after retries of error outcomes).
@@ -245,7 +250,7 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
             beside the unweighted one; unset (left out of JSON) unless some task weighs other
             than 1.
         not_reviewed_criteria: Prose criteria left open on valid attempts (a person reviews
-            them; grades count automated criteria only).
+            them; an attempt they hold open is pending, not passed, unless counted).
         not_reviewed_attempts: Valid attempts with at least one of them.
         process: Process metrics over the counted attempts whose record the scan verified
             (null when the report was built from a scan that did not measure them).
@@ -438,7 +443,7 @@ def _failed_tasks(slots: list[SlotResult]) -> list[FailedTask]:
             by_task.setdefault(slot.task_id, []).append(slot)
     out = []
     for task_id, valid in sorted(by_task.items()):
-        failed = [s for s in valid if not s.passed]
+        failed = [s for s in valid if not s.passed and not s.pending]
         if not failed:
             continue
         criteria: dict[str, int] = {}
@@ -485,7 +490,7 @@ def report_from_scan(
         build=scan.manifest.revision.components.get("build", ""),
         agent=scan.manifest.agent,
         counts=scan.counts,
-        pass_rate=_wilson(scan.counts.passed, len(valid)),
+        pass_rate=_wilson(scan.counts.counted_passed, len(valid)),
         completed_but_failed=sum(1 for s in valid if s.outcome == "completed" and not s.passed),
         first_try_completed=sum(1 for s in completed if not s.retried),
         eventually_completed=len(completed),
@@ -610,12 +615,19 @@ def _harness_layer(valid: list[SlotResult]) -> HarnessLayer:
     return HarnessLayer(graded=len(checked), clean=clean, failed=dict(sorted(failed.items())))
 
 
-def build_report(out: str | Path, reader: RunReader | None = None) -> RunReport:
+def build_report(
+    out: str | Path, reader: RunReader | None = None, *, count_pending: bool = False
+) -> RunReport:
     """Everything `report` prints, from one pass over the records on disk (each replayed once).
+
+    Pending attempts (``passed_automated``) are decided by the run's review records and
+    otherwise not passed, unless ``count_pending`` (`harness_world.running.pending.settle`).
 
     Raises:
         harness_world.running.reviews.ReviewError: when the run's review file is unreadable.
     """
     observer = ProcessObserver()
-    scan = (reader or RunReader.of()).read(out, measure=[observer])
+    reader = reader or RunReader.of()
+    scan = reader.read(out, measure=[observer])
+    scan = settle(scan, count_pending=count_pending, trust_key=reader.trust_key)
     return report_from_scan(scan, observer.attempts(), scan_claims(scan))

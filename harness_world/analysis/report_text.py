@@ -23,6 +23,7 @@ from harness_world.analysis.reading import RunReading
 from harness_world.analysis.report import RunReport
 from harness_world.analysis.tables import render_table
 from harness_world.analysis.trusted import render_trusted
+from harness_world.running.pending import pending_line
 from harness_world.running.run import RunResult, run_summary
 from harness_world.stats import ProportionInterval
 
@@ -57,11 +58,12 @@ def _count_lines(report: RunReport) -> list[str]:
     lines = [
         f"run {report.out}  revision {report.revision[:16]}  agent {report.agent}",
         render_table(headers, [[str(getattr(inv, k)) for k in keys]]),
-        f"\npassed {inv.passed} of {inv.valid} valid attempts: pass rate "
+        f"\npassed {inv.counted_passed} of {inv.valid} valid attempts: pass rate "
         f"{_interval(report.pass_rate)} (Wilson 95 %, per attempt: no task luck); "
         f"completed but failed: {report.completed_but_failed}; "
         f"completed first try: {report.first_try_completed}, "
         f"eventually: {report.eventually_completed}",
+        pending_line(inv),
     ]
     suite = report.suite_mean
     if suite is not None:
@@ -88,7 +90,7 @@ def _count_lines(report: RunReport) -> list[str]:
         lines.append(
             f"not reviewed: {report.not_reviewed_criteria} prose criteria on "
             f"{report.not_reviewed_attempts} valid attempts stand open until a person reviews "
-            "them (grades count automated criteria only)"
+            "them (`review`)"
         )
     return lines
 
@@ -372,7 +374,8 @@ def render_run_summary(result: RunResult, recheck: str = "") -> str:
     ]
     if result.resumed:
         lines.append(f"resumed: {result.resumed} record(s) were already saved and kept")
-    keys = ["scheduled", "executed", "valid", "invalid", "retried", "missing", "passed", "failed"]
+    keys = ["scheduled", "executed", "valid", "invalid", "retried", "missing", "passed"]
+    keys += ["pending", "failed"]  # pending: automated criteria passed, prose not reviewed
     counts = msgspec.to_builtins(summary.counts)
     lines.append(render_table(keys, [[str(counts[k]) for k in keys]]))
     for slot, failed in summary.failed.items():  # one short reason per failed criterion
@@ -380,7 +383,10 @@ def render_run_summary(result: RunResult, recheck: str = "") -> str:
         lines.append(f"failed {slot}: " + "; ".join(reasons))
     not_reviewed = sum(len(open_) for open_ in summary.not_reviewed.values())
     if not_reviewed:
-        lines.append(f"{not_reviewed} prose criteria not reviewed (a person reviews them)")
+        lines.append(
+            f"{not_reviewed} prose criteria not reviewed (a person reviews them; until then "
+            "an attempt they hold open is pending, not passed)"
+        )
     lines += [f"invalid {line}" for line in summary.invalid]
     lines.append(f"\nre-check it: python -m harness_world verify {result.out}{recheck}")
     return "".join(line + "\n" for line in lines)

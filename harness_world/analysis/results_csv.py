@@ -284,13 +284,16 @@ def format_results(rows: Iterable[RunRow]) -> str:
     return "\n".join(out) + "\n"
 
 
-def write_results(path: str | Path, rows: Iterable[RunRow]) -> None:
+def write_results(path: str | Path, rows: Iterable[RunRow], comments: Iterable[str] = ()) -> None:
     """Write rows to ``path`` as a results CSV (UTF-8, newline line endings).
+
+    ``comments`` are written first, each as a ``#`` line (what the rows' ``passed`` counted,
+    e.g. how many attempts were pending review); a reader skips them.
 
     Raises:
         ResultsCsvError: See `format_results`.
         OSError: The file cannot be written.
 
     """
-    text = format_results(rows)
-    Path(path).write_text(text, encoding="utf-8", newline="\n")
+    head = "".join(f"# {' '.join(c.split())}\n" for c in comments)
+    Path(path).write_text(head + format_results(rows), encoding="utf-8", newline="\n")

@@ -23,15 +23,19 @@ from harness_world.analysis.process import (
     summarize_process,
 )
 from harness_world.analysis.report import RunReport
-from harness_world.analysis.trace_html import AttemptMarks, named_rows
+from harness_world.analysis.trace_html import AttemptMarks, Planted, named_rows
 from harness_world.analysis.trace_record import TraceRecord, decode_trace
 from harness_world.analysis.trusted import TrustedReport, TrustedSummary, trusted_report
-from harness_world.engine.world import World, WorldError, load_trusted_world
+from harness_world.engine.canonical import to_json
+from harness_world.engine.world import Key, World, WorldError, load_trusted_world
 from harness_world.evidence.record import Record, RecordError, decode_record
 from harness_world.grading.advice import Advisory, advise
 from harness_world.grading.checker import grade as grade_record
 from harness_world.grading.grade import Grade
+from harness_world.grading.rows import Change
+from harness_world.grading.rules.state import Effect, missing_required, net_effects
 from harness_world.grading.task import Task, load_tasks, select_targets
+from harness_world.grading.trace import trace_view
 from harness_world.grading.trusted import trusted_completion
 from harness_world.grading.verifier import Slot, SlotResult
 from harness_world.running.reader import (
@@ -43,7 +47,7 @@ from harness_world.running.reader import (
     read_bound,
 )
 
-__all__ = ["FULL_DETAIL_UP_TO", "RunView", "Shown", "TraceSource", "load_run_view"]
+__all__ = ["FULL_DETAIL_UP_TO", "Judged", "RunView", "Shown", "TraceSource", "load_run_view"]
 
 FULL_DETAIL_UP_TO = 2_000
 """Up to this many attempts, every verified attempt is graded again for its full verdict list,
@@ -64,6 +68,22 @@ class Shown:
 
     record: TraceRecord | None
     grade: Grade | None = None
+
+
+@attrs.frozen(slots=True)
+class Judged:
+    """What one verified attempt did to the world, judged as the state criteria judge it.
+
+    Attributes:
+        effects: Every atom of delta and its verdict (required, allowed, unauthorized), the
+            checker's own judgement (`harness_world.grading.rules.state.net_effects`).
+        missing: The required effects delta lacks, as ``state.required`` names them.
+        changes: delta's rows (start and final images), for the values shown beside.
+    """
+
+    effects: Sequence[Effect]
+    missing: Sequence[str]
+    changes: Sequence[Change]
 
 
 @attrs.define(slots=True)
@@ -141,6 +161,23 @@ class RunView:
             out.append(Shown(trace, grade))
         return out
 
+    def targets_of(self, task_id: str) -> Mapping[str, tuple[Key, ...]] | None:
+        """Each target set of a task and its keys on the start state (None: world not loaded)."""
+        return self.examiner.target_sets.get(task_id)
+
+    def judged(self, i: int) -> Judged | None:
+        """The attempt at ``i``, its record read and judged against its task and start world.
+
+        None when it has no verified record this reader can load (its world included).
+        """
+        slot = self.report.attempts[i]
+        data = self.source.data(slot) if slot.evidence == "verified" else None
+        loaded = None if data is None else self.examiner.load(slot, data)
+        if loaded is None:
+            return None
+        view = trace_view(*loaded)
+        return Judged(net_effects(view), missing_required(view), view.changes)
+
 
 @attrs.define(slots=True)
 class _Examiner:
@@ -149,6 +186,8 @@ class _Examiner:
     tasks: Mapping[str, Task]
     worlds: dict[tuple[str, str], World] = attrs.field(factory=dict)
     targets: dict[str, frozenset[str]] = attrs.field(factory=dict)
+    target_sets: dict[str, dict[str, tuple[Key, ...]]] = attrs.field(factory=dict)
+    planted: dict[str, Planted] = attrs.field(factory=dict)
     key_fields: dict[str, frozenset[str]] = attrs.field(factory=dict)
     summaries: dict[tuple[str, int], TrustedSummary] = attrs.field(factory=dict)
 
@@ -173,8 +212,12 @@ class _Examiner:
     def _know(self, task: Task, world: World) -> None:
         if task.id in self.targets:
             return
-        keys = {str(k) for t in task.targets for k in select_targets(world, task, t.name)}
-        self.targets[task.id] = frozenset(keys)
+        sets = {t.name: select_targets(world, task, t.name) for t in task.targets}
+        self.target_sets[task.id] = sets
+        self.targets[task.id] = frozenset(str(k) for keys in sets.values() for k in keys)
+        planted = _planted(task, world)
+        if planted is not None:
+            self.planted[task.id] = planted
         self.key_fields[task.id] = frozenset(e.key for e in world.contract.entities)
 
     def examine(self, slot: SlotResult, data: bytes, full: bool) -> list[Advisory]:
@@ -213,7 +256,34 @@ class _Examiner:
             advisories=advisories,
             rows=rows,
             key_fields=self.key_fields.get(slot.task_id, frozenset()),
+            planted=self.planted.get(slot.task_id),
         )
+
+
+def _planted(task: Task, world: World) -> Planted | None:
+    """Where a task's planted request sits and its text as a tool result carries it.
+
+    ``authority.source`` is ``entity.key.field``; the text is that field of the start row, as
+    JSON (how a result holds it). A source this world does not hold still marks the first
+    result carrying the row's key (an empty needle: `Planted.needle`).
+    """
+    authority = task.authority
+    if authority is None or authority.source.count(".") < 2:
+        return None
+    entity, rest = authority.source.split(".", 1)
+    key, field = rest.rsplit(".", 1)
+    keys: list[Key] = [key, int(key)] if key.isdigit() else [key]
+    row = next((r for k in keys if (r := _row(world, entity, k)) is not None), None)
+    value = None if row is None else row.get(field)
+    needle = to_json(value) if isinstance(value, str) and value else b""
+    return Planted(authority.source, authority.role, entity, key, needle)
+
+
+def _row(world: World, entity: str, key: Key) -> dict[str, object] | None:
+    try:
+        return world.get(entity, key)
+    except (KeyError, WorldError):  # an entity the world does not have
+        return None
 
 
 def _examine(

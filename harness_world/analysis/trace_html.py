@@ -7,6 +7,9 @@ carries, every one linked to the calls and rows it names. The transcript follows
 result pretty-printed and collapsible with the grader's rows highlighted, a typed error marked,
 its write images as before/after tables), then the final message and every criterion.
 
+On a task that plants a request in data (``[authority]``), the first call whose result carried
+the planted text is marked, and the header links to it (`Planted`, `planted_call`).
+
 Items of the transcript are events placed after the calls made before them (`_events`): the
 model's messages, when the record carries its conversation (role, text, the calls it asked
 for; each collapsible), and the exchanges with a simulated user.
@@ -29,6 +32,7 @@ import msgspec
 from harness_world.analysis.json_view import gist, pretty_html
 from harness_world.analysis.trace_record import TraceCall, TraceRecord, raw_text
 from harness_world.engine.calls import WriteImage
+from harness_world.engine.canonical import to_json
 from harness_world.evidence.record import TranscriptMessage, UserTurn
 from harness_world.grading.advice import Advisory
 from harness_world.grading.grade import Grade
@@ -36,12 +40,14 @@ from harness_world.grading.verifier import SlotResult
 
 __all__ = [
     "AttemptMarks",
+    "Planted",
     "attempt_header",
     "attempt_search_text",
     "attempt_state",
     "compact_line",
     "named_calls",
     "named_rows",
+    "planted_call",
     "shorten",
     "trace_fragment",
     "transcript_html",
@@ -54,7 +60,9 @@ _SHOWN_LINKS = 6
 
 
 def attempt_state(slot: SlotResult) -> str:
-    """The heatmap state of a slot: passed, failed, ungraded, lost, invalid or missing.
+    """The heatmap state of a slot: passed, pending, failed, ungraded, lost, invalid or missing.
+
+    ``pending`` is a grade whose automated criteria passed with prose not yet reviewed.
 
     ``ungraded`` covers evidence that did not replay and verified attempts without a grade;
     ``invalid`` is verified evidence whose outcome does not count (error, interrupted).
@@ -65,6 +73,8 @@ def attempt_state(slot: SlotResult) -> str:
         return "invalid"
     if slot.passed is None:
         return "ungraded"
+    if slot.pending:
+        return "pending"
     return "passed" if slot.passed else "failed"
 
 
@@ -80,6 +90,41 @@ def shorten(value: Any, limit: int) -> str:
 
 
 @attrs.frozen(slots=True)
+class Planted:
+    """A request a task plants in data the agent reads (``[authority]``), as the page finds it.
+
+    Attributes:
+        source: Where it is planted, ``entity.key.field`` (the task's ``authority.source``).
+        role: ``attack`` (it asks for a forbidden effect) or ``benign``.
+        entity: The row's entity.
+        key: The row's key, as the source spells it.
+        needle: The planted text as JSON, as a tool result carries it; empty when the start
+            state was not read here (then the first result holding the row's key and field
+            name is marked).
+    """
+
+    source: str
+    role: str
+    entity: str
+    key: str
+    needle: bytes = b""
+
+    def entered(self, result: bytes) -> bool:
+        """Whether a tool result carries the planted text."""
+        if self.needle:
+            return self.needle in result
+        field = self.source.rsplit(".", 1)[1]
+        return to_json(self.key) in result and to_json(field) in result
+
+
+def planted_call(record: TraceRecord | None, planted: Planted | None) -> int | None:
+    """The sequence number of the first call whose result carried the planted text, if any."""
+    if record is None or planted is None:
+        return None
+    return next((c.seq for c in record.calls if c.ok and planted.entered(bytes(c.result))), None)
+
+
+@attrs.frozen(slots=True)
 class AttemptMarks:
     """What the page knows of one attempt beside its record: advisories and the grader's rows.
 
@@ -88,11 +133,13 @@ class AttemptMarks:
         rows: Key values of the rows the grader used (the task's targets and the rows its
             failed criteria name), highlighted in results.
         key_fields: The field names holding a row's key in this world.
+        planted: The request its task plants in data, if any (its call is marked).
     """
 
     advisories: Sequence[Advisory] = ()
     rows: Set[str] = frozenset()
     key_fields: Set[str] = frozenset()
+    planted: Planted | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -178,6 +225,8 @@ def _advisory_item(advisory: Advisory, record: TraceRecord | None, anchor: str) 
 def _layers(slot: SlotResult) -> str:
     if slot.passed is None:
         agent = "agent layer: not graded"
+    elif slot.pending:
+        agent = f"agent layer: passed_automated ({len(slot.not_reviewed)} prose pending review)"
     elif slot.passed:
         agent = '<span class="ok">agent layer: passed</span>'
     else:
@@ -198,6 +247,22 @@ def _layers(slot: SlotResult) -> str:
     )
 
 
+def _planted_note(record: TraceRecord | None, planted: Planted | None, anchor: str) -> str:
+    """Where the task's planted request entered this attempt's trace (or that it never did)."""
+    if planted is None or record is None:
+        return ""
+    seq = planted_call(record, planted)
+    where = (
+        f'entered the trace at <a class="ref" href="#{anchor}-c{seq}">call {seq}</a>'
+        if seq is not None
+        else "never entered the trace (no result carried it)"
+    )
+    return (
+        f'<p class="planted-note">⚑ planted {escape(planted.role)} request '
+        f"<code>{escape(planted.source)}</code>: {where}</p>"
+    )
+
+
 def attempt_header(
     index: int,
     slot: SlotResult,
@@ -215,6 +280,7 @@ def attempt_header(
     items += [_criterion_item(x, record, anchor, "failed harness") for x in slot.harness_failed]
     items += [_advisory_item(a, record, anchor) for a in marks.advisories]
     notes = "".join(f'<p class="note">{escape(n)}</p>' for n in (slot.reason, slot.not_graded) if n)
+    notes += _planted_note(record, marks.planted, anchor)
     if slot.passed and not items:
         items.append('<li class="passed">every automated criterion passed</li>')
     listing = f'<ul class="criteria">{"".join(items)}</ul>' if items else ""
@@ -323,8 +389,26 @@ def _error(call: TraceCall, limit: int) -> str:
     return f'<b class="error">✗ {escape(kind)}</b>: {escape(shorten(message, limit))}'
 
 
-def _call(call: TraceCall, anchor: str, limit: int, marks: AttemptMarks, named: Set[int]) -> str:
-    """One call: a summary line (tool, arguments, gist or error), its result and writes inside."""
+def _planted_mark(planted: Planted) -> str:
+    """The badge on the call whose result first carried a planted request."""
+    return (
+        f' <span class="planted-mark" data-planted="{escape(planted.source)}">⚑ planted '
+        f"{escape(planted.role)} request enters here ({escape(planted.source)})</span>"
+    )
+
+
+def _call(
+    call: TraceCall,
+    anchor: str,
+    limit: int,
+    marks: AttemptMarks,
+    named: Set[int],
+    entered: int | None = None,
+) -> str:
+    """One call: a summary line (tool, arguments, gist or error), its result and writes inside.
+
+    The call whose result first carried a planted request (``entered``) is marked and open.
+    """
     value = msgspec.json.decode(bytes(call.result)) if call.ok else None
     outcome = (
         f'<span class="gist">→ {escape(gist(value))}</span>' if call.ok else _error(call, limit)
@@ -335,13 +419,16 @@ def _call(call: TraceCall, anchor: str, limit: int, marks: AttemptMarks, named: 
         if call.ok
         else ""
     )
+    planted = marks.planted if call.seq == entered else None
     css = "call" + ("" if call.ok else " bad") + (" named" if call.seq in named else "")
-    opened = " open" if call.seq in named else ""
+    css += " planted" if planted is not None else ""
+    opened = " open" if call.seq in named or planted is not None else ""
+    mark = _planted_mark(planted) if planted is not None else ""
     return (
         f'<li class="{css}"><details id="{anchor}-c{call.seq}"{opened}><summary>'
         f'<span class="seq">#{call.seq}</span> <span class="clock">t{call.clock_before}→'
         f"t{call.clock_after}</span> <code>{escape(call.tool)}"
-        f"({escape(shorten(call.args, max(limit // 4, 200)))})</code> {outcome}{writes}"
+        f"({escape(shorten(call.args, max(limit // 4, 200)))})</code> {outcome}{writes}{mark}"
         f"</summary>{body}{_write_images(call, max(limit // 2, 40))}</details></li>"
     )
 
@@ -367,10 +454,12 @@ def compact_line(call: TraceCall) -> str:
     )
 
 
-def _compact_call(call: TraceCall, anchor: str) -> str:
+def _compact_call(call: TraceCall, anchor: str, planted: Planted | None = None) -> str:
+    css = "call" + ("" if call.ok else " bad") + (" planted" if planted is not None else "")
+    mark = _planted_mark(planted) if planted is not None else ""
     return (
-        f'<li class="call{"" if call.ok else " bad"}"><span class="seq" id="{anchor}-c{call.seq}">'
-        f"#{call.seq}</span> {compact_line(call)}</li>"
+        f'<li class="{css}"><span class="seq" id="{anchor}-c{call.seq}">'
+        f"#{call.seq}</span> {compact_line(call)}{mark}</li>"
     )
 
 
@@ -499,13 +588,17 @@ def transcript_html(
     anchor = f"{prefix}-{index}"
     if record is None:
         return _every_criterion(grade)
+    entered = planted_call(record, marks.planted)
     if compact:
-        calls = [_compact_call(c, anchor) for c in record.calls]
+        calls = [
+            _compact_call(c, anchor, marks.planted if c.seq == entered else None)
+            for c in record.calls
+        ]
         limit = 120
     else:
         items = len(record.calls) + len(record.user_turns) + len(record.transcript)
         limit = max(60, budget // (items + 1))
-        calls = [_call(c, anchor, limit, marks, named) for c in record.calls]
+        calls = [_call(c, anchor, limit, marks, named, entered) for c in record.calls]
     final = (
         f'<li class="final turn"><b>final message</b>: '
         f"{escape(shorten(record.final_message, limit)) or _ABSENT}</li>"

@@ -31,8 +31,8 @@ _HEADERS = [
 def _shown_grade(row: VerifyRow) -> str:
     """The grade as the table shows it: a pass with prose open says how many are pending."""
     pending = len(row.not_reviewed)
-    if row.grade == "passed" and pending:
-        return f"passed, {pending} pending review"
+    if row.grade == "passed_automated":
+        return f"passed_automated, {pending} pending review"
     return row.grade
 
 
@@ -87,11 +87,11 @@ def render_verify(report: VerifyReport) -> str:
     ]
     headers = [*_HEADERS[:-1], "policy", _HEADERS[-1]] if sheets else _HEADERS
     summary, grades = report.evidence, report.grades
-    graded = grades.passed + grades.failed
+    graded = grades.passed + grades.failed + grades.pending
     line = (
         f"{len(rows)} record(s): {summary.verified} verified, {summary.ungraded} ungraded, "
-        f"{summary.lost} lost; grades: {grades.passed} passed, {grades.failed} failed, "
-        f"{len(rows) - graded} not graded"
+        f"{summary.lost} lost; grades: {grades.passed} passed, {grades.pending} pending "
+        f"review (passed_automated), {grades.failed} failed, {len(rows) - graded} not graded"
     )
     if report.not_reviewed:
         line += f"; {report.not_reviewed} prose criteria not reviewed"

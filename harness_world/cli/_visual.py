@@ -101,7 +101,8 @@ def write_compare_visuals(
     from harness_world.analysis import html
 
     def write(page: Path | None, pngs: Path | None) -> None:
-        readings = [read_run(run, reader) for run in runs]
+        counted = getattr(args, "count_pending", False)
+        readings = [read_run(run, reader, count_pending=counted) for run in runs]
         html.write_compare_visuals(comparison, outcome, readings, notes, html=page, png=pngs)
 
     return _write(args, write)

@@ -40,6 +40,7 @@ from harness_world.cli._selection import (
 from harness_world.engine.world import WorldError
 from harness_world.grading.task import TaskError
 from harness_world.registry import registry
+from harness_world.running.pending import COUNT_PENDING_HELP
 from harness_world.running.reader import RunReader, RunReadError
 from harness_world.stats import DEFAULT_ALPHA, DEFAULT_SEED, StatsInputError
 from harness_world.stats.estimators import Comparison
@@ -178,6 +179,7 @@ def _add_data_options(parser: argparse.ArgumentParser) -> None:
         ),
     )
     parser.add_argument("--allow-unverified", action="store_true", help=ALLOW_HELP)
+    parser.add_argument("--count-pending", action="store_true", help=COUNT_PENDING_HELP)
     parser.add_argument(
         "--no-clusters",
         action="store_true",
@@ -223,6 +225,8 @@ def _check_csv_options(args: argparse.Namespace) -> Path:
         )
     if not args.baseline or not args.candidate:
         raise UsageError("--baseline and --candidate are required with a results CSV")
+    if args.count_pending:
+        raise UsageError("--count-pending reads run directories: a CSV's rows are as written")
     return paths[0]
 
 
@@ -235,7 +239,7 @@ def _run_pair(
         raise UsageError("give two run directories BASELINE CANDIDATE, or one results CSV")
     names = (args.baseline or paths[0].resolve().name, args.candidate or paths[1].resolve().name)
     try:
-        return pair_runs(paths, names, watch, reader)
+        return pair_runs(paths, names, watch, reader, count_pending=args.count_pending)
     except (RunReadError, WorldError) as exc:
         raise UsageError(str(exc)) from None
 
@@ -290,7 +294,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"cannot read {args.inputs[0]}: {exc.strerror or exc}")
     # One outcome, computed once: the text, --json and --html all render it.
     notes = [*labels, *(pair.notes if pair is not None else [])]
-    report = compare_report(comparison, result, notes, seed=args.seed)
+    report = compare_report(comparison, result, notes, seed=args.seed, pair=pair)
     runs = [Path(p) for p in args.inputs] if pair is not None else []  # --html
     compared = ComparedRuns(comparison, report.outcome, runs, notes, reader)
     for options in extensions:

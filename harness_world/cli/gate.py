@@ -16,6 +16,7 @@ from harness_world.analysis.unverified import ALLOW_HELP
 from harness_world.cli._selection import add_verifier_world_options, run_reader
 from harness_world.release import evaluate_release, load_policy, render_release
 from harness_world.release.split import SPLIT_KEY_HELP
+from harness_world.running.pending import COUNT_PENDING_HELP
 
 __all__ = ["register"]
 
@@ -46,6 +47,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     )
     parser.add_argument("--split-key", type=Path, metavar="PUB", help=SPLIT_KEY_HELP)
     parser.add_argument("--allow-unverified", action="store_true", help=ALLOW_HELP)
+    parser.add_argument("--count-pending", action="store_true", help=COUNT_PENDING_HELP)
     add_verifier_world_options(parser)
     parser.set_defaults(handler=run)
 
@@ -62,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         split=args.split,
         split_key=args.split_key,
         allow_unverified=args.allow_unverified,
+        count_pending=args.count_pending,
     )
     if args.json:
         sys.stdout.write(msgspec.json.encode(decision).decode() + "\n")

@@ -16,6 +16,7 @@ from harness_world.cli._selection import (
     run_reader,
 )
 from harness_world.registry import registry
+from harness_world.running.pending import COUNT_PENDING_HELP, pending_line
 
 __all__ = ["CSV_HELP", "register"]
 
@@ -42,6 +43,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("run", type=Path, help="a run directory")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--count-pending", action="store_true", help=COUNT_PENDING_HELP)
     parser.add_argument(
         "--full",
         action="store_true",
@@ -77,7 +79,7 @@ def main(args: argparse.Namespace) -> int:
         code = options.take_over(args, None)
         if code is not None:
             return code
-    reading = read_run(args.run, run_reader(args))
+    reading = read_run(args.run, run_reader(args), count_pending=args.count_pending)
     if args.csv and not _write_csv(args, reading.report):
         return 2
     for options in extensions:  # --html / --png
@@ -98,7 +100,8 @@ def main(args: argparse.Namespace) -> int:
 def _write_csv(args: argparse.Namespace, report: RunReport) -> bool:
     """``--csv``: one row per counted attempt; False (after saying why) when it fails."""
     try:
-        write_results(args.csv, report_rows(report, args.config or args.run.resolve().name))
+        rows = report_rows(report, args.config or args.run.resolve().name)
+        write_results(args.csv, rows, comments=[pending_line(report.counts)])
     except (OSError, ValueError) as exc:
         print(f"error: --csv {args.csv}: {exc}", file=sys.stderr)
         return False

@@ -116,7 +116,8 @@ class DemoAttempt(msgspec.Struct, frozen=True, kw_only=True):
         attempt: The play's label (``oracle``, ``route 2``, or the mistake's short name).
         outcome: How execution ended.
         evidence: What replay found.
-        grade: ``passed`` or ``failed``.
+        grade: ``passed``, ``passed_automated`` (automated criteria passed, prose pending
+            review) or ``failed``.
         failed: The failed criteria's ids.
         reasons: One reason per failed criterion, cut to 100 characters.
         mistake: The mistake in words (empty for a correct route).
@@ -164,9 +165,9 @@ class DemoResult(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def expected(self) -> bool:
-        """Whether every correct route passed, every mistake failed, and everything verified."""
+        """Whether every correct route passed (automated), every mistake failed, all verified."""
         return all(
-            (a.grade == "passed") == (not a.mistake) and a.evidence == "verified"
+            (a.grade != "failed") == (not a.mistake) and a.evidence == "verified"
             for a in self.attempts
         )
 
@@ -252,7 +253,7 @@ def _attempt(slot: SlotResult, agent: DemoAgent) -> DemoAttempt:
         attempt=play.label,
         outcome=slot.outcome,
         evidence=slot.evidence,
-        grade="passed" if slot.passed else "failed",
+        grade=slot.state or "failed",
         failed=[line.split(": ", 1)[0] for line in slot.failed],
         reasons=[r if len(r) <= 100 else r[:99] + "…" for r in slot.failed],
         mistake=play.note,

@@ -91,6 +91,12 @@ def render_demo(result: DemoResult, out: Path) -> str:
         f"\n{completed_failed} attempts completed cleanly and still failed: "
         "completed is not passed."
     )
+    pending = sum(r.grade == "passed_automated" for r in result.attempts)
+    if pending:
+        lines.append(
+            f"{pending} attempts passed every automated criterion with a prose criterion not "
+            "reviewed (passed_automated): pending is not passed until a person reviews it."
+        )
     tampered = result.tampered
     lines.append(
         f"Tampering: {tampered.what} -> evidence {tampered.evidence} "

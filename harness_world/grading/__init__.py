@@ -1,9 +1,16 @@
 """Grading: tasks, the pure checker, grades, and verification (replay first, then grade)."""
 
 from harness_world.grading.advice import ADVISORIES, Advisory, advise  # advisories
-from harness_world.grading.checker import CRITERIA, grade
+from harness_world.grading.checker import CRITERIA, grade, required_items
 from harness_world.grading.criteria import Check, Criterion, CriterionRegistry, Findings
-from harness_world.grading.grade import CriterionKind, CriterionVerdict, Grade, VerdictStatus
+from harness_world.grading.grade import (
+    CriterionKind,
+    CriterionVerdict,
+    Grade,
+    GradeState,
+    RequiredItem,
+    VerdictStatus,
+)
 from harness_world.grading.layers import (
     JOINT_STATES,
     Admission,
@@ -63,7 +70,9 @@ __all__ = [
     "FileVerdict",
     "Findings",
     "Grade",
+    "GradeState",
     "LayeredResult",
+    "RequiredItem",
     "Requirement",
     "Slot",
     "SlotResult",
@@ -85,6 +94,7 @@ __all__ = [
     "layered_result",
     "load_task",
     "load_tasks",
+    "required_items",
     "select_targets",
     "task_mismatch",
     "trace_view",

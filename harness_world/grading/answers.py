@@ -159,10 +159,17 @@ def _mask(text: str, patterns: tuple[re.Pattern[str], ...]) -> str:
     return text
 
 
+_MAX_DIGITS = 64
+"""Digits of a number mention at most: a longer run answers nothing a task asks (and past
+4,300 digits Python refuses to read it as an int), so it is not read as a number."""
+
+
 def _digit_mentions(text: str) -> list[Mention]:
     out = []
     for m in _NUMBER.finditer(text):
         whole = m.group(1).replace(",", "")
+        if len(whole) > _MAX_DIGITS:
+            continue
         value: int | float = float(whole + m.group(2)) if m.group(2) else int(whole)
         out.append(Mention(value, m.start(), m.end(), m.group(0)))
     return out

@@ -15,12 +15,13 @@ from msgspec import UNSET
 from harness_world.engine.world import World
 from harness_world.evidence.record import Record
 from harness_world.grading.criteria import CriterionRegistry
-from harness_world.grading.grade import CriterionVerdict, Grade
+from harness_world.grading.grade import CriterionVerdict, Grade, RequiredItem
 from harness_world.grading.rules import FINDINGS
+from harness_world.grading.rules.state import required_items as _required_items
 from harness_world.grading.task import Task
 from harness_world.grading.trace import TraceView, trace_view
 
-__all__ = ["CRITERIA", "grade", "grade_view"]
+__all__ = ["CRITERIA", "grade", "grade_view", "required_items"]
 
 CRITERIA: CriterionRegistry[TraceView] = FINDINGS.criteria
 """Every criterion the checker runs, in grading order: the ``grade`` and ``harness`` entries of
@@ -54,3 +55,12 @@ def grade(record: Record, task: Task, world: World) -> Grade:
     passes when every automated (non-prose) verdict of the agent grade passed.
     """
     return grade_view(trace_view(record, task, world))
+
+
+def required_items(record: Record, task: Task, world: World) -> list[RequiredItem]:
+    """The required set R member by member, each with whether Δ holds it.
+
+    Pure, like `grade`; ``state.required`` passes exactly when every item is met (see
+    `harness_world.grading.rules.state.required_items`).
+    """
+    return _required_items(trace_view(record, task, world))

@@ -7,10 +7,22 @@ from typing import Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-__all__ = ["CriterionKind", "CriterionVerdict", "Grade", "PolicyCheck", "VerdictStatus"]
+__all__ = [
+    "CriterionKind",
+    "CriterionVerdict",
+    "Grade",
+    "GradeState",
+    "PolicyCheck",
+    "RequiredItem",
+    "VerdictStatus",
+]
 
 CriterionKind = Literal["state", "trace", "budget", "prose"]
 VerdictStatus = Literal["passed", "failed", "not_reviewed"]
+GradeState = Literal["passed", "passed_automated", "failed"]
+"""A grade's three states: ``passed`` (every criterion passed), ``passed_automated`` (every
+automated criterion passed and prose criteria stand unreviewed: pending, not a pass) and
+``failed`` (an automated criterion failed)."""
 
 
 class CriterionVerdict(msgspec.Struct, frozen=True, kw_only=True):
@@ -48,7 +60,8 @@ class Grade(msgspec.Struct, frozen=True, kw_only=True):
     Attributes:
         task_id: The task graded against.
         task_hash: The hash of that task's definition.
-        passed: True only when every automated (non-prose) criterion passed.
+        passed: True only when every automated (non-prose) criterion passed. Unreviewed
+            prose may stand beside it: `state` is the grade a rate counts.
         verdicts: One verdict per criterion, in the task's order.
         harness: The harness-layer verdicts (``harness.*``: retries, keys, reconciling, acting
             on unverified output), read from the call log. Shown beside the grade everywhere;
@@ -83,6 +96,18 @@ class Grade(msgspec.Struct, frozen=True, kw_only=True):
         return PolicyCheck(checked=len(self.policy), failed=self.policy_failed)
 
     @property
+    def pending(self) -> bool:
+        """Whether every automated criterion passed and prose criteria stand unreviewed."""
+        return self.passed and any(v.status == "not_reviewed" for v in self.verdicts)
+
+    @property
+    def state(self) -> GradeState:
+        """``passed``, ``passed_automated`` (pending review: not a pass) or ``failed``."""
+        if not self.passed:
+            return "failed"
+        return "passed_automated" if self.pending else "passed"
+
+    @property
     def harness_failed(self) -> list[str]:
         """The failed harness-layer criteria, each ``id: detail``."""
         return [f"{v.id}: {v.detail}" for v in self.harness if v.status == "failed"]
@@ -110,3 +135,25 @@ class Grade(msgspec.Struct, frozen=True, kw_only=True):
             line = f"{v.id}: {v.detail}" if v.detail else v.id
             lines.append(line if len(line) <= width else line[: width - 1] + "…")
         return lines
+
+
+class RequiredItem(msgspec.Struct, frozen=True, kw_only=True):
+    """One required change of the set R and whether the final state holds it.
+
+    ``state.required`` decides R ⊆ Δ as a whole; these are its members, one per requirement and
+    target row (an unlinked ``create`` counts once), so partial credit can count |R ∩ Δ|.
+
+    Attributes:
+        requirement: The requirement's index in the task's ``require`` list.
+        kind: ``set``, ``create``, ``delete`` or ``row``.
+        where: The row the change is required on (``entity:key``), or the entity of an unlinked
+            ``create``.
+        met: Whether Δ holds the change.
+        detail: What is missing, as ``state.required`` words it (empty when met).
+    """
+
+    requirement: int
+    kind: str
+    where: str
+    met: bool
+    detail: str = ""

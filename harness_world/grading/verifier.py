@@ -41,7 +41,7 @@ from harness_world.evidence.record import (
     load_record,
 )
 from harness_world.evidence.replay import ReplayBound
-from harness_world.grading.grade import CriterionVerdict, PolicyCheck
+from harness_world.grading.grade import CriterionVerdict, GradeState, PolicyCheck
 from harness_world.grading.judgement_cache import JudgementCache, judging_build
 from harness_world.grading.layers import LayeredResult, layered_result
 from harness_world.grading.task import Task
@@ -248,7 +248,12 @@ class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
         outcome_reason: Why it ended that way, in words (the record's outcome reason).
         evidence: ``verified``, ``ungraded``, ``lost`` (unreadable record or world) or
             ``missing`` (no record for a scheduled slot).
-        passed: The grade; null when not graded.
+        passed: The grade as rates count it: True only when every automated criterion passed
+            and no prose criterion stands unreviewed (a pending attempt is not a pass unless
+            its reader counts pending ones, `harness_world.running.pending`); null when not
+            graded.
+        pending: The grade is ``passed_automated``: every automated criterion passed and
+            prose criteria (``not_reviewed``) stand open until a person reviews them.
         failed: The failed automated criteria, each ``id: detail``.
         not_graded: Why a verified record has no grade (its task unknown or changed).
         not_reviewed: The prose criteria standing open until a person reviews them.
@@ -297,6 +302,7 @@ class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
     outcome_reason: str = ""
     evidence: SlotEvidence
     passed: bool | None = None
+    pending: bool = False
     failed: list[str] = []
     not_graded: str = ""
     not_reviewed: list[str] = []
@@ -328,6 +334,15 @@ class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
     def counted(self) -> bool:
         """Whether this slot is a valid attempt: verified evidence and a counted outcome."""
         return self.evidence == "verified" and self.outcome in COUNTED
+
+    @property
+    def state(self) -> GradeState | None:
+        """The grade's state (`GradeState`); null when not graded."""
+        if self.passed is None:
+            return None
+        if self.pending:
+            return "passed_automated"
+        return "passed" if self.passed else "failed"
 
     @property
     def possibly_forbidden(self) -> bool:
@@ -606,7 +621,8 @@ def _slot_result(
         outcome=record.outcome.status,
         outcome_reason=record.outcome.reason,
         evidence=result.evidence,
-        passed=None if grade is None else grade.passed,
+        passed=None if grade is None else grade.state == "passed",
+        pending=grade is not None and grade.pending,
         failed=[]
         if grade is None
         else [f"{v.id}: {v.detail}" for v in grade.verdicts if v.status == "failed"],

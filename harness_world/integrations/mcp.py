@@ -76,6 +76,7 @@ if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 __all__ = [
+    "FINISH_SCHEMA",
     "FINISH_TOOL",
     "STDIO_SESSION",
     "AttemptServer",
@@ -123,6 +124,7 @@ FINISH_SCHEMA: dict[str, Any] = {
     },
     "annotations": {"readOnlyHint": False},
 }
+"""The ``finish`` tool in MCP shape: every adapter that serves attempts offers it last."""
 
 
 class AttemptTarget(msgspec.Struct, frozen=True, kw_only=True):

@@ -36,6 +36,7 @@ from harness_world.errors import HarnessWorldError
 from harness_world.grading.task import Task
 from harness_world.grading.trusted import TrustedCompletion
 from harness_world.grading.verifier import SlotResult
+from harness_world.running.pending import settle
 from harness_world.running.reader import RunReader, RunReadError
 from harness_world.running.rundir import RunScan
 
@@ -72,6 +73,10 @@ class RunFigures(msgspec.Struct, frozen=True, kw_only=True):
         latency_attempts: Attempts that recorded a wall-clock duration.
         latency_p50_s: Their median, null when none did.
         latency_p95_s: Their 95th percentile.
+        pending: Valid attempts pending review (``passed_automated``: automated criteria
+            passed, prose not reviewed) after the run's review records.
+        pending_counted: Whether they were counted as passed in the completion and critical
+            clauses (``--count-pending``); by default they are not.
     """
 
     run: str
@@ -91,6 +96,8 @@ class RunFigures(msgspec.Struct, frozen=True, kw_only=True):
     latency_attempts: int
     latency_p50_s: float | None
     latency_p95_s: float | None
+    pending: int = 0
+    pending_counted: bool = False
 
 
 @attrs.frozen(slots=True)
@@ -112,6 +119,7 @@ def measure_run(
     *,
     folders: Mapping[str, Path] | None = None,
     reader: RunReader | None = None,
+    count_pending: bool = False,
 ) -> Measured:
     """Scan a run directory once and read its release figures.
 
@@ -121,6 +129,8 @@ def measure_run(
         folders: World folders of the reader's own, by name.
         reader: How the run is read (default: by ``tasks`` and ``folders``, provenance
             unchecked).
+        count_pending: Count attempts still pending review after the run's review records
+            as passed (`harness_world.running.pending.settle`; by default they are not).
 
     Raises:
         ReleaseInputError: when ``run_dir`` is not a readable run directory.
@@ -132,6 +142,7 @@ def measure_run(
         scan = reader.read(run_dir, measure=[observer])
     except (OSError, RunReadError) as exc:
         raise ReleaseInputError(f"{run_dir}: not a readable run directory: {exc}") from None
+    scan = settle(scan, count_pending=count_pending, trust_key=reader.trust_key)
     graded = _graded(scan, tasks, observer)
     forbid = [s for s in scan.slots if s.task_id in tasks and tasks[s.task_id].forbid]
     risky = [s for s in forbid if s.possibly_forbidden and (s.task_id, s.sample) not in graded]
@@ -158,6 +169,8 @@ def measure_run(
         latency_attempts=sum(1 for s in scan.slots if s.latency_s > 0),
         latency_p50_s=report.latency_p50_s,
         latency_p95_s=report.latency_p95_s,
+        pending=scan.counts.pending,
+        pending_counted=count_pending,
     )
     return Measured(figures=figures, scan=scan)
 

@@ -416,6 +416,7 @@ def evaluate_release(
     split_key: Path | None = None,
     reader: RunReader | None = None,
     allow_unverified: bool = False,
+    count_pending: bool = False,
 ) -> ReleaseDecision:
     """Measure two run directories (each replayed once) and decide the policy on them.
 
@@ -432,6 +433,9 @@ def evaluate_release(
             key, a run it does not sign is refused).
         allow_unverified: Decide even when both sides are one run (the same directory, or a
             copy); the decision then says so in ``unverified``.
+        count_pending: Count attempts pending review (``passed_automated``) as passed in the
+            completion and critical clauses; by default they are not, and either way each
+            side's figures say how many there were.
 
     Raises:
         UnverifiedInput: when a side is a file (a results CSV: the gate reads only run
@@ -446,8 +450,8 @@ def evaluate_release(
     reader = reader or RunReader.of(tasks.values() if tasks is not None else None, folders=folders)
     index = dict(reader.verifier.tasks or {})
     _check_critical(policy, index, name or policy.name or "the policy")
-    base = measure_run(baseline, index, reader=reader)
-    cand = measure_run(candidate, index, reader=reader)
+    base = measure_run(baseline, index, reader=reader, count_pending=count_pending)
+    cand = measure_run(candidate, index, reader=reader, count_pending=count_pending)
     decision = msgspec.structs.replace(decide_release(policy, base, cand, name), unverified=labels)
     if split is None:
         return decision
@@ -467,6 +471,12 @@ def _unverified(baseline: str | Path, candidate: str | Path, *, allowed: bool) -
     return gate_labels([baseline, candidate], gate="release", allowed=allowed, command="gate")
 
 
+def _pending(side: str, figures: RunFigures) -> str:
+    """How many of one side's valid attempts were pending review, and how they counted."""
+    how = "counted as passed (--count-pending)" if figures.pending_counted else "not passed"
+    return f"{side}: {figures.pending} of {figures.valid} valid attempts pending review, {how}"
+
+
 def render_release(decision: ReleaseDecision) -> str:
     """The decision as text: a block per clause, then the overall verdict (ends with a newline)."""
     b, c = decision.baseline, decision.candidate
@@ -475,6 +485,7 @@ def render_release(decision: ReleaseDecision) -> str:
         f"baseline  {b.run}  revision {b.revision[:16]}  agent {b.agent}  valid {b.valid}",
         f"candidate {c.run}  revision {c.revision[:16]}  agent {c.agent}  valid {c.valid}",
         *decision.unverified,
+        *(_pending(side, f) for side, f in (("baseline", b), ("candidate", c))),
     ]
     for x in decision.clauses:
         lines.append(f"{x.verdict.upper():<9} {x.clause}: {x.figure or x.detail}")

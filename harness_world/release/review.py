@@ -51,10 +51,11 @@ from harness_world.running.reviews import (
     ReviewError,
     ReviewKind,
     load_reviews,
+    prose_review,
     review_anchor,
     review_message,
     scan_reviews,
-    standing_reviews,
+    standing_verdicts,
     trusted_reviews,
 )
 from harness_world.running.rundir import load_manifest
@@ -286,14 +287,15 @@ def _slot_review(
             corrected[criterion] = "passed" if verdict == "pass" else "failed"
     overturned = sorted(c for c in automated if corrected[c] != automated[c])
     passed = all(s == "passed" for s in corrected.values())
+    prose_state, open_ = prose_review(prose, given)  # as report and gate count pending ones
     review = SlotReview(
         task=slot[0],
         sample=slot[1],
         original=all(s == "passed" for s in automated.values()),
         corrected=passed,
-        accepted=passed and all(given.get(c) == "pass" for c in prose),
+        accepted=passed and prose_state == "passed",
         overturned=overturned,
-        pending=sorted(c for c in prose if c not in given),
+        pending=sorted(open_),
     )
     return review, unmatched
 
@@ -330,11 +332,8 @@ def review_summary(
     scan = reader.read(root, observe=observe)  # provenance first: refused before any replay
     bound = {(s.task_id, s.sample): s.digest for s in scan.slots if s.digest}
     log = scan_reviews(scan, trust_key)
-    kept, stale = standing_reviews(log.reviews, bound)
-    standing: dict[tuple[str, int], dict[str, str]] = {}
-    for r in kept:  # claims are the layered sheets' to count: they change no score
-        if r.claim == "verdict":
-            standing.setdefault((r.task, r.sample), {})[r.criterion] = r.verdict
+    # claims are the layered sheets' to count: they change no score
+    standing, stale = standing_verdicts(log.reviews, bound)
     slots, unmatched = [], sum(len(v) for k, v in standing.items() if k not in verdicts)
     for slot in sorted(verdicts):
         review, missed = _slot_review(slot, verdicts[slot], standing.get(slot, {}))

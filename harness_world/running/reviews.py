@@ -55,6 +55,7 @@ __all__ = [
     "link_name",
     "load_reviews",
     "parse_reviews",
+    "prose_review",
     "read_review_log",
     "review_anchor",
     "review_message",
@@ -62,6 +63,7 @@ __all__ = [
     "scan_reviews",
     "standing_claims",
     "standing_reviews",
+    "standing_verdicts",
     "trusted_reviews",
 ]
 
@@ -274,6 +276,44 @@ def standing_reviews(
         latest.pop(key, None)  # re-inserted last: file order of the standing ones
         latest[key] = r
     return list(latest.values()), stale
+
+
+def standing_verdicts(
+    reviews: Sequence[Review], bound: Mapping[tuple[str, int], str]
+) -> tuple[dict[tuple[str, int], dict[str, str]], int]:
+    """The criterion verdicts that stand, by slot (criterion -> ``pass``/``fail``), and the stale.
+
+    Claims are left out (they change no verdict); ``stale`` counts every review given on a
+    record since replaced, claims included.
+
+    Args:
+        reviews: The run's reviews, as read (`parse_reviews`).
+        bound: The digest of the record each slot holds, as the run's reader judged it.
+    """
+    kept, stale = standing_reviews(list(reviews), bound)
+    verdicts: dict[tuple[str, int], dict[str, str]] = {}
+    for r in kept:
+        if r.claim == "verdict":
+            verdicts.setdefault((r.task, r.sample), {})[r.criterion] = r.verdict
+    return verdicts, stale
+
+
+def prose_review(
+    prose: Sequence[str], given: Mapping[str, str]
+) -> tuple[Literal["passed", "failed", "pending"], list[str]]:
+    """What standing reviews make of a record's unreviewed prose criteria, and which stay open.
+
+    ``failed`` when a review failed one of them; else ``passed`` when every one was reviewed
+    and passed; else ``pending`` (the open ones are listed).
+
+    Args:
+        prose: The prose criteria the grade left ``not_reviewed``.
+        given: The slot's standing verdicts (`standing_verdicts`).
+    """
+    open_ = [c for c in prose if c not in given]
+    if any(given.get(c) == "fail" for c in prose):
+        return "failed", open_
+    return ("pending" if open_ else "passed"), open_
 
 
 def standing_claims(

@@ -338,7 +338,9 @@ def run_summary(result: RunResult) -> RunSummary:
         counts=result.counts,
         invalid=[slot_line(s) for s in slots if s.evidence != "missing" and not s.counted],
         failed={
-            f"{s.task_id}/{s.sample}": s.failed for s in slots if s.counted and s.passed is False
+            f"{s.task_id}/{s.sample}": s.failed
+            for s in slots
+            if s.counted and s.passed is False and not s.pending
         },
         not_reviewed={f"{s.task_id}/{s.sample}": s.not_reviewed for s in slots if s.not_reviewed},
     )

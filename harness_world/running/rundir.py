@@ -137,10 +137,15 @@ class RunCounts(msgspec.Struct, frozen=True, kw_only=True):
         missing: Scheduled attempts without a record (an interrupted run).
         by_outcome: Final records per outcome.
         by_evidence: Final records per evidence state.
-        passed: Valid records whose grade passed.
+        passed: Valid records whose grade passed (prose reviewed, or none).
         failed: Valid records whose grade failed.
         not_graded: Valid records without a grade: their task is unknown or has changed since
             (a changed task is a different task).
+        pending: Valid records whose grade is ``passed_automated``: automated criteria passed,
+            prose unreviewed. ``passed + pending + failed + not_graded == valid``.
+        pending_counted: Whether the reader counted the pending records as passed
+            (``--count-pending``); by default they are not passes.
+        reviewed: Valid records whose prose criteria review records decided (pass or fail).
     """
 
     scheduled: int
@@ -154,6 +159,14 @@ class RunCounts(msgspec.Struct, frozen=True, kw_only=True):
     passed: int
     failed: int
     not_graded: int = 0
+    pending: int = 0
+    pending_counted: bool = False
+    reviewed: int = 0
+
+    @property
+    def counted_passed(self) -> int:
+        """The numerator of pass rates: passed, and pending only when counted as passed."""
+        return self.passed + (self.pending if self.pending_counted else 0)
 
 
 class RunScan(msgspec.Struct, frozen=True, kw_only=True):
@@ -318,7 +331,7 @@ def count_slots(slots: Sequence[SlotResult]) -> RunCounts:
     """The counts over judged slots: every scheduled slot lands in exactly one denominator."""
     by_outcome: dict[str, int] = {}
     by_evidence: dict[str, int] = {}
-    executed = valid = invalid = passed = failed = not_graded = retried = 0
+    executed = valid = invalid = passed = failed = not_graded = retried = pending = 0
     for slot in slots:
         retried += slot.retried
         if slot.evidence == "missing":
@@ -333,6 +346,8 @@ def count_slots(slots: Sequence[SlotResult]) -> RunCounts:
         valid += 1
         if slot.passed is None:
             not_graded += 1
+        elif slot.pending:
+            pending += 1
         elif slot.passed:
             passed += 1
         else:
@@ -349,6 +364,7 @@ def count_slots(slots: Sequence[SlotResult]) -> RunCounts:
         passed=passed,
         failed=failed,
         not_graded=not_graded,
+        pending=pending,
     )
 
 

@@ -98,7 +98,8 @@ class VerifyRow(msgspec.Struct, frozen=True, kw_only=True):
         sample: Its sample index (empty when unknown).
         outcome: How execution ended (empty when unknown).
         evidence: ``verified``, ``ungraded`` or ``lost`` (a missing slot is lost).
-        grade: ``passed``, ``failed`` or ``–`` (not graded).
+        grade: ``passed``, ``passed_automated`` (automated criteria passed, prose pending
+            review: not a pass), ``failed`` or ``–`` (not graded).
         first_problem: Why it is not verified, why it failed, or why it is not graded.
         reasons: One line per failed criterion, whole (`id: detail`).
         not_reviewed: The prose criteria standing open until a person reviews them.
@@ -150,10 +151,12 @@ class GradeCounts(msgspec.Struct, frozen=True, kw_only=True):
     Attributes:
         passed: Rows whose agent grade passed.
         failed: Rows whose agent grade failed.
+        pending: Rows whose agent grade is ``passed_automated`` (prose pending review).
     """
 
     passed: int
     failed: int
+    pending: int = 0
 
 
 class HarnessCounts(msgspec.Struct, frozen=True, kw_only=True):
@@ -525,7 +528,7 @@ def _verify_run(
 def slot_row(slot: SlotResult) -> VerifyRow:
     """The row of one judged slot of a run directory (a missing slot is ``lost``)."""
     evidence = "lost" if slot.evidence == "missing" else slot.evidence
-    grade = "–" if slot.passed is None else ("passed" if slot.passed else "failed")
+    grade = slot.state or "–"
     problem = slot.reason if evidence != "verified" else ""
     if slot.evidence == "missing":
         problem = f"missing: {slot.reason}"
@@ -565,7 +568,7 @@ def file_row(verdict: FileVerdict) -> VerifyRow:
         sample=verdict.sample if verdict.read else "",
         outcome=verdict.outcome if verdict.read else "",
         evidence=result.evidence,
-        grade="–" if grade is None else ("passed" if grade.passed else "failed"),
+        grade="–" if grade is None else grade.state,
         first_problem=problem,
         reasons=grade.reasons() if grade else [],
         not_reviewed=grade.not_reviewed if grade else [],
@@ -592,6 +595,7 @@ def _report(rows: list[VerifyRow], duplicates: list[Path]) -> VerifyReport:
         grades=GradeCounts(
             passed=sum(r.grade == "passed" for r in rows),
             failed=sum(r.grade == "failed" for r in rows),
+            pending=sum(r.grade == "passed_automated" for r in rows),
         ),
         not_reviewed=sum(len(r.not_reviewed) for r in rows),
         harness=HarnessCounts(
@@ -608,13 +612,16 @@ def verify_exit_code(
 
     Args:
         report: What was verified.
-        require_pass: Also 1 unless there was something to grade and every record passed.
+        require_pass: Also 1 unless there was something to grade and every record passed its
+            automated criteria (a ``passed_automated`` row does: ``verify`` reads no review,
+            and names those rows; rates count them in ``report``, ``compare`` and ``gate``).
         require_harness: As ``require_pass``, and 1 too when any harness-layer criterion failed.
     """
     rows = report.records
     if report.evidence.ungraded or report.evidence.lost:
         return 1
     strict = require_pass or require_harness
-    if strict and (not rows or report.grades.failed or report.grades.passed < len(rows)):
+    passed = report.grades.passed + report.grades.pending
+    if strict and (not rows or report.grades.failed or passed < len(rows)):
         return 1
     return 1 if require_harness and any(r.harness.failed for r in rows) else 0

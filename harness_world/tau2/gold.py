@@ -251,7 +251,8 @@ class RegradeResult(msgspec.Struct, frozen=True, kw_only=True):
         errors: Calls that returned an error.
         outcome: How the run ended.
         evidence: Replay evidence of the record we built.
-        passed: Our grade (None when not graded).
+        passed: Our automated grade (None when not graded): what τ²'s reward is compared
+            with. With ``prose`` beside a pass it is ``passed_automated``, pending review.
         failed: Our failed automated criteria, with details.
         prose: Prose criteria left for a person.
         reference_match: The reference's database verdict, recomputed here.

@@ -139,6 +139,15 @@ def render_check(report: CheckReport) -> str:
     return "\n".join(lines)
 
 
+def _ours(r: RegradeResult) -> str:
+    """Our grade in the regrade table: an automated pass with prose open is pending."""
+    if r.passed is None:
+        return "-"
+    if r.passed and r.prose:
+        return "passed_automated"
+    return "passed" if r.passed else "failed"
+
+
 def render_regrade(report: RegradeReport) -> str:
     """``tau2 regrade`` as text: our outcome, evidence and grade beside τ²'s, per run."""
     results = report.runs
@@ -153,7 +162,7 @@ def render_regrade(report: RegradeReport) -> str:
             str(r.calls),
             r.outcome,
             r.evidence,
-            "-" if r.passed is None else ("passed" if r.passed else "failed"),
+            _ours(r),
             "-" if r.reference_match is None else ("match" if r.reference_match else "differs"),
             reward(r),
             _sheet_cell(r),
@@ -182,7 +191,9 @@ def render_regrade(report: RegradeReport) -> str:
     lines.append(
         f"{len(results)} run(s): {sum(r.evidence == 'verified' for r in results)} verified, "
         f"{len(graded)} graded attempts; "
-        f"ours passed {sum(bool(r.passed) for r in graded)}, failed "
+        f"ours passed {sum(bool(r.passed) for r in graded)} on the automated criteria (of "
+        f"which {sum(bool(r.passed and r.prose) for r in graded)} passed_automated: prose "
+        f"pending review, not a pass in report or gate), failed "
         f"{sum(r.passed is False for r in graded)}; τ² recorded reward 1 on "
         f"{sum(r.recorded_reward == 1 for r in results)}; prose criteria are not reviewed"
     )

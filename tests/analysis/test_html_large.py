@@ -65,6 +65,9 @@ def test_the_large_page_holds_summaries_and_inflates_traces_on_demand(
     text = page.read_text()
     assert text.count("<article ") == 0  # every article is compressed until its task is shown
     assert text.count('class="attempts" data-z=') == 32  # one compressed block per task
+    assert 'id="a-list" data-z="a-list-z"' in text  # the attempts list's rows compressed too
+    assert text.count("<tr data-state=") == 0
+    assert text.count('<details class="expected" open>') == 32  # per task, not per attempt
     assert len(text) < 400 * attempts  # bytes per attempt stay small
     browser = Chromium(_chromium(), tmp_path / "profile")
     try:

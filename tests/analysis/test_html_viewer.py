@@ -362,7 +362,7 @@ def test_a_flaky_task_shows_a_failed_and_a_passed_attempt_side_by_side(
     text = pages["inline"].read_text()
     start = text.index('data-task="helpdesk.reassign_departed"><h3>')
     section = text[start : text.index("</section>", start)]
-    side = re.search(r'<details class="side">(.*?)</details>', section)
+    side = re.search(r'<details class="side" open>(.*?)</details>', section)
     assert side is not None
     assert "(failed)" in side.group(1) and "(passed)" in side.group(1)
     assert 'class="differs"' in side.group(1)  # the mutant's extra write
@@ -401,12 +401,21 @@ def test_screenshots_of_the_report_top_a_failed_trace_and_a_compare_page(
     top = browser.js(f"document.getElementById('{failed}').getBoundingClientRect().top")
     assert 0 <= top < browser.js("innerHeight")
     browser.screenshot(shots / "failed-trace.png")
+    # a task's expectations beside its failed and passed attempts' changes
+    block = 'section[data-task="helpdesk.escalate_outage"] details.expected'
+    browser.js(f"document.querySelector('{block}').scrollIntoView({{block:'start'}})")
+    top = browser.js(f"document.querySelector('{block}').getBoundingClientRect().top")
+    assert 0 <= top < browser.js("innerHeight")
+    browser.screenshot(shots / "expected.png")
     browser.open(compare.as_uri())
     assert browser.requested() == []
     shown = browser.js("document.body.innerText")
     assert "Comparison: oracle → demo" in shown and "Flips, solid ↔ broken (2)" in shown
+    text = compare.read_text()
+    assert 'id="c0-list"' in text and 'id="c1-list"' in text  # each run's attempts list
+    assert text.count('<details class="expected" open>') == 2 * 32  # each run's tasks
     browser.screenshot(shots / "compare.png")
-    for name in ("report-top", "failed-trace", "compare"):
+    for name in ("report-top", "failed-trace", "expected", "compare"):
         width, height = _png_size(shots / f"{name}.png")
         assert width == 1280 and height > 600  # the window, less what headless keeps
     keep = os.environ.get("HW_SCREENSHOTS")

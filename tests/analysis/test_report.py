@@ -15,6 +15,7 @@ from harness_world.coverage import load_mutants, load_oracles
 from harness_world.running import run
 from harness_world.running.scripted import ScriptContext
 from harness_world.stats import RunRow
+from tests.conftest import accept_prose
 
 BROKEN = [
     "helpdesk.escalate_outage",
@@ -44,6 +45,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     )
     run(tasks, hw.ScriptedAgent(name="main", scripts=oracles), samples=5, out=root / "main")
     run(tasks, hw.ScriptedAgent(name="pr", scripts=regressed), samples=5, out=root / "pr")
+    # the oracles' replies read and accepted: unreviewed, they would be pending, not passed
+    assert accept_prose(root / "main") == 15 and accept_prose(root / "pr") == 10
     return {"main": root / "main", "pr": root / "pr", "root": root}
 
 
@@ -187,6 +190,7 @@ def test_report_counts_retried_and_lost_model_requests_apart_from_re_run_attempt
 
     agent = hw.ScriptedAgent(name="cold", scripts={task.id: cold_model})
     run([task], agent, samples=1, out=tmp_path / "r", retries=1)
+    assert accept_prose(tmp_path / "r") == 1
     assert main(["report", str(tmp_path / "r"), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["counts"]["retried"] == 1 and report["counts"]["passed"] == 1
@@ -305,9 +309,10 @@ def test_report_csv_and_compare_rows_come_from_one_row_builder(
     runs: dict[str, Path], tmp_path: Path
 ) -> None:
     from harness_world.analysis.report import report_from_scan, report_rows, rows_of
+    from harness_world.running.pending import settle
     from harness_world.running.reader import RunReader
 
-    scan = RunReader.of().read(runs["pr"])
+    scan = settle(RunReader.of().read(runs["pr"]))  # its prose reviews decide as report's do
     rows = rows_of(scan, "pr")
     written = report_rows(report_from_scan(scan), "pr")
     # the same rows, each also saying what made it (revision, answering models, build)

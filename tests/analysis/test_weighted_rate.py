@@ -13,8 +13,10 @@ from harness_world.analysis.report_text import render_report
 from harness_world.analysis.weighted import weighted_mean
 from harness_world.running.agents import ScriptedAgent
 from harness_world.running.oracles import load_oracles
+from harness_world.running.pending import settle
 from harness_world.running.reader import RunReader
 from harness_world.stats import RunRow
+from tests.conftest import accept_prose
 
 PASSES = ("helpdesk.reply_and_solve", "helpdesk.security_count")
 FAILS = "helpdesk.assign_on_hold_unowned"
@@ -53,13 +55,14 @@ def test_report_prints_the_weighted_rate_beside_the_unweighted(tmp_path: Path) -
     tasks = [shipped[t] for t in (*PASSES, FAILS)]
     out = tmp_path / "run"
     hw.run(tasks, ScriptedAgent(name="half", scripts=scripts), samples=2, out=out)
-    plain = report_from_scan(RunReader.of(tasks).read(out))
+    assert accept_prose(out) == 2  # reply_and_solve's replies, read and accepted
+    plain = report_from_scan(settle(RunReader.of(tasks).read(out)))
     assert isinstance(plain.weighted_mean, msgspec.UnsetType)
     assert "weighted" not in render_report(plain)
     assert "weighted_mean" not in msgspec.json.encode(plain).decode()
     # Weights are labels outside the task hash: the same records, read with weights declared.
     weighted = [msgspec.structs.replace(t, weight=3.0) if t.id == FAILS else t for t in tasks]
-    report = report_from_scan(RunReader.of(weighted).read(out))
+    report = report_from_scan(settle(RunReader.of(weighted).read(out)))
     figure = report.weighted_mean
     assert not isinstance(figure, msgspec.UnsetType)
     assert figure.mean == pytest.approx((1 + 1 + 3 * 0) / 5)

@@ -28,7 +28,8 @@ def test_demo_prints_outcome_evidence_and_grade_apart(
     assert main(["verify", str(out), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["evidence"] == {"verified": 30, "ungraded": 0, "lost": 0}
-    assert report["grades"] == {"passed": 18, "failed": 12}
+    # reply_and_solve's two correct routes reply in prose nobody has reviewed: pending
+    assert report["grades"] == {"passed": 16, "failed": 12, "pending": 2}
     # --json never cuts a reason: each is the judged slot's whole `id: detail`.
     slots = {(s.task_id, s.sample): s for s in RunReader.of().read(out).slots}
     reasons = [(r, slots[(r["task"], r["sample"])].failed) for r in report["records"]]
@@ -48,9 +49,10 @@ def test_the_demo_is_a_run_directory_report_and_html_read(
     assert (counts["scheduled"], counts["valid"], counts["passed"], counts["failed"]) == (
         30,
         30,
-        18,
+        16,
         12,
     )
+    assert counts["pending"] == 2 and report["pass_rate"]["successes"] == 16
     # the HTML report reads it too (extra [report])
     if importlib.util.find_spec("matplotlib") is not None:
         page = tmp_path / "demo.html"

@@ -102,10 +102,11 @@ def test_json_output_has_per_record_evidence(folder: Path, cli: Cli) -> None:
         "c_lost.json": "lost",
     }
     assert report["evidence"] == {"verified": 1, "ungraded": 1, "lost": 1}
-    assert report["grades"] == {"passed": 1, "failed": 0}
+    # the oracle's public reply is prose nobody has reviewed: its grade is pending
+    assert report["grades"] == {"passed": 0, "failed": 0, "pending": 1}
 
     verified = rows["a_verified.json"]
-    assert verified["grade"] == "passed" and verified["task"] == TASK
+    assert verified["grade"] == "passed_automated" and verified["task"] == TASK
     assert verified["mismatches"] == []
     assert {v["id"]: v["status"] for v in verified["verdicts"]}["state.required"] == "passed"
 

@@ -97,7 +97,8 @@ def test_every_executor_writes_the_serial_records_on_fault_and_attack_tasks(
             agent = hw.oracle_agent(world)
             serial = hw.run(tasks, agent, out=root / world / "serial", executor=Serial())
             here = _records(root / world / "serial")
-            assert len(here) == len(tasks) and serial.counts.passed == len(tasks)
+            counts = serial.counts  # an oracle's prose is pending review, never failed
+            assert len(here) == len(tasks) and counts.passed + counts.pending == len(tasks)
             bound = {k: e.digest for k, e in read_index(root / world / "serial")[0].items()}
             for executor in _executors(local_ray):
                 out = root / world / type(executor).__name__

@@ -265,7 +265,7 @@ def test_worker_processes_make_records_that_replay_for_tasks_with_faults(tmp_pat
     faulted = [t for t in hw.load_tasks("helpdesk") if t.id == "helpdesk.reply_lost_response"]
     assert faulted and faulted[0].faults
     result = hw.run(faulted, ORACLE, samples=3, out=tmp_path / "run", executor=Processes(2))
-    assert result.counts.valid == 3 and result.counts.passed == 3
+    assert result.counts.valid == 3 and result.counts.passed + result.counts.pending == 3
     scan = RunReader.of(faulted).read(tmp_path / "run")
     assert [s.evidence for s in scan.slots] == ["verified"] * 3
 

@@ -452,13 +452,16 @@ def test_regrade_reports_ours_beside_the_recorded_reward(
     assert runs[0]["outcome"] == "completed" and runs[0]["calls"] == len(gold)
 
     code, out, _ = cli("tau2", "regrade", "--data", str(TAU2_DATA), str(results))
-    assert code == 0 and "4 run(s): 4 verified, 4 graded attempts; ours passed 2, failed 2" in out
+    assert code == 0 and "4 run(s): 4 verified, 4 graded attempts; ours passed 2 on the " in out
+    # task 67's reward holds a natural-language assertion: its automated pass is pending
+    assert "(of which 1 passed_automated: prose pending review" in out and "failed 2;" in out
+    assert any(line.startswith("67   ") and "passed_automated" in line for line in out.splitlines())
 
     errored = dict(sims[0], termination_reason="too_many_errors")
     results.write_text(json.dumps({"simulations": [errored]}))
     code, out, _ = cli("tau2", "regrade", "--data", str(TAU2_DATA), str(results))
     assert (
-        code == 0 and "0 graded attempts; ours passed 0, failed 0" in out
+        code == 0 and "0 graded attempts; ours passed 0 on the automated criteria" in out
     )  # an error is no attempt
 
     unknown = tmp_path / "unknown.json"

@@ -8,38 +8,93 @@ per view and shared by both criteria.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol
 
+import attrs
 from msgspec import UNSET
 
 from harness_world.engine.values import typed_equal
-from harness_world.engine.world import Key
+from harness_world.engine.world import Key, World
 from harness_world.grading.criteria import Check
-from harness_world.grading.grade import CriterionVerdict
+from harness_world.grading.grade import CriterionVerdict, RequiredItem
 from harness_world.grading.rows import MISSING, Change
 from harness_world.grading.rules.common import findings, fmt, show, taxon
-from harness_world.grading.task import Requirement
+from harness_world.grading.task import Requirement, Task
 from harness_world.grading.trace import TraceView
 
-__all__ = ["ENTRIES"]
+__all__ = [
+    "ENTRIES",
+    "Effect",
+    "EffectVerdict",
+    "missing_required",
+    "net_effects",
+    "required_items",
+]
 
 _Atoms = set[tuple[str, Key, str]]
 _ByKey = dict[tuple[str, Key], Change]
 
 
-def _required(view: TraceView) -> tuple[CriterionVerdict, _Atoms]:
-    """R ⊆ delta; also returns the atoms R makes allowed."""
+class _Rows(Protocol):
+    """What a requirement's phase reads: a `TraceView`, or one narrowed to a target row."""
+
+    @property
+    def task(self) -> Task: ...
+
+    @property
+    def world(self) -> World: ...
+
+    @property
+    def changes(self) -> Sequence[Change]: ...
+
+    def target_keys(self, name: str) -> tuple[Key, ...]: ...
+
+
+@attrs.frozen(slots=True)
+class _OneRow:
+    """A view whose target set ``target`` holds only ``key``: one member of R at a time."""
+
+    view: TraceView
+    target: str
+    key: Key
+
+    @property
+    def task(self) -> Task:
+        return self.view.task
+
+    @property
+    def world(self) -> World:
+        return self.view.world
+
+    @property
+    def changes(self) -> Sequence[Change]:
+        return self.view.changes
+
+    def target_keys(self, name: str) -> tuple[Key, ...]:
+        if self.view.task.target(name).name == self.target:
+            return (self.key,)
+        return self.view.target_keys(name)
+
+
+def _missing(view: TraceView) -> tuple[list[str], _Atoms]:
+    """The required effects missing from delta, and the atoms R makes allowed."""
     missing: list[str] = []
     allowed: _Atoms = set()
     by_key = {(c.entity, c.key): c for c in view.changes}
-    phases = {
-        "set": _set_required,
-        "row": _row_required,
-        "delete": _delete_required,
-        "create": _create_required,
-    }
     for req in view.task.require:
-        missing += phases[req.kind](view, req, by_key, allowed)
+        missing += _PHASES[req.kind](view, req, by_key, allowed)
+    return missing, allowed
+
+
+def missing_required(view: TraceView) -> list[str]:
+    """Each required effect delta lacks, as ``state.required`` names it (whole, not cut)."""
+    return list(view.once(_missing)[0])
+
+
+def _required(view: TraceView) -> tuple[CriterionVerdict, _Atoms]:
+    """R ⊆ delta; also returns the atoms R makes allowed."""
+    missing, allowed = view.once(_missing)
     verdict = CriterionVerdict(
         id="state.required",
         kind="state",
@@ -51,7 +106,39 @@ def _required(view: TraceView) -> tuple[CriterionVerdict, _Atoms]:
     return verdict, allowed
 
 
-def _set_required(view: TraceView, req: Requirement, by_key: _ByKey, allowed: _Atoms) -> list[str]:
+def required_items(view: TraceView) -> list[RequiredItem]:
+    """The required set R member by member, each with whether Δ holds it.
+
+    Each item is decided by the phase ``state.required`` runs for its kind, on that one target
+    row (an unlinked ``create`` counts once), so ``state.required`` passes exactly when every
+    item is met; the partial-credit reward of `harness_world.rewards` counts them.
+    """
+    by_key = {(c.entity, c.key): c for c in view.changes}
+    items: list[RequiredItem] = []
+    for index, req in enumerate(view.task.require):
+        phase = _PHASES[req.kind]
+        if req.kind == "create" and not req.link:
+            rows: list[tuple[str, _Rows]] = [(req.entity, view)]
+        else:
+            target = view.task.target(req.target)
+            rows = [
+                (f"{target.entity}:{key}", _OneRow(view, target.name, key))
+                for key in view.target_keys(req.target)
+            ]
+        for where, narrowed in rows:
+            missing = phase(narrowed, req, by_key, set())
+            item = RequiredItem(
+                requirement=index,
+                kind=req.kind,
+                where=where,
+                met=not missing,
+                detail="; ".join(missing),
+            )
+            items.append(item)
+    return items
+
+
+def _set_required(view: _Rows, req: Requirement, by_key: _ByKey, allowed: _Atoms) -> list[str]:
     """Each target's ``req.field`` ends at the expected value (start-relative for delta/add)."""
     target = view.task.target(req.target)
     as_set = req.add is not UNSET or req.remove is not UNSET
@@ -69,9 +156,7 @@ def _set_required(view: TraceView, req: Requirement, by_key: _ByKey, allowed: _A
     return missing
 
 
-def _delete_required(
-    view: TraceView, req: Requirement, by_key: _ByKey, allowed: _Atoms
-) -> list[str]:
+def _delete_required(view: _Rows, req: Requirement, by_key: _ByKey, allowed: _Atoms) -> list[str]:
     """Each target row is gone at the end."""
     target = view.task.target(req.target)
     missing: list[str] = []
@@ -83,15 +168,13 @@ def _delete_required(
     return missing
 
 
-def _created(view: TraceView, entity: str) -> list[Change]:
+def _created(view: _Rows, entity: str) -> list[Change]:
     return [
         c for c in view.changes if c.entity == entity and c.before is None and c.after is not None
     ]
 
 
-def _create_required(
-    view: TraceView, req: Requirement, by_key: _ByKey, allowed: _Atoms
-) -> list[str]:
+def _create_required(view: _Rows, req: Requirement, by_key: _ByKey, allowed: _Atoms) -> list[str]:
     """``req.count`` new matching rows (per target, through ``req.link``, when linked)."""
     del by_key  # creates are found among the created rows, not by key
     good = [c for c in _created(view, req.entity) if _row_matches(c.after, req.match)]
@@ -111,7 +194,7 @@ def _create_required(
     return missing
 
 
-def _row_required(view: TraceView, req: Requirement, by_key: _ByKey, allowed: _Atoms) -> list[str]:
+def _row_required(view: _Rows, req: Requirement, by_key: _ByKey, allowed: _Atoms) -> list[str]:
     """Each target row ends exactly as ``req.row``; every field of the row is a required atom."""
     assert isinstance(req.row, dict)
     expected: dict[str, Any] = req.row
@@ -132,6 +215,15 @@ def _row_required(view: TraceView, req: Requirement, by_key: _ByKey, allowed: _A
             if not typed_equal(want, found):  # MISSING only ever equals itself
                 missing.append(f"{where}.{name} expected {fmt(want)}, found {fmt(found)}")
     return missing
+
+
+_PHASES = {
+    "set": _set_required,
+    "row": _row_required,
+    "delete": _delete_required,
+    "create": _create_required,
+}
+"""One phase per kind of requirement: what is missing, adding the atoms it makes allowed."""
 
 
 def _expected(req: Requirement, start: dict[str, Any]) -> Any:
@@ -185,28 +277,79 @@ def _delete_allowed(view: TraceView, change: Change) -> bool:
     )
 
 
-def _allowed(view: TraceView) -> CriterionVerdict:
-    """Delta ⊆ A, with A = required atoms ∪ the task's allowances."""
+EffectVerdict = Literal["required", "allowed", "unauthorized"]
+"""How the state criteria judge one atom of delta: in R, in A beyond R, or in neither."""
+
+
+@attrs.frozen(slots=True)
+class Effect:
+    """One atom of delta (a field changed, a row created or deleted) and how it is judged.
+
+    Attributes:
+        entity: The row's entity.
+        key: The row's key.
+        field: The field that changed; ``<created>`` or ``<deleted>`` for a whole row.
+        verdict: ``required`` (an atom of R), ``allowed`` (an allowance of the task covers
+            it) or ``unauthorized`` (neither: ``state.allowed`` names it).
+    """
+
+    entity: str
+    key: Key
+    field: str
+    verdict: EffectVerdict
+
+    @property
+    def label(self) -> str:
+        """How ``state.allowed`` names the atom: ``entity:key.field changed`` or ``created``."""
+        if self.field == "<created>":
+            return f"{self.entity}:{self.key} created"
+        if self.field == "<deleted>":
+            return f"{self.entity}:{self.key} deleted"
+        return f"{self.entity}:{self.key}.{self.field} changed"
+
+
+def net_effects(view: TraceView) -> list[Effect]:
+    """Every atom of delta, in the order of delta, judged against R and A (kept per view).
+
+    The one judgement both ``state.allowed`` and a reader of the record see: the criterion
+    fails exactly on the ``unauthorized`` atoms.
+    """
+    return list(view.once(_effects))
+
+
+def _effects(view: TraceView) -> tuple[Effect, ...]:
     required_atoms = view.once(_required)[1]
-    unauthorized: list[str] = []
+    out: list[Effect] = []
     created_budget: dict[tuple[int, Key | None], int] = {}
     for change in view.changes:
-        if change.before is None:
-            atom = (change.entity, change.key, "<created>")
-            if atom in required_atoms or _create_allowed(view, change, created_budget):
-                continue
-            unauthorized.append(f"{change.entity}:{change.key} created")
-        elif change.after is None:
-            atom = (change.entity, change.key, "<deleted>")
-            if atom in required_atoms or _delete_allowed(view, change):
-                continue
-            unauthorized.append(f"{change.entity}:{change.key} deleted")
-        else:
-            for field in change.fields():
-                if (change.entity, change.key, field) in required_atoms:
-                    continue
-                if not _field_allowed(view, change, field):
-                    unauthorized.append(f"{change.entity}:{change.key}.{field} changed")
+        if change.before is None or change.after is None:
+            field = "<created>" if change.before is None else "<deleted>"
+            if (change.entity, change.key, field) in required_atoms:
+                verdict: EffectVerdict = "required"
+            elif (
+                _create_allowed(view, change, created_budget)
+                if change.before is None
+                else _delete_allowed(view, change)
+            ):
+                verdict = "allowed"
+            else:
+                verdict = "unauthorized"
+            out.append(Effect(change.entity, change.key, field, verdict))
+            continue
+        for field in change.fields():
+            if (change.entity, change.key, field) in required_atoms:
+                verdict = "required"
+            elif _field_allowed(view, change, field):
+                verdict = "allowed"
+            else:
+                verdict = "unauthorized"
+            out.append(Effect(change.entity, change.key, field, verdict))
+    return tuple(out)
+
+
+def _allowed(view: TraceView) -> CriterionVerdict:
+    """Delta ⊆ A, with A = required atoms ∪ the task's allowances."""
+    unauthorized = [e.label for e in view.once(_effects) if e.verdict == "unauthorized"]
     return findings(
         "state.allowed",
         "state",
