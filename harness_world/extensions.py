@@ -3,7 +3,7 @@
 Each line names where a piece lives, as a ``"module:attribute"`` string: registering imports
 none of them, so listing the commands or importing the package stays as cheap as the core.
 An extension is anything the core can run without: the release protocol (``gate``,
-``review``, held-out ``split``), the servers (``play``, ``mcp``), τ²-bench, forks, model
+``review``, held-out ``split``), the servers (``play``, ``mcp``), τ²-bench, AgentDojo, forks, model
 agents, Ray, the HTML/PNG viewer, and the crossed, ablation, sequential and drift variants.
 """
 
@@ -34,6 +34,7 @@ _COMMANDS = (
     ("play", "play", "drive one attempt over JSON lines (stdio bridge for any language)"),
     ("mcp", "mcp", "serve an attempt (or k) to an MCP client over stdio or HTTP"),
     ("tau2", "tau2", "check imported τ²-bench retail tasks, or regrade τ²-bench results"),
+    ("agentdojo", "agentdojo", "AgentDojo's suites as worlds: check, regrade, run"),
     ("fork", "fork", "branch a record: replay it under another policy, or edit a call or a result"),
 )
 

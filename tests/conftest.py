@@ -27,6 +27,7 @@ FULL = os.environ.get("HW_FULL") == "1"
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 TAU2_DATA = SHARED / "external" / "tau2-retail"
+AGENTDOJO_DATA = SHARED / "external" / "agentdojo"
 
 settings.register_profile(
     "ci", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]

@@ -33,6 +33,7 @@ RANKS = {
     "coverage": 5,
     "analysis": 5,
     "tau2": 6,
+    "agentdojo": 6,
     "release": 6,
     "cli": 7,
     "extensions": 7,
@@ -43,6 +44,7 @@ RANKS = {
 EXTENSIONS = (
     "harness_world.extensions",
     "harness_world.tau2",
+    "harness_world.agentdojo",
     "harness_world.release",
     "harness_world.integrations",
     "harness_world.rewards",
@@ -73,6 +75,7 @@ EXTENSIONS = (
     "harness_world.cli.review",
     "harness_world.cli.split",
     "harness_world.cli.tau2",
+    "harness_world.cli.agentdojo",
 )
 AUDIENCE_MODULES = [
     "harness_world",
@@ -677,7 +680,9 @@ def test_collecting_the_tests_imports_nothing_heavy() -> None:
     assert not found, "heavy imports while collecting:\n" + "\n".join(sorted(set(found)))
 
 
-CLI_MAX_LINES = 3200
+# 3,200, and the agentdojo extension's parser (36 lines; its work is harness_world.agentdojo)
+# with --world-data on conditions (5 lines), as on report and compare.
+CLI_MAX_LINES = 3250
 CORE_CLI_MAX_LINES = 2000
 
 

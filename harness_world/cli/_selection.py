@@ -162,7 +162,7 @@ def run_reader(args: argparse.Namespace) -> RunReader:
     """How a command reads runs: ``--world``/``--tasks`` or ``--world-data``; ``--trust-key``."""
     key, worlds = getattr(args, "trust_key", None), [str(w) for w in args.worlds or []]
     if data := world_data(args, worlds) if hasattr(args, "world_data") else None:
-        given = {data.world.name: data.world}
+        given = {data.world.name: data.world, **data.starts}
         return RunReader.of(data.tasks, worlds=given, trust_key=key, **reading(args))
     choice, own = verifier_worlds(args)
     return RunReader.of(own.values(), folders=choice.folders(), trust_key=key, **reading(args))

@@ -10,7 +10,11 @@ from pathlib import Path
 import msgspec
 
 from harness_world.analysis.conditions import conditions_report, conditions_text
-from harness_world.cli._selection import add_verifier_world_options, run_reader
+from harness_world.cli._selection import (
+    add_verifier_world_options,
+    add_world_data_options,
+    run_reader,
+)
 
 __all__ = ["register"]
 
@@ -33,6 +37,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("runs", nargs="+", help="run directories")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     add_verifier_world_options(parser)
+    add_world_data_options(parser)
     parser.set_defaults(handler=run)
 
 

@@ -184,7 +184,7 @@ def _data_grading(args: argparse.Namespace) -> Grading:
     data = world_data(args, [args.world] if args.world else [])
     assert data is not None
     tasks = None if args.no_grade else {t.id: t for t in data.tasks}
-    return Grading(tasks=tasks, seed_file=data.seed_file)
+    return Grading(tasks=tasks, seed_file=data.seed_file, starts=data.starts)
 
 
 def _options(args: argparse.Namespace) -> VerifyOptions:

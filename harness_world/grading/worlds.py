@@ -10,7 +10,7 @@ at load time rather than a criterion that can never pass.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -241,11 +241,14 @@ class WorldData:
         tasks: The tasks the folder defines (imported and checked by the world's hook).
         seed_file: The file the start state was read from (what a worker loads the world
             with: ``load_world(world.name, seed_file=...)``).
+        starts: Other start states of the same contract that some of the tasks name as their
+            world (an attack whose planted text is its own), by world name.
     """
 
     world: World
     tasks: list[Task]
     seed_file: Path
+    starts: Mapping[str, World] = attrs.field(factory=dict)
 
 
 def load_world_data(world: str | Path, data: Path, tasks_file: Path | None = None) -> WorldData:
@@ -286,7 +289,8 @@ def one_task_of(
     """The world and the one task an attempt plays, from its seeds or its outside data.
 
     Without ``data`` this is `one_task`; with it, the world's own hook reads the folder (its
-    start state and its tasks; see `load_world_data`).
+    start state and its tasks; see `load_world_data`), and a task naming another start state
+    of the data (`WorldData.starts`) is served on that one.
 
     Raises:
         WorldError: for a world that does not load (one that reads outside data, named without
@@ -317,7 +321,8 @@ def one_task_of(
         known = sorted(found)
         shown = ", ".join(known[:5]) + (f", ... ({len(known)} in all)" if len(known) > 5 else "")
         raise TaskError(f"--task {task_id!r} is not a task of --world-data (known: {shown})")
-    return loaded.world, found[task_id]
+    task = found[task_id]
+    return loaded.starts.get(task.world, loaded.world), task
 
 
 def reads_outside_data(world: str | Path) -> bool:

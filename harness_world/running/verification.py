@@ -21,7 +21,7 @@ Each record becomes a `VerifyRow`; the `VerifyReport` holds them with their coun
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Protocol
@@ -30,6 +30,7 @@ import attrs
 import msgspec
 
 from harness_world.engine.limits import REPLAY_CALLS, REPLAY_WORK
+from harness_world.engine.world import World
 from harness_world.errors import HarnessWorldError
 from harness_world.evidence.record import RecordError, load_record
 from harness_world.grading.grade import CriterionVerdict, PolicyCheck
@@ -198,10 +199,12 @@ class Grading:
     Attributes:
         tasks: The verifier's tasks by id (None: evidence only, nothing graded).
         seed_file: A seed file replacing the seed of every world loaded (None: the worlds').
+        starts: Worlds the caller built itself, by name (other start states its tasks name).
     """
 
     tasks: dict[str, Task] | None
     seed_file: Path | None = None
+    starts: Mapping[str, World] = attrs.field(factory=dict)
 
 
 class RowProgress(Protocol):
@@ -390,7 +393,13 @@ def _judge(
             raise VerifyError(f"{option} must be at least 1, not {value}")
     grading = options.grading()
     root = TrustRoot.of(options.world, options.size, grading.seed_file)
-    verifier = Verifier(root, grading.tasks, max_calls=options.max_calls, max_work=options.max_work)
+    verifier = Verifier(
+        root,
+        grading.tasks,
+        given=grading.starts,
+        max_calls=options.max_calls,
+        max_work=options.max_work,
+    )
     if options.executor == "local":
         verifier.cache = options.cache
     pins = _pins(options.pin, grading.tasks, verifier)

@@ -1,0 +1,81 @@
+"""The ``agentdojo`` command's work: each subcommand's text and exit code, for the CLI to print.
+
+Exit codes: 0 when every oracle passes (``check``), every trace's verdicts agree with the
+stored ones (``regrade``), or our condition figures count what AgentDojo's verdicts count
+(``run``), 1 otherwise; unreadable data raises `DojoDataError` (exit 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from harness_world.agentdojo.check import check_suite, render_check, render_regrade
+from harness_world.agentdojo.importer import SUPPORTED, suite_spec
+from harness_world.agentdojo.live import render_oracle_runs, run_oracle, same_figures
+from harness_world.agentdojo.regrade import Regrader, trace_files
+from harness_world.agentdojo.runs import published_rows, render_runs, write_runs
+from harness_world.agentdojo.source import DEFAULT_VERSION
+
+
+def check(folder: Path, suites: Sequence[str] | None, version: str | None) -> tuple[str, int]:
+    """``agentdojo check``: every imported task's oracle and do-nothing attempt, graded both ways.
+
+    Raises:
+        DojoDataError: for an unknown or unimported suite, or unreadable data.
+    """
+    chosen = [suite_spec(s).name for s in suites or SUPPORTED]
+    checks = [c for s in chosen for c in check_suite(folder, s, version or DEFAULT_VERSION)]
+    return render_check(checks), 0 if all(c.oracle_passed for c in checks) else 1
+
+
+def regrade(
+    folder: Path, traces: Sequence[Path], version: str | None, out: Path | None = None
+) -> tuple[str, int]:
+    """``agentdojo regrade``: every trace under ``traces`` replayed, graded and compared.
+
+    With ``out``, one run directory per pipeline and suite is written there (`runs`), and
+    the condition figures of each, ours and AgentDojo's, follow the agreement.
+
+    Raises:
+        DojoDataError: for an unreadable trace or data folder.
+    """
+    chosen = version or DEFAULT_VERSION
+    if out is None:
+        regrader = Regrader(folder, chosen)
+        verdicts = [regrader.regrade(p) for p in trace_files(traces)]
+        return render_regrade(verdicts), 0 if all(v.agrees for v in verdicts) else 1
+    written = write_runs(folder, trace_files(traces), out, chosen)
+    verdicts = [v for run in written for v in run.verdicts]
+    text = render_regrade(verdicts) + "\n" + render_runs(written, published_rows(folder))
+    return text, 0 if all(v.agrees for v in verdicts) else 1
+
+
+def run(
+    folder: Path, suites: Sequence[str] | None, attack: str, out: Path, version: str | None
+) -> tuple[str, int]:
+    """``agentdojo run --agent oracle``: one run directory per suite under ``out``.
+
+    Exit status 1 when AgentDojo's re-stated verdicts and our condition figures differ.
+
+    Raises:
+        DojoDataError: for an unknown attack or suite, or unreadable data.
+    """
+    chosen = version or DEFAULT_VERSION
+    runs = [run_oracle(folder, s, attack, out, chosen) for s in suites or list(SUPPORTED)]
+    return render_oracle_runs(runs), 0 if all(same_figures(r) for r in runs) else 1
+
+
+def dispatch(command: str, options: Mapping[str, Any]) -> tuple[str, int]:
+    """One ``agentdojo`` subcommand on the parsed options: its text and exit status.
+
+    Raises:
+        DojoDataError: for unreadable data or traces, or an unknown attack or suite.
+    """
+    data, version = Path(options["data"]), options.get("version")
+    if command == "check":
+        return check(data, options.get("suite"), version)
+    if command == "regrade":
+        return regrade(data, options["traces"], version, options.get("out"))
+    return run(data, options.get("suite"), options["attack"], options["out"], version)

@@ -1,0 +1,111 @@
+"""A tool result shown as AgentDojo shows it to a model, and its tool-call argument rewrite.
+
+AgentDojo's tool executor turns a result into text: a record (a Pydantic model) is dumped to
+YAML; a list is dumped to YAML with each record as a map and each text or integer as its text;
+anything else (a number, a text, a plain dict) is Python's ``str`` of it. Our tools return the
+same values as plain data, so a plain dict is told from a record by the tool that returned it
+(`render` takes the set of tools whose results are records). Before a call runs, AgentDojo's
+executor replaces every text argument that Python reads as a list literal with that list
+(`executor_arguments`).
+"""
+
+from __future__ import annotations
+
+import ast
+import typing
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from harness_world.agentdojo.data import _yaml
+
+
+def render(
+    tool: str,
+    result: Any,
+    record_tools: Collection[str] = (),
+    orders: Mapping[str, Sequence[str]] | None = None,
+) -> str:
+    """The text AgentDojo shows for ``result`` of ``tool``.
+
+    Args:
+        tool: The tool that returned it.
+        result: The result, as plain data.
+        record_tools: Tools whose dict results are records (dumped as YAML).
+        orders: Per tool, the order of the keys of a plain dict it returns (our results are
+            stored with sorted keys; Python's ``str`` of a dict shows them in insertion order).
+    """
+    yaml = _yaml()
+    order = (orders or {}).get(tool)
+    if isinstance(result, dict) and order:
+        rank = {name: i for i, name in enumerate(order)}
+        result = dict(sorted(result.items(), key=lambda item: rank.get(item[0], len(rank))))
+    if isinstance(result, dict) and tool in record_tools:
+        return str(yaml.safe_dump(result)).strip()
+    if isinstance(result, list):
+        items = [str(item) if type(item) in (str, int) else item for item in result]
+        return str(yaml.safe_dump(items)).strip()
+    return str(result)
+
+
+_BOOLS = {
+    **dict.fromkeys(("true", "t", "yes", "y", "on", "1"), True),
+    **dict.fromkeys(("false", "f", "no", "n", "off", "0"), False),
+}
+
+
+def lax(value: Any, kind: type) -> Any:
+    """``value`` as Pydantic's lax mode reads it for a parameter of ``kind`` (else unchanged).
+
+    An integral float or a text of digits for an integer; an integer or a numeric text for a
+    float. AgentDojo validates every call's arguments this way before the tool runs.
+    """
+    if kind is int and not isinstance(value, bool):
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            return int(value)
+    if kind is bool and isinstance(value, str) and value.lower() in _BOOLS:
+        return _BOOLS[value.lower()]
+    if kind is float and not isinstance(value, bool):
+        if isinstance(value, int):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                return value
+    return value
+
+
+def _scalar(hint: Any) -> type | None:
+    """The int or float a parameter's type names (through ``X | None``), else None."""
+    if hint in (int, float, bool):
+        return hint  # type: ignore[no-any-return]
+    members = [a for a in typing.get_args(hint) if a is not type(None)]
+    return members[0] if len(members) == 1 and members[0] in (int, float, bool) else None
+
+
+def executor_arguments(args: Any, params: type | None = None) -> Any:
+    """The arguments as AgentDojo's executor passes them on.
+
+    Text that Python reads as a list literal becomes that list; with the tool's ``params``
+    struct, numbers are read as Pydantic's lax mode reads them (`lax`).
+    """
+    if not isinstance(args, dict):
+        return args
+    hints = typing.get_type_hints(params) if params is not None else {}
+    out: dict[str, Any] = {}
+    for name, given in args.items():
+        value = _listed(given) if isinstance(given, str) else given
+        kind = _scalar(hints.get(name))
+        out[name] = value if kind is None else lax(value, kind)
+    return out
+
+
+def _listed(text: str) -> Any:
+    """``text`` as the list it reads as in Python, else the text itself."""
+    try:
+        parsed = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return text
+    return parsed if isinstance(parsed, list) else text
