@@ -2,9 +2,9 @@
 
 `render_run_summary` is what ``run`` prints when it ends (``--json``: its `RunSummary`);
 `render_report` is the text of a `RunReport`; `render_reading` is everything ``report``
-prints (the report, trusted completion, the advisories' reach) and `reading_json` the one JSON
-object ``report --json`` prints, which holds every figure the text shows. `pass_k_warnings`
-says which k of pass^k average fewer tasks than k = 1 does.
+prints (the report, the policy sheet, trusted completion, the advisories' reach) and
+`reading_json` the one JSON object ``report --json`` prints, which holds every figure the text
+shows. `pass_k_warnings` says which k of pass^k average fewer tasks than k = 1 does.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import msgspec
 
 from harness_world.analysis.diagnosis import report_advice, report_section
 from harness_world.analysis.layered import render_layered
+from harness_world.analysis.policy_sheet import PolicySummary, policy_lines, policy_summary
 from harness_world.analysis.process import PROCESS_METRICS, ProcessSummary
 from harness_world.analysis.queue import queue_line, queue_times
 from harness_world.analysis.reading import RunReading
@@ -292,6 +293,15 @@ def render_report(report: RunReport, *, full: bool = True) -> str:
     return "".join(line + "\n" for line in lines)
 
 
+def _policy(reading: RunReading) -> PolicySummary | None:
+    """The policy sheet over the run's valid graded attempts (None: no task has one)."""
+    return policy_summary(
+        (bool(slot.passed), slot.policy)
+        for slot in reading.scan.slots
+        if slot.counted and slot.passed is not None
+    )
+
+
 SHORT_END = (
     "more: --full adds the figures per family, process metrics, layered sheets, queue times, "
     "trusted completion and conditions; --json has every figure"
@@ -300,13 +310,19 @@ SHORT_END = (
 
 
 def render_reading(reading: RunReading, reader_options: str = "", *, full: bool = True) -> str:
-    """What ``report`` prints: the report, trusted completion, the advisories' reach.
+    """What ``report`` prints: the report, policy sheet, trusted completion and advice.
+
+    The policy sheet is shown when a task has one, beside the pass rate, on the short page
+    too (`harness_world.analysis.policy_sheet`); the advice is the advisories' reach.
 
     ``reader_options`` are the reader's ``--world``/``--tasks``, repeated in the closing
     ``diagnose`` command. Without ``full``, the short page: the report's first sections, the
     advisories' reach, and a closing line naming what ``--full`` adds.
     """
     out = render_report(reading.report, full=full)
+    sheet = _policy(reading)
+    if sheet is not None:
+        out += "".join(line + "\n" for line in ["", *policy_lines(sheet)])
     if not full:
         out += "\n" + SHORT_END + "\n"
     else:
@@ -325,13 +341,17 @@ def reading_json(
     """The one JSON object ``report --json`` prints: every figure `render_reading` shows.
 
     The report's fields, then ``warnings`` (pass^k's), ``queue`` (queue-time percentiles, null
-    when no record measured them), ``trusted`` (when measured), ``advice`` (the advisories'
-    reach and attribution counts) and the caller's ``extra`` fields (e.g. a held-out split's
-    use, which the command line reads).
+    when no record measured them), ``policy`` (the policy sheet, when a task has one),
+    ``trusted`` (when measured), ``advice`` (the advisories' reach and attribution counts)
+    and the caller's ``extra`` fields (e.g. a held-out split's use, which the command line
+    reads).
     """
     out: dict[str, Any] = msgspec.to_builtins(reading.report)
     out["warnings"] = pass_k_warnings(reading.report)
     out["queue"] = msgspec.to_builtins(queue_times(reading.report.attempts))
+    sheet = _policy(reading)
+    if sheet is not None:
+        out["policy"] = msgspec.to_builtins(sheet)
     if reading.trusted is not None:
         out["trusted"] = msgspec.to_builtins(reading.trusted)
     advice = report_advice(

@@ -4,10 +4,13 @@ It reads the record and the start state only: it never opens a session, calls a 
 model. The record is read into one trace view (`harness_world.grading.trace`), and every
 criterion of the findings registry that applies to the task reads that view: state criteria
 compare delta = diff(start, final) with the required set R and the allowed set A (R ⊆ delta
-and delta ⊆ A, reported separately); trace criteria read the call log.
+and delta ⊆ A, reported separately); trace criteria read the call log. A task with a policy
+sheet gets its ``policy.*`` verdicts beside the grade (`Grade.policy`), never in ``passed``.
 """
 
 from __future__ import annotations
+
+from msgspec import UNSET
 
 from harness_world.engine.world import World
 from harness_world.evidence.record import Record
@@ -28,7 +31,7 @@ CRITERIA: CriterionRegistry[TraceView] = FINDINGS.criteria
 def grade_view(view: TraceView) -> Grade:
     """The grade of a trace view (see `grade`)."""
     task = view.task
-    sections: dict[str, list[CriterionVerdict]] = {"grade": [], "harness": []}
+    sections: dict[str, list[CriterionVerdict]] = {"grade": [], "harness": [], "policy": []}
     for criterion in CRITERIA.for_task(task):
         sections[criterion.section] += criterion.check(view)
     verdicts = sections["grade"]
@@ -40,6 +43,7 @@ def grade_view(view: TraceView) -> Grade:
         passed=passed,
         verdicts=verdicts,
         harness=sections["harness"],
+        policy=UNSET if task.policy is None else sections["policy"],
     )
 
 

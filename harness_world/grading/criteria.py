@@ -3,8 +3,10 @@
 Every finding about a record is an entry of one `Findings` registry over one trace view
 (`harness_world.grading.trace.TraceView`). Each entry declares its kind (`FindingKind`): a
 ``grade`` criterion (its verdicts are the agent grade and decide ``passed``), a ``harness``
-criterion (its verdicts sit beside the grade, never in it), an ``advisory`` (an observation
-stored beside the grade) or a ``metric`` (a process figure of the attempt). Each declares its
+criterion (its verdicts sit beside the grade, never in it), a ``policy`` rule (a verdict of
+the task's service policy sheet, beside the grade and outside the harness layer), an
+``advisory`` (an observation stored beside the grade) or a ``metric`` (a process figure of
+the attempt). Each declares its
 name and its definition with the rule that computes it, so a behaviour is defined once: the
 checker, the layers, the task files' trace names, ``diagnose``, the report and the docs' tables
 all read the same entries.
@@ -37,13 +39,15 @@ __all__ = [
     "Section",
 ]
 
-FindingKind = Literal["grade", "harness", "advisory", "metric"]
+FindingKind = Literal["grade", "harness", "policy", "advisory", "metric"]
 """What an entry of the findings registry gives: verdicts of the agent grade, harness-layer
-verdicts beside it, an advisory observation, or a process figure."""
+verdicts beside it, policy-sheet verdicts beside it, an advisory observation, or a process
+figure."""
 
-Section = Literal["grade", "harness"]
+Section = Literal["grade", "harness", "policy"]
 """Where a criterion's verdicts go: the agent grade's verdicts (``Grade.verdicts``, which
-decide ``passed``), or the harness-layer list beside it (``Grade.harness``)."""
+decide ``passed``), the harness-layer list beside it (``Grade.harness``), or the task's policy
+sheet beside both (``Grade.policy``: scored in neither layer)."""
 
 ContextT_contra = TypeVar("ContextT_contra", contravariant=True)
 C = TypeVar("C")
@@ -55,7 +59,7 @@ class Criterion(Protocol[ContextT_contra]):
     Attributes:
         name: The id of its verdict, or ``<family>.*`` for a criterion that gives a verdict
             per declared item (``budget.turns``, ``forbidden.<id>``, ``prose.1``).
-        kind: Where its verdicts go in a `Grade` (``grade`` or ``harness``).
+        kind: Where its verdicts go in a `Grade` (``grade``, ``harness`` or ``policy``).
         verdict: The kind its verdicts carry (``state``, ``trace``, ``budget``, ``prose``).
         layer: The layer its verdicts are scored in unless a task overrides it.
         section: Where its verdicts go in a `Grade` (its kind).
@@ -255,7 +259,10 @@ class CriterionRegistry(Generic[C]):
         return owner.taxon
 
     def markdown(self) -> str:
-        """The criteria as a Markdown table (id, kind, layer, dimension, fails when)."""
+        """The criteria as a Markdown table (id, kind, layer, dimension, fails when).
+
+        A policy-sheet entry is scored in neither layer: its layer cell says ``policy sheet``.
+        """
         lines = [
             "| criterion | kind | layer | dimension | fails when |",
             "|---|---|---|---|---|",
@@ -265,7 +272,8 @@ class CriterionRegistry(Generic[C]):
             taxa = [_taxon_cell(c.taxon)] + [
                 f"`{k.replace('.*', '.<id>')}`: {_taxon_cell(t)}" for k, t in c.member_taxa.items()
             ]
-            cells = f"{c.verdict} | {c.layer} | {'; '.join(taxa)} | {c.definition}"
+            layer = "policy sheet" if c.section == "policy" else c.layer
+            cells = f"{c.verdict} | {layer} | {'; '.join(taxa)} | {c.definition}"
             lines.append(f"| {names} | {cells} |")
         return "\n".join(lines) + "\n"
 
@@ -364,7 +372,7 @@ class Findings:
 
     @property
     def criteria(self) -> CriterionRegistry[TraceView]:
-        """The ``grade`` and ``harness`` entries, the checker's registry."""
+        """The ``grade``, ``harness`` and ``policy`` entries, the checker's registry."""
         return CriterionRegistry([e for e in self.entries if isinstance(e, Check)])
 
     @property

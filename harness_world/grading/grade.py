@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 __all__ = [
     "CriterionKind",
     "CriterionVerdict",
     "Grade",
     "GradeState",
+    "PolicyCheck",
     "RequiredItem",
     "VerdictStatus",
 ]
@@ -40,6 +42,18 @@ class CriterionVerdict(msgspec.Struct, frozen=True, kw_only=True):
     detail: str = ""
 
 
+class PolicyCheck(msgspec.Struct, frozen=True, kw_only=True):
+    """A record's policy sheet as the run's tables show it (`Grade.policy`, summed up).
+
+    Attributes:
+        checked: How many rules of the sheet were judged.
+        failed: The broken ones, each ``id: detail``.
+    """
+
+    checked: int
+    failed: list[str] = []
+
+
 class Grade(msgspec.Struct, frozen=True, kw_only=True):
     """The grade of one verified record against one task.
 
@@ -52,6 +66,10 @@ class Grade(msgspec.Struct, frozen=True, kw_only=True):
         harness: The harness-layer verdicts (``harness.*``: retries, keys, reconciling, acting
             on unverified output), read from the call log. Shown beside the grade everywhere;
             ``passed`` is the agent grade and does not include them.
+        policy: The task's policy sheet (``policy.*``: authenticated before account data,
+            an explicit yes before each consequential write, no needless hand-off), beside
+            the grade: ``passed`` does not include them and neither layer scores them. Unset
+            (left out of JSON) for a task without a sheet.
     """
 
     task_id: str
@@ -59,6 +77,23 @@ class Grade(msgspec.Struct, frozen=True, kw_only=True):
     passed: bool
     verdicts: list[CriterionVerdict]
     harness: list[CriterionVerdict] = []
+    policy: list[CriterionVerdict] | UnsetType = UNSET
+
+    @property
+    def policy_verdicts(self) -> list[CriterionVerdict]:
+        """The policy sheet's verdicts (empty for a task without a sheet)."""
+        return [] if isinstance(self.policy, UnsetType) else self.policy
+
+    @property
+    def policy_failed(self) -> list[str]:
+        """The broken rules of the policy sheet, each ``id: detail``."""
+        return [f"{v.id}: {v.detail}" for v in self.policy_verdicts if v.status == "failed"]
+
+    def policy_check(self) -> PolicyCheck | UnsetType:
+        """The sheet summed up for a table (unset for a task without a sheet)."""
+        if isinstance(self.policy, UnsetType):
+            return UNSET
+        return PolicyCheck(checked=len(self.policy), failed=self.policy_failed)
 
     @property
     def pending(self) -> bool:

@@ -24,6 +24,7 @@ from harness_world.engine.world import World
 from harness_world.errors import HarnessWorldError
 from harness_world.grading.answers import AnswerKind
 from harness_world.grading.authority_spec import Authority, CandidateLink, Layer
+from harness_world.grading.policy_spec import PolicySheet
 from harness_world.grading.taxonomy import Dimension, Taxon, taxon_problem
 from harness_world.grading.trust_spec import Forbidden, Receipt
 from harness_world.grading.variants import VariantError, expand_variants
@@ -373,6 +374,8 @@ class Task(
         tools: The only tools the attempt offers the agent (None: every tool of the world); a
             call to another is refused with a typed ``tool_not_allowed`` error. Checked
             against the world's contract when the task is loaded for its world.
+        policy: The service rules its records are held to (`PolicySheet`): the ``policy.*``
+            verdicts beside the grade (None: no sheet).
     """
 
     id: str
@@ -400,6 +403,7 @@ class Task(
     weight: float = 1.0
     critical: bool = False
     tools: list[str] | None = None
+    policy: PolicySheet | None = None
 
     def __post_init__(self) -> None:
         if self.dimension is None and self.subdimension:

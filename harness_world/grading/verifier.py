@@ -41,7 +41,7 @@ from harness_world.evidence.record import (
     load_record,
 )
 from harness_world.evidence.replay import ReplayBound
-from harness_world.grading.grade import CriterionVerdict, GradeState
+from harness_world.grading.grade import CriterionVerdict, GradeState, PolicyCheck
 from harness_world.grading.judgement_cache import JudgementCache, judging_build
 from harness_world.grading.layers import LayeredResult, layered_result
 from harness_world.grading.task import Task
@@ -260,6 +260,9 @@ class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
         harness_checked: How many harness-layer criteria were checked (0: not graded).
         harness_failed: The failed harness-layer criteria, each ``id: detail`` (the agent
             grade ``passed`` does not include them).
+        policy: The task's policy sheet, checked and broken rules (`Grade.policy`; neither
+            ``passed`` nor a layer includes them); unset (left out of JSON) when the task has
+            no sheet or the record was not graded.
         reason: Why the evidence is not verified (or, for a missing slot, that it is missing).
         tool_calls: Tool calls in the record.
         requests: Provider requests (retries included).
@@ -305,6 +308,7 @@ class SlotResult(msgspec.Struct, frozen=True, kw_only=True):
     not_reviewed: list[str] = []
     harness_checked: int = 0
     harness_failed: list[str] = []
+    policy: PolicyCheck | msgspec.UnsetType = msgspec.UNSET
     reason: str = ""
     tool_calls: int = 0
     requests: int = 0
@@ -626,6 +630,7 @@ def _slot_result(
         not_reviewed=[] if grade is None else grade.not_reviewed,
         harness_checked=0 if grade is None else len(grade.harness),
         harness_failed=[] if grade is None else grade.harness_failed,
+        policy=msgspec.UNSET if grade is None else grade.policy_check(),
         reason=result.reason,
         tool_calls=len(record.calls),
         requests=usage.requests,

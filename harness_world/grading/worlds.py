@@ -25,6 +25,7 @@ from harness_world.engine.world import (
     locate_world,
 )
 from harness_world.errors import HarnessWorldError
+from harness_world.grading.policy_spec import PolicySheet
 from harness_world.grading.task import Task, TaskError, load_tasks
 
 __all__ = [
@@ -340,7 +341,8 @@ def check_task_against_contract(task: Task, contract: Contract) -> list[str]:
 
     Checked: target entities and the fields of their conditions; required and allowed effects'
     entities, fields and links; faults' tools and the tool allow-list; forbidden transitions'
-    and receipts' entities; the attacker's goals' entities and fields.
+    and receipts' entities; the attacker's goals' entities and fields; the policy sheet's
+    tools and account fields.
     """
     check = _ContractCheck(contract)
     first = task.targets[0].entity if task.targets else ""
@@ -370,7 +372,20 @@ def check_task_against_contract(task: Task, contract: Contract) -> list[str]:
         if goal.secret:
             entity, _, field = goal.secret_at()
             check.fields(entity, [field], f"authority.goal[{i}].secret")
+    if task.policy is not None:
+        _check_policy(check, task.policy)
     return check.problems
+
+
+def _check_policy(check: _ContractCheck, policy: PolicySheet) -> None:
+    for i, name in enumerate(policy.identify):
+        check.tool(name, f"policy.identify[{i}]")
+    for i, name in enumerate(policy.confirm):
+        check.tool(name, f"policy.confirm[{i}]")
+    if policy.handoff:
+        check.tool(policy.handoff, "policy.handoff")
+    for entity, field in policy.accounts.items():
+        check.fields(entity, [field], f"policy.accounts.{entity}")
 
 
 @attrs.define(slots=True)

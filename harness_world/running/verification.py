@@ -33,7 +33,7 @@ from harness_world.engine.limits import REPLAY_CALLS, REPLAY_WORK
 from harness_world.engine.world import World
 from harness_world.errors import HarnessWorldError
 from harness_world.evidence.record import RecordError, load_record
-from harness_world.grading.grade import CriterionVerdict
+from harness_world.grading.grade import CriterionVerdict, PolicyCheck
 from harness_world.grading.judgement_cache import JudgementCache
 from harness_world.grading.layers import LayeredResult
 from harness_world.grading.task import Task
@@ -105,6 +105,8 @@ class VerifyRow(msgspec.Struct, frozen=True, kw_only=True):
         reasons: One line per failed criterion, whole (`id: detail`).
         not_reviewed: The prose criteria standing open until a person reviews them.
         harness: Its harness layer.
+        policy: Its task's policy sheet, checked and broken rules (unset, and left out of
+            JSON, when the task has none or the record was not graded).
         mismatches: What replay found different (the first 20), for loose files.
         verdicts: Every criterion's verdict of the agent grade: for a loose file, and for a run's
             record that failed grading (empty with ``first_problem`` saying why when evidence
@@ -124,6 +126,7 @@ class VerifyRow(msgspec.Struct, frozen=True, kw_only=True):
     reasons: list[str] = []
     not_reviewed: list[str] = []
     harness: HarnessCheck = msgspec.field(default_factory=HarnessCheck)
+    policy: PolicyCheck | msgspec.UnsetType = msgspec.UNSET
     mismatches: list[str] = []
     verdicts: list[CriterionVerdict] = []
     layers: LayeredResult | None = None
@@ -551,6 +554,7 @@ def slot_row(slot: SlotResult) -> VerifyRow:
         reasons=list(slot.failed),
         not_reviewed=slot.not_reviewed,
         harness=HarnessCheck(checked=slot.harness_checked, failed=slot.harness_failed),
+        policy=slot.policy,
         verdicts=list(slot.verdicts),
         layers=slot.layers,
     )
@@ -581,6 +585,7 @@ def file_row(verdict: FileVerdict) -> VerifyRow:
             checked=len(grade.harness) if grade else 0,
             failed=grade.harness_failed if grade else [],
         ),
+        policy=grade.policy_check() if grade else msgspec.UNSET,
         mismatches=[str(m) for m in result.mismatches[:20]],
         verdicts=list(grade.verdicts) if grade else [],
         layers=verdict.layers,

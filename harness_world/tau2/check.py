@@ -5,7 +5,8 @@
 an oracle, the automatic trace mutants of it, τ²'s own database verdict beside ours) and sums
 the result into a `CheckReport`; equivalence marks that match no surviving mutant are
 problems too (stale marks). `regrade_results` replays every run of a results file
-(`harness_world.tau2.gold.regrade`) into a `RegradeReport`. The data is © 2025 Sierra
+(`harness_world.tau2.gold.regrade`) into a `RegradeReport`, with the policy sheet over the
+graded runs beside τ²'s reward (`sheet_summary`). The data is © 2025 Sierra
 Research, MIT licence, and is not shipped: every report carries `importer.DATA_NOTICE`.
 """
 
@@ -18,10 +19,12 @@ from pathlib import Path
 
 import msgspec
 
+from harness_world.analysis.policy_sheet import PolicySummary, policy_summary
 from harness_world.coverage.gate import read_equivalents
 from harness_world.engine.paths import builtin_dir
 from harness_world.engine.plugins import PluginError
 from harness_world.engine.world import World, resolve_world_folder
+from harness_world.grading.grade import PolicyCheck
 from harness_world.tau2 import importer
 from harness_world.tau2.arguments import ArgumentMode
 from harness_world.tau2.faithful import Tau2Hasher, Tau2Shape
@@ -120,10 +123,35 @@ class RegradeReport(msgspec.Struct, frozen=True, kw_only=True):
     Attributes:
         data_notice: Whose data it is.
         runs: One result per run, in the file's order.
+        policy: The policy sheet over the graded runs (`graded_runs`), beside τ²'s reward:
+            "passed" there means τ² rewarded the run (None: no run's task has a sheet).
     """
 
     data_notice: str
     runs: list[RegradeResult]
+    policy: PolicySummary | None = None
+
+
+COUNTED = ("completed", "turn_limit", "budget_limit")
+"""The outcomes that count as graded attempts (as in ``report``)."""
+
+
+def graded_runs(runs: Sequence[RegradeResult]) -> list[RegradeResult]:
+    """The runs that were graded and whose outcome counts as an attempt."""
+    return [r for r in runs if r.passed is not None and r.outcome in COUNTED]
+
+
+def sheet_check(result: RegradeResult) -> PolicyCheck:
+    """A regraded run's policy sheet, summed up (checked rules and the broken ones)."""
+    failed = [f"{v.id}: {v.detail}" for v in result.policy if v.status == "failed"]
+    return PolicyCheck(checked=len(result.policy), failed=failed)
+
+
+def sheet_summary(runs: Sequence[RegradeResult]) -> PolicySummary | None:
+    """The policy sheet over the graded runs, passed meaning τ² rewarded the run (reward 1)."""
+    return policy_summary(
+        (r.recorded_reward == 1, sheet_check(r)) for r in graded_runs(runs) if r.policy
+    )
 
 
 def load_data(
@@ -320,4 +348,6 @@ def regrade_results(
         )
         for run in runs
     ]
-    return RegradeReport(data_notice=importer.DATA_NOTICE, runs=graded)
+    return RegradeReport(
+        data_notice=importer.DATA_NOTICE, runs=graded, policy=sheet_summary(graded)
+    )

@@ -85,7 +85,8 @@ class Drivers:
     Attributes:
         agent: ``oracle`` (the gold calls driven through a conversation) or ``openai`` (a model
             over an OpenAI-compatible endpoint, told the data's ``policy.md``).
-        user: ``scripted`` (from the task's user scenario) or ``openai`` (a model playing it).
+        user: ``scripted`` (from the task's user scenario, allowing the changes its gold
+            makes) or ``openai`` (a model playing it).
         observations: What the agent sees: ``ours`` or ``tau2`` (named in the label only).
         model: The agent's model (``openai``; also the user's by default).
         base_url: The agent's endpoint (also the user's by default).
@@ -143,7 +144,7 @@ class Drivers:
                 base_url=self.user_base_url or self.base_url or "",
                 api_key=self.api_key,
             )
-        return ScriptedUser.from_scenario(item.user_scenario)
+        return ScriptedUser.from_scenario(item.user_scenario, item.gold)
 
 
 def tau2_view(world: World, data: Path, source: Path) -> Tau2View:

@@ -30,7 +30,7 @@ from harness_world.engine.calls import FinalRow, WriteImage
 from harness_world.engine.canonical import to_json
 from harness_world.engine.world import Key, World
 from harness_world.evidence.record import Outcome, Record, UserTurn
-from harness_world.grading.grade import Grade
+from harness_world.grading.grade import CriterionVerdict, Grade
 from harness_world.grading.rows import net_changes, returned_rows
 from harness_world.grading.task import Condition, Requirement, Target, Task
 from harness_world.grading.verify import verify
@@ -83,12 +83,14 @@ class ImportedTask(msgspec.Struct, frozen=True, kw_only=True):
         source: Where the task came from, in words (file and id).
         user_scenario: The reference's description of the user (τ²'s ``user_scenario``), for
             simulated users; empty when the reference has none.
+        customer: The account the gold acts for (its key; empty when the gold names none).
     """
 
     task: Task
     gold: list[GoldCall]
     source: str
     user_scenario: dict[str, Any] = {}
+    customer: str = ""
 
 
 class GoldCallError(msgspec.Struct, frozen=True, kw_only=True):
@@ -262,6 +264,8 @@ class RegradeResult(msgspec.Struct, frozen=True, kw_only=True):
         tau2_db_hash: τ²'s own database hash of the run's end state (empty when not computed).
         tau2_gold_db_hash: τ²'s own database hash of the gold end state.
         user_turns: The run's user messages, recorded as user turns of the regraded record.
+        policy: The policy sheet's verdicts, beside the grade (empty when not graded);
+            τ²'s reward does not look at them.
     """
 
     task_id: str
@@ -282,6 +286,7 @@ class RegradeResult(msgspec.Struct, frozen=True, kw_only=True):
     tau2_db_hash: str = ""
     tau2_gold_db_hash: str = ""
     user_turns: int = 0
+    policy: list[CriterionVerdict] = []
 
 
 # -- effects and targets derived from a gold run ---------------------------------------------
@@ -818,4 +823,5 @@ def regrade(
         tau2_db_hash="" if tau2_hasher is None else tau2_hasher.hash(record.final),
         tau2_gold_db_hash="" if tau2_hasher is None else tau2_hasher.hash(gold.final),
         user_turns=len(record.user_turns),
+        policy=[] if grade is None else grade.policy_verdicts,
     )

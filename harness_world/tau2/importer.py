@@ -20,7 +20,10 @@ Each τ² task becomes an `ImportedTask`:
 * family: the customer the gold acts for (tasks about one customer are not independent);
 * dimension: Lifecycle/completion for a gold that writes (the required end state must be
   reached), Observability/user_report for one that only reads and must tell the customer
-  something, Context/completeness for one that only reads (the rows it read must be shown).
+  something, Context/completeness for one that only reads (the rows it read must be shown);
+* policy: τ²'s retail policy as a sheet (`policy_sheet`: authenticated before any account
+  read or write, an explicit yes before each write, no hand-off unless the gold hands off),
+  judged beside the grade: τ²'s reward does not look at it, and our grade stays τ²'s.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from harness_world.engine.world import load_world as load_world_folder
 from harness_world.errors import HarnessWorldError
 from harness_world.evidence.record import Outcome, OutcomeStatus, Record, make_record
 from harness_world.grading.checker import grade
+from harness_world.grading.policy_spec import PolicySheet
 from harness_world.grading.task import Task
 from harness_world.grading.taxonomy import Dimension
 from harness_world.tau2.gold import ExternalRun, GoldCall, ImportedTask, exact_effects, read_targets
@@ -244,6 +248,26 @@ def _reading_task(world: World, base: Task, record: Record, notes: list[str]) ->
     return msgspec.structs.replace(base, targets=targets, trace=["targets_read"] if targets else [])
 
 
+IDENTIFY = ("find_user_id_by_email", "find_user_id_by_name_zip")
+HANDOFF = "transfer_to_human_agents"
+
+
+def policy_sheet(gold: Iterable[GoldCall]) -> PolicySheet:
+    """τ²'s retail policy as a sheet: authenticate, confirm every write, hand off only if due.
+
+    A user is authenticated by a user id found by email or by name and zip; users and orders
+    are account data (an order belongs to its ``user_id``); every write tool needs the user's
+    explicit yes; a hand-off is right only in a task whose gold hands off (the task cannot be
+    done within the agent's scope).
+    """
+    return PolicySheet(
+        identify=list(IDENTIFY),
+        accounts={"users": "user_id", "orders": "user_id"},
+        handoff=HANDOFF,
+        handoff_expected=any(call.tool == HANDOFF for call in gold),
+    )
+
+
 def _taxon(writes: bool, tells: bool) -> tuple[Dimension, str]:
     """The taxonomy place of an imported task (see the module notes)."""
     if writes:
@@ -293,6 +317,7 @@ def import_task(world: World, raw: dict[str, Any], source: str = TASKS_FILE) -> 
         instruction=_instruction(raw),
         prose=_prose(criteria),
         communicate=communicate,
+        policy=policy_sheet(gold),
     )
     if diff:
         task = _writing_task(world, base, diff, record, notes)
@@ -305,6 +330,7 @@ def import_task(world: World, raw: dict[str, Any], source: str = TASKS_FILE) -> 
         gold=gold,
         source=f"{source} #{tau2_id}",
         user_scenario=scenario if isinstance(scenario, dict) else {},
+        customer=customer,
     )
 
 

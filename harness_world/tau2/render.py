@@ -10,8 +10,9 @@ import json
 
 import msgspec
 
+from harness_world.analysis.policy_sheet import PolicySummary, policy_lines
 from harness_world.analysis.tables import render_table
-from harness_world.tau2.check import CheckReport, CheckSummary, RegradeReport
+from harness_world.tau2.check import CheckReport, CheckSummary, RegradeReport, graded_runs
 from harness_world.tau2.conversation import ConversationReport
 from harness_world.tau2.gold import GoldReport, RegradeResult
 
@@ -164,6 +165,7 @@ def render_regrade(report: RegradeReport) -> str:
             _ours(r),
             "-" if r.reference_match is None else ("match" if r.reference_match else "differs"),
             reward(r),
+            _sheet_cell(r),
             r.problem or "; ".join(r.failed) or "-",
         ]
         for r in results
@@ -177,14 +179,11 @@ def render_regrade(report: RegradeReport) -> str:
         "ours",
         "τ² DB (recomputed)",
         "τ² reward",
+        "policy sheet",
         "why",
     ]
     # Only outcomes that count as attempts enter the pass figures (as in `report`).
-    graded = [
-        r
-        for r in results
-        if r.passed is not None and r.outcome in ("completed", "turn_limit", "budget_limit")
-    ]
+    graded = graded_runs(results)
     lines = [f"data: {report.data_notice}", "", render_table(headers, rows), ""]
     coerced = [f"  {r.source_task}/{r.trial}: {line}" for r in results for line in r.coerced]
     if coerced:
@@ -198,7 +197,20 @@ def render_regrade(report: RegradeReport) -> str:
         f"{sum(r.passed is False for r in graded)}; τ² recorded reward 1 on "
         f"{sum(r.recorded_reward == 1 for r in results)}; prose criteria are not reviewed"
     )
-    return "\n".join(lines)
+    return "\n".join(lines + _sheet_lines(report.policy))
+
+
+def _sheet_cell(result: RegradeResult) -> str:
+    if not result.policy:
+        return "-"
+    broken = [v.id.removeprefix("policy.") for v in result.policy if v.status == "failed"]
+    return "broke " + ", ".join(broken) if broken else "kept"
+
+
+def _sheet_lines(summary: PolicySummary | None) -> list[str]:
+    if summary is None:
+        return []
+    return ["", *policy_lines(summary, beside="τ²'s reward", unit="runs", passed="rewarded")]
 
 
 def render_conversations(report: ConversationReport) -> str:

@@ -1,21 +1,24 @@
 """Simulated users for τ² tasks, a τ²-faithful agent view, and a conversational oracle.
 
-* `ScriptedUser`: deterministic, built from a τ² task's ``user_scenario``. It opens with the
-  reason for the call, answers identity questions with what the customer knows, confirms
-  (``yes``) when asked to, and ends (`STOP`) when asked whether anything else is needed or
-  after a fixed number of exchanges. Used in tests and as a cheap stand-in.
+* `ScriptedUser` (`harness_world.tau2.scripted_user`): deterministic, built from a τ² task's
+  ``user_scenario`` and gold calls. It tells its scenario in the first person, a sentence at a
+  time when asked, says who it is when asked, confirms only the changes its scenario allows,
+  and ends (`STOP`) when nothing is left to tell or after a fixed number of exchanges. Used
+  in tests and as a cheap stand-in.
 * `OpenAIUser`: a model plays the customer over any OpenAI-compatible endpoint, instructed
   with the scenario (in our words) and τ²'s ``###STOP###`` convention.
 * `Tau2View`: what an agent sees in τ² observation mode: τ²'s own tool schemas (read at run
   time from a τ²-bench checkout) and observations as τ² renders them.
 * `ConversationalOracle`: the gold calls driven through a conversation with the user (asks
-  who they are, acts, asks for confirmation before each write, asks whether anything else is
-  needed): the oracle for end-to-end runs with a user.
+  who they are and authenticates them, acts, lists each write and asks for confirmation
+  before it, asks whether anything else is needed until the user ends): the oracle for
+  end-to-end runs with a user.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,6 +30,8 @@ from harness_world.running.attempt import Attempt
 from harness_world.running.user import GREETING, STOP
 from harness_world.tau2.faithful import Tau2Shape
 from harness_world.tau2.gold import ImportedTask
+from harness_world.tau2.importer import IDENTIFY
+from harness_world.tau2.scripted_user import ScriptedUser, scenario_field
 
 __all__ = [
     "ConversationalOracle",
@@ -36,17 +41,8 @@ __all__ = [
     "scenario_text",
 ]
 
-IDENTITY_WORDS = ("email", "zip", "name", "identify", "authenticate", "verify")
-CONFIRM_WORDS = ("confirm", "yes/no", "proceed", "shall i")
-CLOSING_WORDS = ("anything else",)
-
-
-def _field(scenario: dict[str, Any], name: str) -> str:
-    instructions = scenario.get("instructions")
-    if isinstance(instructions, dict):
-        value = instructions.get(name)
-        return value.strip() if isinstance(value, str) else ""
-    return instructions.strip() if isinstance(instructions, str) and name == "reason" else ""
+CLOSING_ROUNDS = 10
+"""How many times the oracle asks whether anything else is needed before it ends."""
 
 
 def scenario_text(scenario: dict[str, Any]) -> str:
@@ -63,63 +59,13 @@ def scenario_text(scenario: dict[str, Any]) -> str:
         ("unknown_info", "What you do not know"),
         ("task_instructions", "How you behave"),
     ):
-        text = _field(scenario, name)
+        text = scenario_field(scenario, name)
         if text:
             parts.append(f"{label}: {text}")
     persona = scenario.get("persona")
     if isinstance(persona, str) and persona.strip():
         parts.append(f"Persona: {persona.strip()}")
     return "\n".join(parts)
-
-
-@attrs.frozen(slots=True)
-class ScriptedUser:
-    """A deterministic customer answering from a τ² user scenario.
-
-    Attributes:
-        reason: What the customer opens with.
-        known: What the customer knows (given when asked who they are).
-        max_turns: Exchanges after which the customer ends the conversation.
-    """
-
-    reason: str
-    known: str
-    max_turns: int = 30
-
-    @classmethod
-    def from_scenario(cls, scenario: dict[str, Any]) -> ScriptedUser:
-        """The scripted user of a τ² task's ``user_scenario``."""
-        reason = _field(scenario, "reason_for_call") or _field(scenario, "reason")
-        return cls(
-            reason=reason or "I need help with an order.", known=_field(scenario, "known_info")
-        )
-
-    @property
-    def name(self) -> str:
-        """``scripted``."""
-        return "scripted"
-
-    def settings(self) -> dict[str, Any]:
-        """The scenario's hash and the turn limit."""
-        text = f"{self.reason}\n{self.known}"
-        return {
-            "kind": "scripted",
-            "scenario_sha256": hashlib.sha256(text.encode()).hexdigest(),
-            "max_turns": self.max_turns,
-        }
-
-    def reply(self, history: Sequence[UserTurn], message: str) -> str:
-        """Opening, identity, confirmation and closing answers (see the module notes)."""
-        lowered = message.lower()
-        if not history:
-            return self.reason
-        if len(history) + 1 >= self.max_turns or any(w in lowered for w in CLOSING_WORDS):
-            return STOP
-        if any(w in lowered for w in CONFIRM_WORDS):
-            return "yes"
-        if any(w in lowered for w in IDENTITY_WORDS):
-            return self.known or "I do not remember."
-        return "Please go ahead."
 
 
 @attrs.frozen(slots=True)
@@ -250,15 +196,45 @@ class ConversationalOracle:
         return {"kind": "tau2-conversational-oracle", "task": self.imported.task.id}
 
     def run(self, attempt: Attempt) -> str:
-        """Greet, ask who the user is, confirm before each write, run the gold, close."""
+        """Greet, authenticate the user, list and confirm each write, run the gold, close."""
         world = attempt.world
         attempt.message_user(GREETING)
         attempt.message_user("Could you give me your email address, or your name and zip code?")
+        self._authenticate(attempt)
         for call in self.imported.gold:
             spec = world.contract.tool(call.tool)
             if spec is not None and spec.kind == "write" and not attempt.user_stopped:
-                attempt.message_user(f"I will now run {call.tool}. Do you confirm (yes/no)?")
+                details = json.dumps(call.args, ensure_ascii=False, sort_keys=True)
+                attempt.message_user(
+                    f"I will now run {call.tool} with {details}. Do you confirm (yes/no)?"
+                )
             attempt.call(call.tool, call.args)
-        if not attempt.user_stopped:
+        for _ in range(CLOSING_ROUNDS):
+            if attempt.user_stopped:
+                break
             attempt.message_user("Your request is handled. Is there anything else I can do?")
         return "Thank you for contacting us."
+
+    def _authenticate(self, attempt: Attempt) -> None:
+        """Find the customer's user id first, unless the gold starts by doing so.
+
+        By email when the customer knows their email, else by name and zip, as the customer
+        gave them.
+        """
+        gold, customer = self.imported.gold, self.imported.customer
+        row = attempt.world.get("users", customer) if customer else None
+        if row is None or (gold and gold[0].tool in IDENTIFY):
+            return
+        known = scenario_field(self.imported.user_scenario, "known_info")
+        email, name, address = row.get("email"), row.get("name"), row.get("address")
+        if isinstance(email, str) and email in known:
+            attempt.call("find_user_id_by_email", {"email": email})
+        elif isinstance(name, dict) and isinstance(address, dict):
+            attempt.call(
+                "find_user_id_by_name_zip",
+                {
+                    "first_name": name.get("first_name"),
+                    "last_name": name.get("last_name"),
+                    "zip": address.get("zip"),
+                },
+            )

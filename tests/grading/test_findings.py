@@ -28,13 +28,15 @@ WORLDS = ("helpdesk", "inventory", "payments")
 
 def test_one_registry_holds_every_kind_and_the_others_are_its_views() -> None:
     kinds = {e.kind for e in FINDINGS.entries}
-    assert kinds == {"grade", "harness", "advisory", "metric"}
+    assert kinds == {"grade", "harness", "policy", "advisory", "metric"}
     assert all(e.name and e.definition and "\n" not in e.definition for e in FINDINGS.entries)
-    assert [c.name for c in CRITERIA] == [e.name for e in FINDINGS.of_kind("grade", "harness")]
+    checked = FINDINGS.of_kind("grade", "harness", "policy")
+    assert [c.name for c in CRITERIA] == [e.name for e in checked]
+    assert all(e.name.startswith("policy.") for e in FINDINGS.of_kind("policy"))
     assert list(ADVISORIES) == [e.name for e in FINDINGS.of_kind("advisory")]
     assert [m.name for m in PROCESS_METRICS] == [e.name for e in FINDINGS.of_kind("metric")]
     assert [e.name for e in FINDINGS.of_kind("harness")] == list(HARNESS_CRITERIA)
-    assert all(isinstance(e, Check) for e in FINDINGS.of_kind("grade", "harness"))
+    assert all(isinstance(e, Check) for e in checked)
     assert all(isinstance(e, AdviceRule) for e in FINDINGS.of_kind("advisory"))
     assert all(isinstance(e, Metric) for e in FINDINGS.of_kind("metric"))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+from typing import Any
 
 import msgspec
 import pytest
@@ -18,6 +19,7 @@ import harness_world as hw
 from harness_world.cli import main
 from harness_world.evidence.record import Outcome, UserTurn, make_record
 from harness_world.grading import grade
+from harness_world.tau2.check import RegradeReport, load_data, regrade_results
 from tests.conftest import TAU2_DATA
 
 pytestmark = pytest.mark.tau2
@@ -35,7 +37,8 @@ def test_every_published_gpt4o_trajectory_grades_as_tau2_rewarded_it() -> None:
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         assert main([*argv, str(TRAJECTORIES / "gpt-4o-retail-train.json")]) == 0
-    runs = json.loads(out.getvalue())["runs"]
+    report = json.loads(out.getvalue())
+    runs = report["runs"]
     assert len(runs) == 74
     ours = [r["evidence"] == "verified" and r["passed"] is True for r in runs]
     theirs = [r["recorded_reward"] == 1.0 for r in runs]
@@ -44,6 +47,61 @@ def test_every_published_gpt4o_trajectory_grades_as_tau2_rewarded_it() -> None:
     told = [r for r in runs if any(f.startswith("communicate.info") for f in r["failed"])]
     assert told and all(r["recorded_reward"] == 0.0 for r in told)
     assert not any("communicate_info" in p for r in runs for p in r["prose"])
+    _policy_sheet_beside_the_reward(report)
+
+
+def _policy_sheet_beside_the_reward(report: dict[str, Any]) -> None:
+    """τ²'s retail policy, which its reward does not read, judged on the same runs: these
+    are the figures docs/tau2.md states. The reward equality above holds with the sheet on."""
+    runs = report["runs"]
+    assert all(len(r["policy"]) == 3 for r in runs)
+
+    def broke(rule: str) -> list[str]:
+        return [
+            r["source_task"]
+            for r in runs
+            if any(v["id"] == rule and v["status"] == "failed" for v in r["policy"])
+        ]
+
+    assert broke("policy.authenticated") == []
+    confirmed = broke("policy.confirmed")
+    assert len(confirmed) == 10
+    rewarded = {r["source_task"] for r in runs if r["recorded_reward"] == 1.0}
+    assert sorted(set(confirmed) & rewarded, key=int) == ["30", "35", "66", "80", "83"]
+    assert broke("policy.no_needless_handoff") == ["85"]
+    sheet = report["policy"]
+    assert (sheet["attempts"], sheet["kept"], sheet["passed"], sheet["passed_kept"]) == (
+        74,
+        63,
+        40,
+        35,
+    )
+    # task 80: "Oh, yes, that all sounds just right! But wait—did you say the refund is ...?"
+    (run80,) = [r for r in runs if r["source_task"] == "80"]
+    (verdict,) = [v for v in run80["policy"] if v["id"] == "policy.confirmed"]
+    assert "But wait" in verdict["detail"]
+
+
+@pytest.mark.skipif(
+    not (TRAJECTORIES / "gpt-4o-retail-train.json").is_file(),
+    reason=f"τ²'s published trajectories are not at {TRAJECTORIES}",
+)
+def test_the_policy_sheet_changes_no_verdict_of_the_grade() -> None:
+    """Regraded without their sheets, the 74 runs get the same grades, verdict for verdict."""
+    world, tasks = load_data(TAU2_DATA, TRAJECTORIES / "tasks_b5580ae_train.json")
+    bare = [
+        msgspec.structs.replace(t, task=msgspec.structs.replace(t.task, policy=None)) for t in tasks
+    ]
+    results = TRAJECTORIES / "gpt-4o-retail-train.json"
+    sheeted = regrade_results(world, tasks, results, TAU2_DATA, arguments="tau2")
+    plain = regrade_results(world, bare, results, TAU2_DATA, arguments="tau2")
+    assert plain.policy is None and all(r.policy == [] for r in plain.runs)
+    assert sheeted.policy is not None and sheeted.policy.kept == 63
+
+    def grades(report: RegradeReport) -> list[tuple[Any, ...]]:
+        return [(r.task_id, r.passed, r.failed, r.prose) for r in report.runs]
+
+    assert grades(sheeted) == grades(plain)
 
 
 def _task(communicate: list[str]) -> hw.Task:

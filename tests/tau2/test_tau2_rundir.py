@@ -122,6 +122,38 @@ def test_a_run_without_user_turns_reports_no_user_turns(tmp_path: Path, cli: Cli
     assert isinstance(report.per_attempt.user_turns, msgspec.UnsetType)
     code, text, _ = cli("report", str(out))
     assert code == 0 and "user turns" not in text and "tool calls" in text
+    assert "policy sheet" not in text  # no task of the run has one
+    code, text, _ = cli("verify", str(out), "--json")
+    assert code == 0 and all("policy" not in r for r in json.loads(text)["records"])
+
+
+def test_verify_and_report_show_the_policy_sheet_beside_the_grade(
+    three: tuple[Path, Path], cli: Cli
+) -> None:
+    out, tasks = three
+    code, text, err = cli("verify", str(out), *_sources(tasks), "--json")
+    assert code == 0, err
+    assert [r["policy"] for r in json.loads(text)["records"]] == [{"checked": 3, "failed": []}] * 6
+    code, text, err = cli("verify", str(out), *_sources(tasks))
+    assert code == 0, err
+    assert "policy sheet: kept by 6 of 6 graded record(s) (not in the grade)" in text
+    assert [line.split()[-1] for line in text.splitlines()[2:8]] == ["3/3"] * 6  # policy
+    code, text, err = cli("report", str(out), *_sources(tasks))
+    assert code == 0, err
+    assert (
+        "policy sheet (beside the grade, never in it): 6 of 6 graded attempts kept every rule; "
+        "4 of the 4 passed attempts did"  # 2 are pending review, not passed
+    ) in text
+    assert "policy.confirmed            broken in 0 of 6, 0 of them passed" in text
+    code, text, err = cli("report", str(out), *_sources(tasks), "--json")
+    assert code == 0, err
+    sheet = json.loads(text)["policy"]
+    assert (sheet["attempts"], sheet["kept"]) == (6, 6)
+    assert [r["rule"] for r in sheet["rules"]] == [
+        "policy.authenticated",
+        "policy.confirmed",
+        "policy.no_needless_handoff",
+    ]
 
 
 def test_the_trace_viewer_shows_each_user_turn_in_its_place(three: tuple[Path, Path]) -> None:

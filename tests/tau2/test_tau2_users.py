@@ -16,6 +16,7 @@ import pytest
 
 import harness_world as hw
 from harness_world.evidence import UserTurn, load_record, record_digest, replay
+from harness_world.grading import grade
 from harness_world.integrations.openai import OpenAIAgent
 from harness_world.running.agents import drive
 from harness_world.running.attempt import Attempt
@@ -23,6 +24,7 @@ from harness_world.running.user import GREETING, STOP
 from harness_world.tau2 import ImportedTask, importer
 from harness_world.tau2.conversation import run_conversations
 from harness_world.tau2.faithful import Tau2Shape
+from harness_world.tau2.scripted_user import NAME_IT, NO, YES
 from harness_world.tau2.users import ConversationalOracle, OpenAIUser, ScriptedUser, Tau2View
 from tests.conftest import TAU2_DATA, Cli
 from tests.fake_openai import fake_openai, tool_call
@@ -54,15 +56,20 @@ def test_every_train_task_with_a_scripted_user_and_the_oracle_verifies_and_passe
         world,
         imported,
         ConversationalOracle,
-        lambda item: ScriptedUser.from_scenario(item.user_scenario),
+        lambda item: ScriptedUser.from_scenario(item.user_scenario, item.gold),
     )
     assert len(done) == 74
+    by_id = {item.task.id: item for item in imported}
     for result, record in done:
         assert result.evidence == "verified" and result.passed, result
         assert result.user_stopped and result.user_turns >= 3
         assert record.user_turns[0].agent == GREETING
         reason = record.user_turns[0].user
         assert reason and reason != STOP
+        # the oracle authenticates and asks before each write; the user says yes to the gold's
+        sheet = grade(record, by_id[result.task_id].task, world)
+        assert sheet.policy_failed == [], (result.task_id, sheet.policy_failed)
+        assert len(sheet.policy_verdicts) == 3
 
 
 def test_the_cli_runs_them_and_saves_records(tmp_path: Path, cli: Cli) -> None:
@@ -83,7 +90,9 @@ def test_user_turns_are_covered_by_the_digest_and_never_recomputed(
     world: hw.World, imported: list[ImportedTask]
 ) -> None:
     item = imported[0]
-    attempt = Attempt(world, item.task, user=ScriptedUser.from_scenario(item.user_scenario))
+    attempt = Attempt(
+        world, item.task, user=ScriptedUser.from_scenario(item.user_scenario, item.gold)
+    )
     record = drive(ConversationalOracle(item), attempt)
     assert replay(record, world)[1] == []
     turns = list(record.user_turns)
@@ -106,10 +115,7 @@ def test_user_turns_are_covered_by_the_digest_and_never_recomputed(
     assert record_digest(plain) == sha256_hex(to_json(fields))
 
 
-def test_scripted_user_answers_by_kind_of_question() -> None:
-    user = ScriptedUser(
-        reason="I want to return a lamp.", known="I am Ann, zip 12345.", max_turns=5
-    )
+def _talk(user: ScriptedUser) -> Any:
     history: list[UserTurn] = []
 
     def say(message: str) -> str:
@@ -117,11 +123,90 @@ def test_scripted_user_answers_by_kind_of_question() -> None:
         history.append(UserTurn(after_call=0, agent=message, user=answer, stop=STOP in answer))
         return answer
 
-    assert say(GREETING) == "I want to return a lamp."
-    assert say("Can you give me your email or zip code?") == "I am Ann, zip 12345."
-    assert say("Shall I proceed (yes/no)?") == "yes"
-    assert say("Let me look at that.") == "Please go ahead."
-    assert say("Still looking.") == STOP  # the turn limit
+    return say
+
+
+def _item(imported: list[ImportedTask], tau2_id: str) -> ImportedTask:
+    (item,) = [i for i in imported if i.source.endswith(f" #{tau2_id}")]
+    return item
+
+
+def test_the_scripted_user_reveals_its_scenario_only_when_asked(
+    imported: list[ImportedTask],
+) -> None:
+    item = _item(imported, "2")
+    scenario = item.user_scenario["instructions"]
+    say = _talk(ScriptedUser.from_scenario(item.user_scenario, item.gold))
+    opening = say(GREETING)
+    assert opening == (
+        "I want to know exactly how many tshirt options are available in the online store "
+        "right now."
+    )
+    assert "return" not in opening and "Yusuf" not in opening and "You " not in opening
+    assert say("Let me look into that.") == "Okay."  # not a question: nothing more is told
+    assert say("Could you give me your name and zip code?") == (
+        "I am Yusuf Rossi in zip code 19122. I do not remember my email address."
+    )
+    assert say("There are 10 t-shirt options. Is there something else you need?") == (
+        "I want to also return the cleaner, headphone, and smart watch."
+    )
+    assert say("Which items exactly?") == "That is all I can tell you."
+    assert say("Is there anything else I can help with?") == STOP
+    assert scenario["reason_for_call"] not in opening
+
+
+def test_the_scripted_user_never_says_the_scenarios_conditions(
+    imported: list[ImportedTask],
+) -> None:
+    item = _item(imported, "0")  # "If there is no keyboard that is clicky, ... you'd go for ..."
+    user = ScriptedUser.from_scenario(item.user_scenario, item.gold)
+    assert len(user.told) == 1 and not any("If " in s or "you'd" in s for s in user.told)
+    say = _talk(user)
+    said = [say(GREETING), say("Anything more?"), say("Anything else?")]
+    assert not any("no backlight" in s for s in said) and said[-1] == STOP
+
+
+def test_the_scripted_user_refuses_a_cancellation_its_scenario_forbids(
+    imported: list[ImportedTask],
+) -> None:
+    """τ² task 24: the customer asks to cancel the grill, "but if the agent asks you to
+    confirm, you regret and want to keep it"; its gold cancels nothing."""
+    item = _item(imported, "24")
+    assert "regret" in item.user_scenario["instructions"]["reason_for_call"]
+    say = _talk(ScriptedUser.from_scenario(item.user_scenario, item.gold))
+    assert "cancel the grill" in say(GREETING)
+    asked = "I can cancel your pending order #W3561391 (the grill). Shall I proceed (yes/no)?"
+    assert say(asked) == NO
+    named = 'I will now run cancel_pending_order with {"order_id": "#W3561391"}. Confirm?'
+    assert say(named) == NO
+    # a request to confirm that names no change is never a yes
+    assert say("Please confirm: shall I proceed?") == NAME_IT
+    assert say("Do you confirm (yes/no)?") == NAME_IT
+
+
+def test_the_scripted_user_confirms_only_the_changes_its_gold_makes(
+    imported: list[ImportedTask],
+) -> None:
+    item = _item(imported, "0")  # the gold exchanges items of #W2378156
+    user = ScriptedUser.from_scenario(item.user_scenario, item.gold)
+    assert user.allowed == (("exchange_delivered_order_items", "#W2378156"),)
+    say = _talk(user)
+    say(GREETING)
+    assert say("Shall I exchange the keyboard and thermostat of order #W2378156?") == YES
+    assert say("Should I exchange items of order #W1111111 instead (yes/no)?") == NO
+    assert say("Would you like me to cancel order #W2378156?") == NO
+    assert say("Do you want me to return the keyboard of #W2378156?") == NO
+    # a warning is not a proposal: the question after it is answered from the scenario
+    assert say("Order #W2378156 cannot be cancelled. Shall I go ahead with the exchange?") == YES
+
+
+def test_without_gold_calls_the_scripted_user_agrees_to_no_change() -> None:
+    scenario = {"instructions": {"reason_for_call": "You want to cancel order #W1."}}
+    user = ScriptedUser.from_scenario(scenario)
+    assert user.told == ("I want to cancel order #W1.",)
+    say = _talk(user)
+    assert say(GREETING) == "I want to cancel order #W1."
+    assert say("Shall I cancel order #W1 (yes/no)?") == NO
 
 
 def _gold_conversation(item: ImportedTask, world: hw.World) -> list[Any]:
@@ -163,7 +248,10 @@ def test_openai_agent_replaying_the_gold_conversation_passes_in_tau2_mode(
         with fake_openai(_replaying_brain(_gold_conversation(item, world))) as server:
             agent = OpenAIAgent(model="fake", base_url=server["base_url"])
             attempt = Attempt(
-                world, item.task, user=ScriptedUser.from_scenario(item.user_scenario), view=view
+                world,
+                item.task,
+                user=ScriptedUser.from_scenario(item.user_scenario, item.gold),
+                view=view,
             )
             record = drive(agent, attempt)
         checked = hw.verify(record, world=world, task=item.task)
@@ -195,7 +283,7 @@ def test_openai_agent_over_every_train_task_with_a_scripted_user(
         agent = OpenAIAgent(model="fake", base_url=server["base_url"])
         for item in imported:
             current["brain"] = _replaying_brain(_gold_conversation(item, world))
-            user = ScriptedUser.from_scenario(item.user_scenario)
+            user = ScriptedUser.from_scenario(item.user_scenario, item.gold)
             record = drive(agent, Attempt(world, item.task, user=user))
             checked = hw.verify(record, world=world, task=item.task)
             assert checked.grade is not None and checked.grade.passed, item.task.id
@@ -230,7 +318,9 @@ def test_play_bridge_talks_to_the_user_and_reports_the_turns(
     from harness_world.running.bridge import serve
 
     item = imported[0]
-    attempt = Attempt(world, item.task, user=ScriptedUser.from_scenario(item.user_scenario))
+    attempt = Attempt(
+        world, item.task, user=ScriptedUser.from_scenario(item.user_scenario, item.gold)
+    )
     lines = [json.dumps({"user": GREETING}), json.dumps({"user": "Your email or zip, please?"})]
     lines += [json.dumps({"tool": g.tool, "args": g.args}) for g in item.gold]
     lines += [json.dumps({"user": "Anything else?"}), json.dumps({"user": "Hello?"})]

@@ -4,8 +4,8 @@ Families: ``state`` (R ⊆ Δ ⊆ A), ``trace_criteria`` (what a task lists by n
 (the ids a write names were given or shown first, on by default), ``answer``
 (the answer and what the user was told), ``harness_world.grading.trusted`` (forbidden
 transitions, receipts, the fault schedule), ``attack`` (the attacker's goal), ``budget``
-(budgets and prose), ``harness_world.grading.harness`` (the harness layer), ``advice`` and
-``advice_task``
+(budgets and prose), ``harness_world.grading.harness`` (the harness layer), ``policy`` (a
+task's service policy sheet, beside the grade), ``advice`` and ``advice_task``
 (advisories), ``metrics`` (process metrics). Each module declares its entries; the order here
 is the grading order of the criteria and the report order of advisories and metrics.
 """
@@ -38,6 +38,7 @@ from harness_world.grading.rules.attack import ENTRY as ATTACK
 from harness_world.grading.rules.budget import BUDGET, PROSE
 from harness_world.grading.rules.grounded import ENTRY as GROUNDED
 from harness_world.grading.rules.metrics import ENTRIES as METRICS
+from harness_world.grading.rules.policy import ENTRIES as POLICY
 from harness_world.grading.rules.state import ENTRIES as STATE
 from harness_world.grading.rules.trace_criteria import ENTRIES as TRACE
 from harness_world.grading.trusted import ENTRY as TRUSTED
@@ -55,6 +56,7 @@ FINDINGS = Findings(
         BUDGET,
         PROSE,
         *HARNESS,
+        *POLICY,
         UNFOLLOWED_PAGE,
         NO_WRITES,
         WRITE_WITHOUT_READ,
@@ -73,5 +75,5 @@ FINDINGS = Findings(
         *METRICS,
     ]
 )
-"""The one findings registry: criteria in grading order (``grade``, then ``harness``),
-advisories and process metrics in report order."""
+"""The one findings registry: criteria in grading order (``grade``, then ``harness``, then
+``policy``), advisories and process metrics in report order."""
