@@ -67,7 +67,16 @@ __all__ = [
 _TARGET_POWER: Final = 0.8
 _PLAN_RUNS: Final = (1, 3, 5, 10, 20)
 _MAX_TASKS: Final = 10_000_000
+_MORE: Final = {
+    True: "; more families, or --no-clusters if the families truly share no effect, are the "
+    "only ways to a decision",
+    False: "; more tasks are the only way to a decision",
+}
 _FEW_CLUSTERS: Final = 8.0
+_INCOHERENT: Final = (
+    "the test rejects some values of the change yet accepts values beyond them: its bounds "
+    "are the outermost values it accepts"
+)
 
 
 class MissingTask(msgspec.Struct, frozen=True, kw_only=True):
@@ -525,7 +534,8 @@ def assess(
         worst_case_passed=None if worst is None else worst.passed,
         families_used=observed.clusters is not None,
         cluster_note=_cluster_note(observed, families, all_families, use_clusters=use_clusters),
-        warnings=_reliability_warnings(observed, paired, families),
+        warnings=_reliability_warnings(observed, paired, families)
+        + [_INCOHERENT] * (not observed.coherent),
         lost_runs=len(lost),
         tipping_point=tipping,
         min_tasks=min_tasks(margin, alpha) if gate == "non-inferior" and margin else None,
@@ -570,12 +580,14 @@ def _reliability_warnings(
             f"{observed.alpha * 100:g}%, "
             "so no test that holds its level whatever each of them does can decide here "
             "(improved and non-inferior cannot pass, no-regression cannot fail)"
-            + (
-                "; more families, or --no-clusters if the families truly share no effect, are "
-                "the only ways to a decision"
-                if observed.clusters is not None
-                else "; more tasks are the only way to a decision"
-            )
+            + _MORE[observed.clusters is not None]
+        ]
+    if not observed.decidable:
+        return [
+            f"only {g} {units}: no decision possible: the test's p-value is not monotone in "
+            "the change it is tested against with so few, and a verdict would not order the "
+            "evidence (improved and non-inferior cannot pass, no-regression cannot fail)"
+            + _MORE[observed.clusters is not None]
         ]
     if observed.clusters is None:
         return []
