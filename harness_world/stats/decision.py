@@ -181,11 +181,12 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
         seed: Seed of random patterns, or null when none were drawn.
         smallest_p: The smallest p-value the bootstrap can give; above ``alpha`` no gate can
             be decided against the null.
-        decidable: False when the bootstrap has at most `UNDECIDABLE_CLUSTERS` clusters
-            (its p-value is not monotone in the null value there, and a verdict would not
-            order the evidence): no decision is possible. Then the bounds are the whole
-            scale ``[-1, 1]`` and both p-values 1 (``improved`` and ``non-inferior`` fail,
-            ``no-regression`` passes).
+        decidable: False when the tasks of a comparison all share one declared family (a
+            family effect cannot be told from a change), or when the bootstrap has at most
+            `UNDECIDABLE_CLUSTERS` clusters (its p-value is not monotone in the null value
+            there, and a verdict would not order the evidence): no decision is possible.
+            Then the bounds are the whole scale ``[-1, 1]`` and both p-values 1
+            (``improved`` and ``non-inferior`` fail, ``no-regression`` passes).
         coherent: Whether each side's accepted null values form one interval on the grid.
             When not, the test rejected "the mean is at most m" yet accepted a value below m
             (or the mirror); the bounds are still the outermost values it accepts.
@@ -282,6 +283,18 @@ def floor_variances(items: Sequence[PairedTask]) -> list[float]:
     if any(v > 0 for v in plain):
         return plain
     return [run_variance(p, shrink=True) * w for p, w in zip(items, inverse, strict=True)]
+
+
+def _one_family(design: Design) -> bool:
+    """Whether a paired design's tasks all share one declared family (a single cluster).
+
+    One side's mean (`mean_bounds`) is not a comparison and keeps its independent tasks.
+    """
+    ids = [p.task_id for p in design.pairs if p.baseline.runs] or [
+        c.task_id for c in design.contrasts
+    ]
+    labels = {design.families.get(t, "") for t in ids}
+    return len(ids) >= 2 and len(labels) == 1 and "" not in labels
 
 
 def _units(design: Design) -> tuple[list[str], list[Fraction], list[float]]:
@@ -524,7 +537,8 @@ def decide(design: Design) -> Decision:
         inverted = _Inverted(*_t_bounds(common), p_increase, p_decrease, coherent=True)
     else:
         inverted = _confidence_set(prepared, design.alpha)
-    decidable = test is None or test.clusters > UNDECIDABLE_CLUSTERS
+    one_family = _one_family(design)
+    decidable = (test is None or test.clusters > UNDECIDABLE_CLUSTERS) and not one_family
     if not decidable:  # no decision possible: every change stays in the set
         inverted = inverted._replace(lower=-1.0, upper=1.0, p_increase=1.0, p_decrease=1.0)
     lower, upper, p_increase, p_decrease, coherent = inverted
@@ -596,6 +610,12 @@ def _reason(d: Decision, gate: GateName, margin: float | None, passed: bool) -> 
     level = f"{(1 - d.alpha) * 100:g}%"
     if gate == "none":
         return "no gate"
+    if not d.decidable and d.clusters is None and d.tasks > UNDECIDABLE_CLUSTERS:
+        return (
+            f"no decision possible about families: all {d.tasks} tasks share one family; "
+            "treating tasks as independent assumes no shared family effect; "
+            + ("no-regression cannot fail" if gate == "no-regression" else "the gate cannot pass")
+        )
     if not d.decidable:
         units = "families" if d.clusters is not None else "tasks"
         return (

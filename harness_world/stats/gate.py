@@ -23,6 +23,7 @@ import msgspec
 from msgspec.structs import replace
 
 from harness_world.stats.decision import (
+    UNDECIDABLE_CLUSTERS,
     Decision,
     Design,
     GateName,
@@ -67,6 +68,7 @@ __all__ = [
 _TARGET_POWER: Final = 0.8
 _PLAN_RUNS: Final = (1, 3, 5, 10, 20)
 _MAX_TASKS: Final = 10_000_000
+_UNDECIDABLE: Final = UNDECIDABLE_CLUSTERS
 _MORE: Final = {
     True: "; more families, or --no-clusters if the families truly share no effect, are the "
     "only ways to a decision",
@@ -563,7 +565,10 @@ def _cluster_note(
             f"{observed.effective_clusters:.1f}; families resampled whole)"
         )
     if families:
-        return "only one family: clustering impossible, tasks treated as independent"
+        return (
+            "only one family: no decision possible about families; treating tasks as "
+            "independent assumes no shared family effect (--no-clusters decides so)"
+        )
     return "no families in the data: tasks treated as independent"
 
 
@@ -581,6 +586,12 @@ def _reliability_warnings(
             "so no test that holds its level whatever each of them does can decide here "
             "(improved and non-inferior cannot pass, no-regression cannot fail)"
             + _MORE[observed.clusters is not None]
+        ]
+    if not observed.decidable and observed.clusters is None and g > _UNDECIDABLE:
+        return [
+            f"all {g} tasks share one family: no decision possible about families; treating "
+            "tasks as independent assumes no shared family effect (improved and non-inferior "
+            "cannot pass, no-regression cannot fail)" + _MORE[True]
         ]
     if not observed.decidable:
         return [
