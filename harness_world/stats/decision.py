@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 
 import attrs
 import msgspec
@@ -38,7 +38,12 @@ from harness_world.stats.wild import (
     wild_cluster_test,
 )
 
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
 __all__ = [
+    "UNDECIDABLE_CLUSTERS",
     "Contrast",
     "Decision",
     "Design",
@@ -63,6 +68,12 @@ Resampling = Literal["exhaustive", "random", "none"]
 """Whether a bootstrap used every weight pattern, seeded random ones, or none (a t test)."""
 
 _DEGENERATE_QUANTILE: Final = 0.01
+UNDECIDABLE_CLUSTERS: Final = 3
+"""At most this many clusters, the bootstrap decides nothing (docs/stats.md, "Bounds")."""
+
+_GRID_POINTS: Final = 401  # every half point of the change in [-1, 1], 0 among them
+_SUBSTEPS: Final = 64
+_ROUNDS: Final = 6  # a half-point step cut 64^6 times: below 1e-13 of the scale
 
 
 class Contrast(msgspec.Struct, frozen=True, kw_only=True):
@@ -170,6 +181,15 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
         seed: Seed of random patterns, or null when none were drawn.
         smallest_p: The smallest p-value the bootstrap can give; above ``alpha`` no gate can
             be decided against the null.
+        decidable: False when the tasks of a comparison all share one declared family (a
+            family effect cannot be told from a change), or when the bootstrap has at most
+            `UNDECIDABLE_CLUSTERS` clusters (its p-value is not monotone in the null value
+            there, and a verdict would not order the evidence): no decision is possible.
+            Then the bounds are the whole scale ``[-1, 1]`` and both p-values 1
+            (``improved`` and ``non-inferior`` fail, ``no-regression`` passes).
+        coherent: Whether each side's accepted null values form one interval on the grid.
+            When not, the test rejected "the mean is at most m" yet accepted a value below m
+            (or the mirror); the bounds are still the outermost values it accepts.
         gate: The gate the design asked.
         margin: The non-inferiority margin, or null.
         passed: Whether the gate passed on these tasks (always for ``none``).
@@ -202,6 +222,8 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
     patterns: int
     seed: int | None
     smallest_p: float
+    decidable: bool = True
+    coherent: bool = True
     gate: GateName = "none"
     margin: float | None = None
     passed: bool = True
@@ -261,6 +283,18 @@ def floor_variances(items: Sequence[PairedTask]) -> list[float]:
     if any(v > 0 for v in plain):
         return plain
     return [run_variance(p, shrink=True) * w for p, w in zip(items, inverse, strict=True)]
+
+
+def _one_family(design: Design) -> bool:
+    """Whether a paired design's tasks all share one declared family (a single cluster).
+
+    One side's mean (`mean_bounds`) is not a comparison and keeps its independent tasks.
+    """
+    ids = [p.task_id for p in design.pairs if p.baseline.runs] or [
+        c.task_id for c in design.contrasts
+    ]
+    labels = {design.families.get(t, "") for t in ids}
+    return len(ids) >= 2 and len(labels) == 1 and "" not in labels
 
 
 def _units(design: Design) -> tuple[list[str], list[Fraction], list[float]]:
@@ -365,14 +399,14 @@ def _figures(design: Design) -> _Prepared:
     return _Prepared(common, test, cautious=not design.contrasts)
 
 
-def _t_reference(common: Mapping[str, Any], mu0: float) -> tuple[float, float]:
-    """One-sided p-values of the (skew-corrected) t reference at ``mu0``."""
-    import numpy as np
+def _t_reference(
+    common: Mapping[str, Any], mu0s: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """One-sided p-values of the (skew-corrected) t reference at each null value."""
     from scipy import special
 
-    t = np.array([(common["mean"] - mu0) / common["standard_error"]])
-    t0 = float(hall_transform(t, common["skewness"])[0])
-    return float(special.stdtr(common["df"], -t0)), float(special.stdtr(common["df"], t0))
+    t0 = hall_transform((common["mean"] - mu0s) / common["standard_error"], common["skewness"])
+    return special.stdtr(common["df"], -t0), special.stdtr(common["df"], t0)
 
 
 def _t_bounds(common: Mapping[str, Any]) -> tuple[float, float]:
@@ -381,20 +415,101 @@ def _t_bounds(common: Mapping[str, Any]) -> tuple[float, float]:
     return mean - se * hall_inverse(q, gamma), mean - se * hall_inverse(-q, gamma)
 
 
-def _p_values(prepared: _Prepared, mu0: float) -> tuple[float, float]:
-    """Both one-sided p-values at ``mu0``: the bootstrap's, or the t's for a t method.
+def _curve(prepared: _Prepared, mu0s: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+    """Both one-sided p-values at each null value of ``mu0s``: the bootstrap's, or the t's.
 
     A bootstrap of values that hardly vary cannot show the run-to-run noise the floor stands
     for, and the floor's t cannot see how few clusters there are: on a degenerate spread the
     more cautious of the two decides.
     """
-    up, down = _t_reference(prepared.common, mu0)
+    import numpy as np
+
+    up, down = _t_reference(prepared.common, mu0s)
     if prepared.test is None:
         return up, down
-    boot_up, boot_down = prepared.test.p_values(mu0)
+    boot_up, boot_down = prepared.test.p_curve(mu0s)
     if prepared.common["floor_applied"] and prepared.cautious:
-        return max(up, boot_up), max(down, boot_down)
+        return np.maximum(up, boot_up), np.maximum(down, boot_down)
     return boot_up, boot_down
+
+
+def _p_values(prepared: _Prepared, mu0: float) -> tuple[float, float]:
+    """Both one-sided p-values at one null value ``mu0`` (see `_curve`)."""
+    import numpy as np
+
+    up, down = _curve(prepared, np.array([mu0], dtype=np.float64))
+    return float(up[0]), float(down[0])
+
+
+def _edge(prepared: _Prepared, alpha: float, lo: float, hi: float, *, up: bool) -> float:
+    """Narrow a grid step between a rejected null and an accepted one; return an accepted one.
+
+    ``lo`` is rejected and ``hi`` accepted for the lower bound (``up``), ``lo`` accepted and
+    ``hi`` rejected for the upper: each round tries `_SUBSTEPS` nulls in between and keeps
+    the step where the first (last) accepted one is, so the value returned lies in the
+    confidence set and every null tried beyond it was rejected.
+    """
+    import numpy as np
+
+    for _ in range(_ROUNDS):
+        trial = np.linspace(lo, hi, _SUBSTEPS + 1)
+        p = _curve(prepared, trial)[0 if up else 1]
+        accepted = np.flatnonzero(p > alpha)
+        if up:
+            k = int(accepted[0]) if accepted.size else _SUBSTEPS
+            lo, hi = (float(trial[k - 1]), float(trial[k])) if k else (lo, lo)
+        else:
+            k = int(accepted[-1]) if accepted.size else 0
+            lo, hi = (float(trial[k]), float(trial[k + 1])) if k < _SUBSTEPS else (hi, hi)
+    return hi if up else lo
+
+
+class _Inverted(NamedTuple):
+    """The bootstrap inverted: bounds, composite p-values, and whether it was coherent."""
+
+    lower: float
+    upper: float
+    p_increase: float
+    p_decrease: float
+    coherent: bool
+
+
+def _confidence_set(prepared: _Prepared, alpha: float) -> _Inverted:
+    """The test inverted over a grid of null values.
+
+    With few clusters the p-value need not be monotone in the null value, so the bounds are
+    the extreme nulls the test accepts on the grid of `_GRID_POINTS` values in ``[-1, 1]``
+    (each refined to the neighbouring rejected value), and each p-value is the largest over
+    the composite null it tests (every grid value at or below 0 for ``p_increase``):
+    ``lower > 0`` exactly when ``p_increase <= alpha``, and ``upper < 0`` exactly when
+    ``p_decrease <= alpha``, by construction. ``coherent`` is false when a side's accepted
+    nulls are not one interval (it rejects "the mean is at most m" yet accepts a smaller m).
+    """
+    import numpy as np
+
+    grid = np.linspace(-1.0, 1.0, _GRID_POINTS)
+    zero = _GRID_POINTS // 2
+    grid[zero] = 0.0
+    up, down = _curve(prepared, grid)
+    accepted_up = np.flatnonzero(up > alpha)
+    accepted_down = np.flatnonzero(down > alpha)
+    coherent = bool(
+        (accepted_up.size == 0 or accepted_up.size == _GRID_POINTS - accepted_up[0])
+        and (accepted_down.size == 0 or accepted_down.size == accepted_down[-1] + 1)
+    )
+    if accepted_up.size == 0:
+        lower = 1.0
+    elif (first := int(accepted_up[0])) == 0:
+        lower = -1.0
+    else:
+        lower = _edge(prepared, alpha, float(grid[first - 1]), float(grid[first]), up=True)
+    if accepted_down.size == 0:
+        upper = -1.0
+    elif (last := int(accepted_down[-1])) == _GRID_POINTS - 1:
+        upper = 1.0
+    else:
+        upper = _edge(prepared, alpha, float(grid[last]), float(grid[last + 1]), up=False)
+    return _Inverted(lower, upper, float(up[: zero + 1].max()), float(down[zero:].max()), coherent)
 
 
 def p_values(design: Design, mu0: float = 0.0) -> tuple[float, float]:
@@ -417,13 +532,16 @@ def decide(design: Design) -> Decision:
     """
     prepared = _figures(design)
     common, test = prepared.common, prepared.test
-    p_increase, p_decrease = _p_values(prepared, 0.0)
-    lower, upper = _t_bounds(common)
-    if test is not None:
-        t_lower, t_upper = lower, upper
-        lower, upper = test.lower_bound(design.alpha), test.upper_bound(design.alpha)
-        if common["floor_applied"] and prepared.cautious:  # on the scale of a change
-            lower, upper = max(-1.0, min(lower, t_lower)), min(1.0, max(upper, t_upper))
+    if test is None:  # a t test's p-value is monotone in the null: its bounds are exact
+        p_increase, p_decrease = _p_values(prepared, 0.0)
+        inverted = _Inverted(*_t_bounds(common), p_increase, p_decrease, coherent=True)
+    else:
+        inverted = _confidence_set(prepared, design.alpha)
+    one_family = _one_family(design)
+    decidable = (test is None or test.clusters > UNDECIDABLE_CLUSTERS) and not one_family
+    if not decidable:  # no decision possible: every change stays in the set
+        inverted = inverted._replace(lower=-1.0, upper=1.0, p_increase=1.0, p_decrease=1.0)
+    lower, upper, p_increase, p_decrease, coherent = inverted
     figures = Decision(
         **common,
         lower=lower,
@@ -434,6 +552,8 @@ def decide(design: Design) -> Decision:
         patterns=0 if test is None else test.patterns,
         seed=None if test is None or test.exhaustive else design.seed,
         smallest_p=0.0 if test is None else 1 / test.patterns,
+        decidable=decidable,
+        coherent=coherent,
     )
     passed = _passes(figures, design.gate, design.margin)
     return msgspec.structs.replace(
@@ -490,6 +610,20 @@ def _reason(d: Decision, gate: GateName, margin: float | None, passed: bool) -> 
     level = f"{(1 - d.alpha) * 100:g}%"
     if gate == "none":
         return "no gate"
+    if not d.decidable and d.clusters is None and d.tasks > UNDECIDABLE_CLUSTERS:
+        return (
+            f"no decision possible about families: all {d.tasks} tasks share one family; "
+            "treating tasks as independent assumes no shared family effect; "
+            + ("no-regression cannot fail" if gate == "no-regression" else "the gate cannot pass")
+        )
+    if not d.decidable:
+        units = "families" if d.clusters is not None else "tasks"
+        return (
+            f"no decision possible with {d.clusters or d.tasks} {units}: the test's p-value is "
+            "not monotone in the change it is tested against, so a verdict would not order the "
+            "evidence; "
+            + ("no-regression cannot fail" if gate == "no-regression" else "the gate cannot pass")
+        )
     if gate == "improved":
         return f"the one-sided {level} lower bound of the change is {d.lower * 100:+.1f} " + (
             "points: above 0" if passed else "points: not above 0"

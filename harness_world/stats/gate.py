@@ -23,6 +23,7 @@ import msgspec
 from msgspec.structs import replace
 
 from harness_world.stats.decision import (
+    UNDECIDABLE_CLUSTERS,
     Decision,
     Design,
     GateName,
@@ -67,7 +68,17 @@ __all__ = [
 _TARGET_POWER: Final = 0.8
 _PLAN_RUNS: Final = (1, 3, 5, 10, 20)
 _MAX_TASKS: Final = 10_000_000
+_UNDECIDABLE: Final = UNDECIDABLE_CLUSTERS
+_MORE: Final = {
+    True: "; more families, or --no-clusters if the families truly share no effect, are the "
+    "only ways to a decision",
+    False: "; more tasks are the only way to a decision",
+}
 _FEW_CLUSTERS: Final = 8.0
+_INCOHERENT: Final = (
+    "the test rejects some values of the change yet accepts values beyond them: its bounds "
+    "are the outermost values it accepts"
+)
 
 
 class MissingTask(msgspec.Struct, frozen=True, kw_only=True):
@@ -525,7 +536,8 @@ def assess(
         worst_case_passed=None if worst is None else worst.passed,
         families_used=observed.clusters is not None,
         cluster_note=_cluster_note(observed, families, all_families, use_clusters=use_clusters),
-        warnings=_reliability_warnings(observed, paired, families),
+        warnings=_reliability_warnings(observed, paired, families)
+        + [_INCOHERENT] * (not observed.coherent),
         lost_runs=len(lost),
         tipping_point=tipping,
         min_tasks=min_tasks(margin, alpha) if gate == "non-inferior" and margin else None,
@@ -553,7 +565,10 @@ def _cluster_note(
             f"{observed.effective_clusters:.1f}; families resampled whole)"
         )
     if families:
-        return "only one family: clustering impossible, tasks treated as independent"
+        return (
+            "only one family: no decision possible about families; treating tasks as "
+            "independent assumes no shared family effect (--no-clusters decides so)"
+        )
     return "no families in the data: tasks treated as independent"
 
 
@@ -570,12 +585,20 @@ def _reliability_warnings(
             f"{observed.alpha * 100:g}%, "
             "so no test that holds its level whatever each of them does can decide here "
             "(improved and non-inferior cannot pass, no-regression cannot fail)"
-            + (
-                "; more families, or --no-clusters if the families truly share no effect, are "
-                "the only ways to a decision"
-                if observed.clusters is not None
-                else "; more tasks are the only way to a decision"
-            )
+            + _MORE[observed.clusters is not None]
+        ]
+    if not observed.decidable and observed.clusters is None and g > _UNDECIDABLE:
+        return [
+            f"all {g} tasks share one family: no decision possible about families; treating "
+            "tasks as independent assumes no shared family effect (improved and non-inferior "
+            "cannot pass, no-regression cannot fail)" + _MORE[True]
+        ]
+    if not observed.decidable:
+        return [
+            f"only {g} {units}: no decision possible: the test's p-value is not monotone in "
+            "the change it is tested against with so few, and a verdict would not order the "
+            "evidence (improved and non-inferior cannot pass, no-regression cannot fail)"
+            + _MORE[observed.clusters is not None]
         ]
     if observed.clusters is None:
         return []

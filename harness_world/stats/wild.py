@@ -12,9 +12,10 @@ bootstrap statistics at or beyond the observed one (ties count against rejection
 
 Up to `MAX_ENUMERATED` patterns every one is used (no randomness); above, ``draws`` seeded
 patterns plus the identity. Clusters are sorted by (size, |sum|) first (ties keep the caller's
-order), so mirroring every value mirrors the p-values and bounds exactly. Bounds invert the
-test: everything is linear or quadratic in ``mu0`` once seven per-pattern sums are
-precomputed, so each trial ``mu0`` costs one pass over the patterns. docs/stats.md derives
+order), so mirroring every value mirrors the p-values and bounds exactly. Everything is
+linear or quadratic in ``mu0`` once seven per-pattern sums are precomputed, so `p_curve` gives
+the p-values at many trial ``mu0`` in one pass over the patterns (the verb inverts the test over
+them). docs/stats.md derives
 every formula.
 """
 
@@ -72,7 +73,6 @@ _WEBB: Final = (
     math.sqrt(1.5),
 )
 _CHUNK: Final = 2_000_000  # pattern-by-cluster cells per block, to bound memory
-_BISECTIONS: Final = 36
 
 
 def bell_mccaffrey_df(sizes: Sequence[int]) -> float:
@@ -211,15 +211,12 @@ class WildClusterTest:
     def _floored(self, variance: float) -> float:
         return self.floor_variance if variance < self.threshold else variance
 
-    def _observed(self, mu0: float) -> float:
-        import numpy as np
+    def _observed(self, mu0: NDArray[np.float64]) -> NDArray[np.float64]:
+        t = (self.mean - mu0) / self.standard_error
+        return hall_transform(t, self.observed_skewness) if self.skew_correction else t
 
-        t = np.array([(self.mean - mu0) / self.standard_error])
-        if self.skew_correction:
-            return float(hall_transform(t, self.observed_skewness)[0])
-        return float(t[0])
-
-    def _bootstrap(self, mu0: float) -> NDArray[np.float64]:
+    def _bootstrap(self, mu0: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Every pattern's statistic at each ``mu0`` (a column): rows are nulls."""
         import numpy as np
 
         s2, s11, s02 = self._squares
@@ -239,46 +236,29 @@ class WildClusterTest:
 
     def p_values(self, mu0: float) -> tuple[float, float]:
         """One-sided p-values at ``mu0``: (against ``mu <= mu0``, against ``mu >= mu0``)."""
-        return self._p(mu0, up=True), self._p(mu0, up=False)
-
-    def _p(self, mu0: float, *, up: bool) -> float:
         import numpy as np
 
-        observed = self._observed(mu0)
-        boot = self._bootstrap(mu0)
-        tol = 1e-9 * max(1.0, abs(observed))
-        hits = boot >= observed - tol if up else boot <= observed + tol
-        return int(np.count_nonzero(hits)) / boot.size
+        up, down = self.p_curve(np.array([mu0], dtype=np.float64))
+        return float(up[0]), float(down[0])
 
-    def lower_bound(self, alpha: float, low: float = -1.0) -> float:
-        """The largest ``mu0`` at which "no more than mu0" is rejected at ``alpha``.
+    def p_curve(self, mu0s: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Both one-sided p-values at each null value of ``mu0s`` (arrays of its shape).
 
-        Searched in ``[low, mean]``; ``low`` itself when even there the test cannot reject
-        (too few clusters for a p-value that small).
+        Computed in blocks of nulls so that memory stays bounded for many patterns.
         """
-        if self._p(low, up=True) > alpha:
-            return low
-        lo, hi = low, self.mean
-        for _ in range(_BISECTIONS):
-            mid = (lo + hi) / 2
-            if self._p(mid, up=True) <= alpha:
-                lo = mid
-            else:
-                hi = mid
-        return lo
+        import numpy as np
 
-    def upper_bound(self, alpha: float, high: float = 1.0) -> float:
-        """The smallest ``mu0`` at which "no less than mu0" is rejected (see `lower_bound`)."""
-        if self._p(high, up=False) > alpha:
-            return high
-        lo, hi = self.mean, high
-        for _ in range(_BISECTIONS):
-            mid = (lo + hi) / 2
-            if self._p(mid, up=False) <= alpha:
-                hi = mid
-            else:
-                lo = mid
-        return hi
+        flat = np.asarray(mu0s, dtype=np.float64).ravel()
+        up, down = np.empty_like(flat), np.empty_like(flat)
+        step = max(1, _CHUNK // (8 * self.patterns))
+        for start in range(0, flat.size, step):
+            mu0 = flat[start : start + step, None]
+            observed = self._observed(mu0)
+            boot = self._bootstrap(mu0)
+            tol = 1e-9 * np.maximum(1.0, np.abs(observed))
+            up[start : start + step] = np.mean(boot >= observed - tol, axis=1)
+            down[start : start + step] = np.mean(boot <= observed + tol, axis=1)
+        return up.reshape(np.shape(mu0s)), down.reshape(np.shape(mu0s))
 
 
 def _pattern_sums(

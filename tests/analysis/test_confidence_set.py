@@ -1,0 +1,125 @@
+"""The decision's bounds are the test's confidence set: p-value, bounds and verdict agree.
+
+With few clusters and tied per-task differences the bootstrap's p-value is not monotone in the
+null value, so bounds found by bisection could say one thing and the printed p-value another.
+These tests enumerate 3-task x 5-run suites (every one under HW_FULL=1) and check that the
+verdict, the p-value and the bounds never disagree, that more candidate passes never turn a
+pass into a fail, and that three clusters say "no decision possible".
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from harness_world.stats import Design, PairedTask, TaskTally, decide, p_values
+from tests.conftest import examples
+
+RUNS = 5
+CELLS = [(b, c) for b in range(RUNS + 1) for c in range(RUNS + 1)]
+SUITES = list(itertools.combinations_with_replacement(CELLS, 3))  # 8,436 up to task order
+
+
+def _pairs(suite: tuple[tuple[int, int], ...]) -> list[PairedTask]:
+    return [
+        PairedTask(
+            task_id=f"t{i}",
+            baseline=TaskTally(task_id=f"t{i}", runs=RUNS, passes=b),
+            candidate=TaskTally(task_id=f"t{i}", runs=RUNS, passes=c),
+            difference=(c - b) / RUNS,
+        )
+        for i, (b, c) in enumerate(suite)
+    ]
+
+
+def _sample() -> list[tuple[tuple[int, int], ...]]:
+    """Every suite under HW_FULL=1; in CI an evenly spaced subset and every suite one step up."""
+    count = examples(300, len(SUITES))
+    step = max(1, len(SUITES) // count)
+    return SUITES[::step]
+
+
+def _up(suite: tuple[tuple[int, int], ...]) -> list[tuple[tuple[int, int], ...]]:
+    """The suites with one more candidate pass on one task."""
+    out = []
+    for i, (b, c) in enumerate(suite):
+        if c < RUNS:
+            out.append(tuple(sorted(suite[:i] + ((b, c + 1),) + suite[i + 1 :])))
+    return out
+
+
+def test_verdict_p_value_and_bounds_never_disagree_and_more_passes_never_hurt() -> None:
+    """Every sampled 3 x 5 suite and each suite one candidate pass above it."""
+    cache: dict[tuple[tuple[int, int], ...], tuple[bool, bool]] = {}
+
+    def verdicts(suite: tuple[tuple[int, int], ...]) -> tuple[bool, bool]:
+        if suite not in cache:
+            d = decide(Design(pairs=_pairs(suite), gate="improved"))
+            assert (d.lower > 0) == (d.p_increase <= d.alpha), (suite, d)
+            assert (d.upper < 0) == (d.p_decrease <= d.alpha), (suite, d)
+            assert d.lower <= d.mean <= d.upper, (suite, d)
+            assert d.passed == (d.lower > 0)
+            cache[suite] = (d.lower > 0, not d.upper < 0)  # improved, no-regression
+        return cache[suite]
+
+    violations = []
+    for suite in _sample():
+        improved, no_regression = verdicts(suite)
+        for better in _up(suite):
+            up_improved, up_no_regression = verdicts(better)
+            if (improved and not up_improved) or (no_regression and not up_no_regression):
+                violations.append((suite, better))
+    assert violations == []
+
+
+def test_the_cases_the_bisection_got_wrong_now_agree() -> None:
+    """0/5 -> 2, 2, 3 passed at p = 3.2 %; 0/5 -> 5, 5, 5 failed: neither decides now."""
+    weak = decide(Design(pairs=_pairs(((0, 2), (0, 2), (0, 3))), gate="improved"))
+    strong = decide(Design(pairs=_pairs(((0, 5), (0, 5), (0, 5))), gate="improved"))
+    assert weak.p_increase > weak.alpha
+    assert not weak.passed
+    assert not strong.passed
+
+
+def test_three_tasks_say_no_decision_is_possible() -> None:
+    """Rejects 'at most 0' and 'at most 0.5' yet accepts 0.3: three clusters decide nothing."""
+    d = decide(Design(pairs=_pairs(((0, 4), (0, 4), (0, 5))), gate="improved"))
+    assert not d.decidable
+    assert (d.lower, d.upper, d.p_increase, d.p_decrease) == (-1.0, 1.0, 1.0, 1.0)
+    assert not d.passed
+    assert d.reason.startswith("no decision possible with 3 tasks")
+    mirrored = decide(Design(pairs=_pairs(((4, 0), (4, 0), (5, 0))), gate="no-regression"))
+    assert not mirrored.decidable
+    assert mirrored.passed  # no-regression cannot fail without a decision
+    four = decide(Design(pairs=_pairs(((0, 4), (0, 4), (0, 5), (1, 5))), gate="improved"))
+    assert four.decidable
+
+
+def test_the_composite_p_value_is_the_largest_over_its_null() -> None:
+    """p_increase tests 'the mean is at most 0': no null value at or below 0 gives more."""
+    pairs = _pairs(((0, 4), (1, 4), (2, 5), (0, 3)))
+    d = decide(Design(pairs=pairs))
+    for mu0 in (-1.0, -0.5, -0.1, 0.0):
+        up, _ = p_values(Design(pairs=pairs), mu0)
+        assert up <= d.p_increase
+    for mu0 in (0.0, 0.1, 0.5, 1.0):
+        assert p_values(Design(pairs=pairs), mu0)[1] <= d.p_decrease
+
+
+@pytest.mark.parametrize("gate", ["improved", "no-regression"])
+def test_a_clear_change_on_many_tasks_still_decides(gate: str) -> None:
+    """The grid does not cost the decisions a monotone test makes."""
+    suite = tuple((1, 4) if gate == "improved" else (4, 1) for _ in range(12))
+    pairs = [
+        PairedTask(
+            task_id=f"t{i}",
+            baseline=TaskTally(task_id=f"t{i}", runs=RUNS, passes=b + i % 2),
+            candidate=TaskTally(task_id=f"t{i}", runs=RUNS, passes=c),
+            difference=(c - b - i % 2) / RUNS,
+        )
+        for i, (b, c) in enumerate(suite)
+    ]
+    d = decide(Design(pairs=pairs, gate=gate))  # type: ignore[arg-type]
+    assert d.decidable
+    assert d.passed == (gate == "improved")
