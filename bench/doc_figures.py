@@ -51,7 +51,7 @@ DRIFT = re.compile(
     r"(?P<fresh>[\d.]+)% fresh, (?P<sequential>[\d.]+)% sequential "
     r"\(drift (?P<drift>[−+][\d.]+) points\); pass 1 (?P<pass1>[−+]\d+), "
     r"passes 2 and 3 (?P<later>[−+]\d+) points.*?(?P<regressions>\w+) tasks? in the "
-    r"regression list.*?all (?P<lower>\d+) pass less often",
+    r"regression list.*?(?P<lower>\d+) of the \d+ tasks pass less often",
     re.S,
 )
 TAU2_SENTENCE = re.compile(
