@@ -419,10 +419,15 @@ def _score(result: SlotResult, answer: str | None) -> Score:
         explanation = f"{result.evidence}: {result.reason or 'the record does not replay'}"
     elif result.passed is None:
         explanation = f"verified, not graded ({result.not_graded or 'no task'})"
-    elif result.passed and not counted:
+    elif (result.passed or result.pending) and not counted:
         explanation = f"verified and graded, but the attempt ended {result.outcome}: not counted"
     elif result.passed:
         explanation = "verified; every automated criterion passed"
+    elif result.pending:
+        explanation = (
+            "verified; every automated criterion passed, prose pending review: not a pass "
+            "until a person reviews it"
+        )
     else:
         explanation = "verified; failed " + "; ".join(
             f"{f['criterion']}: {f['reason']}" for f in failed
@@ -434,7 +439,9 @@ def _score(result: SlotResult, answer: str | None) -> Score:
         metadata={
             "evidence": result.evidence,
             "outcome": result.outcome or None,
-            "grade": None if result.passed is None else ("passed" if result.passed else "failed"),
+            "grade": None
+            if result.passed is None
+            else ("passed" if result.passed else "pending" if result.pending else "failed"),
             "failed": failed,
             "reason": result.reason,
             "harness": {"checked": result.harness_checked, "failed": result.harness_failed},

@@ -96,6 +96,14 @@ def scores(log: Any) -> dict[tuple[str, int], Any]:
     return found
 
 
+def _solved(score: Any) -> bool:
+    """Verified with every automated criterion passed: a pass, or a reply pending review."""
+    return score.metadata["evidence"] == "verified" and score.metadata["grade"] in (
+        "passed",
+        "pending",
+    )
+
+
 def test_scores_match_hw_verify_on_the_same_records(tmp_path: Path) -> None:
     log, out = run_eval(tmp_path, epochs=2)
     got = scores(log)
@@ -108,9 +116,12 @@ def test_scores_match_hw_verify_on_the_same_records(tmp_path: Path) -> None:
         result = hw.verify(record, task=task(task_id))
         assert score.metadata["evidence"] == result.evidence == "verified"
         assert result.grade is not None
-        assert (score.value == "C") == result.grade.passed
+        # an unreviewed reply is pending, not a pass (D-pending-1): scored I, grade "pending"
+        assert (score.value == "C") == (result.grade.passed and not result.grade.pending)
+        assert (score.metadata["grade"] == "pending") == result.grade.pending
         assert [f["criterion"] for f in score.metadata["failed"]] == result.grade.failed
-    assert {k[0] for k, s in got.items() if s.value == "C"} == set(TASKS[:2])
+    assert {k[0] for k, s in got.items() if _solved(s)} == set(TASKS[:2])
+    assert {k[0] for k, s in got.items() if s.value == "C"} == {"helpdesk.security_count"}
     failing = got[("helpdesk.close_solved_duplicates", 1)]
     assert failing.metadata["failed"] and all(f["reason"] for f in failing.metadata["failed"])
     # the session's typed error is in the record, in order; inspect's own refusal is not
@@ -123,10 +134,11 @@ def test_scores_match_hw_verify_on_the_same_records(tmp_path: Path) -> None:
     assert errors == ["parsing", "unknown"]
     # epochs are samples: the run directory counts what inspect counted, and seeds follow `run`
     inventory = RunReader.of().read(out).counts
-    assert inventory.scheduled == 6 and inventory.valid == 6 and inventory.passed == 4
+    assert inventory.scheduled == 6 and inventory.valid == 6
+    assert (inventory.passed, inventory.pending) == (2, 2)
     assert solved.seed == sample_seed(0, "helpdesk.reply_and_solve", 0)
     accuracy = log.results.scores[0].metrics["accuracy"].value
-    assert accuracy == pytest.approx(4 / 6)
+    assert accuracy == pytest.approx(2 / 6)  # the two pending replies are not passes
 
 
 def test_a_tampered_record_rescored_through_the_adapter_is_not_correct(tmp_path: Path) -> None:
@@ -136,7 +148,7 @@ def test_a_tampered_record_rescored_through_the_adapter_is_not_correct(tmp_path:
 
     log, out = run_eval(tmp_path)
     before = scores(log)
-    assert before[("helpdesk.reply_and_solve", 1)].value == "C"
+    assert _solved(before[("helpdesk.reply_and_solve", 1)])
     path = Path(before[("helpdesk.reply_and_solve", 1)].metadata["record"])
     record = hw.load_record(path)
     # a substituted read result, re-sealed with a fresh digest: only replay can catch it
@@ -197,7 +209,7 @@ def test_rescoring_judges_the_slot_never_the_logs_paths(tmp_path: Path) -> None:
         )
     )
     assert rescored[("helpdesk.close_solved_duplicates", 1)].value == "I"
-    assert rescored[("helpdesk.reply_and_solve", 1)].value == "C"
+    assert _solved(rescored[("helpdesk.reply_and_solve", 1)])
     # no run directory given: nothing in the log is trusted to name one
     blind = scores(inspect_score(log, hw_scorer(), action="overwrite", display="none"))
     assert all(s.value == "I" for s in blind.values())
@@ -286,7 +298,7 @@ def test_a_slot_is_scored_only_for_the_inspect_sample_that_wrote_it(tmp_path: Pa
     from harness_world.integrations.inspect_ai import hw_scorer, hw_task
 
     log, out = run_eval(tmp_path)
-    assert scores(log)[("helpdesk.reply_and_solve", 1)].value == "C"
+    assert _solved(scores(log)[("helpdesk.reply_and_solve", 1)])
     scorer = hw_task("helpdesk", tasks=TASKS, out=out, label="mockllm").scorer[0]
     empty = TaskState(
         model=ModelName("mockllm/model"),

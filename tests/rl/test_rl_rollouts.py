@@ -135,7 +135,7 @@ def test_one_writer_per_round(tmp_path: Path) -> None:
 def test_a_record_holding_a_call_its_transcript_lacks_earns_nothing(tmp_path: Path) -> None:
     made = plan(tmp_path, seeds=1)
     rollouts = Rollouts(made)
-    row = "helpdesk.reply_and_solve@0"
+    row = "helpdesk.escalate_outage@0"  # no prose: an unreviewed reply would earn 0 (pending)
     calls, final = scripts_by_row(made)[row]
     said = [
         TranscriptMessage(
@@ -148,7 +148,7 @@ def test_a_record_holding_a_call_its_transcript_lacks_earns_nothing(tmp_path: Pa
     assert rollouts.seal("honest", turns=len(calls), transcript=said).reward == 1.0
     play(rollouts, "leaked", row, calls, final)
     result = rollouts.seal("leaked", turns=len(calls), transcript=said[:-1])
-    assert result.reward == 0.0 and "the transcript 2" in result.reason
+    assert result.reward == 0.0 and "the transcript" in result.reason
     rollouts.close()
     assert sorted(rederived(tmp_path).values()) == [0.0, 1.0]
 
