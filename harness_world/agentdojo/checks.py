@@ -20,6 +20,7 @@ import attrs
 from harness_world.agentdojo.source import DojoTask
 from harness_world.engine.calls import FinalRow
 from harness_world.engine.world import World
+from harness_world.grading.answers import NUMBER_WORDS, TENS_WORDS
 from harness_world.grading.task import Allowance
 
 
@@ -185,29 +186,8 @@ def number_forms(value: float) -> list[str]:
     return list(dict.fromkeys(forms))
 
 
-_ONES = [
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-]
-_TENS = ("_", "_", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+_ONES = NUMBER_WORDS
+_TENS = ("_", "_", *TENS_WORDS)
 
 
 def in_words(n: int) -> str:

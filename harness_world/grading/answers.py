@@ -39,6 +39,8 @@ import attrs
 __all__ = [
     "GUESS_PHRASES",
     "HEDGE_PHRASES",
+    "NUMBER_WORDS",
+    "TENS_WORDS",
     "AnswerKind",
     "IdAnswer",
     "Judgement",
@@ -122,39 +124,33 @@ _ID = re.compile(r"(?<![\w])[A-Za-z][A-Za-z0-9_]*(?:[-@#/][A-Za-z0-9_]+)+")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?Z?)?")
 _TIME = re.compile(r"(?<![\w:])\d{1,2}:\d{2}(?::\d{2})?(?![\w:])")
 _NUMBER = re.compile(r"(?<![\w.])[$€£]?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w]|\.\d)")
-_UNITS = {
-    w: i
-    for i, w in enumerate(
-        [
-            "zero",
-            "one",
-            "two",
-            "three",
-            "four",
-            "five",
-            "six",
-            "seven",
-            "eight",
-            "nine",
-            "ten",
-            "eleven",
-            "twelve",
-            "thirteen",
-            "fourteen",
-            "fifteen",
-            "sixteen",
-            "seventeen",
-            "eighteen",
-            "nineteen",
-        ]
-    )
-}
-_TENS = {
-    w: 10 * (i + 2)
-    for i, w in enumerate(
-        ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
-    )
-}
+NUMBER_WORDS: Final = (
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+)
+"""The numbers 0-19 as words, in order (index = value)."""
+TENS_WORDS: Final = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+"""The tens 20-90 as words, in order (``TENS_WORDS[i]`` is ``10 * (i + 2)``)."""
+_UNITS = {w: i for i, w in enumerate(NUMBER_WORDS)}
+_TENS = {w: 10 * (i + 2) for i, w in enumerate(TENS_WORDS)}
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 _WORD = re.compile(r"[A-Za-z]+")
 # "one" is a pronoun as often as a number: not read as 1 after these words or before "of".
