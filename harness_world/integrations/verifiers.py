@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, cast
 from urllib.parse import parse_qs
 
+import msgspec
 import verifiers.v1 as vf
 from pydantic import Field
 from verifiers.v1.mcp.server import (
@@ -52,8 +53,8 @@ from harness_world.evidence.record import Outcome, TranscriptMessage, Transcript
 from harness_world.integrations.mcp import FINISH_TOOL, LOOPBACK
 from harness_world.integrations.rollouts import (
     RolloutPlan,
-    RolloutResult,
     Rollouts,
+    answer_text,
     plan_rollouts,
 )
 
@@ -147,14 +148,13 @@ class WorldTask(vf.Task[WorldData, vf.State, vf.TaskConfig]):
     @vf.stop
     def turn_budget(self, trace: vf.Trace) -> bool:
         """Refuse the model a turn past the task's turn budget (the attempt ends there)."""
-        held = self._held()
-        budget = held.plan.limits(held.plan.tasks[self.data.task_id]).turns
+        budget = self._held().limits(self.data.task_id).turns
         return budget is not None and trace.num_turns >= budget
 
     async def finalize(self, trace: vf.Trace, runtime: Any) -> None:
         """Seal the attempt with the trace's turns and transcript; judge, save, keep the result."""
         held = self._held()
-        if trace.id not in held.open_rollouts():
+        if held.task_of(trace.id) is None:  # sealed already, or never opened here
             return
         answered = _answered_turns(trace)
         ended = None
@@ -169,7 +169,7 @@ class WorldTask(vf.Task[WorldData, vf.State, vf.TaskConfig]):
             transcript=_transcript(trace),
             ended=ended,
         )
-        trace.info[RESULT_KEY] = json.loads(json.dumps(_builtins(result)))
+        trace.info[RESULT_KEY] = msgspec.to_builtins(result)  # fresh JSON types: no copy
 
     @vf.reward
     async def world(self, trace: vf.Trace) -> float:
@@ -182,12 +182,6 @@ class WorldTask(vf.Task[WorldData, vf.State, vf.TaskConfig]):
         """1.0 when the rollout's record replayed with no difference."""
         found = trace.info.get(RESULT_KEY)
         return 1.0 if isinstance(found, dict) and found.get("evidence") == "verified" else 0.0
-
-
-def _builtins(result: RolloutResult) -> dict[str, Any]:
-    import msgspec
-
-    return cast(dict[str, Any], msgspec.to_builtins(result))
 
 
 def _answered_turns(trace: vf.Trace) -> int:
@@ -258,7 +252,7 @@ class WorldToolset(vf.Toolset[vf.SharedToolsetConfig, vf.State]):
         held = self._held()
         return [
             Tool(name=t["name"], description=t["description"], input_schema=t["inputSchema"])
-            for t in held.plan.tools(held.task_of(rollout) if rollout else None)
+            for t in held.tools(held.task_of(rollout) if rollout else None)
         ]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
@@ -267,7 +261,7 @@ class WorldToolset(vf.Toolset[vf.SharedToolsetConfig, vf.State]):
 
         rollout = _ROUTE.get()
         answer = self._held().call(rollout or "", name, arguments)
-        text = json.dumps(answer.content, sort_keys=True)
+        text = answer_text(answer.content)
         return CallToolResult(
             content=[TextContent(type="text", text=text)],
             structured_content=answer.content,

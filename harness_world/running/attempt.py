@@ -603,6 +603,8 @@ def _clean_message(message: TranscriptMessage) -> TranscriptMessage:
 
 
 def _text(text: str) -> str:
+    if text.isascii() and len(text) <= MAX_STRING:  # no surrogate, within bounds: as it is
+        return text
     return clean_text(text[:MAX_STRING])[:MAX_STRING]
 
 

@@ -35,7 +35,8 @@ pytestmark = [
     requires("openenv", "the OpenEnv adapter needs the [openenv] extra (openenv-core)"),
 ]
 
-TASKS = ["helpdesk.reply_and_solve", "helpdesk.vip_two_statuses"]
+# no prose criterion: a reply left for review is pending, and pending earns 0.0
+TASKS = ["helpdesk.create_for_john", "helpdesk.vip_two_statuses"]
 GUESS: Script = (
     [
         ("add_comment", {"ticket_id": "T-1001", "body": "The outage is fixed.", "public": True}),
