@@ -41,6 +41,7 @@ from urllib.parse import parse_qs
 
 import msgspec
 import verifiers.v1 as vf
+from mcp.types import CallToolResult, TextContent, Tool
 from pydantic import Field
 from verifiers.v1.mcp.server import (
     STATE_ROUTE_PARAM,
@@ -206,24 +207,31 @@ def _transcript(trace: vf.Trace) -> list[TranscriptMessage]:
     out: list[TranscriptMessage] = []
     calls = 0
     for message in trace.messages:
-        role = getattr(message, "role", "")
-        content = getattr(message, "content", "")
-        text = content if isinstance(content, str) else json.dumps(content, default=str)
+        # A message's fields, read from its __dict__: a field its type lacks (a tool message's
+        # ``tool_calls``) looked up on the model goes through pydantic's failing __getattr__.
+        fields = message if isinstance(message, dict) else vars(message)
+        content = fields.get("content")
+        text = content if isinstance(content, str) else _content_text(content)
         tool_calls = [
             TranscriptToolCall(id=c.id, name=c.name, arguments=c.arguments)
-            for c in getattr(message, "tool_calls", None) or []
+            for c in fields.get("tool_calls") or []
         ]
         out.append(
             TranscriptMessage(
-                role=role,
-                content=text or "",
+                role=str(fields.get("role", "")),
+                content=text,
                 tool_calls=tool_calls,
-                tool_call_id=getattr(message, "tool_call_id", "") or "",
+                tool_call_id=fields.get("tool_call_id") or "",
                 after_call=calls,
             )
         )
         calls += sum(1 for c in tool_calls if c.name != FINISH_TOOL)
     return out
+
+
+def _content_text(content: object) -> str:
+    """Content that is not text (none: an assistant turn of calls only; parts) as text."""
+    return "" if content is None else json.dumps(content, default=str)
 
 
 class WorldToolset(vf.Toolset[vf.SharedToolsetConfig, vf.State]):
@@ -238,6 +246,7 @@ class WorldToolset(vf.Toolset[vf.SharedToolsetConfig, vf.State]):
     def __init__(self, config: vf.SharedToolsetConfig, rollouts: Rollouts | None = None) -> None:
         super().__init__(config)
         self.rollouts = rollouts
+        self._listed: dict[str | None, list[Tool]] = {}  # per task: each rollout lists them
 
     def register(self, mcp: Any) -> None:
         """Answer ``tools/list`` and ``tools/call`` from the rollout's attempt."""
@@ -246,19 +255,18 @@ class WorldToolset(vf.Toolset[vf.SharedToolsetConfig, vf.State]):
 
     async def list_tools(self) -> list[Any]:
         """The tools of the rollout's task (every task's tools when the rollout is unknown)."""
-        from mcp.types import Tool
-
         rollout = _ROUTE.get()
         held = self._held()
-        return [
-            Tool(name=t["name"], description=t["description"], input_schema=t["inputSchema"])
-            for t in held.tools(held.task_of(rollout) if rollout else None)
-        ]
+        task_id = held.task_of(rollout) if rollout else None
+        if task_id not in self._listed:
+            self._listed[task_id] = [
+                Tool(name=t["name"], description=t["description"], input_schema=t["inputSchema"])
+                for t in held.tools(task_id)
+            ]
+        return self._listed[task_id]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         """One tool call of the rollout, answered as the MCP server answers it."""
-        from mcp.types import CallToolResult, TextContent
-
         rollout = _ROUTE.get()
         answer = self._held().call(rollout or "", name, arguments)
         text = answer_text(answer.content)
