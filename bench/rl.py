@@ -168,10 +168,10 @@ class Clock:
 class VerifiersTrace:
     """What `WorldTask.finalize` reads of a verifiers ``Trace``, over verifiers' own messages."""
 
-    def __init__(self, rollout: str, messages: list[Any]) -> None:
+    def __init__(self, rollout: str, messages: list[Any], assistant: list[Any]) -> None:
         self.id = rollout
         self.messages = messages
-        self.assistant_messages = [m for m in messages if m.role == "assistant"]
+        self.assistant_messages = assistant
         self.errors: list[Any] = []
         self.is_timeout = False
         self.stop_condition: str | None = None
@@ -356,10 +356,11 @@ class Paths:
         self._warm(held)
         toolset = adapter.WorldToolset(vf.SharedToolsetConfig(), held)
         messages = verifiers_messages(self.calls, self.final)
+        assistant = [m for m in messages if m.role == "assistant"]  # verifiers' work, not ours
         clock = Clock()
         clock.start()
         for sample in range(PER_BATCH):
-            trace = VerifiersTrace(f"v{sample}", messages)
+            trace = VerifiersTrace(f"v{sample}", messages, assistant)
             row = rows[sample]
             await row.setup(trace, None)  # type: ignore[arg-type]
             token = adapter._ROUTE.set(trace.id)
