@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
@@ -85,26 +85,49 @@ def _typed(field: Field, value: Any, template: Any, orders: KeyOrders = _NO_ORDE
         return None
     if field.type == "float" and type(value) is int and type(template) is int and value == template:
         return float(value)  # validated into a float when τ² loaded the data
-    if field.type == "object" and field.fields is not None and isinstance(value, dict):
-        tmpl = template if isinstance(template, dict) else {}
-        return {
-            name: _typed(sub, value[name], tmpl.get(name), orders)
-            for name, sub in field.fields.items()
-            if name in value
-        }
-    if field.type == "map" and field.items is not None and isinstance(value, dict):
-        tmpl = template if isinstance(template, dict) else {}
-        return {
-            k: _typed(field.items, value[k], tmpl.get(k), orders)
-            for k in _map_order(value, template, orders)
-        }
-    if field.type == "list" and field.items is not None and isinstance(value, list):
-        tmpl_list = template if isinstance(template, list) else []
-        return [
-            _typed(field.items, item, tmpl_list[i] if i < len(tmpl_list) else None, orders)
-            for i, item in enumerate(value)
-        ]
-    return value
+    shape = _SHAPES.get(field.type)
+    return value if shape is None else shape(field, value, template, orders)
+
+
+def _typed_object(field: Field, value: Any, template: Any, orders: KeyOrders) -> Any:
+    """An object's declared fields, each shaped, in the contract's order."""
+    if field.fields is None or not isinstance(value, dict):
+        return value
+    tmpl = template if isinstance(template, dict) else {}
+    return {
+        name: _typed(sub, value[name], tmpl.get(name), orders)
+        for name, sub in field.fields.items()
+        if name in value
+    }
+
+
+def _typed_map(field: Field, value: Any, template: Any, orders: KeyOrders) -> Any:
+    """A map's values, each shaped, in the data's key order (`_map_order`)."""
+    if field.items is None or not isinstance(value, dict):
+        return value
+    tmpl = template if isinstance(template, dict) else {}
+    return {
+        k: _typed(field.items, value[k], tmpl.get(k), orders)
+        for k in _map_order(value, template, orders)
+    }
+
+
+def _typed_list(field: Field, value: Any, template: Any, orders: KeyOrders) -> Any:
+    """A list's items, each shaped against the template's item at its place."""
+    if field.items is None or not isinstance(value, list):
+        return value
+    tmpl = template if isinstance(template, list) else []
+    return [
+        _typed(field.items, item, tmpl[i] if i < len(tmpl) else None, orders)
+        for i, item in enumerate(value)
+    ]
+
+
+_SHAPES: Final[dict[str, Callable[[Field, Any, Any, KeyOrders], Any]]] = {
+    "object": _typed_object,
+    "map": _typed_map,
+    "list": _typed_list,
+}
 
 
 @attrs.define(slots=True, eq=False)
