@@ -11,23 +11,38 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness_world.agentdojo.check import check_suite, render_check, render_regrade
+from harness_world.agentdojo.check import (
+    gate_suite,
+    render_check,
+    render_equivalents,
+    render_regrade,
+)
 from harness_world.agentdojo.importer import SUPPORTED, suite_spec
 from harness_world.agentdojo.live import render_oracle_runs, run_oracle, same_figures
 from harness_world.agentdojo.regrade import Regrader, trace_files
 from harness_world.agentdojo.runs import published_rows, render_runs, write_runs
 from harness_world.agentdojo.source import DEFAULT_VERSION
+from harness_world.coverage.gate import default_threshold
 
 
-def check(folder: Path, suites: Sequence[str] | None, version: str | None) -> tuple[str, int]:
-    """``agentdojo check``: every imported task's oracle and do-nothing attempt, graded both ways.
+def check(
+    folder: Path, suites: Sequence[str] | None, version: str | None, verbose: bool = False
+) -> tuple[str, int]:
+    """``agentdojo check``: every imported task graded both ways, and each suite's coverage gate.
+
+    Exit status 1 when a suite's gate fails (an oracle fails, a mutant survives unexplained,
+    a criterion no mutant fails, a score under pyproject's ``mutation_score_min``).
 
     Raises:
         DojoDataError: for an unknown or unimported suite, or unreadable data.
     """
     chosen = [suite_spec(s).name for s in suites or SUPPORTED]
-    checks = [c for s in chosen for c in check_suite(folder, s, version or DEFAULT_VERSION)]
-    return render_check(checks), 0 if all(c.oracle_passed for c in checks) else 1
+    threshold = default_threshold()
+    gates = [gate_suite(folder, s, version or DEFAULT_VERSION, threshold) for s in chosen]
+    text = render_check(gates)
+    if verbose:
+        text += "\n" + render_equivalents(gates)
+    return text, 0 if all(g.ok for g in gates) else 1
 
 
 def regrade(
@@ -75,7 +90,7 @@ def dispatch(command: str, options: Mapping[str, Any]) -> tuple[str, int]:
     """
     data, version = Path(options["data"]), options.get("version")
     if command == "check":
-        return check(data, options.get("suite"), version)
+        return check(data, options.get("suite"), version, bool(options.get("verbose")))
     if command == "regrade":
         return regrade(data, options["traces"], version, options.get("out"))
     return run(data, options.get("suite"), options["attack"], options["out"], version)

@@ -12,8 +12,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``agentdojo`` command; the work is `harness_world.agentdojo.commands`."""
     parser = sub.add_parser("agentdojo", help="AgentDojo's suites as worlds: check, regrade, run")
     actions = parser.add_subparsers(dest="dojo_command", metavar="SUBCOMMAND", required=True)
-    check = actions.add_parser("check", help="oracle and do-nothing of every imported task")
+    check = actions.add_parser(
+        "check",
+        help="oracle, do-nothing and the coverage gate (trace mutants) of every imported task; "
+        "exit 1 when a gate fails",
+    )
     check.add_argument("--suite", action="append", help="a suite (default: every imported one)")
+    check.add_argument(
+        "--verbose", action="store_true", help="also list every equivalent mutant and why"
+    )
     regrade = actions.add_parser("regrade", help="regrade AgentDojo traces (files or folders)")
     regrade.add_argument("traces", type=Path, nargs="+")
     regrade.add_argument("--out", type=Path, help="write a run directory per pipeline and suite")
