@@ -19,6 +19,7 @@ from harness_world.agentdojo.check import (
 )
 from harness_world.agentdojo.importer import SUPPORTED, suite_spec
 from harness_world.agentdojo.live import render_oracle_runs, run_oracle, same_figures
+from harness_world.agentdojo.published import render_row_checks, row_checks
 from harness_world.agentdojo.regrade import Regrader, trace_files
 from harness_world.agentdojo.runs import published_rows, render_runs, write_runs
 from harness_world.agentdojo.source import DEFAULT_VERSION
@@ -51,7 +52,8 @@ def regrade(
     """``agentdojo regrade``: every trace under ``traces`` replayed, graded and compared.
 
     With ``out``, one run directory per pipeline and suite is written there (`runs`), and
-    the condition figures of each, ours and AgentDojo's, follow the agreement.
+    the condition figures of each, ours and AgentDojo's, follow the agreement; then each
+    pipeline's published row per suite (`published`).
 
     Raises:
         DojoDataError: for an unreadable trace or data folder.
@@ -63,7 +65,8 @@ def regrade(
         return render_regrade(verdicts), 0 if all(v.agrees for v in verdicts) else 1
     written = write_runs(folder, trace_files(traces), out, chosen)
     verdicts = [v for run in written for v in run.verdicts]
-    text = render_regrade(verdicts) + "\n" + render_runs(written, published_rows(folder))
+    rows = render_row_checks(row_checks(folder, written, published_rows(folder)))
+    text = "\n".join([render_regrade(verdicts), render_runs(written), rows])
     return text, 0 if all(v.agrees for v in verdicts) else 1
 
 
