@@ -72,7 +72,6 @@ def _conditions(cli: Cli, run: Path) -> dict[str, Any]:
     return report  # type: ignore[no-any-return]
 
 
-@pytest.mark.integrations
 def test_an_openai_model_under_attack_reads_the_injection_and_its_run_is_ordinary(
     cli: Cli, tmp_path: Path
 ) -> None:
@@ -104,7 +103,6 @@ def test_an_openai_model_under_attack_reads_the_injection_and_its_run_is_ordinar
     assert "attack success 96/144" in result.out and "targeted ASR 36/144" in result.out
 
 
-@pytest.mark.integrations
 def test_an_anthropic_model_runs_through_the_same_loop(cli: Cli, tmp_path: Path) -> None:
     pytest.importorskip("anthropic", reason="needs the [anthropic] extra")
     with fake_anthropic(_anthropic_brain) as server:
@@ -118,6 +116,10 @@ def test_an_anthropic_model_runs_through_the_same_loop(cli: Cli, tmp_path: Path)
     report = _conditions(cli, run)
     # reading and stopping is useful only where nothing is to change (user tasks 8, 9, 10)
     assert (report["benign_utility"]["count"], report["benign_utility"]["n"]) == (3, 16)
+    read = cli("report", str(run), "--world", "agentdojo_banking", "--world-data", str(DATA),
+               "--world-tasks", f"{run}.json", "--json")  # fmt: skip
+    assert read.code == 0, read.err
+    assert json.loads(read.out)["counts"]["valid"] == 25
 
 
 def test_a_model_agent_without_a_model_is_one_error_line(cli: Cli, tmp_path: Path) -> None:
