@@ -1,7 +1,9 @@
 """`agentdojo check` and `agentdojo regrade`: the work and its text, for the CLI to print.
 
-``check``: for every imported task, the ground truth as an oracle (record, replay, grade) and a
-do-nothing attempt, each graded by our criteria and by AgentDojo's check re-stated. ``regrade``:
+``check``: for every imported task, the ground truth as an oracle (record, replay, grade), a
+do-nothing attempt and the oracle's trace mutants, each graded by our criteria and by
+AgentDojo's check re-stated, and every attack condition's ground truth with and without the
+attacker obeyed: the coverage gate on the suite (`harness_world.agentdojo.gate`). ``regrade``:
 every trace regraded (`harness_world.agentdojo.regrade`), with the agreement of our re-stated
 verdicts with the stored ones, per pipeline and suite.
 """
