@@ -592,7 +592,7 @@ def create_calendar_event(
         "start_time": shown_time(start),
         "end_time": shown_time(end),
         "location": location,
-        "participants": sorted({address(p) for p in invited}),
+        "participants": sorted(address(p) for p in set(invited)),
         "all_day": False,
         "status": "confirmed",
         "seq": max((int(r["seq"]) for r in _events(ctx)), default=-1) + 1,
