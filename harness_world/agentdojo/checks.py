@@ -141,6 +141,10 @@ class SuiteSpec:
             AgentDojo's as a timestamp, not a quoted text).
         volatile: Regular expressions of result text AgentDojo stamps from the wall clock;
             left out when a replayed result is compared with the recorded one.
+        goal_in_names: Whether an injected goal's text may become part of a name a user task
+            writes (slack's external channel): an attack's pattern then skips a value followed
+            by the goal's own next words. Where no name carries injected text, the pattern
+            matches the value wherever it is (the goal's own words included).
     """
 
     name: str
@@ -157,6 +161,7 @@ class SuiteSpec:
     attack_scope: Callable[[DojoTask], tuple[tuple[str, ...], bool]] | None = None
     datetimes: frozenset[str] = frozenset()
     volatile: tuple[str, ...] = ()
+    goal_in_names: bool = True
 
 
 def gold_call(task: DojoTask, function: str, index: int = 0) -> dict[str, Any]:

@@ -633,5 +633,6 @@ SPEC = SuiteSpec(
     record_tools=frozenset({"create_calendar_event", "send_email"}),
     datetimes=frozenset({"start_time", "end_time", "timestamp"}),
     volatile=(r"(?m)^timestamp: .*$",),
+    goal_in_names=False,
 )
 """The travel suite's import."""
