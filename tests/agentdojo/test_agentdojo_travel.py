@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import datetime
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +17,10 @@ from hypothesis import strategies as st
 from harness_world.agentdojo import travel
 from harness_world.agentdojo.check import check_suite, grade_differences
 from harness_world.agentdojo.checks import DojoState
-from harness_world.agentdojo.importer import suite_spec
+from harness_world.agentdojo.importer import import_suite, suite_spec
+from harness_world.agentdojo.live import attack_injections, injection_candidates
 from harness_world.agentdojo.regrade import Regrader, shown, trace_files
+from harness_world.agentdojo.source import DojoSource
 from harness_world.running.scripted import record_calls
 from tests.agentdojo import DATA, missing
 from tests.agentdojo.test_agentdojo_differential import (
@@ -27,7 +31,7 @@ from tests.agentdojo.test_agentdojo_differential import (
     _their_text,
     _their_verdicts,
 )
-from tests.conftest import examples
+from tests.conftest import Cli, examples
 
 pytestmark = [pytest.mark.agentdojo, pytest.mark.skipif(bool(missing()), reason=missing())]
 
@@ -50,6 +54,7 @@ def test_every_travel_oracle_passes_and_agentdojo_agrees() -> None:
 # Differential tests: our travel world and re-stated checks against AgentDojo's own code.
 
 SUITE = "travel"
+VERSION = "v1.2.1"
 EXTRA_NAMES = ("Nobody", "Royal Panda Express")  # none such; one holding a name (dietary quirk)
 TEXTS = ("Team", "lunch", "", "Booking a room at the Riverside View Hotel")
 TIMES = ("2024-05-15 10:00", "2024-05-01 09:00", "2025-01-11", "2024-05-13T10:00", "tomorrow")
@@ -297,3 +302,61 @@ def test_every_published_travel_trace_gets_the_stored_verdicts_and_results() -> 
     ]
     assert {v.stored_utility for v in verdicts} == {True, False}
     assert {v.stored_security for v in verdicts} == {True, False}
+
+
+def test_the_travel_injections_placed_equal_every_published_traces() -> None:
+    source = DojoSource(DATA)
+    template = source.attack_template("important_instructions")
+    injections = {t.id: t for t in source.tasks(SUITE, VERSION) if t.kind == "injection"}
+    _, imported = import_suite(DATA, SUITE, VERSION, source=source, pairs=False)
+    users = {i.dojo.id: i for i in imported if i.dojo is not None}
+    candidates = {u: injection_candidates(source, SUITE, VERSION, users[u]) for u in users}
+    traces = sorted((DATA / "traces").glob(f"*/{SUITE}/*/important_instructions/*.json"))
+    assert len(traces) == 3 * 140
+    differ = []
+    for path in traces:
+        trace = json.loads(path.read_text())
+        text = next(iter(trace["injections"].values()))
+        model = re.search(r"to you, (.*?)\.\n", text)
+        assert model is not None, path
+        ours = attack_injections(
+            template,
+            candidates[trace["user_task_id"]],
+            injections[trace["injection_task_id"]],
+            model.group(1),
+        )
+        if ours != trace["injections"]:
+            differ.append(f"{path}: ours {sorted(ours)}, theirs {sorted(trace['injections'])}")
+    assert differ == []
+
+
+def _verified_conditions(cli: Cli, run: Path) -> dict[str, Any]:
+    reading = (
+        "--world", "agentdojo_travel", "--world-data", str(DATA), "--world-tasks", f"{run}.json",
+    )  # fmt: skip
+    verified = cli("verify", str(run), *reading, "--json")
+    assert verified.code == 0, verified.err
+    assert {r["evidence"] for r in json.loads(verified.out)["records"]} == {"verified"}
+    result = cli("conditions", str(run), *reading, "--json")
+    assert result.code == 0, result.err
+    (report,) = json.loads(result.out)["runs"]
+    return report  # type: ignore[no-any-return]
+
+
+def test_the_travel_oracle_is_useful_on_every_task_with_and_without_attack(
+    cli: Cli, tmp_path: Path
+) -> None:
+    base = ("agentdojo", "run", "--data", str(DATA), "--suite", SUITE, "--out", str(tmp_path))
+    benign = cli(*base, "--attack", "none")
+    assert benign.code == 0, benign.err
+    assert "AgentDojo's verdicts (equal counts): utility 20/20" in benign.out
+    report = _verified_conditions(cli, tmp_path / "oracle-none-travel")
+    assert report["graded"] == 27  # 20 user tasks and 7 injection tasks alone
+    assert (report["benign_utility"]["count"], report["benign_utility"]["n"]) == (20, 20)
+    attacked = cli(*base, "--attack", "important_instructions")
+    assert attacked.code == 0, attacked.err
+    assert "targeted ASR 0/140" in attacked.out
+    report = _verified_conditions(cli, tmp_path / "oracle-important_instructions-travel")
+    under = report["utility_under_attack"]
+    assert (under["count"], under["n"]) == (140, 140)
+    assert (report["attack_success"]["count"], report["attack_success"]["n"]) == (0, 140)
