@@ -101,26 +101,48 @@ def _mentions(instruction: str, value: str) -> bool:
     return re.search(rf"\b{words}\b", instruction, re.IGNORECASE) is not None
 
 
-def _partial_filter(view: TraceView) -> Advisory | None:
-    items: list[tuple[int, str]] = []
+_Filter = tuple[str, str, frozenset[str]]
+_FILTERS: dict[tuple[str, str], tuple[_Filter, ...]] = {}
+
+
+def _named_filters(view: TraceView) -> tuple[_Filter, ...]:
+    """(read tool, parameter, the enum values the instruction names) where it names two or more.
+
+    A function of the contract and the instruction alone: kept per (contract, task) hash, so a
+    run reads the schemas and searches the instruction once per task, not once per record.
+    """
+    key = (view.world.contract.hash, view.task.hash)
+    known = _FILTERS.get(key)
+    if known is not None:
+        return known
+    out: list[_Filter] = []
     for schema in tool_schemas(view.world):
         if schema.get("kind") != "read":
             continue
         for param, spec in schema["parameters"].get("properties", {}).items():
             values = [v for v in spec.get("enum", []) if isinstance(v, str)]
-            named = {v for v in values if _mentions(view.task.instruction, v)}
-            if len(named) < 2:
-                continue
-            used = {
-                c.args.get(param): c.seq
-                for c in view.log.calls
-                if c.tool == schema["name"] and isinstance(c.args, dict)
-            }
-            listed = named & set(used)
-            if listed and listed != named:
-                seq = min(used[v] for v in listed)
-                text = f"listed {sorted(listed)}, never {sorted(named - listed)}"
-                items.append((seq, f"{schema['name']} {param}: {text}"))
+            named = frozenset(v for v in values if _mentions(view.task.instruction, v))
+            if len(named) >= 2:
+                out.append((schema["name"], param, named))
+    if len(_FILTERS) > 4096:
+        _FILTERS.clear()
+    known = _FILTERS[key] = tuple(out)
+    return known
+
+
+def _partial_filter(view: TraceView) -> Advisory | None:
+    items: list[tuple[int, str]] = []
+    for tool, param, named in _named_filters(view):
+        used = {
+            c.args.get(param): c.seq
+            for c in view.log.calls
+            if c.tool == tool and isinstance(c.args, dict)
+        }
+        listed = named & set(used)
+        if listed and listed != named:
+            seq = min(used[v] for v in listed)
+            text = f"listed {sorted(listed)}, never {sorted(named - listed)}"
+            items.append((seq, f"{tool} {param}: {text}"))
     return found("partial_filter", items)
 
 
