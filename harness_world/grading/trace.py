@@ -161,6 +161,19 @@ class CallLog:
 
     calls: Sequence[LoggedCall]
     said: str = ""
+    _diffs: dict[int, tuple[WriteImage, tuple[str, ...]]] = attrs.field(
+        factory=dict, eq=False, repr=False, alias="_diffs"
+    )
+
+    def changed(self, image: WriteImage) -> tuple[str, ...]:
+        """`changed_fields` of one of the log's write images, kept per image.
+
+        The criteria, advisories and metrics that ask about the same write share one diff.
+        """
+        known = self._diffs.get(id(image))
+        if known is None or known[0] is not image:
+            known = self._diffs[id(image)] = (image, changed_fields(image.before, image.after))
+        return known[1]
 
     @functools.cached_property
     def write_calls(self) -> tuple[int, ...]:
@@ -191,7 +204,7 @@ class CallLog:
             for image in call.writes:
                 images.setdefault((image.entity, image.key), []).append((index, call.seq, image))
         return {
-            atom: tuple(Written(i, s, w, changed_fields(w.before, w.after)) for i, s, w in chain)
+            atom: tuple(Written(i, s, w, self.changed(w)) for i, s, w in chain)
             for atom, chain in images.items()
             if len(chain) > 1
         }

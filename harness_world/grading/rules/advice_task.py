@@ -15,7 +15,6 @@ from harness_world.engine.calls import WriteImage
 from harness_world.engine.schemas import tool_schemas
 from harness_world.engine.values import Key
 from harness_world.grading.criteria import AdviceRule, Advisory
-from harness_world.grading.rows import changed_fields
 from harness_world.grading.rules.advice import found
 from harness_world.grading.task import Task
 from harness_world.grading.trace import LoggedCall, TraceView
@@ -58,8 +57,9 @@ def _touched_rows(
     """The rows a write touched directly, and the rows its new values point to by key."""
     if image.entity in targets:
         yield image.entity, image.key
+    key_field = view.world.contract.entity(image.entity).key
     for field, value in (image.after or {}).items():
-        if field == view.world.contract.entity(image.entity).key or not isinstance(value, str):
+        if field == key_field or not isinstance(value, str):
             continue
         if (image.before or {}).get(field) == value:
             continue
@@ -156,7 +156,7 @@ def _attempted(view: TraceView, index: int) -> bool:
             return True
         if req.kind == "delete" and image.before is not None and image.after is None:
             return True
-        changed = req.kind == "set" and req.field in changed_fields(image.before, image.after)
+        changed = req.kind == "set" and req.field in view.log.changed(image)
         if req.kind == "row" or changed:
             return True
     return False
@@ -203,7 +203,9 @@ def _mentioned(task: Task) -> tuple[set[tuple[str, str]], set[str], set[str]]:
 
 
 def _extra(
-    image: WriteImage, mentioned: tuple[set[tuple[str, str]], set[str], set[str]]
+    view: TraceView,
+    image: WriteImage,
+    mentioned: tuple[set[tuple[str, str]], set[str], set[str]],
 ) -> list[str]:
     """What a write changed that no requirement or allowance mentions."""
     fields, created, deleted = mentioned
@@ -214,9 +216,7 @@ def _extra(
     if (image.entity, "*") in fields:
         return []
     return [
-        f"{image.entity}.{f}"
-        for f in changed_fields(image.before, image.after)
-        if (image.entity, f) not in fields
+        f"{image.entity}.{f}" for f in view.log.changed(image) if (image.entity, f) not in fields
     ]
 
 
@@ -224,7 +224,7 @@ def _added_step(view: TraceView) -> Advisory | None:
     mentioned = _mentioned(view.task)
     items: list[tuple[int, str]] = []
     for call, image in _writes(view):
-        extra = _extra(image, mentioned)
+        extra = _extra(view, image, mentioned)
         if extra and items and items[-1][0] == call.seq:  # one line per call
             items[-1] = (call.seq, f"{items[-1][1]}, {', '.join(extra)}")
         elif extra:

@@ -5,7 +5,7 @@ Each entry counts, per attempt, the figures its rate is made of (``AttemptProces
 part (`CallLog`), so they are the same for every reader, also on a record read for viewing
 (results as undecoded JSON). Backtracking reads the same chains of write images as
 ``trace.no_reverted_writes`` (`CallLog.rewritten`), and "changed" is the one typed meaning
-(`harness_world.grading.rows.changed_fields`). Definitions: ``docs/metrics.md``.
+(`CallLog.changed`, `harness_world.grading.rows.changed_fields`). Definitions: ``docs/metrics.md``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import msgspec
 from harness_world.engine.calls import WriteImage
 from harness_world.engine.values import Key
 from harness_world.grading.criteria import Metric
-from harness_world.grading.rows import changed_fields
 from harness_world.grading.trace import CallLog, LoggedCall
 
 __all__ = ["ENTRIES"]
@@ -111,29 +110,29 @@ def _verification(log: CallLog) -> Mapping[str, int]:
     return {"verification_calls": count, "verified": verified}
 
 
-def _shows(row: dict[str, Any], image: WriteImage) -> bool:
+def _shows(row: dict[str, Any], image: WriteImage, log: CallLog) -> bool:
     after = image.after
     if after is None or row.get("id") != image.key:
         return False
-    fields = changed_fields(image.before, after)
-    return all(f in after and f in row and row[f] == after[f] for f in fields)
+    return all(f in after and f in row and row[f] == after[f] for f in log.changed(image))
 
 
-def _postcondition_checked(calls: Sequence[LoggedCall], index: int, facts: _Facts) -> bool:
+def _postcondition_checked(log: CallLog, index: int, facts: _Facts) -> bool:
     """Whether a later read showed one of the call's written rows at its written values."""
+    calls = log.calls
     written = [w for w in calls[index].writes if w.after is not None]
     for later in range(index + 1, len(calls)):
         call = calls[later]
         if not call.ok or call.writes or not written:
             continue
-        if any(_shows(row, w) for row in facts.rows(later) for w in written):
+        if any(_shows(row, w, log) for row in facts.rows(later) for w in written):
             return True
     return False
 
 
 def _postconditions(log: CallLog) -> Mapping[str, int]:
     facts = _facts(log)
-    checked = sum(1 for i in log.write_calls if _postcondition_checked(log.calls, i, facts))
+    checked = sum(1 for i in log.write_calls if _postcondition_checked(log, i, facts))
     return {"postcondition_checked": checked}
 
 
