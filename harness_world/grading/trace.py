@@ -277,8 +277,9 @@ def _first_returned(seen: Observations, world: World, atoms: set[Atom]) -> dict[
             break
         if not call.ok:
             continue
-        looked_for = [wanted[name] for name in sorted(wanted) if wanted[name][1]]
-        if len(pending) <= _PREFILTER_MAX:
+        if len(pending) > _PREFILTER_MAX:
+            looked_for = [wanted[name] for name in sorted(wanted) if wanted[name][1]]
+        else:
             blob = seen.blob(index)
             present = [atom for atom, spelling in pending.items() if spelling in blob]
             if not present:
@@ -308,7 +309,8 @@ def _rows_returned(
                 key = item.get(entity.key)
                 if type(key) in (str, int) and key in keys and is_row(item, entity):
                     seen.setdefault((entity.name, key), call.seq)
-            stack.extend(item.values())
+            # only containers can hold a row: a row's scalars are not pushed to be popped
+            stack += [v for v in item.values() if type(v) is dict or type(v) is list]
         elif type(item) is list:
             stack.extend(item)
 
