@@ -64,14 +64,16 @@ def _touched_rows(
         if (image.before or {}).get(field) == value:
             continue
         for entity in targets:
-            if view.world.get(entity, value) is not None:
+            if view.world.raw(entity, value) is not None:  # exists: no copy of it is needed
                 yield entity, value
 
 
 def _look_alike(view: TraceView, entity: str, key: Key, targets: frozenset[Key]) -> str:
     """Why a non-target row looks like one of the targets (empty when it does not)."""
+    if key in targets:
+        return ""
     row = view.world.get(entity, key)
-    if key in targets or row is None:
+    if row is None:
         return ""
     for target_key in sorted(targets):
         target = view.world.get(entity, target_key)
