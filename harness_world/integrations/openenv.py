@@ -32,7 +32,6 @@ registered (openenv-core's production mode), so an episode is never rebuilt per 
 from __future__ import annotations
 
 import functools
-import json
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -62,6 +61,7 @@ from harness_world.integrations.rollouts import (
     RolloutPlan,
     RolloutResult,
     Rollouts,
+    answer_text,
     plan_rollouts,
 )
 
@@ -131,7 +131,8 @@ class WorldEnvironment(Environment[Any, Observation, State]):
         super().__init__()
         self.rollouts = rollouts
         self._rollout: str | None = None
-        self._state = State()
+        self._episode = State()  # its step count is kept apart: a pydantic assignment per step
+        self._steps = 0
         self._tool_lists: dict[str | None, list[Tool]] = {}  # per task: the plan never changes
         self._session = uuid.uuid4().hex  # one random id per session; its episodes are counted
         self._episodes = 0
@@ -143,8 +144,10 @@ class WorldEnvironment(Environment[Any, Observation, State]):
 
     @property
     def state(self) -> State:
-        """The episode id, the steps taken, and the row and round of the episode."""
-        return self._state
+        """The episode id, the steps taken, and the row of the episode."""
+        if self._episode.step_count != self._steps:
+            self._episode.step_count = self._steps
+        return self._episode
 
     def get_metadata(self) -> EnvironmentMetadata:
         """The world and its rows."""
@@ -178,9 +181,10 @@ class WorldEnvironment(Environment[Any, Observation, State]):
         rollout = f"{self._session}-{self._episodes}"
         row = self.rollouts.open(rollout, key)
         self._rollout = rollout
-        self._state = State(episode_id=episode_id or rollout, step_count=0, row=row.key)
+        self._episode = State(episode_id=episode_id or rollout, step_count=0, row=row.key)
+        self._steps = 0
         return EpisodeObservation(
-            prompt=self.plan.prompt(row.task_id),
+            prompt=self.rollouts.prompt(row.task_id),
             row=row.key,
             tools=self._tools(row.task_id),
         )
@@ -189,7 +193,7 @@ class WorldEnvironment(Environment[Any, Observation, State]):
         if task_id not in self._tool_lists:
             self._tool_lists[task_id] = [
                 Tool(name=t["name"], description=t["description"], input_schema=t["inputSchema"])
-                for t in self.plan.tools(task_id)
+                for t in self.rollouts.tools(task_id)
             ]
         return self._tool_lists[task_id]
 
@@ -204,7 +208,7 @@ class WorldEnvironment(Environment[Any, Observation, State]):
             return _refused("", f"a {type(action).__name__} is not a tool call", invalid=True)
         if self._rollout is None:
             return _refused(action.tool_name, "no episode: reset first")
-        self._state.step_count += 1
+        self._steps += 1
         answer = self.rollouts.call(self._rollout, action.tool_name, action.arguments)
         if action.tool_name == FINISH_TOOL and not answer.is_error:
             return self._end(action.tool_name)
@@ -253,7 +257,7 @@ def _summary(result: RolloutResult) -> dict[str, Any]:
 def _result(content: dict[str, Any], is_error: bool) -> dict[str, Any]:
     """A tool's answer in MCP's result shape (``data``: what ``MCPToolClient.call_tool`` gives)."""
     return {
-        "content": [{"type": "text", "text": json.dumps(content, sort_keys=True)}],
+        "content": [{"type": "text", "text": answer_text(content)}],
         "structured_content": content,
         "is_error": is_error,
         "data": content,

@@ -60,11 +60,24 @@ __all__ = [
     "RolloutResult",
     "RolloutRow",
     "Rollouts",
+    "answer_text",
     "plan_rollouts",
 ]
 
 ROW_SEPARATOR = "@"
 """Between a row's task id and its seed: ``helpdesk.reply_and_solve@3``."""
+
+
+_ANSWER_TEXT = msgspec.json.Encoder(order="sorted")
+
+
+def answer_text(content: Mapping[str, Any]) -> str:
+    """A tool answer as the JSON text an MCP result carries beside its structured content.
+
+    Compact, keys sorted: the same value as the structured content, encoded natively
+    (the standard library's encoder cost a rollout more than its judging's share).
+    """
+    return _ANSWER_TEXT.encode(content).decode()
 
 
 class RolloutError(HarnessWorldError, ValueError):
@@ -307,6 +320,14 @@ class Rollouts:
     _wake: threading.Event = attrs.field(factory=threading.Event, init=False)
     _flusher: threading.Thread | None = attrs.field(default=None, init=False)
     _closed: bool = attrs.field(default=False, init=False)
+    _host: str = attrs.field(factory=socket.gethostname, init=False)  # a system call: once
+    _limits: dict[str, AttemptLimits] = attrs.field(init=False)
+    _prompts: dict[str, str] = attrs.field(factory=dict, init=False)
+    _tools: dict[str | None, list[dict[str, Any]]] = attrs.field(factory=dict, init=False)
+
+    @_limits.default
+    def _each_task_limits(self) -> dict[str, AttemptLimits]:
+        return {task_id: self.plan.limits(task) for task_id, task in self.plan.tasks.items()}
 
     def __copy__(self) -> Rollouts:
         return self  # a handle on the one set of rollouts: a copied task keeps the same
@@ -327,41 +348,63 @@ class Rollouts:
                 raise RolloutError("these rollouts are closed")
             if rollout in self._live:
                 raise RolloutError(f"rollout {rollout[:200]!r} is already open")
-            number = self._claim(row)
-            task = self.plan.tasks[row.task_id]
+            number, path = self._claim(row)
             self._live[rollout] = _Live(
                 attempt=Attempt(
                     self.plan.world,
-                    task,
+                    self.plan.tasks[row.task_id],
                     seed=row.session_seed,
                     sample=row.seed,
                     revision=self._round(number).revision,
-                    limits=self.plan.limits(task),
+                    limits=self._limits[row.task_id],
                 ),
                 row=row,
                 round=number,
-                path=record_path(self._round(number).root, row.task_id, row.seed),
+                path=path,
             )
         return row
 
-    def _claim(self, row: RolloutRow) -> int:
-        """The first round in which the row's slot holds no record and no rollout in flight."""
+    def limits(self, task_id: str) -> AttemptLimits:
+        """The budgets a rollout of the task runs under (the plan's, made once per task)."""
+        return self._limits[task_id]
+
+    def prompt(self, task_id: str) -> str:
+        """`RolloutPlan.prompt`, made once per task (the plan never changes)."""
+        found = self._prompts.get(task_id)
+        if found is None:
+            found = self._prompts[task_id] = self.plan.prompt(task_id)
+        return found
+
+    def tools(self, task_id: str | None) -> list[dict[str, Any]]:
+        """`RolloutPlan.tools`, made once per task; the caller must not change the list."""
+        found = self._tools.get(task_id)
+        if found is None:
+            found = self._tools[task_id] = self.plan.tools(task_id)
+        return found
+
+    def _claim(self, row: RolloutRow) -> tuple[int, Path]:
+        """The first round in which the row's slot holds no record and no rollout in flight.
+
+        Returns:
+            The round and the slot's record path in it.
+        """
         number = self._next.get(row.key, 0)
-        while self._taken(number, row):
+        while True:
+            path = record_path(self.plan.out / str(number), row.task_id, row.seed)
+            if not self._taken(number, path):
+                break
             number += 1
         self._next[row.key] = number + 1
-        return number
+        return number, path
 
-    def _taken(self, number: int, row: RolloutRow) -> bool:
-        """Whether round ``number`` already holds a record of the row's slot.
+    def _taken(self, number: int, path: Path) -> bool:
+        """Whether round ``number`` already holds the record at ``path``.
 
         A round this object holds changes only through it: its records from before are known
         from when it was opened, so no file system call is made per rollout.
         """
         held = self._rounds.get(number)
-        if held is not None:
-            return record_path(held.root, row.task_id, row.seed) in held.existing
-        return os.path.lexists(record_path(self.plan.out / str(number), row.task_id, row.seed))
+        return path in held.existing if held is not None else os.path.lexists(path)
 
     def _round(self, number: int) -> _Round:
         if number not in self._rounds:
@@ -506,7 +549,7 @@ class Rollouts:
             attempt.end(ended)
         if transcript:
             attempt.keep_transcript(list(transcript))
-        context = RecordContext(host=socket.gethostname(), pid=os.getpid(), workers=1)
+        context = RecordContext(host=self._host, pid=os.getpid(), workers=1)
         record = attempt.finish(live.final if live.final is not None else final_message, context)
         task = self.plan.tasks[live.row.task_id]
         seen: list[Record] = []
@@ -528,33 +571,45 @@ class Rollouts:
         self._wake.set()
 
     def _flushing(self) -> None:
-        """Commit what was sealed within `WINDOW_S` of the first pending record, until closed."""
+        """Commit what was sealed within `WINDOW_S` of the first pending record, until closed.
+
+        While rollouts keep sealing, each window's flush also makes the previous window's
+        renames durable (one flush of the file system per window, as ``run`` commits); when
+        none came meanwhile, one more flush settles them.
+        """
         while True:
             self._wake.wait()
             if not self._closed:
                 time.sleep(WINDOW_S)
             self._wake.clear()  # a record sealed after this wakes the next round
-            self.flush()
+            self.flush(settle=False)
+            if self._closed or not self._wake.is_set():
+                self.flush()
             if self._closed:
                 return
 
-    def flush(self) -> None:
+    def flush(self, *, settle: bool = True) -> None:
         """Make every sealed record durable in its round's run directory now.
 
         Rollouts go on while the file system flushes: only the commits wait for each other.
+
+        Args:
+            settle: Also make this batch's renames durable now (False: the next flush does,
+                with its own batch; `close` and an idle flushing thread always settle).
         """
         with self._lock:
             batch, self._pending = self._pending, []
             rounds = dict(self._rounds)
         with self._committing:
-            touched: dict[int, _Round] = {}
+            touched: set[int] = set()
             for item in batch:
                 number = int(item.path.parents[2].name)
-                touched[number] = rounds[number]
-                touched[number].commit.add(item)
-                touched[number].known[item.path] = item.result
-            for held in touched.values():
-                held.commit.flush()
+                touched.add(number)
+                rounds[number].commit.add(item)
+                rounds[number].known[item.path] = item.result
+            for number, held in rounds.items():
+                if number in touched or (settle and held.commit.due()):
+                    held.commit.flush(settle=settle)
 
     def close(self, reason: str = "the environment stopped") -> list[RolloutResult]:
         """Seal the rollouts in flight (``interrupted``), save, recount, let the rounds go.

@@ -39,7 +39,9 @@ from pathlib import Path
 from typing import Any, cast
 from urllib.parse import parse_qs
 
+import msgspec
 import verifiers.v1 as vf
+from mcp.types import CallToolResult, TextContent, Tool
 from pydantic import Field
 from verifiers.v1.mcp.server import (
     STATE_ROUTE_PARAM,
@@ -52,8 +54,8 @@ from harness_world.evidence.record import Outcome, TranscriptMessage, Transcript
 from harness_world.integrations.mcp import FINISH_TOOL, LOOPBACK
 from harness_world.integrations.rollouts import (
     RolloutPlan,
-    RolloutResult,
     Rollouts,
+    answer_text,
     plan_rollouts,
 )
 
@@ -147,14 +149,13 @@ class WorldTask(vf.Task[WorldData, vf.State, vf.TaskConfig]):
     @vf.stop
     def turn_budget(self, trace: vf.Trace) -> bool:
         """Refuse the model a turn past the task's turn budget (the attempt ends there)."""
-        held = self._held()
-        budget = held.plan.limits(held.plan.tasks[self.data.task_id]).turns
+        budget = self._held().limits(self.data.task_id).turns
         return budget is not None and trace.num_turns >= budget
 
     async def finalize(self, trace: vf.Trace, runtime: Any) -> None:
         """Seal the attempt with the trace's turns and transcript; judge, save, keep the result."""
         held = self._held()
-        if trace.id not in held.open_rollouts():
+        if held.task_of(trace.id) is None:  # sealed already, or never opened here
             return
         answered = _answered_turns(trace)
         ended = None
@@ -169,7 +170,7 @@ class WorldTask(vf.Task[WorldData, vf.State, vf.TaskConfig]):
             transcript=_transcript(trace),
             ended=ended,
         )
-        trace.info[RESULT_KEY] = json.loads(json.dumps(_builtins(result)))
+        trace.info[RESULT_KEY] = msgspec.to_builtins(result)  # fresh JSON types: no copy
 
     @vf.reward
     async def world(self, trace: vf.Trace) -> float:
@@ -182,12 +183,6 @@ class WorldTask(vf.Task[WorldData, vf.State, vf.TaskConfig]):
         """1.0 when the rollout's record replayed with no difference."""
         found = trace.info.get(RESULT_KEY)
         return 1.0 if isinstance(found, dict) and found.get("evidence") == "verified" else 0.0
-
-
-def _builtins(result: RolloutResult) -> dict[str, Any]:
-    import msgspec
-
-    return cast(dict[str, Any], msgspec.to_builtins(result))
 
 
 def _answered_turns(trace: vf.Trace) -> int:
@@ -212,24 +207,31 @@ def _transcript(trace: vf.Trace) -> list[TranscriptMessage]:
     out: list[TranscriptMessage] = []
     calls = 0
     for message in trace.messages:
-        role = getattr(message, "role", "")
-        content = getattr(message, "content", "")
-        text = content if isinstance(content, str) else json.dumps(content, default=str)
+        # A message's fields, read from its __dict__: a field its type lacks (a tool message's
+        # ``tool_calls``) looked up on the model goes through pydantic's failing __getattr__.
+        fields = message if isinstance(message, dict) else vars(message)
+        content = fields.get("content")
+        text = content if isinstance(content, str) else _content_text(content)
         tool_calls = [
             TranscriptToolCall(id=c.id, name=c.name, arguments=c.arguments)
-            for c in getattr(message, "tool_calls", None) or []
+            for c in fields.get("tool_calls") or []
         ]
         out.append(
             TranscriptMessage(
-                role=role,
-                content=text or "",
+                role=str(fields.get("role", "")),
+                content=text,
                 tool_calls=tool_calls,
-                tool_call_id=getattr(message, "tool_call_id", "") or "",
+                tool_call_id=fields.get("tool_call_id") or "",
                 after_call=calls,
             )
         )
         calls += sum(1 for c in tool_calls if c.name != FINISH_TOOL)
     return out
+
+
+def _content_text(content: object) -> str:
+    """Content that is not text (none: an assistant turn of calls only; parts) as text."""
+    return "" if content is None else json.dumps(content, default=str)
 
 
 class WorldToolset(vf.Toolset[vf.SharedToolsetConfig, vf.State]):
@@ -244,6 +246,7 @@ class WorldToolset(vf.Toolset[vf.SharedToolsetConfig, vf.State]):
     def __init__(self, config: vf.SharedToolsetConfig, rollouts: Rollouts | None = None) -> None:
         super().__init__(config)
         self.rollouts = rollouts
+        self._listed: dict[str | None, list[Tool]] = {}  # per task: each rollout lists them
 
     def register(self, mcp: Any) -> None:
         """Answer ``tools/list`` and ``tools/call`` from the rollout's attempt."""
@@ -252,22 +255,21 @@ class WorldToolset(vf.Toolset[vf.SharedToolsetConfig, vf.State]):
 
     async def list_tools(self) -> list[Any]:
         """The tools of the rollout's task (every task's tools when the rollout is unknown)."""
-        from mcp.types import Tool
-
         rollout = _ROUTE.get()
         held = self._held()
-        return [
-            Tool(name=t["name"], description=t["description"], input_schema=t["inputSchema"])
-            for t in held.plan.tools(held.task_of(rollout) if rollout else None)
-        ]
+        task_id = held.task_of(rollout) if rollout else None
+        if task_id not in self._listed:
+            self._listed[task_id] = [
+                Tool(name=t["name"], description=t["description"], input_schema=t["inputSchema"])
+                for t in held.tools(task_id)
+            ]
+        return self._listed[task_id]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         """One tool call of the rollout, answered as the MCP server answers it."""
-        from mcp.types import CallToolResult, TextContent
-
         rollout = _ROUTE.get()
         answer = self._held().call(rollout or "", name, arguments)
-        text = json.dumps(answer.content, sort_keys=True)
+        text = answer_text(answer.content)
         return CallToolResult(
             content=[TextContent(type="text", text=text)],
             structured_content=answer.content,

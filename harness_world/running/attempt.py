@@ -589,6 +589,10 @@ def _shown(value: object) -> str:
 
 def _clean_message(message: TranscriptMessage) -> TranscriptMessage:
     """A transcript message a record can hold: no lone surrogate, no string over `MAX_STRING`."""
+    texts = [message.role, message.content, message.tool_call_id]
+    texts += [t for c in message.tool_calls for t in (c.id, c.name, c.arguments)]
+    if all(_plain(t) for t in texts):  # the common message: kept as it is (frozen), no copy
+        return message
     calls = [
         TranscriptToolCall(id=_text(c.id), name=_text(c.name), arguments=_text(c.arguments))
         for c in message.tool_calls
@@ -602,8 +606,13 @@ def _clean_message(message: TranscriptMessage) -> TranscriptMessage:
     )
 
 
+def _plain(text: str) -> bool:
+    """ASCII (so no lone surrogate) and within `MAX_STRING`: a text to keep as it is."""
+    return text.isascii() and len(text) <= MAX_STRING
+
+
 def _text(text: str) -> str:
-    return clean_text(text[:MAX_STRING])[:MAX_STRING]
+    return text if _plain(text) else clean_text(text[:MAX_STRING])[:MAX_STRING]
 
 
 def _iso(moment: float) -> str:

@@ -38,7 +38,8 @@ pytestmark = [
     requires("verifiers", "the verifiers adapter needs the [verifiers] extra"),
 ]
 
-TASKS = ["helpdesk.reply_and_solve", "helpdesk.vip_two_statuses"]
+# no prose criterion: a reply left for review is pending, and pending earns 0.0
+TASKS = ["helpdesk.create_for_john", "helpdesk.vip_two_statuses"]
 
 
 def scripts(out: Path, tasks: list[str] = TASKS, seeds: int = 2) -> dict[str, Any]:
@@ -150,6 +151,8 @@ def test_rollouts_record_their_transcripts_and_the_calls_they_made(tmp_path: Pat
         asked = [c.name for m in trace.assistant_messages for c in m.tool_calls or []]
         assert asked == [c.tool for c in record.calls] + ["finish"]
         assert record.usage.turns == len(trace.assistant_messages) == result["budget"]["turns"][0]
+        spoken = [m.content for m in record.transcript or [] if m.role == "assistant"]
+        assert spoken and "null" not in spoken  # a turn of calls only says nothing, not "null"
 
 
 def test_the_turn_budget_binds_a_model_that_never_finishes(tmp_path: Path) -> None:
@@ -207,6 +210,7 @@ def test_a_tool_request_not_signed_for_a_rollout_reaches_no_attempt(tmp_path: Pa
 
     for answer in asyncio.run(forge()):
         assert answer.is_error and answer.structured_content["error"]["kind"] == "no_rollout"
+        assert json.loads(answer.content[0].text) == answer.structured_content
     result = rollouts.seal("victim")
     rollouts.close()
     assert load_record(result.record).calls == []
