@@ -114,7 +114,9 @@ class RewardVerdict(msgspec.Struct, frozen=True, kw_only=True):
         reward: The reward.
         evidence: ``verified``, ``ungraded``, ``lost`` (or ``missing``: no record).
         outcome: How the attempt ended.
-        passed: The grade (null when not graded).
+        passed: The grade's automated criteria all passed (null when not graded).
+        pending: They did, and a prose criterion awaits a reviewer (``passed_automated``):
+            not a pass, so not paid (the reason says so).
         failed: The failed criteria, each ``id: detail``.
         reason: Why the reward is not 1.0 beyond a failed grade (empty otherwise).
     """
@@ -123,6 +125,7 @@ class RewardVerdict(msgspec.Struct, frozen=True, kw_only=True):
     evidence: str
     outcome: str = ""
     passed: bool | None = None
+    pending: bool = False
     failed: list[str] = []
     reason: str = ""
 
@@ -271,10 +274,12 @@ def _verdict(
     harness_failed: list[str],
     reason: str = "",
     mismatch: str = "",
+    pending: bool = False,
 ) -> RewardVerdict:
     """The one rule: verified, graded and passed, completed, harness clean; else 0.0 and why.
 
-    With ``mismatch`` (the record's calls against its transcript's), any difference is 0.0.
+    With ``mismatch`` (the record's calls against its transcript's), any difference is 0.0. A
+    grade whose prose awaits a reviewer (``pending``) is not a pass and earns 0.0.
     """
     if evidence != "verified":
         why = f"evidence {evidence}: {reason or 'the record does not replay'}"
@@ -286,6 +291,8 @@ def _verdict(
         why = f"the attempt ended {outcome or 'without a record'}: not rewarded"
     elif harness_failed:
         why = f"harness layer: {harness_failed[0]}"
+    elif pending and passed:
+        why = "pending: a prose criterion awaits a reviewer (passed_automated is not a pass)"
     else:
         why = ""
     return RewardVerdict(
@@ -293,13 +300,19 @@ def _verdict(
         evidence=evidence,
         outcome=outcome,
         passed=passed,
+        pending=pending and bool(passed),
         failed=failed + harness_failed,
         reason=why,
     )
 
 
-def judge_episode(record: Record, world: World, task: Task) -> RewardVerdict:
-    """Replay and grade a record made by `play_episode`: its reward and what it rests on."""
+def judge_episode(
+    record: Record, world: World, task: Task, *, count_pending: bool = False
+) -> RewardVerdict:
+    """Replay and grade a record made by `play_episode`: its reward and what it rests on.
+
+    ``count_pending`` pays a grade whose prose awaits review as passed (``--count-pending``).
+    """
     checked = verify(record, world, task)
     grade = checked.grade
     return _verdict(
@@ -309,6 +322,7 @@ def judge_episode(record: Record, world: World, task: Task) -> RewardVerdict:
         failed=[] if grade is None else grade.reasons(),
         harness_failed=[] if grade is None else grade.harness_failed,
         reason=checked.reason or checked.not_graded,
+        pending=grade is not None and grade.pending and not count_pending,
     )
 
 
@@ -322,11 +336,12 @@ def reward_of(result: SlotResult, record: Record | None) -> RewardVerdict:
     return _verdict(
         evidence=result.evidence,
         outcome=result.outcome,
-        passed=result.passed,
+        passed=None if result.passed is None else result.passed or result.pending,
         failed=list(result.failed),
         harness_failed=list(result.harness_failed),
         reason=result.reason or result.not_graded,
         mismatch="" if record is None else transcript_mismatch(record),
+        pending=result.pending,
     )
 
 
@@ -419,6 +434,7 @@ def _verdicts(
     size: str,
     base_seed: int,
     partial: bool,
+    count_pending: bool,
 ) -> Iterator[RewardVerdict]:
     catalog = _catalog(world, size)
     for completion, wanted, row in zip(completions, task_id, seed, strict=True):
@@ -429,37 +445,53 @@ def _verdicts(
         if not isinstance(row, int) or isinstance(row, bool) or row < 0:
             yield RewardVerdict(reward=0.0, evidence="missing", reason=f"seed {row!r}: not a row")
             continue
-        yield _score(completion, *found, row, base_seed=base_seed, partial=partial)
+        yield _score(
+            completion, *found, row, base_seed=base_seed, partial=partial, count=count_pending
+        )
 
 
 def _score(
-    completion: object, world: World, task: Task, seed: int, *, base_seed: int, partial: bool
+    completion: object,
+    world: World,
+    task: Task,
+    seed: int,
+    *,
+    base_seed: int,
+    partial: bool,
+    count: bool,
 ) -> RewardVerdict:
     names = [t.name for t in world.contract.tools]
     episode = parse_episode(completion, names if task.tools is None else task.tools)
     if episode.problem:
         return RewardVerdict(reward=0.0, evidence="missing", reason=episode.problem)
     record = play_episode(world, task, episode, seed=seed, base_seed=base_seed)
-    verdict = judge_episode(record, world, task)
+    verdict = judge_episode(record, world, task, count_pending=count)
     if not partial or verdict.passed is None or verdict.outcome not in REWARDED:
         return verdict
     if verdict.reason.startswith("harness layer"):
         verdict = msgspec.structs.replace(verdict, reason="")
-    return msgspec.structs.replace(verdict, reward=_coverage(record, world, task, verdict))
+    return msgspec.structs.replace(verdict, reward=_coverage(record, world, task, verdict, count))
 
 
-def _coverage(record: Record, world: World, task: Task, verdict: RewardVerdict) -> float:
+def _coverage(
+    record: Record, world: World, task: Task, verdict: RewardVerdict, count_pending: bool
+) -> float:
     """|R ∩ Δ| / |R|, 0.0 when a forbidden or unallowed change happened.
 
     A task that requires no change (an answer, a count) has no R: its grade decides, 1 or 0.
+    A task's prose criteria count in |R|, unmet, until a person reviews them (unless
+    ``count_pending``).
     """
     gate = ("forbidden.", "state.allowed")
     if any(f.startswith(gate) for f in verdict.failed):
         return 0.0
     items = required_items(record, task, world)
+    # Prose awaiting a reviewer counts as required and unmet: partial credit never pays an
+    # unreviewed reply in full (its body may be anything).
+    unreviewed = 0 if count_pending else len(task.prose)
     if not items:
-        return 1.0 if verdict.passed else 0.0
-    return sum(item.met for item in items) / len(items)
+        return 1.0 if verdict.passed and not verdict.pending else 0.0
+    return sum(item.met for item in items) / (len(items) + unreviewed)
 
 
 def reward(
@@ -470,6 +502,7 @@ def reward(
     world: str | Path | None = None,
     size: str = "small",
     base_seed: int = 0,
+    count_pending: bool = False,
     **columns: object,
 ) -> list[float]:
     """One reward per completion: 1.0 when its episode's record verifies and its grade passes.
@@ -486,13 +519,23 @@ def reward(
         world: A world folder of your own (default: the built-in worlds and tasks).
         size: The worlds' seed size.
         base_seed: The base seed session seeds derive from.
+        count_pending: Pay a grade whose prose criteria await a reviewer (``passed_automated``)
+            as passed, as ``--count-pending`` counts it; off by default: an unreviewed reply's
+            body may be anything.
         **columns: Other dataset columns and trainer arguments (not read).
     """
     del columns
     return [
         v.reward
         for v in _verdicts(
-            completions, task_id, seed, world=world, size=size, base_seed=base_seed, partial=False
+            completions,
+            task_id,
+            seed,
+            world=world,
+            size=size,
+            base_seed=base_seed,
+            partial=False,
+            count_pending=count_pending,
         )
     ]
 
@@ -505,6 +548,7 @@ def coverage_reward(
     world: str | Path | None = None,
     size: str = "small",
     base_seed: int = 0,
+    count_pending: bool = False,
     **columns: object,
 ) -> list[float]:
     """Partial credit: the share of required changes made, |R ∩ Δ| / |R| (see the module).
@@ -518,6 +562,13 @@ def coverage_reward(
     return [
         v.reward
         for v in _verdicts(
-            completions, task_id, seed, world=world, size=size, base_seed=base_seed, partial=True
+            completions,
+            task_id,
+            seed,
+            world=world,
+            size=size,
+            base_seed=base_seed,
+            partial=True,
+            count_pending=count_pending,
         )
     ]

@@ -12,6 +12,7 @@ from harness_world.grading import required_items, verify
 from harness_world.rewards import (
     REWARDED,
     coverage_reward,
+    judge_episode,
     parse_episode,
     play_episode,
     reward,
@@ -23,14 +24,36 @@ from tests.rl.rl_support import call, completion, mutant_completions, oracle_com
 
 WORLDS = ("helpdesk", "inventory", "payments")
 SOLVE = "helpdesk.reply_and_solve"
+# Its reply has a prose criterion: the tests of other promises pay its pending grade as passed
+# (count_pending=True); test_a_pending_grade_earns_nothing_and_says_why checks the default.
+REVIEWED = {"count_pending": True}
 
 
 @pytest.mark.parametrize("world", WORLDS)
-def test_every_oracle_route_earns_full_reward(world: str) -> None:
+def test_every_oracle_route_earns_full_reward_unless_its_prose_awaits_review(world: str) -> None:
+    # A task with a prose criterion grades passed_automated (pending) until a person reviews
+    # it: not a pass, so the plain reward pays 0.0 as the adapters and every reader do.
+    prose = {t.id for t in hw.load_tasks(world) if t.prose}
     rows = list(oracle_completions(world))
     rewards = reward([c for _, _, c in rows], [t for t, _, _ in rows], [0] * len(rows))
-    failing = [f"{task} {route}" for (task, route, _), r in zip(rows, rewards) if r != 1.0]
-    assert rows and not failing
+    paid = {(task, r) for (task, _, _), r in zip(rows, rewards)}
+    assert rows and paid == {(task, 0.0 if task in prose else 1.0) for task, _, _ in rows}
+    assert world != "inventory" or not prose
+
+
+def test_a_pending_grade_earns_nothing_and_says_why() -> None:
+    task_id = "helpdesk.reply_and_solve"
+    done = next(c for t, _, c in oracle_completions("helpdesk") if t == task_id)
+    world, task = hw.load_world("helpdesk"), {t.id: t for t in hw.load_tasks("helpdesk")}[task_id]
+    assert task.prose
+    episode = parse_episode(done, [t.name for t in world.contract.tools])
+    verdict = judge_episode(play_episode(world, task, episode, seed=0), world, task)
+    assert verdict.passed and verdict.pending and verdict.reward == 0.0
+    assert verdict.reason.startswith("pending")
+    assert reward([done], [task_id], [0]) == [0.0]
+    # partial credit: the reply and the solve made, the reply's prose unreviewed: 2 of 3
+    assert coverage_reward([done], [task_id], [0]) == [pytest.approx(2 / 3)]
+    assert coverage_reward([done], [task_id], [0], count_pending=True) == [1.0]
 
 
 @pytest.mark.parametrize("world", WORLDS)
@@ -79,9 +102,9 @@ def test_guessing_the_writes_without_reading_earns_nothing() -> None:
         },
         {"role": "assistant", **call(3, "finish", {"message": "Done."})},
     ]
-    assert reward([blind], [SOLVE], [0]) == [0.0]
+    assert reward([blind], [SOLVE], [0], **REVIEWED) == [0.0]
     read_first = [{"role": "assistant", **call(0, "get_ticket", {"ticket_id": "T-1001"})}, *blind]
-    assert reward([read_first], [SOLVE], [0]) == [1.0]
+    assert reward([read_first], [SOLVE], [0], **REVIEWED) == [1.0]
 
 
 def test_the_turn_budget_binds_as_it_does_live() -> None:
@@ -99,8 +122,10 @@ def test_the_turn_budget_binds_as_it_does_live() -> None:
             **call(2, "update_ticket", {"ticket_id": "T-1001", "status": "solved"}),
         },
     ]
-    assert reward([idle_turns[:7] + solve], [SOLVE], [0]) == [1.0]  # ten turns: within
-    assert reward([idle_turns + solve], [SOLVE], [0]) == [0.0]  # the eleventh is refused
+    assert reward([idle_turns[:7] + solve], [SOLVE], [0], **REVIEWED) == [1.0]  # ten turns: within
+    assert reward([idle_turns + solve], [SOLVE], [0], **REVIEWED) == [
+        0.0
+    ]  # the eleventh is refused
 
 
 def test_one_call_past_the_tool_call_budget_ends_the_episode_unpaid() -> None:
@@ -119,9 +144,9 @@ def test_one_call_past_the_tool_call_budget_ends_the_episode_unpaid() -> None:
     ]
     # Eight reads in one turn, then the work: the tenth call is the last the budget allows.
     reads = {"role": "assistant", "tool_calls": [read["tool_calls"][0]] * 7}
-    assert reward([[reads, *solve]], [SOLVE], [0]) == [1.0]
+    assert reward([[reads, *solve]], [SOLVE], [0], **REVIEWED) == [1.0]
     reads = {"role": "assistant", "tool_calls": [read["tool_calls"][0]] * 8}
-    assert reward([[reads, *solve]], [SOLVE], [0]) == [0.0]
+    assert reward([[reads, *solve]], [SOLVE], [0], **REVIEWED) == [0.0]
 
 
 def test_finish_ends_the_episode_and_its_message_is_the_final_message() -> None:
@@ -162,7 +187,7 @@ def test_partial_credit_counts_required_changes_and_pays_nothing_for_doing_nothi
     automated = [v for v in grade.verdicts if v.kind != "prose"]
     share = sum(v.status == "passed" for v in automated) / len(automated)
     assert share > 0.8  # the fraction of criteria passed pays doing nothing
-    assert coverage_reward(["Done."], [SOLVE], [0]) == [0.0]
+    assert coverage_reward(["Done."], [SOLVE], [0], **REVIEWED) == [0.0]
     half = [
         {"role": "assistant", **call(0, "get_ticket", {"ticket_id": "T-1001"})},
         {
@@ -170,8 +195,8 @@ def test_partial_credit_counts_required_changes_and_pays_nothing_for_doing_nothi
             **call(1, "update_ticket", {"ticket_id": "T-1001", "status": "solved"}),
         },
     ]
-    assert coverage_reward([half], [SOLVE], [0]) == [0.5]
-    assert reward([half], [SOLVE], [0]) == [0.0]
+    assert coverage_reward([half], [SOLVE], [0], **REVIEWED) == [0.5]
+    assert reward([half], [SOLVE], [0], **REVIEWED) == [0.0]
 
 
 def test_partial_credit_is_gated_on_no_unallowed_and_no_forbidden_change() -> None:
@@ -184,7 +209,9 @@ def test_partial_credit_is_gated_on_no_unallowed_and_no_forbidden_change() -> No
             ),
         },
     ]
-    assert coverage_reward([half_and_more], [SOLVE], [0]) == [0.0]  # priority: not allowed
+    assert coverage_reward([half_and_more], [SOLVE], [0], **REVIEWED) == [
+        0.0
+    ]  # priority: not allowed
     forbidden = {
         m.id
         for m in load_mutants("helpdesk")
@@ -243,7 +270,9 @@ def test_rows_it_cannot_use_earn_nothing_and_raise_nothing() -> None:
             seed=sample_seed(0, SOLVE, 0),
         )
     )
-    assert reward([done, done, done, done], [SOLVE, "no.such", SOLVE, SOLVE], [0, 0, -1, True]) == [
+    assert reward(
+        [done, done, done, done], [SOLVE, "no.such", SOLVE, SOLVE], [0, 0, -1, True], **REVIEWED
+    ) == [
         1.0,
         0.0,
         0.0,
@@ -280,8 +309,8 @@ _completion = st.text(max_size=200) | st.lists(_message | _json, max_size=8) | _
 @settings(max_examples=examples(100, 2000))
 @given(done=_completion)
 def test_any_completion_gets_a_reward_in_zero_to_one_and_nothing_raises(done: object) -> None:
-    [paid] = reward([done], [SOLVE], [0])
-    [partial] = coverage_reward([done], [SOLVE], [0])
+    [paid] = reward([done], [SOLVE], [0], **REVIEWED)
+    [partial] = coverage_reward([done], [SOLVE], [0], **REVIEWED)
     assert paid in (0.0, 1.0) and 0.0 <= partial <= 1.0
 
 

@@ -59,7 +59,9 @@ class RewardScorer:
                 played, info = self.play(example, completion)
             else:
                 played = completion
-            [value] = reward([played], task_id=[example.raw["task"]], seed=[0])
+            # Pending grades paid as passed: the audit holds the automated criteria, where a
+            # reward can be gamed; the default only lowers what these 9 prose tasks pay.
+            [value] = reward([played], task_id=[example.raw["task"]], seed=[0], count_pending=True)
         except Exception as exc:  # falsepass counts a raised reward code as a failure
             return Score(reward=None, errors=[f"{type(exc).__name__}: {exc}"])
         return Score(reward=value, info=info)
