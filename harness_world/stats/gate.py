@@ -60,6 +60,7 @@ __all__ = [
     "PlanRow",
     "assess",
     "gate_options",
+    "loss_order_warnings",
     "outcome_of",
     "plan_power",
     "task_families",
@@ -451,6 +452,80 @@ def _missing_analysis(
     return worst, lost, hi
 
 
+def _tail_probability(chances: Sequence[float], observed: int) -> float:
+    """P(at least ``observed`` successes) of independent trials with these chances."""
+    dist = [1.0]
+    for p in chances:
+        dist = [
+            (dist[j] if j < len(dist) else 0.0) * (1 - p) + (dist[j - 1] * p if j else 0.0)
+            for j in range(len(dist) + 1)
+        ]
+    return min(1.0, math.fsum(dist[observed:]))
+
+
+def _side_losses(
+    rows: Sequence[RunRow], config: str, missing: Sequence[MissingTask], candidate: bool
+) -> tuple[int, list[float], int]:
+    """One side's lost runs, the short tasks' chances of losing their last runs, how many did.
+
+    A task side loses its last runs when its lost run numbers are the highest expected ones.
+    """
+    present: dict[str, set[int]] = {}
+    for row in rows:
+        if row.config == config:
+            present.setdefault(row.task_id, set()).add(row.run_index)
+    lost, chances, at_end = 0, [], 0
+    for m in missing:
+        have = present.get(m.task_id, set())
+        gone = set(range(m.expected_runs)) - have
+        short = m.expected_runs - (m.candidate_runs if candidate else m.baseline_runs)
+        if short <= 0 or len(gone) != short or short == m.expected_runs:
+            lost += max(short, 0)
+            continue  # numbered outside 0..expected-1, or nothing ran: no order to read
+        lost += short
+        chances.append(1 / math.comb(m.expected_runs, short))
+        at_end += min(gone) == m.expected_runs - short
+    return lost, chances, at_end
+
+
+def loss_order_warnings(
+    rows: Sequence[RunRow], baseline: str, candidate: str, missing: Sequence[MissingTask]
+) -> list[str]:
+    """Warnings when lost runs sit at the end of the run order, or on one side.
+
+    ``--allow-missing`` assumes losses unrelated to passing; a run cut off (a deadline, a
+    crash, a budget) loses the last runs, when drift or a failing streak is likeliest. Under
+    losses at random positions a task side short of ``r`` of ``E`` runs loses exactly its last
+    ``r`` with chance ``1 / C(E, r)``: the warning names an excess at the 5% level (the
+    exact tail of that sum of chances), and lost runs that fall on one side more often than
+    a fair coin gives (two-sided binomial, 5%).
+    """
+    out: list[str] = []
+    counts = {}
+    for name, is_candidate in ((baseline, False), (candidate, True)):
+        lost, chances, at_end = _side_losses(rows, name, missing, is_candidate)
+        counts[name] = lost
+        if at_end >= 2 and (p := _tail_probability(chances, at_end)) <= 0.05:
+            out.append(
+                f"lost runs cluster at the end of the run order in {name!r}: {at_end} of "
+                f"{len(chances)} short tasks lost exactly their last runs (p = {p:.2g} if "
+                "losses fell at random positions): a run cut off under drift is not what "
+                "--allow-missing assumes; read the worst case and the tipping point"
+            )
+    from scipy import stats as scipy_stats
+
+    total = sum(counts.values())
+    top = max(counts.values())
+    if total >= 4 and (p := min(1.0, 2 * float(scipy_stats.binom.sf(top - 1, total, 0.5)))) <= 0.05:
+        side = max(counts, key=lambda k: counts[k])
+        out.append(
+            f"lost runs fall on one side: {top} of {total} in {side!r} (p = {p:.2g} for a "
+            "fair split): losses tied to one configuration are not what --allow-missing "
+            "assumes; read the worst case and the tipping point"
+        )
+    return out
+
+
 def _tallies(
     rows: Sequence[RunRow], baseline: str, candidate: str, scheduled: Iterable[str], min_runs: int
 ) -> tuple[dict[str, TaskTally], dict[str, TaskTally], list[MissingTask], list[PairedTask]]:
@@ -537,7 +612,8 @@ def assess(
         families_used=observed.clusters is not None,
         cluster_note=_cluster_note(observed, families, all_families, use_clusters=use_clusters),
         warnings=_reliability_warnings(observed, paired, families)
-        + [_INCOHERENT] * (not observed.coherent),
+        + [_INCOHERENT] * (not observed.coherent)
+        + loss_order_warnings(row_list, baseline, candidate, missing),
         lost_runs=len(lost),
         tipping_point=tipping,
         min_tasks=min_tasks(margin, alpha) if gate == "non-inferior" and margin else None,
