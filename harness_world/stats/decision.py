@@ -52,6 +52,7 @@ __all__ = [
     "Method",
     "TaskChange",
     "decide",
+    "gate_p_value",
     "holm_adjust",
     "mean_bounds",
     "p_values",
@@ -570,6 +571,32 @@ def decide(design: Design) -> Decision:
         passed=passed,
         reason=_reason(figures, design.gate, design.margin, passed),
     )
+
+
+def gate_p_value(design: Design) -> float:
+    """The smallest one-sided level at which `decide` would reject the gate's null.
+
+    ``improved``: the composite ``p_increase``; ``no-regression``: ``p_decrease`` (small: a
+    drop is shown); ``non-inferior``: the largest p-value "the change is at most m" has over
+    the grid values ``m <= -margin`` and ``-margin`` itself, 1 when the tasks are too few for
+    the margin or no decision is possible; ``none``: 1. Holm over several candidates
+    (`harness_world.stats.sequential`) orders and adjusts these.
+    """
+    import numpy as np
+
+    d = decide(design)
+    if design.gate == "improved":
+        return d.p_increase
+    if design.gate == "no-regression":
+        return d.p_decrease
+    margin = design.margin
+    if design.gate != "non-inferior" or margin is None or not d.decidable:
+        return 1.0
+    if d.tasks < min_tasks(margin, d.alpha):
+        return 1.0
+    grid = np.linspace(-1.0, 1.0, _GRID_POINTS)
+    nulls = np.append(grid[grid <= -margin], -margin)
+    return float(_curve(_figures(design), nulls)[0].max())
 
 
 def mean_bounds(
