@@ -417,7 +417,8 @@ def _task_change_lines(c: Comparison, o: ComparisonOutcome) -> list[str]:
     changes = o.significant_changes
     lines.append(
         "Per-task changes significant after Holm correction (two-sided Fisher exact per task, "
-        f"family-wise {_level(2 * o.alpha)}): {len(changes)}"
+        f"family-wise {_level(2 * o.alpha)} if a task's runs are independent; descriptive when "
+        f"they share a per-task effect, see docs/stats.md): {len(changes)}"
     )
     lines.extend(
         f"  {t.task_id}: {_runs(t.baseline)} -> {_runs(t.candidate)} "

@@ -463,7 +463,8 @@ def _holm_section(c: Comparison, o: ComparisonOutcome) -> str:
     return (
         "<h3>Per-task changes significant after Holm correction "
         f"({len(rows)})</h3><p class=meta>two-sided Fisher exact per task, family-wise "
-        f"{2 * o.alpha * 100:g} %; the other {len(c.paired) - len(rows)} task(s) are within "
+        f"{2 * o.alpha * 100:g} % if a task's runs are independent (descriptive when they share "
+        "a per-task effect); the other {len(c.paired) - len(rows)} task(s) are within "
         "noise</p>"
         + (
             _table(["task", "baseline", "candidate", "change", "adjusted p"], rows)

@@ -798,7 +798,9 @@ def task_changes(pairs: Sequence[PairedTask], alpha: float = DEFAULT_ALPHA) -> l
     """Every paired task's two-sided Fisher exact test, Holm-adjusted over the tasks.
 
     ``significant`` is ``p_adjusted <= 2 * alpha`` (each direction at ``alpha``): with no
-    change anywhere, the chance that any task is significant is at most ``2 * alpha``.
+    change anywhere and each task's runs independent, the chance that any task is significant
+    is at most ``2 * alpha``. Runs that share a per-task effect (a side's batch drawn at a
+    shifted rate) break that: the list is then descriptive (docs/stats.md gives the rate).
     """
     items = sorted(pairs, key=lambda p: p.task_id)
     raw = [_fisher_two_sided(p.baseline, p.candidate) for p in items]
