@@ -31,6 +31,7 @@ from harness_world.stats.decision import (
     TaskChange,
     decide,
     floor_variances,
+    p_values,
     run_variance,
     task_changes,
 )
@@ -68,6 +69,7 @@ __all__ = [
 
 _TARGET_POWER: Final = 0.8
 _PLAN_RUNS: Final = (1, 3, 5, 10, 20)
+_PLAN_SIMULATIONS: Final = 200
 _MAX_TASKS: Final = 10_000_000
 _UNDECIDABLE: Final = UNDECIDABLE_CLUSTERS
 _MORE: Final = {
@@ -133,6 +135,11 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
         df: The gate's degrees of freedom (Bell-McCaffrey) for the current design.
         effective_clusters: ``df + 1``.
         rows: Tasks needed at several run counts.
+        power_method: ``simulated`` when families are declared (``power_now`` is the share of
+            suites like this one, shifted to ``mde``, that the gate's own bootstrap passes),
+            else ``t`` (the noncentral t).
+        power_t: The noncentral t's power of the current design (the rows' method).
+        simulations: Suites simulated for ``power_now`` (0 for ``t``).
 
     """
 
@@ -148,6 +155,9 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
     df: float
     effective_clusters: float
     rows: list[PlanRow]
+    power_method: Literal["t", "simulated"] = "t"
+    power_t: float = 0.0
+    simulations: int = 0
 
 
 class GateResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -222,6 +232,42 @@ def _power(n: int, df: float, sd: float, mde: float, alpha: float) -> float:
     return float(stats.nct.sf(quantile, df, ncp))
 
 
+def _simulated_power(
+    items: Sequence[PairedTask], design: Design, mde: float, between: float, sample_var: float
+) -> float:
+    """The share of `_PLAN_SIMULATIONS` suites like ``items`` the gate's bootstrap passes.
+
+    Each suite keeps the tasks, their families and run counts; a task's baseline rate is its
+    observed one, its candidate's the baseline's plus ``mde`` plus its observed deviation from
+    the mean change shrunk to the between-task spread (``sqrt(between / sample_var)``: the
+    observed spread holds run noise the simulated runs add again), clipped to ``[0, 1]``.
+    Decided as `decide` does at 0 (`p_values`), seeded by the design's seed.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(design.seed)
+    diffs = np.array([p.difference for p in items])
+    shrink = math.sqrt(between / sample_var) if sample_var > 0 else 0.0
+    base = np.array([p.baseline.passes / p.baseline.runs for p in items])
+    cand = np.clip(base + mde + (diffs - diffs.mean()) * shrink, 0.0, 1.0)
+    runs_b = np.array([p.baseline.runs for p in items])
+    runs_c = np.array([p.candidate.runs for p in items])
+    passed = 0
+    for _ in range(_PLAN_SIMULATIONS):
+        b, c = rng.binomial(runs_b, base), rng.binomial(runs_c, cand)
+        pairs = [
+            PairedTask(
+                task_id=p.task_id,
+                baseline=TaskTally(task_id=p.task_id, runs=int(nb), passes=int(xb)),
+                candidate=TaskTally(task_id=p.task_id, runs=int(nc), passes=int(xc)),
+                difference=float(xc / nc - xb / nb),
+            )
+            for p, nb, xb, nc, xc in zip(items, runs_b, b, runs_c, c, strict=True)
+        ]
+        passed += p_values(replace(design, pairs=pairs))[0] <= design.alpha
+    return passed / _PLAN_SIMULATIONS
+
+
 def _smallest_n(power_at: Callable[[int], float], target: float) -> int | None:
     lo, hi = 2, 2
     while power_at(hi) < target:
@@ -252,7 +298,9 @@ def plan_power(
     the families are too few for any decision). A task's variance splits into a between-task
     part ``max(0, sd^2 - mean v_i)`` and a run part ``2 s^2 / r`` at r runs per side, so more
     runs shrink only the latter; df grow with the suite as the current design's do
-    (docs/stats.md, "Planning").
+    (docs/stats.md, "Planning"). With families the current power is the gate's own: suites
+    like this one shifted to ``mde``, each decided by the bootstrap (`_simulated_power`); the
+    t's beside it in ``power_t``.
 
     Raises:
         StatsInputError: Fewer than 2 tasks or a bad argument.
@@ -281,9 +329,16 @@ def plan_power(
     def sd_at(r: int) -> float:
         return math.sqrt(deff * (between + 2 * run_var / r))
 
-    power_now = _power(n, decision.df, decision.standard_error * math.sqrt(n), mde, alpha)
+    power_t = _power(n, decision.df, decision.standard_error * math.sqrt(n), mde, alpha)
     if decision.clusters is not None and 2.0**decision.clusters * alpha < 1:
-        power_now = 0.0  # no sign pattern is rare enough for the gate to decide
+        power_t = 0.0  # no sign pattern is rare enough for the gate to decide
+    # With families the t misjudges the bootstrap's power: simulate the gate itself.
+    simulate = decision.clusters is not None and power_t > 0
+    power_now = (
+        _simulated_power(items, replace(design, method="webb"), mde, between, sample_var)
+        if simulate
+        else power_t
+    )
     rows: list[PlanRow] = []
     for r in sorted({*_PLAN_RUNS, runs_now}):
         sd_r = sd_at(r)
@@ -302,6 +357,9 @@ def plan_power(
         tasks_now=n,
         runs_now=runs_now,
         power_now=power_now,
+        power_t=power_t,
+        power_method="simulated" if simulate else "t",
+        simulations=_PLAN_SIMULATIONS if simulate else 0,
         between_task_variance=between,
         run_variance=run_var,
         design_effect=deff,
