@@ -268,6 +268,18 @@ def _simulated_power(
     return passed / _PLAN_SIMULATIONS
 
 
+def _plan_row(
+    r: int, sd: float, per_task: float, mde: float, alpha: float, power: float
+) -> PlanRow:
+    """Tasks needed at ``r`` runs per side: df grow as ``per_task * k - 1`` with k tasks."""
+
+    def power_at(k: int) -> float:
+        return _power(k, max(1.0, per_task * k - 1), sd, mde, alpha)
+
+    needed = _smallest_n(power_at, power)
+    return PlanRow(runs=r, tasks=needed, total_runs=None if needed is None else needed * r * 2)
+
+
 def _smallest_n(power_at: Callable[[int], float], target: float) -> int | None:
     lo, hi = 2, 2
     while power_at(hi) < target:
@@ -326,9 +338,6 @@ def plan_power(
     runs_now = runs[len(runs) // 2]
     per_task = (decision.df + 1) / n
 
-    def sd_at(r: int) -> float:
-        return math.sqrt(deff * (between + 2 * run_var / r))
-
     power_t = _power(n, decision.df, decision.standard_error * math.sqrt(n), mde, alpha)
     if decision.clusters is not None and 2.0**decision.clusters * alpha < 1:
         power_t = 0.0  # no sign pattern is rare enough for the gate to decide
@@ -339,17 +348,10 @@ def plan_power(
         if simulate
         else power_t
     )
-    rows: list[PlanRow] = []
-    for r in sorted({*_PLAN_RUNS, runs_now}):
-        sd_r = sd_at(r)
-
-        def power_at(k: int, s: float = sd_r) -> float:
-            return _power(k, max(1.0, per_task * k - 1), s, mde, alpha)
-
-        needed = _smallest_n(power_at, power)
-        rows.append(
-            PlanRow(runs=r, tasks=needed, total_runs=None if needed is None else needed * r * 2)
-        )
+    rows = [
+        _plan_row(r, math.sqrt(deff * (between + 2 * run_var / r)), per_task, mde, alpha, power)
+        for r in sorted({*_PLAN_RUNS, runs_now})
+    ]
     return Plan(
         mde=mde,
         alpha=alpha,
