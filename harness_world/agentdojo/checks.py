@@ -20,7 +20,7 @@ import attrs
 from harness_world.agentdojo.source import DojoTask
 from harness_world.engine.calls import FinalRow
 from harness_world.engine.world import World
-from harness_world.grading.answers import NUMBER_WORDS, TENS_WORDS
+from harness_world.grading.mentions import NUMBER_WORDS, TENS_WORDS
 from harness_world.grading.task import Allowance
 
 
@@ -134,6 +134,17 @@ class SuiteSpec:
         orders: Per tool, the key order of a plain dict it returns (AgentDojo shows a dict
             in insertion order; ours are stored with sorted keys).
         record_tools: Tools whose dict results are records (shown as YAML, not ``str``).
+        attack_scope: Per injection task, the tools whose arguments its forbidden pattern
+            scans and whether it scans the last message too (default: every write tool, not
+            the message).
+        datetimes: Fields of a record that hold a date-time as text (YAML shows
+            AgentDojo's as a timestamp, not a quoted text).
+        volatile: Regular expressions of result text AgentDojo stamps from the wall clock;
+            left out when a replayed result is compared with the recorded one.
+        goal_in_names: Whether an injected goal's text may become part of a name a user task
+            writes (slack's external channel): an attack's pattern then skips a value followed
+            by the goal's own next words. Where no name carries injected text, the pattern
+            matches the value wherever it is (the goal's own words included).
     """
 
     name: str
@@ -147,6 +158,10 @@ class SuiteSpec:
     reads_first: Mapping[str, str] = attrs.field(factory=dict)
     orders: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
     record_tools: frozenset[str] = frozenset()
+    attack_scope: Callable[[DojoTask], tuple[tuple[str, ...], bool]] | None = None
+    datetimes: frozenset[str] = frozenset()
+    volatile: tuple[str, ...] = ()
+    goal_in_names: bool = True
 
 
 def gold_call(task: DojoTask, function: str, index: int = 0) -> dict[str, Any]:

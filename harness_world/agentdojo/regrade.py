@@ -14,6 +14,7 @@ end state and the last message. A run AgentDojo aborted on a provider error is s
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -280,7 +281,7 @@ def shown(spec: SuiteSpec, name: str, call: Any) -> str:
     """Our side of one call as AgentDojo would show it: the result, or the error's text."""
     if not call.ok:
         return str(call.error.message if call.error else "")
-    return render(name, call.result, spec.record_tools, spec.orders)
+    return render(name, call.result, spec.record_tools, spec.orders, spec.datetimes)
 
 
 def _first_difference(
@@ -296,9 +297,16 @@ def _first_difference(
             continue
         theirs = stored_error or _text(recorded.get("content"))
         ours = shown(spec, name, call)
-        if bool(stored_error) != (not call.ok) or ours != theirs:
+        if bool(stored_error) != (not call.ok) or _stable(spec, ours) != _stable(spec, theirs):
             return f"call {i} {name}: ours {ours[:200]!r}, AgentDojo's {str(theirs)[:200]!r}"
     return ""
+
+
+def _stable(spec: SuiteSpec, text: str) -> str:
+    """A result's text without what AgentDojo stamps from the wall clock."""
+    for pattern in spec.volatile:
+        text = re.sub(pattern, "", text)
+    return text
 
 
 def trace_files(paths: Iterable[Path]) -> list[Path]:

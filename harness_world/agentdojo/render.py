@@ -12,6 +12,7 @@ executor replaces every text argument that Python reads as a list literal with t
 from __future__ import annotations
 
 import ast
+import datetime
 import typing
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
@@ -24,6 +25,7 @@ def render(
     result: Any,
     record_tools: Collection[str] = (),
     orders: Mapping[str, Sequence[str]] | None = None,
+    datetimes: Collection[str] = (),
 ) -> str:
     """The text AgentDojo shows for ``result`` of ``tool``.
 
@@ -33,6 +35,7 @@ def render(
         record_tools: Tools whose dict results are records (dumped as YAML).
         orders: Per tool, the order of the keys of a plain dict it returns (our results are
             stored with sorted keys; Python's ``str`` of a dict shows them in insertion order).
+        datetimes: Fields of a record whose text is a date-time (shown as YAML shows one).
     """
     yaml = _yaml()
     order = (orders or {}).get(tool)
@@ -40,11 +43,28 @@ def render(
         rank = {name: i for i, name in enumerate(order)}
         result = dict(sorted(result.items(), key=lambda item: rank.get(item[0], len(rank))))
     if isinstance(result, dict) and tool in record_tools:
-        return str(yaml.safe_dump(result)).strip()
+        return str(yaml.safe_dump(_timed(result, datetimes))).strip()
     if isinstance(result, list):
-        items = [str(item) if type(item) in (str, int) else item for item in result]
+        items = [
+            str(item) if type(item) in (str, int) else _timed(item, datetimes) for item in result
+        ]
         return str(yaml.safe_dump(items)).strip()
     return str(result)
+
+
+def _timed(record: Any, datetimes: Collection[str]) -> Any:
+    """A record with its date-time texts as date-times (YAML writes those unquoted)."""
+    if not isinstance(record, dict) or not datetimes:
+        return record
+    out = dict(record)
+    for name in datetimes:
+        value = out.get(name)
+        if isinstance(value, str):
+            try:
+                out[name] = datetime.datetime.fromisoformat(value)
+            except ValueError:
+                continue
+    return out
 
 
 _BOOLS = {

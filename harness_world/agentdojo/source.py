@@ -192,3 +192,13 @@ class DojoSource:
             raise DojoDataError(f"attack {attack!r} is not supported (important_instructions)")
         module = self._module("agentdojo.attacks.important_instructions_attacks")
         return str(module.ImportantInstructionsAttack._JB_STRING)
+
+    def model_name(self, model: str, default: str) -> str:
+        """The name AgentDojo's attacks give a model (``GPT-4`` for ``gpt-4o-2024-05-13``).
+
+        As its ``get_model_name_from_pipeline``: the first entry of its table of model names
+        whose id the model's name holds; ``default`` for a model the table does not know
+        (AgentDojo refuses to attack one).
+        """
+        table = getattr(self._module("agentdojo.models"), "MODEL_NAMES", {})
+        return next((str(v) for k, v in table.items() if k in model), default)
