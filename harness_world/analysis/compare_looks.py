@@ -20,10 +20,11 @@ import msgspec
 from harness_world.analysis.compare_report import render_text
 from harness_world.analysis.report import rows_of
 from harness_world.analysis.results_csv import read_results
+from harness_world.analysis.unverified import gate_labels
 from harness_world.running.pending import settle
 from harness_world.running.reader import RunReader
 from harness_world.stats import Comparison, RunRow, StatsInputError
-from harness_world.stats.gate import GateResult
+from harness_world.stats.gate import GateResult, gate_options
 from harness_world.stats.sequential import (
     Candidates,
     LoggedDecision,
@@ -45,8 +46,10 @@ __all__ = [
     "candidate_rows",
     "logged_warnings",
     "look_note",
+    "notes",
     "planned_look",
     "render_candidates",
+    "run_several",
     "several_candidates",
 ]
 
@@ -91,6 +94,20 @@ def look_note(level: LookLevel) -> str:
         f"look decides at one-sided {level.nominal_alpha * 100:.3g}%; looks 1 to {level.look} "
         f"may spend {level.spent * 100:.3g}% of {level.alpha * 100:g}% together"
     )
+
+
+def notes(
+    log: Path | None, comparison: Comparison, result: GateResult, level: LookLevel | None
+) -> list[str]:
+    """The planned look's note and the decision log's warnings (`logged_warnings`), if any.
+
+    Raises:
+        StatsInputError: A line of the log is not a logged decision.
+        OSError: The log cannot be read or written.
+
+    """
+    out = [] if level is None else [look_note(level)]
+    return out + ([] if log is None else logged_warnings(log, comparison, result, level))
 
 
 def _read_log(path: Path) -> list[LoggedDecision]:
@@ -191,6 +208,29 @@ def several_candidates(
             "or three or more run directories (the baseline first)"
         )
     return assess_candidates(rows, found[0], found[1:], **options)
+
+
+def run_several(
+    args: argparse.Namespace, candidates: Sequence[str], reader: RunReader
+) -> tuple[str, bool]:
+    """``compare`` with several candidates, as its parser gave them: the output and the verdict.
+
+    The inputs' labels come first (a gate refuses a CSV or one run as both sides unless
+    ``--allow-unverified``, as for one candidate); errors propagate to the command line's
+    one ``error:`` line.
+    """
+    inputs = args.inputs
+    pairs = [inputs] if len(inputs) == 1 else [[inputs[0], c] for c in inputs[1:]]
+    notes = [
+        n for p in pairs for n in gate_labels(p, gate=args.gate, allowed=args.allow_unverified)
+    ]
+    o = gate_options(args.gate, alpha=args.alpha, z=args.z, margin=args.margin)
+    result = several_candidates(
+        inputs, [args.baseline or "", *candidates], reader, gate=args.gate, alpha=o.alpha,
+        margin=o.margin, min_runs=args.min_runs, seed=args.seed, allow_missing=args.allow_missing,
+        use_clusters=not args.no_clusters, count_pending=args.count_pending,
+    )  # fmt: skip
+    return render_candidates(result, notes, as_json=args.json), result.passed
 
 
 def render_candidates(

@@ -270,35 +270,17 @@ def _assess(
         allow_missing=args.allow_missing, use_clusters=not args.no_clusters, mde=options.mde,
         seed=args.seed,
     )  # fmt: skip
-    notes = [] if look is None else [looks.look_note(look)]
-    if args.decision_log is not None:
-        notes += looks.logged_warnings(args.decision_log, comparison, result, look)
-    return comparison, result, pair, notes
-
-
-def _several(args: argparse.Namespace, candidates: list[str]) -> int:
-    """Several candidates against one baseline, Holm across them (`several_candidates`)."""
-    # Errors end as one error line in the CLI's entry point, as every refusal of input.
-    inputs, allowed = args.inputs, args.allow_unverified
-    pairs = [inputs] if len(inputs) == 1 else [[inputs[0], c] for c in inputs[1:]]
-    notes = [n for p in pairs for n in gate_labels(p, gate=args.gate, allowed=allowed)]
-    o = gate_options(args.gate, alpha=args.alpha, z=args.z, margin=args.margin)
-    result = looks.several_candidates(
-        inputs, [args.baseline or "", *candidates], run_reader(args), gate=args.gate,
-        alpha=o.alpha, margin=o.margin, min_runs=args.min_runs, seed=args.seed,
-        allow_missing=args.allow_missing, use_clusters=not args.no_clusters,
-        count_pending=args.count_pending,
-    )  # fmt: skip
-    sys.stdout.write(looks.render_candidates(result, notes, as_json=args.json))
-    return 0 if result.passed else 1
+    return comparison, result, pair, looks.notes(args.decision_log, comparison, result, look)
 
 
 def run(args: argparse.Namespace) -> int:
     """Handle ``compare``; returns the exit code."""
     extensions = registry().command_options("compare")
     several, args.candidate = args.candidate or [], (args.candidate or [None])[0]
-    if len(several) > 1 or len(args.inputs) > 2:
-        return _several(args, several)
+    if len(several) > 1 or len(args.inputs) > 2:  # Holm across the candidates
+        text, passed = looks.run_several(args, several, run_reader(args))
+        sys.stdout.write(text)
+        return 0 if passed else 1
     for options in extensions:  # one crossed run is compared per model profile
         code = options.take_over(args, None)
         if code is not None:
@@ -312,16 +294,17 @@ def run(args: argparse.Namespace) -> int:
     watch = (TrustedObserver(index), TrustedObserver(index))
     try:
         labels = gate_labels(args.inputs, gate=args.gate, allowed=args.allow_unverified)
-        comparison, result, pair, looks = _assess(args, watch, reader)
+        comparison, result, pair, look_notes = _assess(args, watch, reader)
     except (UsageError, StatsInputError) as exc:
         return _fail(str(exc))
     except ResultsCsvError as exc:
         return _fail(f"{args.inputs[0]}: {exc}")
     except OSError as exc:
-        where = exc.filename or args.inputs[0]
-        return _fail(f"cannot read or write {where}: {exc.strerror or exc}")
+        return _fail(
+            f"cannot read or write {exc.filename or args.inputs[0]}: {exc.strerror or exc}"
+        )
     # One outcome, computed once: the text, --json and --html all render it.
-    notes = [*labels, *(pair.notes if pair is not None else []), *looks]
+    notes = [*labels, *(pair.notes if pair is not None else []), *look_notes]
     report = compare_report(comparison, result, notes, seed=args.seed, pair=pair)
     runs = [Path(p) for p in args.inputs] if pair is not None else []  # --html
     compared = ComparedRuns(comparison, report.outcome, runs, notes, reader)
