@@ -60,6 +60,22 @@ memory (`compare_crossed` for ``compare CROSSED_RUN``, `track_drift` for ``repor
 * ``lost-failures-40``: no true change, every failed candidate run lost with probability
   30% (informative loss, which ``--allow-missing`` assumes away): how often ``improved``
   passes, and whether the tipping point then says the outcome changes.
+* ``one-family-20``: every task in one declared family, a family-level shift of the
+  candidate: false ``improved`` (no decision possible), and with ``--no-clusters``.
+* ``looks-10x5``: no change, the suite grows by 5 tasks between 10 looks, stop at the first
+  ``improved``: at 2.5% every look, at `look_level`'s planned levels, and the final look.
+* ``candidates-3-40``: three candidates identical to the baseline: some candidate passes
+  ``improved`` under Holm (`assess_candidates`) and, beside it, each alone at 2.5%.
+* ``per-task-icc*``: identical agents whose runs share a per-task-and-side effect: how often
+  the per-task list is non-empty (descriptive: no level is claimed).
+* ``end-losses-40``: no change, pass rates declining over the run order on both sides, the
+  candidate's last run lost in half the tasks: false ``improved`` with ``--allow-missing``
+  and the share of those the end-of-order warning names.
+* ``pass-k-38x5``: coverage of the population pass^1, pass^3, pass^5 by `pass_k_bounds`, run
+  counts 3 to 10 per task (heavy-tailed), and how many tasks each k averages.
+
+Cells that decide many times a simulation (``looks``, ``candidates``, ``pass-k``) run the
+count divided by their cost (at least 20); the JSON states each cell's ``sims``.
 
     python bench/stats_calibration.py                 # CI-sized (150 per cell, ~4 minutes)
     HW_FULL=1 python bench/stats_calibration.py       # full: 4000 per null/coverage cell
@@ -101,6 +117,7 @@ from harness_world.grading.verifier import SlotResult
 from harness_world.running.crossed import CrossedConfig, CrossedManifest
 from harness_world.running.sequential import TaskSequence
 from harness_world.stats import Design, Method, RunRow, StatsInputError, p_values
+from harness_world.stats.sequential import assess_candidates, look_level
 
 ALPHA = 0.025
 MARGIN = 0.10
@@ -458,6 +475,10 @@ class Check:
     effect: str = "none"
     sizes: tuple[int, ...] = ()
     loss: float = 0.0
+    icc: float = 0.0
+    looks: int = 0
+    candidates: int = 0
+    cost: int = 1
 
 
 CHECKS = (
@@ -475,6 +496,13 @@ CHECKS = (
     Check("headline-89x5", "headline", 89, runs=5),
     Check("headline-helpdesk-32x5", "headline", 32, sizes=KNOWN_SIZES["helpdesk"]),
     Check("lost-failures-40", "lost-failures", 40, loss=0.3),
+    Check("one-family-20", "one-family", 20, sizes=(20,)),
+    Check("looks-10x5", "looks", 50, looks=10, cost=3),
+    Check("candidates-3-40", "candidates", 40, candidates=3, cost=4),
+    Check("per-task-icc0.1-40x10", "per-task-icc", 40, runs=10, icc=0.1),
+    Check("per-task-icc0.3-40x10", "per-task-icc", 40, runs=10, icc=0.3),
+    Check("end-losses-40", "end-losses", 40, loss=0.5),
+    Check("pass-k-38x5", "pass-k", 38, cost=3),
 )
 CROSSED_LEVEL = 0.05  # the interaction test's two-sided family-wise level, and the intervals'
 PROFILE_LOGITS = (-0.8, 0.0, 0.8)
@@ -690,17 +718,196 @@ def lost_failures_cell(check: Check, sims: int, rng: np.random.Generator) -> dic
     }
 
 
+def _null_pairs(tasks: int, runs: int, rng: np.random.Generator) -> list[stats.PairedTask]:
+    """Identical agents: each task's rate from `_centers`, the same on both sides."""
+    rate = _centers(Scenario("", _ones(tasks)), rng)
+    outcomes = rng.random((tasks, runs, 2)) < rate[:, None, None]
+    return stats.paired_samples(
+        {
+            f"t{i:03d}": [(bool(outcomes[i, r, 0]), bool(outcomes[i, r, 1])) for r in range(runs)]
+            for i in range(tasks)
+        }
+    )
+
+
+def one_family_cell(check: Check, sims: int, rng: np.random.Generator) -> dict[str, float]:
+    """Every task in one declared family, a family-level shift of the candidate (logit sd 1.2
+    drawn once per suite, mean 0): how often ``improved`` passes, and with --no-clusters."""
+    sc = Scenario("", _ones(check.tasks))
+    passed = independent = 0
+    for _ in range(sims):
+        base = _centers(sc, rng)
+        logit = np.log(base / (1 - base)) + rng.normal(0, 1.2)
+        cand = 1 / (1 + np.exp(-logit))
+        rows = [
+            RunRow(
+                task_id=f"t{i:03d}",
+                run_index=r,
+                config=config,
+                passed=bool(rng.random() < rate[i]),
+                family="one",
+            )
+            for config, rate in (("main", base), ("pr", cand))
+            for i in range(check.tasks)
+            for r in range(check.runs)
+        ]
+        _, res = stats.assess(rows, "main", "pr", gate="improved", alpha=ALPHA, min_runs=RUNS)
+        passed += res.passed
+        _, free = stats.assess(
+            rows, "main", "pr", gate="improved", alpha=ALPHA, min_runs=RUNS, use_clusters=False
+        )
+        independent += free.passed
+    return {"improved": passed / sims, "no_clusters_improved": independent / sims}
+
+
+def looks_cell(check: Check, sims: int, rng: np.random.Generator) -> dict[str, float]:
+    """No change; the suite grows by tasks / looks tasks between looks; stop at the first
+    ``improved``: at ``alpha`` every look (unplanned), and at `look_level`'s (planned)."""
+    step = check.tasks // check.looks
+    levels = [look_level(j, check.looks, ALPHA).nominal_alpha for j in range(1, check.looks + 1)]
+    unplanned = planned = once = 0
+    for _ in range(sims):
+        pairs = _null_pairs(check.tasks, check.runs, rng)
+        # The gate's p-value at 0 (its verdict's, where it is monotone: above 4 clusters).
+        p = [p_values(Design(pairs=pairs[: step * j]))[0] for j in range(1, check.looks + 1)]
+        unplanned += any(x <= ALPHA for x in p)
+        planned += any(x <= level for x, level in zip(p, levels, strict=True))
+        once += p[-1] <= ALPHA
+    return {
+        "unplanned": unplanned / sims,
+        "planned": planned / sims,
+        "final_only": once / sims,
+    }
+
+
+def candidates_cell(check: Check, sims: int, rng: np.random.Generator) -> dict[str, float]:
+    """No candidate differs from the baseline: how often some candidate passes ``improved``,
+    with Holm (`assess_candidates`) and each decided alone at ``alpha``."""
+    sc = Scenario("", _ones(check.tasks))
+    holm = alone = 0
+    names = [f"c{j}" for j in range(check.candidates)]
+    for _ in range(sims):
+        rate = _centers(sc, rng)
+        rows = [
+            RunRow(
+                task_id=f"t{i:03d}", run_index=r, config=config, passed=bool(rng.random() < rate[i])
+            )
+            for config in ("main", *names)
+            for i in range(check.tasks)
+            for r in range(check.runs)
+        ]
+        result = assess_candidates(rows, "main", names, gate="improved", alpha=ALPHA, min_runs=RUNS)
+        holm += any(c.passed for c in result.candidates)
+        alone += any(c.p_value <= ALPHA for c in result.candidates)
+    return {"holm": holm / sims, "alone": alone / sims}
+
+
+def per_task_icc_cell(check: Check, sims: int, rng: np.random.Generator) -> dict[str, float]:
+    """Identical agents whose runs share a per-task-and-side effect (intra-class correlation
+    ``icc``: each side's rate drawn from a beta around the task's): how often the Holm-tested
+    per-task list is non-empty (`task_changes`)."""
+    sc = Scenario("", _ones(check.tasks))
+    listed = 0
+    for _ in range(sims):
+        mean = np.clip(_centers(sc, rng), 0.02, 0.98)
+        a, b = mean * (1 - check.icc) / check.icc, (1 - mean) * (1 - check.icc) / check.icc
+        sides = rng.beta(a[:, None], b[:, None], size=(check.tasks, 2))
+        outcomes = rng.random((check.tasks, check.runs, 2)) < sides[:, None, :]
+        pairs = stats.paired_samples(
+            {
+                f"t{i:03d}": [
+                    (bool(outcomes[i, r, 0]), bool(outcomes[i, r, 1])) for r in range(check.runs)
+                ]
+                for i in range(check.tasks)
+            }
+        )
+        listed += any(c.significant for c in stats.task_changes(pairs, ALPHA))
+    return {"listed": listed / sims}
+
+
+def end_losses_cell(check: Check, sims: int, rng: np.random.Generator) -> dict[str, float]:
+    """No change; pass rates decline over the run order (-8 points a run index, the same on
+    both sides); the candidate's run is cut off: each task loses its last run with chance
+    ``loss``. How often ``improved`` passes with --allow-missing, and how often the end-of-
+    order warning is printed then (and overall)."""
+    sc = Scenario("", _ones(check.tasks))
+    passed = warned_pass = warned = 0
+    for _ in range(sims):
+        rate = _centers(sc, rng)
+        rows = []
+        for config in ("main", "pr"):
+            for i in range(check.tasks):
+                for r in range(check.runs):
+                    if config == "pr" and r == check.runs - 1 and rng.random() < check.loss:
+                        continue
+                    p = np.clip(rate[i] - 0.08 * r, 0.0, 1.0)
+                    rows.append(
+                        RunRow(
+                            task_id=f"t{i:03d}",
+                            run_index=r,
+                            config=config,
+                            passed=bool(rng.random() < p),
+                        )
+                    )
+        _, res = stats.assess(
+            rows, "main", "pr", gate="improved", alpha=ALPHA, min_runs=RUNS, allow_missing=True
+        )
+        flag = any("end of the run order" in w for w in res.warnings)
+        passed += res.passed
+        warned_pass += res.passed and flag
+        warned += flag
+    return {
+        "improved": passed / sims,
+        "warned_share": warned_pass / passed if passed else 1.0,
+        "warned": warned / sims,
+    }
+
+
+PASS_K = (1, 3, 5)
+
+
+def pass_k_cell(check: Check, sims: int, rng: np.random.Generator) -> dict[str, float]:
+    """Coverage of the population pass^k by `pass_k_bounds`' interval: task rates from
+    Beta(2, 1) (population pass^k ``2 / (k + 2)``), run counts 3 to 10 per task (heavy
+    tailed: a quarter of tasks have 10), so pass^5 averages the tasks with 5 or more."""
+    covered = dict.fromkeys(PASS_K, 0)
+    averaged = dict.fromkeys(PASS_K, 0.0)
+    for _ in range(sims):
+        rates = rng.beta(2.0, 1.0, size=check.tasks)
+        runs = np.where(rng.random(check.tasks) < 0.25, 10, rng.integers(3, 8, size=check.tasks))
+        tallies = [
+            stats.TaskTally(task_id=f"t{i:03d}", runs=int(n), passes=int(rng.binomial(n, rates[i])))
+            for i, n in enumerate(runs)
+        ]
+        for k in PASS_K:
+            s = stats.pass_k_bounds(stats.pass_k_summary(tallies, k))
+            covered[k] += (
+                (s.lower or 0.0) <= 2 / (k + 2) <= (s.upper if s.upper is not None else 1.0)
+            )
+            averaged[k] += s.tasks / sims
+    return {f"coverage_{k}": covered[k] / sims for k in PASS_K} | {
+        f"tasks_{k}": averaged[k] for k in PASS_K
+    }
+
+
 CHECK_CELLS = {
     "crossed": crossed_cell,
     "drift": drift_cell,
     "headline": headline_cell,
     "lost-failures": lost_failures_cell,
+    "one-family": one_family_cell,
+    "looks": looks_cell,
+    "candidates": candidates_cell,
+    "per-task-icc": per_task_icc_cell,
+    "end-losses": end_losses_cell,
+    "pass-k": pass_k_cell,
 }
 
 
 def run_check(check: Check, sims: int, seed: int) -> dict[str, float]:
     """One check's figures over ``sims`` simulations (its own seed: same at any ``--jobs``)."""
     rng = np.random.default_rng([seed, 1000 + CHECKS.index(check)])
+    sims = max(20, sims // check.cost)  # a cell deciding many times a simulation runs fewer
     out = CHECK_CELLS[check.kind](check, sims, rng)
     out["sims"] = sims
     return out
@@ -845,6 +1052,16 @@ def coverage_rows(checks: Checks) -> list[tuple[str, str, float, float]]:
             rows.append((check.name, "mean drift", 0.95, got["coverage"]))
         elif check.kind == "headline":
             rows.append((check.name, "suite mean (headline, over tasks)", 0.95, got["coverage"]))
+        elif check.kind == "pass-k":
+            rows += [
+                (
+                    check.name,
+                    f"pass^{k} over tasks (averages {got[f'tasks_{k}']:.1f})",
+                    0.95,
+                    got[f"coverage_{k}"],
+                )
+                for k in PASS_K
+            ]
     return rows
 
 
@@ -883,6 +1100,89 @@ def rate_rows(checks: Checks) -> list[tuple[str, str, float | str, float, bool]]
                     "median tipping point / lost runs, when printed",
                     "—",
                     got["tipping_share_median"],
+                    False,
+                ),
+            ]
+    return rows + honesty_rows(checks)
+
+
+def honesty_rows(checks: Checks) -> list[tuple[str, str, float | str, float, bool]]:
+    """The rows of one-family suites, looks, candidates, correlated runs and end losses."""
+    rows: list[tuple[str, str, float | str, float, bool]] = []
+    for check in CHECKS:
+        got = checks.get(check.name)
+        if got is None:
+            continue
+        if check.kind == "one-family":
+            rows += [
+                (
+                    check.name,
+                    "false `improved` (no decision possible)",
+                    ALPHA,
+                    got["improved"],
+                    True,
+                ),
+                (
+                    check.name,
+                    "false `improved` with --no-clusters",
+                    "—",
+                    got["no_clusters_improved"],
+                    False,
+                ),
+            ]
+        elif check.kind == "looks":
+            rows += [
+                (
+                    check.name,
+                    f"false `improved` at any of {check.looks} planned looks",
+                    ALPHA,
+                    got["planned"],
+                    True,
+                ),
+                (
+                    check.name,
+                    f"the same, {check.looks} unplanned looks at 2.5%",
+                    "—",
+                    got["unplanned"],
+                    False,
+                ),
+                (check.name, "the final look alone", ALPHA, got["final_only"], True),
+            ]
+        elif check.kind == "candidates":
+            rows += [
+                (
+                    check.name,
+                    f"some of {check.candidates} candidates passes `improved` (Holm)",
+                    ALPHA,
+                    got["holm"],
+                    True,
+                ),
+                (check.name, "the same, each alone at 2.5%", "—", got["alone"], False),
+            ]
+        elif check.kind == "per-task-icc":
+            rows.append(
+                (
+                    check.name,
+                    f"per-task list non-empty (ICC {check.icc:g}; descriptive)",
+                    "—",
+                    got["listed"],
+                    False,
+                )
+            )
+        elif check.kind == "end-losses":
+            rows += [
+                (
+                    check.name,
+                    "false `improved` (`--allow-missing`, cut off under drift)",
+                    "—",
+                    got["improved"],
+                    False,
+                ),
+                (
+                    check.name,
+                    "of those, end-of-order warning printed",
+                    "—",
+                    got["warned_share"],
                     False,
                 ),
             ]

@@ -417,7 +417,8 @@ def _task_change_lines(c: Comparison, o: ComparisonOutcome) -> list[str]:
     changes = o.significant_changes
     lines.append(
         "Per-task changes significant after Holm correction (two-sided Fisher exact per task, "
-        f"family-wise {_level(2 * o.alpha)}): {len(changes)}"
+        f"family-wise {_level(2 * o.alpha)} if a task's runs are independent; descriptive when "
+        f"they share a per-task effect, see docs/stats.md): {len(changes)}"
     )
     lines.extend(
         f"  {t.task_id}: {_runs(t.baseline)} -> {_runs(t.candidate)} "
@@ -434,7 +435,13 @@ def _plan_lines(p: Plan) -> list[str]:
     lines = [
         f"Plan: power to detect a change of {p.mde * 100:g} points at one-sided "
         f"{_level(p.alpha)} with {p.tasks_now} tasks x {p.runs_now} runs: "
-        f"{p.power_now * 100:.0f}%",
+        f"{p.power_now * 100:.0f}%"
+        + (
+            f" (the gate's bootstrap on {p.simulations} simulated suites; the t approximation "
+            f"the rows use: {p.power_t * 100:.0f}%)"
+            if p.power_method == "simulated"
+            else ""
+        ),
         f"  with the gate's df {p.df:.1f} (effective clusters {p.effective_clusters:.1f}) "
         f"and design effect {p.design_effect:.2f}",
         f"  tasks needed for {p.power_target * 100:g}% power (between-task sd "

@@ -274,14 +274,13 @@ def _suite_mean(report: RunReport) -> str:
 
 def _pass_k_section(view: RunView, plot: Plot | None) -> str:
     rows = [
-        [p.k, p.tasks, f"{p.pass_hat_k:.3f}", f"{p.pass_at_k:.3f}", len(p.excluded)]
+        [p.k, p.tasks, f"{p.pass_hat_k:.3f}"]
+        + ["-" if p.lower is None else f"[{p.lower:.3f}, {p.upper:.3f}]"]
+        + [f"{p.pass_at_k:.3f}", len(p.excluded)]
         for p in view.report.pass_k
     ]
-    return (
-        "<h2>pass^k and pass@k</h2>"
-        + _table(["k", "tasks", "pass^k", "pass@k", "excluded (n < k)"], rows)
-        + _figure(plot)
-    )
+    headers = ["k", "tasks", "pass^k", "95% over tasks", "pass@k", "excluded (n < k)"]
+    return "<h2>pass^k and pass@k</h2>" + _table(headers, rows) + _figure(plot)
 
 
 def _process_table(views: Sequence[RunView]) -> str:
@@ -464,7 +463,8 @@ def _holm_section(c: Comparison, o: ComparisonOutcome) -> str:
     return (
         "<h3>Per-task changes significant after Holm correction "
         f"({len(rows)})</h3><p class=meta>two-sided Fisher exact per task, family-wise "
-        f"{2 * o.alpha * 100:g} %; the other {len(c.paired) - len(rows)} task(s) are within "
+        f"{2 * o.alpha * 100:g} % if a task's runs are independent (descriptive when they share "
+        "a per-task effect); the other {len(c.paired) - len(rows)} task(s) are within "
         "noise</p>"
         + (
             _table(["task", "baseline", "candidate", "change", "adjusted p"], rows)

@@ -33,6 +33,7 @@ from harness_world.stats import (
     RunRow,
     StatsInputError,
     mean_bounds,
+    pass_k_bounds,
     pass_k_summary,
     tally_runs,
     wilson_interval,
@@ -232,7 +233,8 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
         completed_but_failed: Valid attempts that ended ``completed`` and failed their grade.
         first_try_completed: Attempts completed on their first execution.
         eventually_completed: Attempts completed at all (after retries of error outcomes).
-        pass_k: pass^k and pass@k for k = 1..samples over tasks with at least k valid runs.
+        pass_k: pass^k and pass@k for k = 1..samples over tasks with at least k valid runs,
+            each pass^k with one-sided 97.5% bounds over tasks (`pass_k_bounds`).
         per_attempt: Consumption per valid and per passed attempt.
         latency_p50_s: Median wall-clock duration (context, not evidence).
         latency_p95_s: 95th percentile.
@@ -261,6 +263,8 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
         first_try_pass_k: pass^k over first tries: a slot passes only if its first try was
             its final, valid and passing attempt (a retried slot does not), over every slot
             that executed; empty when no slot was retried (it equals ``pass_k`` then).
+        weighted_pass_k: ``pass_k`` with the task files' declared weights at every k, with
+            its bounds; empty unless some task averaged weighs other than 1.
     """
 
     out: str
@@ -290,6 +294,7 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
     layered: LayeredTables | None = None
     tries: dict[str, int] = msgspec.field(default_factory=dict)
     first_try_pass_k: list[PassKSummary] = msgspec.field(default_factory=list)
+    weighted_pass_k: list[PassKSummary] = msgspec.field(default_factory=list)
 
 
 def run_rows(
@@ -361,14 +366,22 @@ def _mean(total: float, count: int) -> float | None:
     return None if count == 0 else total / count
 
 
-def _pass_k(rows: list[RunRow], samples: int) -> list[PassKSummary]:
+def _pass_k(
+    rows: list[RunRow],
+    samples: int,
+    families: Mapping[str, str],
+    weights: Mapping[str, float] | None = None,
+) -> list[PassKSummary]:
+    """pass^k at every k with its bounds over tasks (`pass_k_bounds`), weighted if asked."""
     tallies = tally_runs(rows, "run") if rows else []
+    every = None if weights is None else {t.task_id: weights.get(t.task_id, 1.0) for t in tallies}
     out: list[PassKSummary] = []
     for k in range(1, samples + 1):
         try:
-            out.append(pass_k_summary(tallies, k))
+            summary = pass_k_summary(tallies, k, weights=every)
         except StatsInputError:
             break  # no task has k valid runs (an interrupted or damaged run): report up to k-1
+        out.append(pass_k_bounds(summary, families=families))
     return out
 
 
@@ -492,7 +505,8 @@ def report_from_scan(
         completed_but_failed=_completed_but_failed(valid),
         first_try_completed=sum(not s.retried for s in completed),
         eventually_completed=len(completed),
-        pass_k=_pass_k(rows_of(scan, "run"), scan.manifest.samples),
+        pass_k=_pass_k(rows_of(scan, "run"), scan.manifest.samples, scan.families),
+        weighted_pass_k=_weighted_pass_k(scan),
         per_attempt=_per_attempt(slots),
         latency_p50_s=_percentile(latencies, 50),
         latency_p95_s=_percentile(latencies, 95),
@@ -560,7 +574,16 @@ def _first_try_pass_k(scan: RunScan) -> list[PassKSummary]:
         for s in scan.slots
         if (s.counted and s.passed is not None) or s.tries
     ]
-    return _pass_k(rows, scan.manifest.samples)
+    return _pass_k(rows, scan.manifest.samples, scan.families)
+
+
+def _weighted_pass_k(scan: RunScan) -> list[PassKSummary]:
+    """pass^k at every k with the task files' weights, when some task weighs other than 1."""
+    rows = rows_of(scan, "run")
+    averaged = {r.task_id for r in rows}
+    if not any(w != 1 for t, w in scan.weights.items() if t in averaged):
+        return []
+    return _pass_k(rows, scan.manifest.samples, scan.families, scan.weights)
 
 
 PROCESS = Measure("process", attempt_process, AttemptProcess)

@@ -25,7 +25,7 @@ from harness_world.analysis.tables import render_table
 from harness_world.analysis.trusted import render_trusted
 from harness_world.running.pending import pending_line
 from harness_world.running.run import RunResult, run_summary
-from harness_world.stats import ProportionInterval
+from harness_world.stats import PassKSummary, ProportionInterval
 
 __all__ = [
     "pass_k_warnings",
@@ -95,19 +95,33 @@ def _count_lines(report: RunReport) -> list[str]:
     return lines
 
 
+def _pass_k_interval(p: PassKSummary) -> str:
+    """pass^k's two-sided interval over tasks (between its one-sided bounds), or ``-``."""
+    if p.lower is None or p.upper is None:
+        return "-"
+    return f"[{p.lower:.3f}, {p.upper:.3f}]"
+
+
 def _pass_k_lines(report: RunReport) -> list[str]:
     if not report.pass_k:
         return []
     rows = [
-        [str(p.k), str(p.tasks), f"{p.pass_hat_k:.3f}", f"{p.pass_at_k:.3f}", str(len(p.excluded))]
+        [str(p.k), str(p.tasks), f"{p.pass_hat_k:.3f}", _pass_k_interval(p), f"{p.pass_at_k:.3f}"]
+        + [str(len(p.excluded))]
         for p in report.pass_k
     ]
-    headers = ["k", "tasks", "pass^k", "pass@k", "excluded (n < k)"]
+    headers = ["k", "tasks", "pass^k", "95% over tasks", "pass@k", "excluded (n < k)"]
     first = {p.k: p.pass_hat_k for p in report.first_try_pass_k}
     if first:  # some slot was retried: what an operator sees without retries, beside it
-        headers.insert(3, "pass^k first try")
+        headers.insert(4, "pass^k first try")
         for row, p in zip(rows, report.pass_k, strict=True):
-            row.insert(3, _fmt(first.get(p.k)))
+            row.insert(4, _fmt(first.get(p.k)))
+    weighted = {p.k: p for p in report.weighted_pass_k}
+    if weighted:  # the task files' weights, at every k
+        headers[4:4] = ["weighted pass^k", "weighted 95%"]
+        for row, p in zip(rows, report.pass_k, strict=True):
+            w = weighted.get(p.k)
+            row[4:4] = ["-", "-"] if w is None else [f"{w.pass_hat_k:.3f}", _pass_k_interval(w)]
     tries = ", ".join(f"{n} tr{'y' if n == '1' else 'ies'} {c}" for n, c in report.tries.items())
     return ["", render_table(headers, rows), f"slots by tries: {tries or 'none executed'}"] + [
         f"Warning: {line}" for line in pass_k_warnings(report)
@@ -129,16 +143,21 @@ def pass_k_warnings(report: RunReport) -> list[str]:
         if p.excluded
     ]
     samples = report.pass_k[-1].k
+    notes = sorted({p.bound_note for p in report.pass_k if p.bound_note})
     if out and len(out) > 1:
         first = next(p for p in report.pass_k if p.excluded)
         out = [
             out[0],
             f"(and every k above {first.k}: see the excluded column)",
         ]
-    return out + (
-        []
-        if samples >= _samples(report)
-        else [f"no task has {samples + 1} or more valid runs: pass^k stops at k = {samples}"]
+    return (
+        out
+        + (
+            []
+            if samples >= _samples(report)
+            else [f"no task has {samples + 1} or more valid runs: pass^k stops at k = {samples}"]
+        )
+        + [f"pass^k interval over tasks: {note}" for note in notes]
     )
 
 

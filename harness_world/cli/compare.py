@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from harness_world.analysis import compare_looks as looks
 from harness_world.analysis.compare_report import (
     RunPair,
     compare_json,
@@ -96,6 +97,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     _add_inputs(parser)
     _add_gate_options(parser)
     _add_data_options(parser)
+    looks.add_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     for options in registry().command_options("compare"):  # visuals, crossed runs
         options.add_arguments(parser)
@@ -115,7 +117,7 @@ def _add_inputs(parser: argparse.ArgumentParser) -> None:
         ),
     )
     parser.add_argument("--baseline", metavar="CONFIG", help="baseline config name in the CSV")
-    parser.add_argument("--candidate", metavar="CONFIG", help="candidate config name in the CSV")
+    parser.add_argument("--candidate", metavar="CONFIG", action="append", help=looks.CANDIDATES)
 
 
 def _add_gate_options(parser: argparse.ArgumentParser) -> None:
@@ -246,8 +248,8 @@ def _run_pair(
 
 def _assess(
     args: argparse.Namespace, watch: tuple[TrustedObserver, TrustedObserver], reader: RunReader
-) -> tuple[Comparison, GateResult, RunPair | None]:
-    """The comparison and the gate's decision, and the run directories read (CSV: none)."""
+) -> tuple[Comparison, GateResult, RunPair | None, list[str]]:
+    """The comparison, the gate's decision, the run directories read (CSV: none), notes."""
     options = gate_options(
         args.gate, alpha=args.alpha, z=args.z, margin=args.margin, min_runs=args.min_runs,
         plan=args.plan, mde=args.mde,
@@ -260,18 +262,25 @@ def _assess(
     else:
         rows = read_results(_check_csv_options(args))
         baseline, candidate, scheduled, expected = args.baseline, args.candidate, [], 5
+    look = looks.planned_look(args.look, args.of, options.alpha)
     comparison, result = assess(
-        rows, baseline, candidate, gate=args.gate, alpha=options.alpha, margin=options.margin,
+        rows, baseline, candidate, gate=args.gate, margin=options.margin,
+        alpha=options.alpha if look is None else look.nominal_alpha,
         min_runs=args.min_runs if args.min_runs is not None else expected, scheduled=scheduled,
         allow_missing=args.allow_missing, use_clusters=not args.no_clusters, mde=options.mde,
         seed=args.seed,
     )  # fmt: skip
-    return comparison, result, pair
+    return comparison, result, pair, looks.notes(args.decision_log, comparison, result, look)
 
 
 def run(args: argparse.Namespace) -> int:
     """Handle ``compare``; returns the exit code."""
     extensions = registry().command_options("compare")
+    several, args.candidate = args.candidate or [], (args.candidate or [None])[0]
+    if len(several) > 1 or len(args.inputs) > 2:  # Holm across the candidates
+        text, passed = looks.run_several(args, several, run_reader(args))
+        sys.stdout.write(text)
+        return 0 if passed else 1
     for options in extensions:  # one crossed run is compared per model profile
         code = options.take_over(args, None)
         if code is not None:
@@ -285,15 +294,17 @@ def run(args: argparse.Namespace) -> int:
     watch = (TrustedObserver(index), TrustedObserver(index))
     try:
         labels = gate_labels(args.inputs, gate=args.gate, allowed=args.allow_unverified)
-        comparison, result, pair = _assess(args, watch, reader)
+        comparison, result, pair, look_notes = _assess(args, watch, reader)
     except (UsageError, StatsInputError) as exc:
         return _fail(str(exc))
     except ResultsCsvError as exc:
         return _fail(f"{args.inputs[0]}: {exc}")
     except OSError as exc:
-        return _fail(f"cannot read {args.inputs[0]}: {exc.strerror or exc}")
+        return _fail(
+            f"cannot read or write {exc.filename or args.inputs[0]}: {exc.strerror or exc}"
+        )
     # One outcome, computed once: the text, --json and --html all render it.
-    notes = [*labels, *(pair.notes if pair is not None else [])]
+    notes = [*labels, *(pair.notes if pair is not None else []), *look_notes]
     report = compare_report(comparison, result, notes, seed=args.seed, pair=pair)
     runs = [Path(p) for p in args.inputs] if pair is not None else []  # --html
     compared = ComparedRuns(comparison, report.outcome, runs, notes, reader)

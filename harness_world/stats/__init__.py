@@ -30,6 +30,7 @@ from harness_world.stats.decision import (
     mean_bounds,
     p_values,
     paired_samples,
+    pass_k_bounds,
     task_changes,
 )
 from harness_world.stats.estimators import (
@@ -140,6 +141,7 @@ __all__ = [
     "pass_at_k_exact",
     "pass_hat_k",
     "pass_hat_k_exact",
+    "pass_k_bounds",
     "pass_k_summary",
     "plan_power",
     "regressions",

@@ -23,6 +23,7 @@ import msgspec
 from harness_world.stats.estimators import (
     DEFAULT_ALPHA,
     PairedTask,
+    PassKSummary,
     StatsInputError,
     TaskTally,
 )
@@ -51,10 +52,12 @@ __all__ = [
     "Method",
     "TaskChange",
     "decide",
+    "gate_p_value",
     "holm_adjust",
     "mean_bounds",
     "p_values",
     "paired_samples",
+    "pass_k_bounds",
     "task_changes",
 ]
 
@@ -112,6 +115,9 @@ class Design(msgspec.Struct, frozen=True, kw_only=True):
             them all).
         method: The inference (see `Method`).
         skew_correction: Hall's Edgeworth correction of every statistic.
+        floor_caution: Whether a degenerate spread also asks the floor's t (the more cautious
+            of the two decides); null: as each design was calibrated, pairs do and contrasts
+            do not. Per-task pass^k (`pass_k_bounds`) does.
 
     """
 
@@ -124,6 +130,7 @@ class Design(msgspec.Struct, frozen=True, kw_only=True):
     seed: int = DEFAULT_SEED
     method: Method = "webb"
     skew_correction: bool = True
+    floor_caution: bool | None = None
 
     def __post_init__(self) -> None:
         """Refuse what no decision answers, with `StatsInputError`.
@@ -396,7 +403,8 @@ def _figures(design: Design) -> _Prepared:
         seed=design.seed,
         observed_variance=variance,
     )
-    return _Prepared(common, test, cautious=not design.contrasts)
+    caution = design.floor_caution
+    return _Prepared(common, test, cautious=not design.contrasts if caution is None else caution)
 
 
 def _t_reference(
@@ -565,6 +573,32 @@ def decide(design: Design) -> Decision:
     )
 
 
+def gate_p_value(design: Design) -> float:
+    """The smallest one-sided level at which `decide` would reject the gate's null.
+
+    ``improved``: the composite ``p_increase``; ``no-regression``: ``p_decrease`` (small: a
+    drop is shown); ``non-inferior``: the largest p-value "the change is at most m" has over
+    the grid values ``m <= -margin`` and ``-margin`` itself, 1 when the tasks are too few for
+    the margin or no decision is possible; ``none``: 1. Holm over several candidates
+    (`harness_world.stats.sequential`) orders and adjusts these.
+    """
+    import numpy as np
+
+    d = decide(design)
+    if design.gate == "improved":
+        return d.p_increase
+    if design.gate == "no-regression":
+        return d.p_decrease
+    margin = design.margin
+    if design.gate != "non-inferior" or margin is None or not d.decidable:
+        return 1.0
+    if d.tasks < min_tasks(margin, d.alpha):
+        return 1.0
+    grid = np.linspace(-1.0, 1.0, _GRID_POINTS)
+    nulls = np.append(grid[grid <= -margin], -margin)
+    return float(_curve(_figures(design), nulls)[0].max())
+
+
 def mean_bounds(
     tallies: Sequence[TaskTally],
     *,
@@ -592,6 +626,65 @@ def mean_bounds(
         for t in tallies
     ]
     return decide(Design(pairs=pairs, families=dict(families or {}), alpha=alpha, seed=seed))
+
+
+def pass_k_variance(runs: int, passes: int, k: int) -> float:
+    """The sampling variance of a task's unbiased pass^k over its runs, never 0.
+
+    ``Var U = sum_j Binom(n, q)(j) U(j)^2 - q^(2k)`` with ``U(j) = C(j, k) / C(n, k)``, taken
+    at the half-pass rate ``q = (c + 0.5) / (n + 1)`` (no variation is not certainty); at
+    k = 1 it is ``q (1 - q) / n``, the floor's term of `mean_bounds`.
+    """
+    from scipy import stats as scipy_stats
+
+    q = (passes + 0.5) / (runs + 1)
+    pmf = scipy_stats.binom.pmf(range(runs + 1), runs, q)
+    top = math.perm(runs, k)
+    second = math.fsum(float(p) * (math.perm(j, k) / top) ** 2 for j, p in enumerate(pmf))
+    return max(second - q ** (2 * k), 1e-300)
+
+
+def pass_k_bounds(
+    summary: PassKSummary,
+    *,
+    alpha: float = DEFAULT_ALPHA,
+    families: Mapping[str, str] | None = None,
+    seed: int = DEFAULT_SEED,
+) -> PassKSummary:
+    """The summary with one-sided bounds of its pass^k: `decide` over the per-task pass^k.
+
+    Each task with a positive weight is a unit whose value is its influence on the weighted
+    pass^k ``P``: ``P + s_t (x_t - P)`` with ``s_t = m w_t / sum w`` over the m such tasks
+    (``x_t`` itself without weights), so the values average to ``P`` and spread as the
+    weighted mean does; its floor term is `pass_k_variance` times ``s_t^2``. The wild cluster
+    bootstrap-t over
+    tasks (families when at least two are named) inverts to bounds clipped to ``[0, 1]``, on
+    a degenerate spread the more cautious of it and the floor's t. Fewer than 2 weighted
+    tasks leave the summary without bounds; 3 or fewer give ``[0, 1]`` with a note.
+    """
+    units = [t for t in summary.per_task if t.weight > 0]
+    if len(units) < 2:
+        return msgspec.structs.replace(summary, bound_note="fewer than 2 tasks: no interval")
+    total = math.fsum(t.weight for t in units)
+    scale = {t.task_id: len(units) * t.weight / total for t in units}
+    centre = math.fsum(scale[t.task_id] * t.pass_hat_k for t in units) / len(units)
+    contrasts = [
+        Contrast(
+            task_id=t.task_id,
+            value=centre + scale[t.task_id] * (t.pass_hat_k - centre),
+            variance=scale[t.task_id] ** 2 * pass_k_variance(t.runs, t.passes, summary.k),
+        )
+        for t in units
+    ]
+    known = {t.task_id: f for t in units if (f := (families or {}).get(t.task_id, ""))}
+    if len({known.get(t.task_id, "") for t in units}) < 2:
+        known = {}  # one family (or none): the tasks stand as independent, as for the mean
+    design = Design(contrasts=contrasts, families=known, alpha=alpha, seed=seed)
+    d = decide(msgspec.structs.replace(design, floor_caution=True))
+    note = "" if d.decidable else f"{d.clusters or d.tasks} clusters: no interval possible"
+    return msgspec.structs.replace(
+        summary, lower=max(0.0, d.lower), upper=min(1.0, d.upper), alpha=alpha, bound_note=note
+    )
 
 
 def _passes(d: Decision, gate: GateName, margin: float | None) -> bool:
@@ -705,7 +798,9 @@ def task_changes(pairs: Sequence[PairedTask], alpha: float = DEFAULT_ALPHA) -> l
     """Every paired task's two-sided Fisher exact test, Holm-adjusted over the tasks.
 
     ``significant`` is ``p_adjusted <= 2 * alpha`` (each direction at ``alpha``): with no
-    change anywhere, the chance that any task is significant is at most ``2 * alpha``.
+    change anywhere and each task's runs independent, the chance that any task is significant
+    is at most ``2 * alpha``. Runs that share a per-task effect (a side's batch drawn at a
+    shifted rate) break that: the list is then descriptive (docs/stats.md gives the rate).
     """
     items = sorted(pairs, key=lambda p: p.task_id)
     raw = [_fisher_two_sided(p.baseline, p.candidate) for p in items]

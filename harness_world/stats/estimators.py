@@ -249,6 +249,12 @@ class PassKSummary(msgspec.Struct, frozen=True, kw_only=True):
         weighted: Whether the caller declared weights (otherwise every task weighs 1).
         per_task: The per-task estimates, sorted by task id.
         excluded: Tasks with fewer than k runs, which were not averaged.
+        lower: One-sided lower confidence bound of pass^k over tasks like these
+            (`harness_world.stats.pass_k_bounds`), or null when none was computed.
+        upper: One-sided upper confidence bound of pass^k, or null.
+        alpha: One-sided level of each bound, or null without bounds.
+        bound_note: Why the bounds are what they are when they say nothing (too few tasks,
+            families), or ``""``.
 
     """
 
@@ -259,6 +265,10 @@ class PassKSummary(msgspec.Struct, frozen=True, kw_only=True):
     weighted: bool
     per_task: list[TaskPassK]
     excluded: list[ExcludedTask]
+    lower: float | None = None
+    upper: float | None = None
+    alpha: float | None = None
+    bound_note: str = ""
 
 
 def pass_k_summary(

@@ -31,6 +31,7 @@ from harness_world.stats.decision import (
     TaskChange,
     decide,
     floor_variances,
+    p_values,
     run_variance,
     task_changes,
 )
@@ -60,6 +61,7 @@ __all__ = [
     "PlanRow",
     "assess",
     "gate_options",
+    "loss_order_warnings",
     "outcome_of",
     "plan_power",
     "task_families",
@@ -67,6 +69,7 @@ __all__ = [
 
 _TARGET_POWER: Final = 0.8
 _PLAN_RUNS: Final = (1, 3, 5, 10, 20)
+_PLAN_SIMULATIONS: Final = 200
 _MAX_TASKS: Final = 10_000_000
 _UNDECIDABLE: Final = UNDECIDABLE_CLUSTERS
 _MORE: Final = {
@@ -132,6 +135,11 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
         df: The gate's degrees of freedom (Bell-McCaffrey) for the current design.
         effective_clusters: ``df + 1``.
         rows: Tasks needed at several run counts.
+        power_method: ``simulated`` when families are declared (``power_now`` is the share of
+            suites like this one, shifted to ``mde``, that the gate's own bootstrap passes),
+            else ``t`` (the noncentral t).
+        power_t: The noncentral t's power of the current design (the rows' method).
+        simulations: Suites simulated for ``power_now`` (0 for ``t``).
 
     """
 
@@ -147,6 +155,9 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
     df: float
     effective_clusters: float
     rows: list[PlanRow]
+    power_method: Literal["t", "simulated"] = "t"
+    power_t: float = 0.0
+    simulations: int = 0
 
 
 class GateResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -221,6 +232,54 @@ def _power(n: int, df: float, sd: float, mde: float, alpha: float) -> float:
     return float(stats.nct.sf(quantile, df, ncp))
 
 
+def _simulated_power(
+    items: Sequence[PairedTask], design: Design, mde: float, between: float, sample_var: float
+) -> float:
+    """The share of `_PLAN_SIMULATIONS` suites like ``items`` the gate's bootstrap passes.
+
+    Each suite keeps the tasks, their families and run counts; a task's baseline rate is its
+    observed one, its candidate's the baseline's plus ``mde`` plus its observed deviation from
+    the mean change shrunk to the between-task spread (``sqrt(between / sample_var)``: the
+    observed spread holds run noise the simulated runs add again), clipped to ``[0, 1]``.
+    Decided as `decide` does at 0 (`p_values`), seeded by the design's seed.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(design.seed)
+    diffs = np.array([p.difference for p in items])
+    shrink = math.sqrt(between / sample_var) if sample_var > 0 else 0.0
+    base = np.array([p.baseline.passes / p.baseline.runs for p in items])
+    cand = np.clip(base + mde + (diffs - diffs.mean()) * shrink, 0.0, 1.0)
+    runs_b = np.array([p.baseline.runs for p in items])
+    runs_c = np.array([p.candidate.runs for p in items])
+    passed = 0
+    for _ in range(_PLAN_SIMULATIONS):
+        b, c = rng.binomial(runs_b, base), rng.binomial(runs_c, cand)
+        pairs = [
+            PairedTask(
+                task_id=p.task_id,
+                baseline=TaskTally(task_id=p.task_id, runs=int(nb), passes=int(xb)),
+                candidate=TaskTally(task_id=p.task_id, runs=int(nc), passes=int(xc)),
+                difference=float(xc / nc - xb / nb),
+            )
+            for p, nb, xb, nc, xc in zip(items, runs_b, b, runs_c, c, strict=True)
+        ]
+        passed += p_values(replace(design, pairs=pairs))[0] <= design.alpha
+    return passed / _PLAN_SIMULATIONS
+
+
+def _plan_row(
+    r: int, sd: float, per_task: float, mde: float, alpha: float, power: float
+) -> PlanRow:
+    """Tasks needed at ``r`` runs per side: df grow as ``per_task * k - 1`` with k tasks."""
+
+    def power_at(k: int) -> float:
+        return _power(k, max(1.0, per_task * k - 1), sd, mde, alpha)
+
+    needed = _smallest_n(power_at, power)
+    return PlanRow(runs=r, tasks=needed, total_runs=None if needed is None else needed * r * 2)
+
+
 def _smallest_n(power_at: Callable[[int], float], target: float) -> int | None:
     lo, hi = 2, 2
     while power_at(hi) < target:
@@ -251,7 +310,9 @@ def plan_power(
     the families are too few for any decision). A task's variance splits into a between-task
     part ``max(0, sd^2 - mean v_i)`` and a run part ``2 s^2 / r`` at r runs per side, so more
     runs shrink only the latter; df grow with the suite as the current design's do
-    (docs/stats.md, "Planning").
+    (docs/stats.md, "Planning"). With families the current power is the gate's own: suites
+    like this one shifted to ``mde``, each decided by the bootstrap (`_simulated_power`); the
+    t's beside it in ``power_t``.
 
     Raises:
         StatsInputError: Fewer than 2 tasks or a bad argument.
@@ -277,23 +338,20 @@ def plan_power(
     runs_now = runs[len(runs) // 2]
     per_task = (decision.df + 1) / n
 
-    def sd_at(r: int) -> float:
-        return math.sqrt(deff * (between + 2 * run_var / r))
-
-    power_now = _power(n, decision.df, decision.standard_error * math.sqrt(n), mde, alpha)
+    power_t = _power(n, decision.df, decision.standard_error * math.sqrt(n), mde, alpha)
     if decision.clusters is not None and 2.0**decision.clusters * alpha < 1:
-        power_now = 0.0  # no sign pattern is rare enough for the gate to decide
-    rows: list[PlanRow] = []
-    for r in sorted({*_PLAN_RUNS, runs_now}):
-        sd_r = sd_at(r)
-
-        def power_at(k: int, s: float = sd_r) -> float:
-            return _power(k, max(1.0, per_task * k - 1), s, mde, alpha)
-
-        needed = _smallest_n(power_at, power)
-        rows.append(
-            PlanRow(runs=r, tasks=needed, total_runs=None if needed is None else needed * r * 2)
-        )
+        power_t = 0.0  # no sign pattern is rare enough for the gate to decide
+    # With families the t misjudges the bootstrap's power: simulate the gate itself.
+    simulate = decision.clusters is not None and power_t > 0
+    power_now = (
+        _simulated_power(items, replace(design, method="webb"), mde, between, sample_var)
+        if simulate
+        else power_t
+    )
+    rows = [
+        _plan_row(r, math.sqrt(deff * (between + 2 * run_var / r)), per_task, mde, alpha, power)
+        for r in sorted({*_PLAN_RUNS, runs_now})
+    ]
     return Plan(
         mde=mde,
         alpha=alpha,
@@ -301,6 +359,9 @@ def plan_power(
         tasks_now=n,
         runs_now=runs_now,
         power_now=power_now,
+        power_t=power_t,
+        power_method="simulated" if simulate else "t",
+        simulations=_PLAN_SIMULATIONS if simulate else 0,
         between_task_variance=between,
         run_variance=run_var,
         design_effect=deff,
@@ -451,6 +512,80 @@ def _missing_analysis(
     return worst, lost, hi
 
 
+def _tail_probability(chances: Sequence[float], observed: int) -> float:
+    """P(at least ``observed`` successes) of independent trials with these chances."""
+    dist = [1.0]
+    for p in chances:
+        dist = [
+            (dist[j] if j < len(dist) else 0.0) * (1 - p) + (dist[j - 1] * p if j else 0.0)
+            for j in range(len(dist) + 1)
+        ]
+    return min(1.0, math.fsum(dist[observed:]))
+
+
+def _side_losses(
+    rows: Sequence[RunRow], config: str, missing: Sequence[MissingTask], candidate: bool
+) -> tuple[int, list[float], int]:
+    """One side's lost runs, the short tasks' chances of losing their last runs, how many did.
+
+    A task side loses its last runs when its lost run numbers are the highest expected ones.
+    """
+    present: dict[str, set[int]] = {}
+    for row in rows:
+        if row.config == config:
+            present.setdefault(row.task_id, set()).add(row.run_index)
+    lost, chances, at_end = 0, [], 0
+    for m in missing:
+        have = present.get(m.task_id, set())
+        gone = set(range(m.expected_runs)) - have
+        short = m.expected_runs - (m.candidate_runs if candidate else m.baseline_runs)
+        if short <= 0 or len(gone) != short or short == m.expected_runs:
+            lost += max(short, 0)
+            continue  # numbered outside 0..expected-1, or nothing ran: no order to read
+        lost += short
+        chances.append(1 / math.comb(m.expected_runs, short))
+        at_end += min(gone) == m.expected_runs - short
+    return lost, chances, at_end
+
+
+def loss_order_warnings(
+    rows: Sequence[RunRow], baseline: str, candidate: str, missing: Sequence[MissingTask]
+) -> list[str]:
+    """Warnings when lost runs sit at the end of the run order, or on one side.
+
+    ``--allow-missing`` assumes losses unrelated to passing; a run cut off (a deadline, a
+    crash, a budget) loses the last runs, when drift or a failing streak is likeliest. Under
+    losses at random positions a task side short of ``r`` of ``E`` runs loses exactly its last
+    ``r`` with chance ``1 / C(E, r)``: the warning names an excess at the 5% level (the
+    exact tail of that sum of chances), and lost runs that fall on one side more often than
+    a fair coin gives (two-sided binomial, 5%).
+    """
+    out: list[str] = []
+    counts = {}
+    for name, is_candidate in ((baseline, False), (candidate, True)):
+        lost, chances, at_end = _side_losses(rows, name, missing, is_candidate)
+        counts[name] = lost
+        if at_end >= 2 and (p := _tail_probability(chances, at_end)) <= 0.05:
+            out.append(
+                f"lost runs cluster at the end of the run order in {name!r}: {at_end} of "
+                f"{len(chances)} short tasks lost exactly their last runs (p = {p:.2g} if "
+                "losses fell at random positions): a run cut off under drift is not what "
+                "--allow-missing assumes; read the worst case and the tipping point"
+            )
+    from scipy import stats as scipy_stats
+
+    total = sum(counts.values())
+    top = max(counts.values())
+    if total >= 4 and (p := min(1.0, 2 * float(scipy_stats.binom.sf(top - 1, total, 0.5)))) <= 0.05:
+        side = max(counts, key=lambda k: counts[k])
+        out.append(
+            f"lost runs fall on one side: {top} of {total} in {side!r} (p = {p:.2g} for a "
+            "fair split): losses tied to one configuration are not what --allow-missing "
+            "assumes; read the worst case and the tipping point"
+        )
+    return out
+
+
 def _tallies(
     rows: Sequence[RunRow], baseline: str, candidate: str, scheduled: Iterable[str], min_runs: int
 ) -> tuple[dict[str, TaskTally], dict[str, TaskTally], list[MissingTask], list[PairedTask]]:
@@ -537,7 +672,8 @@ def assess(
         families_used=observed.clusters is not None,
         cluster_note=_cluster_note(observed, families, all_families, use_clusters=use_clusters),
         warnings=_reliability_warnings(observed, paired, families)
-        + [_INCOHERENT] * (not observed.coherent),
+        + [_INCOHERENT] * (not observed.coherent)
+        + loss_order_warnings(row_list, baseline, candidate, missing),
         lost_runs=len(lost),
         tipping_point=tipping,
         min_tasks=min_tasks(margin, alpha) if gate == "non-inferior" and margin else None,

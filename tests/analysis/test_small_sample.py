@@ -247,8 +247,23 @@ def test_plan_uses_the_gates_df_and_design_effect():
     expected = sps.nct.sf(
         sps.t.ppf(0.975, d.df), d.df, 0.1 / d.standard_error
     )  # the gate's SE and df
-    assert plan.power_now == pytest.approx(expected, rel=1e-9)
+    assert plan.power_t == pytest.approx(expected, rel=1e-9)
+    assert plan.power_method == "simulated" and plan.simulations == 200
+    assert 0 <= plan.power_now <= 1
     few = stats.plan_power(
         paired, 0.1, families={p.task_id: f"f{i % 4}" for i, p in enumerate(paired)}
     )
     assert few.power_now == 0.0  # 4 families: the gate cannot decide at 2.5%
+
+
+def test_plan_with_families_simulates_the_gates_own_decision():
+    spec = [(5, (g * 2 + i) % 6, 5, (g * 3 + 2 * i) % 6) for g in range(10) for i in range(3)]
+    paired = _paired(spec)
+    families = {p.task_id: f"f{i // 3}" for i, p in enumerate(paired)}
+    large = stats.plan_power(paired, 0.6, families=families)
+    tiny = stats.plan_power(paired, 0.001, families=families)
+    assert large.power_method == "simulated" and large.power_now > 0.9
+    assert tiny.power_now < 0.15  # near the level: the change is next to none
+    assert stats.plan_power(paired, 0.6, families=families).power_now == large.power_now
+    plain = stats.plan_power(paired, 0.6)
+    assert plain.power_method == "t" and plain.power_now == plain.power_t

@@ -72,3 +72,24 @@ def test_report_prints_the_weighted_rate_beside_the_unweighted(tmp_path: Path) -
         "weighted suite mean pass rate over 3 tasks: 0.400 (the task files' weights; "
         "unweighted 0.667)" in render_report(report)
     )
+
+
+def test_weighted_suites_weigh_pass_k_at_every_k_with_its_interval(tmp_path: Path) -> None:
+    shipped = {t.id: t for t in hw.load_tasks("helpdesk")}
+    oracles = load_oracles("helpdesk")
+    scripts = {t: oracles[t] for t in PASSES} | {FAILS: lambda ctx: "nothing done"}
+    tasks = [shipped[t] for t in (*PASSES, FAILS)]
+    out = tmp_path / "run"
+    hw.run(tasks, ScriptedAgent(name="half", scripts=scripts), samples=2, out=out)
+    accept_prose(out)
+    plain = report_from_scan(settle(RunReader.of(tasks).read(out)))
+    assert plain.weighted_pass_k == []
+    weighted = [msgspec.structs.replace(t, weight=3.0) if t.id == FAILS else t for t in tasks]
+    report = report_from_scan(settle(RunReader.of(weighted).read(out)))
+    assert [p.k for p in report.weighted_pass_k] == [1, 2]
+    for p in report.weighted_pass_k:
+        assert p.weighted and p.pass_hat_k == pytest.approx(2 / 5)  # 1, 1 and 0 at 1, 1, 3
+        assert p.lower == 0.0 and p.upper == 1.0  # 3 tasks: no interval possible, said so
+        assert p.bound_note
+    text = render_report(report)
+    assert "weighted pass^k" in text and "pass^k interval over tasks: 3 clusters" in text
