@@ -134,6 +134,12 @@ class SuiteSpec:
         orders: Per tool, the key order of a plain dict it returns (AgentDojo shows a dict
             in insertion order; ours are stored with sorted keys).
         record_tools: Tools whose dict results are records (shown as YAML, not ``str``).
+        present: A tool's result as AgentDojo's formatter is given it (``(tool, result)``;
+            datetimes kept as text in our rows, say); default: unchanged.
+        canonical: A shown result with what two runs of AgentDojo may differ in set aside
+            (a wall-clock stamp, a set's order); results are compared in this form.
+        skipped: Tasks not imported, by id, each with the reason (named in every report,
+            never dropped silently).
     """
 
     name: str
@@ -147,6 +153,9 @@ class SuiteSpec:
     reads_first: Mapping[str, str] = attrs.field(factory=dict)
     orders: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
     record_tools: frozenset[str] = frozenset()
+    present: Callable[[str, Any], Any] = attrs.field(default=lambda tool, result: result)
+    canonical: Callable[[str], str] = attrs.field(default=lambda text: text)
+    skipped: Mapping[str, str] = attrs.field(factory=dict)
 
 
 def gold_call(task: DojoTask, function: str, index: int = 0) -> dict[str, Any]:

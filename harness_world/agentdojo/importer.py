@@ -23,7 +23,7 @@ from typing import Any
 import attrs
 import msgspec
 
-from harness_world.agentdojo import banking, slack
+from harness_world.agentdojo import banking, slack, workspace
 from harness_world.agentdojo.checks import DojoState, Restated, SuiteSpec
 from harness_world.agentdojo.data import DojoDataError, environment
 from harness_world.agentdojo.source import DEFAULT_VERSION, DojoSource, DojoTask
@@ -33,7 +33,11 @@ from harness_world.grading.task import Allowance, Condition, Requirement, Target
 from harness_world.grading.trust_spec import Forbidden
 from harness_world.running.scripted import record_calls
 
-SUPPORTED: dict[str, SuiteSpec] = {"banking": banking.SPEC, "slack": slack.SPEC}
+SUPPORTED: dict[str, SuiteSpec] = {
+    "banking": banking.SPEC,
+    "slack": slack.SPEC,
+    "workspace": workspace.SPEC,
+}
 """Suites whose checks are re-stated, by name."""
 RESTATED = ("v1.2", "v1.2.1")
 """The benchmark versions whose checks the suite modules re-state (the two agree)."""
@@ -339,6 +343,7 @@ def import_suite(
     dojo = (source or DojoSource(folder)).tasks(suite, version)
     out: list[Imported] = []
     first = next((t.id for t in dojo if t.kind == "injection"), "")
+    dojo = [t for t in dojo if t.id not in spec.skipped]
     for task in (t for t in dojo if t.kind == "user"):
         restated = spec.user[task.id](task, default)
         ours = user_task(world, spec, task, restated, first)

@@ -280,7 +280,7 @@ def shown(spec: SuiteSpec, name: str, call: Any) -> str:
     """Our side of one call as AgentDojo would show it: the result, or the error's text."""
     if not call.ok:
         return str(call.error.message if call.error else "")
-    return render(name, call.result, spec.record_tools, spec.orders)
+    return render(name, spec.present(name, call.result), spec.record_tools, spec.orders)
 
 
 def _first_difference(
@@ -296,7 +296,7 @@ def _first_difference(
             continue
         theirs = stored_error or _text(recorded.get("content"))
         ours = shown(spec, name, call)
-        if bool(stored_error) != (not call.ok) or ours != theirs:
+        if bool(stored_error) != (not call.ok) or spec.canonical(ours) != spec.canonical(theirs):
             return f"call {i} {name}: ours {ours[:200]!r}, AgentDojo's {str(theirs)[:200]!r}"
     return ""
 

@@ -1,0 +1,252 @@
+"""AgentDojo's workspace suite: its environment as our rows, its results as AgentDojo shows them.
+
+The world (``worlds/agentdojo_workspace``) keeps datetimes as ISO text and an event that an
+invitation, cancellation or rescheduling e-mail attaches as a reference (AgentDojo attaches the
+event object itself). `rows` reads AgentDojo's environment, either as its YAML gives it or as
+its Pydantic model dumps it; `present` turns a result back into the values AgentDojo's
+formatter dumps (datetimes); `canonical` reads a shown result the way two runs of AgentDojo
+agree on it: the time a new e-mail or file was stamped with (the wall clock there, a logical
+clock here) and the order of a new event's participants (a Python ``set``'s there) set aside.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from harness_world.agentdojo.checks import DojoState, SuiteSpec
+from harness_world.agentdojo.data import _yaml
+
+STAMPS = ("timestamp", "last_modified")
+"""Fields a tool stamps with the time of the call."""
+DATETIMES = ("start_time", "end_time", *STAMPS)
+"""Fields holding a datetime."""
+CLOCKED = "2025"
+"""Stamps from this year on are a run's own (the environment's data is of 2024)."""
+RECORDS = frozenset(
+    {
+        "send_email",
+        "create_calendar_event",
+        "reschedule_calendar_event",
+        "add_calendar_event_participants",
+        "append_to_file",
+        "create_file",
+        "delete_file",
+        "get_file_by_id",
+        "share_file",
+    }
+)
+"""Tools returning one record (shown as YAML)."""
+
+
+def _iso(value: Any) -> str:
+    """A datetime (a value or its text) as ISO text, as Pydantic's JSON dump writes it."""
+    if isinstance(value, datetime.datetime):
+        return value.isoformat()
+    if isinstance(value, datetime.date):
+        return datetime.datetime.combine(value, datetime.time()).isoformat()
+    return datetime.datetime.fromisoformat(str(value)).isoformat()
+
+
+def _listed(value: Any) -> list[Any]:
+    """A map by id (the model's dump) or a list (the YAML's), as a list in order."""
+    if isinstance(value, Mapping):
+        return list(value.values())
+    return list(value or [])
+
+
+def _email(raw: Mapping[str, Any], seq: int) -> dict[str, Any]:
+    return {
+        "id_": str(raw["id_"]),
+        "seq": seq,
+        "sender": raw["sender"],
+        "recipients": list(raw["recipients"]),
+        "cc": list(raw.get("cc") or []),
+        "bcc": list(raw.get("bcc") or []),
+        "subject": raw["subject"],
+        "body": raw["body"],
+        "status": str(raw.get("status", "sent")),
+        "read": bool(raw.get("read", False)),
+        "timestamp": _iso(raw["timestamp"]),
+        "attachments": [_event(a, -1) if isinstance(a, Mapping) else a for a in raw.get(
+            "attachments") or []],
+    }  # fmt: skip
+
+
+def _event(raw: Mapping[str, Any], seq: int) -> dict[str, Any]:
+    out = {
+        "id_": str(raw["id_"]),
+        "seq": seq,
+        "title": raw["title"],
+        "description": raw["description"],
+        "start_time": _iso(raw["start_time"]),
+        "end_time": _iso(raw["end_time"]),
+        "location": raw["location"],
+        "participants": list(raw["participants"]),
+        "all_day": bool(raw.get("all_day", False)),
+        "status": str(raw.get("status", "confirmed")),
+    }
+    if seq < 0:  # an event attached by value carries no place in the calendar
+        del out["seq"]
+    return out
+
+
+def _file(raw: Mapping[str, Any], seq: int) -> dict[str, Any]:
+    content = str(raw["content"])
+    return {
+        "id_": str(raw["id_"]),
+        "seq": seq,
+        "filename": raw["filename"],
+        "content": content,
+        "owner": raw["owner"],
+        "last_modified": _iso(raw["last_modified"]),
+        "shared_with": {str(k): str(v) for k, v in (raw.get("shared_with") or {}).items()},
+        "size": len(content),
+    }
+
+
+def contacts(emails: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The contact list AgentDojo's inbox makes from its first e-mails' addresses."""
+    seen: dict[str, None] = {}
+    for email in emails:
+        for who in [*email["recipients"], email["sender"], *email.get("cc", []), *email.get(
+            "bcc", [])]:  # fmt: skip
+            seen.setdefault(who, None)
+    return [
+        {"email": who, "name": who.split("@")[0].replace(".", " ").title(), "seq": i}
+        for i, who in enumerate(seen)
+    ]
+
+
+def rows(environment: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Our rows of an AgentDojo workspace environment (its YAML's data or its model's dump).
+
+    Args:
+        environment: The environment as AgentDojo's YAML gives it, or as its Pydantic model
+            dumps it (maps by id, the contact list and the trash filled).
+    """
+    inbox, calendar, drive = (environment[k] for k in ("inbox", "calendar", "cloud_drive"))
+    emails = _listed(inbox.get("emails") or inbox["initial_emails"])
+    listed = inbox.get("contact_list")
+    return {
+        "account": [
+            {
+                "name": "workspace",
+                "inbox_email": inbox["account_email"],
+                "calendar_email": calendar["account_email"],
+                "drive_email": drive["account_email"],
+                "current_day": _iso(calendar["current_day"])[:10],
+            }
+        ],
+        "emails": [_email(e, i) for i, e in enumerate(emails)],
+        "trash": [_email(e, i) for i, e in enumerate(_listed(inbox.get("trash")))],
+        "contacts": (
+            [{**c, "seq": i} for i, c in enumerate(listed)]
+            if listed is not None
+            else contacts(_listed(inbox["initial_emails"]))
+        ),
+        "events": [
+            _event(e, i)
+            for i, e in enumerate(_listed(calendar.get("events") or calendar["initial_events"]))
+        ],
+        "files": [
+            _file(f, i) for i, f in enumerate(_listed(drive.get("files") or drive["initial_files"]))
+        ],
+    }
+
+
+def resolved(state: DojoState) -> dict[str, list[dict[str, Any]]]:
+    """The state's rows with every event an e-mail attaches by reference given in full."""
+    events = {e["id_"]: e for e in state.rows("events")}
+    out = {name: state.rows(name) for name in state.tables}
+    for name in ("emails", "trash"):
+        out[name] = [
+            {**e, "attachments": [_attached(a, events) for a in e["attachments"]]}
+            for e in out.get(name, [])
+        ]
+    return out
+
+
+def _attached(item: Any, events: Mapping[str, dict[str, Any]]) -> Any:
+    if isinstance(item, Mapping) and set(item) == {"event"} and item["event"] in events:
+        return {k: v for k, v in events[item["event"]].items() if k != "seq"}
+    return item
+
+
+def present(tool: str, result: Any) -> Any:
+    """A result as AgentDojo's formatter is given it: datetimes as datetimes.
+
+    An event attached to several e-mails is one object in AgentDojo, so its datetimes are the
+    same objects wherever it shows, and YAML writes the repeats as aliases (``&id001`` ...
+    ``*id001``): an event shown again with every field equal is given the same datetimes.
+    """
+    return _present(result, {})
+
+
+def _present(value: Any, seen: dict[str, dict[str, datetime.datetime]]) -> Any:
+    if isinstance(value, list):
+        return [_present(item, seen) for item in value]
+    if not isinstance(value, dict):
+        return value
+    out = {
+        k: datetime.datetime.fromisoformat(v)
+        if k in DATETIMES and isinstance(v, str)
+        else _present(v, seen)
+        for k, v in value.items()
+    }
+    if "participants" in value and "id_" in value:
+        key = repr(sorted(value.items(), key=lambda item: item[0]))
+        out.update(seen.setdefault(key, {k: out[k] for k in DATETIMES if k in out}))
+    return out
+
+
+_STAMP = re.compile(r"^(\s*(?:- )?(?:timestamp|last_modified): )(\d{4})-.*$", re.MULTILINE)
+
+
+def canonical(text: str) -> str:
+    """A shown result with what two AgentDojo runs of it may differ in set aside.
+
+    A stamp of the run's own time (from `CLOCKED` on) reads ``<now>``; every list of
+    participants is sorted, and so are the recipients of an e-mail that attaches an event
+    (the calendar's own e-mails go to the event's participants).
+    """
+    text = _STAMP.sub(lambda m: m.group(0) if m.group(2) < CLOCKED else m.group(1) + "<now>", text)
+    if "participants:" not in text:
+        return text
+    yaml = _yaml()
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    return str(yaml.safe_dump(_sorted_participants(value))).strip()
+
+
+def _sorted_participants(value: Any) -> Any:
+    """Participants sorted, and the recipients of an e-mail attaching an event (its own)."""
+    if isinstance(value, list):
+        return [_sorted_participants(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {k: _sorted_participants(v) for k, v in value.items()}
+    attached = [a for a in value.get("attachments") or [] if isinstance(a, dict)]
+    for field in ("participants", "recipients"):
+        if isinstance(out.get(field), list) and (field == "participants" or attached):
+            out[field] = sorted(map(str, out[field]))
+    return out
+
+
+SPEC = SuiteSpec(
+    name="workspace",
+    user={},
+    injection={},
+    checked={},
+    writes=(),
+    rows=rows,
+    attacker=lambda task: [],
+    record_tools=RECORDS,
+    present=present,
+    canonical=canonical,
+)
+"""The workspace suite's import."""
