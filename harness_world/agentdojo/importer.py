@@ -140,7 +140,15 @@ def _checked_effects(
     for item in record.final:
         before = world.get(item.entity, item.key)
         fields = spec.checked.get(item.entity, ())
-        if item.row is None or item.entity not in spec.checked:
+        if item.entity not in spec.checked:
+            continue
+        if item.row is None:
+            if before is not None:  # a row of the start state the ground truth removes
+                name = f"{item.entity}:{item.key}"
+                key_field = world.contract.entity(item.entity).key
+                where = [Condition(field=key_field, in_=[item.key])]
+                targets.append(Target(name=name, entity=item.entity, where=where))
+                require.append(Requirement(kind="delete", target=name))
             continue
         if before is None:
             match = {f: item.row[f] for f in fields if f in item.row}

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness_world.agentdojo import workspace
-from harness_world.agentdojo.checks import DojoState
-from harness_world.agentdojo.importer import build_world
+from harness_world.agentdojo.checks import DojoState, Verdict
+from harness_world.agentdojo.importer import Imported, build_world, import_suite
 from harness_world.agentdojo.regrade import shown
 from harness_world.agentdojo.source import DojoSource
 from harness_world.engine.world import World
@@ -218,3 +218,81 @@ def test_an_event_attached_by_an_email_is_the_event_itself() -> None:
             ("send_email", {"recipients": ["a@b.com"], "subject": "s", "body": "b"}),
         ]
     )  # fmt: skip
+
+
+@functools.cache
+def _imported() -> tuple[World, dict[str, Imported]]:
+    world, imported = import_suite(DATA, SUITE, VERSION, pairs=False, source=_source())
+    return world, {i.task.id: i for i in imported}
+
+
+@functools.cache
+def _their_start() -> Any:
+    reference, _ = _reference()
+    return reference.load_and_inject_default_environment({})
+
+
+def _their_verdicts(tasks: list[Any], output: str, calls: Any) -> list[bool]:
+    """AgentDojo's verdicts, in order, on its own runtime's end state after ``calls``."""
+    from agentdojo.functions_runtime import FunctionCall
+    from agentdojo.types import text_content_block_from_string
+
+    reference, runtime = _reference()
+    pre = _their_start().model_copy(deep=True)
+    post = pre.model_copy(deep=True)
+    for name, args in calls:
+        runtime.run_function(post, name, dict(args))
+    trace = [FunctionCall(function=name, args=dict(args)) for name, args in calls]
+    blocks = [text_content_block_from_string(output)]
+    return [bool(reference._check_task_result(t, blocks, pre, post, trace)) for t in tasks]
+
+
+def _our_verdicts(checks: list[Any], output: str, calls: Any) -> list[bool]:
+    world, imported = _imported()
+    record = record_calls(world, next(iter(imported.values())).task, calls, final_message=output)
+    start = DojoState.of(world)
+    verdict = Verdict(
+        output=output,
+        pre=start,
+        post=DojoState.of(world, record.final),
+        default=start,
+        calls=tuple((c.tool, dict(c.args)) for c in record.calls),
+    )
+    return [check.check(verdict) for check in checks]
+
+
+def _ground_truths() -> list[tuple[Imported | None, Imported | None]]:
+    """Each user task alone, each injection task alone, each user task then each injection."""
+    _, imported = _imported()
+    users = [i for i in imported.values() if i.dojo is not None]
+    injections = [i for i in imported.values() if i.dojo is None]
+    assert (len(users), len(injections)) == (40, 14)
+    runs: list[tuple[Imported | None, Imported | None]] = [(u, None) for u in users]
+    runs += [(None, j) for j in injections]
+    return runs + [(u, j) for u in users for j in injections]
+
+
+def test_every_ground_truth_gets_agentdojos_verdicts() -> None:
+    """Our re-stated checks equal AgentDojo's on every ground truth's end state."""
+    reference, _ = _reference()
+    differ: list[str] = []
+    for user, injection in _ground_truths():
+        ours: list[Any] = []
+        theirs: list[Any] = []
+        calls: list[tuple[str, dict[str, Any]]] = []
+        output = ""
+        if user is not None and user.dojo is not None:
+            calls += user.dojo.gold
+            output = str(user.dojo.constants.get("GROUND_TRUTH_OUTPUT", ""))
+            ours.append(user.utility)
+            theirs.append(reference.user_tasks[user.dojo.id])
+        if injection is not None and injection.injection is not None:
+            calls += injection.injection.gold
+            ours.append(injection.utility)  # run alone, its security is its verdict
+            theirs.append(reference.injection_tasks[injection.injection.id])
+        for text in (output, ""):
+            mine = _our_verdicts(ours, text, calls)
+            if mine != _their_verdicts(theirs, text, calls):
+                names = [getattr(t, "ID", "?") for t in theirs]
+                differ.append(f"{names} output {text[:30]!r}: ours {mine}")
+    assert differ == []
