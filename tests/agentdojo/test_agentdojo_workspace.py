@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness_world.agentdojo import workspace
+from harness_world.agentdojo.check import check_suite, grade_differences
 from harness_world.agentdojo.checks import DojoState, Verdict
 from harness_world.agentdojo.importer import Imported, build_world, import_suite
 from harness_world.agentdojo.regrade import shown
@@ -296,3 +297,25 @@ def test_every_ground_truth_gets_agentdojos_verdicts() -> None:
                 names = [getattr(t, "ID", "?") for t in theirs]
                 differ.append(f"{names} output {text[:30]!r}: ours {mine}")
     assert differ == []
+
+
+NO_GOLD = {f"agentdojo_workspace.injection_task_{n}" for n in range(6, 14)}
+"""The injection tasks AgentDojo gives no ground truth (its v1.2 additions)."""
+
+
+def test_every_workspace_oracle_passes_and_agentdojo_agrees() -> None:
+    checks = check_suite(DATA, SUITE, VERSION)
+    assert len(checks) == 54  # 40 user tasks, 14 injection tasks
+    assert all(c.oracle_passed for c in checks)
+    assert {c.task_id for c in checks if not c.oracle_dojo} == NO_GOLD
+    assert all(any("no ground truth" in u for u in c.unsupported) for c in checks
+               if c.task_id in NO_GOLD)  # fmt: skip
+    assert not any(c.nothing_dojo for c in checks)
+    # appending to a file is free text our criteria allow (named on the task); an injection
+    # task without ground truth requires nothing of ours
+    assert {c.task_id for c in checks if c.nothing_passed} == NO_GOLD | {
+        "agentdojo_workspace.user_task_29",
+        "agentdojo_workspace.user_task_34",
+    }
+    assert sum(c.mutants for c in checks) == 189
+    assert (sum(c.killed for c in checks), sum(c.killed_dojo for c in checks)) == (124, 133)
