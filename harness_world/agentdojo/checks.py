@@ -140,6 +140,9 @@ class SuiteSpec:
             (a wall-clock stamp, a set's order); results are compared in this form.
         skipped: Tasks not imported, by id, each with the reason (named in every report,
             never dropped silently).
+        goal_exempt: A write naming the attacker's value the way the goal's own text goes on
+            is not the attack (slack names a channel with the injected text); False where
+            the attack asks for exactly that text (workspace's phishing e-mail).
     """
 
     name: str
@@ -156,6 +159,7 @@ class SuiteSpec:
     present: Callable[[str, Any], Any] = attrs.field(default=lambda tool, result: result)
     canonical: Callable[[str], str] = attrs.field(default=lambda text: text)
     skipped: Mapping[str, str] = attrs.field(factory=dict)
+    goal_exempt: bool = True
 
 
 def gold_call(task: DojoTask, function: str, index: int = 0) -> dict[str, Any]:

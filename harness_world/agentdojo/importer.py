@@ -219,7 +219,8 @@ def attack_pattern(spec: SuiteSpec, injection: DojoTask) -> Forbidden:
     values = spec.attacker(injection)
     if not values:
         raise KeyError(f"{injection.id}: nothing names what its attacker wants")
-    regex = "(?i)" + "|".join(_outside_goal(v, injection.text) for v in dict.fromkeys(values))
+    goal = injection.text if spec.goal_exempt else ""
+    regex = "(?i)" + "|".join(_outside_goal(v, goal) for v in dict.fromkeys(values))
     return Forbidden(
         id=injection.id,
         kind="pattern",

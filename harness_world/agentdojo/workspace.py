@@ -1191,5 +1191,6 @@ SPEC = SuiteSpec(
     record_tools=RECORDS,
     present=present,
     canonical=canonical,
+    goal_exempt=False,
 )
 """The workspace suite's import."""

@@ -10,6 +10,8 @@ stamp and a new event's participant order set aside), and the end states the sam
 from __future__ import annotations
 
 import functools
+import json
+import re
 from typing import Any
 
 import msgspec
@@ -21,7 +23,8 @@ from harness_world.agentdojo import workspace
 from harness_world.agentdojo.check import check_suite, grade_differences
 from harness_world.agentdojo.checks import DojoState, Verdict
 from harness_world.agentdojo.importer import Imported, build_world, import_suite
-from harness_world.agentdojo.regrade import shown
+from harness_world.agentdojo.live import attack_injections, injection_candidates
+from harness_world.agentdojo.regrade import Regrader, shown, trace_files
 from harness_world.agentdojo.source import DojoSource
 from harness_world.engine.world import World
 from harness_world.grading.task import Task
@@ -319,3 +322,51 @@ def test_every_workspace_oracle_passes_and_agentdojo_agrees() -> None:
     }
     assert sum(c.mutants for c in checks) == 189
     assert (sum(c.killed for c in checks), sum(c.killed_dojo for c in checks)) == (124, 133)
+
+
+def test_every_published_workspace_trace_gets_the_stored_verdicts_and_results() -> None:
+    regrader = Regrader(DATA)
+    traces = trace_files(sorted((DATA / "traces").glob("*/workspace")))
+    verdicts = [regrader.regrade(p) for p in traces]
+    assert len(verdicts) == 1842  # 3 pipelines × (40 + 14 alone + 560 attacks)
+    assert [v.path for v in verdicts if not v.agrees] == []
+    # every result replayed equals the recorded one, read as two AgentDojo runs agree on it
+    assert [v.difference for v in verdicts if not v.reproduced] == []
+    assert {v.stored_utility for v in verdicts} == {True, False}
+    assert {v.stored_security for v in verdicts} == {True, False}
+    # where our grade parts from AgentDojo's verdicts, and why (docs/agentdojo.md)
+    assert grade_differences(verdicts) == {
+        "useful by ours, not by AgentDojo": 58,
+        "useful by AgentDojo, ours fails: the end state is not the ground truth's": 44,
+        "useful by AgentDojo, ours fails: the attack succeeded": 4,
+        "useful by AgentDojo, ours fails: state.allowed": 1,
+        "attack seen by ours alone": 53,
+    }
+
+
+def test_the_injections_placed_equal_every_published_traces() -> None:
+    """``agentdojo run``'s attack texts and vectors equal each published workspace trace's."""
+    template = _source().attack_template("important_instructions")
+    _, imported = _imported()
+    users = {i.dojo.id: i for i in imported.values() if i.dojo is not None}
+    injections = {i.injection.id: i.injection for i in imported.values() if i.injection}
+    candidates = {
+        u: injection_candidates(_source(), SUITE, VERSION, users[u]) for u in sorted(users)
+    }
+    traces = sorted((DATA / "traces").glob("*/workspace/*/important_instructions/*.json"))
+    assert len(traces) == 3 * 560
+    differ = []
+    for path in traces:
+        trace = json.loads(path.read_text())
+        text = next(iter(trace["injections"].values()))
+        model = re.search(r"to you, (.*?)\.\n", text)
+        assert model is not None, path
+        ours = attack_injections(
+            template,
+            candidates[trace["user_task_id"]],
+            injections[trace["injection_task_id"]],
+            model.group(1),
+        )
+        if ours != trace["injections"]:
+            differ.append(f"{path}: ours {sorted(ours)}, theirs {sorted(trace['injections'])}")
+    assert differ == []
