@@ -6,6 +6,7 @@ import ast
 import shlex
 import tomllib
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -107,3 +108,33 @@ def test_a_tier_runs_in_its_own_pytest_process(tmp_path: Path) -> None:
     ran = tiers.run_tier("core", tmp_path, [one])
     assert ran.code == 0 and ran.counts == {"passed": 1, "failed": 0, "skipped": 0}, ran.output
     assert "1 passed" in ran.output and ran.cpu > 0
+
+
+def test_the_core_tier_runs_on_two_workers_unless_single_tests_are_named(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The core tier's command carries xdist's options; a named test runs in one process."""
+    commands: list[list[str]] = []
+
+    class Child:
+        pid = 0
+        returncode = 0
+
+    def popen(command: list[str], **_: object) -> Child:
+        commands.append(command)
+        return Child()
+
+    monkeypatch.setattr(tiers.subprocess, "Popen", popen)
+    monkeypatch.setattr(
+        tiers.os,
+        "wait4",
+        lambda pid, options: (pid, 0, SimpleNamespace(ru_utime=0.0, ru_stime=0.0)),
+    )
+    monkeypatch.setattr(tiers.os, "waitstatus_to_exitcode", lambda status: 0)
+    tiers.run_tier("core", tmp_path, [])
+    tiers.run_tier(
+        "core", tmp_path, ["tests/test_tiers.py::test_counts_come_from_the_junit_report"]
+    )
+    tiers.run_tier("ray", tmp_path, [])
+    assert commands[0][3:7] == tiers.CORE_WORKERS
+    assert "-n" not in commands[1] and commands[2][3:5] == ["-m", "ray"]

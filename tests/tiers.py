@@ -3,7 +3,8 @@
 ``python -m pytest`` runs the core tier (pyproject's ``addopts`` deselect the extension
 tiers) and ``python -m pytest -m NAME`` one extension tier, NAME a marker registered in
 pyproject. This runs them all, each in its own pytest process, at most
-``--jobs`` at a time (default 2, this machine's cores), the core first; it prints each
+``--jobs`` at a time (default 2, this machine's cores), the core first and on two
+pytest-xdist workers (``python -m pytest -n 2 --dist loadfile``); it prints each
 tier's output whole when the tier ends, with its wall time. It exits 1 if any tier failed or
 ran no test (pytest's exit 5), and its last line counts every tier's tests.
 """
@@ -11,6 +12,7 @@ ran no test (pytest's exit 5), and its last line counts every tier's tests.
 from __future__ import annotations
 
 import concurrent.futures
+import importlib.util
 import os
 import subprocess
 import sys
@@ -23,6 +25,10 @@ from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parent.parent
 CORE = "core"
+CORE_WORKERS = ["-n", "2", "--dist", "loadfile"]
+"""pytest-xdist options for the core tier: two worker processes (this machine's cores), each
+test file on one worker so a module's fixtures are built once. Extension tiers stay in one
+process: Ray, Chromium and the SDK servers each start a service of their own."""
 
 
 class TierRun(NamedTuple):
@@ -62,7 +68,10 @@ def _counts(junit: Path) -> dict[str, int]:
 
 def run_tier(name: str, scratch: Path, extra: list[str]) -> TierRun:
     """One tier in its own pytest process, its output kept in a file until it ends."""
-    select = [] if name == CORE else ["-m", name]
+    select = ["-m", name]
+    if name == CORE:
+        has_xdist = importlib.util.find_spec("xdist") is not None
+        select = CORE_WORKERS if has_xdist and not _one_test(extra) else []
     junit, log = scratch / f"{name}.xml", scratch / f"{name}.log"
     command = [sys.executable, "-m", "pytest", *select, f"--junitxml={junit}", *extra]
     start = time.monotonic()
@@ -73,6 +82,11 @@ def run_tier(name: str, scratch: Path, extra: list[str]) -> TierRun:
     code = child.returncode = os.waitstatus_to_exitcode(status)
     text = log.read_text(encoding="utf-8", errors="replace")
     return TierRun(name, code, text, _counts(junit), seconds, usage.ru_utime + usage.ru_stime)
+
+
+def _one_test(extra: list[str]) -> bool:
+    """Whether the arguments name single tests (``file::name``): two workers would cost more."""
+    return any("::" in argument for argument in extra)
 
 
 def _parse(argv: list[str]) -> tuple[int, list[str]]:
