@@ -161,7 +161,8 @@ def address(text: Any) -> str:
     Raises:
         ToolFailure: for text that is not an address.
     """
-    from pydantic.networks import PydanticCustomError, validate_email
+    from pydantic.networks import validate_email
+    from pydantic_core import PydanticCustomError
 
     if not isinstance(text, str):
         raise ToolFailure("invalid", f"ValidationError: {text!r} is not an email address")
