@@ -533,6 +533,7 @@ def _at(day: str, time: str = "") -> str:
 
 
 EventTest = Callable[[dict[str, Any], Verdict], bool]
+"""One test of the event a task adds (given the verdict for the start state's account)."""
 
 
 def _event_with(
