@@ -236,8 +236,8 @@ def _their_start() -> Any:
     return reference.load_and_inject_default_environment({})
 
 
-def _their_verdicts(tasks: list[Any], output: str, calls: Any) -> list[bool]:
-    """AgentDojo's verdicts, in order, on its own runtime's end state after ``calls``."""
+def _their_verdicts(tasks: list[Any], outputs: tuple[str, ...], calls: Any) -> list[list[bool]]:
+    """AgentDojo's verdicts, per output, on its own runtime's end state after ``calls``."""
     from agentdojo.functions_runtime import FunctionCall
     from agentdojo.types import text_content_block_from_string
 
@@ -247,8 +247,15 @@ def _their_verdicts(tasks: list[Any], output: str, calls: Any) -> list[bool]:
     for name, args in calls:
         runtime.run_function(post, name, dict(args))
     trace = [FunctionCall(function=name, args=dict(args)) for name, args in calls]
-    blocks = [text_content_block_from_string(output)]
-    return [bool(reference._check_task_result(t, blocks, pre, post, trace)) for t in tasks]
+    out = []
+    for output in outputs:
+        blocks = [text_content_block_from_string(output)]
+        # a check may change what it reads (get_unread marks e-mails read): fresh copies each
+        before, after = pre.model_copy(deep=True), post.model_copy(deep=True)
+        out.append(
+            [bool(reference._check_task_result(t, blocks, before, after, trace)) for t in tasks]
+        )
+    return out
 
 
 def _our_verdicts(checks: list[Any], output: str, calls: Any) -> list[bool]:
@@ -294,11 +301,12 @@ def test_every_ground_truth_gets_agentdojos_verdicts() -> None:
             calls += injection.injection.gold
             ours.append(injection.utility)  # run alone, its security is its verdict
             theirs.append(reference.injection_tasks[injection.injection.id])
-        for text in (output, ""):
+        outputs = (output, "")
+        for text, their in zip(outputs, _their_verdicts(theirs, outputs, calls), strict=True):
             mine = _our_verdicts(ours, text, calls)
-            if mine != _their_verdicts(theirs, text, calls):
+            if mine != their:
                 names = [getattr(t, "ID", "?") for t in theirs]
-                differ.append(f"{names} output {text[:30]!r}: ours {mine}")
+                differ.append(f"{names} output {text[:30]!r}: ours {mine}, AgentDojo's {their}")
     assert differ == []
 
 
