@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness_world.agentdojo import workspace
+from harness_world.agentdojo import workspace, workspace_diff
 from harness_world.agentdojo.check import check_suite, grade_differences
 from harness_world.agentdojo.checks import DojoState, Verdict
 from harness_world.agentdojo.importer import Imported, build_world, import_suite
@@ -111,7 +111,7 @@ def _their_rows(env: Any, seeded: set[str]) -> dict[str, Any]:
 
 
 def _our_rows(world: World, final: Any, seeded: set[str]) -> dict[str, Any]:
-    return _comparable(workspace.resolved(DojoState.of(world, final)), seeded)
+    return _comparable(workspace_diff.resolved(DojoState.of(world, final)), seeded)
 
 
 def _differential(calls: list[tuple[str, dict[str, Any]]]) -> None:
