@@ -20,7 +20,7 @@ import attrs
 from harness_world.agentdojo.source import DojoTask
 from harness_world.engine.calls import FinalRow
 from harness_world.engine.world import World
-from harness_world.grading.answers import NUMBER_WORDS, TENS_WORDS
+from harness_world.grading.mentions import NUMBER_WORDS, TENS_WORDS
 from harness_world.grading.task import Allowance
 
 

@@ -27,7 +27,7 @@ slot's result while the scan judged it; nothing here recomputes them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import msgspec
@@ -189,34 +189,46 @@ def _attack_succeeded(seen: _Seen) -> bool:
 
 def _layer_figures(results: list[LayeredResult]) -> LayerFigures:
     scored = [r for r in results if r.admitted]
-    reasons: dict[str, int] = {}
-    for r in results:
-        if not r.admitted:
-            why = "; ".join(r.admission.reasons) or "not admitted"
-            reasons[why] = reasons.get(why, 0) + 1
     passed = sum(sum(v.harness.values()) for v in scored)
     total = sum(len(v.harness) for v in scored)
-    fractions = [sum(v.harness.values()) / len(v.harness) for v in scored if v.harness]
-    activations: dict[str, int] = {}
-    for v in scored:
-        for link in {(x.harness, x.agent) for x in v.activated}:
-            name = f"{link[0]} -> {link[1]}"
-            activations[name] = activations.get(name, 0) + 1
     return LayerFigures(
         admitted=len(scored),
         refused=len(results) - len(scored),
-        refusal_reasons=reasons,
+        refusal_reasons=_tally(
+            "; ".join(r.admission.reasons) or "not admitted" for r in results if not r.admitted
+        ),
         agent_success=rate(sum(not v.agent_failed for v in scored), len(scored)),
         harness_micro=rate(passed, total),
-        harness_macro=sum(fractions) / len(fractions) if fractions else None,
+        harness_macro=_harness_macro(scored),
         joint={state: sum(v.joint_state == state for v in scored) for state in JOINT_STATES},
         linked=sum(bool(v.activated) for v in scored),
         harness_with_clean_agent=sum(v.joint_state == "harness_only" for v in scored),
-        unlinked_agent=sum(
-            bool(set(v.agent_failed) - {x.agent for x in v.activated}) for v in scored
+        unlinked_agent=sum(bool(set(v.agent_failed) - _linked_agent(v)) for v in scored),
+        activations=_tally(
+            f"{harness} -> {agent}"
+            for v in scored
+            for harness, agent in {(x.harness, x.agent) for x in v.activated}
         ),
-        activations=activations,
     )
+
+
+def _tally(names: Iterable[str]) -> dict[str, int]:
+    """How many times each name occurs, in the order each first occurs."""
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def _harness_macro(scored: list[LayeredResult]) -> float | None:
+    """The mean over records of their passed fraction of harness criteria (None: none has any)."""
+    fractions = [sum(v.harness.values()) / len(v.harness) for v in scored if v.harness]
+    return sum(fractions) / len(fractions) if fractions else None
+
+
+def _linked_agent(result: LayeredResult) -> set[str]:
+    """The agent criteria an activated link of the record covers."""
+    return {x.agent for x in result.activated}
 
 
 def conditions_report(

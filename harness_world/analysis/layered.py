@@ -306,9 +306,7 @@ def dimension_sheet(
     ``claims`` are the standing claim reviews of these results' records (see `ClaimLevels`);
     a claim naming a record outside them is unmatched.
     """
-    scored = sorted(
-        (r for r in results if r.admitted), key=lambda r: (r.task_id, r.sample, r.dimension or "")
-    )
+    scored = _admitted(results)
     tasks = [r.task_id for r in scored]
     # each result's derived sets, computed once (properties build them anew on every use)
     failed_h = [r.harness_failed for r in scored]
@@ -320,29 +318,49 @@ def dimension_sheet(
         for r, h in zip(scored, failed_h, strict=True)
     ]
     joint_failed = [r for r, state in zip(scored, joint, strict=True) if state == "both"]
+    activated = [bool(r.activated) for r in joint_failed]
     return DimensionSheet(
         dimension=dimension,
         records=len(results),
         admitted=len(scored),
         tasks=len(set(tasks)),
         agent_success=_proportion([j in ("clean", "harness_only") for j in joint], tasks),
-        agent_score=_mean([r.agent_score for r in scored], tasks),
+        agent_score=_mean_of(scored, "agent_score", tasks),
         harness_micro=_micro(scored),
-        harness_macro=_mean([r.harness_score for r in scored], tasks),
-        layered_score=_mean([r.layered_score for r in scored], tasks),
-        joint={s: _proportion([j == s for j in joint], tasks) for s in JOINT_STATES},
+        harness_macro=_mean_of(scored, "harness_score", tasks),
+        layered_score=_mean_of(scored, "layered_score", tasks),
+        joint=_joint_shares(joint, tasks),
         joint_failures=len(joint_failed),
-        linked=sum(bool(r.activated) for r in joint_failed),
-        link_rate=_proportion(
-            [bool(r.activated) for r in joint_failed], [r.task_id for r in joint_failed]
-        ),
+        linked=sum(activated),
+        link_rate=_proportion(activated, [r.task_id for r in joint_failed]),
         harness_failed=_tally(failed_h),
         bypassed=_tally(r.bypassed for r in scored),
         harness_adjusted=_tally(adjusted),
-        with_harness_failure=_proportion([bool(h) for h in failed_h], tasks),
-        with_adjusted_failure=_proportion([bool(a) for a in adjusted], tasks),
+        with_harness_failure=_nonempty_share(failed_h, tasks),
+        with_adjusted_failure=_nonempty_share(adjusted, tasks),
         claims=_claims(scored, claims),
     )
+
+
+def _admitted(results: Sequence[LayeredResult]) -> list[LayeredResult]:
+    """The admitted results, by task, sample and dimension."""
+    admitted = (r for r in results if r.admitted)
+    return sorted(admitted, key=lambda r: (r.task_id, r.sample, r.dimension or ""))
+
+
+def _mean_of(scored: list[LayeredResult], score: str, tasks: list[str]) -> Mean:
+    """The mean of one score over the results, clustered by task."""
+    return _mean([getattr(r, score) for r in scored], tasks)
+
+
+def _nonempty_share(found: list[list[str]], tasks: list[str]) -> Proportion:
+    """The share of results with at least one criterion in their list, clustered by task."""
+    return _proportion([bool(f) for f in found], tasks)
+
+
+def _joint_shares(joint: list[str], tasks: list[str]) -> dict[str, Proportion]:
+    """The share of results in each joint state (`JOINT_STATES`), clustered by task."""
+    return {state: _proportion([j == state for j in joint], tasks) for state in JOINT_STATES}
 
 
 def layered_tables(

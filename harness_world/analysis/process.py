@@ -45,6 +45,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Final
 
 import msgspec
 
@@ -249,40 +250,62 @@ def _mean_or_none(values: Sequence[float]) -> float | None:
     return math.fsum(values) / len(values) if values else None
 
 
+_POOLED_RATES: Final = {
+    "backtrack_rate": ("backtracked", "write_calls"),
+    "verification_rate": ("verified", "write_calls"),
+    "irreversible_rate": ("irreversible", "write_calls"),
+    "failure_rate": ("failed_calls", "tool_calls"),
+    "verification_cost": ("verification_calls", "tool_calls"),
+    "postcondition_rate": ("postcondition_checked", "write_calls"),
+}
+"""Each pooled rate of `ProcessSummary`: the attempts' field summed over which total."""
+_SUMMED: Final = (
+    *sorted({field for pair in _POOLED_RATES.values() for field in pair}),
+    "rows_read_bytes",
+    "rows_used_bytes",
+)
+
+
 def summarize_process(attempts: Iterable[AttemptProcess]) -> ProcessSummary:
     """Means per attempt and per passed attempt, and the pooled rates (see the module doc)."""
     items = list(attempts)
     n = len(items)
     passed = sum(1 for a in items if a.passed)
     totals = {name: float(sum(getattr(a, name) for a in items)) for name in _MEANS}
-    writes = sum(a.write_calls for a in items)
-    calls = sum(a.tool_calls for a in items)
-    read = sum(a.rows_read_bytes for a in items)
-    used = sum(a.rows_used_bytes for a in items)
+    summed = {name: sum(getattr(a, name) for a in items) for name in _SUMMED}
+    rates = {
+        rate: _rate(summed[part], summed[whole]) for rate, (part, whole) in _POOLED_RATES.items()
+    }
+    read, used = summed["rows_read_bytes"], summed["rows_used_bytes"]
     scored = [a.efficiency for a in items if a.efficiency is not None]
     ratios = [a.rows_used_bytes / a.rows_read_bytes for a in items if a.rows_read_bytes]
     return ProcessSummary(
         attempts=n,
         passed=passed,
-        per_attempt={k: (v / n if n else None) for k, v in totals.items()},
-        per_pass={k: (v / passed if passed else None) for k, v in totals.items()},
-        write_calls=writes,
-        backtrack_rate=_rate(sum(a.backtracked for a in items), writes),
-        verification_rate=_rate(sum(a.verified for a in items), writes),
-        irreversible_rate=_rate(sum(a.irreversible for a in items), writes),
-        tool_calls=calls,
-        failure_rate=_rate(sum(a.failed_calls for a in items), calls),
+        per_attempt=_per(totals, n),
+        per_pass=_per(totals, passed),
         escalation_rate=_rate(sum(1 for a in items if a.refused_calls), n),
-        verification_cost=_rate(sum(a.verification_calls for a in items), calls),
-        postcondition_rate=_rate(sum(a.postcondition_checked for a in items), writes),
         context_efficiency=used / read if read else None,
         context_efficiency_mean=_mean_or_none(ratios),
         efficiency_adjusted=_mean_or_none(scored),
         efficiency_n=len(scored),
+        context_efficiency_n=len(ratios),
+        write_calls=summed["write_calls"],
+        tool_calls=summed["tool_calls"],
         rows_read_bytes=read,
         rows_used_bytes=used,
-        context_efficiency_n=len(ratios),
+        backtrack_rate=rates["backtrack_rate"],
+        verification_rate=rates["verification_rate"],
+        irreversible_rate=rates["irreversible_rate"],
+        failure_rate=rates["failure_rate"],
+        verification_cost=rates["verification_cost"],
+        postcondition_rate=rates["postcondition_rate"],
     )
+
+
+def _per(totals: dict[str, float], count: int) -> dict[str, float | None]:
+    """Each total divided by a count (None for every total when the count is 0)."""
+    return {k: (v / count if count else None) for k, v in totals.items()}
 
 
 def process_change(paired: Iterable[PairedTask]) -> ProcessChange:

@@ -477,8 +477,6 @@ def report_from_scan(
             any order; None leaves the report's ``process`` null.
         claims: The run's standing claim reviews (`standing_claims`).
     """
-    import numpy as np
-
     slots = scan.slots
     valid = [s for s in slots if s.counted and s.passed is not None]
     open_prose = [s for s in valid if s.not_reviewed]
@@ -491,28 +489,52 @@ def report_from_scan(
         agent=scan.manifest.agent,
         counts=scan.counts,
         pass_rate=_wilson(scan.counts.counted_passed, len(valid)),
-        completed_but_failed=sum(1 for s in valid if s.outcome == "completed" and not s.passed),
-        first_try_completed=sum(1 for s in completed if not s.retried),
+        completed_but_failed=_completed_but_failed(valid),
+        first_try_completed=sum(not s.retried for s in completed),
         eventually_completed=len(completed),
         pass_k=_pass_k(rows_of(scan, "run"), scan.manifest.samples),
         per_attempt=_per_attempt(slots),
-        latency_p50_s=float(np.percentile(latencies, 50)) if latencies else None,
-        latency_p95_s=float(np.percentile(latencies, 95)) if latencies else None,
+        latency_p50_s=_percentile(latencies, 50),
+        latency_p95_s=_percentile(latencies, 95),
         families=_families(scan),
         failed_tasks=_failed_tasks(slots),
         attempts=slots,
         harness=_harness_layer(valid),
         requests=_model_requests(slots),
-        task_families={t: f for t, f in sorted(scan.families.items()) if f},
+        task_families=_task_families(scan),
         suite_mean=suite_mean(rows_of(scan, "run"), scan.families),
         weighted_mean=weighted_mean(rows_of(scan, "run"), scan.weights) or msgspec.UNSET,
         not_reviewed_criteria=sum(len(s.not_reviewed) for s in open_prose),
         not_reviewed_attempts=len(open_prose),
         process=None if process is None else summarize_process(process),
-        layered=layered_tables([s.layers for s in valid if s.layers is not None], claims),
+        layered=_layered(valid, claims),
         tries=_tries(slots),
         first_try_pass_k=_first_try_pass_k(scan) if scan.counts.retried else [],
     )
+
+
+def _completed_but_failed(valid: Sequence[SlotResult]) -> int:
+    """Valid attempts that completed and did not pass (a pending one has not passed)."""
+    return sum(s.outcome == "completed" and not s.passed for s in valid)
+
+
+def _percentile(values: Sequence[float], q: float) -> float | None:
+    """The ``q``-th percentile of the values (None when there are none)."""
+    if not values:
+        return None
+    import numpy as np
+
+    return float(np.percentile(values, q))
+
+
+def _task_families(scan: RunScan) -> dict[str, str]:
+    """Each task's family, for the tasks that declare one, by task id."""
+    return {t: f for t, f in sorted(scan.families.items()) if f}
+
+
+def _layered(valid: Sequence[SlotResult], claims: Sequence[Review]) -> LayeredTables:
+    """The layered score sheets of the valid attempts that have layers."""
+    return layered_tables([s.layers for s in valid if s.layers is not None], claims)
 
 
 def _tries(slots: Sequence[SlotResult]) -> dict[str, int]:

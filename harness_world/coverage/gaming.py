@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 
-from harness_world.grading.answers import number_mentions
+from harness_world.grading.mentions import number_mentions
 from harness_world.running.scripted import Script, ScriptContext
 
 __all__ = ["GAMING_COUNT", "GAMING_IDS", "gaming_count", "gaming_ids"]

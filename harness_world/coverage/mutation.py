@@ -212,16 +212,7 @@ def _guess_next_id(mutator: _Mutator) -> None:
     task, oracle = mutator.task, mutator.oracle
     if task.answer is None and not any(r.in_final_message for r in task.receipts):
         return
-    words = stated(oracle.final_message) - stated(briefing(task))  # given values are no guess
-    seen = trace_view(oracle, task, mutator.world).shown
-    shown = [seen.by_call(i) & words for i in range(len(oracle.calls))]
-    if task.answer is not None:
-        # A derived answer (a count of rows) rests on the target rows read, not on a word.
-        entities = [mutator.world.contract.entity(e) for e, _ in mutator.targets.values()]
-        wanted = {(e, k) for e, keys in mutator.targets.values() for k in keys}
-        for i, call in enumerate(oracle.calls):
-            rows = returned_row_keys(call, entities) & wanted
-            shown[i] = shown[i] | {to_json(list(row)) for row in rows}
+    shown = _stated_and_shown(mutator)
     dropped = [
         i for i, call in enumerate(oracle.calls) if mutator.is_kind(call, "read") and shown[i]
     ]
@@ -236,6 +227,26 @@ def _guess_next_id(mutator: _Mutator) -> None:
         calls,
         f"the same final message without the reads that showed what it states (calls {seqs})",
     )
+
+
+def _stated_and_shown(mutator: _Mutator) -> list[frozenset[bytes]]:
+    """Per oracle call, the values of the final message it showed (the instruction's aside).
+
+    For an answer, also the target rows it returned: a derived answer (a count of rows)
+    rests on the target rows read, not on a word.
+    """
+    task, oracle = mutator.task, mutator.oracle
+    words = stated(oracle.final_message) - stated(briefing(task))  # given values are no guess
+    seen = trace_view(oracle, task, mutator.world).shown
+    shown = [seen.by_call(i) & words for i in range(len(oracle.calls))]
+    if task.answer is None:
+        return shown
+    entities = [mutator.world.contract.entity(e) for e, _ in mutator.targets.values()]
+    wanted = {(e, k) for e, keys in mutator.targets.values() for k in keys}
+    for i, call in enumerate(oracle.calls):
+        rows = returned_row_keys(call, entities) & wanted
+        shown[i] = shown[i] | {to_json(list(row)) for row in rows}
+    return shown
 
 
 def _memorised_write(mutator: _Mutator) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from harness_world.analysis.tables import render_table
 from harness_world.coverage.demo import DemoResult
-from harness_world.coverage.gate import CoverageReport
+from harness_world.coverage.gate import CoverageReport, GateAttempt
 from harness_world.coverage.matrix import CoverageMatrix
 
 __all__ = ["render_coverage", "render_demo", "render_matrix"]
@@ -21,49 +21,58 @@ def render_coverage(report: CoverageReport, *, verbose: bool = False) -> str:
 
     ``verbose`` lists every attempt, not only the problems.
     """
-    lines: list[str] = []
+    lines = [f"\n== {report.world}", *_gate_counts(report)]
+    lines.append("criteria and the hand mutants that kill them (else the automatic ones):")
+    lines += _killers(report)
+    if verbose:
+        lines += [_attempt_line(r) for r in report.results]
+    for key, mutants in report.unchecked.items():
+        lines.append(f"  NOT CHECKED on these seeds: {key} (failed only by {', '.join(mutants)})")
+    lines += [f"  PROBLEM: {problem}" for problem in report.problems]
+    return "".join(line + "\n" for line in lines)
+
+
+def _gate_counts(report: CoverageReport) -> list[str]:
+    """The oracles that pass, the routes per task and the mutants that fail as they should."""
     oracles = [r for r in report.results if r.kind == "oracle"]
     hand = [r for r in report.results if r.kind == "hand"]
-    lines.append(f"\n== {report.world}")
-    lines.append(
-        f"oracles: {sum(r.ok for r in oracles)}/{len(oracles)} route runs pass "
-        f"(seeds: {', '.join(sorted({r.size for r in oracles}))})"
-    )
     counts = sorted(report.routes.items())
     fewest = min((n for _, n in counts), default=0)
-    lines.append(
+    return [
+        f"oracles: {sum(r.ok for r in oracles)}/{len(oracles)} route runs pass "
+        f"(seeds: {', '.join(sorted({r.size for r in oracles}))})",
         f"routes per task: {sum(n for _, n in counts)} passing over {len(counts)} tasks, "
-        f"fewest {fewest} (at least {report.min_routes} required)"
-    )
-    lines.append("  " + ", ".join(f"{task.split('.', 1)[-1]} {n}" for task, n in counts))
-    lines.append(f"hand mutants: {sum(r.ok for r in hand)}/{len(hand)} fail exactly as predicted")
-    lines.append(
+        f"fewest {fewest} (at least {report.min_routes} required)",
+        "  " + ", ".join(f"{task.split('.', 1)[-1]} {n}" for task, n in counts),
+        f"hand mutants: {sum(r.ok for r in hand)}/{len(hand)} fail exactly as predicted",
         f"automatic mutants: {report.auto_killed} killed, {report.auto_survived} survived, "
         f"{report.auto_equivalent} equivalent; "
-        f"score {report.score:.3f} (threshold {report.threshold:.2f})"
-    )
-    lines.append("criteria and the hand mutants that kill them (else the automatic ones):")
+        f"score {report.score:.3f} (threshold {report.threshold:.2f})",
+    ]
+
+
+def _killers(report: CoverageReport) -> list[str]:
+    """Per task, each criterion and how many mutants kill it (hand ones first, else automatic)."""
     by_task: dict[str, list[str]] = {}
     for key, killers in sorted(report.killed_by.items()):
         task, criterion = key.split(": ", 1)
-        automatic = report.auto_killed_by.get(key, [])
-        kills = f"{len(killers)}" if killers else f"auto {len(automatic)}" if automatic else "NONE"
-        if key in report.unchecked:
-            kills = "not run (seeds of its mutants not chosen)"
-        by_task.setdefault(task, []).append(f"{criterion} <- {kills}")
-    lines += [f"  {task}: " + "; ".join(kills) for task, kills in by_task.items()]
-    if verbose:
-        for r in report.results:
-            status = "ok " if r.ok else "BAD"
-            name = f"{r.id} [{r.route}]" if r.route else r.id
-            lines.append(
-                f"  {status} {r.kind:6} {r.size:5} {name}: failed {r.failed or '-'} {r.note}"
-            )
-    for key, mutants in report.unchecked.items():
-        lines.append(f"  NOT CHECKED on these seeds: {key} (failed only by {', '.join(mutants)})")
-    for problem in report.problems:
-        lines.append(f"  PROBLEM: {problem}")
-    return "".join(line + "\n" for line in lines)
+        by_task.setdefault(task, []).append(f"{criterion} <- {_kills(report, key, killers)}")
+    return [f"  {task}: " + "; ".join(kills) for task, kills in by_task.items()]
+
+
+def _kills(report: CoverageReport, key: str, killers: list[str]) -> str:
+    if key in report.unchecked:
+        return "not run (seeds of its mutants not chosen)"
+    if killers:
+        return f"{len(killers)}"
+    automatic = report.auto_killed_by.get(key, [])
+    return f"auto {len(automatic)}" if automatic else "NONE"
+
+
+def _attempt_line(r: GateAttempt) -> str:
+    status = "ok " if r.ok else "BAD"
+    name = f"{r.id} [{r.route}]" if r.route else r.id
+    return f"  {status} {r.kind:6} {r.size:5} {name}: failed {r.failed or '-'} {r.note}"
 
 
 def render_demo(result: DemoResult, out: Path) -> str:

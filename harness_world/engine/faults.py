@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 import attrs
 import msgspec
@@ -45,13 +45,7 @@ Behaviour = Literal[
     "rate_limited",
     "stale_read",
 ]
-BEHAVIOURS: Final[tuple[str, ...]] = (
-    "fail_before_commit",
-    "commit_then_drop_response",
-    "duplicate_delivery",
-    "rate_limited",
-    "stale_read",
-)
+BEHAVIOURS: Final[tuple[str, ...]] = get_args(Behaviour)
 Repeat = Literal["return_original_if_same_key", "create_again"]
 
 

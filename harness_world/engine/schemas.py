@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from harness_world.engine.world import World
 
 __all__ = ["SCHEMA_FORMATS", "SchemaFormat", "tool_schemas"]
 
 SchemaFormat = Literal["openai", "anthropic", "mcp", "json-schema"]
-SCHEMA_FORMATS: tuple[str, ...] = ("openai", "anthropic", "mcp", "json-schema")
+SCHEMA_FORMATS: tuple[str, ...] = get_args(SchemaFormat)
 """Every shape `tool_schemas` produces (for command-line choices)."""
 
 

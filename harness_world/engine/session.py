@@ -53,6 +53,23 @@ def _matches(row: Mapping[str, Any], where: Mapping[str, object]) -> bool:
     return True
 
 
+def _row_matches(data: bytes | None, where: Mapping[str, object]) -> bool:
+    """Whether a stored row exists and matches every filter (no filter: decoded not at all)."""
+    return data is not None and (not where or _matches(from_json(data), where))
+
+
+def _narrowest_hits(
+    world: World, entity: str, where: Mapping[str, object]
+) -> tuple[Key, ...] | None:
+    """The fewest keys one indexed filter admits, or None when no filter is indexed."""
+    base: tuple[Key, ...] | None = None
+    for field, value in where.items():
+        hits = world.lookup(entity, field, value)
+        if hits is not None and (base is None or len(hits) < len(base)):
+            base = hits
+    return base
+
+
 @attrs.define(slots=True, eq=False, init=False)
 class Session:
     """A private, copy-on-write view of a world with a logical clock and a call log.
@@ -500,32 +517,18 @@ class ToolContext:
         session = self._session
         world = session.world
         where = dict(where or {})
-        base: tuple[Key, ...] | None = None
-        for field, value in where.items():
-            hits = world.lookup(entity, field, value)
-            if hits is not None and (base is None or len(hits) < len(base)):
-                base = hits
+        base = _narrowest_hits(world, entity, where)
         candidates = world.keys(entity) if base is None else base
-        layer = session._layer.get(entity)
-        session._work += len(candidates) + (len(layer) if layer else 0)
+        layer = session._layer.get(entity) or {}
+        session._work += len(candidates) + len(layer)
+        unwritten = [key for key in candidates if key not in layer]
         # One indexed filter, or none at all: every candidate matches, nothing is decoded.
-        single_indexed = (base is not None and len(where) == 1) or not where
-        out: list[Key] = []
-        for key in candidates:
-            if layer is not None and key in layer:
-                continue
-            if single_indexed:
-                out.append(key)
-                continue
-            data = world.raw(entity, key)
-            if data is not None and _matches(from_json(data), where):
-                out.append(key)
-        if layer:
-            for key, data in layer.items():
-                if data is not None and (not where or _matches(from_json(data), where)):
-                    out.append(key)
-            out.sort(key=lambda k: session._position(entity, k))
-        return out
+        if not ((base is not None and len(where) == 1) or not where):
+            unwritten = [k for k in unwritten if _row_matches(world.raw(entity, k), where)]
+        if not layer:
+            return unwritten
+        written = [key for key, data in layer.items() if _row_matches(data, where)]
+        return sorted(unwritten + written, key=lambda k: session._position(entity, k))
 
     def select_page(
         self, entity: str, where: Mapping[str, object] | None, offset: int, limit: int

@@ -9,7 +9,7 @@ type the message asserts:
 * numbers in the instruction the agent was given, and ids (``T-1001``, ``I-0172@W-01``), dates
   and clock times are not candidates of a count or an amount;
 * numbers written as words are read (``Fifteen``, ``twenty-three``, ``one hundred and five``,
-  ``none``);
+  ``none``; `harness_world.grading.mentions` reads numbers and dates);
 * hedges fail with a reason: a list of several candidates, a range (``14-15``, ``between 14 and
   15``), either/or (``14 or 15``), and qualifiers (``about``, ``at least``, ``15 or so``,
   ``probably``), and any of `HEDGE_PHRASES` (``could not``, ``might``, ``my guess``, ...) in
@@ -36,20 +36,17 @@ from typing import Any, Final, Literal
 
 import attrs
 
+from harness_world.grading.mentions import DATE, WORD, Mention, date_mentions, number_mentions
+
 __all__ = [
     "GUESS_PHRASES",
     "HEDGE_PHRASES",
-    "NUMBER_WORDS",
-    "TENS_WORDS",
     "AnswerKind",
     "IdAnswer",
     "Judgement",
-    "Mention",
-    "date_mentions",
     "denial",
     "hedge_phrases",
     "judge",
-    "number_mentions",
     "pair_hedge",
     "qualifier_hedge",
     "structured_answer",
@@ -81,24 +78,6 @@ class Judgement:
     detail: str
 
 
-@attrs.frozen(slots=True)
-class Mention:
-    """One candidate value found in a message.
-
-    Attributes:
-        value: The value read (an int or float for numbers, ``YYYY-MM-DD`` for dates, a key for
-            ids, a bool for yes/no).
-        start: Where its text starts in the message.
-        end: Where its text ends.
-        text: The text it was read from.
-    """
-
-    value: Any
-    start: int
-    end: int
-    text: str
-
-
 # -- structured answers ---------------------------------------------------------------------
 
 
@@ -116,170 +95,6 @@ def structured_answer(message: str) -> tuple[bool, Any]:
         if isinstance(data, dict) and "answer" in data:
             return True, data["answer"]
     return False, None
-
-
-# -- numbers --------------------------------------------------------------------------------
-
-_ID = re.compile(r"(?<![\w])[A-Za-z][A-Za-z0-9_]*(?:[-@#/][A-Za-z0-9_]+)+")
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?Z?)?")
-_TIME = re.compile(r"(?<![\w:])\d{1,2}:\d{2}(?::\d{2})?(?![\w:])")
-_NUMBER = re.compile(r"(?<![\w.])[$€£]?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w]|\.\d)")
-NUMBER_WORDS: Final = (
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-)
-"""The numbers 0-19 as words, in order (index = value)."""
-TENS_WORDS: Final = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
-"""The tens 20-90 as words, in order (``TENS_WORDS[i]`` is ``10 * (i + 2)``)."""
-_UNITS = {w: i for i, w in enumerate(NUMBER_WORDS)}
-_TENS = {w: 10 * (i + 2) for i, w in enumerate(TENS_WORDS)}
-_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
-_WORD = re.compile(r"[A-Za-z]+")
-# "one" is a pronoun as often as a number: not read as 1 after these words or before "of".
-_ONE_PRONOUN_BEFORE = {"the", "each", "this", "that", "which", "no", "any", "every", "another"}
-
-
-def _mask(text: str, patterns: tuple[re.Pattern[str], ...]) -> str:
-    """Blank out every match (keeping positions) so its digits are not read as numbers."""
-    for pattern in patterns:
-        # Only tokens holding a digit: "twenty-one" is a number, "T-1001" an id.
-        text = pattern.sub(
-            lambda m: " " * len(m.group(0)) if any(c.isdigit() for c in m.group(0)) else m.group(0),
-            text,
-        )
-    return text
-
-
-_MAX_DIGITS = 64
-"""Digits of a number mention at most: a longer run answers nothing a task asks (and past
-4,300 digits Python refuses to read it as an int), so it is not read as a number."""
-
-
-def _digit_mentions(text: str) -> list[Mention]:
-    out = []
-    for m in _NUMBER.finditer(text):
-        whole = m.group(1).replace(",", "")
-        if len(whole) > _MAX_DIGITS:
-            continue
-        value: int | float = float(whole + m.group(2)) if m.group(2) else int(whole)
-        out.append(Mention(value, m.start(), m.end(), m.group(0)))
-    return out
-
-
-def _word_value(words: list[str]) -> int | None:
-    """The value of a run of number words, or None when the run is not a number."""
-    total, current, seen = 0, 0, False
-    for word in words:
-        if word in _UNITS or word in _TENS:
-            current += _UNITS.get(word, 0) + _TENS.get(word, 0)
-            seen = True
-        elif word in _SCALES and seen:
-            if _SCALES[word] == 100:
-                current *= 100
-            else:
-                total += current * _SCALES[word]
-                current = 0
-        elif word != "and":
-            return None
-    return total + current if seen else None
-
-
-def _word_mentions(text: str) -> list[Mention]:
-    """Numbers written as words: a run of number words (``and`` inside a run) is one number."""
-    tokens = [(m.group(0).lower(), m.start(), m.end()) for m in _WORD.finditer(text)]
-    numeric = set(_UNITS) | set(_TENS) | set(_SCALES)
-    out: list[Mention] = [
-        Mention(0, t[1], t[2], text[t[1] : t[2]]) for t in tokens if t[0] == "none"
-    ]
-    i = 0
-    while i < len(tokens):
-        if tokens[i][0] not in numeric or tokens[i][0] in _SCALES:
-            i += 1
-            continue
-        j = i
-        while j + 1 < len(tokens) and (
-            tokens[j + 1][0] in numeric
-            or (tokens[j + 1][0] == "and" and j + 2 < len(tokens) and tokens[j + 2][0] in numeric)
-        ):
-            j += 1
-        words = [t[0] for t in tokens[i : j + 1]]
-        value = _word_value(words)
-        if value is not None and not _pronoun_one(words, tokens, i, j):
-            start, end = tokens[i][1], tokens[j][2]
-            out.append(Mention(value, start, end, text[start:end]))
-        i = j + 1
-    return out
-
-
-def _pronoun_one(words: list[str], tokens: list[tuple[str, int, int]], i: int, j: int) -> bool:
-    if words != ["one"]:
-        return False
-    before = tokens[i - 1][0] if i > 0 else ""
-    after = tokens[j + 1][0] if j + 1 < len(tokens) else ""
-    return before in _ONE_PRONOUN_BEFORE or after in ("of", "by")
-
-
-def number_mentions(text: str) -> list[Mention]:
-    """Every number a text asserts, in order: digits and words; ids, dates and times aside."""
-    masked = _mask(text, (_ID, _DATE, _TIME))
-    found = _digit_mentions(masked) + _word_mentions(masked)
-    return sorted(found, key=lambda m: m.start)
-
-
-# -- dates ----------------------------------------------------------------------------------
-
-_MONTHS = {
-    m: i + 1
-    for i, m in enumerate(
-        [
-            "january",
-            "february",
-            "march",
-            "april",
-            "may",
-            "june",
-            "july",
-            "august",
-            "september",
-            "october",
-            "november",
-            "december",
-        ]
-    )
-}
-_MONTH = r"(" + "|".join(_MONTHS) + r")"
-_DAY_MONTH = re.compile(r"\b(\d{1,2}) " + _MONTH + r",? (\d{4})\b", re.IGNORECASE)
-_MONTH_DAY = re.compile(r"\b" + _MONTH + r" (\d{1,2})(?:st|nd|rd|th)?,? (\d{4})\b", re.IGNORECASE)
-
-
-def date_mentions(text: str) -> list[Mention]:
-    """ISO dates (with or without a time) and ``5 March 2025`` / ``March 5, 2025`` dates."""
-    out = [Mention(m.group(0)[:10], m.start(), m.end(), m.group(0)) for m in _DATE.finditer(text)]
-    for m in _DAY_MONTH.finditer(text):
-        day, month, year = int(m.group(1)), _MONTHS[m.group(2).lower()], m.group(3)
-        out.append(Mention(f"{year}-{month:02d}-{day:02d}", m.start(), m.end(), m.group(0)))
-    for m in _MONTH_DAY.finditer(text):
-        month, day, year = _MONTHS[m.group(1).lower()], int(m.group(2)), m.group(3)
-        out.append(Mention(f"{year}-{month:02d}-{day:02d}", m.start(), m.end(), m.group(0)))
-    return sorted(out, key=lambda m: m.start)
 
 
 # -- hedges ---------------------------------------------------------------------------------
@@ -518,25 +333,35 @@ def _same_exactly(a: Any, b: Any) -> bool:
     return bool(a == b and type(a) is type(b))
 
 
+def _same_value(a: Any, b: Any) -> bool:
+    return bool(a == b)
+
+
 def _same_amount(a: Any, b: Any) -> bool:
     return abs(float(a) - float(b)) < 0.005
 
 
-def _without_instruction(mentions: list[Mention], instruction: str, expected: Any) -> list[Mention]:
-    """Drop numbers the instruction already holds, but never the expected value itself.
+def _candidates(
+    kind: AnswerKind, text: str, instruction: str, expected: Any
+) -> tuple[list[Mention], _Same]:
+    """The dates or numbers a text states that the instruction does not, and how two compare.
 
-    A number from the instruction restates the question (a warehouse's 300 items, a budget of
-    40 tool calls); it is not the agent's answer.
+    A value from the instruction restates the question (a warehouse's 300 items, a budget of
+    40 tool calls); it is not the agent's answer, unless it is the expected value itself.
     """
-    given = {m.value for m in number_mentions(instruction)}
-    return [m for m in mentions if m.value not in given or m.value == expected]
+    read = date_mentions if kind == "date" else number_mentions
+    given = {m.value for m in read(instruction)}
+    kept = [m for m in read(text) if m.value not in given or m.value == expected]
+    if kind == "date":
+        return kept, _same_value
+    return kept, _same_amount if kind == "amount" else _same_count
 
 
 def _structured(kind: AnswerKind, value: Any, expected: Any, ids: IdAnswer | None) -> Judgement:
     checks: dict[str, Callable[[Any], bool]] = {
         "count": lambda v: isinstance(v, int) and not isinstance(v, bool),
         "amount": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-        "date": lambda v: isinstance(v, str) and bool(_DATE.fullmatch(v.strip())),
+        "date": lambda v: isinstance(v, str) and bool(DATE.fullmatch(v.strip())),
         "yes_no": lambda v: isinstance(v, bool),
         "ids": lambda v: isinstance(v, list) and all(isinstance(i, str | int) for i in v),
     }
@@ -557,7 +382,7 @@ def _structured(kind: AnswerKind, value: Any, expected: Any, ids: IdAnswer | Non
 
 def _yes_no(message: str, expected: bool) -> Judgement:
     first = re.split(r"(?<=[.!?])\s|\n", message.strip(), maxsplit=1)[0]
-    words = [w.lower() for w in _WORD.findall(first)]
+    words = [w.lower() for w in WORD.findall(first)]
     said = [w == "yes" for w in words if w in ("yes", "no")]
     unsure = _UNSURE_YES_NO.search(first)
     if unsure or (True in said and False in said):
@@ -624,7 +449,7 @@ def _prose_agrees(
     if not prose.strip():
         return None
     if kind == "yes_no":
-        said = [w.lower() for w in _WORD.findall(prose)[:1] if w.lower() in ("yes", "no")]
+        said = [w.lower() for w in WORD.findall(prose)[:1] if w.lower() in ("yes", "no")]
         if said and (said[0] == "yes") != bool(value):
             return Judgement(
                 False, f"the prose answers {said[0]}, the structured answer {_fmt(value)}"
@@ -632,12 +457,10 @@ def _prose_agrees(
         return _introduced(prose, "yes/no answer")
     if kind == "ids":
         return _ids_agree(prose, value, ids, instruction)
-    if kind == "date":
-        told = {m.value for m in date_mentions(instruction)}
-        found = [m for m in date_mentions(prose) if m.value not in told or m.value == value]
-        return _agreeing(kind, prose, found, str(value).strip()[:10], lambda a, b: a == b)
-    numbers = _without_instruction(number_mentions(prose), instruction, value)
-    return _agreeing(kind, prose, numbers, value, _same_amount if kind == "amount" else _same_count)
+    mentions, same = _candidates(kind, prose, instruction, value)
+    return _agreeing(
+        kind, prose, mentions, str(value).strip()[:10] if kind == "date" else value, same
+    )
 
 
 def judge(
@@ -674,13 +497,7 @@ def judge(
         if ids is None:
             return Judgement(False, "no id set to compare with")
         return _ids(message, ids, instruction)
-    if kind == "date":
-        mentions = date_mentions(message)
-        given_dates = {m.value for m in date_mentions(instruction)}
-        kept = [m for m in mentions if m.value not in given_dates or m.value == expected]
-        return _single(kind, message, kept, expected, lambda a, b: a == b)
-    mentions = _without_instruction(number_mentions(message), instruction, expected)
-    same = _same_amount if kind == "amount" else _same_count
+    mentions, same = _candidates(kind, message, instruction, expected)
     return _single(kind, message, mentions, expected, same)
 
 

@@ -553,11 +553,8 @@ def _checked(label: str, task: Task) -> Task:
     if len(set(names)) != len(names):
         raise TaskError(f"{label}: target set names must be unique, got {names}")
     referenced = [r.target for r in task.require] + [a.target for a in task.allow]
-    for name in referenced:
-        if name and name not in names:
-            raise TaskError(f"{label}: unknown target set {name!r} (declared: {names})")
     referenced += [r.target for r in task.receipts]
-    for name in referenced[len(referenced) - len(task.receipts) :]:
+    for name in referenced:
         if name and name not in names:
             raise TaskError(f"{label}: unknown target set {name!r} (declared: {names})")
     for group, kind in (
@@ -634,30 +631,7 @@ def select_targets(world: World, task: Task, name: str = "") -> tuple[Key, ...]:
     cached = _TARGET_CACHE.get(cache_key)
     if cached is not None:
         return cached
-    candidates: Iterable[Key] | None = None
-    key_field = world.contract.entity(target.entity).key
-    for condition in target.where:
-        probes = condition.index_probes()
-        if probes is None:
-            continue
-        if condition.field == key_field and (condition.eq is not UNSET or condition.in_):
-            # A condition on the key names its rows: look them up, never scan the entity.
-            named: set[Key] = {
-                p for p in probes if isinstance(p, str | int) and not isinstance(p, bool)
-            }
-            present = [k for k in named if world.position(target.entity, k) is not None]
-            candidates = sorted(present, key=lambda k: world.position(target.entity, k) or 0)
-            break
-        hits: list[Key] = []
-        indexed = True
-        for probe in probes:
-            found = world.lookup(target.entity, condition.field, probe)
-            if found is None:
-                indexed = False
-                break
-            hits.extend(found)
-        if indexed and (candidates is None or len(hits) < len(list(candidates))):
-            candidates = sorted(set(hits), key=lambda k: world.position(target.entity, k) or 0)
+    candidates = _indexed_candidates(world, target)
     keys = world.keys(target.entity) if candidates is None else candidates
     selected: list[Key] = []
     for key in keys:
@@ -667,3 +641,43 @@ def select_targets(world: World, task: Task, name: str = "") -> tuple[Key, ...]:
     result = tuple(selected)
     _TARGET_CACHE[cache_key] = result
     return result
+
+
+def _indexed_candidates(world: World, target: Target) -> list[Key] | None:
+    """The fewest keys, in seed order, that the target's indexed conditions admit.
+
+    None when no condition is indexed: every row of the entity is then a candidate.
+    """
+    candidates: list[Key] | None = None
+    key_field = world.contract.entity(target.entity).key
+    for condition in target.where:
+        probes = condition.index_probes()
+        if probes is None:
+            continue
+        if condition.field == key_field and (condition.eq is not UNSET or condition.in_):
+            # A condition on the key names its rows: look them up, never scan the entity.
+            named = {p for p in probes if isinstance(p, str | int) and not isinstance(p, bool)}
+            return _in_seed_order(world, target.entity, named)
+        hits = _index_hits(world, target.entity, condition.field, probes)
+        if hits is not None and (candidates is None or len(hits) < len(candidates)):
+            candidates = _in_seed_order(world, target.entity, set(hits))
+    return candidates
+
+
+def _index_hits(
+    world: World, entity: str, field: str, probes: Iterable[object]
+) -> list[Key] | None:
+    """Every key the index of ``field`` holds for the probes, or None when it has no index."""
+    hits: list[Key] = []
+    for probe in probes:
+        found = world.lookup(entity, field, probe)
+        if found is None:
+            return None
+        hits.extend(found)
+    return hits
+
+
+def _in_seed_order(world: World, entity: str, keys: set[Key]) -> list[Key]:
+    """The keys the world holds, in seed order."""
+    present = [k for k in keys if world.position(entity, k) is not None]
+    return sorted(present, key=lambda k: world.position(entity, k) or 0)

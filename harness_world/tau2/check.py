@@ -290,10 +290,6 @@ def _summary(reports: list[GoldReport], ours: str, theirs: str) -> CheckSummary:
     survived = sum(r.survived for r in reports)
     equivalent = sum(r.equivalent for r in reports)
     total = sum(len(r.mutants) for r in reports)
-    operators: dict[str, Counter[str]] = {}
-    for r in reports:
-        for m in r.mutants:
-            operators.setdefault(m.operator, Counter())[m.status] += 1
     return CheckSummary(
         imported=len(reports),
         oracle_passed=sum(r.oracle_passed for r in reports),
@@ -310,12 +306,26 @@ def _summary(reports: list[GoldReport], ours: str, theirs: str) -> CheckSummary:
         survived=survived,
         equivalent=equivalent,
         ungraded=total - killed - survived - equivalent,
-        mutation_score=killed / (killed + survived) if killed + survived else 1.0,
-        kill_rate_all=killed / total if total else 1.0,
-        by_operator={op: dict(sorted(c.items())) for op, c in sorted(operators.items())},
+        mutation_score=_share_or_one(killed, killed + survived),
+        kill_rate_all=_share_or_one(killed, total),
+        by_operator=_by_operator(reports),
         initial_db_hash=ours,
         initial_tau2_db_hash=theirs,
     )
+
+
+def _share_or_one(part: int, whole: int) -> float:
+    """``part / whole``; 1.0 when there is nothing to count (no mutant escaped)."""
+    return part / whole if whole else 1.0
+
+
+def _by_operator(reports: list[GoldReport]) -> dict[str, dict[str, int]]:
+    """Mutants per operator and status, both sorted."""
+    operators: dict[str, Counter[str]] = {}
+    for r in reports:
+        for m in r.mutants:
+            operators.setdefault(m.operator, Counter())[m.status] += 1
+    return {op: dict(sorted(c.items())) for op, c in sorted(operators.items())}
 
 
 def regrade_results(

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
@@ -40,7 +40,15 @@ from harness_world.engine.contract import Field
 from harness_world.engine.limits import read_json_file
 from harness_world.engine.world import World
 
-__all__ = ["KeyOrders", "Tau2Hasher", "Tau2Shape", "learn_orders", "tau2_dumps"]
+__all__ = [
+    "KeyOrders",
+    "Tau2Hasher",
+    "Tau2Shape",
+    "learn_orders",
+    "overlaid_hash",
+    "overlaid_rows",
+    "tau2_dumps",
+]
 
 
 def tau2_dumps(value: Any) -> str:
@@ -85,26 +93,49 @@ def _typed(field: Field, value: Any, template: Any, orders: KeyOrders = _NO_ORDE
         return None
     if field.type == "float" and type(value) is int and type(template) is int and value == template:
         return float(value)  # validated into a float when τ² loaded the data
-    if field.type == "object" and field.fields is not None and isinstance(value, dict):
-        tmpl = template if isinstance(template, dict) else {}
-        return {
-            name: _typed(sub, value[name], tmpl.get(name), orders)
-            for name, sub in field.fields.items()
-            if name in value
-        }
-    if field.type == "map" and field.items is not None and isinstance(value, dict):
-        tmpl = template if isinstance(template, dict) else {}
-        return {
-            k: _typed(field.items, value[k], tmpl.get(k), orders)
-            for k in _map_order(value, template, orders)
-        }
-    if field.type == "list" and field.items is not None and isinstance(value, list):
-        tmpl_list = template if isinstance(template, list) else []
-        return [
-            _typed(field.items, item, tmpl_list[i] if i < len(tmpl_list) else None, orders)
-            for i, item in enumerate(value)
-        ]
-    return value
+    shape = _SHAPES.get(field.type)
+    return value if shape is None else shape(field, value, template, orders)
+
+
+def _typed_object(field: Field, value: Any, template: Any, orders: KeyOrders) -> Any:
+    """An object's declared fields, each shaped, in the contract's order."""
+    if field.fields is None or not isinstance(value, dict):
+        return value
+    tmpl = template if isinstance(template, dict) else {}
+    return {
+        name: _typed(sub, value[name], tmpl.get(name), orders)
+        for name, sub in field.fields.items()
+        if name in value
+    }
+
+
+def _typed_map(field: Field, value: Any, template: Any, orders: KeyOrders) -> Any:
+    """A map's values, each shaped, in the data's key order (`_map_order`)."""
+    if field.items is None or not isinstance(value, dict):
+        return value
+    tmpl = template if isinstance(template, dict) else {}
+    return {
+        k: _typed(field.items, value[k], tmpl.get(k), orders)
+        for k in _map_order(value, template, orders)
+    }
+
+
+def _typed_list(field: Field, value: Any, template: Any, orders: KeyOrders) -> Any:
+    """A list's items, each shaped against the template's item at its place."""
+    if field.items is None or not isinstance(value, list):
+        return value
+    tmpl = template if isinstance(template, list) else []
+    return [
+        _typed(field.items, item, tmpl[i] if i < len(tmpl) else None, orders)
+        for i, item in enumerate(value)
+    ]
+
+
+_SHAPES: Final[dict[str, Callable[[Field, Any, Any, KeyOrders], Any]]] = {
+    "object": _typed_object,
+    "map": _typed_map,
+    "list": _typed_list,
+}
 
 
 @attrs.define(slots=True, eq=False)
@@ -244,27 +275,56 @@ class Tau2Hasher:
 
     def hash(self, final: Iterable[FinalRow] = ()) -> str:
         """τ²'s hash of the database after an attempt whose touched rows end as ``final``."""
-        overlay: dict[str, dict[str, bytes | None]] = {}
-        for item in final:
-            overlay.setdefault(item.entity, {})[str(item.key)] = (
-                None if item.row is None else self._encode(item.entity, item.row)
-            )
-        digest = hashlib.sha256()
-        digest.update(b"{")
-        for i, entity in enumerate(sorted(set(self._fragments) | set(overlay))):
-            digest.update((b", " if i else b"") + json.dumps(entity).encode() + b": {")
-            base = self._fragments.get(entity, {})
-            changes = overlay.get(entity, {})
-            order = self._order.get(entity, [])
-            if any(k not in base for k in changes):
-                order = sorted(set(order) | set(changes))
-            first = True
-            for key in order:
-                blob = changes[key] if key in changes else base[key]
-                if blob is None:
-                    continue
-                digest.update((b"" if first else b", ") + json.dumps(key).encode() + b": " + blob)
-                first = False
-            digest.update(b"}")
+        overlay = overlaid_rows(final, self._encode)
+        return overlaid_hash(self._fragments, self._order, overlay, _json_text, b", ", b": ")
+
+
+def _json_text(text: str) -> bytes:
+    return json.dumps(text).encode()
+
+
+def overlaid_rows(
+    final: Iterable[FinalRow], encode: Callable[[str, Mapping[str, Any]], bytes]
+) -> dict[str, dict[str, bytes | None]]:
+    """The encoded end rows of an attempt by entity and key as text (None: the row is gone)."""
+    overlay: dict[str, dict[str, bytes | None]] = {}
+    for item in final:
+        overlay.setdefault(item.entity, {})[str(item.key)] = (
+            None if item.row is None else encode(item.entity, item.row)
+        )
+    return overlay
+
+
+def overlaid_hash(
+    fragments: Mapping[str, Mapping[str, bytes]],
+    order: Mapping[str, list[str]],
+    overlay: Mapping[str, Mapping[str, bytes | None]],
+    text: Callable[[str], bytes],
+    comma: bytes,
+    colon: bytes,
+) -> str:
+    """SHA-256 (hex) of the JSON object of every entity's rows, start rows overlaid by end rows.
+
+    Streamed from row encodings made once per world (``fragments``, keys in ``order``), so
+    hashing an attempt encodes only the rows it touched. ``text`` encodes a name or a key;
+    ``comma`` and ``colon`` are the separators of the JSON dialect being matched.
+    """
+    digest = hashlib.sha256()
+    digest.update(b"{")
+    for i, entity in enumerate(sorted(set(fragments) | set(overlay))):
+        digest.update((comma if i else b"") + text(entity) + colon + b"{")
+        base = fragments.get(entity, {})
+        changes = overlay.get(entity, {})
+        keys = order.get(entity, [])
+        if any(k not in base for k in changes):
+            keys = sorted(set(keys) | set(changes))
+        first = True
+        for key in keys:
+            blob = changes[key] if key in changes else base[key]
+            if blob is None:
+                continue
+            digest.update((b"" if first else comma) + text(key) + colon + blob)
+            first = False
         digest.update(b"}")
-        return digest.hexdigest()
+    digest.update(b"}")
+    return digest.hexdigest()

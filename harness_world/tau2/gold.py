@@ -17,7 +17,6 @@ benchmark-specific reading of files lives with its world):
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
@@ -37,7 +36,7 @@ from harness_world.grading.verify import verify
 from harness_world.running.attempt import Attempt, AttemptLimits
 from harness_world.running.scripted import record_calls
 from harness_world.tau2.arguments import ArgumentMode, coerce_call
-from harness_world.tau2.faithful import Tau2Hasher
+from harness_world.tau2.faithful import Tau2Hasher, overlaid_hash, overlaid_rows
 
 __all__ = [
     "DatabaseHasher",
@@ -409,31 +408,8 @@ class DatabaseHasher:
 
     def hash(self, final: Iterable[FinalRow] = ()) -> str:
         """SHA-256 (hex) of the canonical JSON of `database` (``final``)."""
-        overlay: dict[str, dict[str, bytes | None]] = {}
-        for item in final:
-            overlay.setdefault(item.entity, {})[str(item.key)] = (
-                None if item.row is None else to_json(item.row)
-            )
-        digest = hashlib.sha256()
-        digest.update(b"{")
-        entities = sorted(set(self._fragments) | set(overlay))
-        for i, entity in enumerate(entities):
-            digest.update((b"," if i else b"") + to_json(entity) + b":{")
-            base = self._fragments.get(entity, {})
-            changes = overlay.get(entity, {})
-            order = self._order.get(entity, [])
-            if any(k not in base for k in changes):
-                order = sorted(set(order) | set(changes))
-            first = True
-            for key in order:
-                blob = changes[key] if key in changes else base[key]
-                if blob is None:
-                    continue
-                digest.update((b"" if first else b",") + to_json(key) + b":" + blob)
-                first = False
-            digest.update(b"}")
-        digest.update(b"}")
-        return digest.hexdigest()
+        overlay = overlaid_rows(final, lambda _, row: to_json(row))
+        return overlaid_hash(self._fragments, self._order, overlay, to_json, b",", b":")
 
 
 # -- checking one imported task --------------------------------------------------------------

@@ -211,3 +211,20 @@ def test_dimension_sheets_partition_the_pool(results: list[LayeredResult]) -> No
     for s in (*parts, tables.pooled):
         for share in (s.agent_score, s.harness_macro, s.layered_score):
             assert share.mean is None or 0.0 <= share.mean <= 1.0
+
+
+def test_the_conditions_report_layer_figures_of_the_hand_made_run() -> None:
+    """Admitted and refused records, both layers' rates, joint states and the links."""
+    from harness_world.analysis.conditions import _layer_figures
+
+    figures = _layer_figures([*RUN, _r("t.tool2", 0, "Tools", {}, {}, admission=NO)])
+    assert (figures.admitted, figures.refused) == (4, 2)
+    assert figures.refusal_reasons == {"ledger rows rewritten": 2}
+    assert (figures.agent_success.count, figures.agent_success.n) == (2, 4)
+    assert (figures.harness_micro.count, figures.harness_micro.n) == (3, 7)
+    assert figures.harness_macro == (1 + 0.5 + 0 + 0) / 4
+    assert figures.joint == {"clean": 1, "harness_only": 1, "agent_only": 0, "both": 2}
+    assert (figures.linked, figures.harness_with_clean_agent, figures.unlinked_agent) == (1, 1, 1)
+    assert figures.activations == {"h1 -> a1": 1}
+    empty = _layer_figures([])
+    assert empty.harness_macro is None and empty.activations == {} and empty.admitted == 0

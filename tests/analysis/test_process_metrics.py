@@ -11,6 +11,7 @@ import pytest
 import harness_world as hw
 from harness_world.analysis.process import (
     PROCESS_METRICS,
+    AttemptProcess,
     ProcessSummary,
     metrics_markdown,
     process_change,
@@ -165,3 +166,70 @@ def test_the_docs_table_is_the_code() -> None:
     assert metrics_markdown() in docs.read_text()
     for metric in PROCESS_METRICS:
         assert metric.field in ProcessSummary.__struct_fields__, metric.name
+
+
+def test_the_summary_pools_each_rate_over_its_own_denominator() -> None:
+    """Each pooled rate counts its numerator over the right total (writes, calls, attempts)."""
+    figures = {
+        "tool_calls": (9, 5, 3),
+        "failed_calls": (2, 0, 1),
+        "write_calls": (4, 2, 0),
+        "backtracked": (1, 0, 0),
+        "verified": (3, 1, 0),
+        "irreversible": (1, 0, 0),
+        "tokens": (900, 300, 100),
+        "cost": (0.25, 0.125, 0.0),
+        "latency_s": (3.5, 1.5, 0.5),
+        "refused_calls": (1, 0, 0),
+        "verification_calls": (2, 1, 0),
+        "postcondition_checked": (2, 1, 0),
+        "rows_read_bytes": (400, 0, 50),
+        "rows_used_bytes": (100, 0, 50),
+        "efficiency": (0.5, None, 1.0),
+        "passed": (True, False, None),
+    }
+    items = [
+        AttemptProcess(task_id=f"t.{i}", sample=0, **{k: v[i] for k, v in figures.items()})
+        for i in range(3)
+    ]
+    summary = summarize_process(items)
+    pooled = {
+        name: (rate.successes, rate.trials)
+        for name in (
+            "backtrack_rate",
+            "verification_rate",
+            "irreversible_rate",
+            "failure_rate",
+            "escalation_rate",
+            "verification_cost",
+            "postcondition_rate",
+        )
+        if (rate := getattr(summary, name)) is not None
+    }
+    assert pooled == {
+        "backtrack_rate": (1, 6),
+        "verification_rate": (4, 6),
+        "irreversible_rate": (1, 6),
+        "failure_rate": (3, 17),
+        "escalation_rate": (1, 3),
+        "verification_cost": (3, 17),
+        "postcondition_rate": (3, 6),
+    }
+    assert (summary.attempts, summary.passed, summary.write_calls, summary.tool_calls) == (
+        3,
+        1,
+        6,
+        17,
+    )
+    assert summary.per_attempt["tokens"] == 1300 / 3 and summary.per_pass["tokens"] == 1300
+    assert summary.per_pass["refused_calls"] == 1 and summary.per_attempt["cost"] == 0.125
+    assert (summary.context_efficiency, summary.context_efficiency_mean) == (150 / 450, 0.625)
+    assert (summary.context_efficiency_n, summary.rows_read_bytes, summary.rows_used_bytes) == (
+        2,
+        450,
+        150,
+    )
+    assert (summary.efficiency_adjusted, summary.efficiency_n) == (0.75, 2)
+    empty = summarize_process([])
+    assert empty.per_attempt["tokens"] is None and empty.per_pass["cost"] is None
+    assert empty.escalation_rate is None and empty.context_efficiency_mean is None

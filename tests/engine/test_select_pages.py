@@ -48,3 +48,31 @@ def test_select_page_equals_a_slice_of_select(
     page, total = ctx.select_page(entity, {field: value}, offset, limit)
     assert total == len(every)
     assert page == every[offset : offset + limit]
+
+
+@settings(max_examples=examples(200, 2_000))
+@given(hs.call_sequences, st.lists(st.sampled_from(FILTERS[:9]), min_size=0, max_size=3))
+def test_select_with_several_filters_equals_a_scan_of_the_session(
+    small: hw.World,
+    calls: list[tuple[str, dict[str, object]]],
+    filters: list[tuple[str, str, object]],
+) -> None:
+    """Indexed and scanned filters together select exactly the rows a scan in seed order finds."""
+    session = small.open_session()
+    for tool, args in calls:
+        session.call(tool, args)
+    where = {field: value for _, field, value in filters}
+    ctx = ToolContext(session, [])
+    keys = ctx.select("tickets", {})
+    scanned = [
+        k
+        for k in keys
+        if (row := ctx.get("tickets", k)) is not None
+        and all(
+            value in row.get(field, [])
+            if isinstance(row.get(field), list)
+            else (field not in row if value is ABSENT else field in row and row[field] == value)
+            for field, value in where.items()
+        )
+    ]
+    assert ctx.select("tickets", where) == scanned

@@ -18,10 +18,10 @@ from harness_world.grading.answers import (
     HEDGE_PHRASES,
     IdAnswer,
     judge,
-    number_mentions,
 )
 from harness_world.grading.briefing import answer_hint
 from harness_world.grading.checker import grade
+from harness_world.grading.mentions import number_mentions
 from harness_world.grading.rules.advice import hedges
 from harness_world.grading.task import Answer
 

@@ -220,6 +220,7 @@ def test_editing_any_part_of_a_task_changes_its_hash(field: str) -> None:
     assert msgspec.structs.replace(task, **{field: edits[field]}).hash != task.hash
 
 
+RECEIPT = 'in_final_message = true\nproof_entity = "e"\nproof_field = "f"\nproof_link = "l"\n'
 BAD_TASKS = {
     "unknown field": (
         'id = "x"\nworld = "helpdesk"\nfamily = "f"\ninstruction = "i"\ncolour = 1\n',
@@ -240,6 +241,24 @@ BAD_TASKS = {
         'id = "x"\nworld = "helpdesk"\nfamily = "f"\ninstruction = "i"\n[[require]]\nkind = "set"\n'
         'target = "nope"\nfield = "status"\nvalue = "open"\n',
         "unknown target set 'nope'",
+    ),
+    "unknown allowance target": (
+        'id = "x"\nworld = "helpdesk"\nfamily = "f"\ninstruction = "i"\n[[allow]]\n'
+        'entity = "tickets"\ntarget = "nope"\nfields = ["status"]\n',
+        "unknown target set 'nope'",
+    ),
+    "unknown receipt target": (
+        'id = "x"\nworld = "helpdesk"\nfamily = "f"\ninstruction = "i"\n[[receipts]]\n'
+        'id = "r"\ntarget = "nope"\n' + RECEIPT,
+        "unknown target set 'nope'",
+    ),
+    "duplicate receipt ids": (
+        'id = "x"\nworld = "helpdesk"\nfamily = "f"\ninstruction = "i"\n[[targets]]\n'
+        'entity = "tickets"\n[[receipts]]\nid = "r"\n'
+        + RECEIPT
+        + '[[receipts]]\nid = "r"\n'
+        + RECEIPT,
+        "receipt ids must be unique",
     ),
     "bad trace": (
         'id = "x"\nworld = "helpdesk"\nfamily = "f"\ninstruction = "i"\ntrace = ["vibes"]\n',
@@ -356,3 +375,19 @@ def test_an_operator_marked_equivalent_for_every_task_is_honoured(tmp_path: Path
     unchecked = report.unchecked["helpdesk.vip_two_statuses: trace.pages_followed"]
     assert unchecked == ["vip_two_statuses.hardcoded_ids (large)"]
     assert len(report.unchecked) == 7
+
+
+@pytest.mark.parametrize("size", ["small", "large"])
+def test_the_indexes_select_what_a_full_scan_selects(size: str) -> None:
+    """Every built-in task's target sets, through the indexes, are the rows a scan matches."""
+    checked = 0
+    for task in TASKS.values():
+        world = hw.load_world(task.world, size=size)
+        for target in task.targets:
+            keys = world.keys(target.entity)
+            scanned = tuple(
+                k for k in keys if (row := world.get(target.entity, k)) and target.matches(row)
+            )
+            assert select_targets(world, task, target.name) == scanned, (task.id, target.name)
+            checked += 1
+    assert checked > 50

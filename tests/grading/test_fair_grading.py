@@ -18,9 +18,10 @@ from harness_world.coverage.gate import check_world
 from harness_world.engine import Contract, Derived, Entity, Field, Params, Tool
 from harness_world.engine.plugins import PluginError
 from harness_world.grading import TaskError
-from harness_world.grading.answers import IdAnswer, judge, number_mentions
+from harness_world.grading.answers import IdAnswer, judge
 from harness_world.grading.briefing import briefing
 from harness_world.grading.checker import grade
+from harness_world.grading.mentions import number_mentions
 from harness_world.grading.task import Answer, Task
 
 TASKS = {t.id: t for t in hw.load_tasks()}

@@ -151,3 +151,27 @@ def test_no_guess_mutant_where_the_grade_reads_no_final_message() -> None:
     task = TASKS["helpdesk.reply_and_solve"]
     oracle = run_script(world, task, ORACLES[task.id])
     assert not [m for m in trace_mutants(oracle, task, world) if m.operator == "guess_next_id"]
+
+
+def test_the_guess_mutants_of_the_built_in_worlds() -> None:
+    """Every task whose grade reads the final message gets the guess mutant where dropping reads
+    leaves a stated value unshown: which reads it drops, and nowhere else."""
+    found = []
+    for name in ("helpdesk", "inventory", "payments"):
+        world = hw.load_world(name)
+        oracles = load_oracles(name)
+        for task in (t for t in hw.load_tasks(name) if t.id in oracles):
+            oracle = run_script(world, task, oracles[task.id])
+            found += [
+                (task.id, m.id, len(m.calls), m.description.rsplit("(", 1)[-1])
+                for m in trace_mutants(oracle, task, world)
+                if m.operator == "guess_next_id"
+            ]
+    assert found == [
+        ("helpdesk.security_count", "guess_next_id@1", 0, "calls 1, 2)"),
+        ("inventory.count_legacy_peripherals", "guess_next_id@1", 0, "calls 1)"),
+        ("inventory.draft_orders_leeds", "guess_next_id@1", 0, "calls 1)"),
+        ("payments.payout_acme_timeout", "guess_next_id@4", 3, "calls 4)"),
+        ("payments.refund_above_100", "guess_next_id@4", 6, "calls 4)"),
+        ("payments.refund_timeout", "guess_next_id@4", 3, "calls 4)"),
+    ]

@@ -476,3 +476,103 @@ def test_regrade_reports_ours_beside_the_recorded_reward(
         assert code == 2 and out == "" and str(unknown) in err
     code, _, err = cli("tau2", "regrade", "--data", str(TAU2_DATA), str(tmp_path / "no.json"))
     assert code == 2 and "no.json: cannot read" in err
+
+
+def _gold_report(task_id: str, statuses: list[tuple[str, str]], **fields: Any) -> Any:
+    from harness_world.tau2.gold import GoldReport
+
+    mutants = [
+        {
+            "id": f"{task_id}.m{i}",
+            "operator": operator,
+            "gold_id": "g",
+            "description": "",
+            "evidence": "verified",
+            "passed": status == "survived",
+            "failed": [],
+            "reference_match": False,
+            "status": status,
+        }
+        for i, (operator, status) in enumerate(statuses)
+    ]
+    counted = {s: sum(st == s for _, st in statuses) for s in ("killed", "survived", "equivalent")}
+    do_nothing = {"state_passed": False, "standing": [], "prose": [], "passed": False}
+    base: dict[str, Any] = {
+        "task_id": task_id,
+        "source": "",
+        "rows_changed": 1,
+        "criteria": [],
+        "gold_errors": [],
+        "oracle_evidence": "verified",
+        "oracle_passed": True,
+        "oracle_failed": [],
+        "reference_match": True,
+        "agrees": True,
+        "explanation": "",
+        "do_nothing": {**do_nothing, "reference_match": False},
+        "mutants": mutants,
+        "problems": [],
+        **counted,
+        **fields,
+    }
+    return msgspec.convert(base, GoldReport)
+
+
+def test_the_check_summary_counts_every_figure_over_the_tasks() -> None:
+    """Each summary figure over three hand-made task reports, and the empty run's ratios."""
+    from harness_world.tau2.check import _summary
+
+    error = {"id": "e", "seq": 1, "tool": "t", "kind": "k", "message": "m"}
+    reports = [
+        _gold_report("a", [("drop_write", "killed"), ("drop_write", "survived")]),
+        _gold_report(
+            "b",
+            [("redirect_write", "killed"), ("drop_write", "equivalent"), ("x", "ungraded")],
+            oracle_passed=False,
+            gold_errors=[error, error],
+            agrees=False,
+            explanation="their checker reads the log",
+            rows_changed=0,
+        ),
+        _gold_report(
+            "c",
+            [],
+            agrees=False,
+            do_nothing={
+                "state_passed": True,
+                "standing": [],
+                "prose": [],
+                "passed": True,
+                "reference_match": True,
+            },
+        ),
+    ]
+    summary = msgspec.to_builtins(_summary(reports, "ours", "theirs"))
+    assert summary == {
+        "imported": 3,
+        "oracle_passed": 2,
+        "oracle_failed": 1,
+        "tasks_with_gold_errors": 1,
+        "gold_errors": 2,
+        "verdicts_agree": 1,
+        "verdicts_disagree_explained": 1,
+        "verdicts_disagree_unexplained": 1,
+        "read_only_tasks": 1,
+        "do_nothing_passes": 1,
+        "mutants": 5,
+        "killed": 2,
+        "survived": 1,
+        "equivalent": 1,
+        "ungraded": 1,
+        "mutation_score": 2 / 3,
+        "kill_rate_all": 2 / 5,
+        "by_operator": {
+            "drop_write": {"equivalent": 1, "killed": 1, "survived": 1},
+            "redirect_write": {"killed": 1},
+            "x": {"ungraded": 1},
+        },
+        "initial_db_hash": "ours",
+        "initial_tau2_db_hash": "theirs",
+    }
+    empty = _summary([], "ours", "theirs")
+    assert (empty.mutation_score, empty.kill_rate_all, empty.by_operator) == (1.0, 1.0, {})
