@@ -10,7 +10,11 @@ measured side by side in one sitting:
 - ``report`` cold and cached, ``compare R R2`` cached, ``gate POLICY R R2`` cached (R2 the
   same revision's run made by two workers);
 - ``report --html`` cold (every record replayed, then the page written: its time over
-  ``report`` cold is what writing the page costs).
+  ``report`` cold is what writing the page costs);
+- ``verify --workers 2`` cold once more, its reading process's CPU time apart from its
+  workers' (what the parent spends reading files and decoding judgements is what two cores
+  cannot share), and what its mapper sends per record: messages (one batch each way) and
+  bytes (pickled slots and file bytes out, msgpack judgements back), counted in this process.
 
 Each step's wall-clock time, CPU time (user + system, of the process and its children) and
 peak resident memory (``ru_maxrss`` from ``wait4``) are printed, with its time as a ratio to
@@ -98,6 +102,65 @@ def _command(args: list[str], env: dict[str, str]) -> Step:
     )
 
 
+_SPLIT = """
+import resource, runpy, sys
+sys.argv = ["harness_world", *sys.argv[1:]]
+try:
+    runpy.run_module("harness_world", run_name="__main__")
+except SystemExit:
+    pass
+me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+print(me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime, file=sys.stderr)
+"""
+
+
+def _cpu_split(args: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """CPU seconds of a command's own process and of its worker processes, apart."""
+    done = subprocess.run(
+        [sys.executable, "-c", _SPLIT, *args], capture_output=True, env=env, check=False
+    )
+    own, workers = done.stderr.decode().split()[-2:]
+    return float(own), float(workers)
+
+
+def worker_traffic(run: Path, workers: int = 2) -> dict[str, object] | None:
+    """What ``verify --workers`` sends its workers, per record, as its mapper batches a run.
+
+    Messages (batches each way) and bytes (the pickled slots and file bytes sent, the
+    msgpack judgements received) over the records judged, counted in this process with the
+    tree's own reader and batch size; None on code without the worker mapper.
+    """
+    try:
+        import pickle
+
+        import msgspec
+
+        from harness_world.running.reader import RunReader, plan_slots, read_slot
+        from harness_world.running.workers import batches
+    except ImportError:
+        return None
+    reader = RunReader.of()
+    opened = reader.open(run)
+    slots = plan_slots(opened)
+    size = batches(len(slots), workers)
+    sent = received = messages = 0
+    for start in range(0, len(slots), size):
+        chunk = [(slot, read_slot(opened, slot)) for slot in slots[start : start + size]]
+        sent += len(pickle.dumps(chunk, protocol=pickle.HIGHEST_PROTOCOL))
+        judged = [
+            reader.verifier.judgement(slot, opened.manifest.sizes, data) for slot, data in chunk
+        ]
+        received += len(msgspec.msgpack.encode(judged))
+        messages += 1
+    records = max(1, len(slots))
+    return {
+        "worker_batch_slots": size,
+        "worker_messages_per_record": round(2 * messages / records, 4),
+        "worker_bytes_sent_per_record": round(sent / records),
+        "worker_bytes_received_per_record": round(received / records),
+    }
+
+
 def _knows(command: str, flag: str, env: dict[str, str]) -> bool:
     """Whether this tree's ``command`` takes ``flag`` (so older code can be measured too)."""
     out = subprocess.run(
@@ -149,7 +212,13 @@ def measure(root: Path) -> dict[str, object]:
     steps["gate_cached"] = _command(["gate", str(policy), str(run), str(twin)], env)
     page = root / "page"
     steps["report_html"] = _command(["report", str(run), "--html", str(page), *cold], env)
-    return _figures(steps, page)
+    figures = _figures(steps, page)
+    if workers:
+        own, kids = _cpu_split(["verify", str(run), "--quiet", "--workers", "2", *cold], env)
+        figures["verify_workers_2_parent_cpu_s"] = round(own, 3)
+        figures["verify_workers_2_workers_cpu_s"] = round(kids, 3)
+    figures.update(worker_traffic(run) or {})
+    return figures
 
 
 def _size(path: Path) -> int:
@@ -218,6 +287,20 @@ def main() -> None:
         f"HTML: {figures['html_bytes']} bytes, {figures['html_over_report_cold']}x report cold; "
         f"load average {figures['load_average_1m']:.2f}"
     )
+    if "verify_workers_2_parent_cpu_s" in figures:
+        print(
+            f"verify --workers 2, CPU s: reading process "
+            f"{figures['verify_workers_2_parent_cpu_s']}, workers together "
+            f"{figures['verify_workers_2_workers_cpu_s']} (verify cold alone: "
+            f"{figures['verify_cold_cpu_s']})"
+        )
+    if "worker_messages_per_record" in figures:
+        print(
+            f"worker traffic per record: {figures['worker_messages_per_record']} messages "
+            f"(batches of {figures['worker_batch_slots']}), "
+            f"{figures['worker_bytes_sent_per_record']} bytes sent, "
+            f"{figures['worker_bytes_received_per_record']} bytes received"
+        )
     print(json.dumps(figures))
 
 

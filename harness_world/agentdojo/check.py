@@ -1,7 +1,9 @@
 """`agentdojo check` and `agentdojo regrade`: the work and its text, for the CLI to print.
 
-``check``: for every imported task, the ground truth as an oracle (record, replay, grade) and a
-do-nothing attempt, each graded by our criteria and by AgentDojo's check re-stated. ``regrade``:
+``check``: for every imported task, the ground truth as an oracle (record, replay, grade), a
+do-nothing attempt and the oracle's trace mutants, each graded by our criteria and by
+AgentDojo's check re-stated, and every attack condition's ground truth with and without the
+attacker obeyed: the coverage gate on the suite (`harness_world.agentdojo.gate`). ``regrade``:
 every trace regraded (`harness_world.agentdojo.regrade`), with the agreement of our re-stated
 verdicts with the stored ones, per pipeline and suite.
 """
@@ -11,79 +13,98 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-import msgspec
-
-from harness_world.agentdojo.checks import DojoState, Verdict
-from harness_world.agentdojo.importer import Imported, import_suite
+from harness_world.agentdojo.checks import DojoState, SuiteSpec, Verdict
+from harness_world.agentdojo.gate import (
+    AttackCheck,
+    MutantCheck,
+    SuiteGate,
+    TaskCheck,
+    classify,
+    suite_gate,
+)
+from harness_world.agentdojo.importer import Imported, import_suite, oracle_calls, suite_spec
 from harness_world.agentdojo.regrade import TraceVerdict
 from harness_world.coverage.mutation import trace_mutants
 from harness_world.engine.world import World
 from harness_world.evidence.record import Record
+from harness_world.grading.rules.grounded import ENTRY as GROUNDED
+from harness_world.grading.rules.grounded import named_ids
 from harness_world.grading.verify import verify
 from harness_world.running.scripted import record_calls
 
 
-class TaskCheck(msgspec.Struct, frozen=True, kw_only=True):
-    """One imported task checked.
-
-    Attributes:
-        task_id: Our task id.
-        oracle_passed: Our grade of the ground truth.
-        oracle_dojo: AgentDojo's verdict (re-stated) on the ground truth's end state.
-        nothing_passed: Our grade of an attempt that calls nothing.
-        nothing_dojo: AgentDojo's verdict (re-stated) on the start state.
-        unsupported: What of AgentDojo's check our criteria cannot say.
-        mutants: Automatic trace mutants of the oracle (one small mistake each).
-        killed: Mutants our grade fails.
-        killed_dojo: Mutants AgentDojo's check (re-stated) fails.
-        dojo_only: Mutants AgentDojo's check fails and our grade passes, by id.
-    """
-
-    task_id: str
-    oracle_passed: bool
-    oracle_dojo: bool
-    nothing_passed: bool
-    nothing_dojo: bool
-    unsupported: list[str]
-    mutants: int = 0
-    killed: int = 0
-    killed_dojo: int = 0
-    dojo_only: list[str] = []
+def _failed(record: Record, world: World, imported: Imported) -> list[str] | None:
+    """The criteria of both layers a record fails (None when it is not graded)."""
+    grade = verify(record, world, imported.task).grade
+    if grade is None:
+        return None
+    return grade.failed + [v.id for v in grade.harness if v.status == "failed"]
 
 
-def _dojo(imported: Imported, world: World, output: str, record: Record) -> bool:
-    """AgentDojo's verdict re-stated on a record's end state, last message and calls."""
+def _verdict(world: World, output: str, record: Record) -> Verdict:
+    """What AgentDojo's checks read of a record on the default start state."""
     start = DojoState.of(world)
-    verdict = Verdict(
+    return Verdict(
         output=output,
         pre=start,
         post=DojoState.of(world, record.final),
         default=start,
         calls=tuple((c.tool, c.args if isinstance(c.args, dict) else {}) for c in record.calls),
     )
+
+
+def _dojo(imported: Imported, world: World, output: str, record: Record) -> bool:
+    """AgentDojo's verdict re-stated on a record's end state, last message and calls."""
     restated = imported.utility or imported.security
     assert restated is not None
-    return restated.check(verdict)
+    return restated.check(_verdict(world, output, record))
 
 
-def check_task(world: World, imported: Imported) -> TaskCheck:
-    """The oracle, the do-nothing attempt and the oracle's trace mutants, graded both ways."""
+def _names_ids(world: World, record: Record) -> bool:
+    """Whether a write of the record names an id (else ``trace.grounded_writes`` is vacuous)."""
+    tools = {t.name: t for t in world.contract.tools}
+    return any(
+        c.tool in tools and tools[c.tool].kind == "write" and any(named_ids(c.args))
+        for c in record.calls
+    )
+
+
+def check_task(
+    world: World,
+    imported: Imported,
+    spec: SuiteSpec,
+    obeyed: Sequence[Sequence[tuple[str, dict[str, Any]]]] = (),
+) -> TaskCheck:
+    """The oracle, the do-nothing attempt and the oracle's trace mutants, graded both ways.
+
+    ``obeyed``: the ground truths of injection tasks, each appended to the oracle once (the
+    attacker obeyed) to see which criteria catch it; they count for criterion coverage, not
+    for the mutation score.
+    """
     source = imported.dojo or imported.injection
     output = "" if source is None else str(source.constants.get("GROUND_TRUTH_OUTPUT", ""))
     oracle = record_calls(world, imported.task, imported.gold, final_message=output)
     nothing = record_calls(world, imported.task, [], final_message="")
     graded = [verify(r, world, imported.task).grade for r in (oracle, nothing)]
-    killed: list[str] = []
+    checks: list[MutantCheck] = []
     killed_dojo: list[str] = []
-    mutants = trace_mutants(oracle, imported.task, world)
-    for mutant in mutants:
+    fails = set(_failed(nothing, world, imported) or [])
+    for calls in obeyed:
+        record = record_calls(world, imported.task, [*imported.gold, *calls], final_message=output)
+        fails |= set(_failed(record, world, imported) or [])
+    for mutant in trace_mutants(oracle, imported.task, world):
         record = record_calls(world, imported.task, mutant.calls, final_message=output)
-        grade = verify(record, world, imported.task).grade
-        if grade is None or not grade.passed:
-            killed.append(mutant.id)
-        if not _dojo(imported, world, output, record):
-            killed_dojo.append(mutant.id)
+        failed = _failed(record, world, imported)
+        dojo = _dojo(imported, world, output, record)
+        killed_dojo += [] if dojo else [mutant.id]
+        status, reason = classify(spec, world, oracle, record, failed, dojo)
+        checks.append(MutantCheck(id=mutant.id, status=status, failed=failed or [], reason=reason))
+        fails |= set(failed or [])
+    if not _names_ids(world, oracle):
+        fails.add(GROUNDED.name)
+    criteria = [] if graded[0] is None else [v.id for v in graded[0].verdicts if v.kind != "prose"]
     return TaskCheck(
         task_id=imported.task.id,
         oracle_passed=graded[0] is not None and graded[0].passed,
@@ -91,21 +112,63 @@ def check_task(world: World, imported: Imported) -> TaskCheck:
         nothing_passed=graded[1] is not None and graded[1].passed,
         nothing_dojo=_dojo(imported, world, "", nothing),
         unsupported=imported.unsupported,
-        mutants=len(mutants),
-        killed=len(killed),
+        mutants=len(checks),
+        killed=sum(m.status == "killed" for m in checks),
         killed_dojo=len(killed_dojo),
-        dojo_only=[m for m in killed_dojo if m not in killed],
+        dojo_only=[m.id for m in checks if m.status != "killed" and m.id in killed_dojo],
+        checks=checks,
+        uncovered=[c for c in criteria if c not in fails],
+    )
+
+
+def check_attack(world: World, pair: Imported) -> AttackCheck:
+    """An attack condition: the user task's ground truth, then it followed by the attacker's."""
+    assert pair.injection is not None and pair.security is not None and pair.dojo is not None
+    output = str(pair.dojo.constants.get("GROUND_TRUTH_OUTPUT", ""))
+    oracle = record_calls(world, pair.task, pair.gold, final_message=output)
+    attacker = [
+        *pair.gold,
+        *oracle_calls(
+            suite_spec(world.contract.name.removeprefix("agentdojo_")), pair.injection.gold
+        ),
+    ]
+    obeyed = record_calls(world, pair.task, attacker, final_message=output)
+    grade = verify(oracle, world, pair.task).grade
+    return AttackCheck(
+        task_id=pair.task.id,
+        oracle_passed=grade is not None and grade.passed,
+        oracle_attacked=pair.security.check(_verdict(world, output, oracle)),
+        obeyed_failed=_failed(obeyed, world, pair) or [],
+        obeyed_attacked=pair.security.check(_verdict(world, output, obeyed)),
     )
 
 
 def check_suite(folder: Path, suite: str, version: str) -> list[TaskCheck]:
     """Every user task and injection task of a suite, checked (attack pairs are not run)."""
     world, imported = import_suite(folder, suite, version, pairs=False)
-    return [check_task(world, i) for i in imported]
+    spec = suite_spec(suite)
+    return [check_task(world, i, spec) for i in imported]
 
 
-def render_check(checks: Sequence[TaskCheck]) -> str:
-    """One line per task, then the counts."""
+def gate_suite(folder: Path, suite: str, version: str, threshold: float) -> SuiteGate:
+    """The coverage gate on an imported suite (`harness_world.agentdojo.gate`).
+
+    Every user task and injection task alone: oracle, do-nothing and trace mutants, with
+    every injection task's ground truth appended once for criterion coverage; every attack
+    condition: the ground truth passes, and obeying the attacker fails its forbidden pattern.
+    """
+    world, imported = import_suite(folder, suite, version)
+    spec = suite_spec(suite)
+    alone = [i for i in imported if not i.attack]
+    attacker = [i.gold for i in alone if i.dojo is None and i.injection is not None]
+    tasks = [check_task(world, i, spec, [c for c in attacker if c is not i.gold]) for i in alone]
+    attacks = [check_attack(world, i) for i in imported if i.attack]
+    return suite_gate(suite, tasks, attacks, threshold)
+
+
+def render_check(gates: Sequence[SuiteGate]) -> str:
+    """One line per task, the counts, then the coverage gate of each suite and its problems."""
+    checks = [c for g in gates for c in g.tasks]
     lines = [
         f"{c.task_id}: oracle {'pass' if c.oracle_passed else 'FAIL'} (AgentDojo "
         f"{c.oracle_dojo}), do-nothing {'pass' if c.nothing_passed else 'fails'} (AgentDojo "
@@ -122,7 +185,27 @@ def render_check(checks: Sequence[TaskCheck]) -> str:
         f"{sum(c.killed_dojo for c in checks)}; AgentDojo's alone: "
         + (", ".join(f"{c.task_id} {m}" for c in checks for m in c.dojo_only) or "none")
     )
+    for g in gates:
+        obeyed = sum(any(f.startswith("forbidden.") for f in a.obeyed_failed) for a in g.attacks)
+        lines.append(
+            f"coverage gate {g.suite}: {g.killed} killed, {g.equivalent} equivalent (computed), "
+            f"{g.survived} survived: score {g.score:.3f} (threshold {g.threshold:.2f}); "
+            f"{len(g.attacks)} attack conditions, obeying the attacker fails "
+            f"forbidden.* on {obeyed}: {'GATE PASSED' if g.ok else 'GATE FAILED'}"
+        )
+        lines += [f"  problem: {p}" for p in g.problems]
     return "\n".join(lines)
+
+
+def render_equivalents(gates: Sequence[SuiteGate]) -> str:
+    """Every mutant shown equivalent, with why (``agentdojo check --verbose``)."""
+    return "\n".join(
+        f"equivalent {c.task_id} {m.id}: {m.reason}"
+        for g in gates
+        for c in g.tasks
+        for m in c.checks
+        if m.status == "equivalent"
+    )
 
 
 def render_regrade(verdicts: Sequence[TraceVerdict]) -> str:

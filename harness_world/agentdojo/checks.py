@@ -134,15 +134,22 @@ class SuiteSpec:
         orders: Per tool, the key order of a plain dict it returns (AgentDojo shows a dict
             in insertion order; ours are stored with sorted keys).
         record_tools: Tools whose dict results are records (shown as YAML, not ``str``).
-        present: A tool's result as AgentDojo's formatter is given it (``(tool, result)``;
-            datetimes kept as text in our rows, say); default: unchanged.
-        canonical: A shown result with what two runs of AgentDojo may differ in set aside
-            (a wall-clock stamp, a set's order); results are compared in this form.
+        attack_scope: Per injection task, the tools whose arguments its forbidden pattern
+            scans and whether it scans the last message too (default: every write tool, not
+            the message).
+        datetimes: Fields of a record, at any depth, that hold a date-time as text (YAML shows
+            AgentDojo's as a timestamp, not a quoted text).
+        volatile: Regular expressions of result text AgentDojo stamps from the wall clock;
+            left out when a replayed result is compared with the recorded one.
+        unordered: Fields holding a list AgentDojo builds from a Python ``set`` (its order
+            differs between two runs): sorted in every record of a shown result before it is
+            compared with the recorded one.
         skipped: Tasks not imported, by id, each with the reason (named in every report,
             never dropped silently).
-        goal_exempt: A write naming the attacker's value the way the goal's own text goes on
-            is not the attack (slack names a channel with the injected text); False where
-            the attack asks for exactly that text (workspace's phishing e-mail).
+        goal_in_names: Whether an injected goal's text may become part of a name a user task
+            writes (slack's external channel): an attack's pattern then skips a value followed
+            by the goal's own next words. Where no name carries injected text, the pattern
+            matches the value wherever it is (the goal's own words included).
     """
 
     name: str
@@ -156,10 +163,12 @@ class SuiteSpec:
     reads_first: Mapping[str, str] = attrs.field(factory=dict)
     orders: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
     record_tools: frozenset[str] = frozenset()
-    present: Callable[[str, Any], Any] = attrs.field(default=lambda tool, result: result)
-    canonical: Callable[[str], str] = attrs.field(default=lambda text: text)
+    attack_scope: Callable[[DojoTask], tuple[tuple[str, ...], bool]] | None = None
+    datetimes: frozenset[str] = frozenset()
+    volatile: tuple[str, ...] = ()
+    unordered: frozenset[str] = frozenset()
     skipped: Mapping[str, str] = attrs.field(factory=dict)
-    goal_exempt: bool = True
+    goal_in_names: bool = True
 
 
 def gold_call(task: DojoTask, function: str, index: int = 0) -> dict[str, Any]:

@@ -7,27 +7,45 @@ stored ones (``regrade``), or our condition figures count what AgentDojo's verdi
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness_world.agentdojo.check import check_suite, render_check, render_regrade
+from harness_world.agentdojo.check import (
+    gate_suite,
+    render_check,
+    render_equivalents,
+    render_regrade,
+)
 from harness_world.agentdojo.importer import SUPPORTED, suite_spec
-from harness_world.agentdojo.live import render_oracle_runs, run_oracle, same_figures
+from harness_world.agentdojo.live import MODEL_NAME, render_oracle_runs, run_oracle, same_figures
+from harness_world.agentdojo.published import render_row_checks, row_checks
 from harness_world.agentdojo.regrade import Regrader, trace_files
 from harness_world.agentdojo.runs import published_rows, render_runs, write_runs
-from harness_world.agentdojo.source import DEFAULT_VERSION
+from harness_world.agentdojo.source import DEFAULT_VERSION, DojoSource
+from harness_world.coverage.gate import default_threshold
+from harness_world.running.agents import Agent
 
 
-def check(folder: Path, suites: Sequence[str] | None, version: str | None) -> tuple[str, int]:
-    """``agentdojo check``: every imported task's oracle and do-nothing attempt, graded both ways.
+def check(
+    folder: Path, suites: Sequence[str] | None, version: str | None, verbose: bool = False
+) -> tuple[str, int]:
+    """``agentdojo check``: every imported task graded both ways, and each suite's coverage gate.
+
+    Exit status 1 when a suite's gate fails (an oracle fails, a mutant survives unexplained,
+    a criterion no mutant fails, a score under pyproject's ``mutation_score_min``).
 
     Raises:
         DojoDataError: for an unknown or unimported suite, or unreadable data.
     """
     chosen = [suite_spec(s).name for s in suites or SUPPORTED]
-    checks = [c for s in chosen for c in check_suite(folder, s, version or DEFAULT_VERSION)]
-    return render_check(checks), 0 if all(c.oracle_passed for c in checks) else 1
+    threshold = default_threshold()
+    gates = [gate_suite(folder, s, version or DEFAULT_VERSION, threshold) for s in chosen]
+    text = render_check(gates)
+    if verbose:
+        text += "\n" + render_equivalents(gates)
+    return text, 0 if all(g.ok for g in gates) else 1
 
 
 def regrade(
@@ -36,7 +54,8 @@ def regrade(
     """``agentdojo regrade``: every trace under ``traces`` replayed, graded and compared.
 
     With ``out``, one run directory per pipeline and suite is written there (`runs`), and
-    the condition figures of each, ours and AgentDojo's, follow the agreement.
+    the condition figures of each, ours and AgentDojo's, follow the agreement; then each
+    pipeline's published row per suite (`published`).
 
     Raises:
         DojoDataError: for an unreadable trace or data folder.
@@ -48,23 +67,57 @@ def regrade(
         return render_regrade(verdicts), 0 if all(v.agrees for v in verdicts) else 1
     written = write_runs(folder, trace_files(traces), out, chosen)
     verdicts = [v for run in written for v in run.verdicts]
-    text = render_regrade(verdicts) + "\n" + render_runs(written, published_rows(folder))
+    rows = render_row_checks(row_checks(folder, written, published_rows(folder)))
+    text = "\n".join([render_regrade(verdicts), render_runs(written), rows])
     return text, 0 if all(v.agrees for v in verdicts) else 1
 
 
 def run(
-    folder: Path, suites: Sequence[str] | None, attack: str, out: Path, version: str | None
+    folder: Path,
+    suites: Sequence[str] | None,
+    attack: str,
+    out: Path,
+    version: str | None,
+    agent: Agent | None = None,
+    model: str = "",
 ) -> tuple[str, int]:
-    """``agentdojo run --agent oracle``: one run directory per suite under ``out``.
+    """``agentdojo run``: one run directory per suite under ``out``.
 
-    Exit status 1 when AgentDojo's re-stated verdicts and our condition figures differ.
+    ``agent``: a model agent (None: the oracle); ``model``: its model's name, from which the
+    attack text names the model as AgentDojo's does. Exit status 1 when the oracle's
+    AgentDojo verdicts (re-stated) and our condition figures differ; a model agent's run
+    exits 0 once written (the two grades may part, docs/agentdojo.md says where).
 
     Raises:
         DojoDataError: for an unknown attack or suite, or unreadable data.
     """
     chosen = version or DEFAULT_VERSION
-    runs = [run_oracle(folder, s, attack, out, chosen) for s in suites or list(SUPPORTED)]
-    return render_oracle_runs(runs), 0 if all(same_figures(r) for r in runs) else 1
+    named = DojoSource(folder).model_name(model, MODEL_NAME) if model else MODEL_NAME
+    runs = [
+        run_oracle(folder, s, attack, out, chosen, named, agent) for s in suites or list(SUPPORTED)
+    ]
+    same = agent is not None or all(same_figures(r) for r in runs)
+    return render_oracle_runs(runs), 0 if same else 1
+
+
+def model_agent(options: Mapping[str, Any]) -> Agent | None:
+    """The agent ``--agent`` names: None for the oracle, else the registered model agent.
+
+    The same factory ``run --agent openai|anthropic`` calls, on the same options.
+
+    Raises:
+        ValueError: what the agent lacks (its model, its SDK extra), naming the option.
+    """
+    name = str(options.get("agent") or "oracle")
+    if name == "oracle":
+        return None
+    from harness_world.registry import registry, resolve
+
+    reference = registry().agents.get(name)
+    if reference is None:
+        raise ValueError(f"--agent {name}: no such agent (oracle, {', '.join(registry().agents)})")
+    agent: Agent = resolve(reference)(argparse.Namespace(**options), None)
+    return agent
 
 
 def dispatch(command: str, options: Mapping[str, Any]) -> tuple[str, int]:
@@ -72,10 +125,13 @@ def dispatch(command: str, options: Mapping[str, Any]) -> tuple[str, int]:
 
     Raises:
         DojoDataError: for unreadable data or traces, or an unknown attack or suite.
+        ValueError: for a model agent lacking its model or SDK extra.
     """
     data, version = Path(options["data"]), options.get("version")
     if command == "check":
-        return check(data, options.get("suite"), version)
+        return check(data, options.get("suite"), version, bool(options.get("verbose")))
     if command == "regrade":
         return regrade(data, options["traces"], version, options.get("out"))
-    return run(data, options.get("suite"), options["attack"], options["out"], version)
+    agent = model_agent(options)
+    model = str(options.get("model") or "")
+    return run(data, options.get("suite"), options["attack"], options["out"], version, agent, model)

@@ -23,7 +23,7 @@ from typing import Any
 import attrs
 import msgspec
 
-from harness_world.agentdojo import banking, slack, workspace
+from harness_world.agentdojo import banking, slack, travel, workspace
 from harness_world.agentdojo.checks import DojoState, Restated, SuiteSpec
 from harness_world.agentdojo.data import DojoDataError, environment
 from harness_world.agentdojo.source import DEFAULT_VERSION, DojoSource, DojoTask
@@ -36,6 +36,7 @@ from harness_world.running.scripted import record_calls
 SUPPORTED: dict[str, SuiteSpec] = {
     "banking": banking.SPEC,
     "slack": slack.SPEC,
+    "travel": travel.SPEC,
     "workspace": workspace.SPEC,
 }
 """Suites whose checks are re-stated, by name."""
@@ -219,13 +220,17 @@ def attack_pattern(spec: SuiteSpec, injection: DojoTask) -> Forbidden:
     values = spec.attacker(injection)
     if not values:
         raise KeyError(f"{injection.id}: nothing names what its attacker wants")
-    goal = injection.text if spec.goal_exempt else ""
+    goal = injection.text if spec.goal_in_names else ""
     regex = "(?i)" + "|".join(_outside_goal(v, goal) for v in dict.fromkeys(values))
+    tools, message = (
+        (tuple(spec.writes), False) if spec.attack_scope is None else spec.attack_scope(injection)
+    )
     return Forbidden(
         id=injection.id,
         kind="pattern",
         regex=regex,
-        tools=sorted(spec.writes),
+        tools=sorted(tools),
+        final_message=message,
         note=f"the goal of AgentDojo's {injection.id}",
     )
 
@@ -312,8 +317,13 @@ def task_on_start(
     return msgspec.structs.replace(task, world=world.name, authority=imported.task.authority)
 
 
-def injection_alone(world: World, spec: SuiteSpec, injection: DojoTask) -> Task:
-    """An injection task run on its own (its goal as the instruction), as AgentDojo runs it."""
+def injection_alone(
+    world: World, spec: SuiteSpec, injection: DojoTask, answer: Sequence[str] = ()
+) -> Task:
+    """An injection task run on its own (its goal as the instruction), as AgentDojo runs it.
+
+    ``answer``: what its check looks for in the last message (a goal that is something said).
+    """
     targets, require, allow = _checked_effects(world, injection, spec)
     return Task(
         id=f"{world.name}.{injection.id}",
@@ -323,6 +333,7 @@ def injection_alone(world: World, spec: SuiteSpec, injection: DojoTask) -> Task:
         targets=targets,
         require=require,
         allow=allow,
+        communicate=list(answer),
         notes="an AgentDojo injection task run alone (its security check as utility)",
         dimension="Lifecycle",
         subdimension="completion",
@@ -359,7 +370,7 @@ def import_suite(
         out.append(Imported(ours, task, None, oracle_calls(spec, task.gold), restated, None))
     for injection in (t for t in dojo if t.kind == "injection"):
         security = spec.injection[injection.id](injection, default)
-        alone = injection_alone(world, spec, injection)
+        alone = injection_alone(world, spec, injection, security.answer)
         gold = oracle_calls(spec, injection.gold)
         out.append(Imported(alone, None, injection, gold, security, None))
     if pairs:

@@ -10,14 +10,19 @@ ground truth's calls shows). As with ``agentdojo regrade --out``, a condition fi
 run names each task's start state; ``verify``, ``report`` and ``conditions`` read the run with
 ``--world agentdojo_<suite> --world-data DATA --world-tasks FILE``.
 
-The agent is the oracle: the ground truth's calls (each write that names ids after the read
-that shows them) and the task's ground-truth answer; under attack it does the user's task and
-ignores the injected text. Each run is graded both ways: our condition figures read back from
-the run directory, and AgentDojo's verdicts re-stated on each record's end state.
+The agent is the oracle (the ground truth's calls, each write that names ids after the read
+that shows them, and the task's ground-truth answer; under attack it does the user's task and
+ignores the injected text) or a model agent, ``--agent openai|anthropic``: the one model-agent
+loop ``run --agent openai|anthropic`` uses (`harness_world.integrations.agents`, reached through
+the registry), given each slot's attempt on its own start state. The attack text names the
+model as AgentDojo's attack does (`DojoSource.model_name`: its table of model names, else its
+default). Each run is graded both ways: our condition figures read back from the run
+directory, and AgentDojo's verdicts re-stated on each record's end state.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,9 +46,11 @@ from harness_world.agentdojo.regrade import dojo_verdicts, shown
 from harness_world.agentdojo.runs import DojoFigures, Judged, cell, dojo_figures, write_records
 from harness_world.agentdojo.source import DojoSource, DojoTask
 from harness_world.analysis.conditions import ConditionsReport, conditions_report
+from harness_world.engine.canonical import sha256_hex, to_json
 from harness_world.engine.world import World
 from harness_world.evidence.record import Record
 from harness_world.grading.task import Task
+from harness_world.running.agents import Agent, drive
 from harness_world.running.attempt import Attempt, AttemptLimits
 from harness_world.running.reader import RunReader
 from harness_world.running.rundir import sample_seed
@@ -154,19 +161,51 @@ def _user(imported: Sequence[Imported], pair: Imported) -> Imported:
     return next(i for i in imported if i.dojo is pair.dojo and i.injection is None)
 
 
+def _attempt(slot: Planned, revision: str) -> Attempt:
+    task = slot.task
+    return Attempt(
+        slot.world, task, seed=sample_seed(0, task.id, 0), revision=revision, limits=AttemptLimits()
+    )
+
+
 def oracle_record(slot: Planned, revision: str) -> Record:
     """The oracle's attempt of one slot, bound to ``revision``."""
-    task = slot.task
-    attempt = Attempt(
-        slot.world,
-        task,
-        seed=sample_seed(0, task.id, 0),
-        revision=revision,
-        limits=AttemptLimits(),
-    )
+    attempt = _attempt(slot, revision)
     for name, args in slot.calls:
         attempt.call(name, args)
     return attempt.finish(slot.output)
+
+
+def agent_record(slot: Planned, agent: Agent, revision: str) -> Record:
+    """An agent's attempt of one slot, bound to ``revision``, driven as ``run`` drives one.
+
+    A fresh attempt: an agent keeping memory between attempts (a ``reset()`` method) forgets
+    it first.
+    """
+    reset = getattr(agent, "reset", None)
+    if callable(reset):
+        reset()
+    return drive(agent, _attempt(slot, revision))
+
+
+def agent_label(agent: Agent | None) -> str:
+    """The agent's part of a run directory's name: ``oracle``, or its name and model.
+
+    Made path-safe: ``openai-gpt-4o-2024-05-13``.
+    """
+    if agent is None:
+        return "oracle"
+    model = agent.settings().get("model")
+    text = f"{agent.name}-{model}" if model else agent.name
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "agent"
+
+
+def _driver(agent: Agent | None, attack: str) -> str:
+    """The run's driver label: the settings an agent's results depend on, hashed in."""
+    if agent is None:
+        return f"agentdojo oracle {attack}"
+    settings = sha256_hex(to_json(agent.settings()))[:16]
+    return f"agentdojo {agent.name} {attack} settings {settings}"
 
 
 def judge(slot: Planned, record: Record, default: World) -> Judged:
@@ -189,9 +228,10 @@ def judge(slot: Planned, record: Record, default: World) -> Judged:
 
 
 class OracleRun(msgspec.Struct, frozen=True, kw_only=True):
-    """One suite's oracle run under one attack.
+    """One suite's run (the oracle's or a model agent's) under one attack.
 
     Attributes:
+        agent: ``oracle``, or the model agent's label.
         suite: The suite.
         attack: The attack (``none`` or ``important_instructions``).
         run: The run directory.
@@ -206,12 +246,23 @@ class OracleRun(msgspec.Struct, frozen=True, kw_only=True):
     conditions: str
     dojo: DojoFigures
     ours: ConditionsReport
+    agent: str = "oracle"
 
 
 def run_oracle(
-    folder: Path, suite: str, attack: str, out: Path, version: str, model: str = MODEL_NAME
+    folder: Path,
+    suite: str,
+    attack: str,
+    out: Path,
+    version: str,
+    model: str = MODEL_NAME,
+    agent: Agent | None = None,
 ) -> OracleRun:
-    """The oracle's run of one suite under ``attack``, written to ``out/oracle-<attack>-<suite>``.
+    """One suite's run under ``attack``, written to ``out/<agent>-<attack>-<suite>``.
+
+    Without ``agent`` the oracle attempts every slot; with one (a model agent), it does, each
+    attempt driven as ``run`` drives one. ``model`` is the name the attack text gives the
+    model.
 
     Raises:
         DojoDataError: for an unknown attack or suite, or unreadable data.
@@ -220,21 +271,26 @@ def run_oracle(
     slots = plan(folder, suite, attack, version, model)
     worlds = {s.world.name: s.world for s in slots}
     tasks = [s.task for s in slots]
-    run = out / f"oracle-{attack}-{suite}"
+    name = f"{agent_label(agent)}-{attack}-{suite}"
+    run = out / name
     records: list[Record] = []
 
     def made(revision: str) -> Iterator[Record]:
         for slot in slots:
-            records.append(oracle_record(slot, revision))
+            if agent is None:
+                records.append(oracle_record(slot, revision))
+            else:
+                records.append(agent_record(slot, agent, revision))
             yield records[-1]
 
-    write_records(run, worlds, tasks, f"agentdojo oracle {attack}", made)
-    conditions = out / f"oracle-{attack}-{suite}.json"
+    write_records(run, worlds, tasks, _driver(agent, attack), made)
+    conditions = out / f"{name}.json"
     starts = {s.task.id: s.injections for s in slots}
     conditions.write_bytes(msgspec.json.encode(Condition_(version=version, starts=starts)))
     default = build_world(folder, suite)
     reader = RunReader.of(tasks, worlds=worlds)
     return OracleRun(
+        agent=agent_label(agent),
         suite=suite,
         attack=attack,
         run=str(run),
@@ -260,7 +316,7 @@ def render_oracle_runs(runs: Sequence[OracleRun]) -> str:
     lines: list[str] = []
     for r in runs:
         lines += [
-            f"oracle {r.attack} {r.suite}: {r.run} (--world agentdojo_{r.suite} --world-data "
+            f"{r.agent} {r.attack} {r.suite}: {r.run} (--world agentdojo_{r.suite} --world-data "
             f"DATA --world-tasks {r.conditions})",
             f"  ours (conditions): benign utility {cell(r.ours.benign_utility)}, utility "
             f"under attack {cell(r.ours.utility_under_attack)}, attack success "

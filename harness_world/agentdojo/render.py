@@ -12,6 +12,7 @@ executor replaces every text argument that Python reads as a list literal with t
 from __future__ import annotations
 
 import ast
+import datetime
 import typing
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
@@ -24,6 +25,7 @@ def render(
     result: Any,
     record_tools: Collection[str] = (),
     orders: Mapping[str, Sequence[str]] | None = None,
+    datetimes: Collection[str] = (),
 ) -> str:
     """The text AgentDojo shows for ``result`` of ``tool``.
 
@@ -33,18 +35,51 @@ def render(
         record_tools: Tools whose dict results are records (dumped as YAML).
         orders: Per tool, the order of the keys of a plain dict it returns (our results are
             stored with sorted keys; Python's ``str`` of a dict shows them in insertion order).
+        datetimes: Fields of a record whose text is a date-time (shown as YAML shows one).
     """
     yaml = _yaml()
     order = (orders or {}).get(tool)
     if isinstance(result, dict) and order:
         rank = {name: i for i, name in enumerate(order)}
         result = dict(sorted(result.items(), key=lambda item: rank.get(item[0], len(rank))))
+    result = _timed(result, frozenset(datetimes), {}) if datetimes else result
     if isinstance(result, dict) and tool in record_tools:
         return str(yaml.safe_dump(result)).strip()
     if isinstance(result, list):
         items = [str(item) if type(item) in (str, int) else item for item in result]
         return str(yaml.safe_dump(items)).strip()
     return str(result)
+
+
+def _timed(value: Any, datetimes: frozenset[str], seen: dict[str, dict[str, Any]]) -> Any:
+    """``value`` with the date-time texts of its records, at any depth, as date-times.
+
+    A record shown twice in one result with every field equal (an event attached to several
+    e-mails) is one object in AgentDojo, so its date-times are the same objects wherever it
+    shows, and YAML writes the repeats as aliases (``&id001`` ... ``*id001``): each repeat is
+    given the date-times of its first showing.
+    """
+    if isinstance(value, list):
+        return [_timed(item, datetimes, seen) for item in value]
+    if not isinstance(value, dict):
+        return value
+    out = {
+        k: _datetime(v) if k in datetimes else _timed(v, datetimes, seen) for k, v in value.items()
+    }
+    timed = {k: out[k] for k in datetimes & out.keys() if isinstance(out[k], datetime.datetime)}
+    if timed:
+        out.update(seen.setdefault(repr(sorted(value.items(), key=lambda kv: kv[0])), timed))
+    return out
+
+
+def _datetime(value: Any) -> Any:
+    """A date-time text as a date-time; anything else unchanged."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return datetime.datetime.fromisoformat(value)
+    except ValueError:
+        return value
 
 
 _BOOLS = {

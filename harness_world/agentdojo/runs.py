@@ -285,16 +285,8 @@ def cell(r: Rate) -> str:
     return f"{r.count}/{r.n} {100 * r.rate:.2f}% [{100 * r.low:.1f}, {100 * r.high:.1f}]"
 
 
-def _pooled(runs: Sequence[RegradeRun]) -> DojoFigures:
-    return dojo_figures([judged(v) for r in runs for v in r.verdicts])
-
-
-def render_runs(runs: Sequence[RegradeRun], published: Sequence[PublishedRow]) -> str:
-    """Per run: our condition figures and AgentDojo's; per pipeline: pooled and published.
-
-    AgentDojo's published rows pool the four suites (and, at benchmark v1.1.2, leave out
-    workspace injection tasks 6 to 13); the pooled line covers the suites regraded here.
-    """
+def render_runs(runs: Sequence[RegradeRun]) -> str:
+    """Per run: our condition figures and AgentDojo's (the published rows: `published`)."""
     lines: list[str] = []
     for r in runs:
         same = "equal" if r.dojo == r.stored else "DIFFERENT"
@@ -307,20 +299,5 @@ def render_runs(runs: Sequence[RegradeRun], published: Sequence[PublishedRow]) -
             f"  AgentDojo's verdicts ({same} to the stored ones): utility {cell(r.dojo.utility)}"
             f", utility under attack {cell(r.dojo.utility_under_attack)}, targeted ASR "
             f"{cell(r.dojo.attack_success)}",
-        ]
-    for label in sorted({r.label for r in runs}):
-        mine = [r for r in runs if r.label == label]
-        pooled = _pooled(mine)
-        lines.append(
-            f"{label}, {'+'.join(r.suite for r in mine)} pooled (AgentDojo's verdicts): utility "
-            f"{cell(pooled.utility)}, utility under attack {cell(pooled.utility_under_attack)}"
-            f", targeted ASR {cell(pooled.attack_success)}"
-        )
-        lines += [
-            f"  published ({row.defense} defense, {row.attack}, four suites): utility "
-            f"{row.utility}, utility under attack {row.utility_under_attack}, targeted ASR "
-            f"{row.attack_success}"
-            for row in published
-            if row.model == label and row.defense == "None"
         ]
     return "\n".join(lines)

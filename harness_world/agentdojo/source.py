@@ -202,6 +202,16 @@ class DojoSource:
         module = self._module("agentdojo.attacks.important_instructions_attacks")
         return str(module.ImportantInstructionsAttack._JB_STRING)
 
+    def model_name(self, model: str, default: str) -> str:
+        """The name AgentDojo's attacks give a model (``GPT-4`` for ``gpt-4o-2024-05-13``).
+
+        As its ``get_model_name_from_pipeline``: the first entry of its table of model names
+        whose id the model's name holds; ``default`` for a model the table does not know
+        (AgentDojo refuses to attack one).
+        """
+        table = getattr(self._module("agentdojo.models"), "MODEL_NAMES", {})
+        return next((str(v) for k, v in table.items() if k in model), default)
+
 
 def _blind_to_vectors(reference: Any, task: Any) -> list[tuple[str, dict[str, Any]]] | None:
     """A task's ground truth when it reads no injection vector's text, else None.

@@ -3,10 +3,10 @@
 The world (``worlds/agentdojo_workspace``) keeps datetimes as ISO text and an event that an
 invitation, cancellation or rescheduling e-mail attaches as a reference (AgentDojo attaches the
 event object itself). `rows` reads AgentDojo's environment, either as its YAML gives it or as
-its Pydantic model dumps it; `present` turns a result back into the values AgentDojo's
-formatter dumps (datetimes); `canonical` reads a shown result the way two runs of AgentDojo
-agree on it: the time a new e-mail or file was stamped with (the wall clock there, a logical
-clock here) and the order of a new event's participants (a Python ``set``'s there) set aside.
+its Pydantic model dumps it. `SPEC` names the fields shown as datetimes, and what two runs of
+AgentDojo may differ in, set aside when results are compared (`regrade.stable`): the time a new
+e-mail or file was stamped with (`VOLATILE`) and the order of an event's participants (a Python
+``set``'s there), which a calendar e-mail's recipients follow.
 
 Each user task's ``utility`` (`workspace_users`) and injection task's ``security``
 (`workspace_injections`) of benchmark v1.2.1 is written again in our words over `DojoState`;
@@ -24,13 +24,10 @@ Quirks kept, because the stored verdicts were computed with them:
 
 from __future__ import annotations
 
-import datetime
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from harness_world.agentdojo.checks import SuiteSpec
-from harness_world.agentdojo.data import _yaml
 from harness_world.agentdojo.source import DojoTask
 from harness_world.agentdojo.workspace_diff import const, iso
 from harness_world.agentdojo.workspace_injections import INJECTION
@@ -43,6 +40,9 @@ DATETIMES = ("start_time", "end_time", *STAMPS)
 """Fields holding a datetime."""
 CLOCKED = "2025"
 """Stamps from this year on are a run's own (the environment's data is of 2024)."""
+VOLATILE = tuple(rf"(?m)(?<={stamp}: )(?:202[5-9]|20[3-9]\d)-.*$" for stamp in STAMPS)
+"""A stamp of the run's own time (from `CLOCKED` on): the wall clock in AgentDojo, a logical
+clock here; left out when results are compared."""
 RECORDS = frozenset(
     {
         "send_email",
@@ -166,68 +166,6 @@ def rows(environment: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     }
 
 
-def present(tool: str, result: Any) -> Any:
-    """A result as AgentDojo's formatter is given it: datetimes as datetimes.
-
-    An event attached to several e-mails is one object in AgentDojo, so its datetimes are the
-    same objects wherever it shows, and YAML writes the repeats as aliases (``&id001`` ...
-    ``*id001``): an event shown again with every field equal is given the same datetimes.
-    """
-    return _present(result, {})
-
-
-def _present(value: Any, seen: dict[str, dict[str, datetime.datetime]]) -> Any:
-    if isinstance(value, list):
-        return [_present(item, seen) for item in value]
-    if not isinstance(value, dict):
-        return value
-    out = {
-        k: datetime.datetime.fromisoformat(v)
-        if k in DATETIMES and isinstance(v, str)
-        else _present(v, seen)
-        for k, v in value.items()
-    }
-    if "participants" in value and "id_" in value:
-        key = repr(sorted(value.items(), key=lambda item: item[0]))
-        out.update(seen.setdefault(key, {k: out[k] for k in DATETIMES if k in out}))
-    return out
-
-
-_STAMP = re.compile(r"^(\s*(?:- )?(?:timestamp|last_modified): )(\d{4})-.*$", re.MULTILINE)
-
-
-def canonical(text: str) -> str:
-    """A shown result with what two AgentDojo runs of it may differ in set aside.
-
-    A stamp of the run's own time (from `CLOCKED` on) reads ``<now>``; every list of
-    participants is sorted, and so are the recipients of an e-mail that attaches an event
-    (the calendar's own e-mails go to the event's participants).
-    """
-    text = _STAMP.sub(lambda m: m.group(0) if m.group(2) < CLOCKED else m.group(1) + "<now>", text)
-    if "participants:" not in text:
-        return text
-    yaml = _yaml()
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return text
-    return str(yaml.safe_dump(_sorted_participants(value))).strip()
-
-
-def _sorted_participants(value: Any) -> Any:
-    """Participants sorted, and the recipients of an e-mail attaching an event (its own)."""
-    if isinstance(value, list):
-        return [_sorted_participants(v) for v in value]
-    if not isinstance(value, dict):
-        return value
-    out = {k: _sorted_participants(v) for k, v in value.items()}
-    attached = [a for a in value.get("attachments") or [] if isinstance(a, dict)]
-    for field in ("participants", "recipients"):
-        if isinstance(out.get(field), list) and (field == "participants" or attached):
-            out[field] = sorted(map(str, out[field]))
-    return out
-
-
 def attacker(task: DojoTask) -> list[str]:
     """What an injection task's attacker wants named: an address, a link, a file deleted."""
     out = [
@@ -271,8 +209,9 @@ SPEC = SuiteSpec(
     allow=(Allowance(entity="files", fields=["content", "size", "last_modified"], anywhere=True),),
     reads_first={"delete_file": "list_files"},
     record_tools=RECORDS,
-    present=present,
-    canonical=canonical,
-    goal_exempt=False,
+    datetimes=frozenset(DATETIMES),
+    volatile=VOLATILE,
+    unordered=frozenset({"participants", "recipients"}),
+    goal_in_names=False,
 )
 """The workspace suite's import."""

@@ -53,7 +53,7 @@ from harness_world.analysis.trace_record import TraceRecord
 from harness_world.evidence.record import Record
 from harness_world.grading.criteria import Metric
 from harness_world.grading.rules import FINDINGS
-from harness_world.grading.trace import call_log
+from harness_world.grading.trace import CallLog, call_log, trace_view
 from harness_world.grading.verifier import COUNTED, VerifiedRecord
 from harness_world.running.reader import RunReader
 from harness_world.stats import PairedTask, ProportionInterval, classify, wilson_interval
@@ -200,7 +200,11 @@ class ProcessChange(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def process_of(
-    record: Record | TraceRecord, passed: bool | None = None, call_budget: int | None = None
+    record: Record | TraceRecord,
+    passed: bool | None = None,
+    call_budget: int | None = None,
+    *,
+    log: CallLog | None = None,
 ) -> AttemptProcess:
     """The process figures of one record.
 
@@ -208,9 +212,11 @@ def process_of(
         record: The record (or its trace form).
         passed: The grade, carried through for per-pass and efficiency figures.
         call_budget: The task's tool-call budget, for the efficiency-adjusted score.
+        log: The record's call log when the caller has it (its grade's trace view's), so
+            the facets the grade read are not computed again.
     """
     figures: dict[str, int] = {}
-    log = call_log(record)
+    log = call_log(record) if log is None else log
     for metric in PROCESS_METRICS:
         if metric.measure is not None:
             figures.update(metric.measure(log))
@@ -332,8 +338,13 @@ def attempt_process(verified: VerifiedRecord) -> AttemptProcess | None:
     if record.outcome.status not in COUNTED:
         return None
     grade = verified.verification.grade
-    budget = verified.task.budgets.tool_calls if verified.task is not None else None
-    return process_of(record, None if grade is None else grade.passed, budget)
+    task = verified.task
+    if task is None or grade is None:
+        budget = None if task is None else task.budgets.tool_calls
+        return process_of(record, None if grade is None else grade.passed, budget)
+    # the grade's own view (the last one made, so no record is read again)
+    log = trace_view(record, task, verified.world).log
+    return process_of(record, grade.passed, task.budgets.tool_calls, log=log)
 
 
 def run_process(out: str | Path, reader: RunReader | None = None) -> ProcessSummary:

@@ -161,6 +161,19 @@ class CallLog:
 
     calls: Sequence[LoggedCall]
     said: str = ""
+    _diffs: dict[int, tuple[WriteImage, tuple[str, ...]]] = attrs.field(
+        factory=dict, eq=False, repr=False, alias="_diffs"
+    )
+
+    def changed(self, image: WriteImage) -> tuple[str, ...]:
+        """`changed_fields` of one of the log's write images, kept per image.
+
+        The criteria, advisories and metrics that ask about the same write share one diff.
+        """
+        known = self._diffs.get(id(image))
+        if known is None or known[0] is not image:
+            known = self._diffs[id(image)] = (image, changed_fields(image.before, image.after))
+        return known[1]
 
     @functools.cached_property
     def write_calls(self) -> tuple[int, ...]:
@@ -191,7 +204,7 @@ class CallLog:
             for image in call.writes:
                 images.setdefault((image.entity, image.key), []).append((index, call.seq, image))
         return {
-            atom: tuple(Written(i, s, w, changed_fields(w.before, w.after)) for i, s, w in chain)
+            atom: tuple(Written(i, s, w, self.changed(w)) for i, s, w in chain)
             for atom, chain in images.items()
             if len(chain) > 1
         }
@@ -264,8 +277,9 @@ def _first_returned(seen: Observations, world: World, atoms: set[Atom]) -> dict[
             break
         if not call.ok:
             continue
-        looked_for = [wanted[name] for name in sorted(wanted) if wanted[name][1]]
-        if len(pending) <= _PREFILTER_MAX:
+        if len(pending) > _PREFILTER_MAX:
+            looked_for = [wanted[name] for name in sorted(wanted) if wanted[name][1]]
+        else:
             blob = seen.blob(index)
             present = [atom for atom, spelling in pending.items() if spelling in blob]
             if not present:
@@ -295,7 +309,8 @@ def _rows_returned(
                 key = item.get(entity.key)
                 if type(key) in (str, int) and key in keys and is_row(item, entity):
                     seen.setdefault((entity.name, key), call.seq)
-            stack.extend(item.values())
+            # only containers can hold a row: a row's scalars are not pushed to be popped
+            stack += [v for v in item.values() if type(v) is dict or type(v) is list]
         elif type(item) is list:
             stack.extend(item)
 

@@ -10,10 +10,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
+from harness_world.agentdojo.published import (
+    percent,
+    render_row_checks,
+    row_check,
+    suite_counts,
+    table_slots,
+)
 from harness_world.agentdojo.regrade import trace_files
-from harness_world.agentdojo.runs import published_rows, write_runs
+from harness_world.agentdojo.runs import judged, published_rows, write_runs
+from harness_world.agentdojo.source import DojoSource
 from tests.agentdojo import DATA, missing
 from tests.conftest import Cli
 
@@ -83,3 +92,42 @@ def _builtins(value: object) -> object:
     import msgspec
 
     return msgspec.to_builtins(value)
+
+
+def test_the_published_row_is_the_sum_of_its_suites_and_is_reproduced(written) -> None:  # type: ignore[no-untyped-def]
+    source = DojoSource(DATA)
+    published = published_rows(DATA)
+    check = row_check(source, PIPELINE, [written], published)
+    by_suite = {s.suite: s for s in check.suites}
+    assert list(by_suite) == ["workspace", "travel", "banking", "slack"]
+    assert by_suite["slack"].verdicts == "regraded" and by_suite["banking"].verdicts == "stored"
+    assert by_suite["slack"].figures == written.dojo  # the regraded run's own figures
+    # v1.1.2's task sets: workspace 40 x 6 pairs (its injection tasks 6 to 13 came later)
+    assert (by_suite["workspace"].figures.utility_under_attack.n, check.pooled.utility.n) == (
+        240,
+        97,
+    )
+    assert check.imported == written.dojo  # restricted to the one suite regraded
+    assert (percent(check.pooled.utility), percent(check.pooled.attack_success)) == (
+        "43.30%",
+        "20.83%",
+    )
+    assert check.reproduced is True
+    # a row that does not print as the counts do is not reproduced
+    wrong = [msgspec.structs.replace(r, utility="43.31%") for r in published]
+    assert row_check(source, PIPELINE, [written], wrong).reproduced is False
+    # a slot without a trace makes the row not comparable, and is named
+    slots = table_slots(source, "slack", "v1.1.2")
+    every = [judged(v) for v in written.verdicts]
+    fewer = [v for v in every if (v.user_task, v.injection_task) != ("user_task_0", "")]
+    counted = suite_counts("slack", fewer, slots, regraded=True)
+    assert counted.missing == ["user_task_0"] and counted.figures.utility.n == 20
+    kept = [v for v in written.verdicts if (v.user_task, v.injection_task) != ("user_task_0", "")]
+    partial = msgspec.structs.replace(written, verdicts=kept)
+    assert row_check(source, PIPELINE, [partial], published).reproduced is None
+    text = render_row_checks([check])
+    assert "restricted to slack: utility 14/21" in text
+    assert (
+        "published: utility 43.30%, utility under attack 39.75%, targeted ASR 20.83%: reproduced"
+        in text
+    )

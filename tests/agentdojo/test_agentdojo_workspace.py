@@ -3,8 +3,8 @@
 AgentDojo's code is imported from the data folder (skipped, with the reason, without it or its
 packages). Random well-formed call sequences run on our world and on AgentDojo's
 ``FunctionsRuntime``: each result must be the same text (or both calls refused), read the way
-two AgentDojo runs agree on it (`workspace.canonical`: a new e-mail's or file's wall-clock
-stamp and a new event's participant order set aside), and the end states the same rows.
+two AgentDojo runs agree on it (`regrade.stable`: a new e-mail's or file's wall-clock
+stamp and an event's participant order set aside), and the end states the same rows.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from harness_world.agentdojo.check import check_suite, grade_differences
 from harness_world.agentdojo.checks import DojoState, Verdict
 from harness_world.agentdojo.importer import Imported, build_world, import_suite
 from harness_world.agentdojo.live import attack_injections, injection_candidates
-from harness_world.agentdojo.regrade import Regrader, shown, trace_files
+from harness_world.agentdojo.regrade import Regrader, shown, stable, trace_files
 from harness_world.agentdojo.source import DojoSource
 from harness_world.engine.world import World
 from harness_world.grading.task import Task
@@ -75,7 +75,7 @@ def _run_theirs(calls: list[tuple[str, dict[str, Any]]]) -> tuple[Any, list[str]
         if error:
             assert env == before or name in UNDONE, (name, args, error)
             env = before
-        out.append("error" if error else workspace.canonical(str(tool_result_to_str(result))))
+        out.append("error" if error else stable(workspace.SPEC, str(tool_result_to_str(result))))
     return env, out
 
 
@@ -121,7 +121,9 @@ def _differential(calls: list[tuple[str, dict[str, Any]]]) -> None:
     env, theirs = _run_theirs(calls)
     for i, (call, their) in enumerate(zip(record.calls, theirs, strict=True)):
         ours = (
-            "error" if not call.ok else workspace.canonical(shown(workspace.SPEC, call.tool, call))
+            "error"
+            if not call.ok
+            else stable(workspace.SPEC, shown(workspace.SPEC, call.tool, call))
         )
         assert ours == their, f"call {i} {calls[i]}: ours {ours!r}, AgentDojo's {their!r}"
     seeded = {str(r["id_"]) for r in world.rows("events")}

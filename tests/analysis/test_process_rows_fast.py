@@ -158,3 +158,21 @@ def test_rows_used_follow_their_definition(calls: list[CallRecord], text: str) -
     assert (figures.rows_read_bytes, figures.rows_used_bytes) == _reference(calls, text)
     found = (figures.verified, figures.verification_calls, figures.postcondition_checked)
     assert found == _verifications(calls)
+
+
+def test_a_record_read_for_viewing_gives_the_same_figures() -> None:
+    """Results left as undecoded JSON (the viewer's trace form) are searched as their text:
+    every helpdesk oracle's and mutant's figures equal its decoded record's."""
+    from harness_world.analysis.trace_record import decode_trace
+    from harness_world.coverage import load_mutants, load_oracles, run_script
+    from harness_world.evidence.record import encode_record
+
+    world = hw.load_world("helpdesk")
+    tasks = {t.id: t for t in hw.load_tasks("helpdesk")}
+    scripts = list(load_oracles("helpdesk").items())
+    scripts += [(m.task_id, m.script) for m in load_mutants("helpdesk")]
+    for task_id, script in scripts:
+        record = run_script(world, tasks[task_id], script)
+        trace = decode_trace(encode_record(record))
+        assert trace is not None
+        assert process_of(trace) == process_of(record), task_id

@@ -15,7 +15,6 @@ from harness_world.engine.calls import WriteImage
 from harness_world.engine.schemas import tool_schemas
 from harness_world.engine.values import Key
 from harness_world.grading.criteria import AdviceRule, Advisory
-from harness_world.grading.rows import changed_fields
 from harness_world.grading.rules.advice import found
 from harness_world.grading.task import Task
 from harness_world.grading.trace import LoggedCall, TraceView
@@ -58,20 +57,23 @@ def _touched_rows(
     """The rows a write touched directly, and the rows its new values point to by key."""
     if image.entity in targets:
         yield image.entity, image.key
+    key_field = view.world.contract.entity(image.entity).key
     for field, value in (image.after or {}).items():
-        if field == view.world.contract.entity(image.entity).key or not isinstance(value, str):
+        if field == key_field or not isinstance(value, str):
             continue
         if (image.before or {}).get(field) == value:
             continue
         for entity in targets:
-            if view.world.get(entity, value) is not None:
+            if view.world.raw(entity, value) is not None:  # exists: no copy of it is needed
                 yield entity, value
 
 
 def _look_alike(view: TraceView, entity: str, key: Key, targets: frozenset[Key]) -> str:
     """Why a non-target row looks like one of the targets (empty when it does not)."""
+    if key in targets:
+        return ""
     row = view.world.get(entity, key)
-    if key in targets or row is None:
+    if row is None:
         return ""
     for target_key in sorted(targets):
         target = view.world.get(entity, target_key)
@@ -101,26 +103,48 @@ def _mentions(instruction: str, value: str) -> bool:
     return re.search(rf"\b{words}\b", instruction, re.IGNORECASE) is not None
 
 
-def _partial_filter(view: TraceView) -> Advisory | None:
-    items: list[tuple[int, str]] = []
+_Filter = tuple[str, str, frozenset[str]]
+_FILTERS: dict[tuple[str, str], tuple[_Filter, ...]] = {}
+
+
+def _named_filters(view: TraceView) -> tuple[_Filter, ...]:
+    """(read tool, parameter, the enum values the instruction names) where it names two or more.
+
+    A function of the contract and the instruction alone: kept per (contract, task) hash, so a
+    run reads the schemas and searches the instruction once per task, not once per record.
+    """
+    key = (view.world.contract.hash, view.task.hash)
+    known = _FILTERS.get(key)
+    if known is not None:
+        return known
+    out: list[_Filter] = []
     for schema in tool_schemas(view.world):
         if schema.get("kind") != "read":
             continue
         for param, spec in schema["parameters"].get("properties", {}).items():
             values = [v for v in spec.get("enum", []) if isinstance(v, str)]
-            named = {v for v in values if _mentions(view.task.instruction, v)}
-            if len(named) < 2:
-                continue
-            used = {
-                c.args.get(param): c.seq
-                for c in view.log.calls
-                if c.tool == schema["name"] and isinstance(c.args, dict)
-            }
-            listed = named & set(used)
-            if listed and listed != named:
-                seq = min(used[v] for v in listed)
-                text = f"listed {sorted(listed)}, never {sorted(named - listed)}"
-                items.append((seq, f"{schema['name']} {param}: {text}"))
+            named = frozenset(v for v in values if _mentions(view.task.instruction, v))
+            if len(named) >= 2:
+                out.append((schema["name"], param, named))
+    if len(_FILTERS) > 4096:
+        _FILTERS.clear()
+    known = _FILTERS[key] = tuple(out)
+    return known
+
+
+def _partial_filter(view: TraceView) -> Advisory | None:
+    items: list[tuple[int, str]] = []
+    for tool, param, named in _named_filters(view):
+        used = {
+            c.args.get(param): c.seq
+            for c in view.log.calls
+            if c.tool == tool and isinstance(c.args, dict)
+        }
+        listed = named & set(used)
+        if listed and listed != named:
+            seq = min(used[v] for v in listed)
+            text = f"listed {sorted(listed)}, never {sorted(named - listed)}"
+            items.append((seq, f"{tool} {param}: {text}"))
     return found("partial_filter", items)
 
 
@@ -134,7 +158,7 @@ def _attempted(view: TraceView, index: int) -> bool:
             return True
         if req.kind == "delete" and image.before is not None and image.after is None:
             return True
-        changed = req.kind == "set" and req.field in changed_fields(image.before, image.after)
+        changed = req.kind == "set" and req.field in view.log.changed(image)
         if req.kind == "row" or changed:
             return True
     return False
@@ -181,7 +205,9 @@ def _mentioned(task: Task) -> tuple[set[tuple[str, str]], set[str], set[str]]:
 
 
 def _extra(
-    image: WriteImage, mentioned: tuple[set[tuple[str, str]], set[str], set[str]]
+    view: TraceView,
+    image: WriteImage,
+    mentioned: tuple[set[tuple[str, str]], set[str], set[str]],
 ) -> list[str]:
     """What a write changed that no requirement or allowance mentions."""
     fields, created, deleted = mentioned
@@ -192,9 +218,7 @@ def _extra(
     if (image.entity, "*") in fields:
         return []
     return [
-        f"{image.entity}.{f}"
-        for f in changed_fields(image.before, image.after)
-        if (image.entity, f) not in fields
+        f"{image.entity}.{f}" for f in view.log.changed(image) if (image.entity, f) not in fields
     ]
 
 
@@ -202,7 +226,7 @@ def _added_step(view: TraceView) -> Advisory | None:
     mentioned = _mentioned(view.task)
     items: list[tuple[int, str]] = []
     for call, image in _writes(view):
-        extra = _extra(image, mentioned)
+        extra = _extra(view, image, mentioned)
         if extra and items and items[-1][0] == call.seq:  # one line per call
             items[-1] = (call.seq, f"{items[-1][1]}, {', '.join(extra)}")
         elif extra:

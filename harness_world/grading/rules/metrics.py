@@ -5,7 +5,7 @@ Each entry counts, per attempt, the figures its rate is made of (``AttemptProces
 part (`CallLog`), so they are the same for every reader, also on a record read for viewing
 (results as undecoded JSON). Backtracking reads the same chains of write images as
 ``trace.no_reverted_writes`` (`CallLog.rewritten`), and "changed" is the one typed meaning
-(`harness_world.grading.rows.changed_fields`). Definitions: ``docs/metrics.md``.
+(`CallLog.changed`, `harness_world.grading.rows.changed_fields`). Definitions: ``docs/metrics.md``.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
 import msgspec
 
 from harness_world.engine.calls import WriteImage
 from harness_world.engine.values import Key
 from harness_world.grading.criteria import Metric
-from harness_world.grading.rows import changed_fields
 from harness_world.grading.trace import CallLog, LoggedCall
 
 __all__ = ["ENTRIES"]
@@ -81,12 +81,13 @@ def _backtracking(log: CallLog) -> Mapping[str, int]:
     return {"write_calls": len(log.write_calls), "backtracked": len(log.backtracked)}
 
 
-def _verified(calls: Sequence[LoggedCall], index: int) -> bool:
+def _verified(calls: Sequence[LoggedCall], index: int, facts: _Facts) -> bool:
     keys = {image.key for image in calls[index].writes}
-    for later in calls[index + 1 :]:
-        if not later.ok or later.writes:
+    for later in range(index + 1, len(calls)):
+        call = calls[later]
+        if not call.ok or call.writes:
             continue
-        if any(_mentions(later.result, k) for k in keys):
+        if any(facts.returns(later, k) for k in keys):
             return True
     return False
 
@@ -97,38 +98,41 @@ def _verification(log: CallLog) -> Mapping[str, int]:
     A verification call is a read after a write whose result holds a written row's key (its
     arguments naming the key show nothing: `harness_world.grading.shown`).
     """
+    facts = _facts(log)
     written: set[Key] = set()
     count = 0
-    for call in log.calls:
+    for index, call in enumerate(log.calls):
         looked = call.ok and not call.writes and written
-        if looked and any(_mentions(call.result, k) for k in written):
+        if looked and any(facts.returns(index, k) for k in written):
             count += 1
         written |= {w.key for w in call.writes}
-    verified = sum(1 for i in log.write_calls if _verified(log.calls, i))
+    verified = sum(1 for i in log.write_calls if _verified(log.calls, i, facts))
     return {"verification_calls": count, "verified": verified}
 
 
-def _shows(row: dict[str, Any], image: WriteImage) -> bool:
+def _shows(row: dict[str, Any], image: WriteImage, log: CallLog) -> bool:
     after = image.after
     if after is None or row.get("id") != image.key:
         return False
-    fields = changed_fields(image.before, after)
-    return all(f in after and f in row and row[f] == after[f] for f in fields)
+    return all(f in after and f in row and row[f] == after[f] for f in log.changed(image))
 
 
-def _postcondition_checked(calls: Sequence[LoggedCall], index: int) -> bool:
+def _postcondition_checked(log: CallLog, index: int, facts: _Facts) -> bool:
     """Whether a later read showed one of the call's written rows at its written values."""
+    calls = log.calls
     written = [w for w in calls[index].writes if w.after is not None]
-    for later in calls[index + 1 :]:
-        if not later.ok or later.writes or not written:
+    for later in range(index + 1, len(calls)):
+        call = calls[later]
+        if not call.ok or call.writes or not written:
             continue
-        if any(_shows(row, w) for row in _rows(_decoded(later.result)) for w in written):
+        if any(_shows(row, w, log) for row in facts.rows(later) for w in written):
             return True
     return False
 
 
 def _postconditions(log: CallLog) -> Mapping[str, int]:
-    checked = sum(1 for i in log.write_calls if _postcondition_checked(log.calls, i))
+    facts = _facts(log)
+    checked = sum(1 for i in log.write_calls if _postcondition_checked(log, i, facts))
     return {"postcondition_checked": checked}
 
 
@@ -148,23 +152,122 @@ def _word_pattern(key: Key) -> re.Pattern[str]:
 
 
 def _row_bytes(log: CallLog) -> Mapping[str, int]:
-    """Bytes of the rows read, and of those whose id was used after them (see the docs)."""
+    """Bytes of the rows read, and of those whose id was used after them (see the docs).
+
+    One pass from the last call back: what later calls name (their arguments' scalars and
+    their write keys) is gathered as the pass goes, so each row's id is one set look-up
+    instead of a walk over every later call.
+    """
     calls = log.calls
+    facts = _facts(log)
+    words = frozenset(_WORD.findall(log.said))
+    later = _Named()
     read = used = 0
-    for i, call in enumerate(calls):
-        if not call.ok:
-            continue
-        for row in _rows(_decoded(call.result)):
+    for i in range(len(calls) - 1, -1, -1):
+        for row in facts.rows(i):
             size = len(msgspec.json.encode(row))
             read += size
             key = row["id"]
-            later = calls[i + 1 :]
-            if (
-                any(_mentions(c.args, key) or any(w.key == key for w in c.writes) for c in later)
-                or _word_pattern(key).search(log.said) is not None
-            ):
+            if later.names(key) or _in_text(key, words, log.said):
                 used += size
+        later.add(calls[i])
     return {"rows_read_bytes": read, "rows_used_bytes": used}
+
+
+_WORD = re.compile(r"[\w-]+")
+
+
+def _in_text(key: Key, words: frozenset[str], text: str) -> bool:
+    """Whether the key is a whole word of ``text`` (``words``: its runs of word characters)."""
+    name = str(key)
+    if _WORD.fullmatch(name):  # a whole word is exactly one maximal run of word characters
+        return name in words
+    return _word_pattern(key).search(text) is not None
+
+
+@attrs.define(slots=True)
+class _Named:
+    """What the calls seen so far name: typed scalars of their arguments, their write keys."""
+
+    scalars: set[tuple[type, Any]] = attrs.field(factory=set)
+    keys: set[Any] = attrs.field(factory=set)
+    other: list[Any] = attrs.field(factory=list)  # undecoded or unhashable arguments
+
+    def add(self, call: LoggedCall) -> None:
+        """Gather what a call's arguments and writes name."""
+        self._scalars(call.args)
+        self.keys.update(w.key for w in call.writes)
+
+    def _scalars(self, value: Any) -> None:
+        """Gather every scalar ``value`` holds, as `_mentions` walks it (dict values, items)."""
+        if isinstance(value, dict):
+            for v in value.values():
+                self._scalars(v)
+        elif isinstance(value, list | tuple):
+            for v in value:
+                self._scalars(v)
+        elif isinstance(value, str | int | float | bool) or value is None:
+            self.scalars.add((type(value), value))
+        else:
+            self.other.append(value)
+
+    def names(self, key: Key) -> bool:
+        """Whether some call seen names ``key``, as `_mentions` or a write's key would."""
+        if (type(key), key) in self.scalars or key in self.keys:
+            return True
+        return any(_mentions(value, key) for value in self.other)
+
+
+@attrs.define(slots=True)
+class _Facts:
+    """Each call's result rows and result JSON, made once per log for every metric.
+
+    A result that holds a scalar equal to a key holds that key's JSON text, so a key whose text
+    is absent from the result's is not returned by it; where it is present, `_mentions`
+    decides (an undecoded result is its own text).
+    """
+
+    calls: Sequence[LoggedCall]
+    _rows: dict[int, list[dict[str, Any]]] = attrs.field(factory=dict, alias="_rows")
+    _texts: dict[int, bytes | None] = attrs.field(factory=dict, alias="_texts")
+
+    def rows(self, index: int) -> list[dict[str, Any]]:
+        """The rows (`_rows`) of call ``index``'s result; none for a failed call."""
+        found = self._rows.get(index)
+        if found is None:
+            call = self.calls[index]
+            found = self._rows[index] = _rows(_decoded(call.result)) if call.ok else []
+        return found
+
+    def _text(self, index: int) -> bytes | None:
+        if index not in self._texts:
+            result = self.calls[index].result
+            try:
+                text = bytes(result) if isinstance(result, msgspec.Raw) else _JSON.encode(result)
+            except (TypeError, ValueError, OverflowError):  # not JSON: walked value by value
+                text = None
+            self._texts[index] = text
+        return self._texts[index]
+
+    def returns(self, index: int, key: Key) -> bool:
+        """Whether call ``index``'s result mentions ``key`` (`_mentions`)."""
+        text = self._text(index)
+        if text is not None and _JSON.encode(key) not in text:
+            return False
+        return _mentions(self.calls[index].result, key)
+
+
+_JSON = msgspec.json.Encoder()
+_LAST: list[tuple[CallLog, _Facts]] = []
+
+
+def _facts(log: CallLog) -> _Facts:
+    """The facts of ``log``: the last log's are kept, as every metric reads the same one."""
+    if _LAST and _LAST[0][0] is log:
+        return _LAST[0][1]
+    facts = _Facts(log.calls)
+    _LAST[:] = [(log, facts)]
+    return facts
 
 
 ENTRIES = (
