@@ -16,6 +16,7 @@ from harness_world.agentdojo import workspace
 from harness_world.agentdojo.regrade import stable
 from harness_world.agentdojo.render import render
 
+pytestmark = pytest.mark.agentdojo
 yaml = pytest.importorskip("yaml")
 
 FIELDS = frozenset({"start_time", "end_time", "timestamp"})
