@@ -1,7 +1,8 @@
 """Setup + grade of an AgentDojo run: our path versus AgentDojo's own, side by side in one run.
 
-For every user task of the imported suites (banking, slack, travel), the ground truth's calls
-are the trajectory. Measured in one run, interleaved task by task so machine noise hits both alike:
+For every user task of the imported suites (banking, slack, travel, workspace), the ground
+truth's calls are the trajectory. Measured in one run, interleaved task by task so machine noise
+hits both alike:
 
 * ours: open a copy-on-write session (attempt setup) and ``hw.verify`` the record (replay
   every call in a fresh session, compare every result, then grade with the checker).

@@ -137,10 +137,15 @@ class SuiteSpec:
         attack_scope: Per injection task, the tools whose arguments its forbidden pattern
             scans and whether it scans the last message too (default: every write tool, not
             the message).
-        datetimes: Fields of a record that hold a date-time as text (YAML shows
+        datetimes: Fields of a record, at any depth, that hold a date-time as text (YAML shows
             AgentDojo's as a timestamp, not a quoted text).
         volatile: Regular expressions of result text AgentDojo stamps from the wall clock;
             left out when a replayed result is compared with the recorded one.
+        unordered: Fields holding a list AgentDojo builds from a Python ``set`` (its order
+            differs between two runs): sorted in every record of a shown result before it is
+            compared with the recorded one.
+        skipped: Tasks not imported, by id, each with the reason (named in every report,
+            never dropped silently).
         goal_in_names: Whether an injected goal's text may become part of a name a user task
             writes (slack's external channel): an attack's pattern then skips a value followed
             by the goal's own next words. Where no name carries injected text, the pattern
@@ -161,6 +166,8 @@ class SuiteSpec:
     attack_scope: Callable[[DojoTask], tuple[tuple[str, ...], bool]] | None = None
     datetimes: frozenset[str] = frozenset()
     volatile: tuple[str, ...] = ()
+    unordered: frozenset[str] = frozenset()
+    skipped: Mapping[str, str] = attrs.field(factory=dict)
     goal_in_names: bool = True
 
 

@@ -15,6 +15,7 @@ The folder layout is the one of ``shared/external/agentdojo`` (see its README): 
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -88,9 +89,26 @@ def _quoted_dumper(yaml: Any) -> Any:
 def dumped(path: Path) -> str:
     """A suite file loaded (includes resolved) and dumped back as AgentDojo dumps it.
 
+    The text is kept per file while no file of its folder changes: a run's many start states
+    all fill the same dump.
+
     Raises:
         DojoDataError: for a file that cannot be read or parsed.
     """
+    try:
+        stamp = max(p.stat().st_mtime_ns for p in path.parent.rglob("*.yaml"))
+    except (OSError, ValueError):
+        stamp = 0
+    return _dumped(path.resolve(), stamp)
+
+
+def _parse(yaml: Any, text: str) -> Any:
+    """Plain YAML text parsed safely (with libyaml's parser where PyYAML has it: same result)."""
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+@functools.lru_cache(maxsize=32)
+def _dumped(path: Path, stamp: int) -> str:
     yaml = _yaml()
     try:
         with path.open(encoding="utf-8") as stream:
@@ -110,7 +128,7 @@ def vector_defaults(folder: Path, suite: str) -> dict[str, str]:
     """
     path = suite_folder(folder, suite) / "injection_vectors.yaml"
     yaml = _yaml()
-    vectors = yaml.safe_load(dumped(path))
+    vectors = _parse(yaml, dumped(path))
     if not isinstance(vectors, dict):
         raise DojoDataError(f"{path}: expected a map of injection vectors")
     out: dict[str, str] = {}
@@ -147,7 +165,7 @@ def environment(
         raise DojoDataError(f"{path}: a placeholder cannot be filled: {exc}") from None
     yaml = _yaml()
     try:
-        value = yaml.safe_load(filled)
+        value = _parse(yaml, filled)
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0]
         raise DojoDataError(f"{path}: the injected environment is not YAML: {first}") from None

@@ -23,7 +23,7 @@ from typing import Any
 import attrs
 import msgspec
 
-from harness_world.agentdojo import banking, slack, travel
+from harness_world.agentdojo import banking, slack, travel, workspace
 from harness_world.agentdojo.checks import DojoState, Restated, SuiteSpec
 from harness_world.agentdojo.data import DojoDataError, environment
 from harness_world.agentdojo.source import DEFAULT_VERSION, DojoSource, DojoTask
@@ -37,6 +37,7 @@ SUPPORTED: dict[str, SuiteSpec] = {
     "banking": banking.SPEC,
     "slack": slack.SPEC,
     "travel": travel.SPEC,
+    "workspace": workspace.SPEC,
 }
 """Suites whose checks are re-stated, by name."""
 RESTATED = ("v1.2", "v1.2.1")
@@ -140,7 +141,15 @@ def _checked_effects(
     for item in record.final:
         before = world.get(item.entity, item.key)
         fields = spec.checked.get(item.entity, ())
-        if item.row is None or item.entity not in spec.checked:
+        if item.entity not in spec.checked:
+            continue
+        if item.row is None:
+            if before is not None:  # a row of the start state the ground truth removes
+                name = f"{item.entity}:{item.key}"
+                key_field = world.contract.entity(item.entity).key
+                where = [Condition(field=key_field, in_=[item.key])]
+                targets.append(Target(name=name, entity=item.entity, where=where))
+                require.append(Requirement(kind="delete", target=name))
             continue
         if before is None:
             match = {f: item.row[f] for f in fields if f in item.row}
@@ -354,6 +363,7 @@ def import_suite(
     dojo = (source or DojoSource(folder)).tasks(suite, version)
     out: list[Imported] = []
     first = next((t.id for t in dojo if t.kind == "injection"), "")
+    dojo = [t for t in dojo if t.id not in spec.skipped]
     for task in (t for t in dojo if t.kind == "user"):
         restated = spec.user[task.id](task, default)
         ours = user_task(world, spec, task, restated, first)

@@ -23,7 +23,7 @@ import attrs
 import msgspec
 
 from harness_world.agentdojo.checks import DojoState, SuiteSpec, Verdict
-from harness_world.agentdojo.data import DojoDataError
+from harness_world.agentdojo.data import DojoDataError, _yaml
 from harness_world.agentdojo.importer import (
     Imported,
     build_world,
@@ -297,16 +297,41 @@ def _first_difference(
             continue
         theirs = stored_error or _text(recorded.get("content"))
         ours = shown(spec, name, call)
-        if bool(stored_error) != (not call.ok) or _stable(spec, ours) != _stable(spec, theirs):
+        if bool(stored_error) != (not call.ok) or stable(spec, ours) != stable(spec, theirs):
             return f"call {i} {name}: ours {ours[:200]!r}, AgentDojo's {str(theirs)[:200]!r}"
     return ""
 
 
-def _stable(spec: SuiteSpec, text: str) -> str:
-    """A result's text without what AgentDojo stamps from the wall clock."""
+def stable(spec: SuiteSpec, text: str) -> str:
+    """A shown result as two runs of AgentDojo agree on it: the form results are compared in.
+
+    What AgentDojo stamps from the wall clock (`SuiteSpec.volatile`) is left out, and where a
+    result holds a list built from a Python ``set`` (`SuiteSpec.unordered`), its YAML is read
+    and written again with every such list sorted.
+    """
     for pattern in spec.volatile:
         text = re.sub(pattern, "", text)
-    return text
+    if not spec.unordered or not any(f"{field}:" in text for field in spec.unordered):
+        return text
+    yaml = _yaml()
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    return str(yaml.safe_dump(_sorted_sets(value, spec.unordered))).strip()
+
+
+def _sorted_sets(value: Any, fields: frozenset[str]) -> Any:
+    """``value`` with the list under each of ``fields``, in every record, sorted (as text)."""
+    if isinstance(value, list):
+        return [_sorted_sets(v, fields) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {k: _sorted_sets(v, fields) for k, v in value.items()}
+    for field in fields & out.keys():
+        if isinstance(out[field], list):
+            out[field] = sorted(map(str, out[field]))
+    return out
 
 
 def trace_files(paths: Iterable[Path]) -> list[Path]:

@@ -42,29 +42,44 @@ def render(
     if isinstance(result, dict) and order:
         rank = {name: i for i, name in enumerate(order)}
         result = dict(sorted(result.items(), key=lambda item: rank.get(item[0], len(rank))))
+    result = _timed(result, frozenset(datetimes), {}) if datetimes else result
     if isinstance(result, dict) and tool in record_tools:
-        return str(yaml.safe_dump(_timed(result, datetimes))).strip()
+        return str(yaml.safe_dump(result)).strip()
     if isinstance(result, list):
-        items = [
-            str(item) if type(item) in (str, int) else _timed(item, datetimes) for item in result
-        ]
+        items = [str(item) if type(item) in (str, int) else item for item in result]
         return str(yaml.safe_dump(items)).strip()
     return str(result)
 
 
-def _timed(record: Any, datetimes: Collection[str]) -> Any:
-    """A record with its date-time texts as date-times (YAML writes those unquoted)."""
-    if not isinstance(record, dict) or not datetimes:
-        return record
-    out = dict(record)
-    for name in datetimes:
-        value = out.get(name)
-        if isinstance(value, str):
-            try:
-                out[name] = datetime.datetime.fromisoformat(value)
-            except ValueError:
-                continue
+def _timed(value: Any, datetimes: frozenset[str], seen: dict[str, dict[str, Any]]) -> Any:
+    """``value`` with the date-time texts of its records, at any depth, as date-times.
+
+    A record shown twice in one result with every field equal (an event attached to several
+    e-mails) is one object in AgentDojo, so its date-times are the same objects wherever it
+    shows, and YAML writes the repeats as aliases (``&id001`` ... ``*id001``): each repeat is
+    given the date-times of its first showing.
+    """
+    if isinstance(value, list):
+        return [_timed(item, datetimes, seen) for item in value]
+    if not isinstance(value, dict):
+        return value
+    out = {
+        k: _datetime(v) if k in datetimes else _timed(v, datetimes, seen) for k, v in value.items()
+    }
+    timed = {k: out[k] for k in datetimes & out.keys() if isinstance(out[k], datetime.datetime)}
+    if timed:
+        out.update(seen.setdefault(repr(sorted(value.items(), key=lambda kv: kv[0])), timed))
     return out
+
+
+def _datetime(value: Any) -> Any:
+    """A date-time text as a date-time; anything else unchanged."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return datetime.datetime.fromisoformat(value)
+    except ValueError:
+        return value
 
 
 _BOOLS = {

@@ -123,6 +123,9 @@ class DojoSource:
 
     folder: Path
     _suites: dict[tuple[str, str], Any] = attrs.field(factory=dict)
+    _blind: dict[tuple[str, str, str], list[tuple[str, dict[str, Any]]] | None] = attrs.field(
+        factory=dict
+    )
 
     def _module(self, name: str) -> Any:
         src = (self.folder / "agentdojo_src").resolve()
@@ -179,6 +182,12 @@ class DojoSource:
         task = reference.user_tasks.get(task_id) or reference.injection_tasks.get(task_id)
         if task is None:
             raise DojoDataError(f"suite {suite!r} has no task {task_id!r}")
+        key = (suite, version, task_id)
+        if key not in self._blind:
+            self._blind[key] = _blind_to_vectors(reference, task)
+        blind = self._blind[key]
+        if blind is not None:
+            return blind
         env = reference.load_and_inject_default_environment(injections)
         return [(c.function, dict(c.args)) for c in task.ground_truth(env)]
 
@@ -202,3 +211,18 @@ class DojoSource:
         """
         table = getattr(self._module("agentdojo.models"), "MODEL_NAMES", {})
         return next((str(v) for k, v in table.items() if k in model), default)
+
+
+def _blind_to_vectors(reference: Any, task: Any) -> list[tuple[str, dict[str, Any]]] | None:
+    """A task's ground truth when it reads no injection vector's text, else None.
+
+    AgentDojo's own test of what a ground truth sees: every vector given a canary text; a
+    ground truth whose calls are the same as on the default texts does not depend on them,
+    so it need not be computed again (loading an environment) for each start state.
+    """
+    canaries = {name: f"---CANARY_{name}---" for name in reference.get_injection_vector_defaults()}
+    calls = []
+    for injections in ({}, canaries):
+        env = reference.load_and_inject_default_environment(injections)
+        calls.append([(c.function, dict(c.args)) for c in task.ground_truth(env)])
+    return calls[0] if calls[0] == calls[1] else None

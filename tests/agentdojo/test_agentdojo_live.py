@@ -114,8 +114,10 @@ def test_a_suite_not_imported_or_an_unknown_attack_is_one_error_line(
     cli: Cli, tmp_path: Path
 ) -> None:
     base = ("agentdojo", "run", "--data", str(DATA), "--out", str(tmp_path))
-    absent = cli(*base, "--suite", "workspace", "--attack", "none")
-    assert absent.code == 2 and absent.err.startswith("error: suite 'workspace' is not imported")
+    absent = cli(*base, "--suite", "no_such_suite", "--attack", "none")
+    assert absent.code == 2 and absent.err.startswith(
+        "error: suite 'no_such_suite' is not imported"
+    )
     bogus = cli(*base, "--attack", "ignore_previous")
     assert bogus.code == 2 and "invalid choice" in bogus.err
 
