@@ -343,6 +343,8 @@ def test_every_decision_has_a_status_and_a_superseded_one_names_its_successor() 
     entries = decision_entries((REPO / "docs" / "decisions.md").read_text(encoding="utf-8"))
     assert len(entries) >= 150
     assert status_problems(entries) == []
+    ids = [e.id for e in entries]  # an id is stable only if it names one entry
+    assert sorted({i for i in ids if ids.count(i) > 1}) == []
 
 
 def test_the_status_check_catches_what_it_is_for() -> None:
