@@ -12,6 +12,7 @@ calibration bench. docs/stats.md gives every formula and the calibration.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
@@ -635,13 +636,20 @@ def pass_k_variance(runs: int, passes: int, k: int) -> float:
     at the half-pass rate ``q = (c + 0.5) / (n + 1)`` (no variation is not certainty); at
     k = 1 it is ``q (1 - q) / n``, the floor's term of `mean_bounds`.
     """
+    q = (passes + 0.5) / (runs + 1)
+    pmf = _half_rate_pmf(runs, passes)
+    top = math.perm(runs, k)
+    second = math.fsum(p * (math.perm(j, k) / top) ** 2 for j, p in enumerate(pmf) if j >= k)
+    return max(second - q ** (2 * k), 1e-300)
+
+
+@functools.lru_cache(maxsize=4096)
+def _half_rate_pmf(runs: int, passes: int) -> tuple[float, ...]:
+    """Binomial(runs, q) at the half-pass rate, once per task for every k (it has no k)."""
     from scipy import stats as scipy_stats
 
     q = (passes + 0.5) / (runs + 1)
-    pmf = scipy_stats.binom.pmf(range(runs + 1), runs, q)
-    top = math.perm(runs, k)
-    second = math.fsum(float(p) * (math.perm(j, k) / top) ** 2 for j, p in enumerate(pmf))
-    return max(second - q ** (2 * k), 1e-300)
+    return tuple(float(p) for p in scipy_stats.binom.pmf(range(runs + 1), runs, q))
 
 
 def pass_k_bounds(
