@@ -40,13 +40,13 @@ from harness_world.engine.contract import PAGING_FIELDS
 from harness_world.engine.values import Key
 from harness_world.engine.world import World
 
-__all__ = ["CallIndex", "Observations", "stated"]
+__all__ = ["CallIndex", "Observations", "scalars", "stated"]
 
 _WORD = re.compile(r"[\w-]+")
 _Shape = tuple[str, str, frozenset[str], frozenset[str]]  # entity, key field, required, fields
 
 
-def _scalars(value: Any) -> Iterator[Any]:
+def scalars(value: Any) -> Iterator[Any]:
     """Every scalar inside a value (dicts and lists walked), in no particular order."""
     stack = [value]
     while stack:
@@ -74,7 +74,7 @@ def _forms(value: Any) -> Iterator[tuple[Any, bytes]]:
 
 def _sent(args: Any, value: bytes) -> bool:
     """Whether ``value`` (canonical JSON) is a scalar of ``args`` or a word of one."""
-    return any(form == value for scalar in _scalars(args) for _, form in _forms(scalar))
+    return any(form == value for scalar in scalars(args) for _, form in _forms(scalar))
 
 
 def _matches(value: Any, target: Any) -> bool:

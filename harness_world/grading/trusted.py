@@ -22,6 +22,7 @@ from harness_world.evidence.record import Record
 from harness_world.grading.criteria import Check
 from harness_world.grading.disclosure import card_numbers, held_values
 from harness_world.grading.grade import CriterionVerdict, Grade
+from harness_world.grading.shown import scalars
 from harness_world.grading.task import Task
 from harness_world.grading.taxonomy import Taxon
 from harness_world.grading.trace import TraceView
@@ -265,17 +266,11 @@ def _pattern_hits(spec: Forbidden, record: Record) -> list[str]:
 
 def _texts(value: Any) -> list[str]:
     """Every string and integer inside an argument value, as text, each on its own."""
-    out: list[str] = []
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, str) or (isinstance(item, int) and not isinstance(item, bool)):
-            out.append(str(item))
-    return out
+    return [
+        str(item)
+        for item in scalars(value)
+        if isinstance(item, str) or (isinstance(item, int) and not isinstance(item, bool))
+    ]
 
 
 def _card_hits(spec: Forbidden, record: Record, world: World) -> list[str]:
