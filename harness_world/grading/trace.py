@@ -262,15 +262,19 @@ def _first_returned(seen: Observations, world: World, atoms: set[Atom]) -> dict[
     A dict is tested as a row only when its key field holds a pending key. With few rows
     pending, a call whose canonical JSON holds none of their ``"<key field>":<key>`` pairs is
     skipped unwalked (the search is C; the walk is Python and dearer; the JSON is kept for the
-    view's other questions, `Observations.blob`).
+    view's other questions, `Observations.blob`). Which call first returned a row does not
+    depend on the order the rows are looked for in, so they are taken as they come.
     """
     entities: dict[str, Entity] = {}
-    pending: dict[Atom, bytes] = {}
     wanted: dict[str, tuple[Entity, set[Key]]] = {}
-    for entity_name, key in sorted(atoms, key=repr):
-        entity = entities.setdefault(entity_name, world.contract.entity(entity_name))
-        pending[(entity_name, key)] = to_json(entity.key) + b":" + to_json(key)
-        wanted.setdefault(entity_name, (entity, set()))[1].add(key)
+    for entity_name, key in atoms:
+        entity = entities.get(entity_name)
+        if entity is None:
+            entity = entities[entity_name] = world.contract.entity(entity_name)
+            wanted[entity_name] = (entity, set())
+        wanted[entity_name][1].add(key)
+    pending = set(atoms)
+    spellings: dict[Atom, bytes] = {}  # made only once few rows are left to look for
     found: dict[Atom, int] = {}
     for index, call in enumerate(seen.calls):
         if not pending:
@@ -278,22 +282,30 @@ def _first_returned(seen: Observations, world: World, atoms: set[Atom]) -> dict[
         if not call.ok:
             continue
         if len(pending) > _PREFILTER_MAX:
-            looked_for = [wanted[name] for name in sorted(wanted) if wanted[name][1]]
+            looked_for = [entry for entry in wanted.values() if entry[1]]
         else:
             blob = seen.blob(index)
-            present = [atom for atom, spelling in pending.items() if spelling in blob]
+            present = [a for a in pending if _spelling(a, entities, spellings) in blob]
             if not present:
                 continue
             few: dict[str, tuple[Entity, set[Key]]] = {}
             for entity_name, key in present:
                 few.setdefault(entity_name, (entities[entity_name], set()))[1].add(key)
-            looked_for = [few[name] for name in sorted(few)]
+            looked_for = list(few.values())
         before = len(found)
         _rows_returned(call, looked_for, found)
         if len(found) != before:
             for atom in [a for a in pending if a in found]:
-                del pending[atom]
+                pending.discard(atom)
                 wanted[atom[0]][1].discard(atom[1])
+    return found
+
+
+def _spelling(atom: Atom, entities: dict[str, Entity], known: dict[Atom, bytes]) -> bytes:
+    """How a row's key appears in a result's canonical JSON: ``"<key field>":<key>``."""
+    found = known.get(atom)
+    if found is None:
+        found = known[atom] = to_json(entities[atom[0]].key) + b":" + to_json(atom[1])
     return found
 
 
@@ -301,18 +313,19 @@ def _rows_returned(
     call: LoggedCall, looked_for: list[tuple[Entity, set[Key]]], seen: dict[Atom, int]
 ) -> None:
     """Note (first call only) every looked-for row inside ``call.result``, at any depth."""
+    probes = [(entity, entity.key, keys) for entity, keys in looked_for]
     stack = [call.result]
     while stack:
         item = stack.pop()
         if type(item) is dict:
-            for entity, keys in looked_for:
-                key = item.get(entity.key)
+            for entity, key_field, keys in probes:
+                key = item.get(key_field)
                 if type(key) in (str, int) and key in keys and is_row(item, entity):
                     seen.setdefault((entity.name, key), call.seq)
             # only containers can hold a row: a row's scalars are not pushed to be popped
             stack += [v for v in item.values() if type(v) is dict or type(v) is list]
         elif type(item) is list:
-            stack.extend(item)
+            stack += [v for v in item if type(v) is dict or type(v) is list]
 
 
 @attrs.frozen(slots=True)
@@ -394,8 +407,11 @@ class TraceView:
             if not call.writes:
                 continue
             spec = contract.tool(call.tool)
+            if spec is None or not spec.derives:  # the common case: nothing it writes derives
+                out += [(call, image) for image in call.writes]
+                continue
             for image in call.writes:
-                if spec is None or not spec.derived(image.entity, image.key, call.args):
+                if not spec.derived(image.entity, image.key, call.args):
                     out.append((call, image))
         return tuple(out)
 
