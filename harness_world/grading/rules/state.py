@@ -20,7 +20,7 @@ from harness_world.grading.criteria import Check
 from harness_world.grading.grade import CriterionVerdict, RequiredItem
 from harness_world.grading.rows import MISSING, Change
 from harness_world.grading.rules.common import findings, fmt, show, taxon
-from harness_world.grading.task import Requirement, Task
+from harness_world.grading.task import Allowance, Requirement, Task
 from harness_world.grading.trace import TraceView
 
 __all__ = [
@@ -261,12 +261,14 @@ def _row_matches(row: dict[str, Any] | None, match: dict[str, Any]) -> bool:
     return all(name in row and typed_equal(row[name], v) for name, v in match.items())
 
 
-def _field_allowed(view: TraceView, change: Change, field: str) -> bool:
+def _field_allowed(
+    view: TraceView, change: Change, field: str, covering: Sequence[Allowance]
+) -> bool:
+    """Whether an allowance of the change's entity (``covering``) allows the field."""
     return any(
-        a.entity == change.entity
-        and (field in a.fields or "*" in a.fields)
+        (field in a.fields or "*" in a.fields)
         and (a.anywhere or change.key in view.target_set(a.target))
-        for a in view.task.allow
+        for a in covering
     )
 
 
@@ -321,6 +323,9 @@ def _effects(view: TraceView) -> tuple[Effect, ...]:
     required_atoms = view.once(_required)[1]
     out: list[Effect] = []
     created_budget: dict[tuple[int, Key | None], int] = {}
+    by_entity: dict[str, list[Allowance]] = {}  # the allowances of each entity, found once
+    for allowance in view.task.allow:
+        by_entity.setdefault(allowance.entity, []).append(allowance)
     for change in view.changes:
         if change.before is None or change.after is None:
             field = "<created>" if change.before is None else "<deleted>"
@@ -336,10 +341,11 @@ def _effects(view: TraceView) -> tuple[Effect, ...]:
                 verdict = "unauthorized"
             out.append(Effect(change.entity, change.key, field, verdict))
             continue
+        covering = by_entity.get(change.entity, [])
         for field in change.fields():
             if (change.entity, change.key, field) in required_atoms:
                 verdict = "required"
-            elif _field_allowed(view, change, field):
+            elif _field_allowed(view, change, field, covering):
                 verdict = "allowed"
             else:
                 verdict = "unauthorized"

@@ -105,9 +105,12 @@ def reverted(view: TraceView) -> list[str]:
     the final row (the images of a session chain, a rolled-back call leaves none), so only
     rows written two or more times (`CallLog.rewritten`) are looked at.
     """
+    rewritten = view.log.rewritten
+    if not rewritten:
+        return []
     final = {(f.entity, f.key): f.row for f in view.record.final}
     found: list[str] = []
-    for atom, chain in view.log.rewritten.items():
+    for atom, chain in rewritten.items():
         start = view.world.get(*atom)
         end = final.get(atom)
         created = any(w.image.before is None and w.image.after is not None for w in chain)
