@@ -260,6 +260,9 @@ class CallLog:
         return tuple(found)
 
 
+_UNSEEN: Any = object()
+"""What `TraceView.once` finds for a facet not computed yet (a facet may be None)."""
+
 _PREFILTER_MAX = 8
 """Up to this many rows pending, a call's JSON is searched for each one's key pair before its
 result is walked; beyond it the search costs more than the walk it would save."""
@@ -409,9 +412,9 @@ class TraceView:
 
     def once(self, compute: Callable[[TraceView], T]) -> T:
         """``compute(self)``, computed on the first call and kept: how findings share work."""
-        if compute not in self._memo:
-            self._memo[compute] = compute(self)
-        found: T = self._memo[compute]
+        found: T = self._memo.get(compute, _UNSEEN)
+        if found is _UNSEEN:
+            found = self._memo[compute] = compute(self)
         return found
 
     @functools.cached_property
