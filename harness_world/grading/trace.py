@@ -529,7 +529,9 @@ class TraceView:
     def shown(self) -> Observations:
         """What the tool results of the attempt showed the agent (`harness_world.grading.shown`)."""
         written = frozenset(image.key for call in self.record.calls for image in call.writes)
-        return Observations(self.record.calls, self.world, written, arguments=self.log.arguments)
+        calls = self.record.calls
+        arguments = self.log.arguments if self.log.calls is calls else None
+        return Observations(calls, self.world, written, arguments=arguments)
 
     @functools.cached_property
     def reconciliation(self) -> Reconciliation:

@@ -22,11 +22,11 @@ from harness_world.engine import canonical
 from harness_world.evidence.record import Record
 from harness_world.grading import advise
 from harness_world.grading import trace as trace_module
-from harness_world.grading.checker import grade
+from harness_world.grading.checker import grade, grade_view
 from harness_world.grading.criteria import Check
 from harness_world.grading.rows import changed_fields, is_row, walk_dicts
 from harness_world.grading.task import Target, Task
-from harness_world.grading.trace import TraceView, call_log
+from harness_world.grading.trace import CallLog, TraceView, call_log
 from tests.conftest import examples
 
 WORLDS = ("helpdesk", "inventory", "payments")
@@ -200,3 +200,15 @@ def test_changed_fields_are_the_fields_not_typed_equal(
         if name not in old or name not in new or _typed(old[name]) != _typed(new.get(name, missing))
     )
     assert list(changed_fields(before, after)) == expected
+
+
+def test_a_view_whose_log_is_not_its_records_reads_the_records_own_arguments() -> None:
+    world = hw.load_world("helpdesk")
+    task, record = next(
+        p for p in _records("helpdesk") if any(f.kind == "pattern" for f in p[0].forbid)
+    )
+    own = grade_view(TraceView(record, task, world, call_log(record)))
+    other = grade_view(TraceView(record, task, world, CallLog(calls=[])))
+    forbidden = [v for v in own.verdicts if v.id.startswith("forbidden.")]
+    assert forbidden
+    assert forbidden == [v for v in other.verdicts if v.id.startswith("forbidden.")]
