@@ -588,7 +588,7 @@ def _fair_coin_tail(top: int, total: int) -> float:
     """P(at least ``top`` heads in ``total`` fair tosses), exactly: no scipy.stats to import."""
     # exact integers divided once: no overflow however many runs were lost
     tail: int = sum(math.comb(total, j) for j in range(top, total + 1))
-    return tail / 2**total
+    return tail / (1 << total)
 
 
 def _tallies(
