@@ -391,3 +391,30 @@ def test_the_indexes_select_what_a_full_scan_selects(size: str) -> None:
             assert select_targets(world, task, target.name) == scanned, (task.id, target.name)
             checked += 1
     assert checked > 50
+
+
+@pytest.mark.parametrize(
+    ("value", "passed"),
+    [("ab", True), ("a", False), ("", False), (["a", "b"], False), (None, False)],
+)
+def test_a_grown_field_must_end_longer_than_it_started(value: object, passed: bool) -> None:
+    # thing 1's note starts as "a": any longer text is required, whatever was added
+    world = toy_world()
+    task = Task(
+        id="toy.grow",
+        world="toy",
+        family="f",
+        instruction="add to the note",
+        targets=[Target(entity="things", where=[Condition(field="id", eq=1)])],
+        require=[grading.Requirement(kind="set", field="note", grown=True)],
+    )
+    session = world.open_session()
+    if value != "a":
+        session.call("set", {"id": 1, "field": "note", "value": value})
+    record = make_record(
+        session, outcome=hw.Outcome(status="completed"), task_id=task.id, task_hash=task.hash
+    )
+    grade = hw.verify(record, world=world, task=task).grade
+    assert grade is not None
+    assert ("state.required" not in grade.failed) is passed
+    assert "state.allowed" not in grade.failed  # the required field is allowed to change
