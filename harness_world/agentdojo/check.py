@@ -27,10 +27,14 @@ from harness_world.agentdojo.gate import (
 from harness_world.agentdojo.importer import Imported, import_suite, oracle_calls, suite_spec
 from harness_world.agentdojo.regrade import TraceVerdict
 from harness_world.coverage.mutation import trace_mutants
+from harness_world.engine.canonical import to_json
 from harness_world.engine.world import World
 from harness_world.evidence.record import Record
+from harness_world.grading.briefing import briefing
 from harness_world.grading.rules.grounded import ENTRY as GROUNDED
-from harness_world.grading.rules.grounded import named_ids
+from harness_world.grading.rules.grounded import named_ids, tokens
+from harness_world.grading.task import Task
+from harness_world.grading.trace import trace_view
 from harness_world.grading.verify import verify
 from harness_world.running.scripted import record_calls
 
@@ -62,13 +66,28 @@ def _dojo(imported: Imported, world: World, output: str, record: Record) -> bool
     return restated.check(_verdict(world, output, record))
 
 
-def _names_ids(world: World, record: Record) -> bool:
-    """Whether a write of the record names an id (else ``trace.grounded_writes`` is vacuous)."""
+def _grounding_at_stake(world: World, task: Task, record: Record) -> bool:
+    """Whether a write of the record names an id that only a read showed.
+
+    ``trace.grounded_writes`` asks that every id a write names was shown first or given by
+    the instruction. Where each id the oracle's writes name is given by the instruction (delete
+    file 13) or shown by an earlier write's own result (share the file just created), the
+    writes made from memory name nothing unshown, so no mistake of one step can fail it: the
+    criterion has nothing to catch here (as the built-in gate's ``memorised_write`` operator,
+    which is made only where it does).
+    """
     tools = {t.name: t for t in world.contract.tools}
-    return any(
-        c.tool in tools and tools[c.tool].kind == "write" and any(named_ids(c.args))
-        for c in record.calls
-    )
+    given = tokens(briefing(task))
+    shown = trace_view(record, task, world).shown
+    by_writes: set[bytes] = set()
+    for i, call in enumerate(record.calls):
+        if call.tool not in tools or tools[call.tool].kind != "write":
+            continue
+        for _, value in named_ids(call.args):
+            if str(value) not in given and not {to_json(value), to_json(str(value))} & by_writes:
+                return True
+        by_writes |= shown.by_call(i)
+    return False
 
 
 def check_task(
@@ -99,10 +118,10 @@ def check_task(
         failed = _failed(record, world, imported)
         dojo = _dojo(imported, world, output, record)
         killed_dojo += [] if dojo else [mutant.id]
-        status, reason = classify(spec, world, oracle, record, failed, dojo)
+        status, reason = classify(spec, world, oracle, record, failed, dojo, imported.utility)
         checks.append(MutantCheck(id=mutant.id, status=status, failed=failed or [], reason=reason))
         fails |= set(failed or [])
-    if not _names_ids(world, oracle):
+    if not _grounding_at_stake(world, imported.task, oracle):
         fails.add(GROUNDED.name)
     criteria = [] if graded[0] is None else [v.id for v in graded[0].verdicts if v.kind != "prose"]
     return TaskCheck(

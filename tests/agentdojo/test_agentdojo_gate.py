@@ -20,21 +20,11 @@ GATES = {
     "banking": (97, 43, 0),
     "slack": (158, 59, 5),
     "travel": (57, 11, 1),
+    "workspace": (296, 91, 0),
 }
-WORKSPACE_OPEN = (
-    "workspace's gate fails (124 killed, 40 equivalent, 25 survived: 0.832 < 0.95): its survivors "
-    "change a title, description, location, subject or attachment AgentDojo's check reads and our "
-    "derived criteria do not, and injection tasks 6-13 have no ground truth (docs/agentdojo.md)"
-)
 
 
-@pytest.mark.parametrize(
-    "suite",
-    [
-        *sorted(GATES),
-        pytest.param("workspace", marks=pytest.mark.xfail(strict=True, reason=WORKSPACE_OPEN)),
-    ],
-)
+@pytest.mark.parametrize("suite", sorted(GATES))
 def test_the_coverage_gate_passes_on_the_imported_suite(suite: str) -> None:
     gate = gate_suite(DATA, suite, "v1.2.1", 0.95)
     assert gate.problems == []
