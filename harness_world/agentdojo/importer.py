@@ -14,6 +14,7 @@ AgentDojo verdict re-stated (`Restated`), and what of it our criteria cannot say
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -483,7 +484,19 @@ def world_data(suite: str, folder: Path, tasks_file: Path | None) -> Any:
             tasks = [i.task for i in imported]
     except DojoDataError as exc:
         raise WorldError(str(exc)) from None
-    return WorldData(world=world, tasks=tasks, seed_file=_seed_file(world), starts=starts)
+    gate = functools.partial(_gate, folder, suite, condition.version)
+    return WorldData(
+        world=world, tasks=tasks, seed_file=_seed_file(world), starts=starts, gate=gate
+    )
+
+
+def _gate(folder: Path, suite: str, version: str, threshold: float, verbose: bool) -> Any:
+    """The suite's coverage gate (`harness_world.agentdojo.check.gate_suite`): passed, report."""
+    from harness_world.agentdojo.check import gate_suite, render_check, render_equivalents
+
+    gate = gate_suite(folder, suite, version, threshold)
+    text = render_check([gate]) + ("\n" + render_equivalents([gate]) if verbose else "")
+    return gate.ok, text
 
 
 def _started(

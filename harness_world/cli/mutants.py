@@ -12,8 +12,8 @@ from pathlib import Path
 
 import msgspec
 
-from harness_world.cli._selection import UsageError
-from harness_world.coverage.gate import check_worlds
+from harness_world.cli._selection import UsageError, add_world_data_options, world_data
+from harness_world.coverage.gate import check_worlds, default_threshold
 from harness_world.coverage.render import render_coverage
 
 __all__ = ["register"]
@@ -30,7 +30,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "routes than required (oracle_routes_min in pyproject.toml, default 2), a hand "
             "mutant passes or fails other criteria than it predicts, an automated criterion is "
             "failed by no mutant (hand, else automatic), or the automatic mutation score is "
-            "below the threshold in pyproject.toml."
+            "below the threshold in pyproject.toml. With --world-data, the gate the world "
+            "defines for that data's tasks (an imported benchmark's: equivalent mutants "
+            "computed from its own check)."
         ),
     )
     parser.add_argument(
@@ -61,11 +63,36 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--verbose", action="store_true", help="list every attempt, not only problems"
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_world_data_options(parser)
     parser.set_defaults(handler=run)
+
+
+def _data_gate(args: argparse.Namespace) -> int:
+    """``--world-data``: the gate the data folder's world defines for its tasks.
+
+    Raises:
+        UsageError: for options it does not take, or a world whose data defines no gate.
+    """
+    given = [f for f, v in (("--tasks", args.tasks), ("--sizes", args.sizes),
+             ("--no-automatic", args.no_automatic), ("--min-routes", args.min_routes),
+             ("--json", args.json)) if v]  # fmt: skip
+    if given:
+        raise UsageError(f"--world-data: {', '.join(given)} do not apply to its gate")
+    data = world_data(args, [args.world] if args.world else [])
+    assert data is not None
+    if data.gate is None:
+        raise UsageError(f"--world-data: world {args.world!r} defines no gate for its data")
+    threshold = default_threshold() if args.min_score is None else args.min_score
+    passed, text = data.gate(threshold, args.verbose)
+    print(text)
+    print("GATE PASSED" if passed else "GATE FAILED")
+    return 0 if passed else 1
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the gate for each world and report what kills what."""
+    if args.world_data is not None or args.world_tasks is not None:
+        return _data_gate(args)
     sizes = tuple(s.strip() for s in args.sizes.split(",") if s.strip()) if args.sizes else None
     if args.tasks is not None and not args.world:
         raise UsageError("--tasks needs --world (the world the tasks belong to)")

@@ -98,3 +98,24 @@ def test_agentdojo_check_prints_the_gate_and_lists_equivalents(
         "equivalent agentdojo_slack.user_task_12 change_value@2.body: AgentDojo's check passes "
         "it too; its end state differs from the oracle's only in messages.body" in out
     )
+
+
+def test_the_mutants_command_runs_the_gate_a_world_defines_for_its_data(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # `mutants --world W --world-data DIR`: the gate the world's data defines (AgentDojo's
+    # computed equivalence), as `agentdojo check --suite` prints it
+    code = main(["mutants", "--world", "agentdojo_banking", "--world-data", str(DATA)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "coverage gate banking: 97 killed, 43 equivalent (computed), 0 survived" in out
+    assert out.rstrip().endswith("GATE PASSED")
+    # --min-score is the threshold: slack's 0.969 is below 0.99
+    args = ["mutants", "--world", "agentdojo_slack", "--world-data", str(DATA)]
+    assert main([*args, "--min-score", "0.99"]) == 1
+    out = capsys.readouterr().out
+    assert "automatic mutation score 0.969 is below 0.990" in out and "GATE FAILED" in out
+    # a world that reads no data folder, options the data's gate does not take: usage errors
+    assert main(["mutants", "--world", "payments", "--world-data", str(DATA)]) == 2
+    assert main([*args, "--sizes", "small"]) == 2
+    assert "--sizes do not apply" in capsys.readouterr().err
