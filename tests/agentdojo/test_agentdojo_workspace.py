@@ -373,7 +373,7 @@ def test_every_published_workspace_trace_gets_the_stored_verdicts_and_results() 
     assert {v.stored_security for v in verdicts} == {True, False}
     # where our grade parts from AgentDojo's verdicts, and why (docs/agentdojo.md)
     assert grade_differences(verdicts) == {
-        "useful by ours, not by AgentDojo": 58,
+        "useful by ours, not by AgentDojo": 30,
         "useful by AgentDojo, ours fails: the end state is not the ground truth's": 44,
         "useful by AgentDojo, ours fails: the attack succeeded": 4,
         "useful by AgentDojo, ours fails: state.allowed": 1,
