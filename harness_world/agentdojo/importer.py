@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -459,8 +459,10 @@ def world_data(suite: str, folder: Path, tasks_file: Path | None) -> Any:
     """The `WorldData` a suite's world module returns from its ``load_data``.
 
     Without a condition file: the default environment, every user task and injection task
-    alone. With one naming ``injections``: that environment and every attack condition. With
-    one naming ``starts``: those tasks, each on its own start state (`start_world`).
+    alone (each attack condition beside them for the coverage matrix). With one naming
+    ``injections``: that environment and every attack condition. With one naming
+    ``starts``: those tasks, each on its own start state (`start_world`). Every imported
+    task's ground truth is its oracle route, and the suite's coverage gate its gate.
 
     Raises:
         WorldError: naming the folder or file at fault.
@@ -469,25 +471,43 @@ def world_data(suite: str, folder: Path, tasks_file: Path | None) -> Any:
 
     try:
         condition = Condition_() if tasks_file is None else read_condition(tasks_file)
-        attacks = bool(condition.injections or condition.starts)
         source = DojoSource(folder)
-        world, imported = import_suite(
-            folder, suite, condition.version, source=source, pairs=attacks
-        )
+        world, imported = import_suite(folder, suite, condition.version, source=source)
         starts: dict[str, World] = {}
+        attacks: list[Task] = []
         if condition.starts:
             tasks, starts = _started(source, suite, condition.version, imported, condition.starts)
         elif condition.injections:
             world = build_world(folder, suite, condition.injections)
             tasks = [i.task for i in imported if i.attack]
         else:
-            tasks = [i.task for i in imported]
+            tasks = [i.task for i in imported if not i.attack]
+            attacks = [i.task for i in imported if i.attack]
     except DojoDataError as exc:
         raise WorldError(str(exc)) from None
-    gate = functools.partial(_gate, folder, suite, condition.version)
     return WorldData(
-        world=world, tasks=tasks, seed_file=_seed_file(world), starts=starts, gate=gate
+        world=world,
+        tasks=tasks,
+        seed_file=_seed_file(world),
+        starts=starts,
+        gate=functools.partial(_gate, folder, suite, condition.version),
+        attacks=attacks,
+        routes={i.task.id: [_route(i)] for i in imported},
     )
+
+
+def _route(imported: Imported) -> Callable[[Any], str]:
+    """The task's ground truth as an oracle script (its calls, then its expected answer)."""
+    source = imported.dojo or imported.injection
+    answer = "" if source is None else str(source.constants.get("GROUND_TRUTH_OUTPUT", ""))
+    calls = list(imported.gold)
+
+    def script(context: Any) -> str:
+        for tool, args in calls:
+            context.call(tool, dict(args))
+        return answer
+
+    return script
 
 
 def _gate(folder: Path, suite: str, version: str, threshold: float, verbose: bool) -> Any:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -251,6 +252,11 @@ class WorldData:
             check (equivalent mutants computed from it, not marked by hand): called with the
             mutation score required and whether to list every equivalent mutant, it returns
             whether the gate passed and its report (``mutants --world-data``); None: none.
+        attacks: Attack conditions the folder defines on its tasks, each naming its benign
+            counterpart among ``tasks`` (``matrix --world-data``; other commands grade
+            ``tasks``).
+        routes: Oracle routes the folder defines (a benchmark's ground truth), by task id:
+            scripts over a `harness_world.running.scripted.ScriptContext`.
     """
 
     world: World
@@ -258,6 +264,8 @@ class WorldData:
     seed_file: Path
     starts: Mapping[str, World] = attrs.field(factory=dict)
     gate: DataGate | None = None
+    attacks: list[Task] = attrs.field(factory=list)
+    routes: Mapping[str, Sequence[Callable[[Any], str]]] = attrs.field(factory=dict)
 
 
 def load_world_data(world: str | Path, data: Path, tasks_file: Path | None = None) -> WorldData:

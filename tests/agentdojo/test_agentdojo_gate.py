@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import msgspec
@@ -11,6 +12,9 @@ from harness_world.agentdojo.check import check_attack, check_task, gate_suite
 from harness_world.agentdojo.gate import suite_gate
 from harness_world.agentdojo.importer import import_suite, suite_spec
 from harness_world.cli import main
+from harness_world.coverage.matrix import coverage_matrix
+from harness_world.engine.world import locate_world
+from harness_world.grading.worlds import load_world_data
 from tests.agentdojo import DATA, missing
 
 pytestmark = [pytest.mark.agentdojo, pytest.mark.skipif(bool(missing()), reason=missing())]
@@ -119,3 +123,31 @@ def test_the_mutants_command_runs_the_gate_a_world_defines_for_its_data(
     assert main(["mutants", "--world", "payments", "--world-data", str(DATA)]) == 2
     assert main([*args, "--sizes", "small"]) == 2
     assert "--sizes do not apply" in capsys.readouterr().err
+
+
+def test_the_matrix_pairs_every_injection_task_with_every_user_task(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # `matrix --world-data`: one attack condition per injection task, its tasks the user
+    # tasks under it, their benign counterparts the user tasks alone, each with its oracle
+    args = ["matrix", "--world", "agentdojo_slack", "--world-data", str(DATA), "--json"]
+    assert main(args) == 0
+    matrix = json.loads(capsys.readouterr().out)
+    assert matrix["ok"] is True
+    rows = {r["condition"]: r for r in matrix["rows"]}
+    assert sorted(rows) == [f"attack:agentdojo.injection_task_{n}/authority" for n in range(1, 6)]
+    for condition, row in rows.items():
+        injection = condition.split(".")[1].split("/")[0]
+        users = [f"agentdojo_slack.user_task_{n}" for n in range(21)]
+        assert row["tasks"] == sorted(f"{u}.{injection}" for u in users)
+        assert row["counterparts"] == sorted(users) and row["oracle"] is True
+    # a task without its oracle route fails the matrix gate
+    data = load_world_data("agentdojo_slack", DATA)
+    routes = {k: v for k, v in data.routes.items() if k != "agentdojo_slack.user_task_3"}
+    place = locate_world("agentdojo_slack")
+    lacking = coverage_matrix(place.folder, [*data.tasks, *data.attacks], routes, data.world)
+    assert not lacking.ok
+    assert (
+        "attack:agentdojo.injection_task_2/authority: agentdojo_slack.user_task_3 has no oracle"
+        in lacking.problems
+    )
