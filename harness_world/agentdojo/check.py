@@ -10,11 +10,15 @@ verdicts with the stored ones, per pipeline and suite.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
+
+from harness_world.agentdojo import importer
 from harness_world.agentdojo.checks import DojoState, SuiteSpec, Verdict
 from harness_world.agentdojo.gate import (
     AttackCheck,
@@ -24,8 +28,15 @@ from harness_world.agentdojo.gate import (
     classify,
     suite_gate,
 )
-from harness_world.agentdojo.importer import Imported, import_suite, oracle_calls, suite_spec
+from harness_world.agentdojo.importer import (
+    Imported,
+    import_suite,
+    oracle_calls,
+    read_condition,
+    suite_spec,
+)
 from harness_world.agentdojo.regrade import TraceVerdict
+from harness_world.agentdojo.source import DEFAULT_VERSION
 from harness_world.coverage.mutation import trace_mutants
 from harness_world.engine.canonical import to_json
 from harness_world.engine.world import World
@@ -183,6 +194,26 @@ def gate_suite(folder: Path, suite: str, version: str, threshold: float) -> Suit
     tasks = [check_task(world, i, spec, [c for c in attacker if c is not i.gold]) for i in alone]
     attacks = [check_attack(world, i) for i in imported if i.attack]
     return suite_gate(suite, tasks, attacks, threshold)
+
+
+def world_data(suite: str, folder: Path, tasks_file: Path | None) -> Any:
+    """A suite's `WorldData` (`importer.world_data`) with its coverage gate (`gate_suite`).
+
+    Raises:
+        WorldError: naming the folder or file at fault.
+    """
+    data = importer.world_data(suite, folder, tasks_file)
+    version = DEFAULT_VERSION if tasks_file is None else read_condition(tasks_file).version
+    return attrs.evolve(data, gate=functools.partial(_data_gate, folder, suite, version))
+
+
+def _data_gate(
+    folder: Path, suite: str, version: str, threshold: float, verbose: bool
+) -> tuple[bool, str]:
+    """The suite's coverage gate as ``mutants --world-data`` runs it: passed, report."""
+    gate = gate_suite(folder, suite, version, threshold)
+    text = render_check([gate]) + ("\n" + render_equivalents([gate]) if verbose else "")
+    return gate.ok, text
 
 
 def render_check(gates: Sequence[SuiteGate]) -> str:

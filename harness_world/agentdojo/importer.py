@@ -14,7 +14,6 @@ AgentDojo verdict re-stated (`Restated`), and what of it our criteria cannot say
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -462,7 +461,8 @@ def world_data(suite: str, folder: Path, tasks_file: Path | None) -> Any:
     alone (each attack condition beside them for the coverage matrix). With one naming
     ``injections``: that environment and every attack condition. With one naming
     ``starts``: those tasks, each on its own start state (`start_world`). Every imported
-    task's ground truth is its oracle route, and the suite's coverage gate its gate.
+    task's ground truth is its oracle route (`harness_world.agentdojo.check.world_data` adds
+    the suite's coverage gate).
 
     Raises:
         WorldError: naming the folder or file at fault.
@@ -490,7 +490,6 @@ def world_data(suite: str, folder: Path, tasks_file: Path | None) -> Any:
         tasks=tasks,
         seed_file=_seed_file(world),
         starts=starts,
-        gate=functools.partial(_gate, folder, suite, condition.version),
         attacks=attacks,
         routes={i.task.id: [_route(i)] for i in imported},
     )
@@ -508,15 +507,6 @@ def _route(imported: Imported) -> Callable[[Any], str]:
         return answer
 
     return script
-
-
-def _gate(folder: Path, suite: str, version: str, threshold: float, verbose: bool) -> Any:
-    """The suite's coverage gate (`harness_world.agentdojo.check.gate_suite`): passed, report."""
-    from harness_world.agentdojo.check import gate_suite, render_check, render_equivalents
-
-    gate = gate_suite(folder, suite, version, threshold)
-    text = render_check([gate]) + ("\n" + render_equivalents([gate]) if verbose else "")
-    return gate.ok, text
 
 
 def _started(

@@ -10,7 +10,7 @@ from pathlib import Path
 import msgspec
 
 from harness_world.cli._selection import UsageError, add_world_data_options, world_data
-from harness_world.coverage.matrix import CoverageMatrix, coverage_matrix
+from harness_world.coverage.matrix import coverage_matrix
 from harness_world.coverage.render import render_matrix
 from harness_world.engine.world import locate_world
 from harness_world.grading.task import load_tasks
@@ -28,8 +28,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "phrasings) with the tasks that exercise it and its benign counterparts. The gate "
             "fails (exit 1) when a condition has no benign counterpart or a task under it has "
             "no oracle; exit 2 for an unknown world or an invalid task or oracle file. With "
-            "--world-data, the tasks, attack conditions and oracle routes the world's data "
-            "defines (AgentDojo: every user task under every injection task)."
+            "--world-data: the conditions and oracle routes the world's data defines."
         ),
     )
     parser.add_argument(
@@ -45,22 +44,16 @@ def run(args: argparse.Namespace) -> int:
     """Print the matrix and its gate verdict."""
     place = locate_world(args.world)
     data = world_data(args, [args.world])
+    if data is not None and args.tasks is not None:
+        raise UsageError("--tasks does not go with --world-data (the data's tasks are read)")
     if data is not None:
-        if args.tasks is not None:
-            raise UsageError("--tasks does not go with --world-data (the data's tasks are read)")
-        matrix = coverage_matrix(
-            place.folder, [*data.tasks, *data.attacks], data.routes, start=data.world
-        )
-        return _printed(matrix, args.json)
-    tasks = load_tasks(world=place.name, folder=args.tasks or place.tasks)
-    if not tasks:
+        tasks, routes = [*data.tasks, *data.attacks], data.routes
+        matrix = coverage_matrix(place.folder, tasks, routes, start=data.world)
+    elif tasks := load_tasks(world=place.name, folder=args.tasks or place.tasks):
+        matrix = coverage_matrix(place.folder, tasks)
+    else:
         raise UsageError(f"--world: no tasks for world {place.name!r}")
-    return _printed(coverage_matrix(place.folder, tasks), args.json)
-
-
-def _printed(matrix: CoverageMatrix, as_json: bool) -> int:
-    """Print the matrix (text or JSON) and return the gate's exit status."""
-    if as_json:
+    if args.json:
         print(json.dumps(msgspec.to_builtins(matrix), indent=1))
         return 0 if matrix.ok else 1
     sys.stdout.write(render_matrix(matrix))

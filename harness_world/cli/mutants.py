@@ -30,9 +30,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "routes than required (oracle_routes_min in pyproject.toml, default 2), a hand "
             "mutant passes or fails other criteria than it predicts, an automated criterion is "
             "failed by no mutant (hand, else automatic), or the automatic mutation score is "
-            "below the threshold in pyproject.toml. With --world-data, the gate the world "
-            "defines for that data's tasks (an imported benchmark's: equivalent mutants "
-            "computed from its own check)."
+            "below the threshold in pyproject.toml. With --world-data: the gate the world "
+            "defines for that data."
         ),
     )
     parser.add_argument(
@@ -68,24 +67,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _data_gate(args: argparse.Namespace) -> int:
-    """``--world-data``: the gate the data folder's world defines for its tasks.
+    """``--world-data``: the gate the world defines for its data.
 
     Raises:
-        UsageError: for options it does not take, or a world whose data defines no gate.
+        UsageError: for an option only the built-in gate takes, or a world whose data has none.
     """
-    given = [f for f, v in (("--tasks", args.tasks), ("--sizes", args.sizes),
-             ("--no-automatic", args.no_automatic), ("--min-routes", args.min_routes),
-             ("--json", args.json)) if v]  # fmt: skip
-    if given:
+    own = {"--tasks": args.tasks, "--sizes": args.sizes, "--min-routes": args.min_routes,
+           "--no-automatic": args.no_automatic, "--json": args.json}  # fmt: skip
+    if given := [flag for flag, value in own.items() if value]:
         raise UsageError(f"--world-data: {', '.join(given)} do not apply to its gate")
     data = world_data(args, [args.world] if args.world else [])
-    assert data is not None
-    if data.gate is None:
+    if data is None or data.gate is None:
         raise UsageError(f"--world-data: world {args.world!r} defines no gate for its data")
-    threshold = default_threshold() if args.min_score is None else args.min_score
-    passed, text = data.gate(threshold, args.verbose)
-    print(text)
-    print("GATE PASSED" if passed else "GATE FAILED")
+    score = default_threshold() if args.min_score is None else args.min_score
+    passed, text = data.gate(score, args.verbose)
+    print(f"{text}\nGATE {'PASSED' if passed else 'FAILED'}")
     return 0 if passed else 1
 
 
