@@ -249,6 +249,7 @@ def test_a_task_with_two_families_is_an_input_error(compare):
 # ------------------------------------------------------- case 5: noisy regressions, tasks_needed
 
 
+@pytest.mark.calibration
 def test_case_5a_identical_agents_rarely_list_a_task():
     rng = np.random.default_rng(5)
     listed_old = listed_new = 0

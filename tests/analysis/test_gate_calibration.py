@@ -17,6 +17,7 @@ import pytest
 from tests.conftest import examples
 
 REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.calibration
 
 
 # ------------------------------------------------------- the calibration bench (reduced)
