@@ -7,7 +7,13 @@ import sys
 from pathlib import Path
 
 from harness_world.analysis.reading import read_run
-from harness_world.analysis.report import RunReport, report_rows
+from harness_world.analysis.report import (
+    PASS_K_HELP,
+    PassKAt,
+    RunReport,
+    parse_pass_k_at,
+    report_rows,
+)
 from harness_world.analysis.report_text import reading_json, render_reading
 from harness_world.analysis.results_csv import COLUMNS, OPTIONAL_COLUMNS, write_results
 from harness_world.cli._selection import (
@@ -36,7 +42,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=(
             "Replay every record of a run directory and report: scheduled, executed, valid, "
             "invalid and re-run attempts; completed-but-failed; first-try vs eventual completion; "
-            "pass^k and pass@k for k = 1..samples; consumption per attempt and per passed attempt "
+            "pass^k and pass@k for k = 1..samples (intervals at 1-5, 10, 20, 50, ... and the "
+            "largest k); consumption per attempt and per passed attempt "
             "(undefined, not zero, when nothing passed); retried and lost model requests; "
             "latency p50/p95; figures per task family."
         ),
@@ -44,6 +51,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("run", type=Path, help="a run directory")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--count-pending", action="store_true", help=COUNT_PENDING_HELP)
+    parser.add_argument(
+        "--pass-k", type=_pass_k_at, default=(), metavar="K,K|all", help=PASS_K_HELP
+    )
     parser.add_argument(
         "--full",
         action="store_true",
@@ -66,6 +76,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.set_defaults(handler=main)
 
 
+def _pass_k_at(text: str) -> PassKAt:
+    try:
+        return parse_pass_k_at(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _reader_options(args: argparse.Namespace) -> str:
     """The reader's own ``--world``/``--tasks``, as they would be typed again."""
     worlds = "".join(f" --world {w}" for w in args.worlds or [])
@@ -79,7 +96,9 @@ def main(args: argparse.Namespace) -> int:
         code = options.take_over(args, None)
         if code is not None:
             return code
-    reading = read_run(args.run, run_reader(args), count_pending=args.count_pending)
+    reading = read_run(
+        args.run, run_reader(args), count_pending=args.count_pending, pass_k_at=args.pass_k
+    )
     if args.csv and not _write_csv(args, reading.report):
         return 2
     for options in extensions:  # --html / --png
