@@ -6,14 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from harness_world.analysis import report as reports
 from harness_world.analysis.reading import read_run
-from harness_world.analysis.report import (
-    PASS_K_HELP,
-    PassKAt,
-    RunReport,
-    parse_pass_k_at,
-    report_rows,
-)
+from harness_world.analysis.report import RunReport, report_rows
 from harness_world.analysis.report_text import reading_json, render_reading
 from harness_world.analysis.results_csv import COLUMNS, OPTIONAL_COLUMNS, write_results
 from harness_world.cli._selection import (
@@ -42,8 +37,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=(
             "Replay every record of a run directory and report: scheduled, executed, valid, "
             "invalid and re-run attempts; completed-but-failed; first-try vs eventual completion; "
-            "pass^k and pass@k for k = 1..samples (intervals at 1-5, 10, 20, 50, ... and the "
-            "largest k); consumption per attempt and per passed attempt "
+            "pass^k and pass@k for k = 1..samples; consumption per attempt and per passed attempt "
             "(undefined, not zero, when nothing passed); retried and lost model requests; "
             "latency p50/p95; figures per task family."
         ),
@@ -51,9 +45,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("run", type=Path, help="a run directory")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--count-pending", action="store_true", help=COUNT_PENDING_HELP)
-    parser.add_argument(
-        "--pass-k", type=_pass_k_at, default=(), metavar="K,K|all", help=PASS_K_HELP
-    )
+    parser.add_argument("--pass-k", type=_pass_k_at, default=(), help=reports.PASS_K_HELP)
     parser.add_argument(
         "--full",
         action="store_true",
@@ -76,9 +68,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.set_defaults(handler=main)
 
 
-def _pass_k_at(text: str) -> PassKAt:
+def _pass_k_at(text: str) -> reports.PassKAt:
     try:
-        return parse_pass_k_at(text)
+        return reports.parse_pass_k_at(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 

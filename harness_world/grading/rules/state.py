@@ -149,6 +149,11 @@ def _set_required(view: _Rows, req: Requirement, by_key: _ByKey, allowed: _Atoms
         start = (change.before if change is not None else view.world.get(target.entity, key)) or {}
         final = change.after if change is not None else start
         found = MISSING if final is None else final.get(req.field, MISSING)
+        if req.grown:
+            if not _longer(found, start.get(req.field, MISSING)):
+                where = f"{target.entity}:{key}.{req.field}"
+                missing.append(f"{where} expected longer than {fmt(start.get(req.field))}")
+            continue
         expected = _expected(req, start)
         if not _equal(found, expected, as_set=as_set):
             where = f"{target.entity}:{key}.{req.field}"
@@ -239,6 +244,12 @@ def _expected(req: Requirement, start: dict[str, Any]) -> Any:
             items.append(req.add)
         return [i for i in items if req.remove is UNSET or i != req.remove]
     return req.value
+
+
+def _longer(found: Any, start: Any) -> bool:
+    """Whether ``found`` is a text or list longer than ``start`` (of the same type)."""
+    sized = (str, list)
+    return isinstance(found, sized) and type(found) is type(start) and len(found) > len(start)
 
 
 def _equal(found: Any, expected: Any, *, as_set: bool) -> bool:
