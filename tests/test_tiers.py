@@ -36,7 +36,15 @@ def test_the_default_run_deselects_every_extension_tier_and_nothing_else() -> No
         for node in ast.walk(ast.parse(expression, mode="eval"))
         if isinstance(node, ast.Name)
     }
-    assert tiers.extension_tiers() == ["tau2", "ray", "html", "integrations", "rl", "agentdojo"]
+    assert tiers.extension_tiers() == [
+        "tau2",
+        "ray",
+        "html",
+        "integrations",
+        "rl",
+        "agentdojo",
+        "calibration",
+    ]
     assert named == set(tiers.extension_tiers())
     assert expression == f"not ({' or '.join(tiers.extension_tiers())})"
 

@@ -85,6 +85,7 @@ def test_enough_tasks_pass_and_the_json_states_the_floor(compare):
     assert json.loads(out)["decision"]["min_tasks"] is None
 
 
+@pytest.mark.calibration
 def test_the_floor_is_what_holds_the_level_where_a_tenth_of_tasks_break():
     """The null of the calibration's ni-solid-broken-12, cut down: 12 tasks, each broken
     (1.0 -> 0.0) with probability 0.1, the rest unchanged. About 28 % of suites hold no broken

@@ -74,6 +74,7 @@ def test_the_bounds_hold_the_estimate_whatever_the_tallies(passes: list[int], k:
     assert 0 <= s.lower <= s.pass_hat_k + 1e-12 and s.pass_hat_k - 1e-12 <= s.upper <= 1
 
 
+@pytest.mark.calibration
 def test_coverage_of_pass_3_over_fresh_task_draws() -> None:
     """The interval covers the population pass^3 about as often as it says (seeded, reduced)."""
     rng = np.random.default_rng(48)

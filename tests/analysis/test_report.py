@@ -265,6 +265,7 @@ def test_pass_k_says_how_many_tasks_each_k_averages_and_warns_when_tasks_drop() 
     assert pass_k_warnings(complete) == []  # type: ignore[arg-type]
 
 
+@pytest.mark.calibration
 def test_the_suite_mean_interval_counts_task_luck_where_the_pooled_wilson_does_not() -> None:
     import numpy as np
 
