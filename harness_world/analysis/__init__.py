@@ -48,7 +48,6 @@ from harness_world.analysis.report import (
     RunReport,
     build_report,
     report_from_scan,
-    run_rows,
 )
 from harness_world.analysis.results_csv import (
     ResultsCsvError,
@@ -98,7 +97,6 @@ __all__ = [
     "read_results",
     "report_from_scan",
     "run_process",
-    "run_rows",
     "summarize_process",
     "write_results",
 ]

@@ -23,11 +23,11 @@ from harness_world.analysis.process import (
     summarize_process,
 )
 from harness_world.analysis.weighted import WeightedMean, weighted_mean
-from harness_world.grading.verifier import Measure, Observer, SlotResult, VerifiedRecord
+from harness_world.grading.verifier import Measure, SlotResult, VerifiedRecord
 from harness_world.running.pending import settle
 from harness_world.running.reader import RunReader
 from harness_world.running.reviews import Review, scan_claims
-from harness_world.running.rundir import RunCounts, RunManifest, RunScan
+from harness_world.running.rundir import RunCounts, RunScan
 from harness_world.stats import (
     PassKSummary,
     ProportionInterval,
@@ -61,7 +61,6 @@ __all__ = [
     "report_rows",
     "results_rows",
     "rows_of",
-    "run_rows",
     "suite_mean",
 ]
 
@@ -304,23 +303,6 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
     tries: dict[str, int] = msgspec.field(default_factory=dict)
     first_try_pass_k: list[PassKSummary] = msgspec.field(default_factory=list)
     weighted_pass_k: list[PassKSummary] = msgspec.field(default_factory=list)
-
-
-def run_rows(
-    out: str | Path,
-    config: str,
-    *,
-    reader: RunReader | None = None,
-    observe: Observer | None = None,
-) -> tuple[list[RunRow], RunManifest]:
-    """Valid attempts of a run as four-column rows (task_id, run_index, config, passed).
-
-    Ungraded, lost, errored and interrupted attempts are not rows: they are not evidence of
-    quality and are reported beside it (in the counts). ``reader`` is how the run is read
-    (default: the built-in tasks and worlds); ``observe`` is as in `RunReader.read`.
-    """
-    scan = (reader or RunReader.of()).read(out, observe=observe)
-    return rows_of(scan, config), scan.manifest
 
 
 def results_rows(
