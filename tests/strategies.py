@@ -315,3 +315,16 @@ def layered_results(draw: st.DrawFn) -> Any:
         bypassed=bypassed,
         activated=links,
     )
+
+
+def typed_tags(value: Any) -> Any:
+    """The plain definition of typed equality: every scalar tagged with its type name.
+
+    Two values are typed-equal exactly when their tags are equal (``1`` and ``1.0`` differ,
+    at every depth).
+    """
+    if isinstance(value, dict):
+        return {k: typed_tags(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [typed_tags(v) for v in value]
+    return (type(value).__name__, value)

@@ -11,16 +11,7 @@ from hypothesis import strategies as st
 from harness_world.engine.values import typed_equal as _same
 from harness_world.grading.rows import walk_dicts as _walk_dicts
 from tests.conftest import examples
-
-
-def _typed(value: Any) -> Any:
-    """The plain definition: tag every scalar with its type name, at every depth."""
-    if isinstance(value, dict):
-        return {k: _typed(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_typed(v) for v in value]
-    return (type(value).__name__, value)
-
+from tests.strategies import typed_tags
 
 _NAN = float("nan")
 _SCALARS = st.one_of(
@@ -43,8 +34,8 @@ _VALUES = st.recursive(
 @settings(max_examples=examples(800, 4000), deadline=None)
 @given(_VALUES, _VALUES)
 def test_same_is_typed_equality(a: Any, b: Any) -> None:
-    assert _same(a, b) == (_typed(a) == _typed(b))
-    assert _same(a, a) == (_typed(a) == _typed(a))
+    assert _same(a, b) == (typed_tags(a) == typed_tags(b))
+    assert _same(a, a) == (typed_tags(a) == typed_tags(a))
 
 
 def _reference_walk(value: Any) -> Iterator[dict[str, Any]]:

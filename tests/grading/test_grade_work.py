@@ -28,6 +28,7 @@ from harness_world.grading.rows import changed_fields, is_row, walk_dicts
 from harness_world.grading.task import Target, Task
 from harness_world.grading.trace import CallLog, TraceView, call_log
 from tests.conftest import examples
+from tests.strategies import typed_tags
 
 WORLDS = ("helpdesk", "inventory", "payments")
 
@@ -165,14 +166,6 @@ def test_the_rows_returned_are_the_plain_definitions(world_name: str) -> None:
 # -- the fast forms decide as the plain ones ------------------------------------------------
 
 
-def _typed(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _typed(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_typed(v) for v in value]
-    return (type(value).__name__, value)
-
-
 _SCALARS = st.one_of(
     st.none(),
     st.booleans(),
@@ -197,7 +190,9 @@ def test_changed_fields_are_the_fields_not_typed_equal(
     expected = sorted(
         name
         for name in old.keys() | new.keys()
-        if name not in old or name not in new or _typed(old[name]) != _typed(new.get(name, missing))
+        if name not in old
+        or name not in new
+        or typed_tags(old[name]) != typed_tags(new.get(name, missing))
     )
     assert list(changed_fields(before, after)) == expected
 
