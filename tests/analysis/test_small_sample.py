@@ -267,3 +267,39 @@ def test_plan_with_families_simulates_the_gates_own_decision():
     assert stats.plan_power(paired, 0.6, families=families).power_now == large.power_now
     plain = stats.plan_power(paired, 0.6)
     assert plain.power_method == "t" and plain.power_now == plain.power_t
+
+
+def test_plan_rows_with_families_search_the_gates_own_power():
+    """Each tasks-needed row is a count at which the gate's bootstrap reaches the target.
+
+    Six families: the bootstrap decides, but less often than the t expects, so the t's counts
+    are not the gate's; every row within the simulated range says the power it measured there.
+    """
+    spec = [(5, (g * 2 + i) % 6, 5, (g * 3 + 2 * i) % 6) for g in range(6) for i in range(4)]
+    paired = _paired(spec)
+    families = {p.task_id: f"f{i // 4}" for i, p in enumerate(paired)}
+    plan = stats.plan_power(paired, 0.3, families=families)
+    again = stats.plan_power(paired, 0.3, families=families)
+    assert plan.rows == again.rows  # seeded by the design's seed
+    t_only = stats.plan_power(paired, 0.3)
+    simulated = [r for r in plan.rows if r.method == "simulated"]
+    assert simulated, plan.rows
+    for row in simulated:
+        assert row.tasks is not None and row.power is not None
+        assert row.total_runs == row.tasks * row.runs * 2
+        assert row.power >= plan.power_target  # this design reaches it within the steps
+    for row in t_only.rows:
+        assert row.method == "t" and row.power is None
+
+
+def test_plan_rows_print_how_they_were_found():
+    """The text names the simulated power of each simulated row."""
+    from harness_world.analysis.compare_report import _plan_lines
+
+    spec = [(5, (g * 2 + i) % 6, 5, (g * 3 + 2 * i) % 6) for g in range(6) for i in range(4)]
+    paired = _paired(spec)
+    families = {p.task_id: f"f{i // 4}" for i, p in enumerate(paired)}
+    lines = _plan_lines(stats.plan_power(paired, 0.3, families=families))
+    assert any("the gate's power there on simulated suites" in line for line in lines), lines
+    plain = _plan_lines(stats.plan_power(paired, 0.3))
+    assert not any("simulated" in line for line in plain), plain
