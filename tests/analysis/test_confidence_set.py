@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from harness_world.stats import Decision, Design, PairedTask, TaskTally, decide, p_values
@@ -189,3 +189,62 @@ def test_four_and_five_families_agree_too(families: list[list[tuple[int, int, in
     assert d.decidable
     assert d.clusters == len(families)
     _agree(d)
+
+
+_TWELVE = [_tally_pair(f"t{i:02d}", i % 4, 1 + i % 3, 5) for i in range(12)]
+
+
+def _curve_from(level: float, bumps: list[tuple[float, float, float]]):
+    """A p-value curve for both sides: a step at ``level``, with accepted or rejected bumps."""
+    import numpy as np
+
+    def curve(_prepared, mu0s):
+        up = np.where(mu0s >= level, 0.5, 0.001)
+        down = np.where(mu0s <= level, 0.5, 0.001)
+        for centre, width, value in bumps:
+            near = np.abs(mu0s - centre) <= width
+            up, down = np.where(near, value, up), np.where(near, value, down)
+        return up, down
+
+    return curve
+
+
+@settings(max_examples=examples(30, 300), deadline=None)
+@given(
+    level=st.floats(-0.9, 0.9),
+    bumps=st.lists(
+        st.tuples(st.floats(-1, 1), st.floats(0, 0.02), st.sampled_from([0.001, 0.5])),
+        max_size=3,
+    ),
+    margin=st.sampled_from([0.3, 0.3137, 0.45, 0.5555]),
+    spike_at_margin=st.booleans(),
+)
+@example(level=0.3, bumps=[], margin=0.3137, spike_at_margin=True)
+def test_verdict_and_gate_p_value_agree_whatever_the_p_value_curve(
+    level: float, bumps: list[tuple[float, float, float]], margin: float, spike_at_margin: bool
+) -> None:
+    """However the bootstrap's p-value wiggles in the null, every gate's verdict and p agree.
+
+    The example: every null is rejected below +0.3 except exactly ``-margin`` (off the
+    half-point grid), so "the drop is below the margin" must not pass while its p-value says
+    ``-margin`` is accepted.
+    """
+    from unittest import mock
+
+    from harness_world.stats import decision
+
+    if spike_at_margin:
+        bumps = [*bumps, (-margin, 0.0, 0.5)]
+    with mock.patch.object(decision, "_curve", _curve_from(level, bumps)):
+        for gate in ("improved", "no-regression", "non-inferior"):
+            design = Design(
+                pairs=_TWELVE,
+                gate=gate,  # type: ignore[arg-type]
+                margin=margin if gate == "non-inferior" else None,
+            )
+            d = decide(design)
+            p = decision.gate_p_value(design)
+            assert (d.lower > 0) == (d.p_increase <= d.alpha), (gate, d)
+            assert (d.upper < 0) == (d.p_decrease <= d.alpha), (gate, d)
+            shown = d.passed if gate != "no-regression" else not d.passed
+            assert shown == (p <= d.alpha), (gate, d.lower, d.upper, p)
