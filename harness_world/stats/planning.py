@@ -39,7 +39,7 @@ _TARGET_POWER: Final = 0.8
 _PLAN_RUNS: Final = (1, 3, 5, 10, 20)
 _PLAN_SIMULATIONS: Final = 200
 _ROW_SIMULATIONS: Final = 60  # suites per simulated power of a tasks-needed row
-_ROW_STEPS: Final = 2  # simulated powers per row at most
+_ROW_STEPS: Final = 3  # simulated powers per row at most
 _ROW_MAX_TASKS: Final = 200  # beyond, a row keeps the t: one simulated suite is slow there
 _MAX_TASKS: Final = 10_000_000
 
@@ -173,11 +173,13 @@ def _suite(
     members = list(units.values())
     picked: list[int] = []
     families: dict[str, str] = {}
+    draws = 0
     while len(picked) < tasks:
-        draw = int(rng.integers(len(members)))
-        for i in members[draw][: tasks - len(picked)]:
+        unit = members[int(rng.integers(len(members)))]
+        draws += 1
+        for i in unit[: tasks - len(picked)]:
             if template.families[i]:
-                families[f"s{len(picked)}"] = f"draw{len(families)}-{draw}"
+                families[f"s{len(picked)}"] = f"draw{draws}"
             picked.append(i)
     return picked, [f"s{j}" for j in range(len(picked))], families
 

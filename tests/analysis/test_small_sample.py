@@ -303,3 +303,30 @@ def test_plan_rows_print_how_they_were_found():
     assert any("the gate's power there on simulated suites" in line for line in lines), lines
     plain = _plan_lines(stats.plan_power(paired, 0.3))
     assert not any("simulated" in line for line in plain), plain
+
+
+def test_a_simulated_plan_suite_draws_whole_families():
+    """Each family of a simulated suite is one of the data's families, whole (the last may be cut)."""
+    import numpy as np
+
+    from harness_world.stats.planning import _suite, _template
+
+    sizes = [3, 3, 2, 1, 1]
+    paired = _paired([(5, 2, 5, 3)] * sum(sizes))
+    labels = [f"f{g}" if size > 1 else "" for g, size in enumerate(sizes) for _ in range(size)]
+    families = {p.task_id: f for p, f in zip(paired, labels, strict=True) if f}
+    template = _template(paired, families, 0.1, 0.5)
+    idx, ids, drawn = _suite(template, 40, np.random.default_rng(3))
+    assert len(idx) == len(ids) == 40
+    groups: dict[str, list[int]] = {}
+    for task_id, i in zip(ids, idx, strict=True):
+        if task_id in drawn:
+            groups.setdefault(drawn[task_id], []).append(i)
+        else:
+            assert not labels[i]  # a task without a family stays alone
+    assert len(groups) >= 5
+    whole = [sorted(g) for g in groups.values()]
+    for members in whole[:-1]:
+        source = {labels[i] for i in members}
+        assert len(source) == 1
+        assert len(members) == sizes[int(source.pop()[1:])]
