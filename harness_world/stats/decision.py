@@ -483,28 +483,12 @@ class _Inverted(NamedTuple):
     coherent: bool
 
 
-def _grid(margin: float | None) -> NDArray[np.float64]:
-    """The null values tested: every half point in ``[-1, 1]`` (0 exactly) and ``-margin``.
-
-    The non-inferiority null ``-margin`` is tested itself, so that the gate's verdict and its
-    p-value (`gate_p_value`, over the grid values at or below it) read the same nulls.
-    """
-    import numpy as np
-
-    grid = np.linspace(-1.0, 1.0, _GRID_POINTS)
-    grid[_GRID_POINTS // 2] = 0.0
-    if margin is not None and -1.0 < -margin < 1.0:
-        grid = np.union1d(grid, [-margin])
-    return grid
-
-
-def _confidence_set(prepared: _Prepared, alpha: float, margin: float | None = None) -> _Inverted:
+def _confidence_set(prepared: _Prepared, alpha: float) -> _Inverted:
     """The test inverted over a grid of null values.
 
     With few clusters the p-value need not be monotone in the null value, so the bounds are
     the extreme nulls the test accepts on the grid of `_GRID_POINTS` values in ``[-1, 1]``
-    (with ``-margin`` for non-inferiority; each refined to the neighbouring rejected value),
-    and each p-value is the largest over
+    (each refined to the neighbouring rejected value), and each p-value is the largest over
     the composite null it tests (every grid value at or below 0 for ``p_increase``):
     ``lower > 0`` exactly when ``p_increase <= alpha``, and ``upper < 0`` exactly when
     ``p_decrease <= alpha``, by construction. ``coherent`` is false when a side's accepted
@@ -512,14 +496,14 @@ def _confidence_set(prepared: _Prepared, alpha: float, margin: float | None = No
     """
     import numpy as np
 
-    grid = _grid(margin)
-    points = grid.size
-    zero = int(np.flatnonzero(grid == 0.0)[0])
+    grid = np.linspace(-1.0, 1.0, _GRID_POINTS)
+    zero = _GRID_POINTS // 2
+    grid[zero] = 0.0
     up, down = _curve(prepared, grid)
     accepted_up = np.flatnonzero(up > alpha)
     accepted_down = np.flatnonzero(down > alpha)
     coherent = bool(
-        (accepted_up.size == 0 or accepted_up.size == points - accepted_up[0])
+        (accepted_up.size == 0 or accepted_up.size == _GRID_POINTS - accepted_up[0])
         and (accepted_down.size == 0 or accepted_down.size == accepted_down[-1] + 1)
     )
     if accepted_up.size == 0:
@@ -530,7 +514,7 @@ def _confidence_set(prepared: _Prepared, alpha: float, margin: float | None = No
         lower = _edge(prepared, alpha, float(grid[first - 1]), float(grid[first]), up=True)
     if accepted_down.size == 0:
         upper = -1.0
-    elif (last := int(accepted_down[-1])) == points - 1:
+    elif (last := int(accepted_down[-1])) == _GRID_POINTS - 1:
         upper = 1.0
     else:
         upper = _edge(prepared, alpha, float(grid[last]), float(grid[last + 1]), up=False)
@@ -565,8 +549,7 @@ def decide(design: Design) -> Decision:
         p_increase, p_decrease = _p_values(prepared, 0.0)
         inverted = _Inverted(*_t_bounds(common), p_increase, p_decrease, coherent=True)
     else:
-        margin = design.margin if design.gate == "non-inferior" else None
-        inverted = _confidence_set(prepared, design.alpha, margin)
+        inverted = _confidence_set(prepared, design.alpha)
     lower, upper, p_increase, p_decrease, coherent = inverted
     figures = Decision(
         **common,
@@ -600,6 +583,8 @@ def gate_p_value(design: Design) -> float:
     the margin or no decision is possible; ``none``: 1. Holm over several candidates
     (`harness_world.stats.sequential`) orders and adjusts these.
     """
+    import numpy as np
+
     d = decide(design)
     if design.gate == "improved":
         return d.p_increase
@@ -610,8 +595,8 @@ def gate_p_value(design: Design) -> float:
         return 1.0
     if d.tasks < min_tasks(margin, d.alpha):
         return 1.0
-    grid = _grid(margin)
-    nulls = grid[grid <= -margin]
+    grid = np.linspace(-1.0, 1.0, _GRID_POINTS)
+    nulls = np.append(grid[grid <= -margin], -margin)
     return float(_curve(_figures(design), nulls)[0].max())
 
 
