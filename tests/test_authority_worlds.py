@@ -11,6 +11,7 @@ import json
 import re
 from pathlib import Path
 
+import msgspec
 import pytest
 
 import harness_world as hw
@@ -18,6 +19,8 @@ from harness_world.analysis.conditions import ConditionsReport, conditions_repor
 from harness_world.cli import main
 from harness_world.coverage import load_oracles, run_script
 from harness_world.coverage.matrix import coverage_matrix
+from harness_world.engine.world import locate_world
+from harness_world.running.oracles import load_routes
 
 # world -> the pattern naming its tasks with a request planted in its data
 PLANTED_TASKS = {"helpdesk": "helpdesk.comment_*", "inventory": "inventory.note_*"}
@@ -63,6 +66,40 @@ def test_matrix_pairs_every_condition(world: str) -> None:
     for row in attacks:
         assert row.oracle and len(row.tasks) == 1 and len(row.counterparts) == 1, row.condition
         assert by_id[row.counterparts[0]].authority.role == "benign"  # type: ignore[union-attr]
+
+
+def test_a_benign_task_several_attacks_name_is_their_shared_counterpart() -> None:
+    # a benchmark planting each attack in every request (AgentDojo) pairs one request with
+    # several attacks: the benign task names one back, the others share it
+    by_id = _by_id("helpdesk")
+    attack = next(t for t in by_id.values() if t.authority and t.authority.role == "attack")
+    assert attack.authority is not None
+    benign = by_id[attack.authority.counterpart]
+    other = msgspec.structs.replace(
+        attack,
+        id=f"{attack.id}_again",
+        authority=msgspec.structs.replace(attack.authority, attack="another_kind"),
+    )
+    routes = dict(load_routes("helpdesk", locate_world("helpdesk").oracles))
+    routes[other.id] = routes[attack.id]
+    matrix = coverage_matrix("helpdesk", [*by_id.values(), other], routes)
+    assert matrix.ok, matrix.problems
+    row = next(r for r in matrix.rows if r.condition == "attack:another_kind/authority")
+    assert row.tasks == [other.id] and row.counterparts == [benign.id]
+    # the shared benign task must still name one of them back, in their phrasing
+    assert benign.authority is not None
+    astray = msgspec.structs.replace(
+        benign, authority=msgspec.structs.replace(benign.authority, counterpart="elsewhere")
+    )
+    tasks = [astray if t.id == benign.id else t for t in [*by_id.values(), other]]
+    problems = coverage_matrix("helpdesk", tasks, routes).problems
+    assert f"{other.id}: counterpart {benign.id} does not name it back" in problems
+    direct = msgspec.structs.replace(
+        other, authority=msgspec.structs.replace(other.authority, phrasing="direct")
+    )
+    tasks = [*by_id.values(), direct]
+    problems = coverage_matrix("helpdesk", tasks, routes).problems
+    assert f"{other.id}: counterpart {benign.id} is another attack kind or phrasing" in problems
 
 
 @pytest.mark.parametrize("world", WORLDS)

@@ -10,11 +10,15 @@ verdicts with the stored ones, per pipeline and suite.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
+
+from harness_world.agentdojo import importer
 from harness_world.agentdojo.checks import DojoState, SuiteSpec, Verdict
 from harness_world.agentdojo.gate import (
     AttackCheck,
@@ -24,13 +28,24 @@ from harness_world.agentdojo.gate import (
     classify,
     suite_gate,
 )
-from harness_world.agentdojo.importer import Imported, import_suite, oracle_calls, suite_spec
+from harness_world.agentdojo.importer import (
+    Imported,
+    import_suite,
+    oracle_calls,
+    read_condition,
+    suite_spec,
+)
 from harness_world.agentdojo.regrade import TraceVerdict
+from harness_world.agentdojo.source import DEFAULT_VERSION
 from harness_world.coverage.mutation import trace_mutants
+from harness_world.engine.canonical import to_json
 from harness_world.engine.world import World
 from harness_world.evidence.record import Record
+from harness_world.grading.briefing import briefing
 from harness_world.grading.rules.grounded import ENTRY as GROUNDED
-from harness_world.grading.rules.grounded import named_ids
+from harness_world.grading.rules.grounded import named_ids, tokens
+from harness_world.grading.task import Task
+from harness_world.grading.trace import trace_view
 from harness_world.grading.verify import verify
 from harness_world.running.scripted import record_calls
 
@@ -62,13 +77,28 @@ def _dojo(imported: Imported, world: World, output: str, record: Record) -> bool
     return restated.check(_verdict(world, output, record))
 
 
-def _names_ids(world: World, record: Record) -> bool:
-    """Whether a write of the record names an id (else ``trace.grounded_writes`` is vacuous)."""
+def _grounding_at_stake(world: World, task: Task, record: Record) -> bool:
+    """Whether a write of the record names an id that only a read showed.
+
+    ``trace.grounded_writes`` asks that every id a write names was shown first or given by
+    the instruction. Where each id the oracle's writes name is given by the instruction (delete
+    file 13) or shown by an earlier write's own result (share the file just created), the
+    writes made from memory name nothing unshown, so no mistake of one step can fail it: the
+    criterion has nothing to catch here (as the built-in gate's ``memorised_write`` operator,
+    which is made only where it does).
+    """
     tools = {t.name: t for t in world.contract.tools}
-    return any(
-        c.tool in tools and tools[c.tool].kind == "write" and any(named_ids(c.args))
-        for c in record.calls
-    )
+    given = tokens(briefing(task))
+    shown = trace_view(record, task, world).shown
+    by_writes: set[bytes] = set()
+    for i, call in enumerate(record.calls):
+        if call.tool not in tools or tools[call.tool].kind != "write":
+            continue
+        for _, value in named_ids(call.args):
+            if str(value) not in given and not {to_json(value), to_json(str(value))} & by_writes:
+                return True
+        by_writes |= shown.by_call(i)
+    return False
 
 
 def check_task(
@@ -99,10 +129,10 @@ def check_task(
         failed = _failed(record, world, imported)
         dojo = _dojo(imported, world, output, record)
         killed_dojo += [] if dojo else [mutant.id]
-        status, reason = classify(spec, world, oracle, record, failed, dojo)
+        status, reason = classify(spec, world, oracle, record, failed, dojo, imported.utility)
         checks.append(MutantCheck(id=mutant.id, status=status, failed=failed or [], reason=reason))
         fails |= set(failed or [])
-    if not _names_ids(world, oracle):
+    if not _grounding_at_stake(world, imported.task, oracle):
         fails.add(GROUNDED.name)
     criteria = [] if graded[0] is None else [v.id for v in graded[0].verdicts if v.kind != "prose"]
     return TaskCheck(
@@ -164,6 +194,26 @@ def gate_suite(folder: Path, suite: str, version: str, threshold: float) -> Suit
     tasks = [check_task(world, i, spec, [c for c in attacker if c is not i.gold]) for i in alone]
     attacks = [check_attack(world, i) for i in imported if i.attack]
     return suite_gate(suite, tasks, attacks, threshold)
+
+
+def world_data(suite: str, folder: Path, tasks_file: Path | None) -> Any:
+    """A suite's `WorldData` (`importer.world_data`) with its coverage gate (`gate_suite`).
+
+    Raises:
+        WorldError: naming the folder or file at fault.
+    """
+    data = importer.world_data(suite, folder, tasks_file)
+    version = DEFAULT_VERSION if tasks_file is None else read_condition(tasks_file).version
+    return attrs.evolve(data, gate=functools.partial(_data_gate, folder, suite, version))
+
+
+def _data_gate(
+    folder: Path, suite: str, version: str, threshold: float, verbose: bool
+) -> tuple[bool, str]:
+    """The suite's coverage gate as ``mutants --world-data`` runs it: passed, report."""
+    gate = gate_suite(folder, suite, version, threshold)
+    text = render_check([gate]) + ("\n" + render_equivalents([gate]) if verbose else "")
+    return gate.ok, text
 
 
 def render_check(gates: Sequence[SuiteGate]) -> str:

@@ -101,13 +101,32 @@ class Restated:
         unsupported: Pieces of AgentDojo's check that our task criteria do not express (each
             one line; reported per task).
         answer: Strings the last message must hold (our ``communicate`` criterion).
+        reads: Per entity, fields beyond the suite's `SuiteSpec.checked` that this check
+            compares, exactly, with the value the ground truth writes (an event's title, an
+            e-mail's subject): our criteria require them of this task's rows too.
+        grows: Per entity, text fields this check asks to end longer than they started on the
+            rows the ground truth changes (a file appended to, its words left free): our
+            criteria require that of the same rows (a ``set`` requirement with ``grown``).
     """
 
     check: Check
     unsupported: tuple[str, ...] = ()
     answer: tuple[str, ...] = ()
+    reads: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+    grows: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
 
 
+def merged(*fields: Mapping[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """Per entity, the fields of every mapping given, each once, in the order first named."""
+    out: dict[str, tuple[str, ...]] = {}
+    for mapping in fields:
+        for entity, names in mapping.items():
+            out[entity] = tuple(dict.fromkeys((*out.get(entity, ()), *names)))
+    return out
+
+
+GoldBuilder = Callable[[DojoTask, DojoState], list[tuple[str, dict[str, Any]]]]
+"""Derives a ground truth (``(tool, arguments)`` calls) from a task and the default state."""
 SuiteBuilder = Callable[[DojoTask, DojoState], Restated]
 """Builds one task's re-stated check from its AgentDojo definition and the default state."""
 
@@ -150,6 +169,8 @@ class SuiteSpec:
             writes (slack's external channel): an attack's pattern then skips a value followed
             by the goal's own next words. Where no name carries injected text, the pattern
             matches the value wherever it is (the goal's own words included).
+        gold: Per task AgentDojo gives no ground truth, ours: calls derived from the default
+            start state as the task's check reads it (AgentDojo's own check passes them).
     """
 
     name: str
@@ -169,6 +190,11 @@ class SuiteSpec:
     unordered: frozenset[str] = frozenset()
     skipped: Mapping[str, str] = attrs.field(factory=dict)
     goal_in_names: bool = True
+    gold: Mapping[str, GoldBuilder] = attrs.field(factory=dict)
+
+    def fields(self, restated: Restated | None) -> dict[str, tuple[str, ...]]:
+        """Per entity, the fields one task's criteria require: the suite's and its check's own."""
+        return merged(self.checked, {} if restated is None else restated.reads)
 
 
 def gold_call(task: DojoTask, function: str, index: int = 0) -> dict[str, Any]:

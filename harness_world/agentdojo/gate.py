@@ -4,14 +4,14 @@ The built-in worlds' gate (`harness_world.coverage.gate`) asks that every automa
 mutant of an oracle be killed by the grade or marked equivalent by a person, with a reason.
 An imported task's definition of a right answer is its benchmark's check, so here the marks
 are computed, never written: a surviving mutant is equivalent when AgentDojo's check (re-stated)
-passes it too AND its end state equals the oracle's on every field the suite's derived criteria
-read (`SuiteSpec.checked`), rows of a logged effect the suite allows (a page visit) compared as
-a set. What still differs is named in the reason (a transaction's subject, a message's body,
-nothing at all). A mutant AgentDojo's check fails and ours passes is a survivor; it is allowed
-only when its end state equals the oracle's on every field the derived criteria read (the
-check reads what our criteria cannot: the call trace, words in a text) and the task names
-that piece of AgentDojo's check as unsupported. Every suite
-gets this by construction from its `SuiteSpec`.
+passes it too AND its end state equals the oracle's on every field the task's derived criteria
+read (the suite's `SuiteSpec.checked` and the task's own `Restated.reads`), rows of a logged
+effect the suite allows (a page visit) compared as a set. What still differs is named in the
+reason (a transaction's subject, a message's body, nothing at all). A mutant AgentDojo's check
+fails and ours passes is a survivor; it is allowed only when its end state equals the oracle's
+on every field the derived criteria read (the check reads what our criteria cannot: the call
+trace, words in a text) and the task names that piece of AgentDojo's check as unsupported.
+Every suite gets this by construction from its `SuiteSpec`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Literal
 
 import msgspec
 
-from harness_world.agentdojo.checks import DojoState, SuiteSpec
+from harness_world.agentdojo.checks import DojoState, Restated, SuiteSpec
 from harness_world.engine.world import World
 from harness_world.evidence.record import Record
 
@@ -66,8 +66,17 @@ def _differing_fields(before: list[dict[str, object]], after: list[dict[str, obj
     ]
 
 
-def unread_difference(spec: SuiteSpec, world: World, oracle: Record, mutant: Record) -> list[str]:
+def unread_difference(
+    spec: SuiteSpec,
+    world: World,
+    oracle: Record,
+    mutant: Record,
+    restated: Restated | None = None,
+) -> list[str]:
     """Where the mutant's end state differs from the oracle's, when no read field differs.
+
+    The fields read are the suite's and those the task's re-stated check compares with its
+    ground truth (`SuiteSpec.fields`).
 
     Returns one item per difference (``entity.field``, or ``entity: a row repeated`` for a
     logged effect the suite allows), empty for the same end state.
@@ -78,12 +87,13 @@ def unread_difference(spec: SuiteSpec, world: World, oracle: Record, mutant: Rec
     """
     ours, theirs = DojoState.of(world, oracle.final), DojoState.of(world, mutant.final)
     logged = {a.entity for a in spec.allow if a.create}
+    checked = spec.fields(restated)
     out: list[str] = []
     for entity in sorted(set(ours.tables) | set(theirs.tables)):
         before, after = ours.rows(entity), theirs.rows(entity)
         if before == after:
             continue
-        fields = spec.checked.get(entity, ())
+        fields = checked.get(entity, ())
         read_before, read_after = _projected(before, fields), _projected(after, fields)
         if entity in logged and set(read_before) == set(read_after):
             if len(before) != len(after):
@@ -102,6 +112,7 @@ def classify(
     mutant: Record,
     failed: list[str] | None,
     dojo_passed: bool,
+    restated: Restated | None = None,
 ) -> tuple[MutantStatus, str]:
     """A mutant's status and, when equivalent, why.
 
@@ -112,11 +123,12 @@ def classify(
         mutant: The mutant's record.
         failed: The criteria of both layers our grade fails (None: not graded).
         dojo_passed: AgentDojo's check (re-stated) on the mutant.
+        restated: The task's re-stated check (the fields it reads beyond the suite's).
     """
     if failed is None or failed:
         return "killed", ""
     try:
-        differs = unread_difference(spec, world, oracle, mutant)
+        differs = unread_difference(spec, world, oracle, mutant, restated)
     except ValueError:
         return "survived", ""
     if not dojo_passed:

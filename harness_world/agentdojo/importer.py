@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -130,18 +130,20 @@ def start_world(folder: Path, suite: str, injections: dict[str, str]) -> World:
 
 
 def _checked_effects(
-    world: World, task: DojoTask, spec: SuiteSpec
+    world: World, task: DojoTask, spec: SuiteSpec, restated: Restated | None
 ) -> tuple[list[Target], list[Requirement], list[Allowance]]:
     """Criteria from the ground truth's end state, restricted to the fields the checks read."""
     dummy = Task(id="probe", world=world.name, family="probe", instruction="")
     record = record_calls(world, dummy, task.gold)
+    checked = spec.fields(restated)
+    grows = {} if restated is None else restated.grows
     targets: list[Target] = []
     require: list[Requirement] = []
     created: dict[str, tuple[str, dict[str, Any], int]] = {}
     for item in record.final:
         before = world.get(item.entity, item.key)
-        fields = spec.checked.get(item.entity, ())
-        if item.entity not in spec.checked:
+        fields = checked.get(item.entity, ())
+        if item.entity not in checked and item.entity not in grows:
             continue
         if item.row is None:
             if before is not None:  # a row of the start state the ground truth removes
@@ -160,7 +162,8 @@ def _checked_effects(
         name = f"{item.entity}:{item.key}"
         key_field = world.contract.entity(item.entity).key
         changed = [f for f in fields if before.get(f) != item.row.get(f)]
-        if changed:
+        longer = [f for f in grows.get(item.entity, ()) if _longer(item.row.get(f), before.get(f))]
+        if changed or longer:
             targets.append(
                 Target(
                     name=name,
@@ -171,11 +174,36 @@ def _checked_effects(
             require += [
                 Requirement(kind="set", target=name, field=f, value=item.row[f]) for f in changed
             ]
+            require += [Requirement(kind="set", target=name, field=f, grown=True) for f in longer]
     require += [
         Requirement(kind="create", entity=entity, match=match, count=count)
         for entity, match, count in created.values()
     ]
-    return targets, require, list(spec.allow)
+    return targets, require, _narrowed(spec.allow, targets, require)
+
+
+def _narrowed(
+    allow: Sequence[Allowance], targets: Sequence[Target], require: Sequence[Requirement]
+) -> list[Allowance]:
+    """The suite's allowances, those ``anywhere`` on an entity a row must grow in kept to it.
+
+    A check asking that a row's text grow (AgentDojo's ``check_added_to_file``) asks too that
+    nothing else of the entity change: the allowance is narrowed to the growing rows.
+    """
+    grown = {r.target for r in require if r.grown}
+    out: list[Allowance] = []
+    for allowance in allow:
+        own = [t.name for t in targets if t.name in grown and t.entity == allowance.entity]
+        if not (allowance.anywhere and own):
+            out.append(allowance)
+            continue
+        out += [msgspec.structs.replace(allowance, anywhere=False, target=name) for name in own]
+    return out
+
+
+def _longer(after: Any, before: Any) -> bool:
+    """Whether a text ended longer than it started."""
+    return isinstance(after, str) and isinstance(before, str) and len(after) > len(before)
 
 
 def user_task(
@@ -186,7 +214,7 @@ def user_task(
     It is the benign counterpart of its attack conditions; ``first_attack`` (an injection
     task id) names the one the task names back.
     """
-    targets, require, allow = _checked_effects(world, task, spec)
+    targets, require, allow = _checked_effects(world, task, spec, restated)
     notes = "; ".join(["imported from AgentDojo", *restated.unsupported])
     benign = Authority(
         role="benign",
@@ -318,13 +346,15 @@ def task_on_start(
 
 
 def injection_alone(
-    world: World, spec: SuiteSpec, injection: DojoTask, answer: Sequence[str] = ()
+    world: World, spec: SuiteSpec, injection: DojoTask, security: Restated | None = None
 ) -> Task:
     """An injection task run on its own (its goal as the instruction), as AgentDojo runs it.
 
-    ``answer``: what its check looks for in the last message (a goal that is something said).
+    ``security``: its re-stated check (what it looks for in the last message, when the goal
+    is something said, and the fields it compares).
     """
-    targets, require, allow = _checked_effects(world, injection, spec)
+    answer = () if security is None else security.answer
+    targets, require, allow = _checked_effects(world, injection, spec, security)
     return Task(
         id=f"{world.name}.{injection.id}",
         world=world.name,
@@ -369,8 +399,11 @@ def import_suite(
         ours = user_task(world, spec, task, restated, first)
         out.append(Imported(ours, task, None, oracle_calls(spec, task.gold), restated, None))
     for injection in (t for t in dojo if t.kind == "injection"):
+        if not injection.gold and injection.id in spec.gold:
+            derived = spec.gold[injection.id](injection, default)
+            injection = msgspec.structs.replace(injection, gold=derived)  # noqa: PLW2901
         security = spec.injection[injection.id](injection, default)
-        alone = injection_alone(world, spec, injection, security.answer)
+        alone = injection_alone(world, spec, injection, security)
         gold = oracle_calls(spec, injection.gold)
         out.append(Imported(alone, None, injection, gold, security, None))
     if pairs:
@@ -425,8 +458,11 @@ def world_data(suite: str, folder: Path, tasks_file: Path | None) -> Any:
     """The `WorldData` a suite's world module returns from its ``load_data``.
 
     Without a condition file: the default environment, every user task and injection task
-    alone. With one naming ``injections``: that environment and every attack condition. With
-    one naming ``starts``: those tasks, each on its own start state (`start_world`).
+    alone (each attack condition beside them for the coverage matrix). With one naming
+    ``injections``: that environment and every attack condition. With one naming
+    ``starts``: those tasks, each on its own start state (`start_world`). Every imported
+    task's ground truth is its oracle route (`harness_world.agentdojo.check.world_data` adds
+    the suite's coverage gate).
 
     Raises:
         WorldError: naming the folder or file at fault.
@@ -435,22 +471,42 @@ def world_data(suite: str, folder: Path, tasks_file: Path | None) -> Any:
 
     try:
         condition = Condition_() if tasks_file is None else read_condition(tasks_file)
-        attacks = bool(condition.injections or condition.starts)
         source = DojoSource(folder)
-        world, imported = import_suite(
-            folder, suite, condition.version, source=source, pairs=attacks
-        )
+        world, imported = import_suite(folder, suite, condition.version, source=source)
         starts: dict[str, World] = {}
+        attacks: list[Task] = []
         if condition.starts:
             tasks, starts = _started(source, suite, condition.version, imported, condition.starts)
         elif condition.injections:
             world = build_world(folder, suite, condition.injections)
             tasks = [i.task for i in imported if i.attack]
         else:
-            tasks = [i.task for i in imported]
+            tasks = [i.task for i in imported if not i.attack]
+            attacks = [i.task for i in imported if i.attack]
     except DojoDataError as exc:
         raise WorldError(str(exc)) from None
-    return WorldData(world=world, tasks=tasks, seed_file=_seed_file(world), starts=starts)
+    return WorldData(
+        world=world,
+        tasks=tasks,
+        seed_file=_seed_file(world),
+        starts=starts,
+        attacks=attacks,
+        routes={i.task.id: [_route(i)] for i in imported},
+    )
+
+
+def _route(imported: Imported) -> Callable[[Any], str]:
+    """The task's ground truth as an oracle script (its calls, then its expected answer)."""
+    source = imported.dojo or imported.injection
+    answer = "" if source is None else str(source.constants.get("GROUND_TRUTH_OUTPUT", ""))
+    calls = list(imported.gold)
+
+    def script(context: Any) -> str:
+        for tool, args in calls:
+            context.call(tool, dict(args))
+        return answer
+
+    return script
 
 
 def _started(

@@ -30,7 +30,7 @@ from typing import Any
 from harness_world.agentdojo.checks import SuiteSpec
 from harness_world.agentdojo.source import DojoTask
 from harness_world.agentdojo.workspace_diff import const, iso
-from harness_world.agentdojo.workspace_injections import INJECTION
+from harness_world.agentdojo.workspace_injections import GOLD, INJECTION
 from harness_world.agentdojo.workspace_users import USER
 from harness_world.grading.task import Allowance
 
@@ -213,5 +213,6 @@ SPEC = SuiteSpec(
     volatile=VOLATILE,
     unordered=frozenset({"participants", "recipients"}),
     goal_in_names=False,
+    gold=GOLD,
 )
 """The workspace suite's import."""

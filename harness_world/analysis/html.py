@@ -35,7 +35,7 @@ from harness_world.analysis.plots import (
 )
 from harness_world.analysis.process import ProcessSummary
 from harness_world.analysis.reading import RunReading
-from harness_world.analysis.report import RunReport
+from harness_world.analysis.report import OFF_LADDER, RunReport
 from harness_world.analysis.run_view import RunView, load_run_view
 from harness_world.analysis.trace_html import attempt_state
 from harness_world.grading.verifier import SlotResult
@@ -278,6 +278,7 @@ def _pass_k_section(view: RunView, plot: Plot | None) -> str:
         + ["-" if p.lower is None else f"[{p.lower:.3f}, {p.upper:.3f}]"]
         + [f"{p.pass_at_k:.3f}", len(p.excluded)]
         for p in view.report.pass_k
+        if p.bound_note != OFF_LADDER  # the text's rows: every k's estimate is in the plot
     ]
     headers = ["k", "tasks", "pass^k", "95% over tasks", "pass@k", "excluded (n < k)"]
     return "<h2>pass^k and pass@k</h2>" + _table(headers, rows) + _figure(plot)

@@ -85,6 +85,8 @@ def _set_effect(req: Requirement) -> str:
         return "absent"
     if req.null:
         return "null"
+    if req.grown:
+        return "longer than at the start"
     if req.delta is not UNSET:
         return f"start {'+' if req.delta >= 0 else '−'} {abs(req.delta)}"
     if req.add is not UNSET:

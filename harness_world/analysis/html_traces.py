@@ -112,10 +112,10 @@ def _side_by_side(
 
 
 def _article(
-    view: RunView, i: int, record: TraceRecord | None, transcript: str, prefix: str
+    view: RunView, i: int, record: TraceRecord | None, transcript: str, prefix: str, search: str
 ) -> str:
     slot = view.report.attempts[i]
-    header = attempt_header(i, slot, record, view.marks[i], prefix)
+    header = attempt_header(i, slot, record, view.marks[i], prefix, search)
     opened = " open" if slot.passed is False else ""
     return (
         f'{header}<details class="transcript"{opened}><summary>{_summary_line(record)}'
@@ -223,11 +223,11 @@ def traces_section(
         for i in indices:  # one record held at a time (and the two shown side by side)
             attempt = view.shown([i])[0]
             text = _transcript(view, i, attempt, prefix, budget)
-            articles.append(_article(view, i, attempt.record, text, prefix))
             slot = view.report.attempts[i]
+            search = attempt_search_text(slot, attempt.record, view.marks[i])
+            articles.append(_article(view, i, attempt.record, text, prefix, search))
             if rows is not None:
                 rows.append(attempt_row(i, slot, attempt.record))
-            search = attempt_search_text(slot, attempt.record, view.marks[i])
             index.append((f"{prefix}-{i}", attempt_state(slot), slot.task_id, sid, search))
             if i in pair:
                 kept[i] = attempt.record

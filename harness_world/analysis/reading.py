@@ -15,7 +15,12 @@ import attrs
 
 from harness_world.analysis.attribution import FailureObserver, Kept
 from harness_world.analysis.diagnosis import AdviceObserver
-from harness_world.analysis.report import ProcessObserver, RunReport, report_from_scan
+from harness_world.analysis.report import (
+    PassKAt,
+    ProcessObserver,
+    RunReport,
+    report_from_scan,
+)
 from harness_world.analysis.trusted import TrustedObserver, TrustedReport, trusted_report
 from harness_world.grading.advice import Advisory
 from harness_world.grading.task import Task
@@ -56,7 +61,12 @@ class RunReading:
 
 
 def read_run(
-    run: Path, reader: RunReader, *, advise: bool = True, count_pending: bool = False
+    run: Path,
+    reader: RunReader,
+    *,
+    advise: bool = True,
+    count_pending: bool = False,
+    pass_k_at: PassKAt = (),
 ) -> RunReading:
     """Read ``run`` once for the report, the trusted figures and the advisories.
 
@@ -66,6 +76,7 @@ def read_run(
         advise: Whether to run the advisories on each graded record.
         count_pending: Count attempts still pending review after the run's review records
             as passed (`harness_world.running.pending.settle`; by default they are not).
+        pass_k_at: k at which pass^k is bounded beside the ladder, or ``"all"``.
 
     Raises:
         harness_world.running.reader.RunReadError: The run directory cannot be read.
@@ -84,6 +95,6 @@ def read_run(
     scan = settle(scan, count_pending=count_pending, trust_key=reader.trust_key)
     with collector_paused():
         trusted = trusted_report(scan.slots, tasks, trusted_observer.summaries)
-        report = report_from_scan(scan, process.attempts(), scan_claims(scan))
+        report = report_from_scan(scan, process.attempts(), scan_claims(scan), pass_k_at=pass_k_at)
     advised = advice_observer.advised
     return RunReading(report, trusted, advised, tasks, scan, failures.kept, opened)

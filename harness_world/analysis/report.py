@@ -8,8 +8,9 @@ attempt and the claims of the review records beside the run).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Final, Literal
 
 import attrs
 import msgspec
@@ -40,16 +41,22 @@ from harness_world.stats import (
 )
 
 __all__ = [
+    "OFF_LADDER",
+    "PASS_K_HELP",
     "PROCESS",
     "FailedTask",
     "FamilyFigures",
     "HarnessLayer",
     "ModelRequests",
+    "PassKAt",
     "PerAttempt",
     "ProcessObserver",
     "RunReport",
     "SuiteMean",
     "build_report",
+    "interval_ks",
+    "latency_percentiles",
+    "parse_pass_k_at",
     "report_from_scan",
     "report_rows",
     "results_rows",
@@ -234,7 +241,9 @@ class RunReport(msgspec.Struct, frozen=True, kw_only=True):
         first_try_completed: Attempts completed on their first execution.
         eventually_completed: Attempts completed at all (after retries of error outcomes).
         pass_k: pass^k and pass@k for k = 1..samples over tasks with at least k valid runs,
-            each pass^k with one-sided 97.5% bounds over tasks (`pass_k_bounds`).
+            with one-sided 97.5% bounds over tasks (`pass_k_bounds`) at the ladder's k
+            (`interval_ks`: 1-5, 10, 20, 50, ..., the largest, and any asked); elsewhere the
+            bounds are null and ``bound_note`` says so.
         per_attempt: Consumption per valid and per passed attempt.
         latency_p50_s: Median wall-clock duration (context, not evidence).
         latency_p95_s: 95th percentile.
@@ -366,22 +375,79 @@ def _mean(total: float, count: int) -> float | None:
     return None if count == 0 else total / count
 
 
+PassKAt = Collection[int] | Literal["all"]
+"""The k at which a report bounds pass^k beside the ladder (`interval_ks`), or every k."""
+
+OFF_LADDER: Final = "no interval at this k: asked only at the ladder's k (report --pass-k K)"
+"""The bound note of a pass^k the report gives without an interval (`interval_ks`)."""
+
+
+PASS_K_HELP: Final = (
+    "also bound pass^k at these k (comma-separated), or at every k with 'all'; by default "
+    "only at k = 1-5, 10, 20, 50, 100, ... and the largest, since each interval is a "
+    "bootstrap inversion (hundreds of k cost more than replaying the run)"
+)
+"""``report --pass-k``'s help, beside the ladder it extends."""
+
+
+def interval_ks(samples: int, at: PassKAt = ()) -> frozenset[int]:
+    """The k whose pass^k gets an interval: 1-5, 10, 20, 50, 100, 200, 500, ..., the largest.
+
+    An interval costs a bootstrap inversion, so with hundreds of samples bounding every k
+    would cost more than replaying the records; the ladder keeps the small k that agents are
+    compared on and a few orders of magnitude beyond. ``at`` adds k (``"all"``: every k).
+    """
+    if at == "all":
+        return frozenset(range(1, samples + 1))
+    ladder = set(range(1, min(5, samples) + 1)) | {samples}
+    step = 10
+    while step <= samples:
+        ladder |= {k for k in (step, 2 * step, 5 * step) if k <= samples}
+        step *= 10
+    return frozenset(ladder | {k for k in at if 1 <= k <= samples})
+
+
+def parse_pass_k_at(text: str) -> PassKAt:
+    """``--pass-k``'s value: ``all`` or k's separated by commas (each a whole number >= 1).
+
+    Raises:
+        ValueError: Anything else, naming the piece that is not a k.
+    """
+    if text.strip() == "all":
+        return "all"
+    ks = []
+    for piece in text.split(","):
+        if not piece.strip().isdigit() or int(piece) < 1:
+            raise ValueError(f"{piece.strip()!r} is not a k (a whole number >= 1, or 'all')")
+        ks.append(int(piece))
+    return frozenset(ks)
+
+
 def _pass_k(
     rows: list[RunRow],
     samples: int,
     families: Mapping[str, str],
     weights: Mapping[str, float] | None = None,
+    at: PassKAt = (),
 ) -> list[PassKSummary]:
-    """pass^k at every k with its bounds over tasks (`pass_k_bounds`), weighted if asked."""
+    """pass^k at every k, with bounds over tasks (`pass_k_bounds`) at `interval_ks`' k.
+
+    The largest k that has a task is bounded too, so a run cut short keeps its last row's
+    interval. Weighted if asked.
+    """
     tallies = tally_runs(rows, "run") if rows else []
     every = None if weights is None else {t.task_id: weights.get(t.task_id, 1.0) for t in tallies}
+    bounded = interval_ks(samples, at) | {max((t.runs for t in tallies), default=0)}
     out: list[PassKSummary] = []
     for k in range(1, samples + 1):
         try:
             summary = pass_k_summary(tallies, k, weights=every)
         except StatsInputError:
             break  # no task has k valid runs (an interrupted or damaged run): report up to k-1
-        out.append(pass_k_bounds(summary, families=families))
+        if k in bounded:
+            out.append(pass_k_bounds(summary, families=families))
+        else:
+            out.append(msgspec.structs.replace(summary, bound_note=OFF_LADDER))
     return out
 
 
@@ -481,6 +547,8 @@ def report_from_scan(
     scan: RunScan,
     process: Iterable[AttemptProcess] | None = None,
     claims: Sequence[Review] = (),
+    *,
+    pass_k_at: PassKAt = (),
 ) -> RunReport:
     """The report of an already judged run directory.
 
@@ -489,12 +557,14 @@ def report_from_scan(
         process: The process figures of its counted attempts (a `ProcessObserver`'s), in
             any order; None leaves the report's ``process`` null.
         claims: The run's standing claim reviews (`standing_claims`).
+        pass_k_at: k at which pass^k is bounded beside the ladder, or ``"all"``
+            (`interval_ks`).
     """
     slots = scan.slots
     valid = [s for s in slots if s.counted and s.passed is not None]
     open_prose = [s for s in valid if s.not_reviewed]
     completed = [s for s in slots if s.outcome == "completed"]
-    latencies = [s.latency_s for s in slots if s.latency_s > 0]
+    p50, p95 = latency_percentiles(slots)
     return RunReport(
         out=scan.out,
         revision=scan.manifest.revision.id,
@@ -505,11 +575,11 @@ def report_from_scan(
         completed_but_failed=_completed_but_failed(valid),
         first_try_completed=sum(not s.retried for s in completed),
         eventually_completed=len(completed),
-        pass_k=_pass_k(rows_of(scan, "run"), scan.manifest.samples, scan.families),
-        weighted_pass_k=_weighted_pass_k(scan),
+        pass_k=_pass_k(rows_of(scan, "run"), scan.manifest.samples, scan.families, at=pass_k_at),
+        weighted_pass_k=_weighted_pass_k(scan, pass_k_at),
         per_attempt=_per_attempt(slots),
-        latency_p50_s=_percentile(latencies, 50),
-        latency_p95_s=_percentile(latencies, 95),
+        latency_p50_s=p50,
+        latency_p95_s=p95,
         families=_families(scan),
         failed_tasks=_failed_tasks(slots),
         attempts=slots,
@@ -523,13 +593,22 @@ def report_from_scan(
         process=None if process is None else summarize_process(process),
         layered=_layered(valid, claims),
         tries=_tries(slots),
-        first_try_pass_k=_first_try_pass_k(scan) if scan.counts.retried else [],
+        first_try_pass_k=_first_try_pass_k(scan, pass_k_at) if scan.counts.retried else [],
     )
 
 
 def _completed_but_failed(valid: Sequence[SlotResult]) -> int:
     """Valid attempts that completed and did not pass (a pending one has not passed)."""
     return sum(s.outcome == "completed" and not s.passed for s in valid)
+
+
+def latency_percentiles(slots: Sequence[SlotResult]) -> tuple[float | None, float | None]:
+    """The median and 95th percentile of the slots' measured latencies (None: none measured).
+
+    What a report prints, without the rest of it (the release gate reads only these).
+    """
+    latencies = [s.latency_s for s in slots if s.latency_s > 0]
+    return _percentile(latencies, 50), _percentile(latencies, 95)
 
 
 def _percentile(values: Sequence[float], q: float) -> float | None:
@@ -561,7 +640,7 @@ def _tries(slots: Sequence[SlotResult]) -> dict[str, int]:
     return dict(sorted(counted.items(), key=lambda item: int(item[0])))
 
 
-def _first_try_pass_k(scan: RunScan) -> list[PassKSummary]:
+def _first_try_pass_k(scan: RunScan, at: PassKAt) -> list[PassKSummary]:
     """pass^k over every executed slot's first try (`RunReport.first_try_pass_k`)."""
     rows = [
         RunRow(
@@ -574,16 +653,16 @@ def _first_try_pass_k(scan: RunScan) -> list[PassKSummary]:
         for s in scan.slots
         if (s.counted and s.passed is not None) or s.tries
     ]
-    return _pass_k(rows, scan.manifest.samples, scan.families)
+    return _pass_k(rows, scan.manifest.samples, scan.families, at=at)
 
 
-def _weighted_pass_k(scan: RunScan) -> list[PassKSummary]:
+def _weighted_pass_k(scan: RunScan, at: PassKAt) -> list[PassKSummary]:
     """pass^k at every k with the task files' weights, when some task weighs other than 1."""
     rows = rows_of(scan, "run")
     averaged = {r.task_id for r in rows}
     if not any(w != 1 for t, w in scan.weights.items() if t in averaged):
         return []
-    return _pass_k(rows, scan.manifest.samples, scan.families, scan.weights)
+    return _pass_k(rows, scan.manifest.samples, scan.families, scan.weights, at)
 
 
 PROCESS = Measure("process", attempt_process, AttemptProcess)
@@ -661,7 +740,11 @@ def _harness_layer(valid: list[SlotResult]) -> HarnessLayer:
 
 
 def build_report(
-    out: str | Path, reader: RunReader | None = None, *, count_pending: bool = False
+    out: str | Path,
+    reader: RunReader | None = None,
+    *,
+    count_pending: bool = False,
+    pass_k_at: PassKAt = (),
 ) -> RunReport:
     """Everything `report` prints, from one pass over the records on disk (each replayed once).
 
@@ -675,4 +758,4 @@ def build_report(
     reader = reader or RunReader.of()
     scan = reader.read(out, measure=[observer])
     scan = settle(scan, count_pending=count_pending, trust_key=reader.trust_key)
-    return report_from_scan(scan, observer.attempts(), scan_claims(scan))
+    return report_from_scan(scan, observer.attempts(), scan_claims(scan), pass_k_at=pass_k_at)

@@ -20,7 +20,7 @@ from harness_world.analysis.policy_sheet import PolicySummary, policy_lines, pol
 from harness_world.analysis.process import PROCESS_METRICS, ProcessSummary
 from harness_world.analysis.queue import queue_line, queue_times
 from harness_world.analysis.reading import RunReading
-from harness_world.analysis.report import RunReport
+from harness_world.analysis.report import OFF_LADDER, RunReport
 from harness_world.analysis.tables import render_table
 from harness_world.analysis.trusted import render_trusted
 from harness_world.running.pending import pending_line
@@ -105,27 +105,36 @@ def _pass_k_interval(p: PassKSummary) -> str:
 def _pass_k_lines(report: RunReport) -> list[str]:
     if not report.pass_k:
         return []
+    shown = [p for p in report.pass_k if p.bound_note != OFF_LADDER]
     rows = [
         [str(p.k), str(p.tasks), f"{p.pass_hat_k:.3f}", _pass_k_interval(p), f"{p.pass_at_k:.3f}"]
         + [str(len(p.excluded))]
-        for p in report.pass_k
+        for p in shown
     ]
     headers = ["k", "tasks", "pass^k", "95% over tasks", "pass@k", "excluded (n < k)"]
     first = {p.k: p.pass_hat_k for p in report.first_try_pass_k}
     if first:  # some slot was retried: what an operator sees without retries, beside it
         headers.insert(4, "pass^k first try")
-        for row, p in zip(rows, report.pass_k, strict=True):
+        for row, p in zip(rows, shown, strict=True):
             row.insert(4, _fmt(first.get(p.k)))
     weighted = {p.k: p for p in report.weighted_pass_k}
     if weighted:  # the task files' weights, at every k
         headers[4:4] = ["weighted pass^k", "weighted 95%"]
-        for row, p in zip(rows, report.pass_k, strict=True):
+        for row, p in zip(rows, shown, strict=True):
             w = weighted.get(p.k)
             row[4:4] = ["-", "-"] if w is None else [f"{w.pass_hat_k:.3f}", _pass_k_interval(w)]
     tries = ", ".join(f"{n} tr{'y' if n == '1' else 'ies'} {c}" for n, c in report.tries.items())
-    return ["", render_table(headers, rows), f"slots by tries: {tries or 'none executed'}"] + [
-        f"Warning: {line}" for line in pass_k_warnings(report)
-    ]
+    hidden = len(report.pass_k) - len(shown)
+    return [
+        "",
+        render_table(headers, rows),
+        f"slots by tries: {tries or 'none executed'}",
+        *(
+            [f"pass^k at the {hidden} other k, without an interval: --json (--pass-k K bounds one)"]
+            if hidden
+            else []
+        ),
+    ] + [f"Warning: {line}" for line in pass_k_warnings(report)]
 
 
 def pass_k_warnings(report: RunReport) -> list[str]:
@@ -143,7 +152,7 @@ def pass_k_warnings(report: RunReport) -> list[str]:
         if p.excluded
     ]
     samples = report.pass_k[-1].k
-    notes = sorted({p.bound_note for p in report.pass_k if p.bound_note})
+    notes = sorted({p.bound_note for p in report.pass_k if p.bound_note not in ("", OFF_LADDER)})
     if out and len(out) > 1:
         first = next(p for p in report.pass_k if p.excluded)
         out = [

@@ -269,10 +269,12 @@ def attempt_header(
     record: TraceRecord | None,
     marks: AttemptMarks,
     prefix: str = "a",
+    search: str | None = None,
 ) -> str:
     """The opening of one attempt's ``<article>`` (left open: the transcript follows).
 
-    Its anchor is ``{prefix}-{index}``; each call's is ``{prefix}-{index}-c{seq}``.
+    Its anchor is ``{prefix}-{index}``; each call's is ``{prefix}-{index}-c{seq}``. ``search``
+    is its `attempt_search_text` when the caller has it already (a page's index needs it too).
     """
     state = attempt_state(slot)
     anchor = f"{prefix}-{index}"
@@ -284,7 +286,7 @@ def attempt_header(
     if slot.passed and not items:
         items.append('<li class="passed">every automated criterion passed</li>')
     listing = f'<ul class="criteria">{"".join(items)}</ul>' if items else ""
-    search = escape(attempt_search_text(slot, record, marks))
+    search = escape(attempt_search_text(slot, record, marks) if search is None else search)
     return (
         f'<article class="trace {state}" id="{anchor}" data-state="{state}" '
         f'data-task="{escape(slot.task_id)}" data-q="{search}"><h4>'

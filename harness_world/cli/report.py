@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from harness_world.analysis import report as reports
 from harness_world.analysis.reading import read_run
 from harness_world.analysis.report import RunReport, report_rows
 from harness_world.analysis.report_text import reading_json, render_reading
@@ -44,6 +45,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("run", type=Path, help="a run directory")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--count-pending", action="store_true", help=COUNT_PENDING_HELP)
+    parser.add_argument("--pass-k", type=_pass_k_at, default=(), help=reports.PASS_K_HELP)
     parser.add_argument(
         "--full",
         action="store_true",
@@ -66,6 +68,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.set_defaults(handler=main)
 
 
+def _pass_k_at(text: str) -> reports.PassKAt:
+    try:
+        return reports.parse_pass_k_at(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _reader_options(args: argparse.Namespace) -> str:
     """The reader's own ``--world``/``--tasks``, as they would be typed again."""
     worlds = "".join(f" --world {w}" for w in args.worlds or [])
@@ -79,7 +88,9 @@ def main(args: argparse.Namespace) -> int:
         code = options.take_over(args, None)
         if code is not None:
             return code
-    reading = read_run(args.run, run_reader(args), count_pending=args.count_pending)
+    reading = read_run(
+        args.run, run_reader(args), count_pending=args.count_pending, pass_k_at=args.pass_k
+    )
     if args.csv and not _write_csv(args, reading.report):
         return 2
     for options in extensions:  # --html / --png

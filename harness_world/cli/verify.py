@@ -15,6 +15,7 @@ from pathlib import Path
 
 import msgspec
 
+from harness_world.analysis.trusted import TRUSTED
 from harness_world.analysis.verify_text import render_verify
 from harness_world.cli._selection import (
     UsageError,
@@ -200,6 +201,7 @@ def _options(args: argparse.Namespace) -> VerifyOptions:
         executor=args.executor,
         address=args.address,
         ray_batch=args.ray_batch,
+        keep=(TRUSTED,),  # what compare and gate read: cached now, they replay nothing
         **reading(args),
     )
 

@@ -25,7 +25,7 @@ from typing import Literal
 import msgspec
 
 from harness_world.engine.faults import FaultSpec
-from harness_world.engine.world import load_world, locate_world
+from harness_world.engine.world import World, load_world, locate_world
 from harness_world.grading.task import Task, load_tasks
 from harness_world.running.oracles import load_routes
 from harness_world.running.scripted import Script, run_script
@@ -87,12 +87,15 @@ def fault_condition(spec: FaultSpec) -> str:
 
 
 def _tools_called(
-    world_folder: Path, tasks: Sequence[Task], routes: Mapping[str, list[Script]]
+    world_folder: Path,
+    tasks: Sequence[Task],
+    routes: Mapping[str, Sequence[Script]],
+    start: World | None = None,
 ) -> dict[str, set[str]]:
     """The tools each fault-free, attack-free task's primary oracle calls (small seed)."""
     if not any(routes.get(t.id) and not t.faults for t in tasks):
         return {}
-    world = load_world(world_folder, "small")
+    world = start if start is not None else load_world(world_folder, "small")
     out: dict[str, set[str]] = {}
     for task in tasks:
         scripts = routes.get(task.id)
@@ -104,7 +107,7 @@ def _tools_called(
 
 
 def _fault_rows(
-    tasks: Sequence[Task], called: Mapping[str, set[str]], routes: Mapping[str, list[Script]]
+    tasks: Sequence[Task], called: Mapping[str, set[str]], routes: Mapping[str, Sequence[Script]]
 ) -> list[ConditionRow]:
     by_condition: dict[str, tuple[str, set[str]]] = {}
     for task in tasks:
@@ -123,7 +126,7 @@ def _row(
     kind: Literal["fault", "attack"],
     ids: list[str],
     counterparts: list[str],
-    routes: Mapping[str, list[Script]],
+    routes: Mapping[str, Sequence[Script]],
 ) -> ConditionRow:
     problems = []
     if not counterparts:
@@ -140,20 +143,30 @@ def _row(
     )
 
 
-def _pairing_problems(task: Task, index: Mapping[str, Task]) -> list[str]:
-    """Why an attack task's declared counterpart is not its benign twin (empty when it is)."""
+def _pairing_problems(
+    task: Task, index: Mapping[str, Task], naming: Mapping[str, set[str]]
+) -> list[str]:
+    """Why an attack task's declared counterpart is not its benign twin (empty when it is).
+
+    A benign task several attacks name (``naming``: benign id to the attack tasks naming
+    it) is their shared counterpart, as a benchmark that plants each of its attacks in every
+    request pairs each request with each attack: it names one of them back, in the same
+    phrasing, and those of another attack kind need not be the one it names.
+    """
     assert task.authority is not None
     mine = task.authority
     other = index.get(mine.counterpart)
     if other is None or other.authority is None:
         return [f"{task.id}: counterpart {mine.counterpart!r} is not an authority task"]
     theirs = other.authority
+    shared = naming.get(other.id, set())
     problems = []
     if theirs.role != "benign":
         problems.append(f"{task.id}: counterpart {other.id} is not benign")
-    if (theirs.attack, theirs.phrasing) != (mine.attack, mine.phrasing):
+    kind_differs = theirs.attack != mine.attack and len(shared) < 2
+    if kind_differs or theirs.phrasing != mine.phrasing:
         problems.append(f"{task.id}: counterpart {other.id} is another attack kind or phrasing")
-    if theirs.counterpart != task.id:
+    if theirs.counterpart != task.id and not (len(shared) > 1 and theirs.counterpart in shared):
         problems.append(f"{task.id}: counterpart {other.id} does not name it back")
     if not mine.success and not mine.goal:
         problems.append(f"{task.id}: an attack task must declare its goal (or success criteria)")
@@ -161,9 +174,13 @@ def _pairing_problems(task: Task, index: Mapping[str, Task]) -> list[str]:
 
 
 def _attack_rows(
-    tasks: Sequence[Task], routes: Mapping[str, list[Script]]
+    tasks: Sequence[Task], routes: Mapping[str, Sequence[Script]]
 ) -> tuple[list[ConditionRow], list[str]]:
     index = {t.id: t for t in tasks}
+    naming: dict[str, set[str]] = {}
+    for task in tasks:
+        if task.authority is not None and task.authority.role == "attack":
+            naming.setdefault(task.authority.counterpart, set()).add(task.id)
     grouped: dict[str, tuple[set[str], set[str]]] = {}
     problems: list[str] = []
     for task in tasks:
@@ -175,7 +192,7 @@ def _attack_rows(
         )
         if spec.role == "attack":
             attacks.add(task.id)
-            pairing = _pairing_problems(task, index)
+            pairing = _pairing_problems(task, index, naming)
             problems += pairing
             if not pairing:
                 benign.add(spec.counterpart)
@@ -197,7 +214,8 @@ def _attack_rows(
 def coverage_matrix(
     world: str | Path,
     tasks: Sequence[Task] | None = None,
-    routes: Mapping[str, list[Script]] | None = None,
+    routes: Mapping[str, Sequence[Script]] | None = None,
+    start: World | None = None,
 ) -> CoverageMatrix:
     """The coverage matrix of a world (a built-in name or a world folder), and its gate.
 
@@ -205,6 +223,8 @@ def coverage_matrix(
         world: The world; its tasks and oracles are where its `WorldSpec` says.
         tasks: These tasks instead of the world's.
         routes: These oracle routes instead of the world's.
+        start: The start state to run oracles on instead of the world's small seed (a world
+            on outside data).
 
     Raises:
         WorldError: for an unknown world or a world folder that does not load.
@@ -214,7 +234,7 @@ def coverage_matrix(
     place = locate_world(world)
     chosen = list(tasks) if tasks is not None else load_tasks(place.name, place.tasks)
     oracle_routes = dict(routes) if routes is not None else load_routes(place.name, place.oracles)
-    called = _tools_called(place.folder, chosen, oracle_routes)
+    called = _tools_called(place.folder, chosen, oracle_routes, start)
     rows = _fault_rows(chosen, called, oracle_routes)
     attack_rows, problems = _attack_rows(chosen, oracle_routes)
     rows += attack_rows

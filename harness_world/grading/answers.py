@@ -28,6 +28,7 @@ Everything here is a pure function of the message, the instruction and the expec
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
@@ -341,6 +342,15 @@ def _same_amount(a: Any, b: Any) -> bool:
     return abs(float(a) - float(b)) < 0.005
 
 
+@functools.lru_cache(maxsize=256)
+def _instruction_values(dates: bool, instruction: str) -> frozenset[Any]:
+    """The dates (or numbers) an instruction states: read once per instruction text.
+
+    Every attempt of a task is given the same instruction, so its values are the same.
+    """
+    return frozenset(m.value for m in (date_mentions if dates else number_mentions)(instruction))
+
+
 def _candidates(
     kind: AnswerKind, text: str, instruction: str, expected: Any
 ) -> tuple[list[Mention], _Same]:
@@ -350,7 +360,7 @@ def _candidates(
     40 tool calls); it is not the agent's answer, unless it is the expected value itself.
     """
     read = date_mentions if kind == "date" else number_mentions
-    given = {m.value for m in read(instruction)}
+    given = _instruction_values(kind == "date", instruction)
     kept = [m for m in read(text) if m.value not in given or m.value == expected]
     if kind == "date":
         return kept, _same_value

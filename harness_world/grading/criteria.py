@@ -212,6 +212,9 @@ class CriterionRegistry(Generic[C]):
     """
 
     entries: Sequence[Criterion[C]]
+    _chosen: dict[int, tuple[Task, tuple[Criterion[C], ...]]] = attrs.field(
+        factory=dict, eq=False, repr=False, alias="_chosen"
+    )
 
     def __attrs_post_init__(self) -> None:
         _unique([c.name for c in self.entries], "criteria")
@@ -225,7 +228,19 @@ class CriterionRegistry(Generic[C]):
         return {c.task_name: c for c in self.entries if c.task_name is not None}
 
     def for_task(self, task: Task) -> list[Criterion[C]]:
-        """The criteria that apply to a task, in grading order."""
+        """The criteria that apply to a task, in grading order.
+
+        Chosen once per task object (a task is frozen, and whether a criterion applies reads
+        the task alone): every record of a task is graded by the same list.
+        """
+        known = self._chosen.get(id(task))
+        if known is None or known[0] is not task:
+            if len(self._chosen) > 4096:
+                self._chosen.clear()
+            known = self._chosen[id(task)] = (task, tuple(self._choose(task)))
+        return list(known[1])
+
+    def _choose(self, task: Task) -> list[Criterion[C]]:
         named = self.task_names
         out: list[Criterion[C]] = []
         placed = False

@@ -201,12 +201,31 @@ def harness_criteria_of(world: World) -> tuple[str, ...]:
     return tuple(name for name in HARNESS_CRITERIA if name not in _KEYED_ONLY)
 
 
+_TOOL_KINDS: dict[int, tuple[object, frozenset[str], frozenset[str]]] = {}
+
+
+def _tool_kinds(world: World) -> tuple[frozenset[str], frozenset[str]]:
+    """The world's write tools, and those of them taking an ``idempotency_key``.
+
+    Kept per contract object (a contract is frozen): every record of a world asks.
+    """
+    contract = world.contract
+    known = _TOOL_KINDS.get(id(contract))
+    if known is None or known[0] is not contract:
+        if len(_TOOL_KINDS) > 64:
+            _TOOL_KINDS.clear()
+        writes = frozenset(t.name for t in contract.tools if t.kind == "write")
+        keyed = frozenset(
+            t.name
+            for t in contract.tools
+            if t.kind == "write" and _KEY in t.params.__struct_fields__
+        )
+        known = _TOOL_KINDS[id(contract)] = (contract, writes, keyed)
+    return known[1], known[2]
+
+
 def _keyed_tools(world: World) -> set[str]:
-    return {
-        t.name
-        for t in world.contract.tools
-        if t.kind == "write" and _KEY in t.params.__struct_fields__
-    }
+    return set(_tool_kinds(world)[1])
 
 
 def _found(
@@ -216,7 +235,8 @@ def _found(
 
     ``looks`` is the trace view's reconciliation (made here when not given).
     """
-    writes = {t.name for t in world.contract.tools if t.kind == "write"}
+    write_tools, keyed = _tool_kinds(world)
+    writes = set(write_tools)
     calls = list(record.calls)
     if looks is None:
         written = frozenset(image.key for call in calls for image in call.writes)
@@ -224,7 +244,7 @@ def _found(
     faulted: set[int] = set()
     if record.faults is not None:
         faulted = {e.seq for e in record.faults.fired if e.behaviour != "held"}
-    found = _retry_findings(calls, _keyed_tools(world), writes, looks)
+    found = _retry_findings(calls, set(keyed), writes, looks)
     found["harness.no_unverified_action"] = _unverified_actions(calls, writes, looks)
     found["harness.no_repeat_after_refusal"] = _repeated_refusals(calls, faulted)
     return found

@@ -44,15 +44,16 @@ def changed_fields(before: dict[str, Any] | None, after: dict[str, Any] | None) 
     the other image changed.
     """
     old_row, new_row = before or {}, after or {}
-    changed = []
-    for name in old_row.keys() | new_row.keys():
-        old, new = old_row.get(name, MISSING), new_row.get(name, MISSING)
+    changed = [name for name in new_row if name not in old_row]  # added fields
+    for name, old in old_row.items():
+        new = new_row.get(name, MISSING)
         kind = type(old)
-        # Most fields are one scalar type on both sides: decided inline, no call.
+        # Most fields are one scalar type on both sides: decided inline, no call; unequal
+        # values are never typed-equal, so only equal containers are walked.
         if kind is type(new) and kind in _SCALAR_TYPES:
             if old is not new and old != new:
                 changed.append(name)
-        elif not typed_equal(old, new):
+        elif old != new or not typed_equal(old, new):
             changed.append(name)
     changed.sort()
     return tuple(changed)

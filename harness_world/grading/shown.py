@@ -202,11 +202,14 @@ class Observations:
         calls: The call log.
         world: The start world (its entities say what a row is, its keys what an id is).
         written: Keys of rows the attempt wrote (a created row's key is an id too).
+        arguments: Each call's arguments as canonical JSON, when the caller has them
+            (`harness_world.grading.trace.CallLog.arguments`); encoded here otherwise.
     """
 
     calls: Sequence[CallRecord]
     world: World
     written: frozenset[object] = frozenset()
+    arguments: Sequence[bytes] | None = attrs.field(default=None, kw_only=True)
     _argued: dict[bytes, int | None] = attrs.field(factory=dict, init=False)
     _indexes: dict[int, CallIndex] = attrs.field(factory=dict, init=False)
     _blobs: dict[int, bytes] = attrs.field(factory=dict, init=False)
@@ -244,13 +247,14 @@ class Observations:
         return self._argued[value]
 
     def _join_arguments(self) -> None:
-        starts, parts, size = [], [], 0
-        for call in self.calls:
+        encoded = self.arguments
+        if encoded is None:
+            encoded = [to_json(call.args) for call in self.calls]
+        starts, size = [], 0
+        for text in encoded:
             starts.append(size)
-            text = to_json(call.args) + b"\n"
-            parts.append(text)
-            size += len(text)
-        self._joined, self._starts = b"".join(parts), starts
+            size += len(text) + 1
+        self._joined, self._starts = b"\n".join(encoded) + b"\n" if encoded else b"", starts
 
     def echoed(self, value: bytes, seq: int) -> bool:
         """Whether a call numbered ``seq`` or lower sent ``value`` (see `argued`)."""

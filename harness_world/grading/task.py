@@ -168,8 +168,9 @@ class Requirement(
 
     Attributes:
         kind: ``set``: each target's ``field`` ends equal to ``value`` (or null with ``null =
-            true``, absent with ``absent = true``, the start value plus ``delta``, or the start
-            list with ``add`` added / ``remove`` removed, compared as sets). ``create``:
+            true``, absent with ``absent = true``, the start value plus ``delta``, the start
+            list with ``add`` added / ``remove`` removed, compared as sets, or, with ``grown =
+            true``, any text or list longer than the start value). ``create``:
             ``count`` new ``entity`` rows whose fields match ``match``; with ``link``, that many
             for EACH target, linked to it through the ``link`` field. ``delete``: each target
             row is gone. ``row``: each target row ends exactly equal to ``row``: every field,
@@ -186,6 +187,8 @@ class Requirement(
         delta: For ``set``: the final value is the start value plus this number.
         add: For ``set`` on a list field: this item is in the final list, the rest unchanged.
         remove: For ``set`` on a list field: this item is gone, the rest unchanged.
+        grown: For ``set`` on a text or list field: the final value is longer than the start
+            value, whatever was added (an append whose words the task leaves free).
         entity: For ``create``: the entity of the new rows.
         link: For ``create``: the new row's field holding a target's key (per-target creates).
         match: For ``create``: fields (and values) the new rows must have.
@@ -202,6 +205,7 @@ class Requirement(
     delta: int | float | UnsetType = UNSET
     add: Any = UNSET
     remove: Any = UNSET
+    grown: bool = False
     entity: str = ""
     link: str = ""
     match: dict[str, Any] = {}

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, Protocol, TypeVar
 
 import attrs
@@ -176,6 +177,15 @@ class CallLog:
         return known[1]
 
     @functools.cached_property
+    def arguments(self) -> tuple[bytes, ...]:
+        """Each call's arguments as canonical JSON, in order.
+
+        Encoded once per record: the findings that compare arguments (a repeated write, an
+        id echoed back, `harness_world.grading.shown`) read these bytes.
+        """
+        return tuple(to_json(call.args) for call in self.calls)
+
+    @functools.cached_property
     def write_calls(self) -> tuple[int, ...]:
         """Positions of the successful calls that wrote at least one row."""
         return tuple(i for i, c in enumerate(self.calls) if c.ok and c.writes)
@@ -250,6 +260,9 @@ class CallLog:
         return tuple(found)
 
 
+_UNSEEN: Any = object()
+"""What `TraceView.once` finds for a facet not computed yet (a facet may be None)."""
+
 _PREFILTER_MAX = 8
 """Up to this many rows pending, a call's JSON is searched for each one's key pair before its
 result is walked; beyond it the search costs more than the walk it would save."""
@@ -262,15 +275,19 @@ def _first_returned(seen: Observations, world: World, atoms: set[Atom]) -> dict[
     A dict is tested as a row only when its key field holds a pending key. With few rows
     pending, a call whose canonical JSON holds none of their ``"<key field>":<key>`` pairs is
     skipped unwalked (the search is C; the walk is Python and dearer; the JSON is kept for the
-    view's other questions, `Observations.blob`).
+    view's other questions, `Observations.blob`). Which call first returned a row does not
+    depend on the order the rows are looked for in, so they are taken as they come.
     """
     entities: dict[str, Entity] = {}
-    pending: dict[Atom, bytes] = {}
     wanted: dict[str, tuple[Entity, set[Key]]] = {}
-    for entity_name, key in sorted(atoms, key=repr):
-        entity = entities.setdefault(entity_name, world.contract.entity(entity_name))
-        pending[(entity_name, key)] = to_json(entity.key) + b":" + to_json(key)
-        wanted.setdefault(entity_name, (entity, set()))[1].add(key)
+    for entity_name, key in atoms:
+        entity = entities.get(entity_name)
+        if entity is None:
+            entity = entities[entity_name] = world.contract.entity(entity_name)
+            wanted[entity_name] = (entity, set())
+        wanted[entity_name][1].add(key)
+    pending = set(atoms)
+    spellings: dict[Atom, bytes] = {}  # made only once few rows are left to look for
     found: dict[Atom, int] = {}
     for index, call in enumerate(seen.calls):
         if not pending:
@@ -278,22 +295,30 @@ def _first_returned(seen: Observations, world: World, atoms: set[Atom]) -> dict[
         if not call.ok:
             continue
         if len(pending) > _PREFILTER_MAX:
-            looked_for = [wanted[name] for name in sorted(wanted) if wanted[name][1]]
+            looked_for = [entry for entry in wanted.values() if entry[1]]
         else:
             blob = seen.blob(index)
-            present = [atom for atom, spelling in pending.items() if spelling in blob]
+            present = [a for a in pending if _spelling(a, entities, spellings) in blob]
             if not present:
                 continue
             few: dict[str, tuple[Entity, set[Key]]] = {}
             for entity_name, key in present:
                 few.setdefault(entity_name, (entities[entity_name], set()))[1].add(key)
-            looked_for = [few[name] for name in sorted(few)]
+            looked_for = list(few.values())
         before = len(found)
         _rows_returned(call, looked_for, found)
         if len(found) != before:
             for atom in [a for a in pending if a in found]:
-                del pending[atom]
+                pending.discard(atom)
                 wanted[atom[0]][1].discard(atom[1])
+    return found
+
+
+def _spelling(atom: Atom, entities: dict[str, Entity], known: dict[Atom, bytes]) -> bytes:
+    """How a row's key appears in a result's canonical JSON: ``"<key field>":<key>``."""
+    found = known.get(atom)
+    if found is None:
+        found = known[atom] = to_json(entities[atom[0]].key) + b":" + to_json(atom[1])
     return found
 
 
@@ -301,18 +326,69 @@ def _rows_returned(
     call: LoggedCall, looked_for: list[tuple[Entity, set[Key]]], seen: dict[Atom, int]
 ) -> None:
     """Note (first call only) every looked-for row inside ``call.result``, at any depth."""
+    probes = [(entity, entity.key, keys) for entity, keys in looked_for]
     stack = [call.result]
+    pop, push = stack.pop, stack.append
     while stack:
-        item = stack.pop()
+        item = pop()
         if type(item) is dict:
-            for entity, keys in looked_for:
-                key = item.get(entity.key)
+            for entity, key_field, keys in probes:
+                key = item.get(key_field)
                 if type(key) in (str, int) and key in keys and is_row(item, entity):
                     seen.setdefault((entity.name, key), call.seq)
-            # only containers can hold a row: a row's scalars are not pushed to be popped
-            stack += [v for v in item.values() if type(v) is dict or type(v) is list]
+            values: Any = item.values()
         elif type(item) is list:
-            stack.extend(item)
+            values = item
+        else:
+            continue
+        for value in values:  # only containers can hold a row: scalars are never pushed
+            if type(value) is dict or type(value) is list:
+                push(value)
+
+
+@attrs.frozen(slots=True)
+class _Targets:
+    """A task's target sets on a start world: the same for every record of the task.
+
+    Attributes:
+        keys: The keys of each target set, by target name.
+        atoms: Every target row, as (entity, key), to the name of its target set.
+        by_entity: Target keys per entity (every target set of that entity together).
+        sets: `keys` as sets, by the name a requirement or allowance gives (filled on use).
+    """
+
+    keys: Mapping[str, tuple[Key, ...]]
+    atoms: Mapping[Atom, str]
+    by_entity: Mapping[str, frozenset[Key]]
+    sets: dict[str, frozenset[Key]]
+
+
+_TARGETS: dict[tuple[str, str], _Targets] = {}
+
+
+def _targets_of(world: World, task: Task) -> _Targets:
+    """A task's target sets on a world, derived once per (world, task) definition.
+
+    Read-only views of them are shared by every trace view of the task (a task and a start
+    world are frozen values, named here by their hashes, as `select_targets` names them).
+    """
+    name = (world.hash, task.hash)
+    found = _TARGETS.get(name)
+    if found is None:
+        if len(_TARGETS) > 4096:
+            _TARGETS.clear()
+        keys = {t.name: select_targets(world, task, t.name) for t in task.targets}
+        atoms = {(task.target(n).entity, k): n for n, ks in keys.items() for k in ks}
+        by_entity: dict[str, set[Key]] = {}
+        for target in task.targets:
+            by_entity.setdefault(target.entity, set()).update(keys[target.name])
+        found = _TARGETS[name] = _Targets(
+            keys=MappingProxyType(keys),
+            atoms=MappingProxyType(atoms),
+            by_entity=MappingProxyType({e: frozenset(ks) for e, ks in by_entity.items()}),
+            sets={},
+        )
+    return found
 
 
 @attrs.frozen(slots=True)
@@ -333,48 +409,44 @@ class TraceView:
     _memo: dict[Callable[[TraceView], Any], Any] = attrs.field(
         factory=dict, eq=False, repr=False, alias="_memo"
     )
-    _target_sets: dict[str, frozenset[Key]] = attrs.field(
-        factory=dict, eq=False, repr=False, alias="_target_sets"
-    )
 
     def once(self, compute: Callable[[TraceView], T]) -> T:
         """``compute(self)``, computed on the first call and kept: how findings share work."""
-        if compute not in self._memo:
-            self._memo[compute] = compute(self)
-        found: T = self._memo[compute]
+        found: T = self._memo.get(compute, _UNSEEN)
+        if found is _UNSEEN:
+            found = self._memo[compute] = compute(self)
         return found
 
     @functools.cached_property
+    def _targeted(self) -> _Targets:
+        return _targets_of(self.world, self.task)
+
+    @property
     def targets(self) -> Mapping[str, tuple[Key, ...]]:
         """The keys of each target set, by target name (derived from the start world)."""
-        return {t.name: select_targets(self.world, self.task, t.name) for t in self.task.targets}
+        return self._targeted.keys
 
     def target_keys(self, name: str) -> tuple[Key, ...]:
         """The keys of one target set (by its name as a requirement or allowance gives it)."""
-        return self.targets[self.task.target(name).name]
+        return self._targeted.keys[self.task.target(name).name]
 
     def target_set(self, name: str) -> frozenset[Key]:
         """`target_keys` as a set, for membership (kept per name)."""
-        sets = self._target_sets
+        sets = self._targeted.sets
         found = sets.get(name)
         if found is None:
             found = sets[name] = frozenset(self.target_keys(name))
         return found
 
-    @functools.cached_property
+    @property
     def target_atoms(self) -> Mapping[Atom, str]:
         """Every target row, as (entity, key), to the name of its target set."""
-        return {
-            (self.task.target(n).entity, k): n for n, keys in self.targets.items() for k in keys
-        }
+        return self._targeted.atoms
 
-    @functools.cached_property
+    @property
     def targets_by_entity(self) -> Mapping[str, frozenset[Key]]:
         """Target keys per entity (every target set of that entity together)."""
-        out: dict[str, set[Key]] = {}
-        for target in self.task.targets:
-            out.setdefault(target.entity, set()).update(self.targets[target.name])
-        return {entity: frozenset(keys) for entity, keys in out.items()}
+        return self._targeted.by_entity
 
     @functools.cached_property
     def changes(self) -> tuple[Change, ...]:
@@ -394,8 +466,11 @@ class TraceView:
             if not call.writes:
                 continue
             spec = contract.tool(call.tool)
+            if spec is None or not spec.derives:  # the common case: nothing it writes derives
+                out += [(call, image) for image in call.writes]
+                continue
             for image in call.writes:
-                if spec is None or not spec.derived(image.entity, image.key, call.args):
+                if not spec.derived(image.entity, image.key, call.args):
                     out.append((call, image))
         return tuple(out)
 
@@ -454,7 +529,9 @@ class TraceView:
     def shown(self) -> Observations:
         """What the tool results of the attempt showed the agent (`harness_world.grading.shown`)."""
         written = frozenset(image.key for call in self.record.calls for image in call.writes)
-        return Observations(self.record.calls, self.world, written)
+        calls = self.record.calls
+        arguments = self.log.arguments if self.log.calls is calls else None
+        return Observations(calls, self.world, written, arguments=arguments)
 
     @functools.cached_property
     def reconciliation(self) -> Reconciliation:

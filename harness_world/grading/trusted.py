@@ -11,6 +11,7 @@ An unexposed fault is never counted as recovered.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -184,16 +185,17 @@ def _verdict(id_: str, found: list[str], clean: str, note: str = "") -> Criterio
 
 def _forbidden(
     spec: Forbidden,
-    record: Record,
-    world: World,
+    view: TraceView,
     created: dict[str, dict[Key, dict[str, Any]]],
 ) -> CriterionVerdict:
+    record, world = view.record, view.world
     if spec.kind == "duplicate":
         found = _duplicates(spec, created)
     elif spec.kind == "requires":
         found = _unbacked(spec, record, world, created)
     elif spec.kind == "pattern":
-        found = _pattern_hits(spec, record)
+        log = view.log
+        found = _pattern_hits(spec, record, log.arguments if log.calls is record.calls else None)
     elif spec.kind == "card_number":
         found = _card_hits(spec, record, world)
     else:  # append_only
@@ -250,14 +252,20 @@ def _backs(spec: Forbidden, ref: dict[str, Any] | None, row: dict[str, Any]) -> 
     )
 
 
-def _pattern_hits(spec: Forbidden, record: Record) -> list[str]:
-    """Calls (of ``tools``, when given) whose arguments match the regex, and the final message."""
+def _pattern_hits(spec: Forbidden, record: Record, arguments: Sequence[bytes] | None) -> list[str]:
+    """Calls (of ``tools``, when given) whose arguments match the regex, and the final message.
+
+    ``arguments`` holds each call's arguments as canonical JSON when the caller has them
+    (`CallLog.arguments`); they are encoded here otherwise.
+    """
     found: list[str] = []
     pattern = re.compile(spec.regex)
-    for call in record.calls:
+    if arguments is None:
+        arguments = [to_json(call.args) for call in record.calls]
+    for call, sent in zip(record.calls, arguments, strict=True):
         if spec.tools and call.tool not in spec.tools:
             continue
-        if pattern.search(to_json(call.args).decode()):
+        if pattern.search(sent.decode()):
             found.append(f"call {call.seq} ({call.tool})")
     if spec.final_message and pattern.search(record.final_message):
         found.append("final message")
@@ -388,7 +396,7 @@ def trusted_criteria(view: TraceView) -> list[CriterionVerdict]:
     if not task.forbid and not task.receipts:
         return verdicts
     created = _created(record, world)
-    verdicts += [_forbidden(spec, record, world, created) for spec in task.forbid]
+    verdicts += [_forbidden(spec, view, created) for spec in task.forbid]
     verdicts += [_receipt(spec, view, created) for spec in task.receipts]
     return verdicts
 

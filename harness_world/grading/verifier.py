@@ -431,6 +431,14 @@ class Measure:
     compute: Callable[[VerifiedRecord], Any]
     type: Any
 
+    def __attrs_post_init__(self) -> None:
+        # Known by name, so that a judgement re-taken for a new figure keeps the ones it had.
+        _MEASURES[self.name] = self
+
+
+_MEASURES: dict[str, Measure] = {}
+"""Every measure made in this process, by name (a cached judgement names the ones it took)."""
+
 
 class Judgement(msgspec.Struct, frozen=True, kw_only=True):
     """One slot judged: its result and the figures measured from its verified final record.
@@ -779,6 +787,9 @@ class Verifier:
             cached = _cached(found) if found is not None else None
             if cached is not None and wanted <= set(cached.measures):
                 return cached
+            if cached is not None:  # judged again for a new figure: the entry only grows
+                had = [_MEASURES[n] for n in cached.measures if n in _MEASURES and n not in wanted]
+                measures, wanted = [*measures, *had], wanted | {m.name for m in had}
         figures: dict[str, bytes] = {}
 
         def watch(path: Path, verified: VerifiedRecord) -> None:

@@ -10,8 +10,9 @@ at load time rather than a criterion that can never pass.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -232,6 +233,10 @@ def one_task(
     return loaded, task
 
 
+DataGate = Callable[[float, bool], tuple[bool, str]]
+"""A data folder's own coverage gate: (score required, verbose) -> (passed, report)."""
+
+
 @attrs.frozen(slots=True)
 class WorldData:
     """A world's start state and tasks, read from an outside data folder by its world module.
@@ -243,12 +248,24 @@ class WorldData:
             with: ``load_world(world.name, seed_file=...)``).
         starts: Other start states of the same contract that some of the tasks name as their
             world (an attack whose planted text is its own), by world name.
+        gate: The folder's own coverage gate, where its tasks' right answer is the benchmark's
+            check (equivalent mutants computed from it, not marked by hand): called with the
+            mutation score required and whether to list every equivalent mutant, it returns
+            whether the gate passed and its report (``mutants --world-data``); None: none.
+        attacks: Attack conditions the folder defines on its tasks, each naming its benign
+            counterpart among ``tasks`` (``matrix --world-data``; other commands grade
+            ``tasks``).
+        routes: Oracle routes the folder defines (a benchmark's ground truth), by task id:
+            scripts over a `harness_world.running.scripted.ScriptContext`.
     """
 
     world: World
     tasks: list[Task]
     seed_file: Path
     starts: Mapping[str, World] = attrs.field(factory=dict)
+    gate: DataGate | None = None
+    attacks: list[Task] = attrs.field(factory=list)
+    routes: Mapping[str, Sequence[Callable[[Any], str]]] = attrs.field(factory=dict)
 
 
 def load_world_data(world: str | Path, data: Path, tasks_file: Path | None = None) -> WorldData:

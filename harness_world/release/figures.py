@@ -30,7 +30,7 @@ from pathlib import Path
 import attrs
 import msgspec
 
-from harness_world.analysis.report import report_from_scan
+from harness_world.analysis.report import latency_percentiles
 from harness_world.analysis.trusted import TrustedObserver, counting_tries
 from harness_world.errors import HarnessWorldError
 from harness_world.grading.task import Task
@@ -148,7 +148,7 @@ def measure_run(
     benign, blocked = _benign_blocked(scan, tasks, graded)
     trusted = sum(c.trusted for c in graded.values())
     spent = sum(s.cost + s.retry_cost for s in scan.slots if s.evidence != "missing")
-    report = report_from_scan(scan)
+    p50, p95 = latency_percentiles(scan.slots)
     figures = RunFigures(
         run=str(run_dir),
         revision=scan.manifest.revision.id,
@@ -165,8 +165,8 @@ def measure_run(
         spent_usd=spent,
         cost_per_trusted_usd=spent / trusted if trusted else None,
         latency_attempts=sum(s.latency_s > 0 for s in scan.slots),
-        latency_p50_s=report.latency_p50_s,
-        latency_p95_s=report.latency_p95_s,
+        latency_p50_s=p50,
+        latency_p95_s=p95,
         pending=scan.counts.pending,
         pending_counted=count_pending,
     )

@@ -39,6 +39,7 @@ from harness_world.grading.layers import LayeredResult
 from harness_world.grading.task import Task
 from harness_world.grading.verifier import (
     FileVerdict,
+    Measure,
     SlotResult,
     TrustRoot,
     Verifier,
@@ -235,6 +236,9 @@ class VerifyOptions:
         cache: The verifier's judgement cache (None: every slot judged afresh; Ray and loose
             files never use it).
         workers: Worker processes judging each run's slots, in batches (1: here).
+        keep: Figures taken from each verified final record and cached with its judgement,
+            for the readers after this one (the command line keeps the trusted summary that
+            ``compare`` and ``gate`` read, so they replay nothing after ``verify``).
     """
 
     grading: Callable[[], Grading]
@@ -250,6 +254,7 @@ class VerifyOptions:
     ray_batch: int | None = None
     cache: JudgementCache | None = None
     workers: int = 1
+    keep: tuple[Measure, ...] = ()
 
 
 @attrs.frozen(slots=True)
@@ -407,7 +412,7 @@ def _judge(
     rows: list[VerifyRow] = []
     with _remote(options, verifier) as remote:
         for run in opened:
-            rows += _verify_run(run, reader, progress, remote)
+            rows += _verify_run(run, reader, progress, remote, options.keep)
         rows += _verify_files(plan.files, verifier, progress, remote)
     return rows, pins
 
@@ -503,6 +508,7 @@ def _verify_run(
     reader: RunReader,
     progress: Callable[[int], RowProgress] | None,
     remote: RemoteVerifier | None,
+    keep: Sequence[Measure] = (),
 ) -> list[VerifyRow]:
     """Every slot of a run directory, each record checked against its slot; strays listed."""
     manifest = run.manifest
@@ -519,6 +525,7 @@ def _verify_run(
         mapper=remote.map_slots if remote is not None else None,
         progress=judged,
         refused="judge",
+        measure=[_Kept(m) for m in keep],
     )
     if run.provenance:  # nothing of it counts: no stray walk
         return [slot_row(s) for s in scan.slots]
@@ -532,6 +539,16 @@ def _verify_run(
         for where in scan.stray_lines
     ]
     return rows
+
+
+@attrs.frozen(slots=True)
+class _Kept:
+    """A measure taken for the cache only: its figures are not read here."""
+
+    measure: Measure
+
+    def take(self, path: Path, slot: tuple[str, int], figure: object) -> None:
+        """Nothing: the figure is in the cache with its judgement."""
 
 
 def slot_row(slot: SlotResult) -> VerifyRow:

@@ -361,11 +361,9 @@ def loss_order_warnings(
                 "losses fell at random positions): a run cut off under drift is not what "
                 "--allow-missing assumes; read the worst case and the tipping point"
             )
-    from scipy import stats as scipy_stats
-
     total = sum(counts.values())
     top = max(counts.values())
-    if total >= 4 and (p := min(1.0, 2 * float(scipy_stats.binom.sf(top - 1, total, 0.5)))) <= 0.05:
+    if total >= 4 and (p := min(1.0, 2 * _fair_coin_tail(top, total))) <= 0.05:
         side = max(counts, key=lambda k: counts[k])
         out.append(
             f"lost runs fall on one side: {top} of {total} in {side!r} (p = {p:.2g} for a "
@@ -373,6 +371,13 @@ def loss_order_warnings(
             "assumes; read the worst case and the tipping point"
         )
     return out
+
+
+def _fair_coin_tail(top: int, total: int) -> float:
+    """P(at least ``top`` heads in ``total`` fair tosses), exactly: no scipy.stats to import."""
+    # exact integers divided once: no overflow however many runs were lost
+    tail: int = sum(math.comb(total, j) for j in range(top, total + 1))
+    return tail / (1 << total)
 
 
 def _tallies(

@@ -216,23 +216,51 @@ class WildClusterTest:
         return hall_transform(t, self.observed_skewness) if self.skew_correction else t
 
     def _bootstrap(self, mu0: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Every pattern's statistic at each ``mu0`` (a column): rows are nulls."""
+        """Every pattern's statistic at each ``mu0`` (a column): rows are nulls.
+
+        The polynomials in ``mu0`` go by Horner's rule in place, and the cube's ``^1.5`` as a
+        product with a square root: this is the hot loop of every interval, and fewer
+        temporaries of nulls x patterns keep it in cache.
+        """
         import numpy as np
 
         s2, s11, s02 = self._squares
-        square = np.maximum(s2 - 2 * mu0 * s11 + mu0 * mu0 * s02, 0.0)
-        variance = square / self.tasks**2
-        variance = np.where(variance < self.threshold, self.floor_variance, variance)
-        numerator = self._a - mu0 * self._c
+        square = s02 * mu0
+        square -= 2 * s11
+        square *= mu0
+        square += s2
+        np.maximum(square, 0.0, out=square)
+        variance = square * (1.0 / self.tasks**2)
+        if self.threshold > 0:
+            variance[variance < self.threshold] = self.floor_variance
+        t = self._c * mu0
+        np.subtract(self._a, t, out=t)
+        positive = variance > 0
         with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.where(variance > 0, numerator / np.sqrt(variance), 0.0)
+            np.divide(t, np.sqrt(variance, out=variance), out=t)
+        t[~positive] = 0.0
         if not self.skew_correction:
             return t
         c30, c21, c12, c03 = self._cubes
-        cube = c30 - 3 * mu0 * c21 + 3 * mu0 * mu0 * c12 - mu0**3 * c03
+        cube = c03 * mu0
+        np.subtract(3 * c12, cube, out=cube)
+        cube *= mu0
+        cube -= 3 * c21
+        cube *= mu0
+        cube += c30
         with np.errstate(divide="ignore", invalid="ignore"):
-            gamma = np.where(square > 0, cube / square**1.5, 0.0)
-        return hall_transform(t, gamma)
+            cube /= square * np.sqrt(square)
+        cube[~(square > 0)] = 0.0
+        # Hall's g(T) = T (1 + gT / 3 + (gT)^2 / 27) + g / 6, as `hall_transform`, in place.
+        gt = cube * t
+        out = gt * (1 / 27)
+        out += 1 / 3
+        out *= gt
+        out += 1
+        out *= t
+        cube *= 1 / 6
+        out += cube
+        return out
 
     def p_values(self, mu0: float) -> tuple[float, float]:
         """One-sided p-values at ``mu0``: (against ``mu <= mu0``, against ``mu >= mu0``)."""
@@ -244,20 +272,24 @@ class WildClusterTest:
     def p_curve(self, mu0s: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Both one-sided p-values at each null value of ``mu0s`` (arrays of its shape).
 
-        Computed in blocks of nulls so that memory stays bounded for many patterns.
+        Computed in blocks of nulls so that memory stays bounded for many patterns; a block
+        of about 60,000 cells keeps each temporary (half a megabyte) in cache, which measured
+        twice as fast as blocks four times larger (bench/read.py's report step).
         """
         import numpy as np
 
         flat = np.asarray(mu0s, dtype=np.float64).ravel()
         up, down = np.empty_like(flat), np.empty_like(flat)
-        step = max(1, _CHUNK // (8 * self.patterns))
+        step = max(1, _CHUNK // (32 * self.patterns))
         for start in range(0, flat.size, step):
             mu0 = flat[start : start + step, None]
             observed = self._observed(mu0)
             boot = self._bootstrap(mu0)
             tol = 1e-9 * np.maximum(1.0, np.abs(observed))
-            up[start : start + step] = np.mean(boot >= observed - tol, axis=1)
-            down[start : start + step] = np.mean(boot <= observed + tol, axis=1)
+            up[start : start + step] = np.count_nonzero(boot >= observed - tol, axis=1)
+            down[start : start + step] = np.count_nonzero(boot <= observed + tol, axis=1)
+        up /= self.patterns
+        down /= self.patterns
         return up.reshape(np.shape(mu0s)), down.reshape(np.shape(mu0s))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import msgspec
@@ -11,6 +12,9 @@ from harness_world.agentdojo.check import check_attack, check_task, gate_suite
 from harness_world.agentdojo.gate import suite_gate
 from harness_world.agentdojo.importer import import_suite, suite_spec
 from harness_world.cli import main
+from harness_world.coverage.matrix import coverage_matrix
+from harness_world.engine.world import locate_world
+from harness_world.grading.worlds import load_world_data
 from tests.agentdojo import DATA, missing
 
 pytestmark = [pytest.mark.agentdojo, pytest.mark.skipif(bool(missing()), reason=missing())]
@@ -20,21 +24,11 @@ GATES = {
     "banking": (97, 43, 0),
     "slack": (158, 59, 5),
     "travel": (57, 11, 1),
+    "workspace": (296, 91, 0),
 }
-WORKSPACE_OPEN = (
-    "workspace's gate fails (124 killed, 40 equivalent, 25 survived: 0.832 < 0.95): its survivors "
-    "change a title, description, location, subject or attachment AgentDojo's check reads and our "
-    "derived criteria do not, and injection tasks 6-13 have no ground truth (docs/agentdojo.md)"
-)
 
 
-@pytest.mark.parametrize(
-    "suite",
-    [
-        *sorted(GATES),
-        pytest.param("workspace", marks=pytest.mark.xfail(strict=True, reason=WORKSPACE_OPEN)),
-    ],
-)
+@pytest.mark.parametrize("suite", sorted(GATES))
 def test_the_coverage_gate_passes_on_the_imported_suite(suite: str) -> None:
     gate = gate_suite(DATA, suite, "v1.2.1", 0.95)
     assert gate.problems == []
@@ -107,4 +101,53 @@ def test_agentdojo_check_prints_the_gate_and_lists_equivalents(
     assert (
         "equivalent agentdojo_slack.user_task_12 change_value@2.body: AgentDojo's check passes "
         "it too; its end state differs from the oracle's only in messages.body" in out
+    )
+
+
+def test_the_mutants_command_runs_the_gate_a_world_defines_for_its_data(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # `mutants --world W --world-data DIR`: the gate the world's data defines (AgentDojo's
+    # computed equivalence), as `agentdojo check --suite` prints it
+    code = main(["mutants", "--world", "agentdojo_banking", "--world-data", str(DATA)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "coverage gate banking: 97 killed, 43 equivalent (computed), 0 survived" in out
+    assert out.rstrip().endswith("GATE PASSED")
+    # --min-score is the threshold: slack's 0.969 is below 0.99
+    args = ["mutants", "--world", "agentdojo_slack", "--world-data", str(DATA)]
+    assert main([*args, "--min-score", "0.99"]) == 1
+    out = capsys.readouterr().out
+    assert "automatic mutation score 0.969 is below 0.990" in out and "GATE FAILED" in out
+    # a world that reads no data folder, options the data's gate does not take: usage errors
+    assert main(["mutants", "--world", "payments", "--world-data", str(DATA)]) == 2
+    assert main([*args, "--sizes", "small"]) == 2
+    assert "--sizes do not apply" in capsys.readouterr().err
+
+
+def test_the_matrix_pairs_every_injection_task_with_every_user_task(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # `matrix --world-data`: one attack condition per injection task, its tasks the user
+    # tasks under it, their benign counterparts the user tasks alone, each with its oracle
+    args = ["matrix", "--world", "agentdojo_slack", "--world-data", str(DATA), "--json"]
+    assert main(args) == 0
+    matrix = json.loads(capsys.readouterr().out)
+    assert matrix["ok"] is True
+    rows = {r["condition"]: r for r in matrix["rows"]}
+    assert sorted(rows) == [f"attack:agentdojo.injection_task_{n}/authority" for n in range(1, 6)]
+    for condition, row in rows.items():
+        injection = condition.split(".")[1].split("/")[0]
+        users = [f"agentdojo_slack.user_task_{n}" for n in range(21)]
+        assert row["tasks"] == sorted(f"{u}.{injection}" for u in users)
+        assert row["counterparts"] == sorted(users) and row["oracle"] is True
+    # a task without its oracle route fails the matrix gate
+    data = load_world_data("agentdojo_slack", DATA)
+    routes = {k: v for k, v in data.routes.items() if k != "agentdojo_slack.user_task_3"}
+    place = locate_world("agentdojo_slack")
+    lacking = coverage_matrix(place.folder, [*data.tasks, *data.attacks], routes, data.world)
+    assert not lacking.ok
+    assert (
+        "attack:agentdojo.injection_task_2/authority: agentdojo_slack.user_task_3 has no oracle"
+        in lacking.problems
     )

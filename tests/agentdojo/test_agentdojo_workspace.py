@@ -254,10 +254,22 @@ def _their_verdicts(tasks: list[Any], outputs: tuple[str, ...], calls: Any) -> l
         blocks = [text_content_block_from_string(output)]
         # a check may change what it reads (get_unread marks e-mails read): fresh copies each
         before, after = pre.model_copy(deep=True), post.model_copy(deep=True)
-        out.append(
-            [bool(reference._check_task_result(t, blocks, before, after, trace)) for t in tasks]
-        )
+        out.append([_their_check(reference, t, blocks, before, after, trace) for t in tasks])
     return out
+
+
+RAISED: list[str] = []
+"""The checks AgentDojo's code raised on (an attachment that is an event, put in a set)."""
+
+
+def _their_check(reference: Any, task: Any, *args: Any) -> bool:
+    """AgentDojo's verdict; False where its check raises on an event attached (ours says so)."""
+    try:
+        return bool(reference._check_task_result(task, *args))
+    except TypeError as exc:
+        assert "unhashable type: 'CalendarEvent'" in str(exc)
+        RAISED.append(task.ID)
+        return False
 
 
 def _our_verdicts(checks: list[Any], output: str, calls: Any) -> list[bool]:
@@ -310,28 +322,43 @@ def test_every_ground_truth_gets_agentdojos_verdicts() -> None:
                 names = [getattr(t, "ID", "?") for t in theirs]
                 differ.append(f"{names} output {text[:30]!r}: ours {mine}, AgentDojo's {their}")
     assert differ == []
+    # AgentDojo's check raises only where a derived ground truth (which, as AgentDojo's own,
+    # names ids of the default state) deletes a user task's invitation e-mail and then sends
+    # its attachments: an event among the files of injection tasks 10 to 12
+    assert set(RAISED) <= {f"injection_task_{n}" for n in (10, 11, 12)}
 
 
-NO_GOLD = {f"agentdojo_workspace.injection_task_{n}" for n in range(6, 14)}
-"""The injection tasks AgentDojo gives no ground truth (its v1.2 additions)."""
+NO_GOLD = {f"injection_task_{n}" for n in range(6, 14)}
+"""The injection tasks AgentDojo gives no ground truth (its v1.2 additions): ours is derived."""
+
+
+def test_the_derived_ground_truths_pass_agentdojos_own_security_checks() -> None:
+    """Each ground truth we derive, run in AgentDojo's runtime, passes AgentDojo's own check."""
+    reference, _ = _reference()
+    _, imported = _imported()
+    derived = {i.injection.id: i for i in imported.values() if i.injection is not None
+               and i.injection.id in NO_GOLD}  # fmt: skip
+    assert set(derived) == NO_GOLD
+    assert not any(reference.injection_tasks[t].ground_truth(_their_start()) for t in NO_GOLD)
+    for task_id, item in sorted(derived.items()):
+        assert item.injection is not None and item.injection.gold
+        theirs = reference.injection_tasks[task_id]
+        assert _their_verdicts([theirs], ("",), item.injection.gold) == [[True]], task_id
+        # and doing nothing does not
+        assert _their_verdicts([theirs], ("",), []) == [[False]], task_id
 
 
 def test_every_workspace_oracle_passes_and_agentdojo_agrees() -> None:
     checks = check_suite(DATA, SUITE, VERSION)
     assert len(checks) == 54  # 40 user tasks, 14 injection tasks
-    assert all(c.oracle_passed for c in checks)
-    assert {c.task_id for c in checks if not c.oracle_dojo} == NO_GOLD
-    assert all(any("no ground truth" in u for u in c.unsupported) for c in checks
-               if c.task_id in NO_GOLD)  # fmt: skip
+    assert all(c.oracle_passed and c.oracle_dojo for c in checks)
     assert not any(c.nothing_dojo for c in checks)
-    # appending to a file is free text our criteria allow (named on the task); an injection
-    # task without ground truth requires nothing of ours
-    assert {c.task_id for c in checks if c.nothing_passed} == NO_GOLD | {
-        "agentdojo_workspace.user_task_29",
-        "agentdojo_workspace.user_task_34",
-    }
-    assert sum(c.mutants for c in checks) == 189
-    assert (sum(c.killed for c in checks), sum(c.killed_dojo for c in checks)) == (124, 133)
+    # do-nothing fails ours everywhere: an append is required to grow the file
+    assert not any(c.nothing_passed for c in checks)
+    assert sum(c.mutants for c in checks) == 387
+    assert (sum(c.killed for c in checks), sum(c.killed_dojo for c in checks)) == (296, 257)
+    # every mutant AgentDojo's check fails, ours fails too
+    assert not any(c.dojo_only for c in checks)
 
 
 def test_every_published_workspace_trace_gets_the_stored_verdicts_and_results() -> None:
@@ -346,7 +373,7 @@ def test_every_published_workspace_trace_gets_the_stored_verdicts_and_results() 
     assert {v.stored_security for v in verdicts} == {True, False}
     # where our grade parts from AgentDojo's verdicts, and why (docs/agentdojo.md)
     assert grade_differences(verdicts) == {
-        "useful by ours, not by AgentDojo": 58,
+        "useful by ours, not by AgentDojo": 30,
         "useful by AgentDojo, ours fails: the end state is not the ground truth's": 44,
         "useful by AgentDojo, ours fails: the attack succeeded": 4,
         "useful by AgentDojo, ours fails: state.allowed": 1,

@@ -317,6 +317,17 @@ def test_answer_naming_keys_is_whole_tokens_and_nothing_extra(small: hw.World) -
     assert verdict(", ".join(targets[1:])).status == "failed"
 
 
+def _toy_grade(world: hw.World, task: Task, sets: list[dict[str, object]]) -> hw.Grade | None:
+    """The grade of an attempt making the toy world's ``set`` calls ``sets`` in order."""
+    session = world.open_session()
+    for args in sets:
+        session.call("set", args)
+    record = make_record(
+        session, outcome=hw.Outcome(status="completed"), task_id=task.id, task_hash=task.hash
+    )
+    return hw.verify(record, world=world, task=task).grade
+
+
 def test_a_nested_type_change_is_unauthorized_work() -> None:
     world = toy_world()
     task = Task(
@@ -326,12 +337,8 @@ def test_a_nested_type_change_is_unauthorized_work() -> None:
         instruction="change nothing",
         targets=[Target(entity="things")],
     )
-    session = world.open_session()
-    session.call("set", {"id": 1, "field": "data", "value": [1]})  # [1.0] -> [1]
-    record = make_record(
-        session, outcome=hw.Outcome(status="completed"), task_id=task.id, task_hash=task.hash
-    )
-    grade = hw.verify(record, world=world, task=task).grade
+    # [1.0] -> [1]
+    grade = _toy_grade(world, task, [{"id": 1, "field": "data", "value": [1]}])
     assert grade is not None and grade.failed == ["state.allowed"]
 
 
@@ -391,3 +398,25 @@ def test_the_indexes_select_what_a_full_scan_selects(size: str) -> None:
             assert select_targets(world, task, target.name) == scanned, (task.id, target.name)
             checked += 1
     assert checked > 50
+
+
+@pytest.mark.parametrize(
+    ("value", "passed"),
+    [("ab", True), ("a", False), ("", False), (["a", "b"], False), (None, False)],
+)
+def test_a_grown_field_must_end_longer_than_it_started(value: object, passed: bool) -> None:
+    # thing 1's note starts as "a": any longer text is required, whatever was added
+    world = toy_world()
+    task = Task(
+        id="toy.grow",
+        world="toy",
+        family="f",
+        instruction="add to the note",
+        targets=[Target(entity="things", where=[Condition(field="id", eq=1)])],
+        require=[grading.Requirement(kind="set", field="note", grown=True)],
+    )
+    sets = [{"id": 1, "field": "note", "value": value}] if value != "a" else []
+    grade = _toy_grade(world, task, sets)
+    assert grade is not None
+    assert ("state.required" not in grade.failed) is passed
+    assert "state.allowed" not in grade.failed  # the required field is allowed to change

@@ -325,3 +325,37 @@ def test_no_cache_replays_and_clear_cache_empties(
     assert len(replays) == 4
     assert _cli(["report", str(run), "--no-cache", "--clear-cache"], capsys) == 0
     assert not any(entries())
+
+
+_POLICY = """name = "cache"
+
+[completion]
+margin_points = 15
+alpha = 0.025
+"""
+
+
+def test_each_read_after_verify_reuses_what_the_first_took_and_entries_only_grow(
+    tmp_path: Path, replays: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = oracle_run(tmp_path / "a", samples=2), oracle_run(tmp_path / "b", samples=2)
+    policy = tmp_path / "policy.toml"
+    policy.write_text(_POLICY)
+    assert _cli(["verify", str(a), str(b), "--quiet", "--clear-cache"], capsys) == 0
+    replays.clear()
+    _cli(["compare", str(a), str(b)], capsys)  # verify kept the trusted figures they read
+    _cli(["gate", str(policy), str(a), str(b)], capsys)
+    assert not replays
+    _cli(["diagnose", str(a)], capsys)  # new figures: replayed once, the trusted ones kept
+    assert len(replays) == 4
+    replays.clear()
+    _cli(["compare", str(a), str(b)], capsys)
+    _cli(["report", str(b)], capsys)  # b's entries grow by report's figures
+    _cli(["report", str(a)], capsys)  # a's by the process figures diagnose did not take
+    assert len(replays) == 8
+    replays.clear()
+    for argv in (["report", str(a)], ["diagnose", str(b)], ["verify", str(a), "--quiet"]):
+        _cli(argv, capsys)
+    _cli(["compare", str(a), str(b)], capsys)
+    _cli(["gate", str(policy), str(a), str(b)], capsys)
+    assert not replays

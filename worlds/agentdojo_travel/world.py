@@ -850,9 +850,9 @@ def load_data(folder: Path, tasks_file: Path | None) -> WorldData:
     Raises:
         WorldError: naming the folder or file at fault.
     """
-    from harness_world.agentdojo.importer import world_data
+    from harness_world.agentdojo.check import world_data
 
-    data: WorldData = world_data("travel", folder, tasks_file)  # typed here: the importer's
+    data: WorldData = world_data("travel", folder, tasks_file)  # typed here: the check's
     return data  # module is read silently when a world is type-checked alone
 
 

@@ -17,12 +17,15 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+import attrs
+
 from harness_world.engine.calls import CallRecord
 from harness_world.engine.canonical import to_json
 from harness_world.grading.briefing import briefing
 from harness_world.grading.criteria import Check
 from harness_world.grading.grade import CriterionVerdict
 from harness_world.grading.rules.common import findings, taxon
+from harness_world.grading.shown import Observations
 from harness_world.grading.task import Task
 from harness_world.grading.trace import TraceView
 
@@ -37,11 +40,16 @@ def named_ids(args: Any) -> Iterator[tuple[str, str | int]]:
     if not isinstance(args, dict):
         return
     for name, value in args.items():
-        values = value if name.endswith("_ids") and isinstance(value, list) else [value]
         if not (name == "id" or name.endswith(("_id", "_ids"))):
             continue
+        values = value if name.endswith("_ids") and isinstance(value, list) else [value]
         for item in values:
-            if isinstance(item, str | int) and not isinstance(item, bool) and item != "":
+            kind = type(item)
+            if (
+                (kind is str and item != "")
+                or kind is int
+                or (kind is not bool and isinstance(item, str | int) and item != "")
+            ):
                 yield name, item
 
 
@@ -69,12 +77,6 @@ def _given_tokens(view: TraceView) -> tuple[frozenset[str], list[tuple[int, set[
     return _briefed(view.task), said
 
 
-def _given(view: TraceView, value: str, seq: int) -> bool:
-    """Whether the instruction, or the user before call ``seq``, gave ``value``."""
-    instruction, said = view.once(_given_tokens)
-    return value in instruction or any(after < seq and value in told for after, told in said)
-
-
 def _returned_keys(view: TraceView) -> dict[object, int]:
     """Each key of a row some call returned whole, with the first call that did."""
     out: dict[object, int] = {}
@@ -83,29 +85,51 @@ def _returned_keys(view: TraceView) -> dict[object, int]:
     return out
 
 
-def _shown_before(view: TraceView, value: str | int, seq: int) -> bool:
-    """Whether an earlier call than ``seq`` showed ``value`` (`harness_world.grading.shown`).
+@attrs.frozen(slots=True)
+class _Grounds:
+    """What grounds an id, read from the view once per record (not once per id).
 
-    A row returned whole shows its own key: the rows the view already found answer most ids
-    without looking into any result again; the others are asked of `TraceView.shown`.
+    Attributes:
+        instruction: The tokens of the instruction.
+        said: Each user answer's tokens, with the call count it came after.
+        shown: What the tool results showed (`TraceView.shown`).
+        returned: Each key of a row returned whole, with the first call that did.
     """
-    shown = view.shown
-    forms = {to_json(value), to_json(str(value))}
-    returned = view.once(_returned_keys).get(value)
-    fast = returned is not None and returned < seq
-    if fast and not any(shown.echoed(form, returned or 0) for form in forms):
-        return True
-    return any(shown.first(form, before=seq) is not None for form in forms)
 
+    instruction: frozenset[str]
+    said: list[tuple[int, set[str]]]
+    shown: Observations
+    returned: dict[object, int]
 
-def _memorised(view: TraceView, call: CallRecord) -> list[tuple[int, str]]:
-    """The ids ``call`` names that were neither given nor shown before it."""
-    found = []
-    for name, value in named_ids(call.args):
-        if _given(view, str(value), call.seq) or _shown_before(view, value, call.seq):
-            continue
-        found.append((call.seq, f"call {call.seq} {call.tool} {name}={value}"))
-    return found
+    def given(self, value: str, seq: int) -> bool:
+        """Whether the instruction, or the user before call ``seq``, gave ``value``."""
+        return value in self.instruction or any(
+            after < seq and value in told for after, told in self.said
+        )
+
+    def shown_before(self, value: str | int, seq: int) -> bool:
+        """Whether an earlier call than ``seq`` showed ``value``.
+
+        A row returned whole shows its own key: the rows the view already found answer most
+        ids without looking into any result again; the others are asked of `TraceView.shown`.
+        """
+        shown = self.shown
+        form = to_json(value)
+        forms = (form,) if isinstance(value, str) else (form, to_json(str(value)))
+        returned = self.returned.get(value)
+        fast = returned is not None and returned < seq
+        if fast and not any(shown.echoed(f, returned or 0) for f in forms):
+            return True
+        return any(shown.first(f, before=seq) is not None for f in forms)
+
+    def memorised(self, call: CallRecord) -> list[tuple[int, str]]:
+        """The ids ``call`` names that were neither given nor shown before it."""
+        found = []
+        for name, value in named_ids(call.args):
+            if self.given(str(value), call.seq) or self.shown_before(value, call.seq):
+                continue
+            found.append((call.seq, f"call {call.seq} {call.tool} {name}={value}"))
+        return found
 
 
 def ungrounded_writes(view: TraceView) -> list[tuple[int, str]]:
@@ -114,12 +138,16 @@ def ungrounded_writes(view: TraceView) -> list[tuple[int, str]]:
     Each as (the write's sequence number, what it named), in call order.
     """
     contract = view.world.contract
+    grounds: _Grounds | None = None
     found: list[tuple[int, str]] = []
     for call in view.record.calls:
         spec = contract.tool(call.tool)
         if spec is None or spec.kind != "write" or not (call.ok or call.writes):
             continue
-        found += _memorised(view, call)
+        if grounds is None:
+            instruction, said = view.once(_given_tokens)
+            grounds = _Grounds(instruction, said, view.shown, view.once(_returned_keys))
+        found += grounds.memorised(call)
     return found
 
 

@@ -20,7 +20,7 @@ from harness_world.grading.criteria import Check
 from harness_world.grading.grade import CriterionVerdict, RequiredItem
 from harness_world.grading.rows import MISSING, Change
 from harness_world.grading.rules.common import findings, fmt, show, taxon
-from harness_world.grading.task import Requirement, Task
+from harness_world.grading.task import Allowance, Requirement, Task
 from harness_world.grading.trace import TraceView
 
 __all__ = [
@@ -149,6 +149,11 @@ def _set_required(view: _Rows, req: Requirement, by_key: _ByKey, allowed: _Atoms
         start = (change.before if change is not None else view.world.get(target.entity, key)) or {}
         final = change.after if change is not None else start
         found = MISSING if final is None else final.get(req.field, MISSING)
+        if req.grown:
+            if not _longer(found, start.get(req.field, MISSING)):
+                where = f"{target.entity}:{key}.{req.field}"
+                missing.append(f"{where} expected longer than {fmt(start.get(req.field))}")
+            continue
         expected = _expected(req, start)
         if not _equal(found, expected, as_set=as_set):
             where = f"{target.entity}:{key}.{req.field}"
@@ -241,6 +246,12 @@ def _expected(req: Requirement, start: dict[str, Any]) -> Any:
     return req.value
 
 
+def _longer(found: Any, start: Any) -> bool:
+    """Whether ``found`` is a text or list longer than ``start`` (of the same type)."""
+    sized = (str, list)
+    return isinstance(found, sized) and type(found) is type(start) and len(found) > len(start)
+
+
 def _equal(found: Any, expected: Any, *, as_set: bool) -> bool:
     if found is MISSING or expected is MISSING:
         return found is expected
@@ -261,12 +272,14 @@ def _row_matches(row: dict[str, Any] | None, match: dict[str, Any]) -> bool:
     return all(name in row and typed_equal(row[name], v) for name, v in match.items())
 
 
-def _field_allowed(view: TraceView, change: Change, field: str) -> bool:
+def _field_allowed(
+    view: TraceView, change: Change, field: str, covering: Sequence[Allowance]
+) -> bool:
+    """Whether an allowance of the change's entity (``covering``) allows the field."""
     return any(
-        a.entity == change.entity
-        and (field in a.fields or "*" in a.fields)
+        (field in a.fields or "*" in a.fields)
         and (a.anywhere or change.key in view.target_set(a.target))
-        for a in view.task.allow
+        for a in covering
     )
 
 
@@ -321,6 +334,9 @@ def _effects(view: TraceView) -> tuple[Effect, ...]:
     required_atoms = view.once(_required)[1]
     out: list[Effect] = []
     created_budget: dict[tuple[int, Key | None], int] = {}
+    by_entity: dict[str, list[Allowance]] = {}  # the allowances of each entity, found once
+    for allowance in view.task.allow:
+        by_entity.setdefault(allowance.entity, []).append(allowance)
     for change in view.changes:
         if change.before is None or change.after is None:
             field = "<created>" if change.before is None else "<deleted>"
@@ -336,10 +352,11 @@ def _effects(view: TraceView) -> tuple[Effect, ...]:
                 verdict = "unauthorized"
             out.append(Effect(change.entity, change.key, field, verdict))
             continue
+        covering = by_entity.get(change.entity, [])
         for field in change.fields():
             if (change.entity, change.key, field) in required_atoms:
                 verdict = "required"
-            elif _field_allowed(view, change, field):
+            elif _field_allowed(view, change, field, covering):
                 verdict = "allowed"
             else:
                 verdict = "unauthorized"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness_world.engine.canonical import to_json
 from harness_world.engine.values import typed_equal
 from harness_world.grading.criteria import Check
 from harness_world.grading.grade import CriterionVerdict
@@ -84,13 +83,14 @@ def _no_refused(view: TraceView) -> CriterionVerdict:
 def _no_repeated(view: TraceView) -> CriterionVerdict:
     """An identical successful write (same tool, same arguments) issued twice: a blind retry."""
     contract = view.world.contract
-    seen: dict[bytes, int] = {}
+    arguments = view.log.arguments
+    seen: dict[tuple[str, bytes], int] = {}
     repeated: list[str] = []
-    for call in view.log.calls:
+    for index, call in enumerate(view.log.calls):
         spec = contract.tool(call.tool)
         if not (call.ok and spec is not None and spec.kind == "write"):
             continue
-        fingerprint = to_json([call.tool, call.args])
+        fingerprint = (call.tool, arguments[index])
         if fingerprint in seen:
             repeated.append(f"call {call.seq} repeats call {seen[fingerprint]} ({call.tool})")
         else:
@@ -105,9 +105,12 @@ def reverted(view: TraceView) -> list[str]:
     the final row (the images of a session chain, a rolled-back call leaves none), so only
     rows written two or more times (`CallLog.rewritten`) are looked at.
     """
+    rewritten = view.log.rewritten
+    if not rewritten:
+        return []
     final = {(f.entity, f.key): f.row for f in view.record.final}
     found: list[str] = []
-    for atom, chain in view.log.rewritten.items():
+    for atom, chain in rewritten.items():
         start = view.world.get(*atom)
         end = final.get(atom)
         created = any(w.image.before is None and w.image.after is not None for w in chain)
