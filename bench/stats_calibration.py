@@ -27,7 +27,7 @@ mean drop is exactly the 10-point margin):
 * ``dominant-20``: one dominant family, sizes [16,1,1,1,1].
 * ``few-5``: 5 tasks; ``degenerate-12``: rates near 0 or 1; ``partial-40``: 10% of runs
   lost at random (decided with ``--allow-missing``).
-* ``skewed-10/30/89``: each task drops 90 points with probability 10% (0.95 -> 0.05), else
+* ``skewed-10/20/30/89``: each task drops 90 points with probability 10% (0.95 -> 0.05), else
   gains 10 (mean change exactly 0).
 * ``ni-solid-broken-12/40``: each task goes solid -> broken with probability 10%, the others
   do not change (a mean drop of exactly the margin), gate ``non-inferior``.
@@ -82,6 +82,7 @@ count divided by their cost (at least 20); the JSON states each cell's ``sims``.
     python bench/stats_calibration.py --sims 1000     # any count (power cells get a quarter)
     python bench/stats_calibration.py --write-docs    # full, and rewrite docs/stats.md's table
     python bench/stats_calibration.py --jobs 2        # cells in two processes
+    HW_FULL=1 python bench/stats_calibration.py --gate-only --only skewed  # the gate alone
 
 Last line: one JSON object with every figure.
 """
@@ -123,6 +124,7 @@ ALPHA = 0.025
 MARGIN = 0.10
 EFFECT = 0.15
 RUNS = 5
+PROGRESS_EVERY = 200  # simulations between progress lines on stderr
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "stats.md"
 BEGIN = "<!-- calibration:begin -->"
 END = "<!-- calibration:end -->"
@@ -219,6 +221,7 @@ SCENARIOS = (
     Scenario("degenerate-12", _ones(12), kind="extreme", task_sd=0.0),
     Scenario("partial-40", _ones(40), missing=0.10),
     Scenario("skewed-10", _ones(10), kind="skew", gates=GATES[:2]),
+    Scenario("skewed-20", _ones(20), kind="skew", gates=GATES[:2]),
     Scenario("skewed-30", _ones(30), kind="skew", gates=GATES[:2]),
     Scenario("skewed-89", _ones(89), kind="skew", gates=GATES[:2]),
     Scenario("ni-solid-broken-12", _ones(12), kind="solid-broken", gates=GATES[2:]),
@@ -381,12 +384,12 @@ def band_decision(rows: list[RunRow], gate: str) -> bool | None:
 
 
 def run_cell(
-    sc: Scenario, gate: str, kind: str, sims: int, seed: int
+    sc: Scenario, gate: str, kind: str, sims: int, seed: int, gate_only: bool = False
 ) -> dict[str, float | int | None]:
     """One (scenario, gate, null|effect) cell: each method's rate of the outcome that counts.
 
     Null cells measure every method; effect cells the gate, ``rademacher``, ``cr1`` and the
-    band.
+    band; ``gate_only``: the gate alone (the same draws, so the gate's figure is the same).
     """
     if kind == "null":
         mode = "ni-null" if gate == "non-inferior" and sc.power else "null"
@@ -399,13 +402,22 @@ def run_cell(
     hits = dict.fromkeys(COLUMNS, 0)
     totals = dict.fromkeys(COLUMNS, 0)
     measured = COLUMNS if kind == "null" else ("gate", "rademacher", "cr1", "band")
+    if gate_only:
+        measured = ("gate",)
     true_changes: list[float] = []
     # Scenarios with a rare class of tasks (a 90- or 100-point drop): the gate's false
     # decisions split by whether the suite holds any of them. Where it holds none, its runs are
     # distributed as under the rare class's absence, so no statistic can tell the two apart.
     rare_kind = sc.kind in ("skew", "solid-broken")
     without_rare = without_rare_hits = 0
-    for _ in range(sims):
+    for done in range(sims):
+        if done and done % PROGRESS_EVERY == 0:  # a long run killed early still says where it was
+            print(
+                f"progress: {sc.name} {gate} {kind} {done}/{sims}: gate "
+                f"{hits['gate'] / max(totals['gate'], 1) * 100:.2f}% of {totals['gate']} decided",
+                file=sys.stderr,
+                flush=True,
+            )
         p_b, p_c = rates(sc, mode, rng)
         true_changes.append(float(np.mean(p_c - p_b)))
         rows = simulate_rows(sc, p_b, p_c, rng)
@@ -425,7 +437,7 @@ def run_cell(
                 if column == "gate" and none_rare:
                     without_rare_hits += got != flip
     out: dict[str, float | int | None] = {
-        c: (hits[c] / totals[c] if totals[c] else None) for c in measured
+        c: (hits[c] / totals[c] if totals[c] and c in measured else None) for c in COLUMNS
     }
     if rare_kind:
         decided = max(totals["gate"], 1)
@@ -945,7 +957,7 @@ def table(results: Results) -> str:
     for sc in SCENARIOS:
         if sc.name not in results:
             continue
-        for gate in sc.gates:
+        for gate in results[sc.name]:
             cell = results[sc.name][gate]
             null, eff = cell["null"], cell.get("effect")
             false = " | ".join(_pct(null.get(c)) for c in COLUMNS)
@@ -972,7 +984,7 @@ def rare_table(results: Results) -> str:
     for sc in SCENARIOS:
         if sc.name not in results:
             continue
-        for gate in sc.gates:
+        for gate in results[sc.name]:
             null = results[sc.name][gate]["null"]
             if "without_rare_share" not in null:
                 continue
@@ -985,35 +997,42 @@ def rare_table(results: Results) -> str:
 
 
 Checks = dict[str, dict[str, float]]
-_Job = tuple[str, int, str, str, int, int]
+_Job = tuple[str, int, str, str, int, int, bool]
 
 
 def _cell_job(args: _Job) -> tuple[str, str, str, dict[str, float | int | None]]:
-    what, index, gate, kind, sims, seed = args
+    what, index, gate, kind, sims, seed, gate_only = args
     if what == "check":
         check = CHECKS[index]
         return check.name, "", "check", dict(run_check(check, sims, seed))
     sc = SCENARIOS[index]
-    return sc.name, gate, kind, run_cell(sc, gate, kind, sims, seed)
+    return sc.name, gate, kind, run_cell(sc, gate, kind, sims, seed, gate_only)
 
 
 def measure(
-    sims: int, power_sims: int, seed: int, jobs: int, only: str = ""
+    sims: int, power_sims: int, seed: int, jobs: int, only: str = "", gate_only: bool = False
 ) -> tuple[Results, Checks]:
     """Every cell, in ``jobs`` processes (each cell has its own seed: same figures at any jobs).
 
-    ``only``: measure just the scenarios and checks whose names contain it.
+    ``only``: measure just the checks whose names contain it and the scenarios whose
+    ``name:gate`` does (``skewed-20:improved``: that one gate); ``gate_only``:
+    the gate's column of the scenarios alone (no checks, no other method).
     """
     work: list[_Job] = [
-        ("check", i, "", "check", sims, seed) for i, c in enumerate(CHECKS) if only in c.name
+        ("check", i, "", "check", sims, seed, False)
+        for i, c in enumerate(CHECKS)
+        if only in c.name and not gate_only
     ] + [
-        ("gate", i, gate, kind, sims if kind == "null" else power_sims, seed)
+        ("gate", i, gate, kind, sims if kind == "null" else power_sims, seed, gate_only)
         for i, sc in enumerate(SCENARIOS)
-        if only in sc.name
         for gate in sc.gates
+        if only in f"{sc.name}:{gate}"
         for kind in (("null", "effect") if sc.power else ("null",))
     ]
-    results: Results = {sc.name: {g: {} for g in sc.gates} for sc in SCENARIOS if only in sc.name}
+    results: Results = {}
+    for what, i, gate, *_ in work:
+        if what == "gate":
+            results.setdefault(SCENARIOS[i].name, {})[gate] = {}
     checks: Checks = {}
     with contextlib.ExitStack() as stack:
         if jobs > 1:
@@ -1297,28 +1316,43 @@ def main(argv: list[str] | None = None) -> int:
         "--write-docs", action="store_true", help="full counts; rewrite the table in docs/stats.md"
     )
     parser.add_argument(
+        "--gate-only",
+        action="store_true",
+        help="the gate's column of the scenario table alone (no checks; with --only)",
+    )
+    parser.add_argument(
         "--only",
         default="",
         metavar="TEXT",
-        help="measure only the scenarios whose names contain TEXT (prints that cell's rows)",
+        help="measure only the checks whose names and the scenarios whose NAME:GATE contain TEXT",
     )
     args = parser.parse_args(argv)
-    if args.only and args.write_docs:
-        parser.error("--only measures part of the table; --write-docs needs all of it")
+    if (args.only or args.gate_only) and args.write_docs:
+        parser.error("--only and --gate-only measure part of the table; --write-docs needs all")
     full = os.environ.get("HW_FULL") == "1" or args.write_docs
     sims = args.sims if args.sims is not None else (4000 if full else 150)
     if sims < 1:
         parser.error("--sims must be at least 1")
     power_sims = max(1, sims // 4)
     started = time.perf_counter()
-    results, checks = measure(sims, power_sims, args.seed, args.jobs, args.only)
+    results, checks = measure(sims, power_sims, args.seed, args.jobs, args.only, args.gate_only)
     elapsed = time.perf_counter() - started
     if not results and not checks:
         parser.error(f"--only {args.only!r} matches no scenario or check")
-    if args.only:
+    if args.only or args.gate_only:
         text = f"{table(results)}\n\n{rare_table(results)}\n"
         print(text)
-        print(json.dumps({"sims": sims, "seed": args.seed, "results": results, "checks": checks}))
+        print(
+            json.dumps(
+                {
+                    "sims": sims,
+                    "seed": args.seed,
+                    "seconds": round(elapsed, 1),
+                    "results": results,
+                    "checks": checks,
+                }
+            )
+        )
         return 0
     named = figures(results, checks, sims)
     text = f"{table(results)}\n\n{rare_table(results)}\n\n{check_tables(checks)}\n\n"

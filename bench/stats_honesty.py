@@ -8,9 +8,11 @@ Every figure comes from the real verb, `harness_world.stats.decide`, with the ga
   and the mirror), how many pass ``improved``, and how many one-pass increases of the
   candidate turn an ``improved`` or ``no-regression`` pass into a fail (dominance).
 * ``sample-3x10``: random 3 x 10 suites with the candidate never below the baseline: passes.
-* ``sample-4x5`` / ``sample-5x5``: random suites with a true +30-point change; of the passes,
-  how many one-pass increases of one task's candidate turn them into a fail, and how many
-  decisions were not coherent (a side's accepted null values not one interval).
+* ``sample-4x5`` / ``-5x5`` / ``-6x5`` / ``-8x5``: random suites with a true +30-point change;
+  of the passes, how many one-pass increases of one task's candidate turn them into a fail, how
+  many decisions were not coherent (a side's accepted null values not one interval), and how
+  many verdicts disagree with the printed p-value; each beside ``-cr2-t``, the studentized t
+  (Bell-McCaffrey df) on the same suites.
 
     python bench/stats_honesty.py              # CI-sized samples (the enumeration is whole)
     python bench/stats_honesty.py --sims 1000  # larger samples
@@ -27,7 +29,7 @@ import time
 
 import numpy as np
 
-from harness_world.stats import Design, PairedTask, TaskTally, decide
+from harness_world.stats import Design, Method, PairedTask, TaskTally, decide
 
 ALPHA = 0.025
 
@@ -90,29 +92,46 @@ def sample_3x10(sims: int, rng: np.random.Generator) -> dict[str, int]:
     return {"suites": sims, "improved_passes": passes}
 
 
-def sample_dominance(tasks: int, sims: int, rng: np.random.Generator) -> dict[str, int]:
-    """Random suites with a +30-point change: passes, one-step violations, incoherent tests."""
+def sample_dominance(
+    tasks: int, sims: int, rng: np.random.Generator, method: Method = "webb"
+) -> dict[str, int]:
+    """Random suites with a +30-point change: passes, one-step violations, incoherent tests.
+
+    ``method``: ``webb`` (the gate) or ``cr2-t``, the studentized t on the same suites (a
+    t statistic is not monotone in the data either: a pass above the mean can widen the
+    standard error more than it moves the mean). ``disagreements``: verdicts that contradict
+    the printed p-value (0 by construction).
+    """
     runs = 5
-    passes = bumped = violations = incoherent = 0
+    passes = bumped = violations = incoherent = disagreements = 0
+
+    def improved(suite: tuple[tuple[int, int], ...]) -> bool:
+        nonlocal disagreements
+        d = decide(Design(pairs=_pairs(suite, runs), gate="improved", method=method))
+        disagreements += (d.lower > 0) != (d.p_increase <= ALPHA)
+        return d.passed
+
     for _ in range(sims):
         rate = rng.beta(0.6, 0.6, size=tasks)
         b = rng.binomial(runs, rate)
         c = rng.binomial(runs, np.clip(rate + 0.3, 0, 1))
         suite = tuple((int(x), int(y)) for x, y in zip(b, c, strict=True))
-        d = decide(Design(pairs=_pairs(suite, runs), gate="improved"))
+        d = decide(Design(pairs=_pairs(suite, runs), gate="improved", method=method))
         incoherent += not d.coherent
+        disagreements += (d.lower > 0) != (d.p_increase <= ALPHA)
         if not d.passed:
             continue
         passes += 1
         for better in _up(suite, runs):
             bumped += 1
-            violations += not decide(Design(pairs=_pairs(better, runs), gate="improved")).passed
+            violations += not improved(better)
     return {
         "suites": sims,
         "improved_passes": passes,
         "bumped": bumped,
         "violations": violations,
         "incoherent": incoherent,
+        "disagreements": disagreements,
     }
 
 
@@ -127,9 +146,14 @@ def main() -> None:
     figures = {
         "enumerate-3x5": enumerate_3x5(),
         "sample-3x10": sample_3x10(args.sims * 4, rng),
-        "sample-4x5": sample_dominance(4, args.sims, rng),
-        "sample-5x5": sample_dominance(5, args.sims, rng),
     }
+    # Each sampled cell from its own seed: the same suites for the gate and the t.
+    methods: tuple[Method, ...] = ("webb", "cr2-t")
+    for tasks in (4, 5, 6, 8):
+        for method in methods:
+            cell_rng = np.random.default_rng([args.seed, tasks])
+            name = f"sample-{tasks}x5" + ("" if method == "webb" else f"-{method}")
+            figures[name] = sample_dominance(tasks, args.sims, cell_rng, method)
     for name, cell in figures.items():
         print(name + ": " + ", ".join(f"{k} {v}" for k, v in cell.items()))
     e = figures["enumerate-3x5"]

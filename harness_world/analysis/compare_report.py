@@ -31,6 +31,7 @@ from harness_world.stats import (
     GateName,
     GateResult,
     Plan,
+    PlanRow,
     RunRow,
     TaskTally,
     outcome_of,
@@ -437,8 +438,8 @@ def _plan_lines(p: Plan) -> list[str]:
         f"{_level(p.alpha)} with {p.tasks_now} tasks x {p.runs_now} runs: "
         f"{p.power_now * 100:.0f}%"
         + (
-            f" (the gate's bootstrap on {p.simulations} simulated suites; the t approximation "
-            f"the rows use: {p.power_t * 100:.0f}%)"
+            f" (the gate's bootstrap on {p.simulations} simulated suites; the t approximation: "
+            f"{p.power_t * 100:.0f}%)"
             if p.power_method == "simulated"
             else ""
         ),
@@ -448,13 +449,18 @@ def _plan_lines(p: Plan) -> list[str]:
         f"{math.sqrt(p.between_task_variance) * 100:.1f} points; df and design effect grow "
         "with the suite as now):",
     ]
-    lines.extend(
-        f"  {row.runs:>3} run(s) per task per side: "
-        + (
-            f"{row.tasks} tasks ({row.total_runs} runs in all)"
-            if row.tasks is not None
-            else "not reachable with 10 million tasks"
-        )
-        for row in p.rows
-    )
+    lines.extend(f"  {row.runs:>3} run(s) per task per side: {_plan_row(p, row)}" for row in p.rows)
     return lines
+
+
+def _plan_row(p: Plan, row: PlanRow) -> str:
+    """One row of tasks needed, with how it was found when the plan simulated the gate."""
+    if row.tasks is None:
+        return "not reachable with 10 million tasks"
+    text = f"{row.tasks} tasks ({row.total_runs} runs in all)"
+    if row.method == "simulated" and row.power is not None:
+        short = "" if row.power >= p.power_target else ", short of the target"
+        return text + f"; the gate's power there on simulated suites: {row.power * 100:.0f}%{short}"
+    if p.power_method == "simulated":
+        return text + "; by the t approximation (too many tasks to simulate)"
+    return text

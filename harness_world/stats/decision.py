@@ -541,15 +541,15 @@ def decide(design: Design) -> Decision:
     """
     prepared = _figures(design)
     common, test = prepared.common, prepared.test
-    if test is None:  # a t test's p-value is monotone in the null: its bounds are exact
+    one_family = _one_family(design)
+    decidable = (test is None or test.clusters > UNDECIDABLE_CLUSTERS) and not one_family
+    if not decidable:  # no decision possible: every change stays in the set
+        inverted = _Inverted(-1.0, 1.0, 1.0, 1.0, coherent=True)
+    elif test is None:  # a t test's p-value is monotone in the null: its bounds are exact
         p_increase, p_decrease = _p_values(prepared, 0.0)
         inverted = _Inverted(*_t_bounds(common), p_increase, p_decrease, coherent=True)
     else:
         inverted = _confidence_set(prepared, design.alpha)
-    one_family = _one_family(design)
-    decidable = (test is None or test.clusters > UNDECIDABLE_CLUSTERS) and not one_family
-    if not decidable:  # no decision possible: every change stays in the set
-        inverted = inverted._replace(lower=-1.0, upper=1.0, p_increase=1.0, p_decrease=1.0)
     lower, upper, p_increase, p_decrease, coherent = inverted
     figures = Decision(
         **common,

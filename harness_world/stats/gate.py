@@ -6,7 +6,7 @@ missing, for the worst case (the candidate's missing runs counted as failures, t
 as passes) and the tipping point (how many lost runs, counted adversely, change the outcome).
 It adds the per-task changes that survive a Holm correction, solid <-> broken flips, warnings
 when few or dominant families leave no test reliable, and, with a change to detect, a power
-plan (`plan_power`). Everything is order-independent and deterministic for a seed.
+plan (`harness_world.stats.planning`). Everything is order-independent and deterministic for a seed.
 `gate_options` checks the options as a person gives them (points, alpha or z) with the
 option's own name in each message, so every front end refuses the same inputs the same way;
 `outcome_of` is the one outcome the text, ``--json`` and ``--html`` all render.
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, Literal
 
 import msgspec
@@ -30,9 +30,6 @@ from harness_world.stats.decision import (
     Method,
     TaskChange,
     decide,
-    floor_variances,
-    p_values,
-    run_variance,
     task_changes,
 )
 from harness_world.stats.estimators import (
@@ -50,6 +47,7 @@ from harness_world.stats.estimators import (
     tally_runs,
 )
 from harness_world.stats.hidden_class import min_tasks
+from harness_world.stats.planning import Plan, PlanRow, plan_power
 from harness_world.stats.wild import DEFAULT_SEED
 
 __all__ = [
@@ -67,10 +65,6 @@ __all__ = [
     "task_families",
 ]
 
-_TARGET_POWER: Final = 0.8
-_PLAN_RUNS: Final = (1, 3, 5, 10, 20)
-_PLAN_SIMULATIONS: Final = 200
-_MAX_TASKS: Final = 10_000_000
 _UNDECIDABLE: Final = UNDECIDABLE_CLUSTERS
 _MORE: Final = {
     True: "; more families, or --no-clusters if the families truly share no effect, are the "
@@ -102,62 +96,6 @@ class MissingTask(msgspec.Struct, frozen=True, kw_only=True):
     baseline_runs: int
     candidate_runs: int
     reason: str
-
-
-class PlanRow(msgspec.Struct, frozen=True, kw_only=True):
-    """Tasks needed for the target power at one number of runs per task and side.
-
-    Attributes:
-        runs: Runs per task per configuration.
-        tasks: Paired tasks needed (null when no count up to 10 million reaches the power).
-        total_runs: ``tasks * runs * 2`` (both configurations), or null.
-
-    """
-
-    runs: int
-    tasks: int | None
-    total_runs: int | None
-
-
-class Plan(msgspec.Struct, frozen=True, kw_only=True):
-    """A power plan for detecting a change of ``mde`` with the one-sided test of `decide`.
-
-    Attributes:
-        mde: The smallest change worth detecting, a fraction (``--mde`` points / 100).
-        alpha: One-sided level.
-        power_target: The power the table targets (0.8).
-        tasks_now: Paired tasks in the data.
-        runs_now: Median runs per task and side in the data.
-        power_now: Power of the current design (tasks_now x runs_now) at ``mde``.
-        between_task_variance: Estimated variance of true per-task changes (tau^2 >= 0).
-        run_variance: Mean per-run Bernoulli variance ``q (1 - q)`` of the tasks.
-        design_effect: The gate's variance inflation from families, at least 1.
-        df: The gate's degrees of freedom (Bell-McCaffrey) for the current design.
-        effective_clusters: ``df + 1``.
-        rows: Tasks needed at several run counts.
-        power_method: ``simulated`` when families are declared (``power_now`` is the share of
-            suites like this one, shifted to ``mde``, that the gate's own bootstrap passes),
-            else ``t`` (the noncentral t).
-        power_t: The noncentral t's power of the current design (the rows' method).
-        simulations: Suites simulated for ``power_now`` (0 for ``t``).
-
-    """
-
-    mde: float
-    alpha: float
-    power_target: float
-    tasks_now: int
-    runs_now: int
-    power_now: float
-    between_task_variance: float
-    run_variance: float
-    design_effect: float
-    df: float
-    effective_clusters: float
-    rows: list[PlanRow]
-    power_method: Literal["t", "simulated"] = "t"
-    power_t: float = 0.0
-    simulations: int = 0
 
 
 class GateResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -220,155 +158,6 @@ class GateResult(msgspec.Struct, frozen=True, kw_only=True):
     lost_runs: int = 0
     tipping_point: int | None = None
     min_tasks: int | None = None
-
-
-def _power(n: int, df: float, sd: float, mde: float, alpha: float) -> float:
-    from scipy import special, stats
-
-    if sd <= 0:
-        return 1.0
-    quantile = float(special.stdtrit(df, 1 - alpha))
-    ncp = mde / (sd / math.sqrt(n))
-    return float(stats.nct.sf(quantile, df, ncp))
-
-
-def _simulated_power(
-    items: Sequence[PairedTask], design: Design, mde: float, between: float, sample_var: float
-) -> float:
-    """The share of `_PLAN_SIMULATIONS` suites like ``items`` the gate's bootstrap passes.
-
-    Each suite keeps the tasks, their families and run counts; a task's baseline rate is its
-    observed one, its candidate's the baseline's plus ``mde`` plus its observed deviation from
-    the mean change shrunk to the between-task spread (``sqrt(between / sample_var)``: the
-    observed spread holds run noise the simulated runs add again), clipped to ``[0, 1]``.
-    Decided as `decide` does at 0 (`p_values`), seeded by the design's seed.
-    """
-    import numpy as np
-
-    rng = np.random.default_rng(design.seed)
-    diffs = np.array([p.difference for p in items])
-    shrink = math.sqrt(between / sample_var) if sample_var > 0 else 0.0
-    base = np.array([p.baseline.passes / p.baseline.runs for p in items])
-    cand = np.clip(base + mde + (diffs - diffs.mean()) * shrink, 0.0, 1.0)
-    runs_b = np.array([p.baseline.runs for p in items])
-    runs_c = np.array([p.candidate.runs for p in items])
-    passed = 0
-    for _ in range(_PLAN_SIMULATIONS):
-        b, c = rng.binomial(runs_b, base), rng.binomial(runs_c, cand)
-        pairs = [
-            PairedTask(
-                task_id=p.task_id,
-                baseline=TaskTally(task_id=p.task_id, runs=int(nb), passes=int(xb)),
-                candidate=TaskTally(task_id=p.task_id, runs=int(nc), passes=int(xc)),
-                difference=float(xc / nc - xb / nb),
-            )
-            for p, nb, xb, nc, xc in zip(items, runs_b, b, runs_c, c, strict=True)
-        ]
-        passed += p_values(replace(design, pairs=pairs))[0] <= design.alpha
-    return passed / _PLAN_SIMULATIONS
-
-
-def _plan_row(
-    r: int, sd: float, per_task: float, mde: float, alpha: float, power: float
-) -> PlanRow:
-    """Tasks needed at ``r`` runs per side: df grow as ``per_task * k - 1`` with k tasks."""
-
-    def power_at(k: int) -> float:
-        return _power(k, max(1.0, per_task * k - 1), sd, mde, alpha)
-
-    needed = _smallest_n(power_at, power)
-    return PlanRow(runs=r, tasks=needed, total_runs=None if needed is None else needed * r * 2)
-
-
-def _smallest_n(power_at: Callable[[int], float], target: float) -> int | None:
-    lo, hi = 2, 2
-    while power_at(hi) < target:
-        if hi >= _MAX_TASKS:
-            return None
-        lo, hi = hi, min(hi * 2, _MAX_TASKS)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if power_at(mid) >= target:
-            hi = mid
-        else:
-            lo = mid + 1
-    return hi
-
-
-def plan_power(
-    paired: Sequence[PairedTask],
-    mde: float,
-    *,
-    alpha: float = DEFAULT_ALPHA,
-    families: Mapping[str, str] | None = None,
-    power: float = _TARGET_POWER,
-) -> Plan:
-    """Power of the current design at ``mde`` and tasks needed at several run counts.
-
-    It plans with what the gate uses: its standard error (CR2 or the floor), its
-    Bell-McCaffrey df and design effect ``(SE_CR2 / SE_paired)^2``, in a noncentral t (0 when
-    the families are too few for any decision). A task's variance splits into a between-task
-    part ``max(0, sd^2 - mean v_i)`` and a run part ``2 s^2 / r`` at r runs per side, so more
-    runs shrink only the latter; df grow with the suite as the current design's do
-    (docs/stats.md, "Planning"). With families the current power is the gate's own: suites
-    like this one shifted to ``mde``, each decided by the bootstrap (`_simulated_power`); the
-    t's beside it in ``power_t``.
-
-    Raises:
-        StatsInputError: Fewer than 2 tasks or a bad argument.
-
-    """
-    if not (math.isfinite(mde) and mde > 0):
-        raise StatsInputError(f"mde must be finite and > 0, got {mde}")
-    items = sorted(paired, key=lambda p: p.task_id)
-    # The t version of the gate's test has the gate's SE, df and design effect, cheaply.
-    design = Design(pairs=items, families=dict(families or {}), alpha=alpha, method="cr2-t")
-    decision = decide(replace(design, skew_correction=False))
-    n = len(items)
-    diffs = [p.difference for p in items]
-    mean = math.fsum(diffs) / n
-    sample_var = math.fsum((d - mean) ** 2 for d in diffs) / (n - 1)
-    run_var = math.fsum(run_variance(p, shrink=False) for p in items) / n
-    within_now = math.fsum(floor_variances(items)) / n
-    if run_var <= 0:
-        run_var = math.fsum(run_variance(p, shrink=True) for p in items) / n
-    between = max(0.0, sample_var - within_now)  # the between-task variance
-    deff = max(1.0, decision.design_effect)
-    runs = sorted(p.baseline.runs if k == 0 else p.candidate.runs for p in items for k in (0, 1))
-    runs_now = runs[len(runs) // 2]
-    per_task = (decision.df + 1) / n
-
-    power_t = _power(n, decision.df, decision.standard_error * math.sqrt(n), mde, alpha)
-    if decision.clusters is not None and 2.0**decision.clusters * alpha < 1:
-        power_t = 0.0  # no sign pattern is rare enough for the gate to decide
-    # With families the t misjudges the bootstrap's power: simulate the gate itself.
-    simulate = decision.clusters is not None and power_t > 0
-    power_now = (
-        _simulated_power(items, replace(design, method="webb"), mde, between, sample_var)
-        if simulate
-        else power_t
-    )
-    rows = [
-        _plan_row(r, math.sqrt(deff * (between + 2 * run_var / r)), per_task, mde, alpha, power)
-        for r in sorted({*_PLAN_RUNS, runs_now})
-    ]
-    return Plan(
-        mde=mde,
-        alpha=alpha,
-        power_target=power,
-        tasks_now=n,
-        runs_now=runs_now,
-        power_now=power_now,
-        power_t=power_t,
-        power_method="simulated" if simulate else "t",
-        simulations=_PLAN_SIMULATIONS if simulate else 0,
-        between_task_variance=between,
-        run_variance=run_var,
-        design_effect=deff,
-        df=decision.df,
-        effective_clusters=decision.effective_clusters,
-        rows=rows,
-    )
 
 
 def task_families(rows: Iterable[RunRow]) -> dict[str, str]:

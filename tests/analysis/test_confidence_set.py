@@ -4,7 +4,10 @@ With few clusters and tied per-task differences the bootstrap's p-value is not m
 null value, so bounds found by bisection could say one thing and the printed p-value another.
 These tests enumerate 3-task x 5-run suites (every one under HW_FULL=1) and check that the
 verdict, the p-value and the bounds never disagree, that more candidate passes never turn a
-pass into a fail, and that three clusters say "no decision possible".
+pass into a fail, and that three clusters say "no decision possible". At four and five
+clusters the test decides, and a property over random suites (tasks, or families of tasks with
+unequal run counts) checks the same agreement; more passes can still turn a pass into a fail
+there (docs/stats.md, "Bounds"), so that part is measured by bench/stats_honesty.py, not tested.
 """
 
 from __future__ import annotations
@@ -12,8 +15,10 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from harness_world.stats import Design, PairedTask, TaskTally, decide, p_values
+from harness_world.stats import Decision, Design, PairedTask, TaskTally, decide, p_values
 from tests.conftest import examples
 
 RUNS = 5
@@ -123,3 +128,136 @@ def test_a_clear_change_on_many_tasks_still_decides(gate: str) -> None:
     d = decide(Design(pairs=pairs, gate=gate))  # type: ignore[arg-type]
     assert d.decidable
     assert d.passed == (gate == "improved")
+
+
+def _agree(d: Decision) -> None:
+    """The verdict, both composite p-values and the bounds say the same thing."""
+    assert (d.lower > 0) == (d.p_increase <= d.alpha), d
+    assert (d.upper < 0) == (d.p_decrease <= d.alpha), d
+    assert d.lower <= d.mean <= d.upper, d
+    if d.gate == "improved":
+        assert d.passed == (d.lower > 0)
+    else:
+        assert d.passed == (not d.upper < 0)
+
+
+# A task: (baseline passes, candidate change, runs); mostly improving, so that the suites
+# reach the level where a bisection's bound and the p-value parted.
+_TASK = st.tuples(st.integers(0, 3), st.integers(-1, 5), st.sampled_from([5, 5, 5, 3, 8]))
+
+
+def _tally_pair(task_id: str, b: int, change: int, runs: int) -> PairedTask:
+    b = min(b, runs)
+    c = max(0, min(runs, b + change))
+    return PairedTask(
+        task_id=task_id,
+        baseline=TaskTally(task_id=task_id, runs=runs, passes=b),
+        candidate=TaskTally(task_id=task_id, runs=runs, passes=c),
+        difference=(c - b) / runs,
+    )
+
+
+@settings(max_examples=examples(25, 400), deadline=None)
+@given(
+    st.lists(_TASK, min_size=4, max_size=5),
+    st.sampled_from(["improved", "no-regression"]),
+)
+def test_four_and_five_tasks_decide_and_verdict_p_value_and_bounds_agree(
+    tasks: list[tuple[int, int, int]], gate: str
+) -> None:
+    """Four or five independent tasks: a decision, and it agrees with itself."""
+    sign = 1 if gate == "improved" else -1
+    pairs = [
+        _tally_pair(f"t{i}", b if sign > 0 else runs - b, sign * change, runs)
+        for i, (b, change, runs) in enumerate(tasks)
+    ]
+    d = decide(Design(pairs=pairs, gate=gate))  # type: ignore[arg-type]
+    assert d.decidable
+    _agree(d)
+
+
+@settings(max_examples=examples(15, 200), deadline=None)
+@given(st.lists(st.lists(_TASK, min_size=1, max_size=4), min_size=4, max_size=5))
+def test_four_and_five_families_agree_too(families: list[list[tuple[int, int, int]]]) -> None:
+    """Four or five families of one to four tasks each, unequal run counts."""
+    pairs, labels = [], {}
+    for f, tasks in enumerate(families):
+        for j, (b, change, runs) in enumerate(tasks):
+            pairs.append(_tally_pair(f"f{f}t{j}", b, change, runs))
+            labels[f"f{f}t{j}"] = f"fam{f}"
+    d = decide(Design(pairs=pairs, families=labels, gate="improved"))
+    assert d.decidable
+    assert d.clusters == len(families)
+    _agree(d)
+
+
+_TWELVE = [_tally_pair(f"t{i:02d}", i % 4, 1 + i % 3, 5) for i in range(12)]
+
+
+def _curve_from(level: float, bumps: list[tuple[float, float, float]]):
+    """A p-value curve for both sides: a step at ``level``, with accepted or rejected bumps."""
+    import numpy as np
+
+    def curve(_prepared, mu0s):
+        up = np.where(mu0s >= level, 0.5, 0.001)
+        down = np.where(mu0s <= level, 0.5, 0.001)
+        for centre, width, value in bumps:
+            near = np.abs(mu0s - centre) <= width
+            up, down = np.where(near, value, up), np.where(near, value, down)
+        return up, down
+
+    return curve
+
+
+_CURVES = given(
+    level=st.floats(-0.9, 0.9),
+    bumps=st.lists(
+        st.tuples(st.floats(-1, 1), st.floats(0, 0.02), st.sampled_from([0.001, 0.5])),
+        max_size=3,
+    ),
+    margin=st.sampled_from([0.3, 0.3137, 0.45, 0.5555]),
+    spike_at_margin=st.booleans(),
+)
+
+
+def _verdict_and_p(gate: str, level: float, bumps, margin: float, spike_at_margin: bool):
+    """One gate's decision and `gate_p_value` under a made-up p-value curve."""
+    from unittest import mock
+
+    from harness_world.stats import decision
+
+    if spike_at_margin:
+        bumps = [*bumps, (-margin, 0.0, 0.5)]
+    with mock.patch.object(decision, "_curve", _curve_from(level, bumps)):
+        design = Design(
+            pairs=_TWELVE,
+            gate=gate,  # type: ignore[arg-type]
+            margin=margin if gate == "non-inferior" else None,
+        )
+        return decide(design), decision.gate_p_value(design)
+
+
+@settings(max_examples=examples(30, 300), deadline=None)
+@_CURVES
+def test_verdict_and_p_values_agree_whatever_the_p_value_curve(
+    level: float, bumps: list[tuple[float, float, float]], margin: float, spike_at_margin: bool
+) -> None:
+    """However the bootstrap's p-value wiggles in the null, improved / no-regression agree."""
+    for gate in ("improved", "no-regression"):
+        d, p = _verdict_and_p(gate, level, bumps, margin, spike_at_margin)
+        assert (d.lower > 0) == (d.p_increase <= d.alpha), (gate, d)
+        assert (d.upper < 0) == (d.p_decrease <= d.alpha), (gate, d)
+        shown = d.passed if gate == "improved" else not d.passed
+        assert shown == (p <= d.alpha), (gate, d.lower, d.upper, p)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="non-inferior reads its verdict off the bounds (grid points and their refinement) "
+    "but gate_p_value also tests -margin itself, off the half-point grid: a curve accepting "
+    "exactly -margin passes the gate with p = 0.5 (docs/decisions.md, D-stats-8)",
+)
+def test_non_inferiority_verdict_and_p_value_agree_at_an_off_grid_margin() -> None:
+    """Every null below +0.3 rejected except exactly -margin (31.37 points: off the grid)."""
+    d, p = _verdict_and_p("non-inferior", 0.3, [], 0.3137, spike_at_margin=True)
+    assert d.passed == (p <= d.alpha), (d.lower, p)

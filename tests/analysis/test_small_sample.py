@@ -267,3 +267,66 @@ def test_plan_with_families_simulates_the_gates_own_decision():
     assert stats.plan_power(paired, 0.6, families=families).power_now == large.power_now
     plain = stats.plan_power(paired, 0.6)
     assert plain.power_method == "t" and plain.power_now == plain.power_t
+
+
+def test_plan_rows_with_families_search_the_gates_own_power():
+    """Each tasks-needed row is a count at which the gate's bootstrap reaches the target.
+
+    Six families: the bootstrap decides, but less often than the t expects, so the t's counts
+    are not the gate's; every row within the simulated range says the power it measured there.
+    """
+    spec = [(5, (g * 2 + i) % 6, 5, (g * 3 + 2 * i) % 6) for g in range(6) for i in range(4)]
+    paired = _paired(spec)
+    families = {p.task_id: f"f{i // 4}" for i, p in enumerate(paired)}
+    plan = stats.plan_power(paired, 0.3, families=families)
+    again = stats.plan_power(paired, 0.3, families=families)
+    assert plan.rows == again.rows  # seeded by the design's seed
+    t_only = stats.plan_power(paired, 0.3)
+    simulated = [r for r in plan.rows if r.method == "simulated"]
+    assert simulated, plan.rows
+    for row in simulated:
+        assert row.tasks is not None and row.power is not None
+        assert row.total_runs == row.tasks * row.runs * 2
+        assert row.power >= plan.power_target  # this design reaches it within the steps
+    for row in t_only.rows:
+        assert row.method == "t" and row.power is None
+
+
+def test_plan_rows_print_how_they_were_found():
+    """The text names the simulated power of each simulated row."""
+    from harness_world.analysis.compare_report import _plan_lines
+
+    spec = [(5, (g * 2 + i) % 6, 5, (g * 3 + 2 * i) % 6) for g in range(6) for i in range(4)]
+    paired = _paired(spec)
+    families = {p.task_id: f"f{i // 4}" for i, p in enumerate(paired)}
+    lines = _plan_lines(stats.plan_power(paired, 0.3, families=families))
+    assert any("the gate's power there on simulated suites" in line for line in lines), lines
+    plain = _plan_lines(stats.plan_power(paired, 0.3))
+    assert not any("simulated" in line for line in plain), plain
+
+
+def test_a_simulated_plan_suite_draws_whole_families():
+    """Each family of a simulated suite is one of the data's families, whole (the last may be cut)."""
+    import numpy as np
+
+    from harness_world.stats.planning import _suite, _template
+
+    sizes = [3, 3, 2, 1, 1]
+    paired = _paired([(5, 2, 5, 3)] * sum(sizes))
+    labels = [f"f{g}" if size > 1 else "" for g, size in enumerate(sizes) for _ in range(size)]
+    families = {p.task_id: f for p, f in zip(paired, labels, strict=True) if f}
+    template = _template(paired, families, 0.1, 0.5)
+    idx, ids, drawn = _suite(template, 40, np.random.default_rng(3))
+    assert len(idx) == len(ids) == 40
+    groups: dict[str, list[int]] = {}
+    for task_id, i in zip(ids, idx, strict=True):
+        if task_id in drawn:
+            groups.setdefault(drawn[task_id], []).append(i)
+        else:
+            assert not labels[i]  # a task without a family stays alone
+    assert len(groups) >= 5
+    whole = [sorted(g) for g in groups.values()]
+    for members in whole[:-1]:
+        source = {labels[i] for i in members}
+        assert len(source) == 1
+        assert len(members) == sizes[int(source.pop()[1:])]
