@@ -238,7 +238,8 @@ class VerifyOptions:
         workers: Worker processes judging each run's slots, in batches (1: here).
         keep: Figures taken from each verified final record and cached with its judgement,
             for the readers after this one (the command line keeps the trusted summary that
-            ``compare`` and ``gate`` read, so they replay nothing after ``verify``).
+            ``compare`` and ``gate`` read, so they replay nothing after ``verify``); taken
+            only where judgements are cached (the local executor with a cache).
     """
 
     grading: Callable[[], Grading]
@@ -525,7 +526,10 @@ def _verify_run(
         mapper=remote.map_slots if remote is not None else None,
         progress=judged,
         refused="judge",
-        measure=[_Kept(m) for m in keep],
+        # kept for the cache only: figures there is no cache to keep in are not taken
+        measure=[_Kept(m) for m in keep]
+        if remote is None and reader.verifier.cache is not None
+        else [],
     )
     if run.provenance:  # nothing of it counts: no stray walk
         return [slot_row(s) for s in scan.slots]
