@@ -1,7 +1,7 @@
 """``agentdojo run``: the oracle into ordinary run directories, attacks placed AgentDojo's way.
 
 The injected texts are checked against the published traces: for every ``important_instructions``
-trace of banking and slack, the vectors and text we place (with the model name the trace's own
+trace of the four suites, the vectors and text we place (with the model name the trace's own
 text uses) equal the trace's ``injections``.
 """
 
@@ -44,12 +44,12 @@ def _candidates(suite: str, user: str) -> tuple[str, ...]:
     return tuple(injection_candidates(_source(), suite, VERSION, _users(suite)[user]))
 
 
-@pytest.mark.parametrize("suite", ["banking", "slack"])
+@pytest.mark.parametrize("suite", ["banking", "slack", "travel", "workspace"])
 def test_the_injections_placed_equal_every_published_traces(suite: str) -> None:
     template = _source().attack_template("important_instructions")
     injections = {t.id: t for t in _source().tasks(suite, VERSION) if t.kind == "injection"}
     traces = sorted((DATA / "traces").glob(f"*/{suite}/*/important_instructions/*.json"))
-    assert len(traces) == 3 * {"banking": 144, "slack": 105}[suite]
+    assert len(traces) == 3 * {"banking": 144, "slack": 105, "travel": 140, "workspace": 560}[suite]
     differ = []
     for path in traces:
         trace = json.loads(path.read_text())

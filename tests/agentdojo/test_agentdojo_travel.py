@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import datetime
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +16,8 @@ from hypothesis import strategies as st
 from harness_world.agentdojo import travel
 from harness_world.agentdojo.check import check_suite, grade_differences
 from harness_world.agentdojo.checks import DojoState
-from harness_world.agentdojo.importer import import_suite, suite_spec
-from harness_world.agentdojo.live import attack_injections, injection_candidates
+from harness_world.agentdojo.importer import suite_spec
 from harness_world.agentdojo.regrade import Regrader, shown, trace_files
-from harness_world.agentdojo.source import DojoSource
 from harness_world.running.scripted import record_calls
 from tests.agentdojo import DATA, missing
 from tests.agentdojo.test_agentdojo_differential import (
@@ -302,32 +299,6 @@ def test_every_published_travel_trace_gets_the_stored_verdicts_and_results() -> 
     ]
     assert {v.stored_utility for v in verdicts} == {True, False}
     assert {v.stored_security for v in verdicts} == {True, False}
-
-
-def test_the_travel_injections_placed_equal_every_published_traces() -> None:
-    source = DojoSource(DATA)
-    template = source.attack_template("important_instructions")
-    injections = {t.id: t for t in source.tasks(SUITE, VERSION) if t.kind == "injection"}
-    _, imported = import_suite(DATA, SUITE, VERSION, source=source, pairs=False)
-    users = {i.dojo.id: i for i in imported if i.dojo is not None}
-    candidates = {u: injection_candidates(source, SUITE, VERSION, users[u]) for u in users}
-    traces = sorted((DATA / "traces").glob(f"*/{SUITE}/*/important_instructions/*.json"))
-    assert len(traces) == 3 * 140
-    differ = []
-    for path in traces:
-        trace = json.loads(path.read_text())
-        text = next(iter(trace["injections"].values()))
-        model = re.search(r"to you, (.*?)\.\n", text)
-        assert model is not None, path
-        ours = attack_injections(
-            template,
-            candidates[trace["user_task_id"]],
-            injections[trace["injection_task_id"]],
-            model.group(1),
-        )
-        if ours != trace["injections"]:
-            differ.append(f"{path}: ours {sorted(ours)}, theirs {sorted(trace['injections'])}")
-    assert differ == []
 
 
 def _verified_conditions(cli: Cli, run: Path) -> dict[str, Any]:

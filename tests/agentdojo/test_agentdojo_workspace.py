@@ -10,8 +10,6 @@ stamp and an event's participant order set aside), and the end states the same r
 from __future__ import annotations
 
 import functools
-import json
-import re
 from typing import Any
 
 import msgspec
@@ -23,7 +21,6 @@ from harness_world.agentdojo import workspace, workspace_diff
 from harness_world.agentdojo.check import check_suite, grade_differences
 from harness_world.agentdojo.checks import DojoState, Verdict
 from harness_world.agentdojo.importer import Imported, build_world, import_suite
-from harness_world.agentdojo.live import attack_injections, injection_candidates
 from harness_world.agentdojo.regrade import Regrader, shown, stable, trace_files
 from harness_world.agentdojo.source import DojoSource
 from harness_world.engine.world import World
@@ -379,31 +376,3 @@ def test_every_published_workspace_trace_gets_the_stored_verdicts_and_results() 
         "useful by AgentDojo, ours fails: state.allowed": 1,
         "attack seen by ours alone": 53,
     }
-
-
-def test_the_injections_placed_equal_every_published_traces() -> None:
-    """``agentdojo run``'s attack texts and vectors equal each published workspace trace's."""
-    template = _source().attack_template("important_instructions")
-    _, imported = _imported()
-    users = {i.dojo.id: i for i in imported.values() if i.dojo is not None}
-    injections = {i.injection.id: i.injection for i in imported.values() if i.injection}
-    candidates = {
-        u: injection_candidates(_source(), SUITE, VERSION, users[u]) for u in sorted(users)
-    }
-    traces = sorted((DATA / "traces").glob("*/workspace/*/important_instructions/*.json"))
-    assert len(traces) == 3 * 560
-    differ = []
-    for path in traces:
-        trace = json.loads(path.read_text())
-        text = next(iter(trace["injections"].values()))
-        model = re.search(r"to you, (.*?)\.\n", text)
-        assert model is not None, path
-        ours = attack_injections(
-            template,
-            candidates[trace["user_task_id"]],
-            injections[trace["injection_task_id"]],
-            model.group(1),
-        )
-        if ours != trace["injections"]:
-            differ.append(f"{path}: ours {sorted(ours)}, theirs {sorted(trace['injections'])}")
-    assert differ == []
