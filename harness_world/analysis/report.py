@@ -399,7 +399,7 @@ def parse_pass_k_at(text: str) -> PassKAt:
         return "all"
     ks = []
     for piece in text.split(","):
-        if not piece.strip().isdigit() or int(piece) < 1:
+        if not piece.strip().isdecimal() or int(piece) < 1:
             raise ValueError(f"{piece.strip()!r} is not a k (a whole number >= 1, or 'all')")
         ks.append(int(piece))
     return frozenset(ks)

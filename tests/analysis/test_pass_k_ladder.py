@@ -83,7 +83,7 @@ def test_the_text_shows_the_ladder_and_says_where_the_rest_is(
     assert "pass^k at the 3 other k" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("bad", ["0", "x", "3,,4", "-2", "all,3"])
+@pytest.mark.parametrize("bad", ["0", "x", "3,,4", "-2", "all,3", "²", "1e3"])
 def test_a_bad_pass_k_is_refused_naming_it(
     bad: str, twelve: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
