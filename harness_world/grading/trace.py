@@ -47,6 +47,7 @@ __all__ = [
 Atom = tuple[str, Key]
 T = TypeVar("T")
 _PAGING = ("offset", "limit")
+_CONTAINERS = frozenset({dict, list})
 
 
 class LoggedCall(Protocol):
@@ -342,7 +343,7 @@ def _rows_returned(
         else:
             continue
         for value in values:  # only containers can hold a row: scalars are never pushed
-            if type(value) is dict or type(value) is list:
+            if type(value) in _CONTAINERS:
                 push(value)
 
 
