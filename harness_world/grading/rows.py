@@ -9,7 +9,7 @@ key field and only the entity's fields, every required one present.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, KeysView
 from typing import Any
 
 import attrs
@@ -28,6 +28,7 @@ __all__ = [
     "net_changes",
     "returned_row_keys",
     "returned_rows",
+    "row_shape",
     "walk_dicts",
 ]
 
@@ -108,6 +109,11 @@ def _required(entity: Entity) -> frozenset[str]:
         names = frozenset(n for n, spec in entity.fields.items() if not spec.optional)
         known = _REQUIRED[id(entity)] = (entity, names)
     return known[1]
+
+
+def row_shape(entity: Entity) -> tuple[frozenset[str], KeysView[str]]:
+    """The fields a whole row of ``entity`` must have, and the fields it may have (`is_row`)."""
+    return _required(entity), entity.fields.keys()
 
 
 def is_row(value: dict[str, Any], entity: Entity) -> bool:

@@ -29,7 +29,7 @@ from harness_world.engine.contract import Entity
 from harness_world.engine.world import Key, World
 from harness_world.evidence.record import Record
 from harness_world.grading.reconcile import Reconciliation
-from harness_world.grading.rows import Change, changed_fields, is_row, net_changes
+from harness_world.grading.rows import Change, changed_fields, net_changes, row_shape
 from harness_world.grading.shown import Observations, stated
 from harness_world.grading.task import Task, select_targets
 
@@ -327,16 +327,18 @@ def _rows_returned(
     call: LoggedCall, looked_for: list[tuple[Entity, set[Key]]], seen: dict[Atom, int]
 ) -> None:
     """Note (first call only) every looked-for row inside ``call.result``, at any depth."""
-    probes = [(entity, entity.key, keys) for entity, keys in looked_for]
+    # `is_row` inline: the key field is there (it holds a looked-for key), so a whole row is
+    # one whose fields hold the required ones and no other.
+    probes = [(entity.name, entity.key, keys, *row_shape(entity)) for entity, keys in looked_for]
     stack = [call.result]
     pop, push = stack.pop, stack.append
     while stack:
         item = pop()
         if type(item) is dict:
-            for entity, key_field, keys in probes:
+            for name, key_field, keys, required, fields in probes:
                 key = item.get(key_field)
-                if type(key) in (str, int) and key in keys and is_row(item, entity):
-                    seen.setdefault((entity.name, key), call.seq)
+                if type(key) in (str, int) and key in keys and required <= item.keys() <= fields:
+                    seen.setdefault((name, key), call.seq)
             values: Any = item.values()
         elif type(item) is list:
             values = item
