@@ -298,8 +298,10 @@ def _first_returned(seen: Observations, world: World, atoms: set[Atom]) -> dict[
         if len(pending) > _PREFILTER_MAX:
             looked_for = [entry for entry in wanted.values() if entry[1]]
         else:
+            if not spellings:  # once few rows are left: each pending row's spelling, once
+                spellings = {a: _spelling(a, entities) for a in pending}
             blob = seen.blob(index)
-            present = [a for a in pending if _spelling(a, entities, spellings) in blob]
+            present = [a for a in pending if spellings[a] in blob]
             if not present:
                 continue
             few: dict[str, tuple[Entity, set[Key]]] = {}
@@ -315,12 +317,9 @@ def _first_returned(seen: Observations, world: World, atoms: set[Atom]) -> dict[
     return found
 
 
-def _spelling(atom: Atom, entities: dict[str, Entity], known: dict[Atom, bytes]) -> bytes:
+def _spelling(atom: Atom, entities: dict[str, Entity]) -> bytes:
     """How a row's key appears in a result's canonical JSON: ``"<key field>":<key>``."""
-    found = known.get(atom)
-    if found is None:
-        found = known[atom] = to_json(entities[atom[0]].key) + b":" + to_json(atom[1])
-    return found
+    return to_json(entities[atom[0]].key) + b":" + to_json(atom[1])
 
 
 def _rows_returned(
