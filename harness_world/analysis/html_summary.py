@@ -9,6 +9,7 @@ failed attempts carry, the first reason, and a link to each failed attempt.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from html import escape
 
@@ -85,10 +86,7 @@ def _failed_rows(
             for i, a in enumerate(report.attempts)
             if a.task_id == failed.task_id and a.counted and a.passed is False
         ]
-        names: dict[str, int] = {}
-        for i in indices:
-            for name in {a.name for a in advisories[i]}:
-                names[name] = names.get(name, 0) + 1
+        names = Counter(name for i in indices for name in {a.name for a in advisories[i]})
         links = " ".join(
             f'<a href="#{prefix}-{i}">sample {report.attempts[i].sample}</a>' for i in indices[:8]
         )
