@@ -593,6 +593,18 @@ def compare_html(
     return page(f"harness_world compare: {comparison.baseline} vs {comparison.candidate}", body)
 
 
+def _view(reading: RunReading, name: str) -> RunView:
+    """A run's page data from the report's own scan: its tasks, advisories and trusted figures."""
+    return load_run_view(
+        reading.report,
+        name,
+        reading.tasks.values(),
+        advised=reading.advised,
+        trusted=reading.trusted,
+        run=reading.run,
+    )
+
+
 def write_run_visuals(
     reading: RunReading, name: str, *, html: Path | None = None, png: Path | None = None
 ) -> None:
@@ -606,14 +618,7 @@ def write_run_visuals(
         HarnessWorldError: A record of the run cannot be read for its trace.
         OSError: A file cannot be written.
     """
-    view = load_run_view(
-        reading.report,
-        name,
-        reading.tasks.values(),
-        advised=reading.advised,
-        trusted=reading.trusted,
-        run=reading.run,
-    )
+    view = _view(reading, name)
     if html is not None:
         html.write_text(run_html(view), encoding="utf-8")
     if png is not None:
@@ -641,17 +646,7 @@ def write_compare_visuals(
         ValueError: A run directory cannot be reported.
     """
     names = (comparison.baseline, comparison.candidate)
-    views = [
-        load_run_view(
-            run.report,
-            name,
-            run.tasks.values(),
-            advised=run.advised,
-            trusted=run.trusted,
-            run=run.run,
-        )
-        for run, name in zip(runs, names[: len(runs)], strict=True)
-    ]
+    views = [_view(run, name) for run, name in zip(runs, names[: len(runs)], strict=True)]
     if html is not None:
         html.write_text(compare_html(comparison, outcome, views, notes), encoding="utf-8")
     if png is not None:

@@ -453,9 +453,13 @@ class Rollouts:
         with self._lock:
             live = self._live.get(rollout)
             if live is None:
-                return _refused("no_rollout", "no rollout of this environment is open here")
+                return ToolAnswer.refusal(
+                    "no_rollout", "no rollout of this environment is open here"
+                )
             if live.final is not None or live.ended:
-                return _refused("ended", "this rollout's attempt has ended: no call counts now")
+                return ToolAnswer.refusal(
+                    "ended", "this rollout's attempt has ended: no call counts now"
+                )
             if tool == FINISH_TOOL:
                 live.final = _message(arguments)
                 return ToolAnswer(
@@ -466,7 +470,7 @@ class Rollouts:
                 observation = live.attempt.call(tool, arguments)
             except AttemptEnded as ended:
                 live.ended = True
-                return _refused(ended.outcome.status, ended.outcome.reason)
+                return ToolAnswer.refusal(ended.outcome.status, ended.outcome.reason)
         return ToolAnswer(
             is_error=not observation.ok,
             content={"seq": observation.seq, **observation.to_message()},
@@ -640,12 +644,6 @@ class Rollouts:
                 finally:
                     held.lock.release()
         return sealed
-
-
-def _refused(kind: str, message: str) -> ToolAnswer:
-    return ToolAnswer(
-        is_error=True, content={"ok": False, "error": {"kind": kind, "message": message}}
-    )
 
 
 def _message(arguments: object) -> str:
