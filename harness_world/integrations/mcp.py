@@ -91,6 +91,7 @@ __all__ = [
     "build_server",
     "mark_served",
     "plan_run",
+    "refusal",
     "serve",
     "serve_http",
     "serve_stdio",
@@ -175,12 +176,12 @@ class ToolAnswer(msgspec.Struct, frozen=True, kw_only=True):
     is_error: bool
     content: dict[str, Any]
 
-    @classmethod
-    def refusal(cls, kind: str, message: str) -> ToolAnswer:
-        """A typed error: the call was refused (``kind``) or ended the attempt, saying why."""
-        return cls(
-            is_error=True, content={"ok": False, "error": {"kind": kind, "message": message}}
-        )
+
+def refusal(kind: str, message: str) -> ToolAnswer:
+    """A typed error answer: the call was refused (``kind``) or ended the attempt, saying why."""
+    return ToolAnswer(
+        is_error=True, content={"ok": False, "error": {"kind": kind, "message": message}}
+    )
 
 
 @attrs.define(slots=True, eq=False)
@@ -295,7 +296,7 @@ class AttemptServer:
             observation = attempt.call(name, {} if arguments is None else arguments)
         except AttemptEnded as ended:
             saved = self._seal(attempt, "")
-            content = ToolAnswer.refusal(ended.outcome.status, ended.outcome.reason).content
+            content = refusal(ended.outcome.status, ended.outcome.reason).content
             return ToolAnswer(is_error=True, content={**content, **self._summary(saved)})
         return ToolAnswer(
             is_error=not observation.ok,
@@ -331,7 +332,7 @@ class AttemptServer:
         """Why ``session`` may not call now, as the tool error it gets; None if it may."""
         if session in self._sealed:
             sample = self._sealed[session]
-            return ToolAnswer.refusal(
+            return refusal(
                 "ended",
                 f"this MCP session's attempt (sample {sample}) is sealed and saved; one session "
                 "serves one attempt, so that no sample starts from another's conversation. "
@@ -339,16 +340,14 @@ class AttemptServer:
             )
         if self._holder is not None and self._holder != session:
             sample = self.targets[self._index].sample
-            return ToolAnswer.refusal(
+            return refusal(
                 "busy",
                 f"sample {sample} is in flight on another MCP session and one attempt is served "
                 "at a time; call again once that session has called `finish` or closed. This "
                 "session has started nothing: its next call after that gets a fresh attempt",
             )
         if self.done:
-            return ToolAnswer.refusal(
-                "ended", "every planned attempt is saved; nothing is left to serve"
-            )
+            return refusal("ended", "every planned attempt is saved; nothing is left to serve")
         return None
 
     def _next_step(self) -> str:
@@ -562,7 +561,7 @@ def build_server(
     async def call_tool(ctx: Any, params: Any) -> Any:
         session = session_of(ctx)
         if session is None:
-            answer = ToolAnswer.refusal("no_session", _NO_SESSION)
+            answer = refusal("no_session", _NO_SESSION)
         else:
             answer = state.call(params.name, params.arguments, session)
         text = json.dumps(answer.content, sort_keys=True)
