@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from html import escape
 
 from harness_world.analysis.report import RunReport
+from harness_world.analysis.report_text import harness_layer_line
 from harness_world.analysis.tables import interval_text, number_text
 from harness_world.analysis.trusted import TrustedReport
 from harness_world.grading.advice import Advisory
@@ -57,15 +58,7 @@ def _counts_line(report: RunReport) -> str:
 
 
 def _layers(report: RunReport, trusted: TrustedReport | None) -> str:
-    layer = report.harness
-    lines = []
-    if layer.graded:
-        failed = ", ".join(f"{escape(k)} ({n})" for k, n in layer.failed.items())
-        lines.append(
-            f"harness layer: {layer.clean} of {layer.graded} graded attempts clean"
-            + (f"; failed: {failed}" if failed else "")
-            + " (beside the pass rate, not in it)"
-        )
+    lines = [escape(harness)] if (harness := harness_layer_line(report)) else []
     if trusted is not None:
         rate = number_text(trusted.trusted_rate)
         lines.append(

@@ -28,6 +28,7 @@ from harness_world.running.run import RunResult, run_summary
 from harness_world.stats import PassKSummary
 
 __all__ = [
+    "harness_layer_line",
     "pass_k_warnings",
     "reading_json",
     "render_process",
@@ -68,14 +69,8 @@ def _count_lines(report: RunReport) -> list[str]:
             f"weighted suite mean pass rate over {weighted.tasks} tasks: {weighted.mean:.3f} "
             f"(the task files' weights; unweighted {weighted.unweighted:.3f})"
         )
-    layer = report.harness
-    if layer.graded:
-        failures = ", ".join(f"{name} ({n})" for name, n in layer.failed.items())
-        lines.append(
-            f"harness layer: {layer.clean} of {layer.graded} graded attempts clean"
-            + (f"; failed: {failures}" if failures else "")
-            + " (beside the pass rate, not in it)"
-        )
+    if harness := harness_layer_line(report):
+        lines.append(harness)
     if report.not_reviewed_attempts:
         lines.append(
             f"not reviewed: {report.not_reviewed_criteria} prose criteria on "
@@ -83,6 +78,19 @@ def _count_lines(report: RunReport) -> list[str]:
             "them (`review`)"
         )
     return lines
+
+
+def harness_layer_line(report: RunReport) -> str:
+    """The harness layer in one line, beside the pass rate (empty when nothing was graded)."""
+    layer = report.harness
+    if not layer.graded:
+        return ""
+    failures = ", ".join(f"{name} ({n})" for name, n in layer.failed.items())
+    return (
+        f"harness layer: {layer.clean} of {layer.graded} graded attempts clean"
+        + (f"; failed: {failures}" if failures else "")
+        + " (beside the pass rate, not in it)"
+    )
 
 
 def _pass_k_interval(p: PassKSummary) -> str:
