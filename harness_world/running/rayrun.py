@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
-import math
 import sys
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -40,6 +39,7 @@ from harness_world.running.commit import Committer, Finished, finished
 from harness_world.running.executors import AttemptsLost, at_least_one
 from harness_world.running.rundir import record_path
 from harness_world.running.units import Unit, execute
+from harness_world.running.workers import batches
 
 __all__ = [
     "Ray",
@@ -274,7 +274,7 @@ def batch_size(items: int, cpus: int, *, most: int = BATCH_MAX) -> int:
     A Ray task costs a few milliseconds; a batch spreads that over its items, while enough
     batches per CPU keep every CPU busy to the end.
     """
-    return max(1, min(most, math.ceil(items / (4 * max(1, cpus)))))
+    return batches(items, cpus, most, per_worker=4)
 
 
 @contextmanager
