@@ -20,6 +20,7 @@ from harness_world.stats.hidden_class import (
     min_tasks,
     miss_probability,
 )
+from harness_world.stats.sequential import assess_candidates, look_level
 from tests.analysis import test_gate
 from tests.analysis.test_gate import rows_for
 
@@ -214,3 +215,63 @@ def test_the_gain_floor_is_what_refuses_the_all_gain_suites_of_a_skewed_null():
     assert all_gain > 30
     assert bound_alone > 0  # without the floor these pass, whatever their true mean is 0
     assert floored == 0
+
+
+@pytest.mark.parametrize(("alpha", "passes"), [(0.01, False), (0.025, False), (0.05, True)])
+def test_the_gain_floor_is_at_the_gates_own_level(alpha, passes):
+    """20 tasks each gaining 20 points: the floor is ``alpha ** (-1 / 20) - 1`` at the level
+    asked (25.9, 20.3, 16.2 points), so the same suite passes at 5 % and not at 2.5 %."""
+    _, result = stats.assess(_gain(20), "main", "pr", gate="improved", alpha=alpha)
+    d = result.observed
+    assert d.min_gain == pytest.approx(min_gain(20, alpha))
+    assert d.lower > 0 and d.passed is passes and result.passed is passes
+    assert gate_p_value(stats.Design(pairs=_gain_pairs(20), gate="improved", alpha=alpha)) == (
+        pytest.approx(max(d.p_increase, 1.2**-20))
+    )
+    if not passes:
+        assert f"(above {alpha * 100:g}%)" in d.reason
+        assert f"a gain of at least {math.ceil(min_gain(20, alpha) * 1000) / 10:g} points" in (
+            d.reason
+        )
+
+
+def _gain_pairs(n):
+    """The paired tasks of `_gain` (n tasks from 3 to 4 passes of 5)."""
+    return stats.paired_samples({f"t{i:02d}": [(r < 3, r < 4) for r in range(5)] for i in range(n)})
+
+
+def test_a_planned_look_decides_the_floor_at_its_own_nominal_level(compare):
+    """``--look 1 --of 2`` decides at O'Brien-Fleming's nominal level (about 0.15 %): 15 tasks
+    gaining 40 points clear the 2.5 % floor (27.9 points) but not that look's (54 points)."""
+    level = look_level(1, 2, 0.025).nominal_alpha
+    code, out, _ = compare(_gain(15, 1, 3), "--gate", "improved", "--json")
+    assert code == 0, out
+    code, out, _ = compare(
+        _gain(15, 1, 3), "--gate", "improved", "--look", "1", "--of", "2", "--json"
+    )
+    decision = json.loads(out)["decision"]
+    assert code == 1, out
+    assert decision["observed"]["min_gain"] == pytest.approx(min_gain(15, level))
+    assert decision["min_tasks"] == gain_min_tasks(0.4, level)
+    assert "too few to show a gain of +40.0 points" in decision["reason"]
+
+
+def test_holm_across_candidates_on_a_small_suite_keeps_the_floor_at_each_rank():
+    """20 tasks, two candidates gaining 22 and 21 points (floors 20.3 points at 2.5 %, 24.5 at
+    1.25 %). Alone each would pass; together the first is shown at 1.25 %, where its gain is
+    below the floor (the reason says so), and the step-down stops there for both."""
+    spec = {f"t{i:02d}": (20, 100, 42, 100) for i in range(20)}
+    rows = rows_for(spec)
+    rows += [
+        stats.RunRow(task_id=r.task_id, run_index=r.run_index, config="pr2", passed=r.passed)
+        for r in rows_for({t: (0, 0, 41, 100) for t in spec})
+    ]
+    for candidate in ("pr", "pr2"):
+        assert stats.assess(rows, "main", candidate, gate="improved")[1].passed
+    first, second = assess_candidates(rows, "main", ["pr", "pr2"], gate="improved").candidates
+    assert first.p_value == pytest.approx(1.22**-20) and first.level == pytest.approx(0.0125)
+    assert second.p_value == pytest.approx(1.21**-20)
+    assert not first.passed and not second.passed
+    assert "too few to show a gain of +22.0 points" in first.reason
+    assert "(above 1.25%)" in first.reason
+    assert "stopped the step-down" in second.reason
