@@ -330,3 +330,16 @@ def test_a_simulated_plan_suite_draws_whole_families():
         source = {labels[i] for i in members}
         assert len(source) == 1
         assert len(members) == sizes[int(source.pop()[1:])]
+
+
+def test_plan_with_families_simulates_the_small_suite_gain_floor():
+    """20 tasks in 7 families, each gaining 10 points over 20 runs a side: the bound alone
+    would often clear 0, but the gain floor on 20 tasks is 20.3 points, so suites shifted to
+    +10 points almost never pass the gate; shifted to +30 they clear it."""
+    paired = _paired([(20, 8 + i % 4, 20, 10 + i % 4) for i in range(20)])
+    families = {p.task_id: f"f{i // 3}" for i, p in enumerate(paired)}
+    below = stats.plan_power(paired, 0.10, families=families)
+    above = stats.plan_power(paired, 0.30, families=families)
+    assert below.power_method == above.power_method == "simulated"
+    assert below.power_now < 0.05 and below.power_t < 0.1
+    assert above.power_now > 0.8
