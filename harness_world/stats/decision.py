@@ -68,6 +68,7 @@ __all__ = [
     "paired_samples",
     "pass_k_bounds",
     "task_changes",
+    "with_gain_floor",
 ]
 
 GateName = Literal["improved", "no-regression", "non-inferior", "none"]
@@ -591,6 +592,24 @@ def decide(design: Design) -> Decision:
         passed=passed,
         reason=_reason(figures, design.gate, design.margin, passed),
     )
+
+
+def with_gain_floor(d: Decision, tasks: int) -> Decision:
+    """``d`` judged with the ``improved`` gain floor of ``tasks`` paired tasks, not of its own.
+
+    For a decision whose design holds tasks imputed without a run on one side (a gate's worst
+    case): they are no evidence that the suite is larger, so only the ``tasks`` observed count
+    toward `hidden_class.SMALL_SUITE_TASKS` and `hidden_class.min_gain`. Other gates, and a
+    decision on no more tasks than that, are returned as they are.
+    """
+    if d.gate != "improved" or d.tasks <= tasks or tasks >= SMALL_SUITE_TASKS:
+        return d
+    floored = msgspec.structs.replace(d, min_gain=min_gain(tasks, d.alpha))
+    if d.lower <= 0 or clears_gain_floor(d.mean, tasks, d.alpha):
+        return floored  # the bound decides, as it did (a floor of fewer tasks is higher)
+    # The reason counts the observed tasks, those the floor is of.
+    reason = _reason(msgspec.structs.replace(floored, tasks=tasks), "improved", None, False)
+    return msgspec.structs.replace(floored, passed=False, reason=reason)
 
 
 def gate_p_value(design: Design) -> float:

@@ -31,6 +31,7 @@ from harness_world.stats.decision import (
     TaskChange,
     decide,
     task_changes,
+    with_gain_floor,
 )
 from harness_world.stats.estimators import (
     DEFAULT_ALPHA,
@@ -289,11 +290,16 @@ def _missing_analysis(
     if not missing:
         return None, [], None
 
+    def adverse(count: int) -> Decision:
+        # A task imputed from no run on one side does not lift the observed suite's gain floor.
+        padded = decide(replace(design, pairs=_padded(base, cand, lost[:count])))
+        return with_gain_floor(padded, observed.tasks)
+
     def passes(count: int) -> bool:
-        return decide(replace(design, pairs=_padded(base, cand, lost[:count]))).passed
+        return adverse(count).passed
 
     lost = _lost_runs(base, cand, missing)
-    worst = decide(replace(design, pairs=_padded(base, cand, lost)))
+    worst = adverse(len(lost))
     if observed.gate == "none" or worst.passed == observed.passed:
         return worst, lost, None
     lo, hi = 0, len(lost)  # outcome unchanged at lo, changed at hi

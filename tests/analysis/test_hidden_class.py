@@ -275,3 +275,24 @@ def test_holm_across_candidates_on_a_small_suite_keeps_the_floor_at_each_rank():
     assert "too few to show a gain of +22.0 points" in first.reason
     assert "(above 1.25%)" in first.reason
     assert "stopped the step-down" in second.reason
+
+
+def test_a_task_imputed_in_the_worst_case_does_not_lift_the_floor():
+    """29 tasks gain 10 points (floor 13.6 on 29 tasks: fail); a 30th task has no candidate
+    run. Counted adversely it would make 30 tasks, where no floor applies, and turn the
+    observed FAIL into a worst-case PASS with a tipping point of one adverse run. The imputed
+    task is no evidence of a larger suite: the worst case keeps the 29 tasks' floor."""
+    spec = {f"t{i:02d}": (0, 20, 2, 20) for i in range(29)}
+    spec["t29"] = (0, 20, 0, 0)
+    _, result = stats.assess(rows_for(spec), "main", "pr", gate="improved", allow_missing=True)
+    observed, worst = result.observed, result.worst_case
+    assert observed.tasks == 29 and not observed.passed and not result.passed
+    assert worst is not None and worst.tasks == 30 and worst.lower > 0
+    assert not worst.passed and not result.worst_case_passed
+    assert worst.min_gain == pytest.approx(min_gain(29, 0.025))
+    assert "29 tasks are too few to show a gain of +9.7 points" in worst.reason
+    assert result.tipping_point is None
+    # A suite that clears the floor keeps its worst case as decided (here: still a pass).
+    spec = {f"t{i:02d}": (0, 20, 4, 20) for i in range(29)} | {"t29": (0, 20, 0, 0)}
+    _, result = stats.assess(rows_for(spec), "main", "pr", gate="improved", allow_missing=True)
+    assert result.observed.passed and result.worst_case_passed
