@@ -12,8 +12,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import msgspec
-
 from harness_world.grading.answers import hedge_phrases
 from harness_world.grading.criteria import AdviceRule, Advisory
 from harness_world.grading.rules.grounded import ungrounded_writes
@@ -121,6 +119,8 @@ def _refused_calls(view: TraceView) -> Advisory | None:
 
 def _ended_with_question(view: TraceView) -> Advisory | None:
     text = view.record.final_message.strip()
+    if not text.endswith("?"):  # the last sentence ends where the message ends
+        return None
     parts = re.split(r"(?<=[.!?])\s+", text)
     last = parts[-1] if parts else ""
     if not last.endswith("?"):
@@ -131,10 +131,11 @@ def _ended_with_question(view: TraceView) -> Advisory | None:
 def _repeated_call(view: TraceView) -> Advisory | None:
     items: list[tuple[int, str]] = []
     calls = view.log.calls
-    last_seen: dict[bytes, int] = {}
+    arguments = view.log.arguments  # canonical JSON, as the grade encoded them
+    last_seen: dict[tuple[str, bytes], int] = {}
     last_write = 0
     for index, call in enumerate(calls):
-        key = msgspec.json.encode([call.tool, call.args], order="sorted")
+        key = (call.tool, arguments[index])
         earlier = last_seen.get(key)
         if earlier is not None and last_write <= earlier:
             items.append(

@@ -180,8 +180,24 @@ def _skipped_step(view: TraceView) -> Advisory | None:
     return Advisory(name="skipped_step", detail="; ".join(skipped))
 
 
-def _mentioned(task: Task) -> tuple[set[tuple[str, str]], set[str], set[str]]:
-    """(entity, field) pairs that may change ('*' for any), entities created, entities deleted."""
+_Mentioned = tuple[frozenset[tuple[str, str]], frozenset[str], frozenset[str]]
+_MENTIONED: dict[str, _Mentioned] = {}
+
+
+def _mentioned(task: Task) -> _Mentioned:
+    """(entity, field) pairs that may change ('*' for any), entities created, entities deleted.
+
+    A function of the task alone: kept per task hash, as `_named_filters` is.
+    """
+    known = _MENTIONED.get(task.hash)
+    if known is None:
+        if len(_MENTIONED) > 4096:
+            _MENTIONED.clear()
+        known = _MENTIONED[task.hash] = _mentioned_by(task)
+    return known
+
+
+def _mentioned_by(task: Task) -> _Mentioned:
     fields: set[tuple[str, str]] = set()
     created: set[str] = set()
     deleted: set[str] = set()
@@ -201,13 +217,13 @@ def _mentioned(task: Task) -> tuple[set[tuple[str, str]], set[str], set[str]]:
             created.add(allowed.entity)
         if allowed.delete:
             deleted.add(allowed.entity)
-    return fields, created, deleted
+    return frozenset(fields), frozenset(created), frozenset(deleted)
 
 
 def _extra(
     view: TraceView,
     image: WriteImage,
-    mentioned: tuple[set[tuple[str, str]], set[str], set[str]],
+    mentioned: _Mentioned,
 ) -> list[str]:
     """What a write changed that no requirement or allowance mentions."""
     fields, created, deleted = mentioned
