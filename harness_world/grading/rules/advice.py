@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from harness_world.grading.answers import hedge_phrases
+from harness_world.grading.answers import GUESS_PHRASES, HEDGE_PHRASES, hedge_phrases
 from harness_world.grading.criteria import AdviceRule, Advisory
 from harness_world.grading.rules.grounded import ungrounded_writes
 from harness_world.grading.trace import TraceView
@@ -51,7 +51,16 @@ def hedges(message: str) -> list[str]:
     The answer check's phrases (`harness_world.grading.answers.hedge_phrases`): in the
     sentence that states an answer they fail it; here they are reported wherever they occur.
     """
+    # ASCII text matches an (ASCII) phrase regardless of case only where its lower case holds
+    # the phrase: a message holding none is searched no further (most say none).
+    if message.isascii():
+        lowered = message.lower()
+        if not any(phrase in lowered for phrase in _PHRASES):
+            return []
     return hedge_phrases(message)
+
+
+_PHRASES = tuple(p.lower() for p in (*GUESS_PHRASES, *HEDGE_PHRASES))
 
 
 def _unfollowed_page(view: TraceView) -> Advisory | None:

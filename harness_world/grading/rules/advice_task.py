@@ -57,12 +57,19 @@ def _touched_rows(
     """The rows a write touched directly, and the rows its new values point to by key."""
     if image.entity in targets:
         yield image.entity, image.key
+    after = image.after
+    if after is None:
+        return
     key_field = view.world.contract.entity(image.entity).key
-    for field, value in (image.after or {}).items():
-        if field == key_field or not isinstance(value, str):
-            continue
-        if (image.before or {}).get(field) == value:
-            continue
+    # The fields it set to a new string: the write's one diff (a string's typed change is an
+    # unequal value), in the row's own field order when there are several.
+    fields = [
+        f for f in view.log.changed(image) if f != key_field and isinstance(after.get(f), str)
+    ]
+    if len(fields) > 1:
+        fields = [f for f in after if f in fields]
+    for field in fields:
+        value = after[field]
         for entity in targets:
             if view.world.raw(entity, value) is not None:  # exists: no copy of it is needed
                 yield entity, value

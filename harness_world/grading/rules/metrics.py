@@ -58,14 +58,23 @@ def _decoded(value: Any) -> Any:
 
 
 def _rows(value: Any) -> list[dict[str, Any]]:
-    """The outermost JSON objects with an ``id`` in a result."""
-    if isinstance(value, dict):
-        if isinstance(value.get("id"), str | int) and not isinstance(value.get("id"), bool):
-            return [value]
-        return [row for v in value.values() for row in _rows(v)]
-    if isinstance(value, list):
-        return [row for v in value for row in _rows(v)]
-    return []
+    """The outermost JSON objects with an ``id`` in a result.
+
+    In no set order: each figure sums them or searches them.
+    """
+    found: list[dict[str, Any]] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            key = item.get("id")
+            if isinstance(key, str | int) and not isinstance(key, bool):
+                found.append(item)
+            else:
+                stack += [v for v in item.values() if isinstance(v, dict | list)]
+        elif isinstance(item, list):
+            stack += [v for v in item if isinstance(v, dict | list)]
+    return found
 
 
 def _failed(log: CallLog) -> Mapping[str, int]:
