@@ -61,13 +61,15 @@ def _touched_rows(
     if after is None:
         return
     key_field = view.world.contract.entity(image.entity).key
-    # The fields it set to a new string: the write's one diff (a string's typed change is an
-    # unequal value), in the row's own field order when there are several.
-    fields = [
-        f for f in view.log.changed(image) if f != key_field and isinstance(after.get(f), str)
-    ]
-    if len(fields) > 1:
-        fields = [f for f in after if f in fields]
+    # The fields it set to a new string, in the row's own field order: every one of a new row,
+    # else those of the write's one diff (a string's typed change is an unequal value).
+    if image.before is None:
+        fields = [f for f, v in after.items() if f != key_field and isinstance(v, str)]
+    else:
+        changed = view.log.changed(image)
+        fields = [f for f in changed if f != key_field and isinstance(after.get(f), str)]
+        if len(fields) > 1:
+            fields = [f for f in after if f in fields]
     for field in fields:
         value = after[field]
         for entity in targets:

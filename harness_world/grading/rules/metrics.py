@@ -109,10 +109,10 @@ def _verification(log: CallLog) -> Mapping[str, int]:
     written: set[Key] = set()
     count = 0
     for index, call in enumerate(log.calls):
-        looked = call.ok and not call.writes and written
-        if looked and any(facts.returns(index, k) for k in written):
+        if call.writes:
+            written.update(w.key for w in call.writes)
+        elif written and call.ok and any(facts.returns(index, k) for k in written):
             count += 1
-        written |= {w.key for w in call.writes}
     verified = sum(1 for i in log.write_calls if _verified(log.calls, i, facts))
     return {"verification_calls": count, "verified": verified}
 
