@@ -328,3 +328,17 @@ def typed_tags(value: Any) -> Any:
     if isinstance(value, list):
         return [typed_tags(v) for v in value]
     return (type(value).__name__, value)
+
+
+def improved_verdict(d: Any) -> bool:
+    """What ``improved`` must decide, written from the rule rather than read from the code.
+
+    The bound must clear 0; below 30 paired tasks the observed gain must also reach
+    ``alpha ** (-1 / n) - 1`` (a broken class that cancels a smaller gain hides from ``n``
+    tasks more often than ``alpha``).
+    """
+    if not d.lower > 0:
+        return False
+    if d.tasks >= 30:
+        return d.min_gain is None
+    return d.min_gain is not None and (1 + d.mean) ** -d.tasks <= d.alpha * (1 + 1e-12)

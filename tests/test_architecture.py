@@ -680,11 +680,10 @@ def test_collecting_the_tests_imports_nothing_heavy() -> None:
     assert not found, "heavy imports while collecting:\n" + "\n".join(sorted(set(found)))
 
 
-# 3,200, and the agentdojo extension's parser (36 lines; its work is harness_world.agentdojo)
-# with --world-data on conditions (5 lines), as on report and compare; report --pass-k (8 lines)
-# and verify keeping the trusted figures (2 lines); matrix and mutants over --world-data
-# (31 lines: each world's data brings its own conditions, routes and gate).
-CLI_MAX_LINES = 3295
+# What the CLI measured (3,239 lines) once --html/--png, --fresh and a crossed run's compare
+# became their registered options' own methods (D-size-3): a new command or option raises it
+# on purpose, in the same commit, naming what it adds.
+CLI_MAX_LINES = 3240
 CORE_CLI_MAX_LINES = 2000
 
 

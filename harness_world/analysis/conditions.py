@@ -27,7 +27,8 @@ slot's result while the scan judged it; nothing here recomputes them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 
 import msgspec
@@ -194,8 +195,10 @@ def _layer_figures(results: list[LayeredResult]) -> LayerFigures:
     return LayerFigures(
         admitted=len(scored),
         refused=len(results) - len(scored),
-        refusal_reasons=_tally(
-            "; ".join(r.admission.reasons) or "not admitted" for r in results if not r.admitted
+        refusal_reasons=dict(
+            Counter(
+                "; ".join(r.admission.reasons) or "not admitted" for r in results if not r.admitted
+            )
         ),
         agent_success=rate(sum(not v.agent_failed for v in scored), len(scored)),
         harness_micro=rate(passed, total),
@@ -204,20 +207,14 @@ def _layer_figures(results: list[LayeredResult]) -> LayerFigures:
         linked=sum(bool(v.activated) for v in scored),
         harness_with_clean_agent=sum(v.joint_state == "harness_only" for v in scored),
         unlinked_agent=sum(bool(set(v.agent_failed) - _linked_agent(v)) for v in scored),
-        activations=_tally(
-            f"{harness} -> {agent}"
-            for v in scored
-            for harness, agent in {(x.harness, x.agent) for x in v.activated}
+        activations=dict(
+            Counter(
+                f"{harness} -> {agent}"
+                for v in scored
+                for harness, agent in {(x.harness, x.agent) for x in v.activated}
+            )
         ),
     )
-
-
-def _tally(names: Iterable[str]) -> dict[str, int]:
-    """How many times each name occurs, in the order each first occurs."""
-    counts: dict[str, int] = {}
-    for name in names:
-        counts[name] = counts.get(name, 0) + 1
-    return counts
 
 
 def _harness_macro(scored: list[LayeredResult]) -> float | None:

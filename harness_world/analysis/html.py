@@ -37,6 +37,7 @@ from harness_world.analysis.process import ProcessSummary
 from harness_world.analysis.reading import RunReading
 from harness_world.analysis.report import OFF_LADDER, RunReport
 from harness_world.analysis.run_view import RunView, load_run_view
+from harness_world.analysis.tables import interval_text, number_text
 from harness_world.analysis.trace_html import attempt_state
 from harness_world.grading.verifier import SlotResult
 from harness_world.stats import Comparison, ProportionInterval, TaskTally, classify, wilson_interval
@@ -213,14 +214,6 @@ def _table(head: Sequence[str], rows: Iterable[Sequence[Any]], caption: str = ""
     return f'<table class="num">{cap}<thead><tr>{ths}</tr></thead><tbody>{trs}</tbody></table>'
 
 
-def _interval(p: ProportionInterval | None) -> str:
-    return "undefined" if p is None else f"{p.estimate:.3f} [{p.low:.3f}, {p.high:.3f}]"
-
-
-def _num(value: float | None, digits: int = 2) -> str:
-    return "undefined" if value is None else f"{value:.{digits}f}"
-
-
 def _figure(plot: Plot | None) -> str:
     if plot is None:
         return ""
@@ -245,7 +238,7 @@ def _vector_section(view: RunView, plot: Plot | None) -> str:
         "not_graded",
     ]
     rates = [
-        (name, _interval(p), f"{p.successes}/{p.trials}") for name, p in _rate_rows(view.report)
+        (name, interval_text(p), f"{p.successes}/{p.trials}") for name, p in _rate_rows(view.report)
     ]
     headers = ["re-run attempts" if k == "retried" else k for k in keys]  # not requests
     return (
@@ -253,7 +246,7 @@ def _vector_section(view: RunView, plot: Plot | None) -> str:
         + _table(headers, [[getattr(c, k) for k in keys]], "every scheduled attempt, once")
         + _table(["rate", "estimate [Wilson 95 %]", "of"], rates)
         + _suite_mean(view.report)
-        + f"<p>pass rate {_interval(view.report.pass_rate)} (Wilson 95 %, per attempt: no "
+        + f"<p>pass rate {interval_text(view.report.pass_rate)} (Wilson 95 %, per attempt: no "
         "task luck); completed but failed "
         f"{view.report.completed_but_failed}; completed first try "
         f"{view.report.first_try_completed}, eventually {view.report.eventually_completed}</p>"
@@ -290,14 +283,14 @@ def _process_table(views: Sequence[RunView]) -> str:
     for view in views:
         s = view.summary
         for label, source in (("per attempt", s.per_attempt), ("per passed attempt", s.per_pass)):
-            rows.append([view.name, label, *(_num(source.get(n), 3) for n in names)])
+            rows.append([view.name, label, *(number_text(source.get(n), 3) for n in names)])
     rates = [
         [
             v.name,
             v.summary.write_calls,
-            _interval(v.summary.backtrack_rate),
-            _interval(v.summary.verification_rate),
-            _interval(v.summary.irreversible_rate),
+            interval_text(v.summary.backtrack_rate),
+            interval_text(v.summary.verification_rate),
+            interval_text(v.summary.irreversible_rate),
         ]
         for v in views
     ]
@@ -600,6 +593,18 @@ def compare_html(
     return page(f"harness_world compare: {comparison.baseline} vs {comparison.candidate}", body)
 
 
+def _view(reading: RunReading, name: str) -> RunView:
+    """A run's page data from the report's own scan: its tasks, advisories and trusted figures."""
+    return load_run_view(
+        reading.report,
+        name,
+        reading.tasks.values(),
+        advised=reading.advised,
+        trusted=reading.trusted,
+        run=reading.run,
+    )
+
+
 def write_run_visuals(
     reading: RunReading, name: str, *, html: Path | None = None, png: Path | None = None
 ) -> None:
@@ -613,14 +618,7 @@ def write_run_visuals(
         HarnessWorldError: A record of the run cannot be read for its trace.
         OSError: A file cannot be written.
     """
-    view = load_run_view(
-        reading.report,
-        name,
-        reading.tasks.values(),
-        advised=reading.advised,
-        trusted=reading.trusted,
-        run=reading.run,
-    )
+    view = _view(reading, name)
     if html is not None:
         html.write_text(run_html(view), encoding="utf-8")
     if png is not None:
@@ -648,17 +646,7 @@ def write_compare_visuals(
         ValueError: A run directory cannot be reported.
     """
     names = (comparison.baseline, comparison.candidate)
-    views = [
-        load_run_view(
-            run.report,
-            name,
-            run.tasks.values(),
-            advised=run.advised,
-            trusted=run.trusted,
-            run=run.run,
-        )
-        for run, name in zip(runs, names[: len(runs)], strict=True)
-    ]
+    views = [_view(run, name) for run, name in zip(runs, names[: len(runs)], strict=True)]
     if html is not None:
         html.write_text(compare_html(comparison, outcome, views, notes), encoding="utf-8")
     if png is not None:

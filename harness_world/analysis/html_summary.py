@@ -9,31 +9,29 @@ failed attempts carry, the first reason, and a link to each failed attempt.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from html import escape
 
 from harness_world.analysis.report import RunReport
+from harness_world.analysis.report_text import harness_layer_line
+from harness_world.analysis.tables import interval_text, number_text
 from harness_world.analysis.trusted import TrustedReport
 from harness_world.grading.advice import Advisory
-from harness_world.stats import ProportionInterval
 
 __all__ = ["summary_section"]
-
-
-def _interval(p: ProportionInterval | None) -> str:
-    return "undefined" if p is None else f"{p.estimate:.3f} [{p.low:.3f}, {p.high:.3f}]"
 
 
 def _headline(report: RunReport) -> str:
     c = report.counts
     pooled = (
         f"per attempt: passed {c.passed} of {c.passed + c.failed} graded valid attempts, "
-        f"{_interval(report.pass_rate)} (pooled Wilson 95 %: no task luck)"
+        f"{interval_text(report.pass_rate)} (pooled Wilson 95 %: no task luck)"
     )
     suite = report.suite_mean
     if suite is None:
         head = (
-            f'<p class="headline">pass rate <b>{_interval(report.pass_rate)}</b> '
+            f'<p class="headline">pass rate <b>{interval_text(report.pass_rate)}</b> '
             '<span class="meta">(pooled Wilson 95 % over attempts: fewer than 2 tasks, so '
             "no interval over tasks)</span></p>"
         )
@@ -60,17 +58,9 @@ def _counts_line(report: RunReport) -> str:
 
 
 def _layers(report: RunReport, trusted: TrustedReport | None) -> str:
-    layer = report.harness
-    lines = []
-    if layer.graded:
-        failed = ", ".join(f"{escape(k)} ({n})" for k, n in layer.failed.items())
-        lines.append(
-            f"harness layer: {layer.clean} of {layer.graded} graded attempts clean"
-            + (f"; failed: {failed}" if failed else "")
-            + " (beside the pass rate, not in it)"
-        )
+    lines = [escape(harness)] if (harness := harness_layer_line(report)) else []
     if trusted is not None:
-        rate = "undefined" if trusted.trusted_rate is None else f"{trusted.trusted_rate:.3f}"
+        rate = number_text(trusted.trusted_rate)
         lines.append(
             f"trusted completion: {trusted.trusted} of {trusted.valid} valid attempts (rate "
             f"{rate}); first attempt {trusted.first_attempt_trusted}; safe stops "
@@ -89,10 +79,7 @@ def _failed_rows(
             for i, a in enumerate(report.attempts)
             if a.task_id == failed.task_id and a.counted and a.passed is False
         ]
-        names: dict[str, int] = {}
-        for i in indices:
-            for name in {a.name for a in advisories[i]}:
-                names[name] = names.get(name, 0) + 1
+        names = Counter(name for i in indices for name in {a.name for a in advisories[i]})
         links = " ".join(
             f'<a href="#{prefix}-{i}">sample {report.attempts[i].sample}</a>' for i in indices[:8]
         )

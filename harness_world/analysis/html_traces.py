@@ -14,6 +14,7 @@ elements of traces instead of hundreds of thousands, and opens in a browser with
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from html import escape
 
@@ -129,10 +130,7 @@ def _json(value: object) -> str:
 
 def _folded(view: RunView, sid: str, indices: Sequence[int], articles: str) -> str:
     """A task's attempts compressed in a closed ``<details>``, inflated when it is opened."""
-    states: dict[str, int] = {}
-    for i in indices:
-        state = attempt_state(view.report.attempts[i])
-        states[state] = states.get(state, 0) + 1
+    states = Counter(attempt_state(view.report.attempts[i]) for i in indices)
     counts = ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
     return (
         f'<details class="attempts" data-z="z-{sid}"><summary>{len(indices)} attempts '

@@ -40,6 +40,7 @@ read.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
@@ -266,11 +267,7 @@ def _micro(scored: Sequence[LayeredResult]) -> Proportion:
 
 
 def _tally(names: Iterable[Iterable[str]]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for group in names:
-        for name in set(group):
-            out[name] = out.get(name, 0) + 1
-    return dict(sorted(out.items()))
+    return dict(sorted(Counter(name for group in names for name in set(group)).items()))
 
 
 def _claims(scored: Sequence[LayeredResult], claims: Iterable[Review]) -> ClaimLevels:

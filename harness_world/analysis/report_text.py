@@ -21,13 +21,14 @@ from harness_world.analysis.process import PROCESS_METRICS, ProcessSummary
 from harness_world.analysis.queue import queue_line, queue_times
 from harness_world.analysis.reading import RunReading
 from harness_world.analysis.report import OFF_LADDER, RunReport
-from harness_world.analysis.tables import render_table
+from harness_world.analysis.tables import interval_text, number_text, render_table
 from harness_world.analysis.trusted import render_trusted
 from harness_world.running.pending import pending_line
 from harness_world.running.run import RunResult, run_summary
-from harness_world.stats import PassKSummary, ProportionInterval
+from harness_world.stats import PassKSummary
 
 __all__ = [
+    "harness_layer_line",
     "pass_k_warnings",
     "reading_json",
     "render_process",
@@ -40,16 +41,6 @@ _COUNT_LABELS = {"retried": "re-run attempts"}
 """Column headers that say more than the field's name."""
 
 
-def _fmt(value: float | None, digits: int = 3) -> str:
-    return "undefined" if value is None else f"{value:.{digits}f}"
-
-
-def _interval(interval: ProportionInterval | None) -> str:
-    if interval is None:
-        return "undefined"
-    return f"{interval.estimate:.3f} [{interval.low:.3f}, {interval.high:.3f}]"
-
-
 def _count_lines(report: RunReport) -> list[str]:
     inv = report.counts
     keys = ["scheduled", "executed", "valid", "invalid", "retried", "missing"]
@@ -59,7 +50,7 @@ def _count_lines(report: RunReport) -> list[str]:
         f"run {report.out}  revision {report.revision[:16]}  agent {report.agent}",
         render_table(headers, [[str(getattr(inv, k)) for k in keys]]),
         f"\npassed {inv.counted_passed} of {inv.valid} valid attempts: pass rate "
-        f"{_interval(report.pass_rate)} (Wilson 95 %, per attempt: no task luck); "
+        f"{interval_text(report.pass_rate)} (Wilson 95 %, per attempt: no task luck); "
         f"completed but failed: {report.completed_but_failed}; "
         f"completed first try: {report.first_try_completed}, "
         f"eventually: {report.eventually_completed}",
@@ -78,14 +69,8 @@ def _count_lines(report: RunReport) -> list[str]:
             f"weighted suite mean pass rate over {weighted.tasks} tasks: {weighted.mean:.3f} "
             f"(the task files' weights; unweighted {weighted.unweighted:.3f})"
         )
-    layer = report.harness
-    if layer.graded:
-        failures = ", ".join(f"{name} ({n})" for name, n in layer.failed.items())
-        lines.append(
-            f"harness layer: {layer.clean} of {layer.graded} graded attempts clean"
-            + (f"; failed: {failures}" if failures else "")
-            + " (beside the pass rate, not in it)"
-        )
+    if harness := harness_layer_line(report):
+        lines.append(harness)
     if report.not_reviewed_attempts:
         lines.append(
             f"not reviewed: {report.not_reviewed_criteria} prose criteria on "
@@ -93,6 +78,19 @@ def _count_lines(report: RunReport) -> list[str]:
             "them (`review`)"
         )
     return lines
+
+
+def harness_layer_line(report: RunReport) -> str:
+    """The harness layer in one line, beside the pass rate (empty when nothing was graded)."""
+    layer = report.harness
+    if not layer.graded:
+        return ""
+    failures = ", ".join(f"{name} ({n})" for name, n in layer.failed.items())
+    return (
+        f"harness layer: {layer.clean} of {layer.graded} graded attempts clean"
+        + (f"; failed: {failures}" if failures else "")
+        + " (beside the pass rate, not in it)"
+    )
 
 
 def _pass_k_interval(p: PassKSummary) -> str:
@@ -116,7 +114,7 @@ def _pass_k_lines(report: RunReport) -> list[str]:
     if first:  # some slot was retried: what an operator sees without retries, beside it
         headers.insert(4, "pass^k first try")
         for row, p in zip(rows, shown, strict=True):
-            row.insert(4, _fmt(first.get(p.k)))
+            row.insert(4, number_text(first.get(p.k)))
     weighted = {p.k: p for p in report.weighted_pass_k}
     if weighted:  # the task files' weights, at every k
         headers[4:4] = ["weighted pass^k", "weighted 95%"]
@@ -179,29 +177,29 @@ def _consumption_lines(report: RunReport) -> list[str]:
     rows = [
         [
             "valid attempt",
-            _fmt(per.tool_calls, 1),
-            _fmt(per.requests, 1),
-            _fmt(per.tokens, 0),
-            _fmt(per.cost, 4),
+            number_text(per.tool_calls, 1),
+            number_text(per.requests, 1),
+            number_text(per.tokens, 0),
+            number_text(per.cost, 4),
         ],
         [
             "passed attempt",
-            _fmt(per.tool_calls_per_pass, 1),
-            _fmt(per.requests_per_pass, 1),
-            _fmt(per.tokens_per_pass, 0),
-            _fmt(per.cost_per_pass, 4),
+            number_text(per.tool_calls_per_pass, 1),
+            number_text(per.requests_per_pass, 1),
+            number_text(per.tokens_per_pass, 0),
+            number_text(per.cost_per_pass, 4),
         ],
     ]
     headers = ["per", "tool calls", "requests", "tokens", "cost $"]
     if not isinstance(per.user_turns, msgspec.UnsetType):  # runs with a simulated user
         headers.append("user turns")
-        rows[0].append(_fmt(per.user_turns, 1))
+        rows[0].append(number_text(per.user_turns, 1))
         rows[1].append("-")
     return [
         "",
         render_table(headers, rows),
-        f"\nlatency (context): p50 {_fmt(report.latency_p50_s)} s, "
-        f"p95 {_fmt(report.latency_p95_s)} s",
+        f"\nlatency (context): p50 {number_text(report.latency_p50_s)} s, "
+        f"p95 {number_text(report.latency_p95_s)} s",
     ]
 
 
@@ -225,7 +223,7 @@ def _request_lines(report: RunReport) -> list[str]:
 
 def _family_lines(report: RunReport) -> list[str]:
     rows = [
-        [f.family, str(f.tasks), str(f.valid), str(f.passed), _interval(f.interval)]
+        [f.family, str(f.tasks), str(f.valid), str(f.passed), interval_text(f.interval)]
         for f in report.families
     ]
     headers = ["family", "tasks", "valid", "passed", "pass rate [Wilson 95 %]"]
@@ -264,16 +262,18 @@ def _process_value(summary: ProcessSummary, field: str) -> tuple[str, str]:
     """A process metric's value (with its interval) and its count over its denominator."""
     value = getattr(summary, field)
     if field == "context_efficiency":
-        return _fmt(value), (
+        mean = number_text(summary.context_efficiency_mean)
+        return number_text(value), (
             f"{summary.rows_used_bytes}/{summary.rows_read_bytes} row bytes used; mean over "
-            f"{summary.context_efficiency_n} attempts {_fmt(summary.context_efficiency_mean)}"
+            f"{summary.context_efficiency_n} attempts {mean}"
         )
     if field == "efficiency_adjusted":
-        return _fmt(value), f"mean over {summary.efficiency_n} graded attempts with a budget"
+        return number_text(value), f"mean over {summary.efficiency_n} graded attempts with a budget"
     over = next(m.unit for m in PROCESS_METRICS if m.field == field).split(",")[0]
+    counted = over.removeprefix("share of ")
     if value is None:
-        return "undefined", f"no {over.removeprefix('share of ')} (empty denominator)"
-    return _interval(value), f"{value.successes}/{value.trials} {over.removeprefix('share of ')}"
+        return "undefined", f"no {counted} (empty denominator)"
+    return interval_text(value), f"{value.successes}/{value.trials} {counted}"
 
 
 def render_process(summary: ProcessSummary) -> list[str]:
@@ -283,7 +283,7 @@ def render_process(summary: ProcessSummary) -> list[str]:
         rows.append([m.name, *_process_value(summary, m.field)])
     headers = ["process metric", "value [Wilson 95 %]", "count / denominator"]
     means = [
-        [label, *(_fmt(figures[k], d) for k, (_, d) in _MEANS.items())]
+        [label, *(number_text(figures[k], d) for k, (_, d) in _MEANS.items())]
         for label, figures in (("attempt", summary.per_attempt), ("passed", summary.per_pass))
     ]
     return [

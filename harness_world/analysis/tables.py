@@ -1,10 +1,14 @@
-"""Fixed-width plain-text tables: the one layout every text renderer uses for its tables."""
+"""Fixed-width plain-text tables, and the one spelling of a figure in every text and HTML view."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-__all__ = ["render_table"]
+if TYPE_CHECKING:  # listing tasks reads no statistics module
+    from harness_world.stats import ProportionInterval
+
+__all__ = ["interval_text", "number_text", "render_table"]
 
 
 def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]], max_width: int = 60) -> str:
@@ -30,3 +34,15 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]], max_widt
         "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cut
     ]
     return "\n".join(lines)
+
+
+def number_text(value: float | None, digits: int = 3) -> str:
+    """A figure to ``digits`` decimals, or ``undefined`` when there is none (no denominator)."""
+    return "undefined" if value is None else f"{value:.{digits}f}"
+
+
+def interval_text(interval: ProportionInterval | None) -> str:
+    """A rate and its interval, ``0.750 [0.500, 0.900]``, or ``undefined`` when there is none."""
+    if interval is None:
+        return "undefined"
+    return f"{interval.estimate:.3f} [{interval.low:.3f}, {interval.high:.3f}]"

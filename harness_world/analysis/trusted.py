@@ -18,7 +18,7 @@ from pathlib import Path
 import attrs
 import msgspec
 
-from harness_world.analysis.tables import render_table
+from harness_world.analysis.tables import number_text, render_table
 from harness_world.evidence.record import Record
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.trusted import TrustedCompletion, trusted_completion
@@ -375,13 +375,9 @@ def read_trusted(run_dir: str | Path, reader: RunReader | None = None) -> Truste
 
 def render_trusted(report: TrustedReport) -> str:
     """The trusted-completion vector as text (for ``report``)."""
-
-    def rate(value: float | None) -> str:
-        return "undefined" if value is None else f"{value:.3f}"
-
     lines = [
         f"trusted completion: {report.trusted} of {report.valid} valid attempts "
-        f"(rate {rate(report.trusted_rate)}); first attempt {report.first_attempt_trusted}, "
+        f"(rate {number_text(report.trusted_rate)}); first attempt {report.first_attempt_trusted}, "
         f"eventual {report.eventual_trusted} ({report.retried} retried)",
         f"safe stops {report.safe_stops}; attempts with a forbidden transition "
         f"{report.forbidden}; conjunct failures "

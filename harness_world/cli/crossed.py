@@ -44,39 +44,7 @@ from harness_world.running.tracks import Fresh
 if TYPE_CHECKING:
     from harness_world.cli.run import RunSetup
 
-__all__ = [
-    "COMPARE_OPTIONS",
-    "RUN_OPTIONS",
-    "compare_crossed_command",
-    "is_crossed_run",
-    "run_crossed_command",
-]
-
-
-def is_crossed_run(inputs: list[str]) -> bool:
-    """Whether ``compare`` was given one crossed run directory."""
-    return len(inputs) == 1 and (Path(inputs[0]) / CROSSED).is_file()
-
-
-def compare_crossed_command(args: argparse.Namespace) -> int:
-    """Print the crossed comparison (``--json``: one object); exit 0, or 2 on bad input.
-
-    ``--baseline`` and ``--candidate`` name harnesses here (default: the first two named).
-    A crossed comparison reports; it applies no gate (exit 0 whatever the difference).
-    """
-    root, reader, seed = args.inputs[0], run_reader(args), args.seed
-    arms = (Path(root) / ABLATION).is_file()  # an ablation: every arm against the baseline
-    names = {"baseline": args.baseline, "candidate": args.candidate}
-    result: Any = (
-        compare_ablation(root, seed=seed, reader=reader)
-        if arms
-        else compare_crossed(root, **names, seed=seed, reader=reader)
-    )
-    if getattr(args, "json", False):
-        sys.stdout.write(msgspec.json.encode(result).decode() + "\n")
-    else:
-        sys.stdout.write(render_ablation(result) if arms else render_crossed(result))
-    return 0
+__all__ = ["COMPARE_OPTIONS", "RUN_OPTIONS", "run_crossed_command"]
 
 
 class CrossedFileError(UsageError):
@@ -189,8 +157,27 @@ class CrossedCompareOptions(Options):
     """``compare`` of one crossed run directory: per model profile, or per ablation arm."""
 
     def take_over(self, args: argparse.Namespace, context: object) -> int | None:
-        """The crossed comparison when ``compare`` was given one crossed run directory."""
-        return compare_crossed_command(args) if is_crossed_run(args.inputs) else None
+        """Given one crossed run directory, print its comparison (``--json``: one object).
+
+        ``--baseline`` and ``--candidate`` name harnesses here (default: the first two named).
+        A crossed comparison reports; it applies no gate (exit 0 whatever the difference).
+        """
+        root = Path(args.inputs[0])
+        if len(args.inputs) != 1 or not (root / CROSSED).is_file():
+            return None
+        reader, seed = run_reader(args), args.seed
+        arms = (root / ABLATION).is_file()  # an ablation: every arm against the baseline
+        names = {"baseline": args.baseline, "candidate": args.candidate}
+        result: Any = (
+            compare_ablation(root, seed=seed, reader=reader)
+            if arms
+            else compare_crossed(root, **names, seed=seed, reader=reader)
+        )
+        if getattr(args, "json", False):
+            sys.stdout.write(msgspec.json.encode(result).decode() + "\n")
+        else:
+            sys.stdout.write(render_ablation(result) if arms else render_crossed(result))
+        return 0
 
 
 RUN_OPTIONS = CrossedRunOptions()

@@ -16,7 +16,7 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 import msgspec
@@ -229,6 +229,30 @@ def _judge(record: Record, task: Task, world: World) -> tuple[str, bool | None, 
     return result.evidence, result.grade.passed, result.grade.failed + harness
 
 
+def _attempt(
+    kind: Literal["oracle", "hand", "auto"],
+    id_: str,
+    task: Task,
+    size: str,
+    record: Record,
+    judged: tuple[str, bool | None, list[str]],
+    **fields: Any,
+) -> GateAttempt:
+    """One attempt of the gate: its record's outcome and how `_judge` judged it, with ``fields``."""
+    evidence, passed, failed = judged
+    return GateAttempt(
+        kind=kind,
+        id=id_,
+        task_id=task.id,
+        size=size,
+        outcome=record.outcome.status,
+        evidence=evidence,
+        passed=passed,
+        failed=failed,
+        **fields,
+    )
+
+
 def _equivalence(
     equivalents: dict[tuple[str, str], str], task_id: str, trace: TraceMutant
 ) -> tuple[tuple[str, str], str] | None:
@@ -312,27 +336,16 @@ class _Gate:
         self, task: Task, script: Script, size: str, world: World, name: str, *, primary: bool
     ) -> bool:
         record = run_script(world, task, script)
-        evidence, passed, failed = _judge(record, task, world)
+        judged = evidence, passed, failed = _judge(record, task, world)
         ok = (
             evidence == "verified"
             and passed is True
             and not failed  # a correct route breaks no harness obligation either
             and record.outcome.status == "completed"
         )
+        note = record.outcome.reason
         self.results.append(
-            GateAttempt(
-                kind="oracle",
-                id=task.id,
-                task_id=task.id,
-                size=size,
-                outcome=record.outcome.status,
-                evidence=evidence,
-                passed=passed,
-                failed=failed,
-                ok=ok,
-                note=record.outcome.reason,
-                route=name,
-            )
+            _attempt("oracle", task.id, task, size, record, judged, ok=ok, note=note, route=name)
         )
         if not ok:
             why = f"{', '.join(failed) or evidence} {record.outcome.reason}".strip()
@@ -368,26 +381,13 @@ class _Gate:
 
     def _check_hand_mutant(self, mutant: Mutant, task: Task, size: str, world: World) -> None:
         record = run_script(world, task, mutant.script)
-        evidence, passed, failed = _judge(record, task, world)
+        judged = evidence, passed, failed = _judge(record, task, world)
         if size == self.first_size:
             self.mutant_records.append((task.id, record, passed))  # for the fault clause
         expected = sorted(mutant.predicted)
         matches = evidence == "verified" and bool(failed) and set(failed) == set(expected)
-        self.results.append(
-            GateAttempt(
-                kind="hand",
-                id=mutant.id,
-                task_id=task.id,
-                size=size,
-                outcome=record.outcome.status,
-                evidence=evidence,
-                passed=passed,
-                failed=failed,
-                predicted=expected,
-                ok=matches,
-                note=mutant.note,
-            )
-        )
+        fields = {"predicted": expected, "ok": matches, "note": mutant.note}
+        self.results.append(_attempt("hand", mutant.id, task, size, record, judged, **fields))
         if not matches and passed and not failed:
             self.problems.append(f"mutant {mutant.id} ({size}): passed; predicted {expected}")
         elif not matches:
@@ -420,7 +420,7 @@ class _Gate:
         record = record_calls(
             world, task, trace.calls, final_message=oracle.final_message, usage=oracle.usage
         )
-        evidence, passed, failed = _judge(record, task, world)
+        judged = evidence, passed, failed = _judge(record, task, world)
         mark = _equivalence(equivalents, task.id, trace)
         reason = "" if mark is None else mark[1]
         killed = not passed or bool(failed)
@@ -434,20 +434,9 @@ class _Gate:
         else:
             self.survived += 1
             self.survivors.append(f"{task.id}: {trace.id}")
+        fields = {"ok": killed or bool(reason), "note": trace.description, "equivalent": reason}
         self.results.append(
-            GateAttempt(
-                kind="auto",
-                id=trace.id,
-                task_id=task.id,
-                size=self.first_size,
-                outcome=record.outcome.status,
-                evidence=evidence,
-                passed=passed,
-                failed=failed,
-                ok=killed or bool(reason),
-                note=trace.description,
-                equivalent=reason,
-            )
+            _attempt("auto", trace.id, task, self.first_size, record, judged, **fields)
         )
 
     def uncovered(self) -> list[str]:

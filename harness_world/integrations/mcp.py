@@ -97,6 +97,7 @@ __all__ = [
     "serve_summary",
     "served_marker",
     "token_problem",
+    "tool_refusal",
     "uncounted_budget",
 ]
 
@@ -174,6 +175,13 @@ class ToolAnswer(msgspec.Struct, frozen=True, kw_only=True):
 
     is_error: bool
     content: dict[str, Any]
+
+
+def tool_refusal(kind: str, message: str) -> ToolAnswer:
+    """A typed error answer: the call was refused (``kind``) or ended the attempt, saying why."""
+    return ToolAnswer(
+        is_error=True, content={"ok": False, "error": {"kind": kind, "message": message}}
+    )
 
 
 @attrs.define(slots=True, eq=False)
@@ -276,9 +284,9 @@ class AttemptServer:
             arguments: The call's arguments.
             session: The MCP session the call arrived on.
         """
-        refusal = self._refusal(session)
-        if refusal is not None:
-            return refusal
+        refused = self._refusal(session)
+        if refused is not None:
+            return refused
         attempt = self._ensure_attempt(session)
         if name == FINISH_TOOL:
             message = (arguments or {}).get("message", "")
@@ -288,7 +296,7 @@ class AttemptServer:
             observation = attempt.call(name, {} if arguments is None else arguments)
         except AttemptEnded as ended:
             saved = self._seal(attempt, "")
-            content = _error(ended.outcome.status, ended.outcome.reason).content
+            content = tool_refusal(ended.outcome.status, ended.outcome.reason).content
             return ToolAnswer(is_error=True, content={**content, **self._summary(saved)})
         return ToolAnswer(
             is_error=not observation.ok,
@@ -324,7 +332,7 @@ class AttemptServer:
         """Why ``session`` may not call now, as the tool error it gets; None if it may."""
         if session in self._sealed:
             sample = self._sealed[session]
-            return _error(
+            return tool_refusal(
                 "ended",
                 f"this MCP session's attempt (sample {sample}) is sealed and saved; one session "
                 "serves one attempt, so that no sample starts from another's conversation. "
@@ -332,14 +340,14 @@ class AttemptServer:
             )
         if self._holder is not None and self._holder != session:
             sample = self.targets[self._index].sample
-            return _error(
+            return tool_refusal(
                 "busy",
                 f"sample {sample} is in flight on another MCP session and one attempt is served "
                 "at a time; call again once that session has called `finish` or closed. This "
                 "session has started nothing: its next call after that gets a fresh attempt",
             )
         if self.done:
-            return _error("ended", "every planned attempt is saved; nothing is left to serve")
+            return tool_refusal("ended", "every planned attempt is saved; nothing is left to serve")
         return None
 
     def _next_step(self) -> str:
@@ -401,12 +409,6 @@ class AttemptServer:
         summary["remaining"] = self.remaining
         summary["next"] = f"this session takes no more tool calls. {self._next_step()}"
         return summary
-
-
-def _error(kind: str, message: str) -> ToolAnswer:
-    return ToolAnswer(
-        is_error=True, content={"ok": False, "error": {"kind": kind, "message": message}}
-    )
 
 
 def _judge(record: Record, path: Path, world: World, task: Task) -> SavedAttempt:
@@ -559,7 +561,7 @@ def build_server(
     async def call_tool(ctx: Any, params: Any) -> Any:
         session = session_of(ctx)
         if session is None:
-            answer = _error("no_session", _NO_SESSION)
+            answer = tool_refusal("no_session", _NO_SESSION)
         else:
             answer = state.call(params.name, params.arguments, session)
         text = json.dumps(answer.content, sort_keys=True)

@@ -44,7 +44,7 @@ from harness_world.evidence.record import Outcome, Record, RecordContext, Transc
 from harness_world.grading.briefing import TOOL_BUDGETS, briefing
 from harness_world.grading.task import Task, load_tasks
 from harness_world.grading.verifier import SlotResult, judge_record
-from harness_world.integrations.mcp import FINISH_SCHEMA, FINISH_TOOL, ToolAnswer
+from harness_world.integrations.mcp import FINISH_SCHEMA, FINISH_TOOL, ToolAnswer, tool_refusal
 from harness_world.rewards import reward_of
 from harness_world.running.attempt import Attempt, AttemptEnded, AttemptLimits, offered_schemas
 from harness_world.running.commit import WINDOW_S, Finished, GroupCommit, finished
@@ -453,9 +453,9 @@ class Rollouts:
         with self._lock:
             live = self._live.get(rollout)
             if live is None:
-                return _refused("no_rollout", "no rollout of this environment is open here")
+                return tool_refusal("no_rollout", "no rollout of this environment is open here")
             if live.final is not None or live.ended:
-                return _refused("ended", "this rollout's attempt has ended: no call counts now")
+                return tool_refusal("ended", "this rollout's attempt has ended: no call counts now")
             if tool == FINISH_TOOL:
                 live.final = _message(arguments)
                 return ToolAnswer(
@@ -466,7 +466,7 @@ class Rollouts:
                 observation = live.attempt.call(tool, arguments)
             except AttemptEnded as ended:
                 live.ended = True
-                return _refused(ended.outcome.status, ended.outcome.reason)
+                return tool_refusal(ended.outcome.status, ended.outcome.reason)
         return ToolAnswer(
             is_error=not observation.ok,
             content={"seq": observation.seq, **observation.to_message()},
@@ -640,12 +640,6 @@ class Rollouts:
                 finally:
                     held.lock.release()
         return sealed
-
-
-def _refused(kind: str, message: str) -> ToolAnswer:
-    return ToolAnswer(
-        is_error=True, content={"ok": False, "error": {"kind": kind, "message": message}}
-    )
 
 
 def _message(arguments: object) -> str:

@@ -110,10 +110,14 @@ def drive(agent: Agent, attempt: Attempt, context: RecordContext | None = None) 
     message = ""
     try:
         message = agent.run(attempt)
-    except AttemptEnded:
-        pass
-    except InfrastructureError as exc:  # the harness or provider failed, not the agent
-        attempt.infrastructure_failed(str(exc))
-    except Exception as exc:  # the agent's defect: an outcome counted in the denominator
-        attempt.fail(f"{type(exc).__name__}: {exc}")
+    except Exception as exc:
+        end_by(attempt, exc)
     return attempt.finish(message if isinstance(message, str) else str(message), context)
+
+
+def end_by(attempt: Attempt, exc: Exception) -> None:
+    """What an exception out of an agent's ``run`` makes of its attempt (see `drive`)."""
+    if isinstance(exc, InfrastructureError):  # the harness or provider failed, not the agent
+        attempt.infrastructure_failed(str(exc))
+    elif not isinstance(exc, AttemptEnded):  # the agent's defect: counted in the denominator
+        attempt.fail(f"{type(exc).__name__}: {exc}")

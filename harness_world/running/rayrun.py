@@ -16,10 +16,8 @@ from their context.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib
 import importlib.util
-import math
 import sys
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -30,24 +28,18 @@ from typing import Any
 import attrs
 import msgspec
 
-from harness_world.engine.world import load_world
 from harness_world.errors import HarnessWorldError
 from harness_world.evidence.binding import IndexEntry, save_try
 from harness_world.evidence.record import decode_record, seal_record
 from harness_world.grading.task import Task
 from harness_world.grading.verifier import SlotResult, judge_record
-from harness_world.running.agents import Agent, drive
+from harness_world.running.agents import Agent
 from harness_world.running.attempt import AttemptLimits
 from harness_world.running.commit import Committer, Finished, finished
 from harness_world.running.executors import AttemptsLost, at_least_one
 from harness_world.running.rundir import record_path
-from harness_world.running.units import (
-    Unit,
-    drive_async,
-    fresh_start,
-    is_async_agent,
-    open_attempt,
-)
+from harness_world.running.units import Unit, execute
+from harness_world.running.workers import batches
 
 __all__ = [
     "Ray",
@@ -127,6 +119,9 @@ class _Reply(msgspec.Struct, frozen=True, kw_only=True):
     result: SlotResult | None = None
 
 
+# What an order copies of its unit as it is: the rest are the agent and task (indices into
+# the objects of the batch) and the output folder (a string).
+_UNIT_FIELDS = tuple(f for f in _Order.__struct_fields__ if f not in ("agent", "task", "out"))
 _ORDERS = msgspec.msgpack.Decoder(list[_Order])
 _REPLIES = msgspec.msgpack.Decoder(list[_Reply])
 _TASK = msgspec.msgpack.Decoder(Task)
@@ -162,29 +157,9 @@ def perform_remote(orders_data: bytes, *objects: Any) -> bytes:
 
 def _perform(agent: Agent, task: Task, order: _Order) -> _Reply:
     """One attempt of a batch: executed, replayed and graded."""
-    unit = Unit(
-        agent=agent,
-        world=order.world,
-        size=order.size,
-        task=task,
-        sample=order.sample,
-        seed=order.seed,
-        revision=order.revision,
-        limits=order.limits,
-        workers=order.workers,
-        out=Path(order.out),
-        try_number=order.try_number,
-        retries=order.retries,
-        track=order.track,
-        scheduled=order.scheduled,
-    )
-    world = load_world(unit.world, size=unit.size)
-    attempt, context = open_attempt(unit, world)
-    fresh_start(unit)
-    if is_async_agent(agent):
-        record = asyncio.run(drive_async(agent, attempt, context))
-    else:
-        record = drive(agent, attempt, context)
+    shared = {name: getattr(order, name) for name in _UNIT_FIELDS}
+    unit = Unit(agent=agent, task=task, out=Path(order.out), **shared)
+    record, world = execute(unit)
     if record.outcome.status == "infrastructure" and unit.try_number < unit.retries:
         return _Reply(record=seal_record(record)[0])
     path = record_path(unit.out, task.id, unit.sample)
@@ -193,22 +168,8 @@ def _perform(agent: Agent, task: Task, order: _Order) -> _Reply:
 
 
 def _order(unit: Unit, agent: int, task: int) -> _Order:
-    return _Order(
-        agent=agent,
-        task=task,
-        world=unit.world,
-        size=unit.size,
-        sample=unit.sample,
-        seed=unit.seed,
-        revision=unit.revision,
-        limits=unit.limits,
-        workers=unit.workers,
-        out=str(unit.out),
-        try_number=unit.try_number,
-        retries=unit.retries,
-        track=unit.track,
-        scheduled=unit.scheduled,
-    )
+    shared = {name: getattr(unit, name) for name in _UNIT_FIELDS}
+    return _Order(agent=agent, task=task, out=str(unit.out), **shared)
 
 
 def _share_plugins(ray: Any) -> None:
@@ -313,7 +274,7 @@ def batch_size(items: int, cpus: int, *, most: int = BATCH_MAX) -> int:
     A Ray task costs a few milliseconds; a batch spreads that over its items, while enough
     batches per CPU keep every CPU busy to the end.
     """
-    return max(1, min(most, math.ceil(items / (4 * max(1, cpus)))))
+    return batches(items, cpus, most, per_worker=4)
 
 
 @contextmanager

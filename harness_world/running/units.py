@@ -25,13 +25,8 @@ from harness_world.evidence.binding import save_try
 from harness_world.evidence.record import Record, RecordContext
 from harness_world.grading.task import Task
 from harness_world.grading.verifier import SlotResult, judge_record
-from harness_world.running.agents import Agent, drive
-from harness_world.running.attempt import (
-    Attempt,
-    AttemptEnded,
-    AttemptLimits,
-    InfrastructureError,
-)
+from harness_world.running.agents import Agent, drive, end_by
+from harness_world.running.attempt import Attempt, AttemptLimits
 from harness_world.running.commit import Finished, finished
 from harness_world.running.rundir import record_path, sample_seed
 
@@ -40,6 +35,7 @@ __all__ = [
     "Tally",
     "Unit",
     "drive_async",
+    "execute",
     "fresh_start",
     "is_async_agent",
     "open_attempt",
@@ -140,25 +136,27 @@ async def drive_async(
     message: Any = ""
     try:
         message = await agent.run(attempt)  # type: ignore[misc]
-    except AttemptEnded:
-        pass
-    except InfrastructureError as exc:  # the harness or provider failed, not the agent
-        attempt.infrastructure_failed(str(exc))
-    except Exception as exc:  # the agent's defect: an outcome counted in the denominator
-        attempt.fail(f"{type(exc).__name__}: {exc}")
+    except Exception as exc:
+        end_by(attempt, exc)
     return attempt.finish(message if isinstance(message, str) else str(message), context)
 
 
-def perform(unit: Unit) -> Finished | Path:
-    """Execute, replay and grade one attempt in the calling process (not yet saved)."""
+def execute(unit: Unit) -> tuple[Record, World]:
+    """Execute one attempt in the calling process (an async agent on its own event loop).
+
+    Returns its sealed record, not yet judged, and the world it ran in.
+    """
     world = load_world(unit.world, size=unit.size)
     attempt, context = open_attempt(unit, world)
     fresh_start(unit)
     if is_async_agent(unit.agent):  # one attempt at a time here: its own event loop
-        record = asyncio.run(drive_async(unit.agent, attempt, context))
-    else:
-        record = drive(unit.agent, attempt, context)
-    return settle(unit, record, world)
+        return asyncio.run(drive_async(unit.agent, attempt, context)), world
+    return drive(unit.agent, attempt, context), world
+
+
+def perform(unit: Unit) -> Finished | Path:
+    """Execute, replay and grade one attempt in the calling process (not yet saved)."""
+    return settle(unit, *execute(unit))
 
 
 @attrs.define(slots=True)

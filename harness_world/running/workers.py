@@ -33,9 +33,9 @@ _RESULTS = msgspec.msgpack.Decoder(list[Judgement])
 _JOB: list[tuple[Verifier, Mapping[str, str], Sequence[Measure]]] = []
 
 
-def batches(items: int, workers: int, most: int = BATCH_MOST) -> int:
-    """Slots per batch: about eight batches per worker (an even finish), at most ``most``."""
-    return max(1, min(most, math.ceil(items / (8 * max(1, workers)))))
+def batches(items: int, workers: int, most: int = BATCH_MOST, *, per_worker: int = 8) -> int:
+    """Items per batch: about ``per_worker`` batches per worker (an even finish), 1 to ``most``."""
+    return max(1, min(most, math.ceil(items / (per_worker * max(1, workers)))))
 
 
 def _judge_batch(batch: list[tuple[Slot, SlotBytes]]) -> bytes:

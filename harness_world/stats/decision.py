@@ -28,7 +28,15 @@ from harness_world.stats.estimators import (
     StatsInputError,
     TaskTally,
 )
-from harness_world.stats.hidden_class import min_margin, min_tasks, miss_probability
+from harness_world.stats.hidden_class import (
+    SMALL_SUITE_TASKS,
+    clears_gain_floor,
+    gain_min_tasks,
+    min_gain,
+    min_margin,
+    min_tasks,
+    miss_probability,
+)
 from harness_world.stats.wild import (
     DEFAULT_DRAWS,
     DEFAULT_SEED,
@@ -202,6 +210,10 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
         margin: The non-inferiority margin, or null.
         passed: Whether the gate passed on these tasks (always for ``none``).
         reason: Why, in one sentence.
+        min_gain: ``improved`` on fewer than `hidden_class.SMALL_SUITE_TASKS` paired tasks:
+            the smallest observed mean gain the gate accepts (`hidden_class.min_gain`), since
+            a smaller one is shown more often than ``alpha`` by a null in which a rare class of
+            tasks breaks completely and is absent from the suite; null otherwise.
 
     """
 
@@ -236,6 +248,7 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
     margin: float | None = None
     passed: bool = True
     reason: str = "no gate"
+    min_gain: float | None = None
 
 
 def paired_samples(samples: Mapping[str, Sequence[tuple[bool, bool]]]) -> list[PairedTask]:
@@ -536,8 +549,10 @@ def decide(design: Design) -> Decision:
 
     ``webb`` and ``sign-flip`` invert the bootstrap (on a degenerate spread, the more cautious
     of it and the floor's t); ``cr2-t`` / ``cr1-t`` use t with Bell-McCaffrey (``G - 1``) df.
-    ``improved`` passes when ``lower > 0``, ``no-regression`` unless ``upper < 0``,
-    ``non-inferior`` when ``-lower < margin`` on at least `hidden_class.min_tasks` tasks.
+    ``improved`` passes when ``lower > 0`` (below `hidden_class.SMALL_SUITE_TASKS` paired
+    tasks, also when the mean gain reaches `Decision.min_gain`), ``no-regression`` unless
+    ``upper < 0``, ``non-inferior`` when ``-lower < margin`` on at least
+    `hidden_class.min_tasks` tasks.
     """
     prepared = _figures(design)
     common, test = prepared.common, prepared.test
@@ -564,6 +579,10 @@ def decide(design: Design) -> Decision:
         decidable=decidable,
         coherent=coherent,
     )
+    small = design.gate == "improved" and figures.tasks < SMALL_SUITE_TASKS
+    figures = msgspec.structs.replace(
+        figures, min_gain=min_gain(figures.tasks, design.alpha) if small else None
+    )
     passed = _passes(figures, design.gate, design.margin)
     return msgspec.structs.replace(
         figures,
@@ -587,7 +606,11 @@ def gate_p_value(design: Design) -> float:
 
     d = decide(design)
     if design.gate == "improved":
-        return d.p_increase
+        if d.min_gain is None:
+            return d.p_increase
+        # The floor rejects at a level a' exactly when (1 + mean)^-n <= a' (hidden_class).
+        hidden = (1 + d.mean) ** -d.tasks if d.mean > 0 else 1.0
+        return max(d.p_increase, min(1.0, hidden))
     if design.gate == "no-regression":
         return d.p_decrease
     margin = design.margin
@@ -705,13 +728,33 @@ def pass_k_bounds(
 
 def _passes(d: Decision, gate: GateName, margin: float | None) -> bool:
     if gate == "improved":
-        return d.lower > 0
+        return d.lower > 0 and clears_gain_floor(d.mean, d.tasks, d.alpha)
     if gate == "no-regression":
         return not d.upper < 0
     if gate == "non-inferior":
         assert margin is not None  # the design checked it
         return -d.lower < margin and d.tasks >= min_tasks(margin, d.alpha)
     return True
+
+
+def _hidden_gain_reason(d: Decision) -> str:
+    """Why a gain whose bound is above 0 is still too small for the tasks (`min_gain`)."""
+    assert d.min_gain is not None and d.mean > 0  # the lower bound is above 0
+    share = d.mean / (1 + d.mean)
+    needed = min(SMALL_SUITE_TASKS, gain_min_tasks(d.mean, d.alpha))
+    # Rounded up so that the gain printed is one the gate accepts at this size.
+    floor = math.ceil(d.min_gain * 1000) / 10
+    way_out = (
+        f"{needed} tasks, or a gain of at least {floor:g} points, can show it"
+        if floor <= 100
+        else f"{needed} tasks can show it (on {d.tasks}, no gain can)"
+    )
+    return (
+        f": above 0, but {d.tasks} tasks are too few to show a gain of "
+        f"{d.mean * 100:+.1f} points: a class of tasks making up {share * 100:.1f}% of the "
+        f"population, all broken, would cancel it and is absent from {d.tasks} tasks "
+        f"{(1 + d.mean) ** -d.tasks * 100:.1f}% of the time (above {d.alpha * 100:g}%); " + way_out
+    )
 
 
 def _reason(d: Decision, gate: GateName, margin: float | None, passed: bool) -> str:
@@ -734,9 +777,10 @@ def _reason(d: Decision, gate: GateName, margin: float | None, passed: bool) -> 
             + ("no-regression cannot fail" if gate == "no-regression" else "the gate cannot pass")
         )
     if gate == "improved":
-        return f"the one-sided {level} lower bound of the change is {d.lower * 100:+.1f} " + (
-            "points: above 0" if passed else "points: not above 0"
-        )
+        bound = f"the one-sided {level} lower bound of the change is {d.lower * 100:+.1f} points"
+        if d.lower <= 0:
+            return bound + ": not above 0"
+        return bound + (": above 0" if passed else _hidden_gain_reason(d))
     if gate == "no-regression":
         return f"the one-sided {level} upper bound of the change is {d.upper * 100:+.1f} " + (
             "points: not below 0" if passed else "points: below 0, a significant drop"

@@ -46,7 +46,7 @@ from harness_world.stats.estimators import (
     pair_tallies,
     tally_runs,
 )
-from harness_world.stats.hidden_class import min_tasks
+from harness_world.stats.hidden_class import SMALL_SUITE_TASKS, gain_min_tasks, min_tasks
 from harness_world.stats.planning import Plan, PlanRow, plan_power
 from harness_world.stats.wild import DEFAULT_SEED
 
@@ -132,7 +132,9 @@ class GateResult(msgspec.Struct, frozen=True, kw_only=True):
             ``--allow-missing``'s assumption (losses unrelated to passing) carries.
         min_tasks: ``non-inferior``: the fewest paired tasks that can show non-inferiority
             at this margin and level (`hidden_class.min_tasks`); the gate fails below it
-            whatever the bound; null for the other gates.
+            whatever the bound. ``improved`` on fewer than `hidden_class.SMALL_SUITE_TASKS`
+            paired tasks with a positive mean: the fewest that can show the observed gain
+            (`hidden_class.gain_min_tasks`, at most that many). Null otherwise.
 
     """
 
@@ -391,6 +393,15 @@ def _tallies(
     return base, cand, missing, paired
 
 
+def _min_tasks(d: Decision, margin: float | None) -> int | None:
+    """`GateResult.min_tasks`: the suite size a hidden broken class sets for this gate."""
+    if d.gate == "non-inferior" and margin:
+        return min_tasks(margin, d.alpha)
+    if d.gate == "improved" and d.min_gain is not None and d.mean > 0:
+        return min(SMALL_SUITE_TASKS, gain_min_tasks(d.mean, d.alpha))
+    return None
+
+
 def _check_assess(alpha: float, min_runs: int, gate: GateName, margin: float | None) -> None:
     if not (math.isfinite(alpha) and 0 < alpha < 0.5):
         raise StatsInputError(f"alpha must be strictly between 0 and 0.5, got {alpha}")
@@ -470,7 +481,7 @@ def assess(
         + loss_order_warnings(row_list, baseline, candidate, missing),
         lost_runs=len(lost),
         tipping_point=tipping,
-        min_tasks=min_tasks(margin, alpha) if gate == "non-inferior" and margin else None,
+        min_tasks=_min_tasks(observed, margin),
         correction="holm",
         significant_changes=[c for c in task_changes(paired, alpha) if c.significant],
         flips=flipped_tasks(paired),

@@ -16,13 +16,34 @@ That is a necessary condition, not a sufficient one (the test on the mean still 
 below it, what would help is more tasks or a wider margin, and `min_tasks` / `min_margin` say
 how many and how wide. Tasks are counted, not families: a class is a set of tasks, and counting
 families instead would make every realistic suite too small.
+
+The same argument bounds ``improved``. Let a share ``g / (1 + g)`` of the population break
+completely while every other task gains ``g``: the mean change is exactly 0, and a suite of
+``n`` tasks holds no broken task with probability ``(1 + g) ** -n``, when it shows a uniform
+gain of ``g``. An observed gain below `min_gain` (``alpha ** (-1 / n) - 1``) is therefore one
+that such a null shows more often than ``alpha``; below `SMALL_SUITE_TASKS` paired tasks (where
+the bootstrap's level is not assured either) ``improved`` needs the observed gain to reach it.
+From that size on the gate relies on its measured level and does not apply the floor, which
+would cost most of the power of 30- to 40-task suites against gains of 10 points.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Final
 
-__all__ = ["min_margin", "min_tasks", "miss_probability"]
+__all__ = [
+    "SMALL_SUITE_TASKS",
+    "clears_gain_floor",
+    "gain_min_tasks",
+    "min_gain",
+    "min_margin",
+    "min_tasks",
+    "miss_probability",
+]
+
+SMALL_SUITE_TASKS: Final = 30
+"""Below this many paired tasks ``improved`` needs its observed gain to reach `min_gain`."""
 
 
 def _check(alpha: float) -> None:
@@ -107,3 +128,73 @@ def min_margin(tasks: int, alpha: float) -> float:
     if tasks < 1:
         raise ValueError(f"tasks must be >= 1, got {tasks}")
     return -math.expm1(math.log(alpha) / tasks)
+
+
+def min_gain(tasks: int, alpha: float) -> float:
+    """The smallest uniform gain that a hidden broken class shows at most ``alpha`` of the time.
+
+    Args:
+        tasks: Tasks in the suite, >= 1.
+        alpha: The gate's one-sided level, in (0, 1).
+
+    Returns:
+        ``alpha ** (-1 / tasks) - 1``: with a share ``g / (1 + g)`` of the population broken
+        and the rest gaining ``g`` (mean change 0), ``tasks`` tasks hold no broken one with
+        probability ``(1 + g) ** -tasks``, which is ``alpha`` exactly at this gain.
+
+    Raises:
+        ValueError: A bad task count or alpha.
+
+    Example:
+        >>> round(min_gain(20, 0.025), 4)
+        0.2025
+        >>> round(min_gain(10, 0.025), 4)
+        0.4461
+
+    """
+    _check(alpha)
+    if tasks < 1:
+        raise ValueError(f"tasks must be >= 1, got {tasks}")
+    return math.expm1(-math.log(alpha) / tasks)
+
+
+def gain_min_tasks(gain: float, alpha: float) -> int:
+    """The fewest tasks on which an observed uniform gain ``gain`` clears `min_gain`.
+
+    Args:
+        gain: The observed mean gain as a fraction, > 0.
+        alpha: The gate's one-sided level, in (0, 1).
+
+    Returns:
+        The smallest ``n`` with ``(1 + gain) ** -n <= alpha``: `min_tasks` of the broken
+        share ``gain / (1 + gain)`` that cancels the gain.
+
+    Raises:
+        ValueError: A gain that is not positive and finite, or a bad alpha.
+
+    Example:
+        >>> gain_min_tasks(0.10, 0.025)
+        39
+
+    """
+    if not (math.isfinite(gain) and gain > 0):
+        raise ValueError(f"gain must be positive and finite, got {gain}")
+    return min_tasks(gain / (1 + gain), alpha)
+
+
+def clears_gain_floor(gain: float, tasks: int, alpha: float) -> bool:
+    """Whether an observed mean gain may pass ``improved`` on ``tasks`` paired tasks.
+
+    Args:
+        gain: The observed mean change as a fraction.
+        tasks: Paired tasks, >= 1.
+        alpha: The gate's one-sided level, in (0, 1).
+
+    Returns:
+        True from `SMALL_SUITE_TASKS` tasks on; below, when ``gain >= min_gain(tasks, alpha)``.
+
+    Raises:
+        ValueError: A bad task count or alpha.
+
+    """
+    return tasks >= SMALL_SUITE_TASKS or gain >= min_gain(tasks, alpha)

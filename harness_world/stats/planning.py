@@ -29,6 +29,7 @@ from harness_world.stats.estimators import (
     StatsInputError,
     TaskTally,
 )
+from harness_world.stats.hidden_class import SMALL_SUITE_TASKS, clears_gain_floor, min_gain
 
 if TYPE_CHECKING:
     import numpy as np
@@ -107,13 +108,20 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def _power(n: int, df: float, sd: float, mde: float, alpha: float) -> float:
+    """The noncentral t's power at ``n`` tasks.
+
+    Below `SMALL_SUITE_TASKS` the estimate must also clear the gain floor
+    (`hidden_class.min_gain`), so the statistic's threshold is the larger of the two.
+    """
     from scipy import special, stats
 
+    floor = 0.0 if n >= SMALL_SUITE_TASKS else min_gain(n, alpha)
     if sd <= 0:
-        return 1.0
+        return 1.0 if mde >= floor else 0.0
     quantile = float(special.stdtrit(df, 1 - alpha))
-    ncp = mde / (sd / math.sqrt(n))
-    return float(stats.nct.sf(quantile, df, ncp))
+    standard_error = sd / math.sqrt(n)
+    ncp = mde / standard_error
+    return float(stats.nct.sf(max(quantile, floor / standard_error), df, ncp))
 
 
 class _Template(msgspec.Struct, frozen=True, kw_only=True):
@@ -212,7 +220,10 @@ def _gate_power(
             for t, nb, xb, nc, xc in zip(ids, runs_b, b, runs_c, c, strict=True)
         ]
         design = replace(design, pairs=pairs, families=families)
-        passed += p_values(design)[0] <= design.alpha
+        mean = math.fsum(p.difference for p in pairs) / len(pairs)
+        passed += p_values(design)[0] <= design.alpha and clears_gain_floor(
+            mean, len(pairs), design.alpha
+        )
     return passed / sims
 
 

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from harness_world.stats import Decision, Design, PairedTask, TaskTally, decide, p_values
 from tests.conftest import examples
+from tests.strategies import improved_verdict
 
 RUNS = 5
 CELLS = [(b, c) for b in range(RUNS + 1) for c in range(RUNS + 1)]
@@ -136,7 +137,7 @@ def _agree(d: Decision) -> None:
     assert (d.upper < 0) == (d.p_decrease <= d.alpha), d
     assert d.lower <= d.mean <= d.upper, d
     if d.gate == "improved":
-        assert d.passed == (d.lower > 0)
+        assert d.passed == improved_verdict(d), d
     else:
         assert d.passed == (not d.upper < 0)
 

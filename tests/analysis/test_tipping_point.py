@@ -13,12 +13,19 @@ from harness_world.stats import MissingTask, TaskTally
 from harness_world.stats.gate import _lost_runs, _padded
 from tests.analysis.test_gate import rows_for
 
-STEADY = {
+_THIRTEEN = {
     "m00": (3, 5, 4, 5), "m01": (3, 5, 4, 5), "m02": (3, 5, 2, 5), "m03": (2, 5, 3, 5),
     "m04": (3, 5, 2, 5), "m05": (1, 5, 2, 5), "m06": (2, 5, 5, 5), "m07": (1, 5, 5, 5),
     "m08": (3, 5, 2, 5), "m09": (3, 5, 3, 5),
     "z0": (1, 5, 3, 3), "z1": (1, 5, 3, 3), "z2": (2, 5, 3, 3),
 }  # fmt: skip
+# Eight of the complete tasks twice: with the two tasks below the suite has 23 tasks, and its
+# gain of 21.7 points clears the floor a hidden broken class sets there (17.4 points).
+STEADY = _THIRTEEN | {
+    f"{task}b": tally
+    for task, tally in _THIRTEEN.items()
+    if task[0] == "m" and task not in ("m00", "m09")
+}
 
 
 def _tipping(spec: dict[str, tuple[int, int, int, int]]) -> int | None:

@@ -158,9 +158,10 @@ def test_folders_that_are_not_run_directories_are_bad_input(tmp_path, cli):
 IMPROVED = {f"t{i}": (2, 5, 3, 5) for i in range(7)} | {"t7": (2, 5, 2, 5)}
 DROPPED = {f"t{i}": (3, 5, 2, 5) for i in range(7)} | {"t7": (2, 5, 2, 5)}
 FLAT = {f"t{i}": (2, 5, 2 + (1 if i % 2 else -1), 5) for i in range(8)}
-# Eight tasks that gain (or lose) 60 points except one: beyond any noise.
-STRONG_UP = {f"t{i}": (1, 5, 4, 5) for i in range(7)} | {"t7": (2, 5, 2, 5)}
-STRONG_DOWN = {f"t{i}": (4, 5, 1, 5) for i in range(7)} | {"t7": (2, 5, 2, 5)}
+# Ten tasks that gain (or lose) 60 points except one: beyond any noise, and a gain above the
+# 44.7 points below which a hidden broken class could cancel it on 10 tasks.
+STRONG_UP = {f"t{i}": (1, 5, 4, 5) for i in range(9)} | {"t9": (2, 5, 2, 5)}
+STRONG_DOWN = {f"t{i}": (4, 5, 1, 5) for i in range(9)} | {"t9": (2, 5, 2, 5)}
 
 
 @pytest.mark.parametrize(
