@@ -134,6 +134,11 @@ class Session:
         return tuple(self._log)
 
     @property
+    def call_count(self) -> int:
+        """How many calls the log holds (``len(log)`` without copying the log)."""
+        return len(self._log)
+
+    @property
     def work(self) -> int:
         """Rows the tools examined so far through their context (selects, pages, reads).
 

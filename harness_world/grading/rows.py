@@ -9,7 +9,7 @@ key field and only the entity's fields, every required one present.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, KeysView
 from typing import Any
 
 import attrs
@@ -28,6 +28,7 @@ __all__ = [
     "net_changes",
     "returned_row_keys",
     "returned_rows",
+    "row_shape",
     "walk_dicts",
 ]
 
@@ -44,7 +45,9 @@ def changed_fields(before: dict[str, Any] | None, after: dict[str, Any] | None) 
     the other image changed.
     """
     old_row, new_row = before or {}, after or {}
-    changed = [name for name in new_row if name not in old_row]  # added fields
+    # Added fields: none when both images have the same fields (the usual case, one C test).
+    same = old_row.keys() == new_row.keys()
+    changed = [] if same else [name for name in new_row if name not in old_row]
     for name, old in old_row.items():
         new = new_row.get(name, MISSING)
         kind = type(old)
@@ -106,6 +109,11 @@ def _required(entity: Entity) -> frozenset[str]:
         names = frozenset(n for n, spec in entity.fields.items() if not spec.optional)
         known = _REQUIRED[id(entity)] = (entity, names)
     return known[1]
+
+
+def row_shape(entity: Entity) -> tuple[frozenset[str], KeysView[str]]:
+    """The fields a whole row of ``entity`` must have, and the fields it may have (`is_row`)."""
+    return _required(entity), entity.fields.keys()
 
 
 def is_row(value: dict[str, Any], entity: Entity) -> bool:

@@ -29,7 +29,7 @@ from harness_world.engine.contract import Entity
 from harness_world.engine.world import Key, World
 from harness_world.evidence.record import Record
 from harness_world.grading.reconcile import Reconciliation
-from harness_world.grading.rows import Change, changed_fields, is_row, net_changes
+from harness_world.grading.rows import Change, changed_fields, net_changes, row_shape
 from harness_world.grading.shown import Observations, stated
 from harness_world.grading.task import Task, select_targets
 
@@ -47,6 +47,7 @@ __all__ = [
 Atom = tuple[str, Key]
 T = TypeVar("T")
 _PAGING = ("offset", "limit")
+_CONTAINERS = frozenset({dict, list})
 
 
 class LoggedCall(Protocol):
@@ -297,8 +298,10 @@ def _first_returned(seen: Observations, world: World, atoms: set[Atom]) -> dict[
         if len(pending) > _PREFILTER_MAX:
             looked_for = [entry for entry in wanted.values() if entry[1]]
         else:
+            if not spellings:  # once few rows are left: each pending row's spelling, once
+                spellings = {a: _spelling(a, entities) for a in pending}
             blob = seen.blob(index)
-            present = [a for a in pending if _spelling(a, entities, spellings) in blob]
+            present = [a for a in pending if spellings[a] in blob]
             if not present:
                 continue
             few: dict[str, tuple[Entity, set[Key]]] = {}
@@ -314,35 +317,34 @@ def _first_returned(seen: Observations, world: World, atoms: set[Atom]) -> dict[
     return found
 
 
-def _spelling(atom: Atom, entities: dict[str, Entity], known: dict[Atom, bytes]) -> bytes:
+def _spelling(atom: Atom, entities: dict[str, Entity]) -> bytes:
     """How a row's key appears in a result's canonical JSON: ``"<key field>":<key>``."""
-    found = known.get(atom)
-    if found is None:
-        found = known[atom] = to_json(entities[atom[0]].key) + b":" + to_json(atom[1])
-    return found
+    return to_json(entities[atom[0]].key) + b":" + to_json(atom[1])
 
 
 def _rows_returned(
     call: LoggedCall, looked_for: list[tuple[Entity, set[Key]]], seen: dict[Atom, int]
 ) -> None:
     """Note (first call only) every looked-for row inside ``call.result``, at any depth."""
-    probes = [(entity, entity.key, keys) for entity, keys in looked_for]
+    # `is_row` inline: the key field is there (it holds a looked-for key), so a whole row is
+    # one whose fields hold the required ones and no other.
+    probes = [(entity.name, entity.key, keys, *row_shape(entity)) for entity, keys in looked_for]
     stack = [call.result]
     pop, push = stack.pop, stack.append
     while stack:
         item = pop()
         if type(item) is dict:
-            for entity, key_field, keys in probes:
+            for name, key_field, keys, required, fields in probes:
                 key = item.get(key_field)
-                if type(key) in (str, int) and key in keys and is_row(item, entity):
-                    seen.setdefault((entity.name, key), call.seq)
+                if type(key) in (str, int) and key in keys and required <= item.keys() <= fields:
+                    seen.setdefault((name, key), call.seq)
             values: Any = item.values()
         elif type(item) is list:
             values = item
         else:
             continue
         for value in values:  # only containers can hold a row: scalars are never pushed
-            if type(value) is dict or type(value) is list:
+            if type(value) in _CONTAINERS:
                 push(value)
 
 

@@ -166,7 +166,8 @@ class Attempt:
         faults = fault_policy(self.task.faults, self.seed)
         self._session = self.world.open_session(self.seed, faults=faults, tools=self.task.tools)
         self._began = self.clock()
-        self._usage = {f: getattr(Usage(), f) for f in Usage.__struct_fields__}
+        zero = Usage()
+        self._usage = {f: getattr(zero, f) for f in Usage.__struct_fields__}
         if self.limits is None:
             self.limits = AttemptLimits.from_task(self.task.budgets)
 
@@ -212,7 +213,7 @@ class Attempt:
         answer = self.user.reply(self.user_turns, message)
         self._user_turns.append(
             UserTurn(
-                after_call=len(self._session.log),
+                after_call=self._session.call_count,
                 agent=_text(message),
                 user=_text(answer),
                 stop=STOP in answer,
@@ -228,7 +229,7 @@ class Attempt:
         """
         self._check_open()
         limit = self._limits.tool_calls
-        if limit is not None and len(self._session.log) >= limit:
+        if limit is not None and self._session.call_count >= limit:
             self._end("budget_limit", f"tool_calls budget of {limit} reached")
         # A call without arguments is a call with an empty object, whichever path made it.
         return self._session.call(tool, {} if args is None else args)

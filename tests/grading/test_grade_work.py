@@ -17,10 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import harness_world as hw
-from harness_world.coverage import load_routes, run_script
+from harness_world.coverage import load_mutants, load_routes, run_script
 from harness_world.engine import canonical
 from harness_world.evidence.record import Record
 from harness_world.grading import advise
+from harness_world.grading import harness as harness_module
 from harness_world.grading import trace as trace_module
 from harness_world.grading.checker import grade, grade_view
 from harness_world.grading.criteria import Check
@@ -207,3 +208,30 @@ def test_a_view_whose_log_is_not_its_records_reads_the_records_own_arguments() -
     forbidden = [v for v in own.verdicts if v.id.startswith("forbidden.")]
     assert forbidden
     assert forbidden == [v for v in other.verdicts if v.id.startswith("forbidden.")]
+
+
+def _with_failures(world_name: str) -> list[tuple[Task, Record]]:
+    """Every route, and every hand mutant of the small world (many with failed calls)."""
+    world = hw.load_world(world_name)
+    tasks = {t.id: t for t in hw.load_tasks(world_name)}
+    mutants = [
+        (tasks[m.task_id], run_script(world, tasks[m.task_id], m.script))
+        for m in load_mutants(world_name)
+        if m.task_id in tasks and "small" in m.sizes
+    ]
+    return _records(world_name) + mutants
+
+
+@pytest.mark.parametrize("world_name", WORLDS)
+def test_the_harness_findings_of_a_view_are_the_call_logs_whole_reading(world_name: str) -> None:
+    """A record without a failed call skips the harness walk: the findings stay the same."""
+    world = hw.load_world(world_name)
+    failed = clean = 0
+    for task, record in _with_failures(world_name):
+        view = TraceView(record, task, world, call_log(record))
+        assert harness_module._of_view(view) == harness_module._found(record, world), task.id
+        if any(not c.ok for c in record.calls):
+            failed += 1
+        else:
+            clean += 1
+    assert failed >= 3 and clean >= 3

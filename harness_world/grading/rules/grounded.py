@@ -103,9 +103,10 @@ class _Grounds:
 
     def given(self, value: str, seq: int) -> bool:
         """Whether the instruction, or the user before call ``seq``, gave ``value``."""
-        return value in self.instruction or any(
-            after < seq and value in told for after, told in self.said
-        )
+        if value in self.instruction:
+            return True
+        said = self.said  # most attempts have no user: no generator made for nothing
+        return bool(said) and any(after < seq and value in told for after, told in said)
 
     def shown_before(self, value: str | int, seq: int) -> bool:
         """Whether an earlier call than ``seq`` showed ``value``.
@@ -115,12 +116,18 @@ class _Grounds:
         """
         shown = self.shown
         form = to_json(value)
-        forms = (form,) if isinstance(value, str) else (form, to_json(str(value)))
+        other = None if isinstance(value, str) else to_json(str(value))  # a number's digits
         returned = self.returned.get(value)
-        fast = returned is not None and returned < seq
-        if fast and not any(shown.echoed(f, returned or 0) for f in forms):
+        if (
+            returned is not None
+            and returned < seq
+            and not shown.echoed(form, returned)
+            and (other is None or not shown.echoed(other, returned))
+        ):
             return True
-        return any(shown.first(f, before=seq) is not None for f in forms)
+        if shown.first(form, before=seq) is not None:
+            return True
+        return other is not None and shown.first(other, before=seq) is not None
 
     def memorised(self, call: CallRecord) -> list[tuple[int, str]]:
         """The ids ``call`` names that were neither given nor shown before it."""

@@ -276,11 +276,14 @@ def _field_allowed(
     view: TraceView, change: Change, field: str, covering: Sequence[Allowance]
 ) -> bool:
     """Whether an allowance of the change's entity (``covering``) allows the field."""
-    return any(
-        (field in a.fields or "*" in a.fields)
-        and (a.anywhere or change.key in view.target_set(a.target))
-        for a in covering
-    )
+    # A loop, not any(): asked once per changed field, of one or two allowances, where
+    # making a generator costs more than the test.
+    for a in covering:
+        if (field in a.fields or "*" in a.fields) and (
+            a.anywhere or change.key in view.target_set(a.target)
+        ):
+            return True
+    return False
 
 
 def _delete_allowed(view: TraceView, change: Change) -> bool:
@@ -314,11 +317,20 @@ class Effect:
     @property
     def label(self) -> str:
         """How ``state.allowed`` names the atom: ``entity:key.field changed`` or ``created``."""
-        if self.field == "<created>":
-            return f"{self.entity}:{self.key} created"
-        if self.field == "<deleted>":
-            return f"{self.entity}:{self.key} deleted"
-        return f"{self.entity}:{self.key}.{self.field} changed"
+        return _label(self.entity, self.key, self.field)
+
+
+def _label(entity: str, key: Key, field: str) -> str:
+    if field == "<created>":
+        return f"{entity}:{key} created"
+    if field == "<deleted>":
+        return f"{entity}:{key} deleted"
+    return f"{entity}:{key}.{field} changed"
+
+
+_Judged = tuple[str, Key, str, EffectVerdict]
+"""An `Effect` as the judgement keeps it (entity, key, field, verdict): a plain tuple, made
+for every atom of every record; the `Effect` objects are made when a reader asks."""
 
 
 def net_effects(view: TraceView) -> list[Effect]:
@@ -327,12 +339,12 @@ def net_effects(view: TraceView) -> list[Effect]:
     The one judgement both ``state.allowed`` and a reader of the record see: the criterion
     fails exactly on the ``unauthorized`` atoms.
     """
-    return list(view.once(_effects))
+    return [Effect(*judged) for judged in view.once(_effects)]
 
 
-def _effects(view: TraceView) -> tuple[Effect, ...]:
+def _effects(view: TraceView) -> tuple[_Judged, ...]:
     required_atoms = view.once(_required)[1]
-    out: list[Effect] = []
+    out: list[_Judged] = []
     created_budget: dict[tuple[int, Key | None], int] = {}
     by_entity: dict[str, list[Allowance]] = {}  # the allowances of each entity, found once
     for allowance in view.task.allow:
@@ -350,7 +362,7 @@ def _effects(view: TraceView) -> tuple[Effect, ...]:
                 verdict = "allowed"
             else:
                 verdict = "unauthorized"
-            out.append(Effect(change.entity, change.key, field, verdict))
+            out.append((change.entity, change.key, field, verdict))
             continue
         covering = by_entity.get(change.entity, [])
         for field in change.fields():
@@ -360,13 +372,17 @@ def _effects(view: TraceView) -> tuple[Effect, ...]:
                 verdict = "allowed"
             else:
                 verdict = "unauthorized"
-            out.append(Effect(change.entity, change.key, field, verdict))
+            out.append((change.entity, change.key, field, verdict))
     return tuple(out)
 
 
 def _allowed(view: TraceView) -> CriterionVerdict:
     """Delta ⊆ A, with A = required atoms ∪ the task's allowances."""
-    unauthorized = [e.label for e in view.once(_effects) if e.verdict == "unauthorized"]
+    unauthorized = [
+        _label(entity, key, field)
+        for entity, key, field, verdict in view.once(_effects)
+        if verdict == "unauthorized"
+    ]
     return findings(
         "state.allowed",
         "state",
