@@ -390,9 +390,9 @@ class Findings:
         """The ``grade``, ``harness`` and ``policy`` entries, the checker's registry."""
         return CriterionRegistry([e for e in self.entries if isinstance(e, Check)])
 
-    @property
+    @functools.cached_property
     def advisories(self) -> tuple[AdviceRule, ...]:
-        """The ``advisory`` entries, in report order."""
+        """The ``advisory`` entries, in report order (found once: every record asks)."""
         return tuple(e for e in self.entries if isinstance(e, AdviceRule))
 
     @property

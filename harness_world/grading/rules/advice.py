@@ -12,9 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import msgspec
-
-from harness_world.grading.answers import hedge_phrases
+from harness_world.grading.answers import GUESS_PHRASES, HEDGE_PHRASES, hedge_phrases
 from harness_world.grading.criteria import AdviceRule, Advisory
 from harness_world.grading.rules.grounded import ungrounded_writes
 from harness_world.grading.trace import TraceView
@@ -53,7 +51,16 @@ def hedges(message: str) -> list[str]:
     The answer check's phrases (`harness_world.grading.answers.hedge_phrases`): in the
     sentence that states an answer they fail it; here they are reported wherever they occur.
     """
+    # ASCII text matches an (ASCII) phrase regardless of case only where its lower case holds
+    # the phrase: a message holding none is searched no further (most say none).
+    if message.isascii():
+        lowered = message.lower()
+        if not any(phrase in lowered for phrase in _PHRASES):
+            return []
     return hedge_phrases(message)
+
+
+_PHRASES = tuple(p.lower() for p in (*GUESS_PHRASES, *HEDGE_PHRASES))
 
 
 def _unfollowed_page(view: TraceView) -> Advisory | None:
@@ -121,6 +128,8 @@ def _refused_calls(view: TraceView) -> Advisory | None:
 
 def _ended_with_question(view: TraceView) -> Advisory | None:
     text = view.record.final_message.strip()
+    if not text.endswith("?"):  # the last sentence ends where the message ends
+        return None
     parts = re.split(r"(?<=[.!?])\s+", text)
     last = parts[-1] if parts else ""
     if not last.endswith("?"):
@@ -131,10 +140,11 @@ def _ended_with_question(view: TraceView) -> Advisory | None:
 def _repeated_call(view: TraceView) -> Advisory | None:
     items: list[tuple[int, str]] = []
     calls = view.log.calls
-    last_seen: dict[bytes, int] = {}
+    arguments = view.log.arguments  # canonical JSON, as the grade encoded them
+    last_seen: dict[tuple[str, bytes], int] = {}
     last_write = 0
     for index, call in enumerate(calls):
-        key = msgspec.json.encode([call.tool, call.args], order="sorted")
+        key = (call.tool, arguments[index])
         earlier = last_seen.get(key)
         if earlier is not None and last_write <= earlier:
             items.append(

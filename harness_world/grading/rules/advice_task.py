@@ -57,12 +57,21 @@ def _touched_rows(
     """The rows a write touched directly, and the rows its new values point to by key."""
     if image.entity in targets:
         yield image.entity, image.key
+    after = image.after
+    if after is None:
+        return
     key_field = view.world.contract.entity(image.entity).key
-    for field, value in (image.after or {}).items():
-        if field == key_field or not isinstance(value, str):
-            continue
-        if (image.before or {}).get(field) == value:
-            continue
+    # The fields it set to a new string, in the row's own field order: every one of a new row,
+    # else those of the write's one diff (a string's typed change is an unequal value).
+    if image.before is None:
+        fields = [f for f, v in after.items() if f != key_field and isinstance(v, str)]
+    else:
+        changed = view.log.changed(image)
+        fields = [f for f in changed if f != key_field and isinstance(after.get(f), str)]
+        if len(fields) > 1:
+            fields = [f for f in after if f in fields]
+    for field in fields:
+        value = after[field]
         for entity in targets:
             if view.world.raw(entity, value) is not None:  # exists: no copy of it is needed
                 yield entity, value
@@ -180,8 +189,24 @@ def _skipped_step(view: TraceView) -> Advisory | None:
     return Advisory(name="skipped_step", detail="; ".join(skipped))
 
 
-def _mentioned(task: Task) -> tuple[set[tuple[str, str]], set[str], set[str]]:
-    """(entity, field) pairs that may change ('*' for any), entities created, entities deleted."""
+_Mentioned = tuple[frozenset[tuple[str, str]], frozenset[str], frozenset[str]]
+_MENTIONED: dict[str, _Mentioned] = {}
+
+
+def _mentioned(task: Task) -> _Mentioned:
+    """(entity, field) pairs that may change ('*' for any), entities created, entities deleted.
+
+    A function of the task alone: kept per task hash, as `_named_filters` is.
+    """
+    known = _MENTIONED.get(task.hash)
+    if known is None:
+        if len(_MENTIONED) > 4096:
+            _MENTIONED.clear()
+        known = _MENTIONED[task.hash] = _mentioned_by(task)
+    return known
+
+
+def _mentioned_by(task: Task) -> _Mentioned:
     fields: set[tuple[str, str]] = set()
     created: set[str] = set()
     deleted: set[str] = set()
@@ -201,13 +226,13 @@ def _mentioned(task: Task) -> tuple[set[tuple[str, str]], set[str], set[str]]:
             created.add(allowed.entity)
         if allowed.delete:
             deleted.add(allowed.entity)
-    return fields, created, deleted
+    return frozenset(fields), frozenset(created), frozenset(deleted)
 
 
 def _extra(
     view: TraceView,
     image: WriteImage,
-    mentioned: tuple[set[tuple[str, str]], set[str], set[str]],
+    mentioned: _Mentioned,
 ) -> list[str]:
     """What a write changed that no requirement or allowance mentions."""
     fields, created, deleted = mentioned

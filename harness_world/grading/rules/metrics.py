@@ -10,6 +10,7 @@ part (`CallLog`), so they are the same for every reader, also on a record read f
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -57,14 +58,23 @@ def _decoded(value: Any) -> Any:
 
 
 def _rows(value: Any) -> list[dict[str, Any]]:
-    """The outermost JSON objects with an ``id`` in a result."""
-    if isinstance(value, dict):
-        if isinstance(value.get("id"), str | int) and not isinstance(value.get("id"), bool):
-            return [value]
-        return [row for v in value.values() for row in _rows(v)]
-    if isinstance(value, list):
-        return [row for v in value for row in _rows(v)]
-    return []
+    """The outermost JSON objects with an ``id`` in a result.
+
+    In no set order: each figure sums them or searches them.
+    """
+    found: list[dict[str, Any]] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            key = item.get("id")
+            if isinstance(key, str | int) and not isinstance(key, bool):
+                found.append(item)
+            else:
+                stack += [v for v in item.values() if isinstance(v, dict | list)]
+        elif isinstance(item, list):
+            stack += [v for v in item if isinstance(v, dict | list)]
+    return found
 
 
 def _failed(log: CallLog) -> Mapping[str, int]:
@@ -82,14 +92,11 @@ def _backtracking(log: CallLog) -> Mapping[str, int]:
 
 
 def _verified(calls: Sequence[LoggedCall], index: int, facts: _Facts) -> bool:
+    reads = facts.reads_after(index)
+    if not reads:  # most writes come last: nothing read after them
+        return False
     keys = {image.key for image in calls[index].writes}
-    for later in range(index + 1, len(calls)):
-        call = calls[later]
-        if not call.ok or call.writes:
-            continue
-        if any(facts.returns(later, k) for k in keys):
-            return True
-    return False
+    return any(any(facts.returns(later, k) for k in keys) for later in reads)
 
 
 def _verification(log: CallLog) -> Mapping[str, int]:
@@ -102,10 +109,10 @@ def _verification(log: CallLog) -> Mapping[str, int]:
     written: set[Key] = set()
     count = 0
     for index, call in enumerate(log.calls):
-        looked = call.ok and not call.writes and written
-        if looked and any(facts.returns(index, k) for k in written):
+        if call.writes:
+            written.update(w.key for w in call.writes)
+        elif written and call.ok and any(facts.returns(index, k) for k in written):
             count += 1
-        written |= {w.key for w in call.writes}
     verified = sum(1 for i in log.write_calls if _verified(log.calls, i, facts))
     return {"verification_calls": count, "verified": verified}
 
@@ -119,15 +126,15 @@ def _shows(row: dict[str, Any], image: WriteImage, log: CallLog) -> bool:
 
 def _postcondition_checked(log: CallLog, index: int, facts: _Facts) -> bool:
     """Whether a later read showed one of the call's written rows at its written values."""
-    calls = log.calls
-    written = [w for w in calls[index].writes if w.after is not None]
-    for later in range(index + 1, len(calls)):
-        call = calls[later]
-        if not call.ok or call.writes or not written:
-            continue
-        if any(_shows(row, w, log) for row in facts.rows(later) for w in written):
-            return True
-    return False
+    written = [w for w in log.calls[index].writes if w.after is not None]
+    if not written:
+        return False
+    return any(
+        _shows(row, w, log)
+        for later in facts.reads_after(index)
+        for row in facts.rows(later)
+        for w in written
+    )
 
 
 def _postconditions(log: CallLog) -> Mapping[str, int]:
@@ -154,24 +161,29 @@ def _word_pattern(key: Key) -> re.Pattern[str]:
 def _row_bytes(log: CallLog) -> Mapping[str, int]:
     """Bytes of the rows read, and of those whose id was used after them (see the docs).
 
-    One pass from the last call back: what later calls name (their arguments' scalars and
-    their write keys) is gathered as the pass goes, so each row's id is one set look-up
-    instead of a walk over every later call.
+    A row's id is looked for in what later calls name (`_Later`) and in what the agent said.
+    A call's rows are sized together: one encoding of the list is the rows' encodings, a
+    comma between two and the brackets.
     """
     calls = log.calls
     facts = _facts(log)
     words = frozenset(_WORD.findall(log.said))
-    later = _Named()
+    later = _Later.of(log)
     read = used = 0
-    for i in range(len(calls) - 1, -1, -1):
-        for row in facts.rows(i):
-            size = len(msgspec.json.encode(row))
-            read += size
-            key = row["id"]
-            if later.names(key) or _in_text(key, words, log.said):
-                used += size
-        later.add(calls[i])
+    for i in range(len(calls)):
+        rows = facts.rows(i)
+        if rows:
+            read += _sized(rows)
+            kept = [
+                r for r in rows if later.names(r["id"], i) or _in_text(r["id"], words, log.said)
+            ]
+            used += _sized(kept) if kept else 0
     return {"rows_read_bytes": read, "rows_used_bytes": used}
+
+
+def _sized(rows: list[dict[str, Any]]) -> int:
+    """The sum of each row's JSON size: ``[a,b,c]`` is one byte more than the rows and commas."""
+    return len(_JSON.encode(rows)) - len(rows) - 1
 
 
 _WORD = re.compile(r"[\w-]+")
@@ -185,37 +197,50 @@ def _in_text(key: Key, words: frozenset[str], text: str) -> bool:
     return _word_pattern(key).search(text) is not None
 
 
-@attrs.define(slots=True)
-class _Named:
-    """What the calls seen so far name: typed scalars of their arguments, their write keys."""
+@attrs.frozen(slots=True)
+class _Later:
+    """What the calls after a position name: a scalar of their arguments or a written key.
 
-    scalars: set[tuple[type, Any]] = attrs.field(factory=set)
-    keys: set[Any] = attrs.field(factory=set)
-    other: list[Any] = attrs.field(factory=list)  # undecoded or unhashable arguments
+    Every call's arguments as canonical JSON (`CallLog.arguments`, which the grade encoded),
+    joined one a line: an argument equal to a key holds the key's JSON text, so a key whose
+    text is not in the later calls' part of the text is named by none of them, and where it
+    is, `_mentions` decides for the call that holds it.
 
-    def add(self, call: LoggedCall) -> None:
-        """Gather what a call's arguments and writes name."""
-        self._scalars(call.args)
-        self.keys.update(w.key for w in call.writes)
+    Attributes:
+        calls: The calls.
+        text: Their arguments' JSON, one call a line.
+        starts: Where each call's line starts in ``text`` (and, last, its length).
+        written: Each key written, to the position of the last call that wrote it.
+    """
 
-    def _scalars(self, value: Any) -> None:
-        """Gather every scalar ``value`` holds, as `_mentions` walks it (dict values, items)."""
-        if isinstance(value, dict):
-            for v in value.values():
-                self._scalars(v)
-        elif isinstance(value, list | tuple):
-            for v in value:
-                self._scalars(v)
-        elif isinstance(value, str | int | float | bool) or value is None:
-            self.scalars.add((type(value), value))
-        else:
-            self.other.append(value)
+    calls: Sequence[LoggedCall]
+    text: bytes
+    starts: list[int]
+    written: dict[Any, int]
 
-    def names(self, key: Key) -> bool:
-        """Whether some call seen names ``key``, as `_mentions` or a write's key would."""
-        if (type(key), key) in self.scalars or key in self.keys:
+    @classmethod
+    def of(cls, log: CallLog) -> _Later:
+        """The arguments and written keys of ``log``'s calls."""
+        starts, size = [], 0
+        for encoded in log.arguments:
+            starts.append(size)
+            size += len(encoded) + 1
+        starts.append(size)
+        written = {w.key: i for i, call in enumerate(log.calls) for w in call.writes}
+        return cls(log.calls, b"\n".join(log.arguments) + b"\n", starts, written)
+
+    def names(self, key: Key, after: int) -> bool:
+        """Whether a call after position ``after`` names ``key`` (`_mentions`, or writes it)."""
+        if self.written.get(key, -1) > after:
             return True
-        return any(_mentions(value, key) for value in self.other)
+        needle, starts = _JSON.encode(key), self.starts
+        at = self.text.find(needle, starts[after + 1])
+        while at >= 0:
+            index = bisect.bisect_right(starts, at) - 1
+            if _mentions(self.calls[index].args, key):
+                return True
+            at = self.text.find(needle, starts[index + 1])
+        return False
 
 
 @attrs.define(slots=True)
@@ -230,6 +255,18 @@ class _Facts:
     calls: Sequence[LoggedCall]
     _rows: dict[int, list[dict[str, Any]]] = attrs.field(factory=dict, alias="_rows")
     _texts: dict[int, bytes | None] = attrs.field(factory=dict, alias="_texts")
+    _reads: list[int] | None = attrs.field(default=None, alias="_reads")
+
+    def reads_after(self, index: int) -> list[int]:
+        """Positions after ``index`` of the successful calls that wrote nothing, in order.
+
+        A later read is what the verification and post-condition figures look for after each
+        write call: listed once per log, not found again by a walk of every later call.
+        """
+        if self._reads is None:
+            self._reads = [i for i, c in enumerate(self.calls) if c.ok and not c.writes]
+        reads = self._reads
+        return reads[bisect.bisect_right(reads, index) :]
 
     def rows(self, index: int) -> list[dict[str, Any]]:
         """The rows (`_rows`) of call ``index``'s result; none for a failed call."""
