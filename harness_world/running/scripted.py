@@ -53,7 +53,7 @@ class ScriptContext:
     @property
     def calls_made(self) -> int:
         """Tool calls made so far in this attempt."""
-        return len(self._attempt.session.log)
+        return self._attempt.session.call_count
 
     def call(self, tool: str, args: dict[str, Any] | None = None) -> Observation:
         """Call a tool and return its observation (ends the attempt past its budgets)."""
