@@ -206,3 +206,31 @@ def test_a_tau2_memorised_write_keeps_tau2s_verdict_and_is_reported_beside() -> 
     assert NAME not in {v.id for v in result.grade.verdicts}
     (found,) = [a for a in advise(record, task, world) if a.name == "ungrounded_write"]
     assert found.detail == "call 1 cancel_pending_order order_id=#W8835847" and found.calls == [1]
+
+
+def test_an_integer_id_is_grounded_by_its_digits_shown_as_text() -> None:
+    """An integer key the agent writes to counts as shown when an earlier read showed its
+    digits as a string (a note saying "2"), and not when nothing did."""
+    from harness_world.grading.rules.grounded import ungrounded_writes
+    from harness_world.grading.trace import trace_view
+    from tests.toy_world import CONTRACT
+
+    world = hw.World.from_data(
+        CONTRACT,
+        {
+            "things": [
+                {"id": 1, "data": 0, "note": "2", "tags": []},
+                {"id": 2, "data": 0, "note": "b", "tags": []},
+                {"id": 3, "data": 0, "note": "c", "tags": []},
+            ]
+        },
+    )
+    task = hw.Task(id="toy.tidy", world="toy", family="f", instruction="Tidy the things.")
+
+    def memorised(target: int) -> list[tuple[int, str]]:
+        calls = [("get", {"id": 1}), ("set", {"id": target, "field": "note", "value": "d"})]
+        record = record_calls(world, task, calls, final_message="Done.")
+        return ungrounded_writes(trace_view(record, task, world))
+
+    assert memorised(2) == []  # thing 1's note showed "2"
+    assert memorised(3) == [(2, "call 2 set id=3")]  # nothing showed 3
