@@ -31,8 +31,8 @@ from harness_world.stats.estimators import (
 from harness_world.stats.hidden_class import (
     SMALL_SUITE_TASKS,
     clears_gain_floor,
+    gain_floor,
     gain_min_tasks,
-    min_gain,
     min_margin,
     min_tasks,
     miss_probability,
@@ -580,10 +580,8 @@ def decide(design: Design) -> Decision:
         decidable=decidable,
         coherent=coherent,
     )
-    small = design.gate == "improved" and figures.tasks < SMALL_SUITE_TASKS
-    figures = msgspec.structs.replace(
-        figures, min_gain=min_gain(figures.tasks, design.alpha) if small else None
-    )
+    if design.gate == "improved":
+        figures = msgspec.structs.replace(figures, min_gain=gain_floor(figures.tasks, design.alpha))
     passed = _passes(figures, design.gate, design.margin)
     return msgspec.structs.replace(
         figures,
@@ -602,9 +600,10 @@ def with_gain_floor(d: Decision, tasks: int) -> Decision:
     toward `hidden_class.SMALL_SUITE_TASKS` and `hidden_class.min_gain`. Other gates, and a
     decision on no more tasks than that, are returned as they are.
     """
-    if d.gate != "improved" or d.tasks <= tasks or tasks >= SMALL_SUITE_TASKS:
+    floor = gain_floor(tasks, d.alpha)
+    if d.gate != "improved" or d.tasks <= tasks or floor is None:
         return d
-    floored = msgspec.structs.replace(d, min_gain=min_gain(tasks, d.alpha))
+    floored = msgspec.structs.replace(d, min_gain=floor)
     if d.lower <= 0 or clears_gain_floor(d.mean, tasks, d.alpha):
         return floored  # the bound decides, as it did (a floor of fewer tasks is higher)
     # The reason counts the observed tasks, those the floor is of.

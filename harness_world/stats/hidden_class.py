@@ -35,6 +35,7 @@ from typing import Final
 __all__ = [
     "SMALL_SUITE_TASKS",
     "clears_gain_floor",
+    "gain_floor",
     "gain_min_tasks",
     "min_gain",
     "min_margin",
@@ -182,6 +183,23 @@ def gain_min_tasks(gain: float, alpha: float) -> int:
     return min_tasks(gain / (1 + gain), alpha)
 
 
+def gain_floor(tasks: int, alpha: float) -> float | None:
+    """The observed gain ``improved`` needs on ``tasks`` paired tasks, beyond its bound.
+
+    Args:
+        tasks: Paired tasks, >= 1.
+        alpha: The gate's one-sided level, in (0, 1).
+
+    Returns:
+        `min_gain` below `SMALL_SUITE_TASKS` tasks; None (no floor) from that size on.
+
+    Raises:
+        ValueError: A bad task count or alpha.
+
+    """
+    return None if tasks >= SMALL_SUITE_TASKS else min_gain(tasks, alpha)
+
+
 def clears_gain_floor(gain: float, tasks: int, alpha: float) -> bool:
     """Whether an observed mean gain may pass ``improved`` on ``tasks`` paired tasks.
 
@@ -197,4 +215,5 @@ def clears_gain_floor(gain: float, tasks: int, alpha: float) -> bool:
         ValueError: A bad task count or alpha.
 
     """
-    return tasks >= SMALL_SUITE_TASKS or gain >= min_gain(tasks, alpha)
+    floor = gain_floor(tasks, alpha)
+    return floor is None or gain >= floor

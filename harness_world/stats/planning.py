@@ -29,7 +29,7 @@ from harness_world.stats.estimators import (
     StatsInputError,
     TaskTally,
 )
-from harness_world.stats.hidden_class import SMALL_SUITE_TASKS, clears_gain_floor, min_gain
+from harness_world.stats.hidden_class import clears_gain_floor, gain_floor
 
 if TYPE_CHECKING:
     import numpy as np
@@ -110,12 +110,12 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
 def _power(n: int, df: float, sd: float, mde: float, alpha: float) -> float:
     """The noncentral t's power at ``n`` tasks.
 
-    Below `SMALL_SUITE_TASKS` the estimate must also clear the gain floor
+    Below `hidden_class.SMALL_SUITE_TASKS` the estimate must also clear the gain floor
     (`hidden_class.min_gain`), so the statistic's threshold is the larger of the two.
     """
     from scipy import special, stats
 
-    floor = 0.0 if n >= SMALL_SUITE_TASKS else min_gain(n, alpha)
+    floor = gain_floor(n, alpha) or 0.0
     if sd <= 0:
         return 1.0 if mde >= floor else 0.0
     quantile = float(special.stdtrit(df, 1 - alpha))
