@@ -556,7 +556,8 @@ def decide(design: Design) -> Decision:
     ``improved`` passes when ``lower > 0`` (below `hidden_class.SMALL_SUITE_TASKS` paired
     tasks, also when the mean gain reaches `Decision.min_gain`), ``no-regression`` unless
     ``upper < 0``, ``non-inferior`` when ``-lower < margin`` on at least
-    `hidden_class.min_tasks` tasks.
+    `hidden_class.min_tasks` tasks and the test also rejects a change of exactly
+    ``-margin`` (off the grid the bounds are found on, it is tested on its own).
     """
     prepared = _figures(design)
     common, test = prepared.common, prepared.test
@@ -586,12 +587,18 @@ def decide(design: Design) -> Decision:
     if design.gate == "improved":
         figures = msgspec.structs.replace(figures, min_gain=gain_floor(figures.tasks, design.alpha))
     passed = _passes(figures, design.gate, design.margin)
+    at_margin = None
+    if passed and design.gate == "non-inferior" and design.margin is not None:
+        # The bounds come from a grid that -margin is seldom on; the gate's null is exactly
+        # "the change is -margin", so it is tested too (`gate_p_value` reads the same nulls).
+        at_margin = _p_values(prepared, -design.margin)[0]
+        passed = at_margin <= design.alpha
     return msgspec.structs.replace(
         figures,
         gate=design.gate,
         margin=design.margin if design.gate == "non-inferior" else None,
         passed=passed,
-        reason=_reason(figures, design.gate, design.margin, passed),
+        reason=_reason(figures, design.gate, design.margin, passed, at_margin),
     )
 
 
@@ -619,8 +626,10 @@ def gate_p_value(design: Design) -> float:
 
     ``improved``: the composite ``p_increase``; ``no-regression``: ``p_decrease`` (small: a
     drop is shown); ``non-inferior``: the largest p-value "the change is at most m" has over
-    the grid values ``m <= -margin`` and ``-margin`` itself, 1 when the tasks are too few for
-    the margin or no decision is possible; ``none``: 1. Holm over several candidates
+    the nulls its verdict reads: the grid values ``m <= -margin``, ``-margin`` itself and,
+    when the lower bound is at or below ``-margin``, that bound (a null the test accepts);
+    1 when the tasks are too few for the margin or no decision is possible; ``none``: 1.
+    So it is at most ``alpha`` exactly when `decide` passes. Holm over several candidates
     (`harness_world.stats.sequential`) orders and adjusts these.
     """
     import numpy as np
@@ -641,6 +650,8 @@ def gate_p_value(design: Design) -> float:
         return 1.0
     grid = np.linspace(-1.0, 1.0, _GRID_POINTS)
     nulls = np.append(grid[grid <= -margin], -margin)
+    if d.lower <= -margin:
+        nulls = np.append(nulls, d.lower)
     return float(_curve(_figures(design), nulls)[0].max())
 
 
@@ -778,8 +789,18 @@ def _hidden_gain_reason(d: Decision) -> str:
     )
 
 
-def _reason(d: Decision, gate: GateName, margin: float | None, passed: bool) -> str:
-    """Why the gate passed or failed, in one sentence with its bound."""
+def _reason(
+    d: Decision,
+    gate: GateName,
+    margin: float | None,
+    passed: bool,
+    at_margin: float | None = None,
+) -> str:
+    """Why the gate passed or failed, in one sentence with its bound.
+
+    ``at_margin``: for ``non-inferior`` whose bound is below the margin on enough tasks, the
+    p-value against a change of exactly ``-margin`` (the gate's null, tested on its own).
+    """
     level = f"{(1 - d.alpha) * 100:g}%"
     if gate == "none":
         return "no gate"
@@ -811,6 +832,12 @@ def _reason(d: Decision, gate: GateName, margin: float | None, passed: bool) -> 
     if -d.lower >= margin:
         return bound + f"not below the margin of {margin * 100:g} points"
     needed = min_tasks(margin, d.alpha)
+    if d.tasks >= needed and not passed and at_margin is not None:
+        return bound + (
+            f"below the margin of {margin * 100:g} points, yet the test accepts a drop of "
+            f"exactly {margin * 100:g} points (p = {at_margin:.3g}, above {d.alpha:g}): its "
+            "p-value is not monotone here, so the gate does not pass"
+        )
     if d.tasks >= needed:
         return bound + f"below the margin of {margin * 100:g} points"
     # Rounded up so that the margin printed is one the gate accepts at this size.

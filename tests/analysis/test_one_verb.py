@@ -112,7 +112,10 @@ def test_each_gate_is_read_off_the_decisions_own_bounds(specs, margin):
     assert improved.passed == improved_verdict(improved)
     assert held.passed == (not bounds.upper < 0)
     enough = len(pairs) >= stats.hidden_class.min_tasks(margin, bounds.alpha)
-    assert ni.passed == (-bounds.lower < margin and enough)
+    below = -bounds.lower < margin and enough
+    # The gate's own null, exactly -margin, is tested beside the grid the bounds come from.
+    at_margin = stats.p_values(Design(pairs=pairs), -margin)[0] if below else 1.0
+    assert ni.passed == (below and at_margin <= bounds.alpha)
     assert ni.margin == margin and improved.margin is None and bounds.reason == "no gate"
     if not bounds.decidable:  # three tasks: the reason says no decision is possible
         assert improved.reason.startswith("no decision possible")
