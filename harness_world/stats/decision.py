@@ -624,13 +624,22 @@ def with_gain_floor(d: Decision, tasks: int) -> Decision:
 def gate_p_value(design: Design) -> float:
     """The smallest one-sided level at which `decide` would reject the gate's null.
 
-    ``improved``: the composite ``p_increase``; ``no-regression``: ``p_decrease`` (small: a
-    drop is shown); ``non-inferior``: the largest p-value "the change is at most m" has over
-    the nulls its verdict reads: the grid values ``m <= -margin``, ``-margin`` itself and,
-    when the lower bound is at or below ``-margin``, that bound (a null the test accepts);
-    1 when the tasks are too few for the margin or no decision is possible; ``none``: 1.
-    So it is at most ``alpha`` exactly when `decide` passes. Holm over several candidates
-    (`harness_world.stats.sequential`) orders and adjusts these.
+    ``improved``: the composite ``p_increase``, and below 30 tasks at least ``(1 + mean)^-n``
+    (the gain floor); ``no-regression``: ``p_decrease`` (small: a drop is shown);
+    ``non-inferior``: the largest p-value "the change is at most m" has over the nulls its
+    verdict reads (the grid values ``m <= -margin``, ``-margin`` itself and, when the lower
+    bound is at or below ``-margin``, that bound: a null the test accepts), and at least
+    ``(1 - margin)^n``, the chance that a broken class of that size hides from ``n`` tasks
+    (so too few tasks for the margin at a level is a p-value above it); 1 when no decision
+    is possible; ``none``: 1.
+
+    At the design's ``alpha`` it is at most ``alpha`` exactly when `decide` passes. At
+    another level (Holm decides candidate r of m at ``alpha / (m - r)``) the same holds,
+    except for ``non-inferior`` where the search that refines the lower bound finds a null
+    the test accepts strictly between two half-point grid values below ``-margin``, all of
+    them and ``-margin`` rejected: a p-value bump narrower than half a point, which only that
+    level's search can see. Holm still holds its family-wise level there, since a candidate
+    passes only when its own decision passes too.
     """
     import numpy as np
 
@@ -646,13 +655,13 @@ def gate_p_value(design: Design) -> float:
     margin = design.margin
     if design.gate != "non-inferior" or margin is None or not d.decidable:
         return 1.0
-    if d.tasks < min_tasks(margin, d.alpha):
-        return 1.0
     grid = np.linspace(-1.0, 1.0, _GRID_POINTS)
     nulls = np.append(grid[grid <= -margin], -margin)
     if d.lower <= -margin:
         nulls = np.append(nulls, d.lower)
-    return float(_curve(_figures(design), nulls)[0].max())
+    # `min_tasks` is the fewest n with this at most alpha: the same inequality at any level.
+    hidden = miss_probability(margin, d.tasks)
+    return max(float(_curve(_figures(design), nulls)[0].max()), hidden)
 
 
 def mean_bounds(
@@ -834,9 +843,9 @@ def _reason(
     needed = min_tasks(margin, d.alpha)
     if d.tasks >= needed and not passed and at_margin is not None:
         return bound + (
-            f"below the margin of {margin * 100:g} points, yet the test accepts a drop of "
-            f"exactly {margin * 100:g} points (p = {at_margin:.3g}, above {d.alpha:g}): its "
-            "p-value is not monotone here, so the gate does not pass"
+            f"below the margin of {margin * 100:g} points, yet the test does not reject a "
+            f"drop of exactly {margin * 100:g} points (p = {at_margin:.3g}, above "
+            f"{d.alpha:g}), the gate's own null, so the gate does not pass"
         )
     if d.tasks >= needed:
         return bound + f"below the margin of {margin * 100:g} points"

@@ -260,7 +260,7 @@ def test_non_inferiority_verdict_and_p_value_agree_at_an_off_grid_margin() -> No
     """
     d, p = _verdict_and_p("non-inferior", 0.3, [], 0.3137, spike_at_margin=True)
     assert -d.lower < 0.3137 and not d.passed and p == 0.5
-    assert "accepts a drop of exactly 31.37 points (p = 0.5" in d.reason
+    assert "does not reject a drop of exactly 31.37 points (p = 0.5" in d.reason
     assert d.passed == (p <= d.alpha), (d.lower, p)
 
 
@@ -274,3 +274,37 @@ def test_non_inferiority_p_value_counts_a_bound_found_between_grid_points() -> N
     d, p = _verdict_and_p("non-inferior", -0.312, [(-0.3145, 0.0002, 0.5)], 0.3137, False)
     assert -0.315 < d.lower <= -0.3137 and not d.passed
     assert p == 0.5
+
+
+@settings(max_examples=examples(12, 120), deadline=None)
+@given(
+    tasks=st.sampled_from([12, 24, 29, 30, 36, 40]),
+    drop=st.sampled_from([0.0, 0.05, 0.1, 0.2]),
+    margin=st.sampled_from([0.1, 0.15, 0.3137]),
+    seed=st.integers(0, 2**16),
+)
+def test_non_inferiority_p_value_decides_at_every_holm_level(
+    tasks: int, drop: float, margin: float, seed: int
+) -> None:
+    """The p-value Holm orders by says the verdict at the levels Holm decides at, too.
+
+    A suite too small for the margin at half the level (29 tasks of a 10-point margin pass
+    the task count at 5 % but not at 2.5 %) has a p-value above that level: the count is the
+    chance ``(1 - margin)^n`` that a broken class hides, part of the p-value.
+    """
+    import random
+
+    from harness_world.stats.decision import gate_p_value
+
+    rng = random.Random(seed)
+    suite = []
+    for _ in range(tasks):
+        rate = rng.random()
+        b = sum(rng.random() < rate for _ in range(RUNS))
+        c = sum(rng.random() < max(0.0, rate - drop) for _ in range(RUNS))
+        suite.append((b, c))
+    pairs = _pairs(tuple(suite))
+    p = gate_p_value(Design(pairs=pairs, gate="non-inferior", margin=margin, alpha=0.05))
+    for level in (0.05, 0.025, 0.0125):
+        d = decide(Design(pairs=pairs, gate="non-inferior", margin=margin, alpha=level))
+        assert d.passed == (p <= level), (level, p, d.lower, d.reason)
