@@ -1339,41 +1339,57 @@ def _level(level: float | str) -> float | None:
     return None
 
 
+def _known_cells(results: Results) -> list[tuple[str, str, dict[str, float | int | None]]]:
+    """(scenario, gate, null cell) for every cell of the table these results hold."""
+    return [
+        (sc.name, gate, results[sc.name][gate]["null"])
+        for sc in SCENARIOS
+        for gate in sc.gates
+        if "null" in results.get(sc.name, {}).get(gate, {})
+    ]
+
+
 def gate_summary(results: Results, checks: Checks, sims: int, power_sims: int, seed: int) -> str:
     """The sentence under the full-count tables: the gate's cells and the held check rows."""
-    gaps = [
-        float(cell["null"]["gate"] or 0.0) - ALPHA
-        for by_gate in results.values()
-        for cell in by_gate.values()
-    ]
+    rates = [cell["gate"] for _, _, cell in _known_cells(results)]
+    gaps = [float(r) - ALPHA for r in rates if r is not None]
     held = [
         measured - level
         for _, _, label, measured, null in rate_rows(checks)
         if null and (level := _level(label)) is not None
     ]
     cover = [m - label for _, _, label, m in coverage_rows(checks)]
+    fewer = ", ".join(
+        f"{c.name} {int(checks[c.name]['sims']):,}"
+        for c in CHECKS
+        if "sims" in checks.get(c.name, {}) and int(checks[c.name]["sims"]) != sims
+    )
     se = math.sqrt(ALPHA * (1 - ALPHA) / sims) * 100
     return (
-        f"{sims} simulations per null, coverage and check cell ({power_sims} per power cell), "
-        f"seed {seed}, nominal one-sided level {ALPHA * 100:g}% for every gate (Monte Carlo "
-        f"standard error of a rate near it: {se:.2f} points). The gate's false-decision rate: "
-        f"{sum(g <= 0.01 for g in gaps)} of {len(gaps)} cells at most 1 point above the "
+        f"{sims} simulations per null, coverage and check cell ({power_sims} per power cell"
+        + (f"; checks that decide many times a simulation run fewer: {fewer}" if fewer else "")
+        + f"), seed {seed}, nominal one-sided level {ALPHA * 100:g}% for every gate (Monte "
+        f"Carlo standard error of a rate near it: {se:.2f} points). The gate's false-decision "
+        f"rate: {sum(g <= 0.01 for g in gaps)} of {len(gaps)} cells at most 1 point above the "
         f"nominal level (largest excess {max(gaps) * 100:+.2f} points), "
-        f"{sum(abs(g) <= 0.01 for g in gaps)} within 1 point either side. Check rows "
-        f"held to a level: {sum(g <= 0.01 for g in held)} of "
-        f"{len(held)} at most 1 point above it (largest excess {max(held) * 100:+.2f} "
-        f"points). Interval coverage: {sum(abs(g) <= 0.015 for g in cover)} of {len(cover)} "
-        f"within 1.5 points of the label (lowest coverage minus label "
-        f"{min(cover) * 100:+.2f} points)."
+        f"{sum(abs(g) <= 0.01 for g in gaps)} within 1 point either side"
+        + (f", {len(rates) - len(gaps)} deciding nothing" if len(gaps) < len(rates) else "")
+        + f". Check rows held to a level: {sum(g <= 0.01 for g in held)} of {len(held)} at "
+        f"most 1 point above it (largest excess {max(held) * 100:+.2f} points). Interval "
+        f"coverage: {sum(abs(g) <= 0.015 for g in cover)} of {len(cover)} within 1.5 points "
+        f"of the label (lowest coverage minus label {min(cover) * 100:+.2f} points)."
     )
 
 
 def merge(paths: list[str]) -> tuple[Results, Checks, int, int]:
     """The results and checks of earlier runs' JSON lines, and their seed and count.
 
-    A cell or check in more than one file is taken from the later file (a part run again);
-    files of another seed or count are refused, naming the file.
+    A cell or check in more than one file is taken from the later file on the command line
+    (a part run again), with a note; files of another seed or count, and cells or checks
+    this bench does not have (a stale file), are refused, naming the file.
     """
+    known_checks = {c.name for c in CHECKS}
+    known_cells = {(sc.name, gate) for sc in SCENARIOS for gate in sc.gates}
     results: Results = {}
     checks: Checks = {}
     seen: tuple[int, int] | None = None
@@ -1382,26 +1398,35 @@ def merge(paths: list[str]) -> tuple[Results, Checks, int, int]:
         try:
             lines = Path(path).read_text(encoding="utf-8").strip().splitlines()
             data = json.loads(lines[-1])
-            key = (int(data["seed"]), int(data["sims"]))
-        except (OSError, IndexError, ValueError, KeyError, TypeError) as exc:
+            key = (data["seed"], data["sims"])
+            parts = [
+                (name, gate, kind, dict(cell))
+                for name, by_gate in dict(data.get("results", {})).items()
+                for gate, cells in dict(by_gate).items()
+                for kind, cell in dict(cells).items()
+            ]
+            found = {name: dict(cell) for name, cell in dict(data.get("checks", {})).items()}
+        except (OSError, IndexError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise SystemExit(f"error: --merge {path}: not the JSON line of a run ({exc})") from exc
+        if not all(isinstance(k, int) and not isinstance(k, bool) for k in key):
+            raise SystemExit(f"error: --merge {path}: seed and sims must be integers, got {key}")
         if seen is not None and key != seen:
             raise SystemExit(
                 f"error: --merge {path}: seed {key[0]}, {key[1]} simulations; the files "
                 f"before it have seed {seen[0]}, {seen[1]}"
             )
         seen = key
-        for name, by_gate in data.get("results", {}).items():
-            for gate, cells in by_gate.items():
-                for kind, cell in cells.items():
-                    where = f"{name}:{gate}:{kind}"
-                    if where in origin:
-                        print(
-                            f"note: {where} from {path} replaces {origin[where]}", file=sys.stderr
-                        )
-                    origin[where] = path
-                    results.setdefault(name, {}).setdefault(gate, {})[kind] = cell
-        for name, cell in data.get("checks", {}).items():
+        stale = [f"{n}:{g}" for n, g, _, _ in parts if (n, g) not in known_cells]
+        stale += [n for n in found if n not in known_checks]
+        if stale:
+            raise SystemExit(f"error: --merge {path}: not in this bench: {', '.join(stale)}")
+        for name, gate, kind, cell in parts:
+            where = f"{name}:{gate}:{kind}"
+            if where in origin:
+                print(f"note: {where} from {path} replaces {origin[where]}", file=sys.stderr)
+            origin[where] = path
+            results.setdefault(name, {}).setdefault(gate, {})[kind] = cell
+        for name, cell in found.items():
             if name in origin:
                 print(f"note: {name} from {path} replaces {origin[name]}", file=sys.stderr)
             origin[name] = path

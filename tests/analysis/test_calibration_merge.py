@@ -1,0 +1,93 @@
+"""``bench/stats_calibration.py --merge``: parts run apart make one table, or are refused."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "stats_calibration_merge", REPO / "bench" / "stats_calibration.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _part(folder: Path, name: str, results: dict, checks: dict | None = None, **top) -> str:
+    """A file holding what a ``--only`` run prints: a table, then its JSON line."""
+    data = {"sims": 4000, "seed": 12, "results": results, "checks": checks or {}, **top}
+    path = folder / f"{name}.json"
+    path.write_text("| a table |\n\n" + json.dumps(data) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def _cell(rate: float | None) -> dict:
+    return {"null": {"gate": rate}}
+
+
+def test_parts_merge_and_a_part_run_again_replaces_its_cells(bench, tmp_path, capsys) -> None:
+    first = _part(tmp_path, "a", {"iid-40": {"improved": _cell(0.03)}})
+    second = _part(tmp_path, "b", {"iid-30": {"improved": _cell(0.02)}})
+    again = _part(tmp_path, "c", {"iid-40": {"improved": _cell(0.025)}})
+    results, checks, seed, sims = bench.merge([first, second, again])
+    assert (seed, sims, checks) == (12, 4000, {})
+    assert results["iid-40"]["improved"]["null"]["gate"] == 0.025
+    assert results["iid-30"]["improved"]["null"]["gate"] == 0.02
+    assert f"iid-40:improved:null from {again} replaces {first}" in capsys.readouterr().err
+    table = bench.gate_table(results)
+    assert "| iid-40 | improved | 2.5% | — | — |" in table
+    missing = bench.missing_parts(results, checks)
+    assert "iid-40:improved:effect" in missing and "looks-10x5" in missing
+    assert "iid-40:improved:null" not in missing
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        ("not json at all", "not the JSON line of a run"),
+        ("", "not the JSON line of a run"),
+        ('{"sims": 4000}', "not the JSON line of a run"),
+        ('{"sims": 4000, "seed": 12, "results": [1]}', "not the JSON line of a run"),
+        ('{"sims": 4000.5, "seed": 12}', "seed and sims must be integers"),
+    ],
+)
+def test_a_file_that_is_not_a_run_is_refused_by_name(bench, tmp_path, content, says) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(SystemExit, match=f"--merge {path}: {says}"):
+        bench.merge([str(path)])
+
+
+def test_parts_of_another_seed_or_count_or_an_unknown_cell_are_refused(bench, tmp_path) -> None:
+    first = _part(tmp_path, "a", {"iid-40": {"improved": _cell(0.03)}})
+    other = _part(tmp_path, "b", {"iid-30": {"improved": _cell(0.02)}}, seed=13)
+    with pytest.raises(SystemExit, match="seed 13, 4000 simulations; the files before it"):
+        bench.merge([first, other])
+    stale = _part(tmp_path, "c", {"iid-41": {"improved": _cell(0.02)}})
+    with pytest.raises(SystemExit, match="not in this bench: iid-41:improved"):
+        bench.merge([first, stale])
+    wrong_gate = _part(tmp_path, "d", {"skewed-10": {"non-inferior": _cell(0.02)}})
+    with pytest.raises(SystemExit, match="not in this bench: skewed-10:non-inferior"):
+        bench.merge([wrong_gate])
+    check = _part(tmp_path, "e", {}, {"looks-99": {"planned": 0.02}})
+    with pytest.raises(SystemExit, match="not in this bench: looks-99"):
+        bench.merge([check])
+
+
+def test_writing_the_docs_needs_every_cell(bench, tmp_path, capsys) -> None:
+    part = _part(tmp_path, "a", {"iid-40": {"improved": _cell(0.03)}})
+    assert bench.main(["--merge", part, "--write-docs"]) == 2
+    err = capsys.readouterr().err
+    assert "--write-docs needs every cell and check" in err and "missing" in err
