@@ -83,6 +83,7 @@ count divided by their cost (at least 20); the JSON states each cell's ``sims``.
     python bench/stats_calibration.py --write-docs    # full, and rewrite docs/stats.md's table
     python bench/stats_calibration.py --jobs 2        # cells in two processes
     HW_FULL=1 python bench/stats_calibration.py --gate-only --only skewed  # the gate alone
+    python bench/stats_calibration.py --parts          # the options of each part, a line each
     python bench/stats_calibration.py --merge OUT/*.json --write-docs  # parts run apart
 
 ``--merge`` reads the JSON lines of earlier ``--only`` / ``--gate-only`` runs of the same seed
@@ -1436,6 +1437,17 @@ def merge(paths: list[str]) -> tuple[Results, Checks, int, int]:
     return results, checks, seen[0], seen[1]
 
 
+def parts() -> list[tuple[str, ...]]:
+    """The options of each part of the full table: a scenario's gate column, or one check.
+
+    Each part's ``--only`` text selects that part alone (`tests/analysis`), so running every
+    part and merging them gives every cell a whole run gives, from the same seeds.
+    """
+    return [("--gate-only", "--only", f"{sc.name}:") for sc in SCENARIOS] + [
+        ("--only", c.name) for c in CHECKS
+    ]
+
+
 def _main_merge(paths: list[str], write: bool) -> int:
     """``--merge``: the gate's column and the checks from parts run apart."""
     results, checks, seed, sims = merge(paths)
@@ -1509,7 +1521,16 @@ def main(argv: list[str] | None = None) -> int:
         help="combine the JSON output of earlier --only/--gate-only runs (same seed and "
         "count); with --write-docs, write docs/stats.md's full-count block",
     )
+    parser.add_argument(
+        "--parts",
+        action="store_true",
+        help="print the options of each part of the full table, one part a line (the gate's "
+        "column of one scenario, or one check), for runs apart and --merge",
+    )
     args = parser.parse_args(argv)
+    if args.parts:
+        print("\n".join(" ".join(p) for p in parts()))
+        return 0
     if args.merge is not None:
         return _main_merge(args.merge, args.write_docs)
     if (args.only or args.gate_only) and args.write_docs:

@@ -91,3 +91,23 @@ def test_writing_the_docs_needs_every_cell(bench, tmp_path, capsys) -> None:
     assert bench.main(["--merge", part, "--write-docs"]) == 2
     err = capsys.readouterr().err
     assert "--write-docs needs every cell and check" in err and "missing" in err
+
+
+def test_each_part_selects_itself_alone_and_the_parts_cover_the_table(bench) -> None:
+    """`--parts`' ``--only`` texts, read by `measure`'s rule (the text is contained in the
+    name), pick one scenario's gates or one check each, and together every cell."""
+    cells = {(sc.name, gate) for sc in bench.SCENARIOS for gate in sc.gates}
+    covered: set[tuple[str, str]] = set()
+    checks: set[str] = set()
+    for part in bench.parts():
+        only = part[part.index("--only") + 1]
+        picked = {(n, g) for n, g in cells if only in f"{n}:{g}"}
+        picked_checks = {c.name for c in bench.CHECKS if only in c.name}
+        if "--gate-only" in part:
+            name = only.removesuffix(":")
+            assert picked == {(n, g) for n, g in cells if n == name}, part
+        else:
+            assert picked == set() and picked_checks == {only}, part
+            checks |= picked_checks
+        covered |= picked
+    assert covered == cells and checks == {c.name for c in bench.CHECKS}
