@@ -149,29 +149,26 @@ def fsync_ms(root: Path) -> float:
     return statistics.median(times) * 1e3
 
 
-def reexecution_per_call(world: hw.World, records: list[hw.Record], calls: int) -> float:
+def reexecution(world: hw.World, records: list[hw.Record]) -> None:
     """Replay's own re-execution alone: each recorded call run again on a fresh session, in
     replay's raw mode (no argument copy, results and images left as JSON), not compared."""
-    best = float("inf")
-    for _ in range(5 if QUICK else 20):
-        start = time.perf_counter()
-        for record in records:
-            session = world.open_session(record.seed)
-            for call in record.calls:
-                session._run(call.tool, call.args, raw=True)
-        best = min(best, time.perf_counter() - start)
-    return best / calls
+    for record in records:
+        session = world.open_session(record.seed)
+        for call in record.calls:
+            session._run(call.tool, call.args, raw=True)
 
 
-def overhead_per_call() -> tuple[float, float, int]:
+def overhead_per_call() -> tuple[float, float, float, int]:
+    """Per tool call: the bare session call, attempt + record + replay + grade, and replay's
+    re-execution alone, each the median of rounds that alternate the three (one statistic
+    for all three, so that noise does not move their difference one way)."""
     world = hw.load_world("helpdesk")
     tasks = hw.load_tasks("helpdesk")
     oracles = load_oracles("helpdesk")
-    plans = [
-        (t, [(c.tool, c.args) for c in run_script(world, t, oracles[t.id]).calls]) for t in tasks
-    ]
+    records = [run_script(world, t, oracles[t.id]) for t in tasks]
+    plans = [(t, [(c.tool, c.args) for c in r.calls]) for t, r in zip(tasks, records, strict=True)]
     calls = sum(len(p) for _, p in plans)
-    bare, full = [], []
+    bare, full, reexec = [], [], []
     for _ in range(5 if QUICK else 20):
         start = time.perf_counter()
         for _task, plan in plans:
@@ -187,14 +184,15 @@ def overhead_per_call() -> tuple[float, float, int]:
             record = attempt.finish("done")
             hw.verify(record, world=world, task=task)
         full.append(time.perf_counter() - start)
-    return statistics.median(bare) / calls, statistics.median(full) / calls, calls
-
-
-def oracle_records() -> tuple[hw.World, list[hw.Record], int]:
-    world = hw.load_world("helpdesk")
-    oracles = load_oracles("helpdesk")
-    records = [run_script(world, t, oracles[t.id]) for t in hw.load_tasks("helpdesk")]
-    return world, records, sum(len(r.calls) for r in records)
+        start = time.perf_counter()
+        reexecution(world, records)
+        reexec.append(time.perf_counter() - start)
+    return (
+        statistics.median(bare) / calls,
+        statistics.median(full) / calls,
+        statistics.median(reexec) / calls,
+        calls,
+    )
 
 
 def main() -> None:
@@ -208,8 +206,7 @@ def main() -> None:
         slow_one = attempts_per_second(1, root, "s1", latency=True)
         slow_two = attempts_per_second(2, root, "s2", latency=True)
         fsync = fsync_ms(root)
-    bare, full, calls = overhead_per_call()
-    reexec = reexecution_per_call(*oracle_records())
+    bare, full, reexec, calls = overhead_per_call()
     figures = {
         "attempts_per_s_1_worker_saves_one_by_one": round(alone, 1),
         "attempts_per_s_1_worker_group_commit": round(grouped, 1),
