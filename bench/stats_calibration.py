@@ -1316,7 +1316,9 @@ def gate_table(results: Results) -> str:
                 change = eff["true_change"]
                 assert isinstance(change, float)
                 power = f"{_pct(eff['gate'])} | {change * 100:+.1f} pts"
-            lines.append(f"| {sc.name} | {gate} | {_pct(cell['null']['gate'])} | {power} |")
+            null = cell["null"]["gate"]
+            rate = "n/a" if null is None else f"{float(null) * 100:.2f}%"  # MC SE 0.25 at 4,000
+            lines.append(f"| {sc.name} | {gate} | {rate} | {power} |")
     return "\n".join(lines)
 
 

@@ -47,7 +47,7 @@ def test_parts_merge_and_a_part_run_again_replaces_its_cells(bench, tmp_path, ca
     assert results["iid-30"]["improved"]["null"]["gate"] == 0.02
     assert f"iid-40:improved:null from {again} replaces {first}" in capsys.readouterr().err
     table = bench.gate_table(results)
-    assert "| iid-40 | improved | 2.5% | — | — |" in table
+    assert "| iid-40 | improved | 2.50% | — | — |" in table
     missing = bench.missing_parts(results, checks)
     assert "iid-40:improved:effect" in missing and "looks-10x5" in missing
     assert "iid-40:improved:null" not in missing
