@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import io
 import os
@@ -15,6 +16,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import NamedTuple
 
 import pytest
@@ -50,6 +52,17 @@ def requires(module: str, reason: str) -> pytest.MarkDecorator:
     collecting; finding its spec decides the skip, and the tests import it when they run.
     """
     return pytest.mark.skipif(importlib.util.find_spec(module) is None, reason=reason)
+
+
+@functools.cache
+def load_bench(name: str) -> ModuleType:
+    """The bench script ``bench/NAME.py`` as a module (bench/ is no package), loaded once."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", REPO / "bench" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses and pickling look their module up by name
+    spec.loader.exec_module(module)
+    return module
 
 
 class CliResult(NamedTuple):

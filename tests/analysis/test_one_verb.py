@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import ast
-import importlib.util
-import sys
 
 import numpy as np
 import pytest
@@ -13,21 +11,10 @@ from hypothesis import strategies as st
 
 from harness_world import stats
 from harness_world.stats import Contrast, Design, PairedTask, StatsInputError, TaskTally
-from tests.conftest import REPO, examples
+from tests.conftest import REPO, examples, load_bench
 from tests.strategies import improved_verdict
 
 PACKAGE = REPO / "harness_world"
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location(
-        "stats_calibration", REPO / "bench" / "stats_calibration.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _pairs(specs):
@@ -157,7 +144,7 @@ def test_the_crossed_interaction_keeps_the_numbers_it_was_calibrated_with():
     search that finds them stops within one last step (a half point cut 16^5 times, 4.8e-9)
     of the test's edge, so their last digits are the search's, not the test's.
     """
-    bench = _bench()
+    bench = load_bench("stats_calibration")
     check = bench.Check(
         "crossed-fam", "crossed", 20, profiles=3, effect="varied", sizes=(6, 6, 3, 2, 1, 1, 1)
     )
