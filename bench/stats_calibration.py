@@ -101,6 +101,7 @@ import contextlib
 import json
 import math
 import os
+import subprocess
 import sys
 import time
 import types
@@ -1384,8 +1385,8 @@ def gate_summary(results: Results, checks: Checks, sims: int, power_sims: int, s
     )
 
 
-def merge(paths: list[str]) -> tuple[Results, Checks, int, int]:
-    """The results and checks of earlier runs' JSON lines, and their seed and count.
+def merge(paths: list[str]) -> tuple[Results, Checks, int, int, Counter[str]]:
+    """The results and checks of earlier runs' JSON lines, their seed, count and revisions.
 
     A cell or check in more than one file is taken from the later file on the command line
     (a part run again), with a note; files of another seed or count, and cells or checks
@@ -1397,6 +1398,7 @@ def merge(paths: list[str]) -> tuple[Results, Checks, int, int]:
     checks: Checks = {}
     seen: tuple[int, int] | None = None
     origin: dict[str, str] = {}
+    revisions: Counter[str] = Counter()
     for path in paths:
         try:
             lines = Path(path).read_text(encoding="utf-8").strip().splitlines()
@@ -1419,6 +1421,7 @@ def merge(paths: list[str]) -> tuple[Results, Checks, int, int]:
                 f"before it have seed {seen[0]}, {seen[1]}"
             )
         seen = key
+        revisions[str(data.get("revision") or "not recorded")] += 1
         stale = [f"{n}:{g}" for n, g, _, _ in parts if (n, g) not in known_cells]
         stale += [n for n in found if n not in known_checks]
         if stale:
@@ -1436,7 +1439,30 @@ def merge(paths: list[str]) -> tuple[Results, Checks, int, int]:
             checks[name] = cell
     if seen is None:
         raise SystemExit("error: --merge needs at least one file")
-    return results, checks, seen[0], seen[1]
+    if len(revisions) > 1:
+        print(f"note: the parts ran on several revisions: {dict(revisions)}", file=sys.stderr)
+    return results, checks, seen[0], seen[1], revisions
+
+
+def revision() -> str | None:
+    """The commit the bench runs on (``-dirty`` when the package or bench differ from it)."""
+    root = DOCS.parent.parent
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        changed = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--", "harness_world", "bench"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("-dirty" if changed else "")
 
 
 def parts() -> list[tuple[str, ...]]:
@@ -1452,13 +1478,15 @@ def parts() -> list[tuple[str, ...]]:
 
 def _main_merge(paths: list[str], write: bool) -> int:
     """``--merge``: the gate's column and the checks from parts run apart."""
-    results, checks, seed, sims = merge(paths)
+    results, checks, seed, sims, revisions = merge(paths)
     missing = missing_parts(results, checks)
     power_sims = max(1, sims // 4)
     text = f"{gate_table(results)}\n\n{rare_table(results)}\n"
     if not missing:
         text += f"\n{check_tables(checks)}\n\n"
-        text += gate_summary(results, checks, sims, power_sims, seed) + "\n"
+        text += gate_summary(results, checks, sims, power_sims, seed)
+        ran = ", ".join(f"{r} ({n} {'file' if n == 1 else 'files'})" for r, n in revisions.items())
+        text += f" The parts' revisions, as their files say: {ran}.\n"
     print(text)
     if missing:
         print(f"missing {len(missing)}: {', '.join(missing)}", file=sys.stderr)
@@ -1475,7 +1503,17 @@ def _main_merge(paths: list[str], write: bool) -> int:
         for name, by_gate in results.items()
         for gate, cell in by_gate.items()
     }
-    print(json.dumps({"sims": sims, "seed": seed, "missing": missing, "gate": gate_rates}))
+    print(
+        json.dumps(
+            {
+                "sims": sims,
+                "seed": seed,
+                "revisions": dict(revisions),
+                "missing": missing,
+                "gate": gate_rates,
+            }
+        )
+    )
     return 0
 
 
@@ -1555,6 +1593,7 @@ def main(argv: list[str] | None = None) -> int:
                 {
                     "sims": sims,
                     "seed": args.seed,
+                    "revision": revision(),
                     "seconds": round(elapsed, 1),
                     "results": results,
                     "checks": checks,
@@ -1575,6 +1614,7 @@ def main(argv: list[str] | None = None) -> int:
                 "sims": sims,
                 "power_sims": power_sims,
                 "seed": args.seed,
+                "revision": revision(),
                 "alpha": ALPHA,
                 "margin": MARGIN,
                 "effect": EFFECT,

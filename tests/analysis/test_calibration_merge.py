@@ -32,8 +32,9 @@ def test_parts_merge_and_a_part_run_again_replaces_its_cells(bench, tmp_path, ca
     first = _part(tmp_path, "a", {"iid-40": {"improved": _cell(0.03)}})
     second = _part(tmp_path, "b", {"iid-30": {"improved": _cell(0.02)}})
     again = _part(tmp_path, "c", {"iid-40": {"improved": _cell(0.025)}})
-    results, checks, seed, sims = bench.merge([first, second, again])
+    results, checks, seed, sims, revisions = bench.merge([first, second, again])
     assert (seed, sims, checks) == (12, 4000, {})
+    assert revisions == {"not recorded": 3}
     assert results["iid-40"]["improved"]["null"]["gate"] == 0.025
     assert results["iid-30"]["improved"]["null"]["gate"] == 0.02
     assert f"iid-40:improved:null from {again} replaces {first}" in capsys.readouterr().err
@@ -102,3 +103,12 @@ def test_each_part_selects_itself_alone_and_the_parts_cover_the_table(bench) -> 
             checks |= picked_checks
         covered |= picked
     assert covered == cells and checks == {c.name for c in bench.CHECKS}
+
+
+def test_the_revisions_the_parts_ran_on_are_counted_and_named(bench, tmp_path, capsys) -> None:
+    one = _part(tmp_path, "a", {"iid-40": {"improved": _cell(0.03)}}, revision="abc1234")
+    two = _part(tmp_path, "b", {"iid-30": {"improved": _cell(0.02)}}, revision="def5678-dirty")
+    *_, revisions = bench.merge([one, two])
+    assert revisions == {"abc1234": 1, "def5678-dirty": 1}
+    assert "several revisions" in capsys.readouterr().err
+    assert bench.revision() is None or bench.revision().startswith(tuple("0123456789abcdef"))
