@@ -559,7 +559,11 @@ def decide(design: Design) -> Decision:
     `hidden_class.min_tasks` tasks and the test also rejects a change of exactly
     ``-margin`` (off the grid the bounds are found on, it is tested on its own).
     """
-    prepared = _figures(design)
+    return _decided(design, _figures(design))
+
+
+def _decided(design: Design, prepared: _Prepared) -> Decision:
+    """`decide` on figures already prepared (`gate_p_value` reads the same curve again)."""
     common, test = prepared.common, prepared.test
     one_family = _one_family(design)
     decidable = (test is None or test.clusters > UNDECIDABLE_CLUSTERS) and not one_family
@@ -643,7 +647,8 @@ def gate_p_value(design: Design) -> float:
     """
     import numpy as np
 
-    d = decide(design)
+    prepared = _figures(design)
+    d = _decided(design, prepared)
     if design.gate == "improved":
         if d.min_gain is None:
             return d.p_increase
@@ -661,7 +666,7 @@ def gate_p_value(design: Design) -> float:
         nulls = np.append(nulls, d.lower)
     # `min_tasks` is the fewest n with this at most alpha: the same inequality at any level.
     hidden = miss_probability(margin, d.tasks)
-    return max(float(_curve(_figures(design), nulls)[0].max()), hidden)
+    return max(float(_curve(prepared, nulls)[0].max()), hidden)
 
 
 def mean_bounds(
