@@ -264,62 +264,37 @@ class CallLog:
 _UNSEEN: Any = object()
 """What `TraceView.once` finds for a facet not computed yet (a facet may be None)."""
 
-_PREFILTER_MAX = 8
-"""Up to this many rows pending, a call's JSON is searched for each one's key pair before its
-result is walked; beyond it the search costs more than the walk it would save."""
 
-
-def _first_returned(seen: Observations, world: World, atoms: set[Atom]) -> dict[Atom, int]:
+def _first_returned(calls: Sequence[LoggedCall], world: World, atoms: set[Atom]) -> dict[Atom, int]:
     """For each of ``atoms``, the sequence number of the first call that returned it whole.
 
     Only rows not yet found are looked for, and the scan stops once every one has been found.
-    A dict is tested as a row only when its key field holds a pending key. With few rows
-    pending, a call whose canonical JSON holds none of their ``"<key field>":<key>`` pairs is
-    skipped unwalked (the search is C; the walk is Python and dearer; the JSON is kept for the
-    view's other questions, `Observations.blob`). Which call first returned a row does not
-    depend on the order the rows are looked for in, so they are taken as they come.
+    A dict is tested as a row only when its key field holds a pending key. Each successful
+    result is walked while rows are pending: searching its JSON text for the pending keys
+    first cost more than the walk on the oracle routes, hand and trace mutants of every world
+    measured (encoding the result and one search per key). Which call first returned a row
+    does not depend on the order the rows are looked for in, so they are taken as they come.
     """
-    entities: dict[str, Entity] = {}
     wanted: dict[str, tuple[Entity, set[Key]]] = {}
     for entity_name, key in atoms:
-        entity = entities.get(entity_name)
-        if entity is None:
-            entity = entities[entity_name] = world.contract.entity(entity_name)
-            wanted[entity_name] = (entity, set())
-        wanted[entity_name][1].add(key)
+        entry = wanted.get(entity_name)
+        if entry is None:
+            entry = wanted[entity_name] = (world.contract.entity(entity_name), set())
+        entry[1].add(key)
     pending = set(atoms)
-    spellings: dict[Atom, bytes] = {}  # made only once few rows are left to look for
     found: dict[Atom, int] = {}
-    for index, call in enumerate(seen.calls):
+    for call in calls:
         if not pending:
             break
         if not call.ok:
             continue
-        if len(pending) > _PREFILTER_MAX:
-            looked_for = [entry for entry in wanted.values() if entry[1]]
-        else:
-            if not spellings:  # once few rows are left: each pending row's spelling, once
-                spellings = {a: _spelling(a, entities) for a in pending}
-            blob = seen.blob(index)
-            present = [a for a in pending if spellings[a] in blob]
-            if not present:
-                continue
-            few: dict[str, tuple[Entity, set[Key]]] = {}
-            for entity_name, key in present:
-                few.setdefault(entity_name, (entities[entity_name], set()))[1].add(key)
-            looked_for = list(few.values())
         before = len(found)
-        _rows_returned(call, looked_for, found)
+        _rows_returned(call, [entry for entry in wanted.values() if entry[1]], found)
         if len(found) != before:
             for atom in [a for a in pending if a in found]:
                 pending.discard(atom)
                 wanted[atom[0]][1].discard(atom[1])
     return found
-
-
-def _spelling(atom: Atom, entities: dict[str, Entity]) -> bytes:
-    """How a row's key appears in a result's canonical JSON: ``"<key field>":<key>``."""
-    return to_json(entities[atom[0]].key) + b":" + to_json(atom[1])
 
 
 def _rows_returned(
@@ -485,7 +460,7 @@ class TraceView:
         """
         atoms = set(self.target_atoms)
         atoms.update((i.entity, i.key) for _, i in self.addressed if i.before is not None)
-        return _first_returned(self.shown, self.world, atoms)
+        return _first_returned(self.record.calls, self.world, atoms)
 
     @functools.cached_property
     def blind_writes(self) -> tuple[BlindWrite, ...]:
