@@ -8,7 +8,6 @@ key field and only the entity's fields, every required one present.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Iterator, KeysView
 from typing import Any
 
@@ -77,14 +76,17 @@ class Change:
     key: Key
     before: dict[str, Any] | None
     after: dict[str, Any] | None
-
-    @functools.cached_property
-    def _changed(self) -> tuple[str, ...]:
-        return changed_fields(self.before, self.after)
+    # Kept on first use in a plain slot, not a `functools.cached_property`: for one, attrs
+    # gives a slotted class a `__getattr__` hook, which slows every attribute read of it.
+    _diff: tuple[str, ...] | None = attrs.field(default=None, init=False, eq=False, repr=False)
 
     def fields(self) -> list[str]:
         """Fields whose value differs, type-aware at every depth (absent is not null)."""
-        return list(self._changed)
+        diff = self._diff
+        if diff is None:
+            diff = changed_fields(self.before, self.after)
+            object.__setattr__(self, "_diff", diff)  # a frozen class's memo, set once
+        return list(diff)
 
 
 def net_changes(record: Record, world: World) -> list[Change]:

@@ -16,10 +16,9 @@ results are undecoded JSON.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, overload
 
 import attrs
 
@@ -145,6 +144,48 @@ class BlindWrite:
     key: Key
 
 
+_UNSEEN: Any = object()
+"""What `TraceView.once` (and `_kept`) finds for a facet not computed yet (a facet may be None)."""
+
+
+class _Memoised(Protocol):
+    """An object whose facets `_kept` keeps: its memo, by the function that computes each."""
+
+    @property
+    def _memo(self) -> dict[Any, Any]: ...
+
+
+M = TypeVar("M", bound=_Memoised)
+
+
+class _kept(Generic[M, T]):
+    """A facet computed on first use and kept in its object's memo (a cached property).
+
+    Not `functools.cached_property`: for one, attrs gives a slotted class a ``__getattr__``
+    hook, which makes every attribute read of the class dearer and the first read of each
+    facet raise and catch an AttributeError.
+    """
+
+    def __init__(self, compute: Callable[[M], T]) -> None:
+        self.compute = compute
+        self.__doc__ = compute.__doc__
+
+    @overload
+    def __get__(self, owner: None, kind: type[Any]) -> _kept[M, T]: ...
+
+    @overload
+    def __get__(self, owner: M, kind: type[Any]) -> T: ...
+
+    def __get__(self, owner: M | None, kind: type[Any]) -> T | _kept[M, T]:
+        if owner is None:
+            return self
+        memo = owner._memo
+        found: T = memo.get(self.compute, _UNSEEN)
+        if found is _UNSEEN:
+            found = memo[self.compute] = self.compute(owner)
+        return found
+
+
 def _filters(args: Any) -> dict[str, Any]:
     if not isinstance(args, dict):
         return {}
@@ -166,6 +207,7 @@ class CallLog:
     _diffs: dict[int, tuple[WriteImage, tuple[str, ...]]] = attrs.field(
         factory=dict, eq=False, repr=False, alias="_diffs"
     )
+    _memo: dict[Any, Any] = attrs.field(factory=dict, eq=False, repr=False, alias="_memo")
 
     def changed(self, image: WriteImage) -> tuple[str, ...]:
         """`changed_fields` of one of the log's write images, kept per image.
@@ -177,7 +219,7 @@ class CallLog:
             known = self._diffs[id(image)] = (image, changed_fields(image.before, image.after))
         return known[1]
 
-    @functools.cached_property
+    @_kept
     def arguments(self) -> tuple[bytes, ...]:
         """Each call's arguments as canonical JSON, in order.
 
@@ -186,12 +228,12 @@ class CallLog:
         """
         return tuple(to_json(call.args) for call in self.calls)
 
-    @functools.cached_property
+    @_kept
     def write_calls(self) -> tuple[int, ...]:
         """Positions of the successful calls that wrote at least one row."""
         return tuple(i for i, c in enumerate(self.calls) if c.ok and c.writes)
 
-    @functools.cached_property
+    @_kept
     def written(self) -> Mapping[Atom, tuple[tuple[int, WriteImage], ...]]:
         """Every row written, with each of its images in order.
 
@@ -203,7 +245,7 @@ class CallLog:
                 out.setdefault((image.entity, image.key), []).append((call.seq, image))
         return {atom: tuple(images) for atom, images in out.items()}
 
-    @functools.cached_property
+    @_kept
     def rewritten(self) -> Mapping[Atom, tuple[Written, ...]]:
         """The rows written two or more times, each with its chain of images in order.
 
@@ -220,7 +262,7 @@ class CallLog:
             if len(chain) > 1
         }
 
-    @functools.cached_property
+    @_kept
     def backtracked(self) -> frozenset[int]:
         """Write calls whose change a later call changed again (or whose row it deleted).
 
@@ -238,7 +280,7 @@ class CallLog:
                     found.add(written.index)
         return frozenset(found)
 
-    @functools.cached_property
+    @_kept
     def pages(self) -> tuple[Page, ...]:
         """Every successful listing call that returned a ``next_offset``, in order.
 
@@ -259,10 +301,6 @@ class CallLog:
             )
             found.append(Page(i, call.seq, call.tool, wanted, result.get("total"), followed))
         return tuple(found)
-
-
-_UNSEEN: Any = object()
-"""What `TraceView.once` finds for a facet not computed yet (a facet may be None)."""
 
 
 def _first_returned(calls: Sequence[LoggedCall], world: World, atoms: set[Atom]) -> dict[Atom, int]:
@@ -383,9 +421,7 @@ class TraceView:
     task: Task
     world: World
     log: CallLog
-    _memo: dict[Callable[[TraceView], Any], Any] = attrs.field(
-        factory=dict, eq=False, repr=False, alias="_memo"
-    )
+    _memo: dict[Any, Any] = attrs.field(factory=dict, eq=False, repr=False, alias="_memo")
 
     def once(self, compute: Callable[[TraceView], T]) -> T:
         """``compute(self)``, computed on the first call and kept: how findings share work."""
@@ -394,7 +430,7 @@ class TraceView:
             found = self._memo[compute] = compute(self)
         return found
 
-    @functools.cached_property
+    @_kept
     def _targeted(self) -> _Targets:
         return _targets_of(self.world, self.task)
 
@@ -425,12 +461,12 @@ class TraceView:
         """Target keys per entity (every target set of that entity together)."""
         return self._targeted.by_entity
 
-    @functools.cached_property
+    @_kept
     def changes(self) -> tuple[Change, ...]:
         """delta: every touched row whose final row differs from its start row."""
         return tuple(net_changes(self.record, self.world))
 
-    @functools.cached_property
+    @_kept
     def addressed(self) -> tuple[tuple[LoggedCall, WriteImage], ...]:
         """Every write image the agent addressed, with its call, in order.
 
@@ -451,7 +487,7 @@ class TraceView:
                     out.append((call, image))
         return tuple(out)
 
-    @functools.cached_property
+    @_kept
     def first_returned(self) -> Mapping[Atom, int]:
         """The first call that returned each row whole, by its sequence number.
 
@@ -462,7 +498,7 @@ class TraceView:
         atoms.update((i.entity, i.key) for _, i in self.addressed if i.before is not None)
         return _first_returned(self.record.calls, self.world, atoms)
 
-    @functools.cached_property
+    @_kept
     def blind_writes(self) -> tuple[BlindWrite, ...]:
         """The rows the agent wrote before any successful call had returned them whole.
 
@@ -479,18 +515,18 @@ class TraceView:
                 found[atom] = BlindWrite(call.seq, call.tool, image.entity, image.key)
         return tuple(found.values())
 
-    @functools.cached_property
+    @_kept
     def unread_targets(self) -> tuple[str, ...]:
         """Target rows no successful call ever returned whole, as ``entity:key``."""
         first = self.first_returned
         return tuple(f"{e}:{k}" for (e, k) in self.target_atoms if (e, k) not in first)
 
-    @functools.cached_property
+    @_kept
     def stated(self) -> frozenset[bytes]:
         """The words of the final message that hold a digit (`harness_world.grading.shown`)."""
         return stated(self.record.final_message)
 
-    @functools.cached_property
+    @_kept
     def pages_left_behind(self) -> tuple[Page, ...]:
         """Pages never followed whose ``total`` the final message does not state.
 
@@ -502,7 +538,7 @@ class TraceView:
             if not p.followed and (p.total is None or to_json(p.total) not in self.stated)
         )
 
-    @functools.cached_property
+    @_kept
     def shown(self) -> Observations:
         """What the tool results of the attempt showed the agent (`harness_world.grading.shown`)."""
         written = frozenset(image.key for call in self.record.calls for image in call.writes)
@@ -510,7 +546,7 @@ class TraceView:
         arguments = self.log.arguments if self.log.calls is calls else None
         return Observations(calls, self.world, written, arguments=arguments)
 
-    @functools.cached_property
+    @_kept
     def reconciliation(self) -> Reconciliation:
         """Which reads looked a lost write up (`harness_world.grading.reconcile`)."""
         writes = frozenset(t.name for t in self.world.contract.tools if t.kind == "write")
