@@ -137,6 +137,38 @@ def test_a_grade_encodes_each_calls_arguments_once(
     assert checked >= 5
 
 
+def test_facets_are_kept_without_an_attribute_hook(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A view's facets and a net change's fields are computed once and kept, and none of the
+    classes has the ``__getattr__`` hook attrs adds for `functools.cached_property` on a
+    slotted class (it slows every attribute read of the class)."""
+    from harness_world.grading import rows as rows_module
+
+    for kind in (TraceView, CallLog, rows_module.Change):
+        assert "__getattr__" not in kind.__dict__, kind.__name__
+    world = hw.load_world("helpdesk")
+    task, record = next((t, r) for t, r in _records("helpdesk") if r.final)
+    computed: list[str] = []
+    real_changes, real_fields = trace_module.net_changes, rows_module.changed_fields
+
+    def changes(*args: Any) -> Any:
+        computed.append("changes")
+        return real_changes(*args)
+
+    def fields(*args: Any) -> Any:
+        computed.append("fields")
+        return real_fields(*args)
+
+    monkeypatch.setattr(trace_module, "net_changes", changes)
+    monkeypatch.setattr(rows_module, "changed_fields", fields)
+    view = TraceView(record, task, world, call_log(record))
+    assert view.changes is view.changes
+    change = view.changes[0]
+    assert change.fields() == change.fields()
+    assert computed == ["changes", "fields"]
+    assert view.log.arguments is view.log.arguments
+    assert TraceView.changes.__doc__  # the facet keeps its documentation
+
+
 def _reference_first_returned(view: TraceView) -> dict[tuple[str, Any], int]:
     """Plain definition: the first successful call with the row whole at any depth."""
     atoms = set(view.target_atoms)
