@@ -5,8 +5,9 @@ command is run as the user runs it (``python -m harness_world ...``, one fresh p
 measured side by side in one sitting:
 
 - ``run`` (1 worker) and ``run --workers 2``;
-- ``verify`` cold (every record replayed: ``--no-cache``), ``verify`` cached (its judgements
-  reused from the verifier's judgement cache), ``verify --workers 2`` cold;
+- ``verify`` cold (every record replayed: ``--no-cache``), ``verify`` filling the verifier's
+  judgement cache (the first run without ``--no-cache``), ``verify`` cached (its judgements
+  reused from that cache), ``verify --workers 2`` cold;
 - ``report`` cold and cached, ``compare R R2`` cached, ``gate POLICY R R2`` cached (R2 the
   same revision's run made by two workers);
 - ``report --html`` cold (every record replayed, then the page written: its time over
@@ -199,7 +200,7 @@ def measure(root: Path) -> dict[str, object]:
         ["run", *base, "--workers", "2", "--out", str(root / "r2")], env
     )
     steps["verify_cold"] = _command(["verify", str(run), "--quiet", *cold], env)
-    steps["verify_cached"] = _command(["verify", str(run), "--quiet"], env)
+    steps["verify_fill"] = _command(["verify", str(run), "--quiet"], env)  # the first: fills
     steps["verify_cached"] = _command(["verify", str(run), "--quiet"], env)
     steps["verify_workers_1"] = (
         _command(["verify", str(run), "--quiet", "--workers", "1", *cold], env) if workers else None
