@@ -5,8 +5,9 @@ command is run as the user runs it (``python -m harness_world ...``, one fresh p
 measured side by side in one sitting:
 
 - ``run`` (1 worker) and ``run --workers 2``;
-- ``verify`` cold (every record replayed: ``--no-cache``), ``verify`` cached (its judgements
-  reused from the verifier's judgement cache), ``verify --workers 2`` cold;
+- ``verify`` cold (every record replayed: ``--no-cache``), ``verify`` filling the verifier's
+  judgement cache (the first run without ``--no-cache``), ``verify`` cached (its judgements
+  reused from that cache), ``verify --workers 2`` cold;
 - ``report`` cold and cached, ``compare R R2`` cached, ``gate POLICY R R2`` cached (R2 the
   same revision's run made by two workers);
 - ``report --html`` cold (every record replayed, then the page written: its time over
@@ -14,7 +15,9 @@ measured side by side in one sitting:
 - ``verify --workers 2`` cold once more, its reading process's CPU time apart from its
   workers' (what the parent spends reading files and decoding judgements is what two cores
   cannot share), and what its mapper sends per record: messages (one batch each way) and
-  bytes (pickled slots and file bytes out, msgpack judgements back), counted in this process.
+  bytes (pickled slots and file bytes out, msgpack judgements back), counted in this process;
+- ``report`` cold over ``verify`` cold once more as the median of ``--rounds`` alternating
+  pairs (3; 1 with ``--quick``), since one pair moves by a tenth here.
 
 Each step's wall-clock time, CPU time (user + system, of the process and its children) and
 peak resident memory (``ru_maxrss`` from ``wait4``) are printed, with its time as a ratio to
@@ -29,6 +32,7 @@ and the figure is null where it cannot be measured.
     PYTHONPATH=. python bench/read.py            # 32 tasks x 300 samples
     PYTHONPATH=. python bench/read.py --quick    # 32 x 10 (CI smoke)
     PYTHONPATH=. python bench/read.py --samples 50
+    PYTHONPATH=. python bench/read.py --rounds 5  # report/verify ratio: median of 5 rounds
 
 Last line: one JSON object with every figure.
 """
@@ -37,6 +41,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,6 +53,8 @@ import attrs
 QUICK = "--quick" in sys.argv
 SAMPLES = int(sys.argv[sys.argv.index("--samples") + 1]) if "--samples" in sys.argv else 0
 SAMPLES = SAMPLES or (10 if QUICK else 300)
+ROUNDS = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 0
+ROUNDS = ROUNDS or (1 if QUICK else 3)
 
 POLICY = """name = "bench"
 
@@ -193,7 +200,7 @@ def measure(root: Path) -> dict[str, object]:
         ["run", *base, "--workers", "2", "--out", str(root / "r2")], env
     )
     steps["verify_cold"] = _command(["verify", str(run), "--quiet", *cold], env)
-    steps["verify_cached"] = _command(["verify", str(run), "--quiet"], env)
+    steps["verify_fill"] = _command(["verify", str(run), "--quiet"], env)  # the first: fills
     steps["verify_cached"] = _command(["verify", str(run), "--quiet"], env)
     steps["verify_workers_1"] = (
         _command(["verify", str(run), "--quiet", "--workers", "1", *cold], env) if workers else None
@@ -218,7 +225,39 @@ def measure(root: Path) -> dict[str, object]:
         figures["verify_workers_2_parent_cpu_s"] = round(own, 3)
         figures["verify_workers_2_workers_cpu_s"] = round(kids, 3)
     figures.update(worker_traffic(run) or {})
+    figures.update(paired_rounds(run, cold, env, steps))
     return figures
+
+
+def paired_rounds(
+    run: Path, cold: list[str], env: dict[str, str], steps: dict[str, Step | None]
+) -> dict[str, object]:
+    """``report`` cold over ``verify`` cold as the median of rounds that alternate the two.
+
+    One pair of single runs moves by a tenth or more here (two cold ``verify`` runs of the
+    same sitting have differed by 12 %); the first round is the pair measured above, each
+    further round runs ``verify`` then ``report``, and the medians of the per-round ratios
+    (wall and CPU) are the figures the target is read from.
+    """
+    verify, report = steps["verify_cold"], steps["report_cold"]
+    assert verify is not None and report is not None
+    pairs = [(verify, report)]
+    for _ in range(ROUNDS - 1):
+        pairs.append(
+            (
+                _command(["verify", str(run), "--quiet", *cold], env),
+                _command(["report", str(run), *cold], env),
+            )
+        )
+    return {
+        "paired_rounds": len(pairs),
+        "report_cold_over_verify_cold_median": round(
+            statistics.median(r.wall_s / v.wall_s for v, r in pairs), 3
+        ),
+        "report_cold_cpu_over_verify_cold_median": round(
+            statistics.median(r.cpu_s / v.cpu_s for v, r in pairs), 3
+        ),
+    }
 
 
 def _size(path: Path) -> int:
@@ -294,6 +333,11 @@ def main() -> None:
             f"{figures['verify_workers_2_workers_cpu_s']} (verify cold alone: "
             f"{figures['verify_cold_cpu_s']})"
         )
+    print(
+        f"report cold over verify cold, median of {figures['paired_rounds']} alternating "
+        f"rounds: {figures['report_cold_over_verify_cold_median']}x wall, "
+        f"{figures['report_cold_cpu_over_verify_cold_median']}x CPU"
+    )
     if "worker_messages_per_record" in figures:
         print(
             f"worker traffic per record: {figures['worker_messages_per_record']} messages "

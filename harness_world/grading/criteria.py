@@ -215,6 +215,9 @@ class CriterionRegistry(Generic[C]):
     _chosen: dict[int, tuple[Task, tuple[Criterion[C], ...]]] = attrs.field(
         factory=dict, eq=False, repr=False, alias="_chosen"
     )
+    _owners: dict[str, Criterion[C] | None] = attrs.field(
+        factory=dict, eq=False, repr=False, alias="_owners"
+    )
 
     def __attrs_post_init__(self) -> None:
         _unique([c.name for c in self.entries], "criteria")
@@ -254,8 +257,18 @@ class CriterionRegistry(Generic[C]):
         return out
 
     def owner(self, verdict_id: str) -> Criterion[C] | None:
-        """The criterion a verdict id belongs to, if any."""
-        return next((c for c in self.entries if c.owns(verdict_id)), None)
+        """The criterion a verdict id belongs to, if any.
+
+        Found once per verdict id (the entries are fixed): every verdict of every record a
+        reader judges asks for its layer, and a scan of the entries cost a tenth of ``verify``.
+        """
+        owners = self._owners
+        if verdict_id in owners:
+            return owners[verdict_id]
+        if len(owners) > 4096:
+            owners.clear()
+        found = owners[verdict_id] = next((c for c in self.entries if c.owns(verdict_id)), None)
+        return found
 
     def taxon_of(self, verdict_id: str) -> Taxon | None:
         """The taxon of a verdict id: its own member entry, a family's, else its criterion's.

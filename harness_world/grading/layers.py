@@ -189,12 +189,13 @@ def admit(record: Record, task: Task, verification: Verification) -> Admission:
     faults_ok = to_json(schedule) == to_json(task.faults)
     if not faults_ok:
         reasons.append("the record's fault schedule is not the task's")
+    ledgers = _ledgers(task)
     rewritten = sorted(
         {
             f"{w.entity}:{w.key}"
             for call in record.calls
             for w in call.writes
-            if w.entity in _ledgers(task) and w.before is not None
+            if w.entity in ledgers and w.before is not None
         }
     )
     if rewritten:
@@ -253,11 +254,16 @@ def layered_result(
         and layer_of(task, link.harness) == "harness"
         and layer_of(task, link.agent) == "agent"
     ]
-    bypassed = {
-        k: why
-        for k, why in harness_bypass(record, world).items()
-        if vectors["harness"].get(k) is False
-    }
+    # only a failed harness verdict can be bypassed: with none, the call log is not read again
+    bypassed = (
+        {
+            k: why
+            for k, why in harness_bypass(record, world).items()
+            if vectors["harness"].get(k) is False
+        }
+        if not all(vectors["harness"].values())
+        else {}
+    )
     return msgspec.structs.replace(
         base,
         agent=vectors["agent"],

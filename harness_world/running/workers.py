@@ -42,6 +42,8 @@ def _judge_batch(batch: list[tuple[Slot, SlotBytes]]) -> bytes:
     """In a worker: judge each slot of a batch from the bytes the reader read."""
     verifier, sizes, measures = _JOB[-1]
     judged = [verifier.judgement(s, sizes, data, measures=measures) for s, data in batch]
+    if verifier.cache is not None:
+        verifier.cache.flush()  # a forked worker ends without exit handlers: write them now
     return msgspec.msgpack.encode(judged)
 
 

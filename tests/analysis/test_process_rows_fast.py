@@ -160,6 +160,42 @@ def test_rows_used_follow_their_definition(calls: list[CallRecord], text: str) -
     assert found == _verifications(calls)
 
 
+@st.composite
+def _written_then_read(draw: st.DrawFn) -> list[CallRecord]:
+    """Calls, then reads returning rows the calls wrote: as written, altered or repeated.
+
+    A read showing a write is rare among random calls; here every later read holds written
+    ids, so the checked post-conditions (one row per id or several) are exercised.
+    """
+    calls = draw(_calls())
+    rows = [w.after for c in calls for w in c.writes if w.after is not None]
+    if not rows:
+        return calls
+    for seq in range(len(calls) + 1, len(calls) + 1 + draw(st.integers(1, 3))):
+        shown = []
+        for row in draw(st.lists(st.sampled_from(rows), min_size=1, max_size=4)):
+            changed = draw(st.sampled_from([None, "open", "x", "closed"]))
+            shown.append(row if changed is None else {**row, "status": changed})
+        calls.append(CallRecord(seq=seq, tool="t", args={}, ok=True, result=shown, writes=[]))
+    return calls
+
+
+@settings(max_examples=examples(200, 3000), deadline=None)
+@given(calls=_written_then_read())
+def test_reads_of_written_rows_follow_the_definitions(calls: list[CallRecord]) -> None:
+    record = hw.Record(
+        world=WorldRef(name="helpdesk", size="small", hash="h", contract_hash="c"),
+        calls=calls,
+        final=[],
+        outcome=hw.Outcome(status="completed"),
+        final_message="",
+    )
+    figures = process_of(record)
+    found = (figures.verified, figures.verification_calls, figures.postcondition_checked)
+    assert found == _verifications(calls)
+    assert (figures.rows_read_bytes, figures.rows_used_bytes) == _reference(calls, "")
+
+
 def test_a_record_read_for_viewing_gives_the_same_figures() -> None:
     """Results left as undecoded JSON (the viewer's trace form) are searched as their text:
     every helpdesk oracle's and mutant's figures equal its decoded record's."""

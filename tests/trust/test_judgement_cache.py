@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Callable, Iterator
+import sqlite3
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
@@ -187,12 +189,34 @@ def test_a_hit_replays_nothing_and_gives_the_same_report(
     assert cached == fresh
 
 
-def _forge_entry(cache: JudgementCache, key: str, judgement: Judgement) -> Path:
+def _store(cache: JudgementCache) -> sqlite3.Connection:
+    """The cache's entry store opened as anyone who can write the cache folder opens it."""
+    cache.get("0" * 64)  # the secret and the store exist
+    return sqlite3.connect(cache.root / judgement_cache._STORE, isolation_level=None)
+
+
+def _raw(cache: JudgementCache, key: str) -> bytes:
+    row = _store(cache).execute("SELECT body FROM entry WHERE key = ?", (key,)).fetchone()
+    assert row is not None, key
+    return bytes(row[0])
+
+
+def _write_raw(cache: JudgementCache, key: str, body: bytes) -> None:
+    _store(cache).execute(
+        "INSERT OR REPLACE INTO entry (key, body, used) VALUES (?, ?, ?)", (key, body, time.time())
+    )
+
+
+def _entries(cache: JudgementCache) -> int:
+    path = cache.root / judgement_cache._STORE
+    if not path.exists():
+        return 0
+    return int(sqlite3.connect(path).execute("SELECT count(*) FROM entry").fetchone()[0])
+
+
+def _forge_entry(cache: JudgementCache, key: str, judgement: Judgement) -> None:
     """Write ``judgement`` under ``key`` as an attacker without the secret would."""
-    path = cache.root / key[:2] / key[2:]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(b"hwj1" + b"\x00" * 32 + msgspec.msgpack.encode(judgement))
-    return path
+    _write_raw(cache, key, b"hwj1" + b"\x00" * 32 + msgspec.msgpack.encode(judgement))
 
 
 def _forged_pass(run: Path, cache: JudgementCache) -> tuple[Slot, SlotBytes, dict[str, str], str]:
@@ -223,11 +247,11 @@ def test_an_edited_entry_is_never_used(tmp_path: Path, replays: list[str]) -> No
     cache = JudgementCache(root=tmp_path / "jc")
     slot, data, sizes, key = _forged_pass(run, cache)
     _verifier(cache).judgement(slot, sizes, data)
-    path = cache.root / key[:2] / key[2:]
-    body = path.read_bytes()
+    cache.flush()
+    body = _raw(cache, key)
     edited = body.replace(b"\xa6passed\xc2", b"\xa6passed\xc3")  # msgpack false -> true
     assert edited != body
-    path.write_bytes(edited)
+    _write_raw(cache, key, edited)
     replays.clear()
     got = _verifier(cache).judgement(slot, sizes, data)
     assert got.result.passed is False and replays
@@ -246,11 +270,12 @@ def test_an_entry_from_another_cache_or_key_is_never_used(
     other = _verifier(ours).cache_key(second, sizes, read_slot(opened, second))
     assert key is not None and other is not None
     _verifier(theirs).judgement(first, sizes, read_slot(opened, first))
-    (ours.root / key[:2]).mkdir(parents=True, exist_ok=True)
-    (ours.root / key[:2] / key[2:]).write_bytes((theirs.root / key[:2] / key[2:]).read_bytes())
+    theirs.flush()
+    _write_raw(ours, key, _raw(theirs, key))
     assert ours.get(key) is None
     _verifier(ours).judgement(second, sizes, read_slot(opened, second))
-    (ours.root / key[:2] / key[2:]).write_bytes((ours.root / other[:2] / other[2:]).read_bytes())
+    ours.flush()
+    _write_raw(ours, key, _raw(ours, other))
     assert ours.get(key) is None and ours.get(other) is not None
 
 
@@ -276,7 +301,9 @@ def _hammer(root: str, key: str, payloads: list[bytes], rounds: int) -> list[str
     bad = []
     for i in range(rounds):
         cache.put(key, payloads[i % len(payloads)])
-        got = cache.get(key)  # some writer's whole entry is always in place: never a torn one
+        cache.flush()  # every write committed while the others write: the store's race
+        got = JudgementCache(root=Path(root)).get(key)  # what another reader finds
+        # some writer's whole entry is always in place: never a torn one
         if got not in payloads:
             bad.append(repr(got[:40]) if got is not None else "torn or missing")
     return bad
@@ -284,24 +311,61 @@ def _hammer(root: str, key: str, payloads: list[bytes], rounds: int) -> list[str
 
 def test_concurrent_writers_never_leave_a_torn_entry(tmp_path: Path) -> None:
     root = str(tmp_path / "jc")
-    JudgementCache(root=Path(root)).put("cd" * 32, b"first")  # the secret exists before the race
+    first = JudgementCache(root=Path(root))
+    first.put("cd" * 32, b"first")  # the secret and the store exist before the race
+    first.close()
     payloads = [bytes([n]) * (20_000 + 7 * n) for n in range(4)]
     with multiprocessing.get_context("spawn").Pool(3) as pool:
         results = pool.starmap(_hammer, [(root, "cd" * 32, payloads, 150)] * 3)
     assert results == [[], [], []]
     assert JudgementCache(root=Path(root)).get("cd" * 32) in payloads
-    assert not [p for p in (tmp_path / "jc").rglob(".*") if p.name != "secret"]
 
 
 def test_the_cache_keeps_within_its_bound(tmp_path: Path) -> None:
     cache = JudgementCache(root=tmp_path / "jc", limit=50_000)
     for n in range(20):
         cache.put(f"{n:064x}", bytes(10_000))
-        os.utime(cache.root / f"{n:064x}"[:2] / f"{n:064x}"[2:], (n, n))
+    cache.flush()
+    store = _store(cache)
+    for n in range(20):  # used one after another: the oldest are the first to go
+        store.execute("UPDATE entry SET used = ? WHERE key = ?", (n, f"{n:064x}"))
     assert cache.trim() > 0
     kept = [f"{n:064x}" for n in range(20) if cache.get(f"{n:064x}") is not None]
     assert kept and kept == [f"{n:064x}" for n in range(20 - len(kept), 20)]  # newest kept
-    assert sum(p.stat().st_size for p in cache.root.rglob("*") if p.is_file()) <= 50_000 + 100
+    total = store.execute("SELECT sum(length(body)) FROM entry").fetchone()[0]
+    assert total <= 50_000
+
+
+def test_entries_kept_by_forked_workers_are_found_by_the_next_read(
+    run: Path, tmp_path: Path, replays: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Workers write their batches' entries before they answer (no exit handler runs in a
+    forked worker): the next read, in another process's place, replays nothing."""
+    copy = oracle_run(tmp_path / "run", samples=2)
+    assert _cli(["verify", str(copy), "--quiet", "--workers", "2"], capsys) == 0
+    replays.clear()
+    assert _cli(["verify", str(copy), "--quiet"], capsys) == 0
+    assert not replays
+
+
+def test_a_store_made_afresh_removes_the_earlier_entry_folders(tmp_path: Path) -> None:
+    """The file-per-entry layout this store replaced is removed when the store is made."""
+    root = tmp_path / "jc"
+    (root / "ab").mkdir(parents=True)
+    (root / "ab" / ("c" * 62)).write_bytes(b"hwj1" + bytes(40))
+    (root / "notes").mkdir()
+    cache = JudgementCache(root=root)
+    cache.put("ef" * 32, b"payload")
+    assert not (root / "ab").exists() and (root / "notes").exists()
+    assert cache.get("ef" * 32) == b"payload"
+
+
+def test_a_store_others_may_read_turns_the_cache_off(tmp_path: Path) -> None:
+    cache = JudgementCache(root=tmp_path / "jc")
+    cache.put("ab" * 32, b"payload")
+    cache.close()
+    os.chmod(tmp_path / "jc" / judgement_cache._STORE, 0o644)
+    assert JudgementCache(root=tmp_path / "jc").get("ab" * 32) is None
 
 
 def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> int:
@@ -313,18 +377,16 @@ def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> int:
 def test_no_cache_replays_and_clear_cache_empties(
     run: Path, replays: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    entries: Callable[[], Iterator[Path]] = lambda: (  # noqa: E731
-        p for p in JudgementCache.default().root.rglob("*") if p.is_file() and p.name != "secret"
-    )
+    entries: Callable[[], int] = lambda: _entries(JudgementCache.default())  # noqa: E731
     assert _cli(["verify", str(run), "--quiet", "--clear-cache"], capsys) == 0
-    assert replays and any(entries())
+    assert replays and entries()
     replays.clear()
     assert _cli(["verify", str(run), "--quiet"], capsys) == 0
     assert not replays  # every judgement reused
     assert _cli(["verify", str(run), "--quiet", "--no-cache"], capsys) == 0
     assert len(replays) == 4
     assert _cli(["report", str(run), "--no-cache", "--clear-cache"], capsys) == 0
-    assert not any(entries())
+    assert not entries()
 
 
 _POLICY = """name = "cache"

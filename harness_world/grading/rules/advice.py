@@ -106,6 +106,8 @@ def _ids(args: Any) -> dict[str, Any]:
 def _refused_calls(view: TraceView) -> Advisory | None:
     items: list[tuple[int, str]] = []
     calls = view.log.calls
+    if all(call.ok or call.error is None for call in calls):
+        return None  # no call failed: nothing to recover, no read to reconcile
     looks = view.reconciliation
     for i, call in enumerate(calls):
         if call.ok or call.error is None:
