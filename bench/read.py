@@ -16,8 +16,9 @@ measured side by side in one sitting:
   workers' (what the parent spends reading files and decoding judgements is what two cores
   cannot share), and what its mapper sends per record: messages (one batch each way) and
   bytes (pickled slots and file bytes out, msgpack judgements back), counted in this process;
-- ``report`` cold over ``verify`` cold once more as the median of ``--rounds`` alternating
-  pairs (3; 1 with ``--quick``), since one pair moves by a tenth here.
+- ``report`` cold over ``verify`` cold, and ``verify --workers 2`` over one worker, once more
+  as the medians of ``--rounds`` alternating rounds (3; 1 with ``--quick``), since one pair
+  moves by a tenth here.
 
 Each step's wall-clock time, CPU time (user + system, of the process and its children) and
 peak resident memory (``ru_maxrss`` from ``wait4``) are printed, with its time as a ratio to
@@ -232,16 +233,19 @@ def measure(root: Path) -> dict[str, object]:
 def paired_rounds(
     run: Path, cold: list[str], env: dict[str, str], steps: dict[str, Step | None]
 ) -> dict[str, object]:
-    """``report`` cold over ``verify`` cold as the median of rounds that alternate the two.
+    """The two ratios held to a target, each the median of rounds that alternate its commands.
 
-    One pair of single runs moves by a tenth or more here (two cold ``verify`` runs of the
-    same sitting have differed by 12 %); the first round is the pair measured above, each
-    further round runs ``verify`` then ``report``, and the medians of the per-round ratios
-    (wall and CPU) are the figures the target is read from.
+    ``report`` cold over ``verify`` cold, and ``verify --workers 1`` over ``--workers 2``
+    (cold). One pair of single runs moves by a tenth or more here (two cold ``verify`` runs of
+    the same sitting have differed by 12 %); the first round is the pairs measured above,
+    each further round runs the four commands again, and the medians of the per-round ratios
+    (wall, and CPU for the first) are the figures the targets are read from.
     """
     verify, report = steps["verify_cold"], steps["report_cold"]
+    one, two = steps["verify_workers_1"], steps["verify_workers_2"]
     assert verify is not None and report is not None
     pairs = [(verify, report)]
+    scaling = [one.wall_s / two.wall_s] if one is not None and two is not None else []
     for _ in range(ROUNDS - 1):
         pairs.append(
             (
@@ -249,6 +253,10 @@ def paired_rounds(
                 _command(["report", str(run), *cold], env),
             )
         )
+        if scaling:
+            args = ["verify", str(run), "--quiet", *cold, "--workers"]
+            alone, both = _command([*args, "1"], env), _command([*args, "2"], env)
+            scaling.append(alone.wall_s / both.wall_s)
     return {
         "paired_rounds": len(pairs),
         "report_cold_over_verify_cold_median": round(
@@ -256,6 +264,9 @@ def paired_rounds(
         ),
         "report_cold_cpu_over_verify_cold_median": round(
             statistics.median(r.cpu_s / v.cpu_s for v, r in pairs), 3
+        ),
+        "verify_speedup_2_workers_median": (
+            round(statistics.median(scaling), 3) if scaling else None
         ),
     }
 
@@ -334,9 +345,10 @@ def main() -> None:
             f"{figures['verify_cold_cpu_s']})"
         )
     print(
-        f"report cold over verify cold, median of {figures['paired_rounds']} alternating "
-        f"rounds: {figures['report_cold_over_verify_cold_median']}x wall, "
-        f"{figures['report_cold_cpu_over_verify_cold_median']}x CPU"
+        f"medians of {figures['paired_rounds']} alternating rounds: report cold over verify "
+        f"cold {figures['report_cold_over_verify_cold_median']}x wall, "
+        f"{figures['report_cold_cpu_over_verify_cold_median']}x CPU; verify --workers 2 over 1 "
+        f"{figures['verify_speedup_2_workers_median']}x"
     )
     if "worker_messages_per_record" in figures:
         print(
