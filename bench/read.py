@@ -134,19 +134,24 @@ def _cpu_split(args: list[str], env: dict[str, str]) -> tuple[float, float]:
 def worker_traffic(run: Path, workers: int = 2) -> dict[str, object] | None:
     """What ``verify --workers`` sends its workers, per record, as its mapper batches a run.
 
-    Messages (batches each way) and bytes (the pickled slots and file bytes sent, the
-    msgpack judgements received) over the records judged, counted in this process with the
-    tree's own reader and batch size; None on code without the worker mapper.
+    Messages (batches each way) and bytes (the pickled slots sent, with their files' bytes on
+    code whose reading process read them for its workers; the msgpack judgements received)
+    over the records judged, counted in this process with the tree's own reader and batch
+    size; None on code without the worker mapper.
     """
     try:
+        import inspect
         import pickle
 
         import msgspec
 
+        from harness_world.running import workers as mapper
         from harness_world.running.reader import RunReader, plan_slots, read_slot
         from harness_world.running.workers import batches
     except ImportError:
         return None
+    batch = inspect.signature(mapper._judge_batch).parameters["batch"].annotation
+    with_bytes = "SlotBytes" in str(batch)
     reader = RunReader.of()
     opened = reader.open(run)
     slots = plan_slots(opened)
@@ -154,7 +159,8 @@ def worker_traffic(run: Path, workers: int = 2) -> dict[str, object] | None:
     sent = received = messages = 0
     for start in range(0, len(slots), size):
         chunk = [(slot, read_slot(opened, slot)) for slot in slots[start : start + size]]
-        sent += len(pickle.dumps(chunk, protocol=pickle.HIGHEST_PROTOCOL))
+        message = chunk if with_bytes else [slot for slot, _ in chunk]
+        sent += len(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
         judged = [
             reader.verifier.judgement(slot, opened.manifest.sizes, data) for slot, data in chunk
         ]

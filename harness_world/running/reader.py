@@ -90,8 +90,9 @@ SlotMapper = Callable[
 ]
 """Where a scan's slots are judged: every slot through `Verifier.judgement` (with the measures
 given) from the bytes the reader's read function gives for it (called once per slot, in this
-process), in any order or place, the judgements in the slots' order (`judge_here` in this
-process; worker processes and Ray map it over workers)."""
+process or in a forked copy of it), in any order or place, the judgements in the slots' order
+(`judge_here` in this process; forked worker processes read and judge their batches; Ray's
+mapper reads here and ships the bytes)."""
 
 
 class Measuring(Protocol):

@@ -1,12 +1,15 @@
 """A run's slots judged in worker processes, in batches: the reader's mapper for ``--workers``.
 
-The reader reads each slot's files once, here, as it always does (`harness_world.running.reader`);
-the bytes of a batch of slots go to a worker, which judges each with the reader's own
-`Verifier` (the same object: workers are forked from this process, so its trust root, tasks,
-loaded worlds, bounds, judgement cache and measures are the ones this process holds) and sends
-back the batch's judgements, msgpack-encoded. A batch, not a slot, is one message, so the cost
-of a message is spread over many records; a few batches per worker stay in flight, so memory
-holds a few batches' bytes, not the run's.
+A batch of slots goes to a worker: a forked copy of the reading process, which holds the
+reader's open run, its read function and its `Verifier` (the same objects: its trust root,
+tasks, loaded worlds, bounds, judgement cache and measures are the ones the reader holds). The
+worker reads each slot's files once with that read function (`harness_world.running.reader.
+read_slot`, the reader's one way to read a slot, inside the run's real directory as resolved
+when the run was opened), judges each from those bytes and sends back the batch's
+judgements, msgpack-encoded. A batch, not a slot, is one message, so the cost of a message is
+spread over many records; the reading process sends slot descriptions only, so on two cores
+it takes next to no time from the workers (reading and pickling every file's bytes there cost
+about a seventh of the workers' time); a few batches per worker stay in flight.
 """
 
 from __future__ import annotations
@@ -28,9 +31,10 @@ BATCH_MOST = 64
 """The most slots one batch holds."""
 
 _RESULTS = msgspec.msgpack.Decoder(list[Judgement])
-# What a forked worker judges with: the reader's verifier, the run's sizes and the measures
-# asked for, set in the parent just before the workers are forked (and cleared after).
-_JOB: list[tuple[Verifier, Mapping[str, str], Sequence[Measure]]] = []
+# What a forked worker reads and judges with: the reader's read function, its verifier, the
+# run's sizes and the measures asked for, set in the parent just before the workers are
+# forked (and cleared after).
+_JOB: list[tuple[Callable[[Slot], SlotBytes], Verifier, Mapping[str, str], Sequence[Measure]]] = []
 
 
 def batches(items: int, workers: int, most: int = BATCH_MOST, *, per_worker: int = 8) -> int:
@@ -38,10 +42,10 @@ def batches(items: int, workers: int, most: int = BATCH_MOST, *, per_worker: int
     return max(1, min(most, math.ceil(items / (per_worker * max(1, workers)))))
 
 
-def _judge_batch(batch: list[tuple[Slot, SlotBytes]]) -> bytes:
-    """In a worker: judge each slot of a batch from the bytes the reader read."""
-    verifier, sizes, measures = _JOB[-1]
-    judged = [verifier.judgement(s, sizes, data, measures=measures) for s, data in batch]
+def _judge_batch(batch: list[Slot]) -> bytes:
+    """In a worker: read each slot of a batch once (the reader's read function), then judge it."""
+    read, verifier, sizes, measures = _JOB[-1]
+    judged = [verifier.judgement(s, sizes, read(s), measures=measures) for s in batch]
     if verifier.cache is not None:
         verifier.cache.flush()  # a forked worker ends without exit handlers: write them now
     return msgspec.msgpack.encode(judged)
@@ -72,24 +76,22 @@ class ProcessSlots:
             return []
         size = self.batch or batches(len(slots), self.workers)
         chunks = (list(slots[i : i + size]) for i in range(0, len(slots), size))
-        _JOB.append((verifier, sizes, measures))
+        _JOB.append((read, verifier, sizes, measures))
         try:
-            judged = list(self._map(chunks, read))
+            judged = list(self._map(chunks))
         finally:
             _JOB.pop()
         if verifier.cache is not None:
             verifier.cache.mark_written()  # the workers wrote its entries: bound it here
         return judged
 
-    def _map(
-        self, chunks: Iterator[list[Slot]], read: Callable[[Slot], SlotBytes]
-    ) -> Iterator[Judgement]:
+    def _map(self, chunks: Iterator[list[Slot]]) -> Iterator[Judgement]:
         """Submit batches with a few in flight per worker; yield judgements in order."""
         context = multiprocessing.get_context("fork")
         with concurrent.futures.ProcessPoolExecutor(self.workers, mp_context=context) as pool:
             pending: deque[concurrent.futures.Future[bytes]] = deque()
             for chunk in chunks:
-                pending.append(pool.submit(_judge_batch, [(s, read(s)) for s in chunk]))
+                pending.append(pool.submit(_judge_batch, chunk))
                 while len(pending) >= 3 * self.workers:
                     yield from _RESULTS.decode(pending.popleft().result())
             while pending:
