@@ -74,6 +74,9 @@ _SECRET = "secret"
 _STORE = "entries.sqlite3"
 _ENTRY_BYTES = 64 * 1024 * 1024  # an entry larger than this is no entry the cache wrote
 _TOUCH_AFTER_S = 600.0  # an entry used again is marked used when its mark is older than this
+# Held while a connection is opened; made anew in a forked child (a thread may hold it then).
+_OPENING = [threading.Lock()]
+os.register_at_fork(after_in_child=lambda: _OPENING.__setitem__(0, threading.Lock()))
 
 
 @functools.cache
@@ -247,17 +250,20 @@ class JudgementCache:
             return self._store
         if self._key() is None:
             return None
-        self._lock = threading.Lock()
-        self._pending, self._touched = {}, {}
-        try:
-            self._store = _open_store(self.root)
-        except (OSError, sqlite3.Error):
-            self._store = None
-        self._owner = os.getpid() if self._store is not None else 0
-        self._off = self._store is None
-        if self._store is not None:
-            atexit.register(self.flush)
-        return self._store
+        with _OPENING[0]:  # two threads' first use opens one connection
+            if self._store is not None and self._owner == os.getpid():
+                return self._store
+            self._lock = threading.Lock()
+            self._pending, self._touched = {}, {}
+            try:
+                self._store = _open_store(self.root)
+            except (OSError, sqlite3.Error):
+                self._store = None
+            self._owner = os.getpid() if self._store is not None else 0
+            self._off = self._store is None
+            if self._store is not None:
+                atexit.register(self.flush)
+            return self._store
 
     def _key(self) -> bytes | None:
         """The cache's secret, made on first use (None: the cache is off)."""
