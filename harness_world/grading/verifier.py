@@ -45,7 +45,7 @@ from harness_world.grading.grade import CriterionVerdict, GradeState, PolicyChec
 from harness_world.grading.judgement_cache import JudgementCache, judging_build
 from harness_world.grading.layers import LayeredResult, layered_result
 from harness_world.grading.task import Task
-from harness_world.grading.verify import Verification, verify
+from harness_world.grading.verify import Verification, replayed_verification, verify
 
 __all__ = [
     "COUNTED",
@@ -787,6 +787,10 @@ class Verifier:
             cached = _cached(found) if found is not None else None
             if cached is not None and wanted <= set(cached.measures):
                 return cached
+            grown = None if cached is None else self._grown(slot, sizes, data, cached, measures)
+            if grown is not None:  # the entry only grows: by the new figures, without a replay
+                self.cache.put(key, msgspec.msgpack.encode(grown))
+                return grown
             if cached is not None:  # judged again for a new figure: the entry only grows
                 had = [_MEASURES[n] for n in cached.measures if n in _MEASURES and n not in wanted]
                 measures, wanted = [*measures, *had], wanted | {m.name for m in had}
@@ -806,6 +810,47 @@ class Verifier:
         if key is not None and self.cache is not None:
             self.cache.put(key, msgspec.msgpack.encode(judged))
         return judged
+
+    def _grown(
+        self,
+        slot: Slot,
+        sizes: Mapping[str, str],
+        data: SlotBytes,
+        cached: Judgement,
+        measures: Sequence[Measure],
+    ) -> Judgement | None:
+        """``cached`` with the figures of the measures it lacks, taken without a replay.
+
+        The entry is this verifier's own, authenticated and keyed by these very bytes, the
+        slot, task, worlds, bounds and build: it says whether the slot's final record
+        replayed cleanly. When it did, the record is decoded from the same bytes, its
+        verification after a clean replay is made again (`replayed_verification`: the grade
+        is a pure function of record, task and world) and only the missing measures are
+        computed; when it did not, no measure has a figure to give. None when the record
+        does not read back as the entry says (the slot is then judged afresh).
+        """
+        new = [m for m in measures if m.name not in cached.measures]
+        names = sorted({*cached.measures, *(m.name for m in new)})
+        if cached.result.evidence != "verified":
+            return Judgement(result=cached.result, measures=names, figures=cached.figures)
+        record, problem = self._bound(Path(slot.path), data.final, slot, slot.entry)
+        task = (self.tasks or {}).get(slot.task_id)
+        if record is None or problem:
+            return None
+        try:
+            world = self._world_of(record, task, sizes)
+        except (HarnessWorldError, OSError):
+            return None
+        verification = replayed_verification(record, world, task)
+        if verification.evidence != "verified":
+            return None
+        verified = VerifiedRecord(record, world, task, verification)
+        figures = dict(cached.figures)
+        for measure in new:
+            value = measure.compute(verified)
+            if value is not None:
+                figures[measure.name] = msgspec.msgpack.encode(value)
+        return Judgement(result=cached.result, measures=names, figures=figures)
 
     def cache_key(self, slot: Slot, sizes: Mapping[str, str], data: SlotBytes) -> str | None:
         """The hash of everything the slot's judgement depends on (None: not cacheable).

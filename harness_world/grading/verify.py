@@ -16,6 +16,7 @@ from harness_world.grading.task import Task
 __all__ = [
     "Verification",
     "offered_mismatch",
+    "replayed_verification",
     "resolve_world",
     "task_mismatch",
     "verify",
@@ -125,6 +126,16 @@ def verify(
             else f"{len(mismatches)} difference(s); first: {first}"
         )
         return Verification(evidence="ungraded", mismatches=mismatches, reason=reason)
+    return replayed_verification(record, world, task)
+
+
+def replayed_verification(record: Record, world: World, task: Task | None) -> Verification:
+    """The verification of a record whose replay found no difference: graded when it may be.
+
+    What `verify` returns after a clean replay; a caller that knows the record's bytes
+    replayed cleanly (its own authenticated judgement of the same bytes, world and build)
+    may ask for it without replaying them again.
+    """
     if task is None:
         return Verification(evidence="verified")
     wrong_task = task_mismatch(record, task)
