@@ -144,17 +144,20 @@ def _verifications(calls: list[CallRecord]) -> tuple[int, int, int]:
     return verified, looked, checked
 
 
-@settings(max_examples=examples(200, 3000), deadline=None)
-@given(calls=_calls(), text=st.sampled_from(["", "done T-1", "x; 1 and T-1.5", "a b", "T-12"]))
-def test_rows_used_follow_their_definition(calls: list[CallRecord], text: str) -> None:
-    record = hw.Record(
+def _record(calls: list[CallRecord], text: str) -> hw.Record:
+    return hw.Record(
         world=WorldRef(name="helpdesk", size="small", hash="h", contract_hash="c"),
         calls=calls,
         final=[],
         outcome=hw.Outcome(status="completed"),
         final_message=text,
     )
-    figures = process_of(record)
+
+
+@settings(max_examples=examples(200, 3000), deadline=None)
+@given(calls=_calls(), text=st.sampled_from(["", "done T-1", "x; 1 and T-1.5", "a b", "T-12"]))
+def test_rows_used_follow_their_definition(calls: list[CallRecord], text: str) -> None:
+    figures = process_of(_record(calls, text))
     assert (figures.rows_read_bytes, figures.rows_used_bytes) == _reference(calls, text)
     found = (figures.verified, figures.verification_calls, figures.postcondition_checked)
     assert found == _verifications(calls)
@@ -183,14 +186,7 @@ def _written_then_read(draw: st.DrawFn) -> list[CallRecord]:
 @settings(max_examples=examples(200, 3000), deadline=None)
 @given(calls=_written_then_read())
 def test_reads_of_written_rows_follow_the_definitions(calls: list[CallRecord]) -> None:
-    record = hw.Record(
-        world=WorldRef(name="helpdesk", size="small", hash="h", contract_hash="c"),
-        calls=calls,
-        final=[],
-        outcome=hw.Outcome(status="completed"),
-        final_message="",
-    )
-    figures = process_of(record)
+    figures = process_of(_record(calls, ""))
     found = (figures.verified, figures.verification_calls, figures.postcondition_checked)
     assert found == _verifications(calls)
     assert (figures.rows_read_bytes, figures.rows_used_bytes) == _reference(calls, "")
