@@ -9,7 +9,7 @@ import pytest
 
 import harness_world as hw
 from harness_world.evidence.record import Outcome, make_record
-from harness_world.grading import verifier as verifier_module
+from harness_world.grading import slot_result
 from tests.conftest import Cli
 from tests.trust._helpers import keypair, oracle_run
 
@@ -20,7 +20,7 @@ def _no_replay(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*_: object, **__: object) -> object:
         raise AssertionError("replayed")
 
-    monkeypatch.setattr(verifier_module, "verify", refuse)
+    monkeypatch.setattr(slot_result, "verify", refuse)  # what the verifier replays with
 
 
 def _over_budget(folder: Path) -> tuple[Path, int]:
