@@ -285,7 +285,7 @@ def harness_criteria(record: Record, world: World) -> list[CriterionVerdict]:
 
 
 def _of_view(view: TraceView) -> dict[str, list[str]]:
-    if all(call.ok or call.error is None for call in view.record.calls):
+    if not view.log.errored:
         # Every finding starts from a call that failed with a typed error: none here, so
         # nothing was retried, lost or refused (and no reconciliation need be read).
         return {name: [] for name in HARNESS_CRITERIA}

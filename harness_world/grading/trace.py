@@ -229,6 +229,14 @@ class CallLog:
         return tuple(to_json(call.args) for call in self.calls)
 
     @_kept
+    def errored(self) -> tuple[int, ...]:
+        """Positions of the calls that failed with a typed error.
+
+        Every retry, refusal and lost response a finding names starts at one of them.
+        """
+        return tuple(i for i, c in enumerate(self.calls) if not c.ok and c.error is not None)
+
+    @_kept
     def write_calls(self) -> tuple[int, ...]:
         """Positions of the successful calls that wrote at least one row."""
         return tuple(i for i, c in enumerate(self.calls) if c.ok and c.writes)

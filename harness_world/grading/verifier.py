@@ -50,10 +50,10 @@ from harness_world.grading.slot_result import (
     TryResult,
     forbidden_failed,
     layers_of,
+    replayed,
     slot_result,
     spent,
 )
-from harness_world.grading.slot_result import replayed as _replayed
 from harness_world.grading.task import Task
 from harness_world.grading.verify import Verification, replayed_verification
 
@@ -390,6 +390,14 @@ def _call_budget(task: Task | None, override: int | None, ceiling: int) -> tuple
 _JUDGEMENT = msgspec.msgpack.Decoder(Judgement)
 
 
+def _take(measures: Sequence[Measure], verified: VerifiedRecord, figures: dict[str, bytes]) -> None:
+    """Each measure's figure of one verified record, msgpack-encoded into ``figures``."""
+    for measure in measures:
+        value = measure.compute(verified)
+        if value is not None:
+            figures[measure.name] = msgspec.msgpack.encode(value)
+
+
 def _cached(data: bytes) -> Judgement | None:
     """A judgement the cache gave back (None: one this build cannot read)."""
     try:
@@ -406,7 +414,7 @@ def judge_record(record: Record, world: World, task: Task | None, path: Path) ->
     an attempt this process ran is evidence of its own cost, not an attack on the verifier.
     A slot with earlier tries is judged again by the run's reader, which judges them too.
     """
-    result = _replayed(record, world, task, calls=None, work=None)
+    result = replayed(record, world, task, calls=None, work=None)
     return slot_result(record, result, path, task, world)
 
 
@@ -521,10 +529,7 @@ class Verifier:
         figures: dict[str, bytes] = {}
 
         def watch(path: Path, verified: VerifiedRecord) -> None:
-            for measure in measures:
-                value = measure.compute(verified)
-                if value is not None:
-                    figures[measure.name] = msgspec.msgpack.encode(value)
+            _take(measures, verified, figures)
             if observe is not None:
                 observe(path, verified)
 
@@ -558,9 +563,9 @@ class Verifier:
         if cached.result.evidence != "verified":
             return Judgement(result=cached.result, measures=names, figures=cached.figures)
         record, problem = self._bound(Path(slot.path), data.final, slot, slot.entry)
-        task = (self.tasks or {}).get(slot.task_id)
         if record is None or problem:
             return None
+        task = (self.tasks or {}).get(slot.task_id)
         try:
             world = self._world_of(record, task, sizes)
         except (HarnessWorldError, OSError):
@@ -568,12 +573,8 @@ class Verifier:
         verification = replayed_verification(record, world, task)
         if verification.evidence != "verified":
             return None
-        verified = VerifiedRecord(record, world, task, verification)
         figures = dict(cached.figures)
-        for measure in new:
-            value = measure.compute(verified)
-            if value is not None:
-                figures[measure.name] = msgspec.msgpack.encode(value)
+        _take(new, VerifiedRecord(record, world, task, verification), figures)
         return Judgement(result=cached.result, measures=names, figures=figures)
 
     def cache_key(self, slot: Slot, sizes: Mapping[str, str], data: SlotBytes) -> str | None:
@@ -652,7 +653,7 @@ class Verifier:
         except (HarnessWorldError, OSError) as exc:
             return slot.result("lost", reason=str(exc), **extra)
         bound = _call_budget(task, slot.tool_calls, self.max_calls)
-        result = _replayed(record, world, task, calls=bound, work=self.max_work)
+        result = replayed(record, world, task, calls=bound, work=self.max_work)
         if observe is not None and result.evidence == "verified":
             observe(path, VerifiedRecord(record, world, task, result))
         return slot_result(record, result, path, task, world, earlier)
@@ -722,7 +723,7 @@ class Verifier:
         except (HarnessWorldError, OSError) as exc:
             return replace(base, reason=str(exc)), record
         bound = _call_budget(task, slot.tool_calls, self.max_calls)
-        result = _replayed(record, world, task, calls=bound, work=self.max_work)
+        result = replayed(record, world, task, calls=bound, work=self.max_work)
         judged = replace(
             base, evidence=result.evidence, reason=result.reason, forbidden=forbidden_failed(result)
         )
@@ -753,7 +754,7 @@ class Verifier:
             return msgspec.structs.replace(verdict, verification=lost)
         task = self.tasks.get(record.task_id) if self.tasks is not None else None
         bound = _call_budget(task, None, self.max_calls)
-        result = _replayed(record, world, task, calls=bound, work=self.max_work)
+        result = replayed(record, world, task, calls=bound, work=self.max_work)
         layers = layers_of(record, task, result, world)
         return msgspec.structs.replace(verdict, verification=result, layers=layers)
 

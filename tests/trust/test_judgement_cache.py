@@ -42,13 +42,13 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def replays(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every record replayed from now on, by path (a cache hit replays nothing)."""
     seen: list[str] = []
-    real = verifier._replayed
+    real = verifier.replayed
 
     def counting(record: hw.Record, *args: object, **kwargs: object) -> object:
         seen.append(f"{record.task_id}/{record.sample}")
         return real(record, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(verifier, "_replayed", counting)
+    monkeypatch.setattr(verifier, "replayed", counting)
     return seen
 
 
@@ -449,3 +449,38 @@ def test_figures_added_to_an_entry_without_a_replay_equal_a_fresh_read(
     main([command, str(run), "--json"])
     assert capsys.readouterr().out == fresh
     assert not replays
+
+
+@pytest.mark.parametrize("planted", ["garbage", "link"])
+def test_a_store_that_is_no_database_of_ours_turns_the_cache_off_until_cleared(
+    run: Path, tmp_path: Path, planted: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A store file of garbage, or a link in its place, is neither read nor followed: the
+    cache is off (every record replayed, the command ends as it would without a cache) and
+    ``--clear-cache`` makes a fresh store."""
+    root = tmp_path / judgement_cache.FOLDER  # where the commands below look for it
+    made = JudgementCache(root=root)
+    made.get("0" * 64)  # the folder, its secret and a store, closed (its log written back)
+    made.close()
+    store = root / judgement_cache._STORE
+    store.unlink()
+    if planted == "garbage":
+        store.write_bytes(b"not a database, only bytes " * 200)
+        store.chmod(0o600)
+    else:
+        target = tmp_path / "elsewhere.sqlite3"
+        target.write_bytes(b"")
+        store.symlink_to(target)
+    cache = JudgementCache(root=root)
+    cache.put("ab" * 32, b"payload")
+    assert cache.get("ab" * 32) is None  # off: nothing kept, nothing read
+    if planted == "link":
+        assert (tmp_path / "elsewhere.sqlite3").read_bytes() == b""  # never written through
+    patch = pytest.MonkeyPatch()
+    patch.setattr(judgement_cache, "cache_dir", lambda: tmp_path)
+    try:
+        assert _cli(["verify", str(run), "--quiet"], capsys) == 0
+        assert _cli(["verify", str(run), "--quiet", "--clear-cache"], capsys) == 0
+    finally:
+        patch.undo()
+    assert not store.is_symlink() and _entries(JudgementCache(root=root)) == 4

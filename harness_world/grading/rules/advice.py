@@ -106,7 +106,7 @@ def _ids(args: Any) -> dict[str, Any]:
 def _refused_calls(view: TraceView) -> Advisory | None:
     items: list[tuple[int, str]] = []
     calls = view.log.calls
-    if all(call.ok or call.error is None for call in calls):
+    if not view.log.errored:
         return None  # no call failed: nothing to recover, no read to reconcile
     looks = view.reconciliation
     for i, call in enumerate(calls):
