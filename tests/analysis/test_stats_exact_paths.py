@@ -1,0 +1,136 @@
+"""The report's fast statistics equal their obvious exact references to the last bit.
+
+Each reference below is the plain formula, one exact fraction per task (as the functions
+computed it before they grouped tasks by run count or cached falling factorials); results and
+errors must be identical, not close.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from fractions import Fraction
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness_world import stats
+from harness_world.stats import (
+    ExcludedTask,
+    PassKSummary,
+    StatsInputError,
+    TaskPassK,
+    TaskTally,
+)
+from tests.conftest import examples
+
+
+def reference_pass_k_summary(
+    tallies: Sequence[TaskTally], k: int, weights: Mapping[str, float] | None
+) -> PassKSummary:
+    """``sum w_t est_t / sum w_t`` with every per-task estimate an exact fraction."""
+    if k < 1:
+        raise StatsInputError(f"k must be at least 1, got {k}")
+    by_id: dict[str, TaskTally] = {}
+    for t in tallies:
+        if t.runs < 0 or not 0 <= t.passes <= max(t.runs, 0):
+            raise StatsInputError(
+                f"task {t.task_id!r}: need 0 <= passes <= runs, got {t.passes}/{t.runs}"
+            )
+        if t.task_id in by_id:
+            raise StatsInputError(f"task {t.task_id!r} appears twice")
+        by_id[t.task_id] = t
+    if weights is not None and (unknown := sorted(set(weights) - set(by_id))):
+        raise StatsInputError(f"weights name unknown task(s): {', '.join(unknown)}")
+    included = [by_id[t] for t in sorted(by_id) if by_id[t].runs >= k]
+    excluded = [
+        ExcludedTask(task_id=t, reason=f"{by_id[t].runs} run(s), fewer than k={k}")
+        for t in sorted(by_id)
+        if by_id[t].runs < k
+    ]
+    if not included:
+        raise StatsInputError(f"no task has at least k={k} runs")
+    exact_weights = []
+    for t in included:
+        if weights is None:
+            exact_weights.append(Fraction(1))
+            continue
+        if t.task_id not in weights:
+            raise StatsInputError(f"no weight declared for task {t.task_id!r}")
+        declared = weights[t.task_id]
+        if not math.isfinite(declared) or declared < 0:
+            raise StatsInputError(f"weight of task {t.task_id!r} must be finite and >= 0")
+        exact_weights.append(Fraction(declared))
+    total = sum(exact_weights, Fraction(0))
+    if total == 0:
+        raise StatsInputError("the declared weights of the included tasks sum to 0")
+    hats = [stats.pass_hat_k_exact(t.runs, t.passes, k) for t in included]
+    ats = [stats.pass_at_k_exact(t.runs, t.passes, k) for t in included]
+    per_task = [
+        TaskPassK(
+            task_id=t.task_id,
+            runs=t.runs,
+            passes=t.passes,
+            pass_hat_k=float(hat),
+            pass_at_k=float(at),
+            weight=float(w),
+        )
+        for t, hat, at, w in zip(included, hats, ats, exact_weights, strict=True)
+    ]
+    return PassKSummary(
+        k=k,
+        tasks=len(included),
+        pass_hat_k=float(sum((w * h for w, h in zip(exact_weights, hats)), Fraction(0)) / total),
+        pass_at_k=float(sum((w * a for w, a in zip(exact_weights, ats)), Fraction(0)) / total),
+        weighted=weights is not None,
+        per_task=per_task,
+        excluded=excluded,
+    )
+
+
+def _outcome(f: Callable[..., PassKSummary], *args: object, **kwargs: object) -> object:
+    """The result, or the error's type and message: both must match the reference's."""
+    try:
+        return f(*args, **kwargs)
+    except StatsInputError as e:
+        return (type(e), str(e))
+
+
+RUNS = st.one_of(st.integers(0, 12), st.integers(150, 320))
+WEIGHT = st.one_of(
+    st.sampled_from([0.0, -0.0, 1.0, 0.1, 3.0, 1e-300, 5e-324, 1e300]),
+    st.floats(0, 1e6, allow_nan=False),
+    st.sampled_from([-1.0, math.nan, math.inf]),  # refused: same message as the reference
+)
+
+
+@st.composite
+def tallies_and_weights(
+    draw: st.DrawFn,
+) -> tuple[list[TaskTally], int, dict[str, float] | None]:
+    """Tasks with unequal run counts (some short of k), a k, and weights or none."""
+    names = draw(st.lists(st.sampled_from("abcdefghij"), min_size=1, max_size=10, unique=True))
+    tallies = []
+    for name in names:
+        runs = draw(RUNS)
+        passes = draw(st.one_of(st.integers(0, runs), st.sampled_from([0, runs])))
+        tallies.append(TaskTally(task_id=name, runs=runs, passes=passes))
+    if draw(st.booleans()):  # a task repeated, or an impossible tally: refused alike
+        bad = draw(st.sampled_from(tallies))
+        tallies.append(draw(st.sampled_from([bad, TaskTally(task_id="z", runs=3, passes=4)])))
+    k = draw(st.one_of(st.integers(0, 14), st.integers(100, 330)))
+    weights = None
+    if draw(st.booleans()):
+        named = draw(st.lists(st.sampled_from([*names, "unknown"]), unique=True))
+        weights = {n: draw(WEIGHT) for n in named}
+    return draw(st.permutations(tallies)), k, weights
+
+
+@settings(max_examples=examples(300, 3000), deadline=None)
+@given(tallies_and_weights())
+def test_pass_k_summary_is_the_exact_per_task_average_to_the_bit(
+    case: tuple[list[TaskTally], int, dict[str, float] | None],
+) -> None:
+    tallies, k, weights = case
+    got = _outcome(stats.pass_k_summary, tallies, k, weights=weights)
+    assert got == _outcome(reference_pass_k_summary, tallies, k, weights)
