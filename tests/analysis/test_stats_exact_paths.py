@@ -22,6 +22,7 @@ from harness_world.stats import (
     TaskPassK,
     TaskTally,
 )
+from harness_world.stats.decision import _half_rate_pmf, pass_k_variance
 from tests.conftest import examples
 
 
@@ -134,3 +135,23 @@ def test_pass_k_summary_is_the_exact_per_task_average_to_the_bit(
     tallies, k, weights = case
     got = _outcome(stats.pass_k_summary, tallies, k, weights=weights)
     assert got == _outcome(reference_pass_k_summary, tallies, k, weights)
+
+
+def reference_pass_k_variance(runs: int, passes: int, k: int) -> float:
+    """The variance's formula with every falling factorial taken afresh."""
+    q = (passes + 0.5) / (runs + 1)
+    pmf = _half_rate_pmf(runs, passes)
+    top = math.perm(runs, k)
+    second = math.fsum(p * (math.perm(j, k) / top) ** 2 for j, p in enumerate(pmf) if j >= k)
+    return max(second - q ** (2 * k), 1e-300)
+
+
+@settings(max_examples=examples(300, 3000), deadline=None)
+@given(st.data())
+def test_pass_k_variance_is_its_formula_to_the_bit(data: st.DataObject) -> None:
+    runs = data.draw(RUNS.filter(lambda n: n > 0))
+    passes = data.draw(st.integers(0, runs))
+    k = data.draw(st.integers(1, runs + 2))
+    expected = reference_pass_k_variance(runs, passes, k)
+    assert pass_k_variance(runs, passes, k) == expected
+    assert pass_k_variance(runs, passes, k) == expected  # again, from the cache
