@@ -1,4 +1,4 @@
-"""The report's fast statistics equal their obvious exact references to the last bit.
+"""The report's fast statistics and sheets equal their obvious references to the last bit.
 
 Each reference below is the plain formula, one exact fraction per task (as the functions
 computed it before they grouped tasks by run count or cached falling factorials); results and
@@ -15,6 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness_world import stats
+from harness_world.analysis import layered
+from harness_world.analysis.layered import ClaimLevels, DimensionSheet, layered_tables
+from harness_world.grading import DIMENSIONS, JOINT_STATES, LayeredResult
+from harness_world.running.reviews import Review, link_name
 from harness_world.stats import (
     ExcludedTask,
     PassKSummary,
@@ -24,6 +28,7 @@ from harness_world.stats import (
 )
 from harness_world.stats.decision import _half_rate_pmf, pass_k_variance
 from tests.conftest import examples
+from tests.strategies import layered_results
 
 
 def reference_pass_k_summary(
@@ -155,3 +160,133 @@ def test_pass_k_variance_is_its_formula_to_the_bit(data: st.DataObject) -> None:
     expected = reference_pass_k_variance(runs, passes, k)
     assert pass_k_variance(runs, passes, k) == expected
     assert pass_k_variance(runs, passes, k) == expected  # again, from the cache
+
+
+# ---------------------------------------------------------------- the layered sheets
+
+
+def reference_cluster_bounds(
+    values: Sequence[float], weights: Sequence[float], tasks: Sequence[str], estimate: float
+) -> tuple[float, float] | None:
+    """CR1 bounds with one residual per record, summed per task."""
+    residuals: dict[str, list[float]] = {}
+    for v, w, t in zip(values, weights, tasks, strict=True):
+        residuals.setdefault(t, []).append(v - estimate * w)
+    g = len(residuals)
+    total = math.fsum(weights)
+    if g < 2 or total == 0:
+        return None
+    sums = sorted(math.fsum(r) for r in residuals.values())
+    se = math.sqrt(math.fsum(u * u for u in sums) * g / (g - 1)) / total
+    return max(0.0, estimate - layered._Z * se), min(1.0, estimate + layered._Z * se)
+
+
+@settings(max_examples=examples(300, 3000), deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("abcdefg"), st.booleans()), min_size=1, max_size=400))
+def test_flag_bounds_are_the_per_record_residual_bounds_to_the_bit(
+    records: list[tuple[str, bool]],
+) -> None:
+    tasks = [t for t, _ in records]
+    flags = [f for _, f in records]
+    estimate = sum(flags) / len(flags)
+    expected = reference_cluster_bounds(
+        [float(f) for f in flags], [1.0] * len(flags), tasks, estimate
+    )
+    assert layered._flag_bounds(flags, tasks, estimate) == expected
+    values = [float(f) for f in flags]
+    assert layered._cluster_bounds(values, [1.0] * len(flags), tasks, estimate) == expected
+
+
+def reference_sheet(
+    results: Sequence[LayeredResult], dimension: str, claims: Sequence[Review]
+) -> DimensionSheet:
+    """One sheet with every figure read off the results' properties where it is used."""
+    scored = sorted(
+        (r for r in results if r.admitted), key=lambda r: (r.task_id, r.sample, r.dimension or "")
+    )
+    tasks = [r.task_id for r in scored]
+    failed_h = [r.harness_failed for r in scored]
+    adjusted = [r.harness_adjusted for r in scored]
+    joint = [r.joint_state for r in scored]
+    joint_failed = [r for r in scored if r.joint_state == "both"]
+    activated = [bool(r.activated) for r in joint_failed]
+    found: dict[tuple[str, int], tuple[set[str], set[str]]] = {}
+    for r in scored:
+        failed, known = found.setdefault((r.task_id, r.sample), (set(), set()))
+        failed.update(r.harness_failed)
+        known.update(link_name(x.harness, x.agent) for x in r.activated)
+    levels = {"confirmed-defect": 0, "validated-link": 0, "unmatched": 0}
+    for task, sample, level, name in {(c.task, c.sample, c.claim, c.criterion) for c in claims}:
+        failed, links = found.get((task, sample), (set(), set()))
+        if name in {"confirmed-defect": failed, "validated-link": links}.get(level, ()):
+            levels[level] += 1
+        elif level != "verdict":
+            levels["unmatched"] += 1
+    proportion = layered._proportion
+    return DimensionSheet(
+        dimension=dimension,
+        records=len(results),
+        admitted=len(scored),
+        tasks=len(set(tasks)),
+        agent_success=proportion([j in ("clean", "harness_only") for j in joint], tasks),
+        agent_score=layered._mean([r.agent_score for r in scored], tasks),
+        harness_micro=layered._micro(scored),
+        harness_macro=layered._mean([r.harness_score for r in scored], tasks),
+        layered_score=layered._mean([r.layered_score for r in scored], tasks),
+        joint={s: proportion([j == s for j in joint], tasks) for s in JOINT_STATES},
+        joint_failures=len(joint_failed),
+        linked=sum(activated),
+        link_rate=proportion(activated, [r.task_id for r in joint_failed]),
+        harness_failed=layered._tally(failed_h),
+        bypassed=layered._tally(r.bypassed for r in scored),
+        harness_adjusted=layered._tally(adjusted),
+        with_harness_failure=proportion([bool(f) for f in failed_h], tasks),
+        with_adjusted_failure=proportion([bool(f) for f in adjusted], tasks),
+        claims=ClaimLevels(
+            failed_verdicts=sum(len(v[0]) for v in found.values()),
+            activated_links=sum(len(v[1]) for v in found.values()),
+            confirmed_defects=levels["confirmed-defect"],
+            validated_links=levels["validated-link"],
+            unmatched=levels["unmatched"],
+        ),
+    )
+
+
+CLAIMS = st.builds(
+    lambda task, sample, claim, criterion: Review(
+        task=task,
+        sample=sample,
+        criterion=criterion,
+        verdict="pass",
+        note="",
+        reviewer="",
+        time="",
+        record_digest="",
+        claim=claim,
+    ),
+    st.sampled_from(("t.a", "t.b", "t.c", "t.gone")),
+    st.integers(0, 3),
+    st.sampled_from(("confirmed-defect", "validated-link", "verdict")),
+    st.sampled_from(
+        ("harness.same_key_retry", "budget.tool_calls", "harness.same_key_retry -> state.required")
+    ),
+)
+
+
+@settings(max_examples=examples(150, 1500), deadline=None)
+@given(st.lists(layered_results(), max_size=30), st.lists(CLAIMS, max_size=8))
+def test_layered_tables_are_each_dimensions_sheet_read_off_the_results(
+    results: list[LayeredResult], claims: list[Review]
+) -> None:
+    tables = layered_tables(results, claims)
+    groups: dict[str, list[LayeredResult]] = {}
+    for r in results:
+        groups.setdefault(r.dimension or layered.UNASSIGNED, []).append(r)
+    expected = []
+    for d in (*DIMENSIONS, layered.UNASSIGNED):
+        if d in groups:
+            slots = {(r.task_id, r.sample) for r in groups[d]}
+            mine = [c for c in claims if (c.task, c.sample) in slots]
+            expected.append(reference_sheet(groups[d], d, mine))
+    assert tables.dimensions == expected
+    assert tables.pooled == reference_sheet(results, layered.ALL, claims)
