@@ -698,6 +698,7 @@ def mean_bounds(
     return decide(Design(pairs=pairs, families=dict(families or {}), alpha=alpha, seed=seed))
 
 
+@functools.lru_cache(maxsize=4096)  # tasks of a run often share their tally
 def pass_k_variance(runs: int, passes: int, k: int) -> float:
     """The sampling variance of a task's unbiased pass^k over its runs, never 0.
 
@@ -705,12 +706,6 @@ def pass_k_variance(runs: int, passes: int, k: int) -> float:
     at the half-pass rate ``q = (c + 0.5) / (n + 1)`` (no variation is not certainty); at
     k = 1 it is ``q (1 - q) / n``, the floor's term of `mean_bounds`.
     """
-    return _pass_k_variance(runs, passes, k)
-
-
-@functools.lru_cache(maxsize=4096)
-def _pass_k_variance(runs: int, passes: int, k: int) -> float:
-    """`pass_k_variance`, once per tally and k (tasks of a run often share their tally)."""
     q = (passes + 0.5) / (runs + 1)
     pmf = _half_rate_pmf(runs, passes)
     second = math.fsum(p * u for p, u in zip(pmf[k:], _squared_ratios(runs, k), strict=True))
@@ -719,20 +714,9 @@ def _pass_k_variance(runs: int, passes: int, k: int) -> float:
 
 @functools.lru_cache(maxsize=4096)
 def _squared_ratios(runs: int, k: int) -> tuple[float, ...]:
-    """``U(j)^2 = (perm(j, k) / perm(n, k))^2`` for j = k..n, once per run count and k.
-
-    Each ``perm(j, k)`` follows from the last exactly (``perm(j + 1, k) = perm(j, k) (j + 1)
-    / (j + 1 - k)``), and int / int is correctly rounded, so every term is the one a fresh
-    ``math.perm`` would give.
-    """
+    """``U(j)^2 = (perm(j, k) / perm(n, k))^2`` for j = k..n, once per run count and k."""
     top = math.perm(runs, k)
-    out = []
-    falling = math.perm(k, k)
-    for j in range(k, runs + 1):
-        if j > k:
-            falling = falling * j // (j - k)
-        out.append((falling / top) ** 2)
-    return tuple(out)
+    return tuple((math.perm(j, k) / top) ** 2 for j in range(k, runs + 1))
 
 
 @functools.lru_cache(maxsize=4096)
