@@ -1,8 +1,8 @@
 """The report's fast statistics and sheets equal their obvious references to the last bit.
 
-Each reference below is the plain formula, one exact fraction per task (as the functions
-computed it before they grouped tasks by run count or cached falling factorials); results and
-errors must be identical, not close.
+Each reference below is the plain formula: one exact fraction per task, every falling factorial
+taken afresh, one residual per record, every figure read off the results' properties. Results
+and errors must be identical, not close.
 """
 
 from __future__ import annotations
