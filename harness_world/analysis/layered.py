@@ -39,11 +39,13 @@ read.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
+import attrs
 import msgspec
 
 from harness_world.analysis.tables import render_table
@@ -203,13 +205,26 @@ def _cluster_bounds(
     residuals: dict[str, list[float]] = {}
     for v, w, t in zip(values, weights, tasks, strict=True):
         residuals.setdefault(t, []).append(v - estimate * w)
-    g = len(residuals)
-    total = math.fsum(weights)
+    return _bounds([math.fsum(r) for r in residuals.values()], math.fsum(weights), estimate)
+
+
+def _flag_bounds(
+    flags: Sequence[bool], tasks: Sequence[str], estimate: float
+) -> tuple[float, float] | None:
+    """`_cluster_bounds` of 0/1 values of weight 1: the same residuals, counted per task."""
+    ones, sizes = Counter(itertools.compress(tasks, flags)), Counter(tasks)
+    hit, miss = 1.0 - estimate * 1.0, 0.0 - estimate * 1.0
+    sums = [math.fsum([hit] * ones[t] + [miss] * (n - ones[t])) for t, n in sizes.items()]
+    return _bounds(sums, math.fsum([1.0] * len(flags)), estimate)
+
+
+def _bounds(sums: Sequence[float], total: float, estimate: float) -> tuple[float, float] | None:
+    """The bounds from each task's residual sum and the total weight (None: one task)."""
+    g = len(sums)
     if g < 2 or total == 0:
         return None
     # fsum is exactly rounded, so neither the order of records nor of tasks moves a bit
-    sums = sorted(math.fsum(r) for r in residuals.values())
-    se = math.sqrt(math.fsum(u * u for u in sums) * g / (g - 1)) / total
+    se = math.sqrt(math.fsum(u * u for u in sorted(sums)) * g / (g - 1)) / total
     return max(0.0, estimate - _Z * se), min(1.0, estimate + _Z * se)
 
 
@@ -232,7 +247,7 @@ def _proportion(flags: Sequence[bool], tasks: Sequence[str]) -> Proportion:
     n, count = len(flags), sum(flags)
     bounds = None
     if n and _clusters_repeat(tasks):
-        bounds = _cluster_bounds([float(f) for f in flags], [1.0] * n, tasks, count / n)
+        bounds = _flag_bounds(flags, tasks, count / n)
     return _share(count, n, bounds)
 
 
@@ -270,12 +285,46 @@ def _tally(names: Iterable[Iterable[str]]) -> dict[str, int]:
     return dict(sorted(Counter(name for group in names for name in set(group)).items()))
 
 
-def _claims(scored: Sequence[LayeredResult], claims: Iterable[Review]) -> ClaimLevels:
+@attrs.frozen(slots=True)
+class _Facts:
+    """What the sheets read of one admitted result, derived once.
+
+    Its properties build their lists anew on every use, and a result counts in its
+    dimension's sheet and in the pool.
+    """
+
+    result: LayeredResult
+    failed: list[str]  # F_H
+    adjusted: list[str]  # Z_H
+    joint: str
+    agent_score: float | None
+    harness_score: float | None
+    layered_score: float | None
+
+    @classmethod
+    def of(cls, r: LayeredResult) -> _Facts:
+        """The facts of one result."""
+        failed = r.harness_failed
+        return cls(
+            result=r,
+            failed=failed,
+            adjusted=[k for k in failed if k not in r.bypassed],
+            joint=JOINT_STATES[2 * bool(r.agent_failed) + bool(failed)],
+            agent_score=r.agent_score,
+            harness_score=r.harness_score,
+            layered_score=r.layered_score,
+        )
+
+
+def _claims(scored: Sequence[_Facts], claims: Iterable[Review]) -> ClaimLevels:
     found: dict[tuple[str, int], tuple[set[str], set[str]]] = {}
-    for r in scored:
+    for f in scored:
+        r = f.result
+        if not f.failed and not r.activated:
+            continue  # nothing to claim: a missing record counts as empty sets below
         links = {link_name(x.harness, x.agent) for x in r.activated}
         failed, known = found.setdefault((r.task_id, r.sample), (set(), set()))
-        failed.update(r.harness_failed)
+        failed.update(f.failed)
         known.update(links)
     confirmed = validated = unmatched = 0
     for task, sample, level, name in {(c.task, c.sample, c.claim, c.criterion) for c in claims}:
@@ -303,35 +352,36 @@ def dimension_sheet(
     ``claims`` are the standing claim reviews of these results' records (see `ClaimLevels`);
     a claim naming a record outside them is unmatched.
     """
-    scored = _admitted(results)
-    tasks = [r.task_id for r in scored]
-    # each result's derived sets, computed once (properties build them anew on every use)
-    failed_h = [r.harness_failed for r in scored]
-    adjusted = [
-        [k for k in h if k not in r.bypassed] for r, h in zip(scored, failed_h, strict=True)
-    ]
-    joint = [
-        JOINT_STATES[2 * bool(r.agent_failed) + bool(h)]
-        for r, h in zip(scored, failed_h, strict=True)
-    ]
-    joint_failed = [r for r, state in zip(scored, joint, strict=True) if state == "both"]
+    return _sheet(len(results), [_Facts.of(r) for r in _admitted(results)], dimension, claims)
+
+
+def _sheet(
+    records: int, scored: Sequence[_Facts], dimension: str, claims: Iterable[Review]
+) -> DimensionSheet:
+    """`dimension_sheet` of ``records`` results whose admitted ones are ``scored`` (sorted)."""
+    results = [f.result for f in scored]
+    tasks = [r.task_id for r in results]
+    failed_h = [f.failed for f in scored]
+    adjusted = [f.adjusted for f in scored]
+    joint = [f.joint for f in scored]
+    joint_failed = [f.result for f in scored if f.joint == "both"]
     activated = [bool(r.activated) for r in joint_failed]
     return DimensionSheet(
         dimension=dimension,
-        records=len(results),
+        records=records,
         admitted=len(scored),
         tasks=len(set(tasks)),
         agent_success=_proportion([j in ("clean", "harness_only") for j in joint], tasks),
-        agent_score=_mean_of(scored, "agent_score", tasks),
-        harness_micro=_micro(scored),
-        harness_macro=_mean_of(scored, "harness_score", tasks),
-        layered_score=_mean_of(scored, "layered_score", tasks),
+        agent_score=_mean([f.agent_score for f in scored], tasks),
+        harness_micro=_micro(results),
+        harness_macro=_mean([f.harness_score for f in scored], tasks),
+        layered_score=_mean([f.layered_score for f in scored], tasks),
         joint=_joint_shares(joint, tasks),
         joint_failures=len(joint_failed),
         linked=sum(activated),
         link_rate=_proportion(activated, [r.task_id for r in joint_failed]),
         harness_failed=_tally(failed_h),
-        bypassed=_tally(r.bypassed for r in scored),
+        bypassed=_tally(r.bypassed for r in results),
         harness_adjusted=_tally(adjusted),
         with_harness_failure=_nonempty_share(failed_h, tasks),
         with_adjusted_failure=_nonempty_share(adjusted, tasks),
@@ -343,11 +393,6 @@ def _admitted(results: Sequence[LayeredResult]) -> list[LayeredResult]:
     """The admitted results, by task, sample and dimension."""
     admitted = (r for r in results if r.admitted)
     return sorted(admitted, key=lambda r: (r.task_id, r.sample, r.dimension or ""))
-
-
-def _mean_of(scored: list[LayeredResult], score: str, tasks: list[str]) -> Mean:
-    """The mean of one score over the results, clustered by task."""
-    return _mean([getattr(r, score) for r in scored], tasks)
 
 
 def _nonempty_share(found: list[list[str]], tasks: list[str]) -> Proportion:
@@ -373,13 +418,18 @@ def layered_tables(
     groups: dict[str, list[LayeredResult]] = {}
     for r in items:
         groups.setdefault(r.dimension or UNASSIGNED, []).append(r)
+    # Each admitted result's facts once, in the pool's order; a group keeps that order.
+    pool = [_Facts.of(r) for r in _admitted(items)]
+    facts: dict[str, list[_Facts]] = {d: [] for d in groups}
+    for f in pool:
+        facts[f.result.dimension or UNASSIGNED].append(f)
     order = [d for d in (*DIMENSIONS, UNASSIGNED) if d in groups]
     sheets = []
     for d in order:
         slots = {(r.task_id, r.sample) for r in groups[d]}
         mine = [c for c in reviewed if (c.task, c.sample) in slots]
-        sheets.append(dimension_sheet(groups[d], d, mine))
-    return LayeredTables(dimensions=sheets, pooled=dimension_sheet(items, ALL, reviewed))
+        sheets.append(_sheet(len(groups[d]), facts[d], d, mine))
+    return LayeredTables(dimensions=sheets, pooled=_sheet(len(items), pool, ALL, reviewed))
 
 
 def _share_cell(p: Proportion, percent: bool = False) -> str:

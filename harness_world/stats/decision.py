@@ -698,6 +698,7 @@ def mean_bounds(
     return decide(Design(pairs=pairs, families=dict(families or {}), alpha=alpha, seed=seed))
 
 
+@functools.lru_cache(maxsize=4096)  # tasks of a run often share their tally
 def pass_k_variance(runs: int, passes: int, k: int) -> float:
     """The sampling variance of a task's unbiased pass^k over its runs, never 0.
 
@@ -707,9 +708,15 @@ def pass_k_variance(runs: int, passes: int, k: int) -> float:
     """
     q = (passes + 0.5) / (runs + 1)
     pmf = _half_rate_pmf(runs, passes)
-    top = math.perm(runs, k)
-    second = math.fsum(p * (math.perm(j, k) / top) ** 2 for j, p in enumerate(pmf) if j >= k)
+    second = math.fsum(p * u for p, u in zip(pmf[k:], _squared_ratios(runs, k), strict=True))
     return max(second - q ** (2 * k), 1e-300)
+
+
+@functools.lru_cache(maxsize=4096)
+def _squared_ratios(runs: int, k: int) -> tuple[float, ...]:
+    """``U(j)^2 = (perm(j, k) / perm(n, k))^2`` for j = k..n, once per run count and k."""
+    top = math.perm(runs, k)
+    return tuple((math.perm(j, k) / top) ** 2 for j in range(k, runs + 1))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -300,41 +300,61 @@ def pass_k_summary(
     if not included:
         raise StatsInputError(f"no task has at least k={k} runs")
     exact_weights = [_weight(t.task_id, weights) for t in included]
-    total = sum(exact_weights, Fraction(0))
-    if total == 0:
+    scaled = _common_scale(exact_weights)
+    if (scaled_total := sum(scaled)) == 0:
         raise StatsInputError("the declared weights of the included tasks sum to 0")
-    hats = [pass_hat_k_exact(t.runs, t.passes, k) for t in included]
-    ats = [pass_at_k_exact(t.runs, t.passes, k) for t in included]
-    per_task = [
-        TaskPassK(
-            task_id=t.task_id,
-            runs=t.runs,
-            passes=t.passes,
-            pass_hat_k=float(hat),
-            pass_at_k=float(at),
-            weight=float(w),
+    # Falling factorials perm(v, k), once per distinct count (tasks share n, often c).
+    counts = {v for t in included for v in (t.runs, t.passes, t.runs - t.passes)}
+    fall = {v: math.perm(v, k) for v in counts}
+    hat_sums: dict[int, int] = defaultdict(int)  # runs n -> sum of w perm(c, k), over perm(n, k)
+    miss_sums: dict[int, int] = defaultdict(int)  # the same with perm(n - c, k)
+    per_task = []
+    for t, w, scale in zip(included, exact_weights, scaled, strict=True):
+        top, hit, miss = fall[t.runs], fall[t.passes], fall[t.runs - t.passes]
+        hat_sums[t.runs] += scale * hit
+        miss_sums[t.runs] += scale * miss
+        # int / int is correctly rounded: the nearest float to the exact per-task estimate
+        per_task.append(
+            TaskPassK(
+                task_id=t.task_id,
+                runs=t.runs,
+                passes=t.passes,
+                pass_hat_k=hit / top,
+                pass_at_k=(top - miss) / top,
+                weight=float(w),
+            )
         )
-        for t, hat, at, w in zip(included, hats, ats, exact_weights, strict=True)
-    ]
+    hats = sum((Fraction(v, fall[n]) for n, v in hat_sums.items()), Fraction(0))
+    misses = sum((Fraction(v, fall[n]) for n, v in miss_sums.items()), Fraction(0))
     return PassKSummary(
         k=k,
         tasks=len(included),
-        pass_hat_k=float(sum(map(_product, exact_weights, hats), Fraction(0)) / total),
-        pass_at_k=float(sum(map(_product, exact_weights, ats), Fraction(0)) / total),
+        pass_hat_k=float(hats / scaled_total),
+        pass_at_k=float(1 - misses / scaled_total),
         weighted=weights is not None,
         per_task=per_task,
         excluded=excluded,
     )
 
 
-def _product(a: Fraction, b: Fraction) -> Fraction:
-    return a * b
+def _common_scale(weights: Sequence[Fraction]) -> list[int]:
+    """The weights as whole numbers over their common denominator (a power of two for floats).
+
+    Tasks with the same run count share the denominator ``perm(n, k)`` of their estimates,
+    so the exact weighted sum is one integer sum per run count over it rather than a fraction
+    per task, each reduced by a gcd of numbers of hundreds of digits.
+    """
+    common = math.lcm(*(w.denominator for w in weights))
+    return [w.numerator * (common // w.denominator) for w in weights]
+
+
+_ONE: Final = Fraction(1)
 
 
 def _weight(task_id: str, weights: Mapping[str, float] | None) -> Fraction:
     """A task's weight as an exact fraction (1 without declared weights)."""
     if weights is None:
-        return Fraction(1)
+        return _ONE
     if task_id not in weights:
         raise StatsInputError(f"no weight declared for task {task_id!r}")
     declared = weights[task_id]
