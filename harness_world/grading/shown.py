@@ -332,14 +332,28 @@ class Observations:
         call = self.calls[index]
         if not call.ok:
             return frozenset()
-        found = self.index(index)
-        values = {form for v in found.strings for _, form in _forms(v)}
-        values.update(to_json(v) for v in (*found.ints, *found.floats))
-        values.update(form for v in self._aggregates(call) for _, form in _forms(v))
-        values.update(
-            form for v in found.outside for plain, form in _forms(v) if self._is_key(plain)
-        )
+        values = set(self._values(index))
         return frozenset(v for v in values if not self.echoed(v, call.seq))
+
+    def _values(self, index: int) -> Iterator[bytes]:
+        """The world values successful call ``index`` returned, echoed or not (some repeated).
+
+        Made one at a time, so that `any` can stop at the first one not echoed.
+        """
+        call = self.calls[index]
+        found = self.index(index)
+        for v in found.strings:
+            for _, form in _forms(v):
+                yield form
+        for number in (*found.ints, *found.floats):
+            yield to_json(number)
+        for v in self._aggregates(call):
+            for _, form in _forms(v):
+                yield form
+        for v in found.outside:
+            for plain, form in _forms(v):
+                if self._is_key(plain):
+                    yield form
 
     def find(
         self, needle: bytes, accept: Callable[[bytes], bool], before: int | None = None
@@ -359,8 +373,14 @@ class Observations:
         return None
 
     def any(self) -> bool:
-        """Whether any call showed anything about the world."""
-        return any(self.by_call(i) for i in range(len(self.calls)))
+        """Whether any call showed anything about the world (some call's `by_call` is not empty).
+
+        Asked value by value: the first value a call showed that it was not sent answers it.
+        """
+        for index, call in enumerate(self.calls):
+            if call.ok and any(not self.echoed(v, call.seq) for v in self._values(index)):
+                return True
+        return False
 
 
 def stated(message: str) -> frozenset[bytes]:

@@ -260,6 +260,9 @@ class CallLog:
         A row written once has one image (start to end): only longer chains can undo or
         overwrite a write, so only theirs are diffed field by field.
         """
+        atoms = [(image.entity, image.key) for call in self.calls for image in call.writes]
+        if len(set(atoms)) == len(atoms):
+            return {}  # no row written twice (most logs): no chain to build
         images: dict[Atom, list[tuple[int, int, WriteImage]]] = {}
         for index, call in enumerate(self.calls):
             for image in call.writes:

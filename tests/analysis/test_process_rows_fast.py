@@ -17,6 +17,7 @@ import harness_world as hw
 from harness_world.analysis.process import process_of
 from harness_world.engine.calls import CallRecord, ToolError, WriteImage
 from harness_world.evidence import WorldRef
+from harness_world.grading.rows import changed_fields
 from tests.conftest import examples
 
 _KEYS = st.one_of(
@@ -32,11 +33,23 @@ _ARGS = st.recursive(
     max_leaves=8,
 )
 _ROW = st.fixed_dictionaries({"id": _KEYS}, optional={"status": st.sampled_from(["open", "x"])})
+_NOT_A_ROW = st.fixed_dictionaries(  # an id no row has (a bool), holding rows or not
+    {"id": st.booleans()}, optional={"inner": st.lists(_ROW, max_size=2), "row": _ROW}
+)
 _RESULT = st.one_of(
     _ROW,
     st.fixed_dictionaries({"items": st.lists(_ROW, max_size=3), "next_offset": st.none()}),
-    st.lists(_ROW, max_size=3),
+    st.lists(st.one_of(_ROW, _NOT_A_ROW, st.lists(_ROW, max_size=2)), max_size=3),
+    st.fixed_dictionaries({"id": _KEYS, "row": _ROW}),  # a row holding another: one row
+    _NOT_A_ROW,
     st.none(),
+)
+_IMAGE = st.builds(
+    WriteImage,
+    entity=st.sampled_from(["tickets", "users"]),
+    key=_KEYS,
+    before=st.none() | _ROW,
+    after=st.none() | _ROW,
 )
 
 
@@ -45,14 +58,7 @@ def _calls(draw: st.DrawFn) -> list[CallRecord]:
     calls = []
     for seq in range(1, draw(st.integers(0, 7)) + 1):
         ok = draw(st.booleans())
-        writes = draw(
-            st.lists(
-                st.builds(
-                    WriteImage, entity=st.just("tickets"), key=_KEYS, before=st.none(), after=_ROW
-                ),
-                max_size=2,
-            )
-        )
+        writes = draw(st.lists(_IMAGE, max_size=2))
         calls.append(
             CallRecord(
                 seq=seq,
@@ -154,6 +160,26 @@ def _record(calls: list[CallRecord], text: str) -> hw.Record:
     )
 
 
+def _backtracked(calls: list[CallRecord]) -> tuple[int, int, int]:
+    """Write calls, those a later call changed again or deleted, and those that created or
+    deleted a row, by their definitions (docs/metrics.md)."""
+    writes = [i for i, c in enumerate(calls) if c.ok and c.writes]
+    backtracked = 0
+    for i in writes:
+        later = [w for c in calls[i + 1 :] for w in c.writes]
+        backtracked += any(
+            (v.entity, v.key) == (w.entity, w.key)
+            and (v.after is None or set(changed_fields(v.before, v.after)) & set(changed))
+            for w in calls[i].writes
+            for changed in [changed_fields(w.before, w.after)]
+            for v in later
+        )
+    irreversible = sum(
+        1 for i in writes if any(w.before is None or w.after is None for w in calls[i].writes)
+    )
+    return len(writes), backtracked, irreversible
+
+
 @settings(max_examples=examples(200, 3000), deadline=None)
 @given(calls=_calls(), text=st.sampled_from(["", "done T-1", "x; 1 and T-1.5", "a b", "T-12"]))
 def test_rows_used_follow_their_definition(calls: list[CallRecord], text: str) -> None:
@@ -161,6 +187,8 @@ def test_rows_used_follow_their_definition(calls: list[CallRecord], text: str) -
     assert (figures.rows_read_bytes, figures.rows_used_bytes) == _reference(calls, text)
     found = (figures.verified, figures.verification_calls, figures.postcondition_checked)
     assert found == _verifications(calls)
+    found = (figures.write_calls, figures.backtracked, figures.irreversible)
+    assert found == _backtracked(calls)
 
 
 @st.composite

@@ -128,6 +128,33 @@ def test_acted_on_wrong_row() -> None:
     assert "acted_on_wrong_row" not in calls("helpdesk.create_for_john", [create])
 
 
+def test_a_look_alike_is_judged_against_each_tasks_own_targets() -> None:
+    """The verdict on a row is kept per world and task: the same ticket for Jon Smith is a
+    wrong row where John Smith is the target, and none where the target is someone else,
+    in whichever order the two are advised."""
+    task = TASKS["helpdesk.create_for_john"]
+    (target,) = task.targets
+    other_user = [{"field": "email", "eq": "keiko.baptiste37@inbox.example"}]  # U-0050
+    retargeted = msgspec.convert(
+        {
+            **msgspec.to_builtins(task),
+            "targets": [{**msgspec.to_builtins(target), "where": other_user}],
+        },
+        type(task),
+    )
+    assert retargeted.hash != task.hash
+    world = WORLDS["helpdesk"]
+    create = (
+        "create_ticket",
+        {"subject": "Export to CSV fails", "requester_id": "U-0013", "priority": "high"},
+    )
+    record = record_calls(world, task, [create], final_message="Done.")
+    for first, second in ((task, retargeted), (retargeted, task)):
+        for t in (first, second, first):
+            found = {a.name for a in advise(record, t, world)}
+            assert ("acted_on_wrong_row" in found) is (t is task), t.hash
+
+
 def test_partial_filter() -> None:
     assert "partial_filter" in mutant("vip_two_statuses.one_status")
     both = [("list_tickets", {"status": s, "tag": "vip", "limit": 100}) for s in ("new", "pending")]

@@ -8,10 +8,13 @@ oracles) pass.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import harness_world as hw
 from harness_world.coverage import ScriptContext, record_calls, run_script
@@ -24,6 +27,8 @@ from harness_world.grading.checker import grade
 from harness_world.grading.shown import Observations
 from harness_world.grading.task import Answer, select_targets
 from harness_world.running.oracles import declared_oracles
+from tests.conftest import examples
+from tests.strategies import plausible_call
 
 TASKS = {t.id: t for t in hw.load_tasks()}
 GUESS = "no tool result of this attempt showed it"
@@ -293,3 +298,100 @@ def test_pagination_fields_show_nothing_even_where_keys_are_numbers() -> None:
     assert seen.first(_j(1)) is None  # offset
     assert seen.first(_j(2)) == 2  # not as next_offset (call 1): as the lookup's answer
     assert seen.first(_j(7)) == 1  # the total, an aggregate
+
+
+def _by_call(seen: Observations, index: int) -> frozenset[bytes]:
+    """What call ``index`` showed, by the definition: the world values it returned (every
+    value inside a row, each declared aggregate, a key outside the rows), minus the echoes."""
+    call, world = seen.calls[index], seen.world
+    if not call.ok:
+        return frozenset()
+    found = seen.index(index)
+
+    def is_key(value: Any) -> bool:
+        tables = [e.name for e in world.contract.entities]
+        return value in seen.written or any(world.raw(t, value) is not None for t in tables)
+
+    spec = world.contract.tool(call.tool)
+    aggregates = []
+    if spec is not None and isinstance(call.result, dict):
+        aggregates = [call.result.get(name) for name in spec.aggregates]
+    values = {form for v in [*found.strings, *aggregates] for _, form in _all_forms(v)}
+    values.update(msgspec.json.encode(n) for n in (*found.ints, *found.floats))
+    values.update(f for v in found.outside for plain, f in _all_forms(v) if is_key(plain))
+    return frozenset(v for v in values if not seen.echoed(v, call.seq))
+
+
+def _all_forms(value: Any) -> list[tuple[Any, bytes]]:
+    """A scalar and, for a string, each of its other words, as JSON."""
+    if value is None or isinstance(value, bool) or not isinstance(value, str | int | float):
+        return []
+    forms = [(value, msgspec.json.encode(value))]
+    if isinstance(value, str):
+        words = re.findall(r"[\w-]+", value)
+        forms += [(w, msgspec.json.encode(w)) for w in words if w != value]
+    return forms
+
+
+_SOME_ECHOED = st.lists(
+    st.one_of(
+        plausible_call(),
+        st.sampled_from(
+            [
+                ("get_ticket", {"ticket_id": "T-9999"}),  # an error quoting the id back
+                ("list_tickets", {"status": "nonsense"}),
+                ("no_such_tool", {}),
+            ]
+        ),
+    ),
+    max_size=6,
+)
+
+
+@settings(max_examples=examples(100, 1000), deadline=None)
+@given(
+    made=_SOME_ECHOED, task=st.sampled_from(["helpdesk.reply_and_solve", "helpdesk.security_count"])
+)
+def test_any_is_whether_some_call_showed_a_value(made: list[tuple[str, Any]], task: str) -> None:
+    """`any` asks value by value, stopping at the first one shown: it holds exactly when some
+    call showed a value by the definition; `by_call` is that definition's set."""
+    world = hw.load_world("helpdesk")
+    record = record_calls(world, TASKS[task], made)
+    seen = Observations(record.calls, world)
+    shown = [_by_call(seen, i) for i in range(len(record.calls))]
+    assert [seen.by_call(i) for i in range(len(record.calls))] == shown
+    assert seen.any() == any(shown)
+
+
+_SCALAR = st.sampled_from(["r-1", "r-2", "zz", "see r-1", 7, 3, 2.5, True, None])
+_MADE_UP = st.fixed_dictionaries(
+    {"rows": st.lists(st.fixed_dictionaries({"id": _SCALAR, "n": _SCALAR}), max_size=2)},
+    optional={"count": _SCALAR, "total": _SCALAR, "found": _SCALAR},
+)
+
+
+@settings(max_examples=examples(200, 2000), deadline=None)
+@given(
+    made=st.lists(
+        st.tuples(
+            st.sampled_from(["list", "count"]),
+            _MADE_UP,
+            st.dictionaries(st.just("q"), _SCALAR),
+            st.booleans(),
+        ),
+        max_size=4,
+    ),
+    written=st.sets(_SCALAR.filter(lambda v: isinstance(v, str)), max_size=1),
+)
+def test_any_and_by_call_keep_their_definition_on_made_up_calls(
+    made: list[tuple[str, Any, Any, bool]], written: set[str]
+) -> None:
+    """Rows, aggregates, keys outside the rows, echoes and errors, in any mix."""
+    calls = [
+        _call(seq, tool, args, result if ok else None, None if ok else ToolError("x", "no"))
+        for seq, (tool, result, args, ok) in enumerate(made, start=1)
+    ]
+    seen = _shown(*calls, written=frozenset(written))
+    shown = [_by_call(seen, i) for i in range(len(calls))]
+    assert [seen.by_call(i) for i in range(len(calls))] == shown
+    assert seen.any() == any(shown)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from harness_world.engine.calls import WriteImage
@@ -60,27 +60,49 @@ def _touched_rows(
     after = image.after
     if after is None:
         return
-    key_field = view.world.contract.entity(image.entity).key
+    world = view.world
+    key_field = world.contract.entity(image.entity).key
     # The fields it set to a new string, in the row's own field order: every one of a new row,
-    # else those of the write's one diff (a string's typed change is an unequal value).
-    if image.before is None:
-        fields = [f for f, v in after.items() if f != key_field and isinstance(v, str)]
-    else:
-        changed = view.log.changed(image)
-        fields = [f for f in changed if f != key_field and isinstance(after.get(f), str)]
-        if len(fields) > 1:
-            fields = [f for f in after if f in fields]
+    # else those of the write's one diff (a string's typed change is an unequal value), which
+    # is sorted by name: put in the row's order only where two of them point to rows (most
+    # point to none).
+    fields: Iterable[str] = after if image.before is None else view.log.changed(image)
+    pointed: list[tuple[str, str]] = []
     for field in fields:
-        value = after[field]
+        value = after.get(field)
+        if field == key_field or not isinstance(value, str):
+            continue
         for entity in targets:
-            if view.world.raw(entity, value) is not None:  # exists: no copy of it is needed
-                yield entity, value
+            if world.raw(entity, value) is not None:  # exists: no copy of it is needed
+                pointed.append((field, entity))
+    if len(pointed) > 1 and image.before is not None:
+        order = {f: n for n, f in enumerate(after)}
+        pointed.sort(key=lambda hit: order[hit[0]])  # stable: a field's entities keep theirs
+    for field, entity in pointed:
+        yield entity, after[field]
+
+
+_LOOKS: dict[tuple[str, str, str, type, Key], str] = {}
 
 
 def _look_alike(view: TraceView, entity: str, key: Key, targets: frozenset[Key]) -> str:
-    """Why a non-target row looks like one of the targets (empty when it does not)."""
+    """Why a non-target row looks like one of the targets (empty when it does not).
+
+    A function of the start world and the task (its targets) alone: kept per (world, task)
+    hash, as `_named_filters` is, since comparing names reads every target row of the entity.
+    """
     if key in targets:
         return ""
+    asked = (view.world.hash, view.task.hash, entity, type(key), key)
+    known = _LOOKS.get(asked)
+    if known is None:
+        if len(_LOOKS) > 65_536:
+            _LOOKS.clear()
+        known = _LOOKS[asked] = _looks_like(view, entity, key, targets)
+    return known
+
+
+def _looks_like(view: TraceView, entity: str, key: Key, targets: frozenset[Key]) -> str:
     row = view.world.get(entity, key)
     if row is None:
         return ""
@@ -96,14 +118,16 @@ def _acted_on_wrong_row(view: TraceView) -> Advisory | None:
     targets = view.targets_by_entity
     items: list[tuple[int, str]] = []
     reported: set[tuple[str, Key]] = set()
-    for call, image in _writes(view):
-        for entity, key in _touched_rows(view, image, targets):
-            if (entity, key) in reported:
-                continue
-            why = _look_alike(view, entity, key, targets[entity])
-            if why:
-                reported.add((entity, key))
-                items.append((call.seq, f"call {call.seq} {call.tool}: {entity}:{key} is {why}"))
+    for call in view.log.calls:
+        for image in call.writes:
+            for entity, key in _touched_rows(view, image, targets):
+                if (entity, key) in reported:
+                    continue
+                why = _look_alike(view, entity, key, targets[entity])
+                if why:
+                    reported.add((entity, key))
+                    text = f"call {call.seq} {call.tool}: {entity}:{key} is {why}"
+                    items.append((call.seq, text))
     return found("acted_on_wrong_row", items)
 
 

@@ -27,14 +27,33 @@ __all__ = ["ENTRIES"]
 
 
 def _mentions(value: Any, key: Key) -> bool:
-    """Whether a value is or contains the key as a whole scalar of the key's type."""
-    if isinstance(value, msgspec.Raw):  # undecoded JSON: search its text for the key
-        return _key_pattern(key).search(bytes(value)) is not None
-    if isinstance(value, dict):
-        return any(_mentions(v, key) for v in value.values())
-    if isinstance(value, list | tuple):
-        return any(_mentions(v, key) for v in value)
-    return type(value) is type(key) and value == key
+    """Whether a value is or contains the key as a whole scalar of the key's type.
+
+    A walk with a stack, stopping at the first match: a scalar of the key's type, a plain
+    dict and a plain list are told by their exact type (the values a result or arguments
+    hold); anything else is asked as ``isinstance`` asks, undecoded JSON searched as text.
+    """
+    kind = type(key)
+    stack = [value]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        item = pop()
+        found = type(item)
+        if found is kind:
+            if item == key:
+                return True
+        elif found is dict:
+            extend(item.values())
+        elif found is list:
+            extend(item)
+        elif isinstance(item, msgspec.Raw):  # undecoded JSON: search its text for the key
+            if _key_pattern(key).search(bytes(item)) is not None:
+                return True
+        elif isinstance(item, dict):
+            extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            extend(item)
+    return False
 
 
 _PATTERNS: dict[Key, re.Pattern[bytes]] = {}
@@ -53,6 +72,10 @@ def _key_pattern(key: Key) -> re.Pattern[bytes]:
     return pattern
 
 
+_IDS = (str, int)
+"""The types of a row's id (`_rows` also takes their subclasses, but for ``bool``)."""
+
+
 def _decoded(value: Any) -> Any:
     return msgspec.json.decode(bytes(value)) if isinstance(value, msgspec.Raw) else value
 
@@ -62,18 +85,24 @@ def _rows(value: Any) -> list[dict[str, Any]]:
 
     In no set order: each figure sums them or searches them.
     """
+    # `isinstance` with a tuple, not a union: the same test, made for every value walked, and
+    # cheaper to make.
     found: list[dict[str, Any]] = []
     stack = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
             key = item.get("id")
-            if isinstance(key, str | int) and not isinstance(key, bool):
+            if isinstance(key, (str, int)) and not isinstance(key, bool):
                 found.append(item)
             else:
-                stack += [v for v in item.values() if isinstance(v, dict | list)]
+                stack += [v for v in item.values() if isinstance(v, (dict, list))]
         elif isinstance(item, list):
-            stack += [v for v in item if isinstance(v, dict | list)]
+            for v in item:  # a listing's rows taken here, not pushed and popped one by one
+                if type(v) is dict and type(v.get("id")) in _IDS:
+                    found.append(v)
+                elif isinstance(v, (dict, list)):
+                    stack.append(v)
     return found
 
 
@@ -110,10 +139,12 @@ def _verification(log: CallLog) -> Mapping[str, int]:
     count = 0
     for index, call in enumerate(log.calls):
         if call.writes:
-            written.update(w.key for w in call.writes)
+            for image in call.writes:
+                written.add(image.key)
         elif written and call.ok and any(facts.returns(index, k) for k in written):
             count += 1
-    verified = sum(1 for i in log.write_calls if _verified(log.calls, i, facts))
+    last = facts.last_read()  # a write after the last read has nothing read after it
+    verified = sum(1 for i in log.write_calls if i < last and _verified(log.calls, i, facts))
     return {"verification_calls": count, "verified": verified}
 
 
@@ -132,26 +163,26 @@ def _postcondition_checked(log: CallLog, index: int, facts: _Facts) -> bool:
     return any(
         _shows(row, w, log)
         for later in facts.reads_after(index)
-        for row in facts.rows(later)
         for w in written
+        for row in facts.rows_by_id(later).get(w.key, ())
     )
 
 
 def _postconditions(log: CallLog) -> Mapping[str, int]:
     facts = _facts(log)
-    checked = sum(1 for i in log.write_calls if _postcondition_checked(log, i, facts))
+    last = facts.last_read()  # a write after the last read has nothing read after it
+    checked = sum(1 for i in log.write_calls if i < last and _postcondition_checked(log, i, facts))
     return {"postcondition_checked": checked}
 
 
 def _irreversible(log: CallLog) -> Mapping[str, int]:
-    calls = log.calls
-    return {
-        "irreversible": sum(
-            1
-            for i in log.write_calls
-            if any(w.before is None or w.after is None for w in calls[i].writes)
-        )
-    }
+    calls, count = log.calls, 0
+    for i in log.write_calls:
+        for w in calls[i].writes:
+            if w.before is None or w.after is None:
+                count += 1
+                break  # a write call counts once
+    return {"irreversible": count}
 
 
 def _word_pattern(key: Key) -> re.Pattern[str]:
@@ -161,29 +192,30 @@ def _word_pattern(key: Key) -> re.Pattern[str]:
 def _row_bytes(log: CallLog) -> Mapping[str, int]:
     """Bytes of the rows read, and of those whose id was used after them (see the docs).
 
-    A row's id is looked for in what later calls name (`_Later`) and in what the agent said.
-    A call's rows are sized together: one encoding of the list is the rows' encodings, a
-    comma between two and the brackets.
+    A row's id is looked for in what later calls name (`_Later`: the keys they write, then
+    their arguments) and in what the agent said. Each row is encoded once, its size added to
+    the bytes read and, when used, to the bytes used: encoding costs by the byte, so a second
+    encoding of the used rows would cost that much again.
     """
-    calls = log.calls
     facts = _facts(log)
-    words = frozenset(_WORD.findall(log.said))
-    later = _Later.of(log)
+    said = log.said
+    words: frozenset[str] = frozenset()
+    later: _Later | None = None  # made at the first row: not for a log that read none
     read = used = 0
-    for i in range(len(calls)):
+    encode = _JSON.encode
+    for i in range(len(log.calls)):
         rows = facts.rows(i)
-        if rows:
-            read += _sized(rows)
-            kept = [
-                r for r in rows if later.names(r["id"], i) or _in_text(r["id"], words, log.said)
-            ]
-            used += _sized(kept) if kept else 0
+        if not rows:
+            continue
+        if later is None:
+            later, words = _Later.of(log), frozenset(_WORD.findall(said))
+        for row in rows:
+            size = len(encode(row))
+            read += size
+            key = row["id"]
+            if later.written.get(key, -1) > i or later.argued(key, i) or _in_text(key, words, said):
+                used += size
     return {"rows_read_bytes": read, "rows_used_bytes": used}
-
-
-def _sized(rows: list[dict[str, Any]]) -> int:
-    """The sum of each row's JSON size: ``[a,b,c]`` is one byte more than the rows and commas."""
-    return len(_JSON.encode(rows)) - len(rows) - 1
 
 
 _WORD = re.compile(r"[\w-]+")
@@ -192,6 +224,8 @@ _WORD = re.compile(r"[\w-]+")
 def _in_text(key: Key, words: frozenset[str], text: str) -> bool:
     """Whether the key is a whole word of ``text`` (``words``: its runs of word characters)."""
     name = str(key)
+    if name not in text:  # a whole word of the text, or a match of its pattern, is in it
+        return False
     if _WORD.fullmatch(name):  # a whole word is exactly one maximal run of word characters
         return name in words
     return _word_pattern(key).search(text) is not None
@@ -229,10 +263,11 @@ class _Later:
         written = {w.key: i for i, call in enumerate(log.calls) for w in call.writes}
         return cls(log.calls, b"\n".join(log.arguments) + b"\n", starts, written)
 
-    def names(self, key: Key, after: int) -> bool:
-        """Whether a call after position ``after`` names ``key`` (`_mentions`, or writes it)."""
-        if self.written.get(key, -1) > after:
-            return True
+    def argued(self, key: Key, after: int) -> bool:
+        """Whether the arguments of a call after position ``after`` hold ``key`` (`_mentions`).
+
+        A call after it names the key when it does, or writes the key (`written`).
+        """
         needle, starts = _JSON.encode(key), self.starts
         at = self.text.find(needle, starts[after + 1])
         while at >= 0:
@@ -254,8 +289,15 @@ class _Facts:
 
     calls: Sequence[LoggedCall]
     _rows: dict[int, list[dict[str, Any]]] = attrs.field(factory=dict, alias="_rows")
+    _by_id: dict[int, dict[Key, list[dict[str, Any]]]] = attrs.field(factory=dict, alias="_by_id")
     _texts: dict[int, bytes | None] = attrs.field(factory=dict, alias="_texts")
+    _returned: dict[tuple[int, type, Key], bool] = attrs.field(factory=dict, alias="_returned")
     _reads: list[int] | None = attrs.field(default=None, alias="_reads")
+
+    def last_read(self) -> int:
+        """The position of the last successful call that wrote nothing (-1: none)."""
+        reads = self.reads_after(-1)
+        return reads[-1] if reads else -1
 
     def reads_after(self, index: int) -> list[int]:
         """Positions after ``index`` of the successful calls that wrote nothing, in order.
@@ -273,7 +315,26 @@ class _Facts:
         found = self._rows.get(index)
         if found is None:
             call = self.calls[index]
-            found = self._rows[index] = _rows(_decoded(call.result)) if call.ok else []
+            result = call.result
+            if not call.ok:
+                found = []
+            elif type(result) is dict and type(result.get("id")) in _IDS:
+                found = [result]  # a result that is one row (a read or write of one): no walk
+            else:
+                found = _rows(_decoded(result))
+            self._rows[index] = found
+        return found
+
+    def rows_by_id(self, index: int) -> dict[Key, list[dict[str, Any]]]:
+        """`rows` of call ``index`` by their ``id`` (a write image's rows are looked up by key).
+
+        A dict finds a key exactly where ``==`` does, for the str and int ids a row has.
+        """
+        found = self._by_id.get(index)
+        if found is None:
+            found = self._by_id[index] = {}
+            for row in self.rows(index):
+                found.setdefault(row["id"], []).append(row)
         return found
 
     def _text(self, index: int) -> bytes | None:
@@ -287,11 +348,21 @@ class _Facts:
         return self._texts[index]
 
     def returns(self, index: int, key: Key) -> bool:
-        """Whether call ``index``'s result mentions ``key`` (`_mentions`)."""
-        text = self._text(index)
-        if text is not None and _JSON.encode(key) not in text:
-            return False
-        return _mentions(self.calls[index].result, key)
+        """Whether call ``index``'s result mentions ``key`` (`_mentions`).
+
+        Kept per call and key: the verification figures ask each read about each written key
+        twice (as a verification call, and for the write it may verify).
+        """
+        asked = (index, type(key), key)
+        known = self._returned.get(asked)
+        if known is None:
+            text = self._text(index)
+            if text is not None and _JSON.encode(key) not in text:
+                known = False
+            else:
+                known = _mentions(self.calls[index].result, key)
+            self._returned[asked] = known
+        return known
 
 
 _JSON = msgspec.json.Encoder()
