@@ -137,3 +137,19 @@ def test_a_value_the_message_calls_wrong_fails(message: str) -> None:
 def test_a_value_followed_by_other_words_is_still_an_answer() -> None:
     for message in ("15 is the count.", "15 is correct.", "15 is not a small number of tickets."):
         assert _answer("helpdesk.security_count", message).status == "passed", message
+
+
+# -- an answer asked back as a question -----------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a count stated only inside a question ('Is the answer 15?') is read as stated: "
+    "no rule reads a sentence's mood; proposed: a candidate whose sentence opens with an "
+    "auxiliary or interrogative word and ends with '?' is asked, not stated (the "
+    "ended_with_question advisory only reports it)",
+)
+@pytest.mark.parametrize("message", ["Is the answer 15?", "Could it be 15?", "Would 15 be right?"])
+def test_a_count_asked_as_a_question_fails(message: str) -> None:
+    verdict = _answer("helpdesk.security_count", message)
+    assert verdict.status == "failed", (message, verdict.detail)
