@@ -6,8 +6,10 @@ message, or its last line, is a JSON object ``{"answer": ...}``), which is read 
 the prose of the final message is read. Either way the answer must be the only candidate of its
 type the message asserts:
 
-* numbers in the instruction the agent was given, and ids (``T-1001``, ``I-0172@W-01``), dates
-  and clock times are not candidates of a count or an amount;
+* numbers in the instruction the agent was given are not candidates of a count or an amount
+  when the message states one of its own (else they are: the reading never depends on the
+  expected value), and a range or either/or with one of them is still a hedge; ids
+  (``T-1001``, ``I-0172@W-01``), dates and clock times are never candidates;
 * numbers written as words are read (``Fifteen``, ``twenty-three``, ``one hundred and five``,
   ``none``; `harness_world.grading.mentions` reads numbers and dates);
 * hedges fail with a reason: a list of several candidates, a range (``14-15``, ``between 14 and
@@ -17,9 +19,10 @@ type the message asserts:
 * an answer the message denies fails, naming the phrase: negated (``not 15``, ``It is not
   15.``, ``15, not 15``), retracted (``15 (this is wrong)``, ``scratch that``) or called a
   guess (``my guess is 15``);
-* prose must agree with a structured answer: beside ``{"answer": 3}`` the prose may state no
-  other value of the answer's type (``4 legacy items``, a non-target id), and may not deny the
-  value it states;
+* prose must agree with a structured answer: beside ``{"answer": 3}`` the prose (and the
+  object's other keys) may state no other value of the answer's type (``4 legacy items``, a
+  non-target id), may not deny the value it states, and the sentence introducing it may not
+  hedge it;
 * ids are case-sensitive: ``t-1001`` names no row when the ids are ``T-1001`` (the detail says
   so).
 
@@ -82,8 +85,8 @@ class Judgement:
 # -- structured answers ---------------------------------------------------------------------
 
 
-def structured_answer(message: str) -> tuple[bool, Any]:
-    """``(True, value)`` when the message, or its last non-empty line, is ``{"answer": value}``."""
+def _answer_object(message: str) -> dict[str, Any] | None:
+    """The JSON object holding ``"answer"``: the whole message, or its last non-empty line."""
     stripped = message.strip()
     lines = [line.strip() for line in stripped.splitlines() if line.strip()]
     for text in (stripped, lines[-1] if lines else ""):
@@ -94,8 +97,14 @@ def structured_answer(message: str) -> tuple[bool, Any]:
         except ValueError:
             continue
         if isinstance(data, dict) and "answer" in data:
-            return True, data["answer"]
-    return False, None
+            return data
+    return None
+
+
+def structured_answer(message: str) -> tuple[bool, Any]:
+    """``(True, value)`` when the message, or its last non-empty line, is ``{"answer": value}``."""
+    data = _answer_object(message)
+    return (False, None) if data is None else (True, data["answer"])
 
 
 # -- hedges ---------------------------------------------------------------------------------
@@ -177,6 +186,12 @@ _RETRACTED = re.compile(
     r"\bnot the (?:right |correct |real )?answer\b|\bwrong answer\b",
     re.IGNORECASE,
 )
+# The value itself called wrong, right after it: "15 is wrong.", "15 was not correct".
+_DENIED_AFTER = re.compile(
+    r"^\s*\)?\s*(?:is|was|would be|'s)(?: probably| likely| definitely| clearly)? (?:wrong|"
+    r"incorrect|false|not right|not correct|not true|not accurate|not the answer)\b",
+    re.IGNORECASE,
+)
 _RANGE_JOIN = re.compile(r"^\s*(?:-|–|—|to|through|thru|until)\s*$", re.IGNORECASE)
 _OR_JOIN = re.compile(r"^\s*(?:,?\s*or|/)\s*$", re.IGNORECASE)
 _ELLIPSIS = re.compile(r"…|\.\.\.|\betc\b|\band (?:so on|others|more)\b", re.IGNORECASE)
@@ -254,12 +269,16 @@ def denial(message: str, mentions: list[Mention]) -> str:
 
     Negated: ``not``, ``n't`` or ``never`` right before it (``It is not 15``, ``15, not 15``).
     Retracted: a phrase in its sentence, or the next one, that takes the statement back
-    (``15 (this is wrong)``, ``15. Scratch that.``, ``not the answer``).
+    (``15 (this is wrong)``, ``15. Scratch that.``, ``not the answer``), or the value called
+    wrong right after it (``15 is wrong``, ``15 was not correct``).
     """
     for mention in mentions:
         negated = _NEGATED.search(message[max(0, mention.start - 24) : mention.start])
         if negated is not None:
             return f"negated: {(negated.group(0) + mention.text).strip()!r}"
+        called_wrong = _DENIED_AFTER.match(message[mention.end : mention.end + 40])
+        if called_wrong is not None:
+            return f"retracted: {called_wrong.group(0).strip()!r} with {mention.text.strip()!r}"
         retracted = _RETRACTED.search(_and_next(message, mention))
         if retracted is not None:
             return f"retracted: {retracted.group(0)!r} with {mention.text.strip()!r}"
@@ -288,9 +307,18 @@ def _fmt(value: Any) -> str:
 
 
 def _single(
-    kind: AnswerKind, message: str, mentions: list[Mention], expected: Any, same: _Same
+    kind: AnswerKind,
+    message: str,
+    mentions: list[Mention],
+    expected: Any,
+    same: _Same,
+    every: list[Mention] | None = None,
 ) -> Judgement:
-    """The common rule: no hedge, exactly one distinct candidate, and it is the expected one."""
+    """The common rule: no hedge, exactly one distinct candidate, and it is the expected one.
+
+    ``every`` is each value the message states, the instruction's too: a range or either/or
+    joining a candidate to a value of the instruction (``15 or 40``) is still a hedge.
+    """
     name = _KIND_NAMES[kind]
     values: list[Any] = []
     for mention in mentions:
@@ -299,7 +327,7 @@ def _single(
     if len(values) > 2:
         shown = _shown([_fmt(v) for v in values])
         return Judgement(False, f"hedged {name}: a list of {len(values)} candidates ({shown})")
-    reason = pair_hedge(message, mentions)
+    reason = pair_hedge(message, mentions if every is None else every)
     if reason:
         return Judgement(False, f"hedged {name}: {reason}; state exactly one {name}")
     if not values:
@@ -349,6 +377,23 @@ def _instruction_values(dates: bool, instruction: str) -> frozenset[Any]:
     Every attempt of a task is given the same instruction, so its values are the same.
     """
     return frozenset(m.value for m in (date_mentions if dates else number_mentions)(instruction))
+
+
+def _stated(
+    kind: AnswerKind, text: str, instruction: str
+) -> tuple[list[Mention], list[Mention], _Same]:
+    """The candidates a prose answer states, every value it states, and how two compare.
+
+    The instruction's values restate the question when the message states a value of its
+    own; when it states none other, they are its candidates. The reading never depends on
+    the expected value, so one message cannot pass for two expected values.
+    """
+    read = date_mentions if kind == "date" else number_mentions
+    given = _instruction_values(kind == "date", instruction)
+    every = read(text)
+    own = [m for m in every if m.value not in given]
+    same = _same_value if kind == "date" else _same_amount if kind == "amount" else _same_count
+    return own or every, every, same
 
 
 def _candidates(
@@ -409,7 +454,20 @@ def _yes_no(message: str, expected: bool) -> Judgement:
 
 
 def _prose(message: str) -> str:
-    """The message without its structured answer (empty when the answer is the whole message)."""
+    """The message without its structured answer's value (empty when nothing else is said).
+
+    The answer object's other keys are prose too (``"alternatives": [14, 16]`` states two
+    more counts), read before the lines above it, so the sentence introducing the answer line
+    stays last.
+    """
+    data = _answer_object(message) or {}
+    others = {k: v for k, v in data.items() if k != "answer"}
+    rest = json.dumps(others, ensure_ascii=False) if others else ""
+    return "\n".join(part for part in (rest, _lines_above(message)) if part)
+
+
+def _lines_above(message: str) -> str:
+    """The message without its structured answer line (empty when the answer is the whole)."""
     stripped = message.strip()
     if stripped.startswith("{") and stripped.endswith("}"):
         try:
@@ -423,12 +481,19 @@ def _prose(message: str) -> str:
 
 
 def _introduced(prose: str, name: str) -> Judgement | None:
-    """A guess or a retraction in the prose's last sentence, which introduces the answer line."""
+    """A guess, a hedge or a retraction in the prose's last sentence, which introduces the answer.
+
+    A hedge there (``Probably:``, ``I could not finish counting.``) qualifies the answer line
+    as one in the answer's own sentence would; a yes/no keeps "could not" as an answer.
+    """
     sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n", prose.strip()) if s.strip()]
     last = sentences[-1] if sentences else ""
     guessed, retracted = _GUESSED.search(last), _RETRACTED.search(last)
+    unsure = (_UNSURE_YES_NO if name == "yes/no answer" else _UNSURE).search(last)
     if guessed is not None:
         return Judgement(False, f"the structured {name} is called a guess: {guessed.group(0)!r}")
+    if unsure is not None:
+        return Judgement(False, f"the structured {name} is qualified: {unsure.group(0)!r}")
     if retracted is not None:
         return Judgement(False, f"the structured {name} is retracted: {retracted.group(0)!r}")
     return None
@@ -507,8 +572,8 @@ def judge(
         if ids is None:
             return Judgement(False, "no id set to compare with")
         return _ids(message, ids, instruction)
-    mentions, same = _candidates(kind, message, instruction, expected)
-    return _single(kind, message, mentions, expected, same)
+    mentions, every, same = _stated(kind, message, instruction)
+    return _single(kind, message, mentions, expected, same, every)
 
 
 # -- ids ------------------------------------------------------------------------------------
