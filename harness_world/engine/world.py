@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 from collections.abc import Hashable, Iterable, Iterator, Mapping
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import msgspec
 
+from harness_world.engine import seed_cache
 from harness_world.engine.canonical import from_json, to_json
 from harness_world.engine.contract import Contract, Entity, Problem, sorted_problems, validate_row
 from harness_world.engine.limits import (
@@ -256,12 +258,8 @@ def _collect_rows(entity: Entity, raw: object) -> tuple[list[dict[str, Any]], li
 _BYTE_POSITION = re.compile(r"\(byte (\d+)\)")
 
 
-def _decode_seed(path: Path, *, checked: bool = True) -> object:
+def _decode_seed(path: Path) -> object:
     """The plain value of a seed file, within the record limits (`RECORD_BYTES`, depth).
-
-    ``checked=False`` skips the walk over every value (a third of a large world's load) for
-    the generator's own cache, written by this module from the world's ``generate``; the size
-    and nesting limits still hold.
 
     Raises:
         WorldError: naming the file, for an unreadable, special, too large, malformed or too
@@ -282,7 +280,7 @@ def _decode_seed(path: Path, *, checked: bool = True) -> object:
         ) from None
     except msgspec.DecodeError as exc:
         raise WorldError(f"{path}: malformed seed: {_located(str(exc), blob)}") from None
-    problem = check_json_value(value, RECORD_DEPTH) if checked else ""
+    problem = check_json_value(value, RECORD_DEPTH)
     if problem:
         raise WorldError(f"{path}: malformed seed: {problem}")
     return value
@@ -473,17 +471,13 @@ def _load_sized(folder: Path, spec: WorldSpec, size: str) -> World:
     if generate is None:
         raise WorldError(f"world {contract.name!r} declares size {size!r} but cannot generate it")
     source_hash = hashlib.sha256((folder / "world.py").read_bytes()).hexdigest()[:16]
-    cached = cache_dir() / contract.name / f"{size}-{source_hash}.msgpack"
-    if cached.is_file():
-        try:
-            data = _decode_seed(cached, checked=False)
-            return World.from_data(contract, data, size=size, source=str(cached))
-        except WorldError:
-            cached.unlink(missing_ok=True)
+    where, name = cache_dir() / contract.name, f"{size}-{source_hash}"
+    kept = seed_cache.read(where, name)  # only a seed this user's cache wrote and signed
+    if kept is not None:
+        with contextlib.suppress(msgspec.DecodeError, RecursionError, WorldError):
+            data = msgspec.msgpack.decode(kept)
+            return World.from_data(contract, data, size=size, source=str(where / name))
     data = generate(size)
     world = World.from_data(contract, data, size=size, source=f"generated:{size}")
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cached.with_suffix(f".tmp{id(world)}")
-    tmp.write_bytes(msgspec.msgpack.encode(data))
-    tmp.replace(cached)
+    seed_cache.keep(where, name, msgspec.msgpack.encode(data))
     return world

@@ -29,7 +29,6 @@ import contextlib
 import functools
 import hmac
 import os
-import secrets
 import shutil
 import sqlite3
 import stat
@@ -40,6 +39,8 @@ from pathlib import Path
 import attrs
 
 from harness_world.engine.paths import build_identity, cache_dir
+from harness_world.engine.seed_cache import SECRET
+from harness_world.engine.seed_cache import private_secret as _secret
 
 __all__ = [
     "BATCH",
@@ -70,7 +71,6 @@ BATCH = 512
 
 _MAGIC = b"hwj1"
 _MAC = 32
-_SECRET = "secret"
 _STORE = "entries.sqlite3"
 _ENTRY_BYTES = 64 * 1024 * 1024  # an entry larger than this is no entry the cache wrote
 _TOUCH_AFTER_S = 600.0  # an entry used again is marked used when its mark is older than this
@@ -223,7 +223,7 @@ class JudgementCache:
                 removed = int(store.execute("SELECT count(*) FROM entry").fetchone()[0])
         self._pending, self._touched = {}, {}
         self.close()
-        for name in (_STORE, f"{_STORE}-wal", f"{_STORE}-shm", _SECRET):
+        for name in (_STORE, f"{_STORE}-wal", f"{_STORE}-shm", SECRET):
             with contextlib.suppress(OSError):
                 (self.root / name).unlink()
         removed += _remove_entry_folders(self.root)
@@ -363,38 +363,6 @@ def _remove_entry_folders(root: Path) -> int:
                 removed += sum(len(files) for _, _, files in os.walk(entry.path))
                 shutil.rmtree(entry.path, ignore_errors=True)
     return removed
-
-
-def _secret(root: Path) -> bytes | None:
-    """The secret in ``root``, made when absent; None when it is not this user's alone.
-
-    Raises:
-        OSError: when the folder or the secret cannot be made or read.
-    """
-    root.mkdir(mode=0o700, parents=True, exist_ok=True)
-    path = root / _SECRET
-    if not path.exists():  # made whole, then linked into place: a reader never sees half
-        made = root / f".{_SECRET}.{secrets.token_hex(6)}"
-        fd = os.open(made, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(secrets.token_bytes(32))
-        try:
-            os.link(made, path)
-        except FileExistsError:
-            pass  # another process made it first: use theirs
-        finally:
-            made.unlink()
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    try:
-        info = os.fstat(fd)
-        private = info.st_mode & (stat.S_IRWXG | stat.S_IRWXO) == 0
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or not private:
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(33)
-    finally:
-        os.close(fd)
-    return data if len(data) == 32 else None
 
 
 def judgement_cache(*, use: bool = True, clear: bool = False) -> JudgementCache | None:
