@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import pytest
 
-import harness_world as hw
-from harness_world.coverage import load_oracles, record_calls, run_script
 from harness_world.grading.answers import (
     GUESS_PHRASES,
     HEDGE_PHRASES,
@@ -20,22 +18,10 @@ from harness_world.grading.answers import (
     judge,
 )
 from harness_world.grading.briefing import answer_hint
-from harness_world.grading.checker import grade
 from harness_world.grading.mentions import number_mentions
 from harness_world.grading.rules.advice import hedges
 from harness_world.grading.task import Answer
-
-TASKS = {t.id: t for t in hw.load_tasks()}
-
-
-def _answer(task_id: str, message: str) -> hw.CriterionVerdict:
-    """``trace.answer`` of the oracle's reads with ``message`` as the final message."""
-    task = TASKS[task_id]
-    world = hw.load_world(task.world)
-    oracle = run_script(world, task, load_oracles(task.world)[task_id])
-    calls = [(c.tool, c.args) for c in oracle.calls]
-    record = record_calls(world, task, calls, final_message=message)
-    return next(v for v in grade(record, task, world).verdicts if v.id == "trace.answer")
+from tests.grading.oracle_answer import oracle_answer
 
 
 @pytest.mark.parametrize(
@@ -52,7 +38,7 @@ def _answer(task_id: str, message: str) -> hw.CriterionVerdict:
     ],
 )
 def test_a_count_the_message_denies_fails_naming_the_phrase(message: str, phrase: str) -> None:
-    verdict = _answer("helpdesk.security_count", message)
+    verdict = oracle_answer("helpdesk.security_count", message)
     assert verdict.status == "failed", message
     assert phrase in verdict.detail, verdict.detail
 
@@ -69,7 +55,7 @@ def test_a_count_the_message_denies_fails_naming_the_phrase(message: str, phrase
     ],
 )
 def test_a_plain_count_passes(message: str) -> None:
-    verdict = _answer("helpdesk.security_count", message)
+    verdict = oracle_answer("helpdesk.security_count", message)
     assert verdict.status == "passed", verdict.detail
 
 
@@ -89,33 +75,37 @@ def test_a_plain_count_passes(message: str) -> None:
     ],
 )
 def test_prose_against_a_structured_count_fails(message: str, reason: str) -> None:
-    verdict = _answer("inventory.count_legacy_peripherals", message)
+    verdict = oracle_answer("inventory.count_legacy_peripherals", message)
     assert verdict.status == "failed", message
     assert reason in verdict.detail, verdict.detail
 
 
 def test_prose_agreeing_with_a_structured_count_passes() -> None:
     message = 'Three peripherals have no supplier field: 3 legacy items.\n{"answer": 3}'
-    assert _answer("inventory.count_legacy_peripherals", message).status == "passed"
+    assert oracle_answer("inventory.count_legacy_peripherals", message).status == "passed"
 
 
 def test_prose_naming_a_non_target_beside_a_structured_id_list_fails() -> None:
     task_id = "inventory.draft_orders_leeds"
     right = '["PO-0023", "PO-0026", "PO-0045", "PO-0053"]'
-    assert _answer(task_id, f'The drafts for Leeds:\n{{"answer": {right}}}').status == "passed"
-    verdict = _answer(task_id, f'Also PO-0001 is a draft.\n{{"answer": {right}}}')
+    assert (
+        oracle_answer(task_id, f'The drafts for Leeds:\n{{"answer": {right}}}').status == "passed"
+    )
+    verdict = oracle_answer(task_id, f'Also PO-0001 is a draft.\n{{"answer": {right}}}')
     assert verdict.status == "failed"
     assert "the prose names PO-0001, which the structured answer does not" in verdict.detail
 
 
 def test_a_negated_id_fails() -> None:
-    verdict = _answer("inventory.draft_orders_leeds", "PO-0023, PO-0026, PO-0045, not PO-0053")
+    verdict = oracle_answer(
+        "inventory.draft_orders_leeds", "PO-0023, PO-0026, PO-0045, not PO-0053"
+    )
     assert verdict.status == "failed" and "negated: 'not PO-0053'" in verdict.detail
 
 
 def test_lower_case_ids_name_no_row_and_the_detail_says_why() -> None:
     """Decided: ids are case-sensitive (the agent is told so in the answer hint)."""
-    verdict = _answer("inventory.draft_orders_leeds", "po-0023, po-0026, po-0045, po-0053")
+    verdict = oracle_answer("inventory.draft_orders_leeds", "po-0023, po-0026, po-0045, po-0053")
     assert verdict.status == "failed"
     assert "ids are case-sensitive" in verdict.detail and "po-0023 for PO-0023" in verdict.detail
     hint = answer_hint(Answer(type="ids"))
@@ -124,7 +114,7 @@ def test_lower_case_ids_name_no_row_and_the_detail_says_why() -> None:
 
 def test_a_context_number_reads_as_a_second_answer_and_the_agent_is_told() -> None:
     """Decided: "15 of 66 in all" states two counts; the hint says a total beside it counts."""
-    verdict = _answer("helpdesk.security_count", "15 open security tickets, 66 in all.")
+    verdict = oracle_answer("helpdesk.security_count", "15 open security tickets, 66 in all.")
     assert verdict.status == "failed"
     assert "two counts stated (15, 66)" in verdict.detail
     assert "a total or any other number beside it reads as a second count" in verdict.detail

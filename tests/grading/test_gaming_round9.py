@@ -15,25 +15,9 @@ import json
 
 import pytest
 
-import harness_world as hw
-from harness_world.coverage import load_oracles, record_calls, run_script
 from harness_world.grading.answers import judge
 from harness_world.grading.briefing import briefing
-from harness_world.grading.checker import grade
-
-TASKS = {t.id: t for t in hw.load_tasks()}
-
-
-def _answer(task_id: str, message: str) -> hw.CriterionVerdict:
-    """``trace.answer`` of the oracle's reads with ``message`` as the final message."""
-    task = TASKS[task_id]
-    world = hw.load_world(task.world)
-    oracle = run_script(world, task, load_oracles(task.world)[task_id])
-    calls = [(c.tool, c.args) for c in oracle.calls]
-    record = record_calls(world, task, calls, final_message=message)
-    verdicts = grade(record, task, world).verdicts
-    return next(v for v in verdicts if v.id == "trace.answer")
-
+from tests.grading.oracle_answer import TASKS, oracle_answer
 
 # -- a hedge with the instruction's numbers --------------------------------------------------
 
@@ -50,7 +34,7 @@ def _answer(task_id: str, message: str) -> hw.CriterionVerdict:
 )
 def test_a_hedge_with_a_number_of_the_instruction_fails(message: str) -> None:
     # 20 and 40 are the briefing's budgets (turns, tool calls); 15 is the count on small.
-    verdict = _answer("helpdesk.security_count", message)
+    verdict = oracle_answer("helpdesk.security_count", message)
     assert verdict.status == "failed", (message, verdict.detail)
     assert "hedged count" in verdict.detail or "two counts" in verdict.detail, verdict.detail
 
@@ -74,7 +58,9 @@ def test_an_answer_equal_to_a_number_of_the_instruction_still_passes() -> None:
 
 
 def test_an_answer_beside_a_number_of_the_instruction_passes() -> None:
-    verdict = _answer("helpdesk.security_count", "15 open tickets, counted within 40 tool calls.")
+    verdict = oracle_answer(
+        "helpdesk.security_count", "15 open tickets, counted within 40 tool calls."
+    )
     assert verdict.status == "passed", verdict.detail
 
 
@@ -86,7 +72,7 @@ def test_an_answer_beside_a_number_of_the_instruction_passes() -> None:
     [("Probably:", "Probably"), ("I could not finish counting.", "could not")],
 )
 def test_a_hedge_introducing_a_structured_count_fails(lead: str, phrase: str) -> None:
-    verdict = _answer("helpdesk.security_count", f'{lead}\n{{"answer": 15}}')
+    verdict = oracle_answer("helpdesk.security_count", f'{lead}\n{{"answer": 15}}')
     assert verdict.status == "failed", verdict.detail
     assert phrase in verdict.detail, verdict.detail
 
@@ -94,8 +80,8 @@ def test_a_hedge_introducing_a_structured_count_fails(lead: str, phrase: str) ->
 def test_a_hedge_introducing_a_structured_id_list_fails() -> None:
     task_id = "inventory.draft_orders_leeds"
     ids = ["PO-0023", "PO-0026", "PO-0045", "PO-0053"]
-    assert _answer(task_id, json.dumps({"answer": ids})).status == "passed"
-    verdict = _answer(task_id, "Probably:\n" + json.dumps({"answer": ids}))
+    assert oracle_answer(task_id, json.dumps({"answer": ids})).status == "passed"
+    verdict = oracle_answer(task_id, "Probably:\n" + json.dumps({"answer": ids}))
     assert verdict.status == "failed", verdict.detail
 
 
@@ -104,7 +90,7 @@ def test_a_hedge_introducing_a_structured_id_list_fails() -> None:
 
 def test_other_keys_of_the_structured_object_state_no_other_count() -> None:
     message = json.dumps({"answer": 15, "alternatives": [14, 16]})
-    verdict = _answer("helpdesk.security_count", message)
+    verdict = oracle_answer("helpdesk.security_count", message)
     assert verdict.status == "failed", verdict.detail
     assert "14" in verdict.detail, verdict.detail
 
@@ -112,14 +98,14 @@ def test_other_keys_of_the_structured_object_state_no_other_count() -> None:
 def test_other_keys_of_the_structured_object_name_no_other_id() -> None:
     ids = ["PO-0023", "PO-0026", "PO-0045", "PO-0053"]
     message = json.dumps({"answer": ids, "maybe": ["PO-0001", "PO-0002"]})
-    verdict = _answer("inventory.draft_orders_leeds", message)
+    verdict = oracle_answer("inventory.draft_orders_leeds", message)
     assert verdict.status == "failed", verdict.detail
     assert "PO-0001" in verdict.detail, verdict.detail
 
 
 def test_other_keys_that_state_nothing_of_the_kind_pass() -> None:
     message = json.dumps({"answer": 15, "source": "list_tickets total"})
-    assert _answer("helpdesk.security_count", message).status == "passed"
+    assert oracle_answer("helpdesk.security_count", message).status == "passed"
 
 
 # -- a denial written after the value -------------------------------------------------------
@@ -129,14 +115,14 @@ def test_other_keys_that_state_nothing_of_the_kind_pass() -> None:
     "message", ["15 is wrong.", "15 is not correct.", "The count 15 is incorrect.", "15 was false."]
 )
 def test_a_value_the_message_calls_wrong_fails(message: str) -> None:
-    verdict = _answer("helpdesk.security_count", message)
+    verdict = oracle_answer("helpdesk.security_count", message)
     assert verdict.status == "failed", (message, verdict.detail)
     assert "retracted" in verdict.detail, verdict.detail
 
 
-def test_a_value_followed_by_other_words_is_still_an_answer() -> None:
+def test_a_value_followed_by_other_words_is_still_anoracle_answer() -> None:
     for message in ("15 is the count.", "15 is correct.", "15 is not a small number of tickets."):
-        assert _answer("helpdesk.security_count", message).status == "passed", message
+        assert oracle_answer("helpdesk.security_count", message).status == "passed", message
 
 
 # -- an answer asked back as a question -----------------------------------------------------
@@ -151,5 +137,5 @@ def test_a_value_followed_by_other_words_is_still_an_answer() -> None:
 )
 @pytest.mark.parametrize("message", ["Is the answer 15?", "Could it be 15?", "Would 15 be right?"])
 def test_a_count_asked_as_a_question_fails(message: str) -> None:
-    verdict = _answer("helpdesk.security_count", message)
+    verdict = oracle_answer("helpdesk.security_count", message)
     assert verdict.status == "failed", (message, verdict.detail)
