@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+import msgspec
+
 from harness_world.engine.calls import CallRecord
 from harness_world.engine.canonical import to_json
 from harness_world.engine.world import World
@@ -190,6 +192,27 @@ def _repeated_refusals(calls: list[CallRecord], faulted: set[int]) -> list[str]:
     return found
 
 
+def _as_run(call: CallRecord, world: World) -> CallRecord:
+    """The call with each argument it left out given the value the tool ran with.
+
+    An argument spelled out at its declared default (``limit=20``) asks for what leaving it
+    out asks for: the retry and repeat criteria compare calls as the tool ran them, so a
+    default written in or left out does not make a call new. ``UNSET`` defaults ("not given")
+    are not filled: for those, leaving the argument out is a different request.
+    """
+    spec = world.contract.tool(call.tool)
+    if spec is None or not isinstance(call.args, dict):
+        return call
+    filled = dict(call.args)
+    for field in msgspec.structs.fields(spec.params):
+        if field.encode_name in filled or field.default in (msgspec.NODEFAULT, msgspec.UNSET):
+            continue
+        filled[field.encode_name] = field.default
+    if len(filled) == len(call.args):
+        return call
+    return msgspec.structs.replace(call, args=filled)
+
+
 def harness_criteria_of(world: World) -> tuple[str, ...]:
     """The ``harness.*`` criteria a record of this world is graded on, in report order.
 
@@ -237,10 +260,12 @@ def _found(
     """
     write_tools, keyed = _tool_kinds(world)
     writes = set(write_tools)
-    calls = list(record.calls)
     if looks is None:
-        written = frozenset(image.key for call in calls for image in call.writes)
-        looks = Reconciliation(calls, frozenset(writes), world, Observations(calls, world, written))
+        # what reconciles is what the calls returned, read from the record as it is
+        raw = list(record.calls)
+        written = frozenset(image.key for call in raw for image in call.writes)
+        looks = Reconciliation(raw, frozenset(writes), world, Observations(raw, world, written))
+    calls = [_as_run(call, world) for call in record.calls]
     faulted: set[int] = set()
     if record.faults is not None:
         faulted = {e.seq for e in record.faults.fired if e.behaviour != "held"}
