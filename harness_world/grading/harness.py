@@ -204,13 +204,27 @@ def _as_run(call: CallRecord, world: World) -> CallRecord:
     if spec is None or not isinstance(call.args, dict):
         return call
     filled = dict(call.args)
-    for field in msgspec.structs.fields(spec.params):
-        if field.encode_name in filled or field.default in (msgspec.NODEFAULT, msgspec.UNSET):
-            continue
-        filled[field.encode_name] = field.default
+    for name, default in _defaults(spec.params):
+        if name not in filled:
+            filled[name] = default
     if len(filled) == len(call.args):
         return call
     return msgspec.structs.replace(call, args=filled)
+
+
+_DEFAULTS: dict[type, tuple[tuple[str, Any], ...]] = {}
+
+
+def _defaults(params: type) -> tuple[tuple[str, Any], ...]:
+    """A tool's arguments with a declared default (not "not given"), by wire name; once a type."""
+    found = _DEFAULTS.get(params)
+    if found is None:
+        found = _DEFAULTS[params] = tuple(
+            (f.encode_name, f.default)
+            for f in msgspec.structs.fields(params)
+            if f.default is not msgspec.NODEFAULT and f.default is not msgspec.UNSET
+        )
+    return found
 
 
 def harness_criteria_of(world: World) -> tuple[str, ...]:
