@@ -1,0 +1,157 @@
+"""Forging round 10: a forger who writes files beside a signed run, read by a key-trusting reader.
+
+The forger can write anything in a run directory (and the review files, ledgers and labels the
+commands read) but holds no key. Each test performs one attack through the CLI on a small run
+made in ``tmp_path`` and asserts the forger gains nothing the trusted key did not sign.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import harness_world as hw
+from harness_world.release import ReviewRequest, add_reviews
+from harness_world.running.reference_agents import reference_agent
+from tests.conftest import Cli, requires
+from tests.release.conftest import forge_reviews
+from tests.trust._helpers import TASKS, do_nothing, keypair, tasks
+
+signing = requires("cryptography", "signing needs the [sign] extra")
+
+LOST = "payments.charge_lost_response"  # naive-retry: a failed harness criterion, two links
+DEFECT = "harness.reconcile_before_retry"
+LINK = f"{DEFECT} -> forbidden.duplicate_charge"
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Generated seeds and judgements of these tests kept in a folder of their own."""
+    monkeypatch.setenv("HARNESS_WORLD_CACHE", str(tmp_path / "cache"))
+
+
+def _signed_naive_retry(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A signed payments run whose lost charge response the naive agent retried: (run, key,
+    public key)."""
+    key, pub = keypair(tmp_path)
+    payments = [t for t in hw.load_tasks("payments") if t.id == LOST]
+    run = tmp_path / "run"
+    hw.run(payments, reference_agent("payments", "naive-retry"), out=run, sign_key=key)
+    return run, key, pub
+
+
+def _claim_line(run: Path, claim: str, criterion: str) -> dict[str, Any]:
+    """A review line as anyone can write it: unsigned, bound to the slot's current record."""
+    digest = json.loads((run / "index.jsonl").read_text().splitlines()[-1])["digest"]
+    return {
+        "task": LOST,
+        "sample": 0,
+        "criterion": criterion,
+        "verdict": "pass",
+        "note": "",
+        "reviewer": "someone",
+        "time": "2026-01-01T00:00:00+00:00",
+        "record_digest": digest,
+        "claim": claim,
+    }
+
+
+def _claims(cli: Cli, *argv: str | Path) -> dict[str, int]:
+    done = cli("report", *argv, "--json")
+    assert done.code == 0, done.err
+    claims: dict[str, int] = json.loads(done.out)["layered"]["pooled"]["claims"]
+    return claims
+
+
+@signing
+def test_a_forged_claim_beside_a_signed_run_is_not_confirmed_for_its_trusted_key(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """An unsigned confirmed-defect and validated-link claim appended to a signed run's
+    review file (chain and head recomputed, as anyone can): ``report --trust-key`` and
+    ``conditions --trust-key`` counted both as confirmed although verdicts beside the same
+    run count only when the key signed them."""
+    run, key, pub = _signed_naive_retry(tmp_path)
+    lines = [_claim_line(run, "confirmed-defect", DEFECT), _claim_line(run, "validated-link", LINK)]
+    forge_reviews(run, lines)
+    trusted = _claims(cli, run, "--trust-key", pub)
+    assert trusted["activated_links"] == 2  # the record was read and its links found
+    assert (trusted["confirmed_defects"], trusted["validated_links"]) == (0, 0)
+    done = cli("conditions", run, "--trust-key", pub, "--json")
+    assert done.code == 0, done.err
+    pooled = json.loads(done.out)["runs"][0]["dimensions"]["pooled"]["claims"]
+    assert (pooled["confirmed_defects"], pooled["validated_links"]) == (0, 0)
+    # Without a key the file is read as it is (unsigned: integrity only), as before.
+    assert _claims(cli, run)["confirmed_defects"] == 1
+    # The same claim signed by the trusted key stands: the key is what vouches.
+    (run / "reviews.jsonl").unlink()
+    (run / "reviews.head.json").unlink()
+    request = ReviewRequest(
+        task=LOST, sample=0, criterion=DEFECT, verdict="pass", claim="confirmed-defect"
+    )
+    add_reviews(run, [request], key_file=key)
+    assert _claims(cli, run, "--trust-key", pub)["confirmed_defects"] == 1
+
+
+def _signed_failing_run(tmp_path: Path) -> tuple[Path, Path]:
+    """A signed helpdesk run whose agent answers nothing: (run, public key)."""
+    key, pub = keypair(tmp_path)
+    agent = hw.ScriptedAgent(name="lazy", scripts=dict.fromkeys(TASKS, do_nothing))
+    run = tmp_path / "run"
+    hw.run(tasks(), agent, out=run, sign_key=key)
+    return run, pub
+
+
+def _blame_the_harness(run: Path) -> None:
+    labels = [
+        {"task_id": t, "sample": 0, "source": "harness", "why": "the harness lost it"}
+        for t in TASKS
+    ]
+    (run / "attributions.json").write_text(json.dumps({"format": 1, "labels": labels}))
+
+
+@signing
+def test_forged_attribution_labels_beside_a_signed_run_are_not_reviewed_for_its_trusted_key(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """``attributions.json`` written by hand beside a signed run: ``diagnose --trust-key``
+    attributed the agent's two failures to the harness as *reviewed* labels (and ``report``
+    counted them so), though nothing signs a label."""
+    run, pub = _signed_failing_run(tmp_path)
+    _blame_the_harness(run)
+    done = cli("diagnose", run, "--trust-key", pub, "--json")
+    assert done.code == 0, done.err
+    attribution = json.loads(done.out)["attribution"]
+    assert [a["reviewed"] for a in attribution["attributions"]] == [False, False]
+    assert {a["source"] for a in attribution["attributions"]} == {"agent"}
+    assert attribution["unsigned_labels"] == 2
+    text = cli("diagnose", run, "--trust-key", pub)
+    assert "2 reviewed label(s) of attributions.json not taken" in text.out
+    report = cli("report", run, "--trust-key", pub)
+    assert report.code == 0, report.err
+    assert "(1 reviewed)" not in report.out and "(2 reviewed)" not in report.out
+    # Without a key the labels are read (a run read without a key is read as its files are).
+    plain = json.loads(cli("diagnose", run, "--json").out)["attribution"]
+    assert [a["reviewed"] for a in plain["attributions"]] == [True, True]
+
+
+def test_an_attributions_file_that_leads_out_of_the_run_is_refused(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """``attributions.json`` a link to another run's labels (or any file elsewhere): read
+    as this run's reviewed labels. Now refused as every side file leading out of a run is."""
+    agent = hw.ScriptedAgent(name="lazy", scripts=dict.fromkeys(TASKS, do_nothing))
+    run = tmp_path / "run"
+    hw.run(tasks(), agent, out=run)
+    elsewhere = tmp_path / "other"
+    elsewhere.mkdir()
+    _blame_the_harness(elsewhere)
+    (run / "attributions.json").symlink_to(elsewhere / "attributions.json")
+    done = cli.process("diagnose", run)
+    assert done.code == 2, done.out
+    lines = [line for line in done.err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.err
+    assert "leads out of the run directory" in lines[0]
