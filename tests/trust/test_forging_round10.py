@@ -11,11 +11,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 import harness_world as hw
 from harness_world.release import ReviewRequest, add_reviews
+from harness_world.running.heldout import candidate_hash, freeze_split, ledger_path, split_hooks
+from harness_world.running.journal import JournalHead, chain_link, head_path
 from harness_world.running.reference_agents import reference_agent
+from harness_world.running.revision import Revision
 from tests.conftest import Cli, requires
 from tests.release.conftest import forge_reviews
 from tests.trust._helpers import TASKS, do_nothing, keypair, tasks
@@ -155,3 +159,51 @@ def test_an_attributions_file_that_leads_out_of_the_run_is_refused(
     lines = [line for line in done.err.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: "), done.err
     assert "leads out of the run directory" in lines[0]
+
+
+HELD = ("payments.note_payout_direct", "payments.note_payout_direct_ok")
+
+
+def _append_unsigned(ledger: Path, fields: dict[str, Any]) -> None:
+    """One line appended to a chained journal and its unsigned head moved on, as anyone can:
+    the heads signed before are kept as they were."""
+    data = ledger.read_bytes()
+    line = msgspec.json.encode({**fields, "previous": chain_link(data.splitlines()[-1])})
+    ledger.write_bytes(data + line + b"\n")
+    head = msgspec.json.decode(head_path(ledger).read_bytes(), type=JournalHead)
+    moved = msgspec.structs.replace(head, lines=head.lines + 1, head=chain_link(line))
+    head_path(ledger).write_bytes(msgspec.json.encode(moved) + b"\n")
+
+
+@signing
+def test_a_ledger_line_the_split_key_did_not_sign_records_no_candidate(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """A candidate run on held-out tasks without ``--split`` (never recorded), and a line
+    naming its revision appended to the signed ledger with the unsigned head moved on:
+    ``report --split --split-key`` said "this candidate is in its ledger"."""
+    key, pub = keypair(tmp_path)
+    held = [t for t in hw.load_tasks("payments") if t.id in HELD]
+    lock = tmp_path / "heldout.lock"
+    freeze_split(held, lock, sign_key=key)
+    honest = tmp_path / "honest"
+    oracle = reference_agent("payments", "oracle")
+    hw.run(held, oracle, out=honest, hooks=split_hooks([lock]), sign_key=key)
+    sneak = tmp_path / "sneak"
+    hw.run(held, reference_agent("payments", "deny-all"), out=sneak)  # no --split
+    argv = ["--split", lock, "--split-key", pub]
+    before = cli("report", sneak, *argv)
+    assert before.code == 0, before.err
+    assert "this candidate is NOT in its ledger\n" in before.out
+    revision = json.loads((sneak / "manifest.json").read_text())["revision"]
+    line = json.loads(ledger_path(lock).read_text().splitlines()[0])
+    line.pop("previous")
+    line |= {"revision": revision["id"], "agent": "deny-all", "run": str(sneak)}
+    line["candidate"] = candidate_hash(msgspec.convert(revision, Revision))
+    _append_unsigned(ledger_path(lock), line)
+    done = cli("report", sneak, *argv)
+    assert done.code == 0, done.err
+    assert "this candidate is NOT in its ledger (named only in lines the trusted key" in done.out
+    assert "the 1 after them are not" in done.out
+    # Without a key the ledger is read as its files are (integrity only), as before.
+    assert "this candidate is in its ledger" in cli("report", sneak, "--split", lock).out
