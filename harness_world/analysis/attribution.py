@@ -165,7 +165,7 @@ def load_labels(out: str | Path) -> dict[tuple[str, int], Label]:
         return {}
     try:
         data = msgspec.json.decode(raw, type=LabelFile)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
         raise AttributionError(f"{path}: invalid attributions file: {exc}") from None
     return {(label.task_id, label.sample): label for label in data.labels}
 

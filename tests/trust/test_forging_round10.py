@@ -19,6 +19,7 @@ from harness_world.release import ReviewRequest, add_reviews
 from harness_world.running.heldout import candidate_hash, freeze_split, ledger_path, split_hooks
 from harness_world.running.journal import JournalHead, chain_link, head_path
 from harness_world.running.reference_agents import reference_agent
+from harness_world.running.reviews import review_anchor
 from harness_world.running.revision import Revision
 from tests.conftest import Cli, requires
 from tests.release.conftest import forge_reviews
@@ -207,3 +208,61 @@ def test_a_ledger_line_the_split_key_did_not_sign_records_no_candidate(
     assert "the 1 after them are not" in done.out
     # Without a key the ledger is read as its files are (integrity only), as before.
     assert "this candidate is in its ledger" in cli("report", sneak, "--split", lock).out
+
+
+DEEP = "[" * 200_000 + "]" * 200_000  # past msgspec's stack: it raises RecursionError
+
+
+def _deep_review_line(run: Path) -> None:
+    """A review line chained as it must be, with a field nested 200,000 levels deep."""
+    revision = json.loads((run / "manifest.json").read_text())["revision"]["id"]
+    previous = chain_link(review_anchor(revision)[0])
+    fields = {"task": TASKS[0], "sample": 0, "criterion": "state.required", "verdict": "pass"}
+    fields |= {"note": "", "reviewer": "", "time": "t", "record_digest": "d"}
+    line = msgspec.json.encode({**fields, "previous": previous})[:-1] + f',"x":{DEEP}}}'.encode()
+    (run / "reviews.jsonl").write_bytes(line + b"\n")
+    head = JournalHead(anchor=previous, lines=1, head=chain_link(line))
+    head_path(run / "reviews.jsonl").write_bytes(msgspec.json.encode(head) + b"\n")
+
+
+def _deep_ledger_line(lock: Path) -> None:
+    data = ledger_path(lock).read_bytes()
+    line = data.splitlines()[-1][:-1] + f',"x":{DEEP}}}'.encode()
+    ledger_path(lock).write_bytes(data.replace(data.splitlines()[-1], line))
+
+
+def _deep_labels(run: Path) -> None:
+    (run / "attributions.json").write_text(f'{{"format": 1, "labels": [], "x": {DEEP}}}')
+
+
+@pytest.mark.parametrize(
+    ("where", "command"),
+    [
+        ("review line", "report"),
+        ("review line", "review"),
+        ("ledger line", "split"),
+        ("labels", "diagnose"),
+    ],
+)
+def test_side_files_nested_too_deep_are_one_error_line(
+    tmp_path: Path, cli: Cli, where: str, command: str
+) -> None:
+    """A line of ``reviews.jsonl`` or of a held-out ledger, or ``attributions.json``, nested 200,000 levels deep ended in a ``RecursionError``
+    traceback (exit 1) in ``report``, ``review``, ``split ledger`` and ``diagnose``."""
+    agent = hw.ScriptedAgent(name="lazy", scripts=dict.fromkeys(TASKS, do_nothing))
+    lock = tmp_path / "heldout.lock"
+    freeze_split(tasks(), lock)
+    run = tmp_path / "run"
+    hw.run(tasks(), agent, out=run, hooks=split_hooks([lock]))
+    edits = {
+        "review line": lambda: _deep_review_line(run),
+        "ledger line": lambda: _deep_ledger_line(lock),
+        "labels": lambda: _deep_labels(run),
+    }
+    edits[where]()
+    argv = {"split": ["split", "ledger", lock]}.get(command, [command, run])
+    done = cli.process(*argv, timeout=60)
+    assert done.code == 2 and "Traceback" not in done.err, done.err
+    lines = [line for line in done.err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.err
+    assert "recursion depth" in lines[0]
