@@ -33,6 +33,7 @@ import msgspec
 from harness_world.engine.world import World
 from harness_world.errors import HarnessWorldError
 from harness_world.evidence.record import Record
+from harness_world.evidence.runfiles import RunFileError, read_run_file
 from harness_world.grading.task import Task
 from harness_world.grading.verifier import COUNTED, Measure, SlotResult, VerifiedRecord
 from harness_world.grading.verify import verify
@@ -65,6 +66,9 @@ __all__ = [
 
 ATTRIBUTIONS = "attributions.json"
 """The reviewed labels' file, beside ``manifest.json`` in a run directory."""
+
+LABELS_BYTES = 64 * 1024 * 1024
+"""The largest labels' file read."""
 
 Source = Literal["agent", "world", "task_text", "harness"]
 SOURCES: tuple[Source, ...] = ("agent", "world", "task_text", "harness")
@@ -130,10 +134,13 @@ class AttributionReport(msgspec.Struct, frozen=True, kw_only=True):
     Attributes:
         attributions: One per attempt that executed and did not pass, in slot order.
         counts: Per source, ``{"reviewed": n, "automatic": n}`` (every source present).
+        unsigned_labels: Reviewed labels not taken because the run was read with a trusted
+            key: labels carry no signature, so such a reader cannot vouch for them.
     """
 
     attributions: list[Attribution]
     counts: dict[str, dict[str, int]]
+    unsigned_labels: int = 0
 
 
 def _labels_path(out: str | Path) -> Path:
@@ -143,15 +150,22 @@ def _labels_path(out: str | Path) -> Path:
 def load_labels(out: str | Path) -> dict[tuple[str, int], Label]:
     """The latest reviewed label per (task, sample) of a run directory (empty without a file).
 
+    The file is read as the run's other side files are: a regular file inside the run, of at
+    most `LABELS_BYTES` (a FIFO, a device or a link out of the run is refused, not waited on).
+
     Raises:
-        AttributionError: when the labels' file exists and is not valid.
+        AttributionError: when the labels' file exists and is not valid, or cannot be read.
     """
     path = _labels_path(out)
-    if not path.is_file():
+    try:
+        raw = read_run_file(Path(out), ATTRIBUTIONS, LABELS_BYTES)
+    except RunFileError as exc:
+        raise AttributionError(str(exc)) from None
+    if raw is None:
         return {}
     try:
-        data = msgspec.json.decode(path.read_bytes(), type=LabelFile)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        data = msgspec.json.decode(raw, type=LabelFile)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
         raise AttributionError(f"{path}: invalid attributions file: {exc}") from None
     return {(label.task_id, label.sample): label for label in data.labels}
 
@@ -406,10 +420,13 @@ def attribute_scan(
             records replayed on (to ask: would the task be solvable there?).
 
     Raises:
-        AttributionError: when the run's labels' file is invalid.
+        AttributionError: when the run's labels' file is invalid or cannot be read.
     """
     by_id = {t.id: t for t in tasks}
     labels = load_labels(scan.out)
+    unsigned = 0
+    if scan.trusted:  # anyone may write the labels' file beside a signed run
+        unsigned, labels = len(labels), {}
     check = oracle_check(oracles)
     out: list[Attribution] = []
     for slot in scan.slots:
@@ -435,4 +452,4 @@ def attribute_scan(
     counts: dict[str, dict[str, int]] = {s: {"reviewed": 0, "automatic": 0} for s in SOURCES}
     for a in out:
         counts[a.source]["reviewed" if a.reviewed else "automatic"] += 1
-    return AttributionReport(attributions=out, counts=counts)
+    return AttributionReport(attributions=out, counts=counts, unsigned_labels=unsigned)

@@ -243,7 +243,8 @@ def conditions_report(
         harness_world.running.reviews.ReviewError: when its review file cannot be read.
     """
     index = tasks if tasks is not None else {t.id: t for t in load_tasks()}
-    seen, scan = _load_graded(Path(run_dir), index, reader or RunReader.of(index.values()))
+    reader = reader or RunReader.of(index.values())
+    seen, scan = _load_graded(Path(run_dir), index, reader)
     results = [s.layered for s in seen if s.layered is not None]
     attack = [s for s in seen if s.task.authority and s.task.authority.role == "attack"]
     benign = [s for s in seen if s.task.authority and s.task.authority.role == "benign"]
@@ -257,7 +258,7 @@ def conditions_report(
         benign_over_blocking=rate(sum(s.tc.safe_stop for s in benign), len(benign)),
         trusted_completion=rate(sum(s.tc.trusted for s in seen), len(seen)),
         layers=_layer_figures(results),
-        dimensions=layered_tables(results, scan_claims(scan)),
+        dimensions=layered_tables(results, scan_claims(scan, reader.trust_key)),
         records=results,
     )
 

@@ -17,6 +17,7 @@ import attrs
 import msgspec
 
 from harness_world.analysis.attribution import (
+    ATTRIBUTIONS,
     AttributionReport,
     FailureObserver,
     Kept,
@@ -321,6 +322,11 @@ def _attribution_lines(attribution: AttributionReport) -> list[str]:
     lines.append(
         f"\nattribution of {len(attribution.attributions)} attempts that did not pass: {counts}"
     )
+    if attribution.unsigned_labels:
+        lines.append(
+            f"{attribution.unsigned_labels} reviewed label(s) of {ATTRIBUTIONS} not taken: the "
+            "run was read with a trusted key, and labels carry no signature"
+        )
     return lines
 
 

@@ -95,6 +95,8 @@ def read_run(
     scan = settle(scan, count_pending=count_pending, trust_key=reader.trust_key)
     with collector_paused():
         trusted = trusted_report(scan.slots, tasks, trusted_observer.summaries)
-        report = report_from_scan(scan, process.attempts(), scan_claims(scan), pass_k_at=pass_k_at)
+        report = report_from_scan(
+            scan, process.attempts(), scan_claims(scan, reader.trust_key), pass_k_at=pass_k_at
+        )
     advised = advice_observer.advised
     return RunReading(report, trusted, advised, tasks, scan, failures.kept, opened)

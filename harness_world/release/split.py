@@ -159,7 +159,10 @@ class HeldOutUse(msgspec.Struct, frozen=True, kw_only=True):
             settings with their code, and prompt; `harness_world.running.heldout.candidate_key`).
         runs: Runs recorded (a resumed or repeated run of one candidate counts again).
         candidate_recorded: Whether the revision asked about is among them (a candidate run on
-            held-out tasks without its ``--split`` is not, and its score is suspect).
+            held-out tasks without its ``--split`` is not, and its score is suspect). With a
+            trusted key, only lines its signed head covers record a candidate.
+        recorded_unsigned: With a trusted key: the revision is named only in lines after the
+            ones its signed head covers (lines anyone can append), so it is not recorded.
         changed: Held-out tasks the candidate ran in another definition than the frozen one
             (its figures on them are not held-out figures), from its own revision and from
             its ledger lines.
@@ -172,6 +175,7 @@ class HeldOutUse(msgspec.Struct, frozen=True, kw_only=True):
     candidates: int
     runs: int
     candidate_recorded: bool
+    recorded_unsigned: bool = False
     changed: list[str] = []
     chain: ChainState | None = None
 
@@ -197,6 +201,8 @@ def heldout_use(
     frozen = ledger.split.tasks
     revision_id = revision if isinstance(revision, str) else revision.id
     mine = [e for e in ledger.entries if e.revision == revision_id]
+    vouched = ledger.chain.trusted
+    recorded = [e for e in ledger.entries[:vouched] if e.revision == revision_id]
     changed = {t for e in mine for t in e.changed}
     changed |= {t for t, h in _task_hashes(revision).items() if t in frozen and frozen[t] != h}
     return HeldOutUse(
@@ -204,7 +210,8 @@ def heldout_use(
         tasks=len(frozen),
         candidates=len({candidate_key(e) for e in ledger.entries}),
         runs=len(ledger.entries),
-        candidate_recorded=bool(mine),
+        candidate_recorded=bool(recorded),
+        recorded_unsigned=bool(mine) and not recorded,
         changed=sorted(changed),
         chain=ledger.chain,
     )
@@ -258,7 +265,9 @@ def render_heldout_use(use: HeldOutUse) -> str:
         f"held-out split {use.lock}: {use.candidates} candidate(s) evaluated on its "
         f"{use.tasks} tasks ({use.runs} run(s)); this candidate "
         + ("is" if use.candidate_recorded else "is NOT")
-        + " in its ledger\n"
+        + " in its ledger"
+        + (" (named only in lines the trusted key did not sign)" if use.recorded_unsigned else "")
+        + "\n"
     )
     if use.chain is not None:
         line += f"  ledger: {describe_chain(use.chain)}\n"

@@ -210,6 +210,8 @@ def _decoded(decoder: msgspec.json.Decoder[S], number: int, line: bytes) -> S:
         return decoder.decode(line)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise type(exc)(f"line {number}: {exc}") from None
+    except RecursionError as exc:  # a line nested past the decoder's stack: one error, no trace
+        raise msgspec.DecodeError(f"line {number}: {exc}") from None
 
 
 def _linked(

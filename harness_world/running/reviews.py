@@ -350,11 +350,18 @@ def scan_reviews(scan: RunScan, trust_key: Path | None = None) -> ReviewLog:
     )
 
 
-def scan_claims(scan: RunScan) -> list[Review]:
+def scan_claims(scan: RunScan, trust_key: Path | None = None) -> list[Review]:
     """`standing_claims` of a judged run: its reviews and digests, as its reader read them.
+
+    Args:
+        scan: The run, as its reader judged it.
+        trust_key: The reader's trusted key: only claims it signed stand (as only verdicts
+            it signed decide pending attempts); a claim anyone could append to a signed
+            run's review file is not one the reader vouches for.
 
     Raises:
         ReviewError: when the review file is unreadable.
+        SigningError: when ``trust_key`` cannot be read.
     """
     bound = {(s.task_id, s.sample): s.digest for s in scan.slots if s.digest}
-    return standing_claims(scan_reviews(scan).reviews, bound)
+    return standing_claims(scan_reviews(scan, trust_key).reviews, bound)
