@@ -27,6 +27,7 @@ __all__ = [
     "from_json",
     "normalised",
     "sha256_hex",
+    "struct_fields",
     "to_json",
 ]
 
@@ -71,7 +72,7 @@ def canonical_struct(value: Any) -> Any:
     """
     if isinstance(value, msgspec.Struct):
         config = value.__struct_config__
-        fields = _fields(type(value))  # resolved once per type, not per value
+        fields = struct_fields(type(value))  # resolved once per type, not per value
         out: dict[str, Any] = {}
         for field in fields:
             item = getattr(value, field.name)
@@ -89,7 +90,7 @@ def canonical_struct(value: Any) -> Any:
 _FIELDS: dict[type, tuple[msgspec.structs.FieldInfo, ...]] = {}
 
 
-def _fields(kind: type) -> tuple[msgspec.structs.FieldInfo, ...]:
+def struct_fields(kind: type) -> tuple[msgspec.structs.FieldInfo, ...]:
     """A struct type's fields (msgspec resolves the annotations on every call)."""
     found = _FIELDS.get(kind)
     if found is None:

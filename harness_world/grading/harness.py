@@ -36,7 +36,7 @@ from typing import Any, Final
 import msgspec
 
 from harness_world.engine.calls import CallRecord
-from harness_world.engine.canonical import to_json
+from harness_world.engine.canonical import struct_fields, to_json
 from harness_world.engine.world import World
 from harness_world.evidence.record import Record
 from harness_world.grading.criteria import Check
@@ -204,27 +204,13 @@ def _as_run(call: CallRecord, world: World) -> CallRecord:
     if spec is None or not isinstance(call.args, dict):
         return call
     filled = dict(call.args)
-    for name, default in _defaults(spec.params):
-        if name not in filled:
+    for field in struct_fields(spec.params):
+        name, default = field.encode_name, field.default
+        if name not in filled and default is not msgspec.NODEFAULT and default is not msgspec.UNSET:
             filled[name] = default
     if len(filled) == len(call.args):
         return call
     return msgspec.structs.replace(call, args=filled)
-
-
-_DEFAULTS: dict[type, tuple[tuple[str, Any], ...]] = {}
-
-
-def _defaults(params: type) -> tuple[tuple[str, Any], ...]:
-    """A tool's arguments with a declared default (not "not given"), by wire name; once a type."""
-    found = _DEFAULTS.get(params)
-    if found is None:
-        found = _DEFAULTS[params] = tuple(
-            (f.encode_name, f.default)
-            for f in msgspec.structs.fields(params)
-            if f.default is not msgspec.NODEFAULT and f.default is not msgspec.UNSET
-        )
-    return found
 
 
 def harness_criteria_of(world: World) -> tuple[str, ...]:
