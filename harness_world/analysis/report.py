@@ -740,4 +740,5 @@ def build_report(
     reader = reader or RunReader.of()
     scan = reader.read(out, measure=[observer])
     scan = settle(scan, count_pending=count_pending, trust_key=reader.trust_key)
-    return report_from_scan(scan, observer.attempts(), scan_claims(scan), pass_k_at=pass_k_at)
+    claims = scan_claims(scan, reader.trust_key)  # only claims the reader's key signed stand
+    return report_from_scan(scan, observer.attempts(), claims, pass_k_at=pass_k_at)

@@ -15,9 +15,11 @@ import msgspec
 import pytest
 
 import harness_world as hw
+from harness_world.analysis.report import build_report
 from harness_world.release import ReviewRequest, add_reviews
 from harness_world.running.heldout import candidate_hash, freeze_split, ledger_path, split_hooks
 from harness_world.running.journal import JournalHead, chain_link, head_path
+from harness_world.running.reader import RunReader
 from harness_world.running.reference_agents import reference_agent
 from harness_world.running.reviews import review_anchor
 from harness_world.running.revision import Revision
@@ -89,6 +91,9 @@ def test_a_forged_claim_beside_a_signed_run_is_not_confirmed_for_its_trusted_key
     assert done.code == 0, done.err
     pooled = json.loads(done.out)["runs"][0]["dimensions"]["pooled"]["claims"]
     assert (pooled["confirmed_defects"], pooled["validated_links"]) == (0, 0)
+    # The library's report reads claims through the same key.
+    read = build_report(run, RunReader.of(trust_key=pub)).layered.pooled.claims
+    assert (read.confirmed_defects, read.validated_links) == (0, 0)
     # Without a key the file is read as it is (unsigned: integrity only), as before.
     assert _claims(cli, run)["confirmed_defects"] == 1
     # The same claim signed by the trusted key stands: the key is what vouches.
